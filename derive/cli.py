@@ -1,0 +1,85 @@
+"""The ``derive`` command line: argument parsing, one place for errors, exit codes.
+
+Commands live in ``derive/commands/``; each module gives ``HELP``, ``add_arguments(parser)`` and
+``run(args, ctx) -> int``.  Modules are imported when the parser is built, so they keep heavy
+imports (sympy, z3) inside ``run``: ``derive --help`` stays instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from .commands import COMMANDS
+from .context import Context
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse's own errors: one line, exit 2
+        sys.stderr.write(f"derive: error: {message} (see derive {self.prog.split()[-1]} --help)\n")
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+def scenario_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("scenario")
+    g.add_argument("--hardware", metavar="NAME", help="hardware preset (see derive presets)")
+    g.add_argument("--model", metavar="NAME|PATH", help="model preset or a Hugging Face config.json")
+    g.add_argument("--scenario", metavar="NAME|FILE", help="base scenario (default: lecture)")
+    g.add_argument("--set", dest="sets", action="append", default=[], metavar="Q=VALUE",
+                   help='pin a quantity, e.g. --set "hbm_bandwidth=3.35 TB/s" (repeatable)')
+    g.add_argument("--assume", dest="assumes", action="append", default=[], metavar="RELATION",
+                   help='add an assumption, e.g. --assume "flops/hbm_bandwidth >= 600" (repeatable)')
+    g.add_argument("--library", dest="libraries", action="append", default=[], metavar="PATH",
+                   help="load declarations from PATH instead of the lecture ('lecture' names the built-in one)")
+    g.add_argument("--rlimit", type=int, default=None, metavar="N", help="z3 resource limit per query")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="derive", description="Claims about LLM training and serving, as checked math.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, module_name in COMMANDS.items():
+        module = importlib.import_module(f"derive.commands.{module_name}")
+        p = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.add_arguments(p)
+        if getattr(module, "SCENARIO", True):
+            scenario_options(p)
+        p.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return EXIT_BAD_INPUT
+    from .errors import DeriveError
+
+    try:
+        return args._module.run(args, Context(args))
+    except DeriveError as err:
+        sys.stderr.write(f"derive {args.command}: error: {err.one_line()}\n")
+        return err.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("derive: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as err:  # a bug, not bad input; still one line (DERIVE_DEBUG=1 shows the traceback)
+        if os.environ.get("DERIVE_DEBUG"):
+            raise
+        sys.stderr.write(f"derive {args.command}: internal error: {type(err).__name__}: {err} "
+                         "(rerun with DERIVE_DEBUG=1 for details)\n")
+        return EXIT_BAD_INPUT
+
+
+def entry() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entry()

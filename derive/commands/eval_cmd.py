@@ -1,0 +1,23 @@
+"""derive eval."""
+
+from __future__ import annotations
+
+HELP = "numeric value of a quantity, definition or expression under the scenario"
+
+
+def add_arguments(p) -> None:
+    p.add_argument("expr", metavar="NAME|EXPR")
+    p.add_argument("--unit", metavar="U", help='express the value in this unit (e.g. "ms", "TB/s")')
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def run(args, ctx) -> int:
+    from ..evaluate import evaluate
+    from .output import emit, emit_json
+
+    ev = evaluate(ctx.library, ctx.scenario, args.expr, args.unit)
+    if args.json:
+        emit_json(ev.to_json())
+    else:
+        emit(f"{ev.name} = {ev.value:.6g} {ev.unit}   (exact: {ev.exact}; scenario {ctx.scenario.name})")
+    return 0

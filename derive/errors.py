@@ -1,0 +1,80 @@
+"""Typed errors of the engine.
+
+Each error carries the exit code the command line uses for it, so that ``cli.py`` has one place that
+catches, prints one line and exits.  The library raises these; it never prints and never exits.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class DeriveError(Exception):
+    """Base class: a problem the user can fix.  ``exit_code`` 2 means bad input."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, where: str | None = None, hint: str | None = None) -> None:
+        self.message = message
+        self.where = where
+        self.hint = hint
+        super().__init__(self.one_line())
+
+    def one_line(self) -> str:
+        parts = [self.message]
+        if self.where:
+            parts.append(f"(in {self.where})")
+        text = " ".join(parts)
+        if self.hint:
+            text += f"; {self.hint}"
+        return text
+
+
+class UnitError(DeriveError):
+    """An unknown unit, or a unit whose dimension does not fit the quantity."""
+
+
+class DimensionError(DeriveError):
+    """Two sides of a formula (or two terms of a sum) differ in dimension."""
+
+
+class ParseError(DeriveError):
+    """User text (``--set``, ``--assume``, ``eval``) is not an allowed expression."""
+
+
+class UnknownNameError(DeriveError):
+    """An id, quantity or preset that does not exist; suggests the closest names."""
+
+    def __init__(self, kind: str, name: str, known: Iterable[str], *, where: str | None = None) -> None:
+        known = sorted(set(known))
+        close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+        hint = f"did you mean {', '.join(close)}?" if close else f"see `derive list` ({len(known)} known)"
+        super().__init__(f"unknown {kind} '{name}'", where=where, hint=hint)
+        self.name = name
+        self.suggestions = close
+
+
+class AmbiguousNameError(DeriveError):
+    """A short id that matches more than one declaration."""
+
+
+class LibraryError(DeriveError):
+    """A malformed library: cycles, missing dependencies, duplicate ids, bad declarations."""
+
+
+class ScenarioError(DeriveError):
+    """A malformed scenario, preset or config file, or a missing value."""
+
+
+class TranslationError(DeriveError):
+    """A construct the sympy-to-z3 translator cannot express (reason is reported as ``unknown``)."""
+
+    def __init__(self, message: str, *, never: bool = False) -> None:
+        # ``never``: cannot work in principle (e.g. a complex number), as opposed to "not supported yet".
+        self.never = never
+        super().__init__(message)
+
+
+class DivisionByZeroRisk(TranslationError):
+    """A denominator that the assumptions do not keep away from zero."""

@@ -1,0 +1,252 @@
+"""Relations and their Boolean combinations, kept out of sympy's hands.
+
+sympy evaluates ``x > 0`` to ``True`` on the spot when ``x`` is declared positive, and it folds
+``And``/``Or`` eagerly.  A claim whose truth came from such a shortcut would never reach the prover.
+So formulas are small frozen trees of our own: a relation stores its two sides and an operator and
+is only ever decided by the prover (z3, interval) or by exact evaluation of numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import sympy as sp
+
+OPS = ("==", "!=", "<", "<=", ">", ">=")
+_NEGATED = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+_LATEX_OPS = {"==": "=", "!=": r"\neq", "<": "<", "<=": r"\le", ">": ">", ">=": r"\ge"}
+
+
+class Formula:
+    """Base of relation trees.  Subclasses are frozen dataclasses."""
+
+    def free_symbols(self) -> set[sp.Symbol]:
+        raise NotImplementedError
+
+    def map_exprs(self, fn: Callable[[sp.Expr], sp.Expr]) -> Formula:
+        raise NotImplementedError
+
+    def subs(self, mapping: Mapping[sp.Symbol, sp.Expr]) -> Formula:
+        return self.map_exprs(lambda e: e.xreplace(dict(mapping)))
+
+    def exprs(self) -> list[sp.Expr]:
+        out: list[sp.Expr] = []
+        self.map_exprs(lambda e: out.append(e) or e)
+        return out
+
+    def evaluate(self, values: Mapping[sp.Symbol, sp.Expr]) -> bool:
+        """Exact truth value at a point; every free symbol must be given a number."""
+        raise NotImplementedError
+
+    def latex(self, printer: Callable[[sp.Expr], str]) -> str:
+        raise NotImplementedError
+
+    def __and__(self, other: Formula) -> Formula:
+        return And((self, other))
+
+    def __or__(self, other: Formula) -> Formula:
+        return Or((self, other))
+
+    def __invert__(self) -> Formula:
+        return Not(self)
+
+
+def _exact_sign(value: sp.Expr) -> int:
+    """Sign of a closed-form number, decided exactly (sympy compares algebraic numbers safely)."""
+    value = sp.nsimplify(value) if isinstance(value, sp.Float) else value
+    if value.free_symbols:
+        raise ValueError(f"not a number: {value}")
+    if value.is_zero:
+        return 0
+    if value.is_positive:
+        return 1
+    if value.is_negative:
+        return -1
+    simplified = sp.simplify(value)
+    if simplified.is_zero:
+        return 0
+    if simplified.is_positive:
+        return 1
+    if simplified.is_negative:
+        return -1
+    raise ValueError(f"cannot decide the sign of {value}")
+
+
+@dataclass(frozen=True)
+class Rel(Formula):
+    lhs: sp.Expr
+    op: str
+    rhs: sp.Expr
+
+    def __post_init__(self) -> None:
+        if self.op not in OPS:
+            raise ValueError(f"unknown relation operator {self.op!r}")
+        object.__setattr__(self, "lhs", sp.sympify(self.lhs, strict=True))
+        object.__setattr__(self, "rhs", sp.sympify(self.rhs, strict=True))
+
+    def free_symbols(self) -> set[sp.Symbol]:
+        return set(self.lhs.free_symbols) | set(self.rhs.free_symbols)
+
+    def map_exprs(self, fn: Callable[[sp.Expr], sp.Expr]) -> Formula:
+        return Rel(fn(self.lhs), self.op, fn(self.rhs))
+
+    def negated(self) -> Rel:
+        return Rel(self.lhs, _NEGATED[self.op], self.rhs)
+
+    def evaluate(self, values: Mapping[sp.Symbol, sp.Expr]) -> bool:
+        diff = (self.lhs - self.rhs).xreplace(dict(values))
+        s = _exact_sign(diff)
+        return {"==": s == 0, "!=": s != 0, "<": s < 0, "<=": s <= 0, ">": s > 0, ">=": s >= 0}[self.op]
+
+    def latex(self, printer: Callable[[sp.Expr], str]) -> str:
+        return f"{printer(self.lhs)} {_LATEX_OPS[self.op]} {printer(self.rhs)}"
+
+    def __str__(self) -> str:
+        return f"{sp.sstr(self.lhs)} {self.op} {sp.sstr(self.rhs)}"
+
+
+@dataclass(frozen=True)
+class And(Formula):
+    args: tuple[Formula, ...]
+
+    def free_symbols(self) -> set[sp.Symbol]:
+        return set().union(*(a.free_symbols() for a in self.args)) if self.args else set()
+
+    def map_exprs(self, fn: Callable[[sp.Expr], sp.Expr]) -> Formula:
+        return And(tuple(a.map_exprs(fn) for a in self.args))
+
+    def evaluate(self, values: Mapping[sp.Symbol, sp.Expr]) -> bool:
+        return all(a.evaluate(values) for a in self.args)
+
+    def latex(self, printer: Callable[[sp.Expr], str]) -> str:
+        return r" \;\wedge\; ".join(_paren(a, printer) for a in self.args)
+
+    def __str__(self) -> str:
+        return " and ".join(f"({a})" for a in self.args)
+
+
+@dataclass(frozen=True)
+class Or(Formula):
+    args: tuple[Formula, ...]
+
+    def free_symbols(self) -> set[sp.Symbol]:
+        return set().union(*(a.free_symbols() for a in self.args)) if self.args else set()
+
+    def map_exprs(self, fn: Callable[[sp.Expr], sp.Expr]) -> Formula:
+        return Or(tuple(a.map_exprs(fn) for a in self.args))
+
+    def evaluate(self, values: Mapping[sp.Symbol, sp.Expr]) -> bool:
+        return any(a.evaluate(values) for a in self.args)
+
+    def latex(self, printer: Callable[[sp.Expr], str]) -> str:
+        return r" \;\vee\; ".join(_paren(a, printer) for a in self.args)
+
+    def __str__(self) -> str:
+        return " or ".join(f"({a})" for a in self.args)
+
+
+@dataclass(frozen=True)
+class Not(Formula):
+    arg: Formula
+
+    def free_symbols(self) -> set[sp.Symbol]:
+        return self.arg.free_symbols()
+
+    def map_exprs(self, fn: Callable[[sp.Expr], sp.Expr]) -> Formula:
+        return Not(self.arg.map_exprs(fn))
+
+    def evaluate(self, values: Mapping[sp.Symbol, sp.Expr]) -> bool:
+        return not self.arg.evaluate(values)
+
+    def latex(self, printer: Callable[[sp.Expr], str]) -> str:
+        return r"\neg " + _paren(self.arg, printer)
+
+    def __str__(self) -> str:
+        return f"not ({self.arg})"
+
+
+@dataclass(frozen=True)
+class Implies(Formula):
+    premise: Formula
+    conclusion: Formula
+
+    def free_symbols(self) -> set[sp.Symbol]:
+        return self.premise.free_symbols() | self.conclusion.free_symbols()
+
+    def map_exprs(self, fn: Callable[[sp.Expr], sp.Expr]) -> Formula:
+        return Implies(self.premise.map_exprs(fn), self.conclusion.map_exprs(fn))
+
+    def evaluate(self, values: Mapping[sp.Symbol, sp.Expr]) -> bool:
+        return (not self.premise.evaluate(values)) or self.conclusion.evaluate(values)
+
+    def latex(self, printer: Callable[[sp.Expr], str]) -> str:
+        return _paren(self.premise, printer) + r" \implies " + _paren(self.conclusion, printer)
+
+    def __str__(self) -> str:
+        return f"({self.premise}) implies ({self.conclusion})"
+
+
+@dataclass(frozen=True)
+class Iff(Formula):
+    left: Formula
+    right: Formula
+
+    def free_symbols(self) -> set[sp.Symbol]:
+        return self.left.free_symbols() | self.right.free_symbols()
+
+    def map_exprs(self, fn: Callable[[sp.Expr], sp.Expr]) -> Formula:
+        return Iff(self.left.map_exprs(fn), self.right.map_exprs(fn))
+
+    def evaluate(self, values: Mapping[sp.Symbol, sp.Expr]) -> bool:
+        return self.left.evaluate(values) == self.right.evaluate(values)
+
+    def latex(self, printer: Callable[[sp.Expr], str]) -> str:
+        return _paren(self.left, printer) + r" \iff " + _paren(self.right, printer)
+
+    def __str__(self) -> str:
+        return f"({self.left}) iff ({self.right})"
+
+
+def _paren(f: Formula, printer: Callable[[sp.Expr], str]) -> str:
+    inner = f.latex(printer)
+    return inner if isinstance(f, Rel) else rf"\left({inner}\right)"
+
+
+# Convenience constructors used by theorem modules -------------------------------------------------
+
+def eq(lhs: sp.Expr, rhs: sp.Expr) -> Rel:
+    return Rel(lhs, "==", rhs)
+
+
+def le(lhs: sp.Expr, rhs: sp.Expr) -> Rel:
+    return Rel(lhs, "<=", rhs)
+
+
+def lt(lhs: sp.Expr, rhs: sp.Expr) -> Rel:
+    return Rel(lhs, "<", rhs)
+
+
+def ge(lhs: sp.Expr, rhs: sp.Expr) -> Rel:
+    return Rel(lhs, ">=", rhs)
+
+
+def gt(lhs: sp.Expr, rhs: sp.Expr) -> Rel:
+    return Rel(lhs, ">", rhs)
+
+
+def between(expr: sp.Expr, low: sp.Expr, high: sp.Expr) -> Formula:
+    """``low <= expr <= high``."""
+    return And((Rel(expr, ">=", low), Rel(expr, "<=", high)))
+
+
+def within_factor(expr: sp.Expr, target: sp.Expr, factor: sp.Expr) -> Formula:
+    """``target/factor <= expr <= target*factor`` (factor > 1)."""
+    return between(expr, sp.sympify(target) / factor, sp.sympify(target) * factor)
+
+
+def within_percent(expr: sp.Expr, target: sp.Expr, percent: sp.Expr) -> Formula:
+    """``|expr - target| <= percent/100 * |target|``, written without Abs."""
+    tol = sp.Rational(percent) / 100 if not isinstance(percent, sp.Expr) else percent / 100
+    target = sp.sympify(target)
+    return between(expr, target * (1 - tol), target * (1 + tol))

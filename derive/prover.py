@@ -1,0 +1,309 @@
+"""Deciding one formula under hypotheses: the only place verdicts are made.
+
+Order of work, and why:
+1. The hypotheses must be satisfiable (z3), otherwise the verdict is ``inconsistent``: nothing
+   follows from a contradiction, and a vacuous ``proved`` is never reported.
+2. Every denominator and radicand the translation met must be kept away from zero / negatives by the
+   hypotheses; otherwise ``unknown`` with the offending expression.
+3. ``proved`` when z3 shows the negated goal unsatisfiable; ``refuted`` only when z3's model, read as
+   exact rationals, satisfies the hypotheses and violates the goal under exact sympy evaluation.
+4. Identities that sympy settles are re-checked by a second method (z3, or exact evaluation at
+   sample points, with undefined functions replaced by concrete ones).
+5. Constructs z3 cannot express go to the interval engine (bounded boxes), and otherwise to a
+   deterministic search for an exactly re-checked counterexample; failing both, ``unknown``.
+
+z3 runs under a deterministic resource limit (``rlimit``), never a wall-clock timeout, so the same
+input gives the same verdict on every machine.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import sympy as sp
+import z3
+
+from .errors import TranslationError
+from .logic import And, Formula, Iff, Rel
+from .translate import Translator, make_variables, z3_value_to_rational
+
+DEFAULT_RLIMIT = 20_000_000
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The verdict on one formula."""
+
+    verdict: str  # proved | refuted | unknown | inconsistent
+    engine: str  # z3 | sympy | exact | interval | none
+    reason: str | None = None
+    counterexample: dict[str, sp.Rational] | None = None
+    recheck: str | None = None  # how a sympy result or a counterexample was re-checked
+
+    def as_text_counterexample(self) -> dict[str, str] | None:
+        if self.counterexample is None:
+            return None
+        return {k: str(v) for k, v in sorted(self.counterexample.items())}
+
+
+@dataclass
+class Problem:
+    """Hypotheses and a goal over plain sympy symbols with their declared domains."""
+
+    hypotheses: list[Formula]
+    goal: Formula
+    integer: set[sp.Symbol] = field(default_factory=set)
+    bounds: dict[sp.Symbol, tuple[sp.Rational, sp.Rational]] = field(default_factory=dict)
+    rlimit: int = DEFAULT_RLIMIT
+    seed: int = 0
+
+    def symbols(self) -> set[sp.Symbol]:
+        out = set(self.goal.free_symbols())
+        for h in self.hypotheses:
+            out |= h.free_symbols()
+        return out
+
+
+def decide(problem: Problem) -> Outcome:
+    """Decide ``hypotheses => goal``; see the module docstring for the order of work."""
+    quick = _sympy_identity(problem)
+    if quick is not None:
+        return quick
+    try:
+        return _decide_z3(problem)
+    except TranslationError as err:
+        if err.never:
+            return Outcome("unknown", "none", f"cannot be expressed: {err.message}")
+        from .interval import decide_interval  # lazy: mpmath only when needed
+
+        outcome = decide_interval(problem, reason=err.message)
+        if outcome.verdict != "unknown":
+            return outcome
+        found = _search_counterexample(problem)
+        if found is not None:
+            return found
+        return outcome
+
+
+# z3 --------------------------------------------------------------------------------------------------
+
+def _solver(problem: Problem) -> z3.Solver:
+    s = z3.Solver()
+    s.set("rlimit", problem.rlimit)
+    return s
+
+
+def _decide_z3(problem: Problem) -> Outcome:
+    variables = make_variables(problem.symbols())
+    tr = Translator(variables)
+    hyps = [tr.formula(h) for h in problem.hypotheses]
+    goal = tr.formula(problem.goal)
+    s = _solver(problem)
+    for sym in problem.integer:
+        if sym in variables:
+            s.add(z3.IsInt(variables[sym]))
+    s.add(*tr.definitions)
+    s.add(*hyps)
+
+    consistent = s.check()
+    if consistent == z3.unsat:
+        return Outcome("inconsistent", "z3", "the assumptions contradict each other")
+    if consistent == z3.unknown:
+        return Outcome("unknown", "z3", _unsat_reason(s))
+
+    for ob in tr.obligations:
+        s.push()
+        s.add(ob.violated())
+        r = s.check()
+        s.pop()
+        if r != z3.unsat:
+            what = "may be zero" if ob.kind == "nonzero" else "may be negative"
+            return Outcome("unknown", "z3",
+                           f"{ob.describe()} {what} under the assumptions; state an assumption that rules it out")
+
+    s.push()
+    s.add(z3.Not(goal))
+    r = s.check()
+    if r == z3.unsat:
+        return Outcome("proved", "z3")
+    if r == z3.unknown:
+        return Outcome("unknown", "z3", f"z3 gave up ({s.reason_unknown()})")
+    model = s.model()
+    point: dict[sp.Symbol, sp.Rational] = {}
+    exact = True
+    for sym, var in variables.items():
+        value, was_exact = z3_value_to_rational(model.eval(var, model_completion=True))
+        point[sym] = value
+        exact = exact and was_exact
+    if _confirms(problem, point):
+        return Outcome("refuted", "z3", counterexample={str(k): v for k, v in point.items()}, recheck="exact")
+    nearby = _rational_neighbour(problem, point)
+    if nearby is not None:
+        return Outcome("refuted", "z3", counterexample={str(k): v for k, v in nearby.items()}, recheck="exact")
+    why = "irrational values" if not exact else "values"
+    return Outcome("unknown", "z3", f"z3's counterexample uses {why} that exact re-evaluation does not confirm")
+
+
+def _confirms(problem: Problem, point: Mapping[sp.Symbol, sp.Expr]) -> bool:
+    """Exact re-check: every hypothesis holds and the goal fails at ``point``."""
+    try:
+        if any(not h.evaluate(point) for h in problem.hypotheses):
+            return False
+        return not problem.goal.evaluate(point)
+    except (ValueError, TypeError, ZeroDivisionError):
+        return False
+
+
+def _rational_neighbour(problem: Problem, point: Mapping[sp.Symbol, sp.Rational]) -> dict | None:
+    """z3 may answer with algebraic numbers; try simple rationals close to them."""
+    for digits in (3, 6, 12, 24):
+        cand = {k: sp.nsimplify(sp.Float(v, 40), tolerance=sp.Rational(1, 10**digits), rational=True)
+                for k, v in point.items()}
+        if _confirms(problem, cand):
+            return cand
+    return None
+
+
+# sympy identities -----------------------------------------------------------------------------------
+
+def _sympy_identity(problem: Problem) -> Outcome | None:
+    """A goal ``a == b`` that sympy reduces to 0 = 0, re-checked by a second method."""
+    goal = problem.goal
+    if not (isinstance(goal, Rel) and goal.op == "=="):
+        return None
+    diff = goal.lhs - goal.rhs
+    if _is_rational_function(diff):
+        reduced = sp.cancel(sp.together(diff))
+    else:
+        reduced = sp.simplify(diff)
+    if reduced != 0:
+        return None
+    # Second method.  z3 when the identity is expressible (it also checks the hypotheses are
+    # satisfiable and the denominators non-zero); otherwise exact evaluation at sample points.
+    try:
+        z = _decide_z3(problem)
+    except TranslationError:
+        z = None
+    if z is not None:
+        if z.verdict == "proved":
+            return Outcome("proved", "sympy", recheck="z3")
+        if z.verdict in ("inconsistent", "refuted"):
+            # A refutation here carries an exactly re-checked counterexample, so it outranks sympy.
+            return z
+        if "may be zero" in (z.reason or "") or "may be negative" in (z.reason or ""):
+            return z
+    agree = _samples_agree(problem)
+    if agree is None:
+        return Outcome("unknown", "sympy", "sympy reduces the identity to 0 = 0 but no sample point satisfying the "
+                       "assumptions was found to re-check it")
+    if agree:
+        consistent = _consistency_only(problem)
+        if consistent is not None:
+            return consistent
+        return Outcome("proved", "sympy", recheck="exact")
+    return Outcome("unknown", "sympy", "sympy's identity failed the re-check by exact evaluation")
+
+
+def _consistency_only(problem: Problem) -> Outcome | None:
+    """Hypotheses must be satisfiable even when the goal itself is not expressible in z3."""
+    try:
+        variables = make_variables(set().union(*(h.free_symbols() for h in problem.hypotheses))
+                                   if problem.hypotheses else set())
+        tr = Translator(variables)
+        s = _solver(problem)
+        s.add(*[tr.formula(h) for h in problem.hypotheses])
+        s.add(*tr.definitions)
+    except TranslationError:
+        return None
+    r = s.check()
+    if r == z3.unsat:
+        return Outcome("inconsistent", "z3", "the assumptions contradict each other")
+    if r == z3.unknown:
+        return Outcome("unknown", "z3", _unsat_reason(s))
+    return None
+
+
+def _is_rational_function(e: sp.Expr) -> bool:
+    return all(isinstance(a, (sp.Symbol, sp.Number, sp.Add, sp.Mul)) or
+               (isinstance(a, sp.Pow) and a.exp.is_Integer)
+               for a in sp.preorder_traversal(e))
+
+
+_CONCRETE_FUNCTIONS = (
+    lambda x: x**2 + 1,
+    lambda x: 3 * x - sp.Rational(2, 7),
+    lambda x: x**3 - 2 * x,
+)
+
+
+def _samples_agree(problem: Problem, count: int = 6) -> bool | None:
+    """Evaluate both sides exactly at points satisfying the hypotheses (undefined functions are
+    replaced by concrete polynomials, since an identity in ``f`` must hold for every ``f``)."""
+    goal = problem.goal
+    assert isinstance(goal, Rel)
+    rng = random.Random(problem.seed)
+    funcs = {a.func for a in sp.preorder_traversal(goal.lhs - goal.rhs)
+             if isinstance(a, sp.Function) and isinstance(a.func, sp.core.function.UndefinedFunction)}
+    checked = 0
+    for _attempt in range(60):
+        point = _random_point(problem, rng)
+        try:
+            if any(not h.evaluate(point) for h in problem.hypotheses):
+                continue
+        except (ValueError, TypeError, ZeroDivisionError):
+            continue
+        for concrete in _CONCRETE_FUNCTIONS if funcs else (None,):
+            expr = goal.lhs - goal.rhs
+            if concrete is not None:
+                expr = expr.replace(lambda a: isinstance(a, sp.Function) and a.func in funcs,
+                                    lambda a, f=concrete: f(a.args[0]))
+            value = sp.simplify(expr.xreplace(point))
+            if value.free_symbols or value != 0:
+                try:
+                    if abs(sp.N(value, 50)) > sp.Float(10) ** -40:
+                        return False
+                except TypeError:
+                    return False
+        checked += 1
+        if checked >= count:
+            return True
+    return True if checked else None
+
+
+def _random_point(problem: Problem, rng: random.Random) -> dict[sp.Symbol, sp.Rational]:
+    point = {}
+    for sym in sorted(problem.symbols(), key=str):
+        if sym in problem.bounds:
+            lo, hi = problem.bounds[sym]
+            value = lo + (hi - lo) * sp.Rational(rng.randint(0, 1000), 1000)
+        else:
+            value = sp.Rational(rng.randint(1, 999), rng.choice((1, 7, 10, 100))) * rng.choice((1, 1, 10, 1000))
+        if sym in problem.integer:
+            value = sp.Integer(max(1, int(value)))
+        point[sym] = value
+    return point
+
+
+def _search_counterexample(problem: Problem, tries: int = 200) -> Outcome | None:
+    """A bounded, deterministic search.  It can refute (with an exact re-check) but never prove."""
+    rng = random.Random(problem.seed)
+    for _ in range(tries):
+        point = _random_point(problem, rng)
+        if _confirms(problem, point):
+            return Outcome("refuted", "exact", counterexample={str(k): v for k, v in point.items()},
+                           recheck="exact")
+    return None
+
+
+def _unsat_reason(s: z3.Solver) -> str:
+    return f"could not establish that the assumptions are satisfiable ({s.reason_unknown()})"
+
+
+def conjunction(formulas: Sequence[Formula]) -> Formula:
+    return formulas[0] if len(formulas) == 1 else And(tuple(formulas))
+
+
+def equivalence(a: Formula, b: Formula) -> Formula:
+    return Iff(a, b)

@@ -1,0 +1,21 @@
+"""The lecture library: Reiner Pope's "The math behind how LLMs are trained and served" as checked math.
+
+One module per chapter, in lecture order; presets (hardware, models, scenarios) are TOML data under
+``presets/``, every value with its source.  ``derive`` finds this package through the
+``derive.libraries`` entry point named ``lecture``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import roofline
+
+try:  # TEMP until hf_config lands
+    from .hf_config import model_values
+except ImportError:
+    model_values = None
+
+TOPICS = [roofline]
+PRESET_DIRS = [Path(__file__).parent / "presets"]
+MODEL_CONFIG_READER = model_values

@@ -1,0 +1,166 @@
+"""The roofline of one decode step: compute time, memory time, and the floor on latency
+
+Chapter 1 of the lecture ("How batch size affects token cost and speed", 00:00:00-00:32:09), first
+half.  A decode step multiplies every active weight by every sequence in the batch and reads every
+weight, plus every sequence's KV cache, from HBM.  The step cannot be faster than either job.
+
+Main claims:
+- ``roofline.step_time_ge_compute_time`` and ``roofline.step_time_ge_memory_time``: the roofline
+  bound, each side on its own.
+- **Latency floor** ``roofline.latency_floor``: for every batch, a step takes at least the time to
+  read all weights once over the pooled bandwidth of the scale-up domain.
+- ``roofline.drain_time_lecture``: the Rubin example, 288 GB / 20 TB/s = 14.4 ms.
+
+Notation: B batch (sequences), N parameters (total and active), q bytes per parameter, F peak
+FLOP/s per chip, W HBM bytes/s per chip, n chips in the scale-up domain, L context tokens,
+k KV bytes per context token (all layers).
+
+Implementation notes: the lecture counts one multiply per active weight and token; we count two
+FLOPs (multiply and add), the convention of spec sheets, through the constant
+``flops_per_param_token``.  Sequences and tokens are distinct units, linked by
+``tokens_per_step`` (one new token per sequence in a decode step).  Attention FLOPs are left out as
+in the lecture (see ``context.quadratic_attention_negligible``).
+
+References: the lecture (Dwarkesh Podcast, 2026-04-29); the roofline model (Williams et al., 2009).
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from derive import Claim, Definition, Quantity, Step, lecture, logic, paper, si
+
+CHAPTER = "How batch size affects token cost and speed"
+
+# Constants of the accounting -------------------------------------------------------------------------
+flops_per_param_token = Quantity(
+    "flops_per_param_token", r"c_{\mathrm{fwd}}", "FLOP/(param*token)",
+    "FLOPs per active parameter per token in a forward pass (one multiply, one add)",
+    value=2, source=paper("Kaplan et al. 2020, Scaling Laws for Neural Language Models", "C_forward = 2N"),
+)
+tokens_per_step = Quantity(
+    "tokens_per_step", r"\tau", "token/seq", "new tokens each sequence produces in one decode step",
+    value=1, source=lecture("00:04", CHAPTER),
+)
+
+# Hardware ---------------------------------------------------------------------------------------------
+flops = Quantity("flops", "F", "FLOP/s", "peak dense FLOP/s of one chip at the weights' precision",
+                 display_unit="TFLOP/s")
+hbm_bandwidth = Quantity("hbm_bandwidth", "W", "byte/s", "HBM bandwidth of one chip", display_unit="TB/s")
+hbm_capacity = Quantity("hbm_capacity", r"C_{\mathrm{HBM}}", "byte", "HBM capacity of one chip",
+                        display_unit="GB")
+chips = Quantity("chips", "n", "1", "chips whose bandwidth and capacity are pooled (the scale-up domain "
+                 "serving one replica)")
+
+# Model and workload -----------------------------------------------------------------------------------
+params_total = Quantity("params_total", r"N_{\mathrm{tot}}", "param", "total parameters of the model")
+params_active = Quantity("params_active", r"N_{\mathrm{act}}", "param", "parameters used per token")
+bytes_per_param = Quantity("bytes_per_param", "q", "byte/param", "bytes per stored weight (FP4 = 1/2, FP8 = 1)")
+batch = Quantity("batch", "B", "seq", "sequences decoded together in one step")
+context = Quantity("context", "L", "token/seq", "tokens of context per sequence")
+kv_bytes_per_token = Quantity("kv_bytes_per_token", "k", "byte/token",
+                              "KV-cache bytes per token of context, summed over all layers")
+bytes_per_kv_element = Quantity("bytes_per_kv_element", "e", "byte", "bytes per stored KV element")
+chip_price = Quantity("chip_price", r"p_{\mathrm{chip}}", "USD/s", "rental price of one chip",
+                      display_unit="USD/h")
+
+# Times ------------------------------------------------------------------------------------------------
+compute_time_q = Quantity("compute_time", r"t_{\mathrm{compute}}", "s",
+                          "time for the step's matrix multiplies at peak FLOP/s", display_unit="ms")
+weight_fetch_time_q = Quantity("weight_fetch_time", r"t_{\mathrm{w}}", "s",
+                               "time to read every weight once from HBM", display_unit="ms")
+kv_fetch_time_q = Quantity("kv_fetch_time", r"t_{\mathrm{kv}}", "s",
+                           "time to read every sequence's KV cache once from HBM", display_unit="ms")
+memory_time_q = Quantity("memory_time", r"t_{\mathrm{mem}}", "s", "weight fetch plus KV fetch time",
+                         display_unit="ms")
+step_time_q = Quantity("step_time", "T", "s", "time of one decode step on the roofline", display_unit="ms")
+drain_time_q = Quantity("drain_time", r"T_{\mathrm{drain}}", "s", "time to read the whole HBM once",
+                        display_unit="ms")
+critical_intensity_q = Quantity("critical_intensity", r"F/W", "FLOP/byte",
+                                "FLOPs the chip can do per byte it reads")
+
+F, W, C, n = flops.sym, hbm_bandwidth.sym, hbm_capacity.sym, chips.sym
+N_tot, N_act, q, B, L, k = (params_total.sym, params_active.sym, bytes_per_param.sym, batch.sym,
+                            context.sym, kv_bytes_per_token.sym)
+c_fwd, tau = flops_per_param_token.sym, tokens_per_step.sym
+
+compute_time = Definition(
+    "roofline.compute_time", title="Compute time of a decode step",
+    statement="Each of the batch's new tokens is multiplied by every active weight; the chips of the "
+              "scale-up domain share the work at their peak FLOP rate.",
+    source=lecture("00:04", CHAPTER),
+    defines=compute_time_q, expr=c_fwd * N_act * B * tau / (n * F),
+)
+weight_fetch_time = Definition(
+    "roofline.weight_fetch_time", title="Weight fetch time",
+    statement="Every weight is read from HBM once per step, over the pooled bandwidth of all chips.",
+    source=lecture("00:05", CHAPTER),
+    defines=weight_fetch_time_q, expr=N_tot * q / (n * W),
+)
+kv_fetch_time = Definition(
+    "roofline.kv_fetch_time", title="KV-cache fetch time",
+    statement="Every sequence in the batch reads its whole context's KV cache once per step.",
+    source=lecture("00:06", CHAPTER),
+    defines=kv_fetch_time_q, expr=B * L * k / (n * W),
+)
+memory_time = Definition(
+    "roofline.memory_time", title="Memory time of a decode step",
+    statement="Weights and KV cache share the same HBM bandwidth, so their fetch times add.",
+    source=lecture("00:07", CHAPTER),
+    defines=memory_time_q, expr=weight_fetch_time_q.sym + kv_fetch_time_q.sym,
+)
+step_time = Definition(
+    "roofline.step_time", title="Step time on the roofline",
+    statement="With compute and memory traffic overlapped perfectly, a step takes as long as the slower "
+              "of the two.",
+    source=lecture("00:03:16", CHAPTER),
+    defines=step_time_q, expr=sp.Max(compute_time_q.sym, memory_time_q.sym),
+)
+critical_intensity = Definition(
+    "roofline.critical_intensity", title="Critical arithmetic intensity",
+    statement="FLOPs per byte of HBM traffic at which a chip is equally compute- and memory-bound.",
+    source=lecture("00:16", CHAPTER),
+    defines=critical_intensity_q, expr=F / W,
+)
+drain_time = Definition(
+    "roofline.drain_time", title="HBM drain time",
+    statement="Time to read the whole HBM once: capacity over bandwidth.",
+    source=lecture("00:21", CHAPTER),
+    defines=drain_time_q, expr=C / W,
+)
+
+step_time_ge_compute_time = Claim(
+    "roofline.step_time_ge_compute_time", title="A step is at least as long as its compute",
+    statement="Whatever the batch, the roofline step time is never below the compute time.",
+    source=lecture("00:03:16", CHAPTER),
+    goal=logic.ge(step_time_q.sym, compute_time_q.sym),
+)
+step_time_ge_memory_time = Claim(
+    "roofline.step_time_ge_memory_time", title="A step is at least as long as its memory traffic",
+    statement="Whatever the batch, the roofline step time is never below the memory time.",
+    source=lecture("00:03:16", CHAPTER),
+    goal=logic.ge(step_time_q.sym, memory_time_q.sym),
+)
+latency_floor = Claim(
+    "roofline.latency_floor", title="Latency floor", label="Latency floor",
+    statement="For every batch size, one decode step takes at least the time to read all the weights "
+              "once over the pooled HBM bandwidth of the scale-up domain: paying more cannot buy "
+              "tokens faster than that.",
+    source=lecture("00:09-00:11", CHAPTER),
+    goal=logic.ge(step_time_q.sym, N_tot * q / (n * W)),
+    steps=(
+        Step(logic.ge(step_time_q.sym, memory_time_q.sym), "the roofline: T is the max of both times"),
+        Step(logic.ge(step_time_q.sym, N_tot * q / (n * W) + B * L * k / (n * W)),
+             "memory time is weight fetch plus KV fetch"),
+        Step(logic.ge(step_time_q.sym, N_tot * q / (n * W)), "the KV term is non-negative"),
+    ),
+    uses=(step_time_ge_memory_time,),
+)
+drain_time_lecture = Claim(
+    "roofline.drain_time_lecture", title="Rubin drains its HBM in about 15 ms",
+    statement="With 288 GB of HBM read at 20 TB/s, reading all of memory once takes 14.4 ms, "
+              "which the lecture rounds to about 15 ms.",
+    source=lecture("00:22", CHAPTER),
+    goal=logic.within_percent(drain_time_q.sym, si("14.4 ms"), 1),
+    instance=True,
+)
