@@ -90,9 +90,14 @@ class Checker:
 
     # problem assembly ----------------------------------------------------------------------------
 
+    def pinned_for(self, claim: Claim) -> frozenset[str]:
+        """Pinned derived quantities cut their definitions only in instance claims: a general claim
+        is about the definitions themselves."""
+        return self.scenario.pinned if claim.instance else frozenset()
+
     def hypotheses_for(self, claim: Claim) -> list[Formula]:
-        """Cited assumptions (transitively), the claim's own premises and the scenario's ``--assume``."""
-        lib, pinned = self.library, self.scenario.pinned
+        """Cited assumptions (transitively) and the claim's own premises."""
+        lib, pinned = self.library, self.pinned_for(claim)
         hyps: list[Formula] = []
         for aid in lib.rests_on(claim):
             a = lib.declarations[aid]
@@ -113,7 +118,9 @@ class Checker:
         return [f.subs(subst) for f in formulas], shown
 
     def problem(self, claim: Claim, goal: Formula, hyps: list[Formula]) -> Problem:
-        lib, pinned = self.library, self.scenario.pinned
+        """Goal and hypotheses expanded to base quantities, plus the scenario's ``--assume`` relations
+        that share a quantity with them, plus each quantity's domain."""
+        lib, pinned = self.library, self.pinned_for(claim)
         goal = lib.formula_expand(goal, pinned)
         claim_symbols = goal.free_symbols()
         for h in hyps:
@@ -145,7 +152,7 @@ class Checker:
         keep = {q.name for q in claim.forall}
         names: set[str] = set()
         for e in claim.exprs():
-            names |= {str(s) for s in lib.expand(e, self.scenario.pinned).free_symbols}
+            names |= {str(s) for s in lib.expand(e, self.pinned_for(claim)).free_symbols}
         return sorted(n for n in names if n not in keep and n not in self.scenario.values)
 
     # checking ------------------------------------------------------------------------------------
@@ -174,11 +181,14 @@ class Checker:
             chain = [(goal.lhs, "", "")] + chain + [(goal.rhs, "", "")]
         results: list[StepResult] = []
         prev = None
+        # The first line's link says how it stands to the hypotheses: "implies" means it follows from
+        # them (checked); "iff" means it is the supposition a chain of equivalences starts from.
+        first_is_supposition = bool(claim.steps) and claim.steps[0].link == "iff"
         for i, (formula, why, link_kind) in enumerate(chain):
             same = isinstance(prev, sp.Basic) and isinstance(formula, sp.Basic) and prev == formula
             link: Formula | None = None
             if prev is None:
-                link = formula if isinstance(formula, Formula) else None
+                link = formula if isinstance(formula, Formula) and not first_is_supposition else None
             elif same:
                 link = None
             elif isinstance(prev, Formula) and isinstance(formula, Formula):

@@ -27,7 +27,8 @@ class Context:
 
         a = self.args
         return build_scenario(self.library, scenario=getattr(a, "scenario", None),
-                              hardware=getattr(a, "hardware", None), model=getattr(a, "model", None), sets=getattr(a, "sets", []),
+                              hardware=getattr(a, "hardware", None), model=getattr(a, "model", None),
+                              sets=getattr(a, "sets", []),
                               assumes=getattr(a, "assumes", []))
 
     @property

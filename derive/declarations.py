@@ -124,6 +124,7 @@ class Declaration:
     title: str
     statement: str
     source: Source
+    tags: tuple[str, ...] = ()  # e.g. "inconsistency": the lecture contradicts itself or the facts here
 
     kind = "declaration"
 

@@ -64,6 +64,7 @@ MAX_LITERAL_EXPONENT = 400  # |e| in a literal like 1e12
 MAX_EXPONENT = 64  # |p/q| of a power's exponent, and its denominator q
 MAX_NUMBER_DIGITS = 1000  # digits of any number built along the way (numerator or denominator)
 MAX_ROOT_DIGITS = 100  # a fractional power of a number with more digits is refused (root extraction is slow)
+MAX_EXP_DIGITS = 100  # numbers inside exp(...) (comparing exp(10**400) with anything takes sympy seconds)
 MAX_SYMBOL_POWER = 256  # |exponent| of any power left in a result, e.g. after (x**64)**64
 
 _LOG10_2 = math.log10(2)
@@ -515,6 +516,9 @@ class _Builder:
         args = [self.expr(arg, numeric=numeric) for arg in node.args]
         if func.id == "sqrt":
             return self.power(node, args[0], sp.Rational(1, 2))
+        if func.id == "exp" and _max_digits(args[0]) > MAX_EXP_DIGITS:
+            raise self.fail(f"exp of a number with more than {MAX_EXP_DIGITS} digits in '{self.segment(node)}'",
+                            hint="use smaller numbers")
         return self.sympy(node, lambda: build(*args))
 
     def sympy(self, node: ast.AST, build: Callable[[], sp.Expr]) -> sp.Expr:

@@ -88,6 +88,9 @@ class PresetStore:
                 if folder.is_dir():
                     for f in sorted(folder.glob("*.toml")):
                         store.files[kind].setdefault(f.stem, f)
+                    if kind == "scenario":  # a folder of TOML files is one scenario, merged in name order
+                        for sub_dir in sorted(p for p in folder.iterdir() if p.is_dir()):
+                            store.files[kind].setdefault(sub_dir.name, sub_dir)
         return store
 
     def path(self, kind: str, name: str) -> Path:
@@ -202,7 +205,7 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
     base = scenario or "lecture"
     if base.endswith(".toml") or "/" in base:
         path = Path(base)
-        if not path.is_file():
+        if not path.exists():
             raise ScenarioError(f"scenario file not found: {base}", where="--scenario")
         name = path.stem
     elif base in store.files["scenario"]:
@@ -212,9 +215,11 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
     else:
         raise UnknownNameError("scenario", base, store.files["scenario"], where="--scenario")
     if path is not None:
-        data = read_toml(path)
-        values.update(_value_table(library, data, str(path), f"scenario {name}"))
-        assumptions.extend(_assumption_table(library, data, str(path)))
+        parts = sorted(path.glob("*.toml")) if path.is_dir() else [path]
+        for part in parts:
+            data = read_toml(part)
+            values.update(_value_table(library, data, str(part), f"scenario {name}"))
+            assumptions.extend(_assumption_table(library, data, str(part)))
         layers.append(f"scenario {name}")
     if hardware:
         hw_path = store.path("hardware", hardware)

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import roofline
+from . import batching, capacity, context, moe, pipeline, pricing, revnets, roofline, scaling
 
 try:  # TEMP until hf_config lands
     from .hf_config import model_values
 except ImportError:
     model_values = None
 
-TOPICS = [roofline]
+TOPICS = [roofline, batching, moe, pipeline, capacity, scaling, context, pricing, revnets]
 PRESET_DIRS = [Path(__file__).parent / "presets"]
 MODEL_CONFIG_READER = model_values

@@ -9,7 +9,7 @@ Main claims:
   bound, each side on its own.
 - **Latency floor** ``roofline.latency_floor``: for every batch, a step takes at least the time to
   read all weights once over the pooled bandwidth of the scale-up domain.
-- ``roofline.drain_time_lecture``: the Rubin example, 288 GB / 20 TB/s = 14.4 ms.
+- ``roofline.hbm_drain_time``: the Rubin example, 288 GB / 20 TB/s = 14.4 ms.
 
 Notation: B batch (sequences), N parameters (total and active), q bytes per parameter, F peak
 FLOP/s per chip, W HBM bytes/s per chip, n chips in the scale-up domain, L context tokens,
@@ -110,7 +110,7 @@ memory_time = Definition(
     defines=memory_time_q, expr=weight_fetch_time_q.sym + kv_fetch_time_q.sym,
 )
 step_time = Definition(
-    "roofline.step_time", title="Step time on the roofline",
+    "roofline.roofline_step_time", title="Step time on the roofline",
     statement="With compute and memory traffic overlapped perfectly, a step takes as long as the slower "
               "of the two.",
     source=lecture("00:03:16", CHAPTER),
@@ -156,8 +156,8 @@ latency_floor = Claim(
     ),
     uses=(step_time_ge_memory_time,),
 )
-drain_time_lecture = Claim(
-    "roofline.drain_time_lecture", title="Rubin drains its HBM in about 15 ms",
+hbm_drain_time = Claim(
+    "roofline.hbm_drain_time", title="Rubin drains its HBM in about 15 ms",
     statement="With 288 GB of HBM read at 20 TB/s, reading all of memory once takes 14.4 ms, "
               "which the lecture rounds to about 15 ms.",
     source=lecture("00:22", CHAPTER),
