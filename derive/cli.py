@@ -20,7 +20,7 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # argparse's own errors: one line, exit 2
-        sys.stderr.write(f"derive: error: {message} (see derive {self.prog.split()[-1]} --help)\n")
+        sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
         raise SystemExit(EXIT_BAD_INPUT)
 
 

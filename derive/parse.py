@@ -43,6 +43,7 @@ import ast
 import difflib
 import math
 import re
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from fractions import Fraction
@@ -201,6 +202,10 @@ def parse_value(text: str, dimension: Dimension, *, where: str = "", quantity: s
     ``UnitError`` naming both dimensions (``quantity`` names the value in that message).
     """
     _check_text(text, where, what="value")
+    for position, char in enumerate(text, start=1):
+        if not char.isprintable():
+            raise ParseError(f"character '{_show(char)}' at position {position} is not allowed in '{_show(text)}'",
+                             where=where, hint="a value is one line: a number and an optional unit")
     match = _VALUE.fullmatch(text)
     if match is None:
         raise ParseError(f"cannot read value '{_show(text)}'", where=where,
@@ -220,7 +225,7 @@ def parse_value(text: str, dimension: Dimension, *, where: str = "", quantity: s
         try:
             unit = parse_unit(unit_text)
         except UnitError as exc:
-            raise UnitError(exc.message, where=where, hint=exc.hint) from exc
+            raise UnitError(_show(exc.message, limit=200), where=where, hint=exc.hint) from exc
         except DeriveError:
             raise
         except (ValueError, ArithmeticError, RecursionError) as exc:  # parse_unit is not ours; keep the contract
@@ -281,10 +286,14 @@ def _read(text: str, where: str, *, what: str) -> tuple[ast.Expression, str]:
             raise ParseError(f"brackets nested more than {MAX_DEPTH} deep in '{_show(text)}'", where=where,
                              hint="split it into named definitions")
     try:
-        tree = ast.parse(prepared, mode="eval")
+        with warnings.catch_warnings():
+            # "1and x" or "1(2)" only warn in Python; here they are errors, and the library never prints.
+            warnings.simplefilter("ignore")
+            warnings.simplefilter("error", SyntaxWarning)
+            tree = ast.parse(prepared, mode="eval")
     except SyntaxError as exc:
         raise ParseError(f"cannot read {what} '{_show(text)}': {_syntax_message(exc, prepared)}",
-                         where=where, hint=_syntax_hint(prepared, what)) from None
+                         where=where, hint=_syntax_hint(prepared, what, exc)) from None
     except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
         raise ParseError(f"cannot read {what} '{_show(text)}' ({type(exc).__name__})", where=where,
                          hint="simplify it") from None
@@ -301,7 +310,9 @@ def _syntax_message(exc: SyntaxError, prepared: str) -> str:
     return message
 
 
-def _syntax_hint(prepared: str, what: str) -> str:
+def _syntax_hint(prepared: str, what: str, exc: SyntaxError) -> str:
+    if "decimal literal" in (exc.msg or ""):
+        return "put a space between a number and a word, like '1 and x'"
     if re.search(r"(?<![<>=!])=(?!=)", prepared):
         return "write == for equality" if what != "expression" else "an expression has no '='; for a value use --set"
     return _REL_HINT if what == "relation" else _EXPR_HINT
@@ -527,7 +538,7 @@ class _Builder:
             result = build()
         except DeriveError:
             raise
-        except Exception as exc:  # noqa: BLE001 - sympy may raise anything; the contract is ParseError only
+        except Exception as exc:  # sympy may raise anything; the contract is ParseError only
             raise self.fail(f"cannot evaluate '{self.segment(node)}' ({type(exc).__name__})",
                             hint="simplify the expression") from exc
         if not isinstance(result, sp.Expr):

@@ -69,9 +69,9 @@ from typing import Any
 from derive.errors import ScenarioError
 
 __all__ = [
+    "SUPPORTED_MODEL_TYPES",
     "ConfigValue",
     "ParamBreakdown",
-    "SUPPORTED_MODEL_TYPES",
     "load_config_json",
     "model_values",
     "param_breakdown",
@@ -166,9 +166,10 @@ class ParamBreakdown:
 
 
 class _Fields:
-    def __init__(self, config: Mapping[str, Any], where: str) -> None:
+    def __init__(self, config: Mapping[str, Any], where: str, model_type: str) -> None:
         self.config = config
         self.where = where
+        self.model_type = model_type
         self.notes: list[str] = []
 
     def _bad(self, key: str, value: Any, what: str) -> ScenarioError:
@@ -179,16 +180,20 @@ class _Fields:
     def _whole(self, key: str, value: Any, minimum: int) -> int:
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise self._bad(key, value, "a whole number")
-        if value != int(value):
+        try:
+            whole = int(value)
+        except (OverflowError, ValueError):  # inf, nan
+            raise self._bad(key, value, "a whole number") from None
+        if whole != value:
             raise self._bad(key, value, "a whole number")
-        value = int(value)
+        value = whole
         if value < minimum:
             raise ScenarioError(f"field '{key}' must be at least {minimum}, got {value}", where=self.where)
         return value
 
     def need(self, key: str, *, minimum: int = 1, why: str = "") -> int:
         if key not in self.config or self.config[key] is None:
-            hint = f"a {why} config needs '{key}'" if why else f"add '{key}' to the config"
+            hint = f"a {why or self.model_type} config needs '{key}'"
             raise ScenarioError(f"missing field '{key}'", where=self.where, hint=hint)
         return self._whole(key, self.config[key], minimum)
 
@@ -323,7 +328,7 @@ def _analyse(config: Mapping[str, Any], where: str) -> tuple[ParamBreakdown, _At
     mtype = _model_type(config, where)
     layout, tie_default = _MODEL_TYPES[mtype]
     cfg, where, notes = _text_config(config, mtype, where)
-    f = _Fields(cfg, where)
+    f = _Fields(cfg, where, mtype)
     f.notes.extend(notes)
 
     d = f.need("hidden_size")

@@ -78,11 +78,31 @@ drain_time_q = Quantity("drain_time", r"T_{\mathrm{drain}}", "s", "time to read 
                         display_unit="ms")
 critical_intensity_q = Quantity("critical_intensity", r"F/W", "FLOP/byte",
                                 "FLOPs the chip can do per byte it reads")
+cost_per_token_q = Quantity("cost_per_token", r"c_{\mathrm{tok}}", "USD/token",
+                            "rental cost of the chips for one step, shared by the tokens the step produces",
+                            display_unit="USD/token")
+cost_floor_q = Quantity("cost_per_token_floor", r"c_{\mathrm{tok}}^{\min}", "USD/token",
+                        "the cost per token no batch size can beat: compute or KV reads per token, whichever is "
+                        "slower")
+
+# A second batch size, for claims that compare two batches (monotonicity) -------------------------------
+batch_other = Quantity("batch_other", "B'", "seq", "a second batch size, for comparisons between two batches")
 
 F, W, C, n = flops.sym, hbm_bandwidth.sym, hbm_capacity.sym, chips.sym
 N_tot, N_act, q, B, L, k = (params_total.sym, params_active.sym, bytes_per_param.sym, batch.sym,
                             context.sym, kv_bytes_per_token.sym)
 c_fwd, tau = flops_per_param_token.sym, tokens_per_step.sym
+p_chip, B2 = chip_price.sym, batch_other.sym
+
+
+def step_time_at(b: sp.Expr, ntot: sp.Expr = N_tot) -> sp.Expr:
+    """The roofline step time written out at batch ``b`` (and total parameters ``ntot``)."""
+    return sp.Max(c_fwd * N_act * b * tau / (n * F), (ntot * q + b * L * k) / (n * W))
+
+
+def cost_at(b: sp.Expr, ntot: sp.Expr = N_tot) -> sp.Expr:
+    """Cost per token written out at batch ``b``."""
+    return p_chip * n * step_time_at(b, ntot) / (b * tau)
 
 compute_time = Definition(
     "roofline.compute_time", title="Compute time of a decode step",
@@ -129,6 +149,21 @@ drain_time = Definition(
     defines=drain_time_q, expr=C / W,
 )
 
+cost_per_token = Definition(
+    "roofline.cost_per_token", title="Cost per token",
+    statement="The rental price of every chip in the scale-up domain for the length of one step, divided "
+              "by the tokens that step produces (one per sequence in decode).",
+    source=lecture("00:13-00:15", CHAPTER),
+    defines=cost_per_token_q, expr=p_chip * n * step_time_q.sym / (B * tau),
+)
+cost_per_token_floor = Definition(
+    "roofline.cost_per_token_floor", title="Cost floor per token",
+    statement="Per token, the multiplies and the token's own KV reads cannot be shared with other "
+              "sequences; the slower of the two, at the chip's rental price, is a cost no batch can beat.",
+    source=lecture("00:14", CHAPTER),
+    defines=cost_floor_q, expr=p_chip * sp.Max(c_fwd * N_act / F, L * k / (tau * W)),
+)
+
 step_time_ge_compute_time = Claim(
     "roofline.step_time_ge_compute_time", title="A step is at least as long as its compute",
     statement="Whatever the batch, the roofline step time is never below the compute time.",
@@ -140,6 +175,22 @@ step_time_ge_memory_time = Claim(
     statement="Whatever the batch, the roofline step time is never below the memory time.",
     source=lecture("00:03:16", CHAPTER),
     goal=logic.ge(step_time_q.sym, memory_time_q.sym),
+)
+latency_vs_batch_shape = Claim(
+    "roofline.latency_vs_batch_shape", title="Step time grows with batch, from a flat start",
+    statement="As a function of the batch, compute time is a line through the origin, weight fetch a "
+              "constant and KV fetch a line through the origin; so the step time never falls as the "
+              "batch grows, never drops below the weight-fetch time and rises at most linearly: "
+              "nearly flat while weight reads dominate.",
+    source=lecture("00:08-00:10", CHAPTER),
+    hypotheses=(logic.le(B, B2),),
+    goal=logic.And((
+        logic.le(step_time_q.sym, step_time_at(B2)),
+        logic.ge(step_time_q.sym, weight_fetch_time_q.sym),
+        logic.le(step_time_q.sym, weight_fetch_time_q.sym
+                 + B * (c_fwd * N_act * tau / (n * F) + L * k / (n * W))),
+    )),
+    notes="B' is any larger batch: the first part says T(B) <= T(B').",
 )
 latency_floor = Claim(
     "roofline.latency_floor", title="Latency floor", label="Latency floor",
@@ -156,6 +207,54 @@ latency_floor = Claim(
     ),
     uses=(step_time_ge_memory_time,),
 )
+cost_per_token_and_floor = Claim(
+    "roofline.cost_per_token_and_floor", title="Cost per token: a hyperbola above a floor", label="Cost floor",
+    statement="Dividing the step time by the batch, the compute and KV parts of the cost per token are "
+              "constants while the weight-fetch part falls like one over the batch; so the cost per token "
+              "is never below the floor set by compute or by KV reads per token, however large the batch "
+              "(a 'slow mode' can at best reach that floor).",
+    source=lecture("00:13-00:15", CHAPTER),
+    goal=logic.And((
+        logic.eq(cost_per_token_q.sym,
+                 p_chip * sp.Max(c_fwd * N_act / F, N_tot * q / (W * B * tau) + L * k / (W * tau))),
+        logic.ge(cost_per_token_q.sym, cost_floor_q.sym),
+    )),
+    steps=(
+        Step(logic.eq(cost_per_token_q.sym, p_chip * n * step_time_at(B) / (B * tau)),
+             "cost is chip price times chips times step time, per token", link="implies"),
+        Step(logic.eq(cost_per_token_q.sym,
+                      p_chip * sp.Max(c_fwd * N_act / F, N_tot * q / (W * B * tau) + L * k / (W * tau))),
+             "divide each branch of the max by B·τ (the chip count cancels)"),
+        Step(logic.ge(cost_per_token_q.sym, p_chip * sp.Max(c_fwd * N_act / F, L * k / (tau * W))),
+             "the weight term N_tot·q/(W·B·τ) is positive"),
+    ),
+    uses=(latency_floor,),
+)
+cost_per_token_nonincreasing = Claim(
+    "roofline.cost_per_token_nonincreasing", title="A bigger batch never costs more per token",
+    statement="Growing the batch spreads the weight reads over more tokens and leaves the per-token "
+              "compute and KV costs unchanged, so the cost per token never rises with the batch.",
+    source=lecture("00:14", CHAPTER),
+    hypotheses=(logic.le(B, B2),),
+    goal=logic.le(cost_at(B2), cost_per_token_q.sym),
+    steps=(
+        Step(logic.le(N_tot * q / (W * B2 * tau), N_tot * q / (W * B * tau)),
+             "the weight share per token falls as 1/B", link="implies"),
+        Step(logic.le(p_chip * sp.Max(c_fwd * N_act / F, N_tot * q / (W * B2 * tau) + L * k / (W * tau)),
+                      p_chip * sp.Max(c_fwd * N_act / F, N_tot * q / (W * B * tau) + L * k / (W * tau))),
+             "the max is monotone in each argument"),
+    ),
+    uses=(cost_per_token_and_floor,),
+)
+slow_mode_on_cost_floor = Claim(
+    "roofline.slow_mode_on_cost_floor", title="Once compute-bound, cost sits on the compute line",
+    statement="When the step is compute-bound, the cost per token is exactly the chip price times the "
+              "compute per token: a larger batch (a 'slow mode') cannot lower it further.",
+    source=lecture("00:15", CHAPTER),
+    hypotheses=(logic.ge(compute_time_q.sym, memory_time_q.sym),),
+    goal=logic.eq(cost_per_token_q.sym, p_chip * c_fwd * N_act / F),
+    uses=(cost_per_token_and_floor,),
+)
 hbm_drain_time = Claim(
     "roofline.hbm_drain_time", title="Rubin drains its HBM in about 15 ms",
     statement="With 288 GB of HBM read at 20 TB/s, reading all of memory once takes 14.4 ms, "
@@ -163,4 +262,14 @@ hbm_drain_time = Claim(
     source=lecture("00:22", CHAPTER),
     goal=logic.within_percent(drain_time_q.sym, si("14.4 ms"), 1),
     instance=True,
+)
+full_hbm_step_ge_drain_time = Claim(
+    "roofline.full_hbm_step_ge_drain_time", title="A step that reads a full HBM lasts a drain time",
+    statement="If the weights and KV caches fill the HBM of every chip, a step that reads each of them once "
+              "takes at least the drain time; a longer step would leave time to read memory twice, which "
+              "nothing needs, so the natural step time is the drain time.",
+    source=lecture("00:21-00:23", CHAPTER, reconstructed=True),
+    hypotheses=(logic.eq(N_tot * q + B * L * k, n * C),),
+    goal=logic.And((logic.eq(memory_time_q.sym, drain_time_q.sym), logic.ge(step_time_q.sym, drain_time_q.sym))),
+    uses=(step_time_ge_memory_time,),
 )

@@ -1,0 +1,18 @@
+"""Shared fixtures: the lecture library and its default scenario are built once per session."""
+
+from __future__ import annotations
+
+import pytest
+
+@pytest.fixture(scope="session")
+def lecture_library():
+    from derive.loader import load_library
+
+    return load_library(["lecture"])
+
+
+@pytest.fixture(scope="session")
+def lecture_scenario(lecture_library):
+    from derive.scenario import build_scenario
+
+    return build_scenario(lecture_library)

@@ -1,0 +1,248 @@
+"""Tests for the preset data files in theorems/presets/: schema, sources, units and cross-checks.
+
+Hardware presets: every value has a source and a date, parses as "NUMBER UNIT" with the dimension
+its quantity needs, and the well-known traps are guarded (dense not sparse FLOPs, GiB where the
+vendor writes GiB, GB200 per GPU).  Model presets: the [config] table runs through the config
+reader and lands within 5 % of the vendor's published totals.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from derive.units import DIMENSIONLESS, Dimension, parse_unit
+from theorems.hf_config import model_values, param_breakdown
+
+PRESETS = Path(__file__).resolve().parent.parent / "theorems" / "presets"
+HARDWARE = sorted((PRESETS / "hardware").glob("*.toml"))
+MODELS = sorted((PRESETS / "models").glob("*.toml"))
+
+# DESIGN.md "Names users rely on", plus the chips and models the presets brief lists.
+REQUIRED_HARDWARE = {
+    "a100-80gb", "h100-sxm", "h200", "b200", "gb200-nvl72", "tpu-v5e", "tpu-v5p", "mi300x",
+    "b300", "gb300-nvl72", "rubin", "tpu-v4", "tpu-v6e", "tpu7x", "mi325x", "mi355x",
+}
+REQUIRED_MODELS = {
+    "deepseek-v3", "llama3-70b", "llama3-405b", "mixtral-8x7b", "qwen3-235b-a22b",
+    "llama3-8b", "mixtral-8x22b", "kimi-k2", "gpt-oss-120b", "gemma3-27b",
+}
+
+HARDWARE_DIMENSIONS = {
+    "flops": Dimension.of(FLOP=1, s=-1),
+    "hbm_bandwidth": Dimension.of(byte=1, s=-1),
+    "hbm_capacity": Dimension.of(byte=1),
+    "bytes_per_param": Dimension.of(byte=1, param=-1),
+    "chips": DIMENSIONLESS,
+    "scaleup_bandwidth": Dimension.of(byte=1, s=-1),
+    "scaleout_bandwidth": Dimension.of(byte=1, s=-1),
+}
+HARDWARE_REQUIRED_VALUES = {"flops", "hbm_bandwidth", "hbm_capacity", "bytes_per_param", "chips"}
+BYTES_PER_PRECISION = {"bf16": Fraction(2), "fp8": Fraction(1), "fp4": Fraction(1, 2)}
+AS_OF = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
+NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+def _load(path: Path) -> dict:
+    with open(path, "rb") as fh:
+        return tomllib.load(fh)
+
+
+def _quantity(text: str) -> tuple[Fraction, Dimension]:
+    """'989 TFLOP/s' -> (989e12, FLOP/s); a bare number is dimensionless."""
+    number, _, unit = text.strip().partition(" ")
+    parsed = parse_unit(unit)
+    return Fraction(number) * parsed.scale, parsed.dimension
+
+
+def _si(data: dict, key: str) -> Fraction:
+    return _quantity(data["values"][key]["value"])[0]
+
+
+def _check_sourced(entry: object, what: str) -> None:
+    assert isinstance(entry, dict), f"{what} must be a table"
+    for key in ("value", "source", "as_of"):
+        assert isinstance(entry.get(key), str) and entry[key].strip(), f"{what} needs a non-empty {key}"
+    assert AS_OF.match(entry["as_of"]), f"{what}: as_of {entry['as_of']!r} is not YYYY-MM"
+    assert set(entry) <= {"value", "source", "as_of", "note"}, f"{what}: unexpected keys {set(entry)}"
+
+
+# --------------------------------------------------------------------------------------------------
+# both kinds
+
+
+def test_required_presets_exist() -> None:
+    assert REQUIRED_HARDWARE <= {p.stem for p in HARDWARE}
+    assert REQUIRED_MODELS <= {p.stem for p in MODELS}
+
+
+@pytest.mark.parametrize("path", HARDWARE + MODELS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_header(path: Path) -> None:
+    data = _load(path)
+    kind = {"hardware": "hardware", "models": "model"}[path.parent.name]
+    assert data["name"] == path.stem and NAME.match(path.stem)
+    assert data["kind"] == kind
+    assert isinstance(data["title"], str) and data["title"].strip()
+    assert isinstance(data.get("note", ""), str)
+
+
+# --------------------------------------------------------------------------------------------------
+# hardware
+
+
+@pytest.mark.parametrize("path", HARDWARE, ids=lambda p: p.stem)
+def test_hardware_values(path: Path) -> None:
+    data = _load(path)
+    assert set(data) <= {"name", "kind", "title", "precision", "note", "values"}
+    assert data["precision"] in BYTES_PER_PRECISION
+    values = data["values"]
+    assert HARDWARE_REQUIRED_VALUES <= set(values), f"missing {HARDWARE_REQUIRED_VALUES - set(values)}"
+    assert set(values) <= set(HARDWARE_DIMENSIONS), f"unknown values {set(values) - set(HARDWARE_DIMENSIONS)}"
+    for key, entry in values.items():
+        _check_sourced(entry, f"{path.stem} values.{key}")
+        number, dimension = _quantity(entry["value"])
+        assert dimension == HARDWARE_DIMENSIONS[key], f"{path.stem} {key}: {entry['value']!r} is {dimension}"
+        assert number > 0
+    missing = {"scaleup_bandwidth", "scaleout_bandwidth"} - set(values)
+    if missing:  # an omitted value is explained at the top, never silently absent
+        assert "omitted" in data.get("note", "").lower(), f"{path.stem}: say why {missing} is omitted"
+
+
+@pytest.mark.parametrize("path", HARDWARE, ids=lambda p: p.stem)
+def test_hardware_plausible_ranges(path: Path) -> None:
+    data = _load(path)
+    assert _si(data, "bytes_per_param") == BYTES_PER_PRECISION[data["precision"]]
+    assert 1e14 <= _si(data, "flops") <= 2e16
+    assert 5e11 <= _si(data, "hbm_bandwidth") <= 3e13
+    assert 1e10 <= _si(data, "hbm_capacity") <= 3e11  # per chip, never per rack
+    chips = _si(data, "chips")
+    assert chips.denominator == 1 and 1 <= chips <= 10_000
+    for key in ("scaleup_bandwidth", "scaleout_bandwidth"):
+        if key in data["values"]:
+            assert 1e9 <= _si(data, key) <= 2e12
+    if "scaleout_bandwidth" in data["values"] and "scaleup_bandwidth" in data["values"]:
+        assert _si(data, "scaleout_bandwidth") < _si(data, "scaleup_bandwidth")
+
+
+def _variants() -> list[tuple[Path, Path]]:
+    names = {p.stem: p for p in HARDWARE}
+    out = []
+    for stem, path in names.items():
+        base = re.sub(r"-(fp8|fp4)$", "", stem)
+        if base != stem:
+            assert base in names, f"{stem} has no base preset {base}"
+            out.append((names[base], path))
+    return out
+
+
+@pytest.mark.parametrize("base,variant", _variants(), ids=lambda p: p.stem)
+def test_precision_variants(base: Path, variant: Path) -> None:
+    """A low-precision variant is the same chip: same memory and links, FLOPs scaled by the byte ratio."""
+    b, v = _load(base), _load(variant)
+    assert b["precision"] == "bf16"
+    for key in set(b["values"]) - {"flops", "bytes_per_param"}:
+        assert b["values"][key]["value"] == v["values"][key]["value"], f"{variant.stem} differs in {key}"
+    speedup = _si(b, "bytes_per_param") / _si(v, "bytes_per_param")
+    assert float(_si(v, "flops") / _si(b, "flops")) == pytest.approx(float(speedup), rel=0.01)
+
+
+def test_dense_not_sparse() -> None:
+    # NVIDIA's pages print 2:4-sparse figures; the presets carry the dense ones.
+    h100 = _load(PRESETS / "hardware" / "h100-sxm.toml")
+    assert _si(h100, "flops") == Fraction(989 * 10**12)
+    assert "sparse" in h100["values"]["flops"]["note"]
+    assert _si(_load(PRESETS / "hardware" / "h100-sxm-fp8.toml"), "flops") == Fraction(1979 * 10**12)
+    assert _si(_load(PRESETS / "hardware" / "mi355x-fp8.toml"), "flops") < Fraction(6 * 10**15)  # not 10.1 PF
+
+
+def test_gib_where_the_vendor_writes_gib() -> None:
+    for name, gib in {"tpu-v4": 32, "tpu-v5p": 95, "tpu7x": 192}.items():
+        entry = _load(PRESETS / "hardware" / f"{name}.toml")["values"]["hbm_capacity"]
+        assert entry["value"] == f"{gib} GiB"
+        assert _quantity(entry["value"])[0] == gib * 2**30
+
+
+def test_gb200_is_per_gpu() -> None:
+    gb200 = _load(PRESETS / "hardware" / "gb200-nvl72.toml")
+    assert _si(gb200, "chips") == 72
+    assert _si(gb200, "flops") == Fraction(2500 * 10**12)  # a superchip (2 GPUs) would be 5000
+    assert _si(gb200, "hbm_capacity") < 2e11  # a rack is 13.4 TB
+    assert "per gpu" in gb200["note"].lower()
+
+
+def test_tpu_fp8_equals_bf16_has_no_variant() -> None:
+    # Google lists the same rate for FP8 and BF16 on v5p and v6e: an fp8 preset would double-count.
+    names = {p.stem for p in HARDWARE}
+    assert "tpu-v5p-fp8" not in names and "tpu-v6e-fp8" not in names
+
+
+def test_rubin_marked_low_confidence() -> None:
+    rubin = _load(PRESETS / "hardware" / "rubin.toml")
+    assert "low confidence" in rubin["note"].lower()
+
+
+def test_lecture_ratio_near_300_on_recent_chips() -> None:
+    # flops * bytes_per_param / (2 * hbm_bandwidth): the lecture's "around 300".
+    for name in ("h100-sxm-fp8", "b200-fp4", "gb200-nvl72-fp4", "tpu7x-fp8", "mi355x-fp8"):
+        data = _load(PRESETS / "hardware" / f"{name}.toml")
+        ratio = _si(data, "flops") * _si(data, "bytes_per_param") / (2 * _si(data, "hbm_bandwidth"))
+        assert 250 <= ratio <= 350, (name, float(ratio))
+
+
+# --------------------------------------------------------------------------------------------------
+# models
+
+
+@pytest.mark.parametrize("path", MODELS, ids=lambda p: p.stem)
+def test_model_schema(path: Path) -> None:
+    data = _load(path)
+    assert set(data) <= {"name", "kind", "title", "source", "as_of", "note", "config", "published"}
+    assert isinstance(data["source"], str) and data["source"].strip()
+    assert AS_OF.match(data["as_of"])
+    assert isinstance(data["config"], dict) and data["config"]
+    assert all(re.match(r"^[a-z_][a-z0-9_]*$", k) for k in data["config"]), "config keys are HF field names"
+    assert {"params_total", "params_active"} <= set(data["published"])
+    for key, entry in data["published"].items():
+        _check_sourced(entry, f"{path.stem} published.{key}")
+        assert _quantity(entry["value"])[1] == Dimension.of(param=1)
+
+
+@pytest.mark.parametrize("path", MODELS, ids=lambda p: p.stem)
+def test_model_config_matches_published(path: Path) -> None:
+    data = _load(path)
+    values = model_values(data["config"], where=str(path))
+    embedding = param_breakdown(data["config"]).embedding
+    for key in ("params_total", "params_active"):
+        entry = data["published"][key]
+        published = _quantity(entry["value"])[0]
+        derived = values[key].value
+        if "excludes the input embedding" in entry.get("note", ""):
+            derived -= embedding  # e.g. OpenAI's gpt-oss active count
+        assert float(derived) == pytest.approx(float(published), rel=0.05), (path.stem, key, float(derived))
+    assert values["layers"].value == data["config"]["num_hidden_layers"]
+    assert values["kv_bytes_per_token"].value > 0
+
+
+@pytest.mark.parametrize("path", MODELS, ids=lambda p: p.stem)
+def test_model_moe_fields_consistent(path: Path) -> None:
+    data = _load(path)
+    values = model_values(data["config"])
+    moe = any(k in data["config"] for k in ("num_local_experts", "num_experts", "n_routed_experts"))
+    assert ("experts_total" in values) == moe
+    if moe:
+        assert values["params_active"].value < values["params_total"].value
+    else:
+        assert values["params_active"].value == values["params_total"].value
+
+
+def test_model_kv_headline_numbers() -> None:
+    def kv(name: str) -> Fraction:
+        return model_values(_load(PRESETS / "models" / f"{name}.toml")["config"])["kv_bytes_per_token"].value
+
+    assert kv("llama3-70b") == 2 * 80 * 8 * 128 * 2
+    assert kv("deepseek-v3") == 61 * (512 + 64) * 2
+    assert kv("kimi-k2") == 61 * (512 + 64) * 2
