@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+
 @pytest.fixture(scope="session")
 def lecture_library():
     from derive.loader import load_library

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import sympy as sp
 import z3
+from libtools import make_library
 
 from derive import Assumption, Claim, Quantity, Step, derived, logic
 from derive.checker import Checker
 from derive.prover import Problem, decide
 from derive.scenario import Scenario
-
-from libtools import make_library
 
 SRC = derived("test")
 x = Quantity("x", "x", "1", "a positive number")
@@ -49,7 +48,8 @@ def test_z3_inequality_and_false_twin():
 # --- sympy identity -----------------------------------------------------------------------------------
 
 def test_sympy_identity_and_false_twin():
-    true = Claim("t.square", title="square", statement="s", source=SRC, goal=logic.eq((X + Y) ** 2, X**2 + 2 * X * Y + Y**2))
+    true = Claim("t.square", title="square", statement="s", source=SRC,
+                 goal=logic.eq((X + Y) ** 2, X**2 + 2 * X * Y + Y**2))
     false = Claim("t.square_false", title="twin", statement="s", source=SRC, goal=logic.eq((X + Y) ** 2, X**2 + Y**2),
                   expected="refuted")
     res = check(true, false)

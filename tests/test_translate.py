@@ -37,7 +37,8 @@ def combine(children):
 
 exprs = st.recursive(leaves, combine, max_leaves=8)
 points = st.fixed_dictionaries({
-    s: st.fractions(min_value=-10, max_value=10, max_denominator=7).map(lambda f: sp.Rational(f.numerator, f.denominator))
+    s: st.fractions(min_value=-10, max_value=10, max_denominator=7).map(
+        lambda f: sp.Rational(f.numerator, f.denominator))
     for s in SYMS
 })
 
