@@ -6,6 +6,7 @@ import time
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import sympy as sp
 
@@ -14,6 +15,9 @@ from .library import Library
 from .logic import Formula, Iff, Implies, Rel
 from .prover import DEFAULT_RLIMIT, Outcome, Problem, decide
 from .scenario import Scenario
+
+if TYPE_CHECKING:
+    from .cache import ProofCache
 
 _SEVERITY = {"proved": 0, "assumed": 0, "blocked": 1, "unknown": 2, "inconsistent": 3, "refuted": 4}
 
@@ -83,10 +87,22 @@ class Report:
 class Checker:
     """Builds the proof problem of each claim and decides it."""
 
-    def __init__(self, library: Library, scenario: Scenario, *, rlimit: int = DEFAULT_RLIMIT) -> None:
+    def __init__(self, library: Library, scenario: Scenario, *, rlimit: int = DEFAULT_RLIMIT,
+                 cache: ProofCache | None = None) -> None:
         self.library = library
         self.scenario = scenario
         self.rlimit = rlimit
+        self.cache = cache  # a derive.cache.ProofCache, or None to always run the prover
+        self.prover_calls = 0  # problems the prover actually decided (cache misses)
+
+    def decide(self, problem: Problem) -> Outcome:
+        """``prover.decide`` through the proof cache, when there is one."""
+        if self.cache is None:
+            self.prover_calls += 1
+            return decide(problem)
+        outcome, ran = self.cache.decide(problem)
+        self.prover_calls += ran
+        return outcome
 
     # problem assembly ----------------------------------------------------------------------------
 
@@ -169,8 +185,18 @@ class Checker:
             return self._result(claim, outcome, [], rests_on, start)
         hyps = self.hypotheses_for(claim)
         steps = self._check_steps(claim, hyps)
-        outcome = decide(self.problem(claim, claim.goal, hyps))
-        return self._result(claim, outcome, steps, rests_on, start)
+        outcome = self.decide(self.problem(claim, claim.goal, hyps))
+        result = self._result(claim, outcome, steps, rests_on, start)
+        if result.verdict == "refuted" and claim.instance:
+            # The point where an instance claim fails includes the scenario values it was checked at.
+            result.counterexample = {**self.instance_values(claim, hyps), **(result.counterexample or {})}
+        return result
+
+    def instance_values(self, claim: Claim, hyps: list[Formula]) -> dict[str, str]:
+        """Scenario values substituted into an instance claim, by quantity name."""
+        goal = self.library.formula_expand(claim.goal, self.pinned_for(claim))
+        _, shown = self._instantiate(claim, [goal, *hyps])
+        return shown
 
     def _check_steps(self, claim: Claim, hyps: list[Formula]) -> list[StepResult]:
         """Each line against the previous one: equal expressions, or the previous relation implies
@@ -199,7 +225,7 @@ class Checker:
                 results.append(StepResult(i, formula, why, Outcome(
                     "unknown", "none", "a step mixes an expression and a relation")))
             if link is not None:
-                results.append(StepResult(i, formula, why, decide(self.problem(claim, link, hyps))))
+                results.append(StepResult(i, formula, why, self.decide(self.problem(claim, link, hyps))))
             prev = formula
         return results
 

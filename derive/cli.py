@@ -36,6 +36,10 @@ def scenario_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--library", dest="libraries", action="append", default=[], metavar="PATH",
                    help="load declarations from PATH instead of the lecture ('lecture' names the built-in one)")
     g.add_argument("--rlimit", type=int, default=None, metavar="N", help="z3 resource limit per query")
+    g.add_argument("--no-cache", action="store_true",
+                   help="bypass the proof and output caches (also DERIVE_NO_CACHE=1)")
+    g.add_argument("--cache-dir", metavar="DIR", default=None,
+                   help="cache folder (default build/.cache, or $DERIVE_CACHE_DIR)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,16 +55,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, replay: bool = False) -> int:
+    """Run one command.  ``replay``: answer a read-only command from the output cache when none of
+    the files it read has changed (the console script does; in-process callers get a fresh run)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
         parser.print_help()
         return EXIT_BAD_INPUT
+    ctx = Context(args)
+    if replay and _replayable(args):
+        return _run_replayed(args, ctx, list(sys.argv[1:] if argv is None else argv))
+    return _run(args, ctx)
+
+
+def _run(args: argparse.Namespace, ctx: Context) -> int:
     from .errors import DeriveError
 
     try:
-        return args._module.run(args, Context(args))
+        return args._module.run(args, ctx)
     except DeriveError as err:
         sys.stderr.write(f"derive {args.command}: error: {err.one_line()}\n")
         return err.exit_code
@@ -77,8 +90,57 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
 
 
+# Commands whose output is a function of their inputs only (no files written): replayable.
+_REPLAYABLE = ("check", "diff", "margin")
+
+
+def _replayable(args: argparse.Namespace) -> bool:
+    from .cache import cache_disabled
+
+    return (args.command in _REPLAYABLE and not getattr(args, "out", None)
+            and not cache_disabled(getattr(args, "no_cache", False)))
+
+
+class _Tee:
+    """Writes through to a stream and keeps a copy."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+        self.parts: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.parts.append(text)
+        return self.stream.write(text)
+
+    def __getattr__(self, name: str):
+        return getattr(self.stream, name)
+
+
+def _run_replayed(args: argparse.Namespace, ctx: Context, argv: list[str]) -> int:
+    from .cache import OutputCache, cache_dir
+
+    cache = OutputCache(cache_dir(getattr(args, "cache_dir", None)))
+    key = cache.run_key(argv)
+    hit = cache.lookup(key)
+    if hit is not None:
+        out, err, code = hit
+        sys.stdout.write(out)
+        sys.stderr.write(err)
+        return code
+    out, err = _Tee(sys.stdout), _Tee(sys.stderr)
+    sys.stdout, sys.stderr = out, err
+    try:
+        code = _run(args, ctx)
+    finally:
+        sys.stdout, sys.stderr = out.stream, err.stream
+    if code in (EXIT_OK, EXIT_FAILED):
+        cache.store(key, argv=argv, data_dirs=ctx.data_dirs(), stdout="".join(out.parts), stderr="".join(err.parts),
+                    exit_code=code)
+    return code
+
+
 def entry() -> None:
-    sys.exit(main())
+    sys.exit(main(replay=True))
 
 
 if __name__ == "__main__":

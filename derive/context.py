@@ -37,7 +37,22 @@ class Context:
 
         return getattr(self.args, "rlimit", None) or DEFAULT_RLIMIT
 
-    def checker(self):
+    @cached_property
+    def cache(self):
+        """The proof cache (``derive.cache.ProofCache``), or None under ``--no-cache``."""
+        from .cache import ProofCache, cache_dir, cache_disabled
+
+        if cache_disabled(getattr(self.args, "no_cache", False)):
+            return None
+        return ProofCache(cache_dir(getattr(self.args, "cache_dir", None)))
+
+    def checker(self, scenario: Scenario | None = None):
         from .checker import Checker
 
-        return Checker(self.library, self.scenario, rlimit=self.rlimit)
+        return Checker(self.library, scenario or self.scenario, rlimit=self.rlimit, cache=self.cache)
+
+    def data_dirs(self) -> list[str]:
+        """Folders of data the run read (the library's presets), when the library was loaded."""
+        if "library" not in self.__dict__:
+            return []
+        return [str(d) for d in self.library.preset_dirs]

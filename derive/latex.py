@@ -149,6 +149,18 @@ def latex_escape(text: object) -> str:
     return "".join(out)
 
 
+def latex_escape_breakable(text: object) -> str:
+    """``latex_escape`` that also lets long identifiers and paths (sources, ids) break after ``/ . _ : @``."""
+    out = latex_escape(text)
+    out = re.sub(r"(/|\\_|:|@|\.(?=\S))", r"\1\\allowbreak{}", out)
+    return out
+
+
+def latex_comment(text: object) -> str:
+    """Text for a ``%`` comment line: one line, nothing to escape."""
+    return " ".join(str(text).split())
+
+
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|$~])")
 
 

@@ -29,6 +29,8 @@ class Library:
     topics: list[Topic]
     preset_dirs: list[Path] = field(default_factory=list)
     model_config_reader: Callable[[Path], Mapping[str, object]] | None = None
+    figures: list = field(default_factory=list)  # derive.figures.Figure specs, from a root's FIGURES
+    title: str = ""  # a root's TITLE, else the first line of its docstring
 
     def __post_init__(self) -> None:
         self.quantities: dict[str, Quantity] = {}
@@ -260,8 +262,10 @@ def topic_from_module(module: ModuleType, seen_quantities: set[int], seen_decls:
 
 
 def library_from_modules(modules: Iterable[ModuleType], *, preset_dirs: Iterable[Path] = (),
-                         model_config_reader: Callable | None = None) -> Library:
+                         model_config_reader: Callable | None = None, figures: Iterable = (),
+                         title: str = "") -> Library:
     seen_q: set[int] = set()
     seen_d: set[int] = set()
     topics = [topic_from_module(m, seen_q, seen_d) for m in modules]
-    return Library([t for t in topics if t.quantities or t.declarations], list(preset_dirs), model_config_reader)
+    return Library([t for t in topics if t.quantities or t.declarations], list(preset_dirs), model_config_reader,
+                   list(figures), title)

@@ -69,6 +69,8 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
     topics: list[ModuleType] = []
     preset_dirs: list[Path] = []
     reader = None
+    figures: list = []
+    titles: list[str] = []
     for spec in specs:
         roots = [_builtin(spec)] if "/" not in spec and not spec.endswith(".py") and not Path(spec).exists() \
             else _import_path(Path(spec))
@@ -76,6 +78,10 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
             topics.extend(getattr(root, "TOPICS", [root]))
             preset_dirs.extend(Path(p) for p in getattr(root, "PRESET_DIRS", []))
             reader = getattr(root, "MODEL_CONFIG_READER", None) or reader
+            figures.extend(getattr(root, "FIGURES", []))
+            if hasattr(root, "TITLE") or hasattr(root, "TOPICS"):
+                titles.append(str(getattr(root, "TITLE", "") or (root.__doc__ or "").strip().split("\n")[0]))
         if Path(spec).is_dir() and (Path(spec) / "presets").is_dir():
             preset_dirs.append(Path(spec) / "presets")
-    return library_from_modules(topics, preset_dirs=preset_dirs, model_config_reader=reader)
+    return library_from_modules(topics, preset_dirs=preset_dirs, model_config_reader=reader, figures=figures,
+                                title="; ".join(t.rstrip(".") for t in titles if t))

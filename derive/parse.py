@@ -27,7 +27,11 @@ Implementation notes
   ``ast.parse``), node count and tree depth (measured iteratively before the recursive walk),
   digits and decimal exponent of each literal (before converting it), exponents must be rational
   constants with small numerator and denominator, and the size of a power is estimated from the
-  digits of its base before sympy computes it.  ``10**10**10`` is refused, not computed.
+  digits of its base before sympy computes it.  ``10**10**10`` is refused, not computed.  Exact
+  roots of large numbers and ``exp`` of large numbers are refused too: sympy takes seconds on them
+  (``(p/q)**(1/53)`` with 100-digit ``p`` and ``q`` takes half a minute).  Every intermediate
+  result is checked for size, so no sympy step ever starts from a huge number.
+- Python's own ``SyntaxWarning`` (``1and x``) is turned into an error and never printed.
 - Symbolic exponents are refused (``x**y``); ``exp(...)`` is the way to write an exponential.
 - Division by zero, ``log(0)``, and non-real numbers (``sqrt(-1)``, ``(-8)**(1/3)``) are refused.
 - Symbols come from the caller and carry no assumptions, so sympy folds nothing it should not.
@@ -64,7 +68,7 @@ MAX_LITERAL_DIGITS = 400  # digits in one numeric literal
 MAX_LITERAL_EXPONENT = 400  # |e| in a literal like 1e12
 MAX_EXPONENT = 64  # |p/q| of a power's exponent, and its denominator q
 MAX_NUMBER_DIGITS = 1000  # digits of any number built along the way (numerator or denominator)
-MAX_ROOT_DIGITS = 100  # a fractional power of a number with more digits is refused (root extraction is slow)
+MAX_ROOT_SIZE = 400  # digits of a number times the order of a root taken of it (exact roots are slow beyond)
 MAX_EXP_DIGITS = 100  # numbers inside exp(...) (comparing exp(10**400) with anything takes sympy seconds)
 MAX_SYMBOL_POWER = 256  # |exponent| of any power left in a result, e.g. after (x**64)**64
 
@@ -302,7 +306,8 @@ def _read(text: str, where: str, *, what: str) -> tuple[ast.Expression, str]:
 
 
 def _syntax_message(exc: SyntaxError, prepared: str) -> str:
-    message = (exc.msg or "invalid syntax").splitlines()[0] if exc.msg else "invalid syntax"
+    lines = (exc.msg or "").strip().splitlines()
+    message = lines[0] if lines else "invalid syntax"
     if exc.offset and exc.lineno == 1 and 0 < exc.offset <= len(prepared) + 1:
         near = prepared[exc.offset - 1: exc.offset + 9]
         if near.strip():
@@ -494,11 +499,10 @@ class _Builder:
 
     def power(self, node: ast.AST, base: sp.Expr, exponent: sp.Rational) -> sp.Expr:
         """``base**exponent``, refused before computing when its numbers would be too large."""
-        digits = _max_digits(base)
-        if exponent.q > 1 and digits > MAX_ROOT_DIGITS:
-            raise self.fail(f"root of a number with more than {MAX_ROOT_DIGITS} digits in '{self.segment(node)}'",
-                            hint="use smaller numbers")
-        if digits * abs(exponent) > MAX_NUMBER_DIGITS:
+        if exponent.q > 1 and _max_digits(base) * exponent.q > MAX_ROOT_SIZE:
+            raise self.fail(f"root of order {exponent.q} of a number this large in '{self.segment(node)}'",
+                            hint=f"digits of the number times the order of the root must stay within {MAX_ROOT_SIZE}")
+        if _max_log10(base) * abs(exponent) >= MAX_NUMBER_DIGITS:
             raise self.fail(f"'{self.segment(node)}' is too large (more than {MAX_NUMBER_DIGITS} digits)",
                             hint="use smaller numbers")
         return self.sympy(node, lambda: base**exponent)
@@ -562,10 +566,20 @@ class _Builder:
 
 def _max_digits(expr: sp.Expr) -> int:
     """Largest number of decimal digits among the numerators and denominators of ``expr``'s rationals."""
-    bits = 0
-    for number in expr.atoms(sp.Rational):
-        bits = max(bits, int(number.p).bit_length(), int(number.q).bit_length())
-    return math.ceil(bits * _LOG10_2)
+    return max((_digits(int(part)) for number in expr.atoms(sp.Rational) for part in (number.p, number.q)), default=0)
+
+
+def _max_log10(expr: sp.Expr) -> float:
+    """Largest log10 among the (nonzero) numerators and denominators of ``expr``'s rationals."""
+    parts = (abs(int(part)) for number in expr.atoms(sp.Rational) for part in (number.p, number.q))
+    return max((math.log10(part) for part in parts if part), default=0.0)
+
+
+def _digits(n: int) -> int:
+    bits = abs(n).bit_length()
+    if bits > 10_000:  # beyond any limit here; avoid converting a huge integer to text
+        return math.floor(bits * _LOG10_2)
+    return len(str(abs(n)))
 
 
 def _dimension_words(dim: Dimension) -> str:

@@ -1,1 +1,347 @@
-"""(being written)"""
+"""Long context: where KV reads overtake compute, and what that says about bytes per token
+
+Chapter 6 of the lecture ("Deducing long context memory costs from API pricing", 01:33:02-02:04:02),
+first half.  Per generated token, compute is flat in the context length while KV reads grow with it,
+so the cost per token has a knee at the balance context L*.  Gemini prices long prompts higher above
+200K tokens; reading that tier boundary as L* lets one solve for the KV bytes per token of a frontier
+model: about 2 KB, which a single shared KV layer with 8 heads of dimension 128 matches.  The
+quadratic part of attention, the only compute that grows with the context, is negligible until
+millions of tokens in such an architecture.
+
+Main claims:
+- **Context crossover** ``context.context_crossover``: with weights amortized, the cost per token is
+  flat up to L* and linear in L beyond it; ``context.context_crossover_lecture``: the lecture's
+  frontier model (1e11 active, R = 300, 2 KB per token, the lecture's 1-byte reading) puts L* at
+  about 163K, within a factor 1.25 of the 200K price tier.
+- ``context.kv_bytes_per_token``: if L* sits at the price tier, the KV bytes per token are
+  q·N_act/(R·L_tier).  Both readings of the lecture's number are encoded:
+  ``context.kv_bytes_per_token_fp8_reading`` (1,667 B with 1-byte weights, as on the board) and
+  ``context.kv_bytes_per_token_fp4_reading`` (833 B with the scenario's FP4 weights);
+  ``context.kv_bytes_per_token_fp4_claims_1667`` (expected ``refuted``) shows that 1,667 B does not
+  follow at FP4.
+- ``context.kv_bytes_architecture``: 1 shared layer × 2 × 128 × 8 heads × 1 byte = 2,048 B, within a
+  factor 1.25 of the 1,667 B solved for (not of the 833 B FP4 reading:
+  ``context.kv_bytes_architecture_fp4``, expected ``refuted``).
+- ``context.quadratic_attention_negligible``: attention's own multiplies stay below the weight
+  multiplies up to L_quad = 2·N_act/(4·n_attn·n_q·d_head); ``context.quadratic_attention_millions``:
+  millions of tokens for one global layer of 128 heads, but only ~30K for 100 dense layers
+  (``context.quadratic_attention_all_layers``, expected ``refuted``).
+  ``context.attention_slope_below_memory_slope``: attention compute per context token stays below
+  its KV reads unless a KV head serves more than F·e/(2·W) query heads (about 600).
+
+Notation: L context per sequence, L* = 2·N_act·τ·W/(F·k) the balance context
+(``batching.critical_context``), L_tier the context where the price steps up, R = F·q/(2·W),
+n_kvl unique KV layers, n_kv KV heads, d_head head dimension, n_q query heads, n_attn layers that
+attend over the whole context, e bytes per KV element.
+
+Implementation notes: the lecture's W/F = 1/300 is per multiply at one byte per weight; with the
+dimensionless R it becomes q/R, so the solved bytes per token depend on the weights' precision
+(catalogue inconsistency 4).  The lecture's frontier model is pinned by hypotheses
+(N_act = frontier_params_active; for the 1-byte reading q = 1 byte and R = 300, i.e. 12 PFLOP/s at
+20 TB/s), so the scenario's DeepSeek-V3 numbers are untouched.  The price-follows-cost premise is
+``pricing.price_tracks_cost``; this module comes first in the lecture and cannot import it, so
+``context.gemini_long_context_tier`` restates it for the tier.
+
+References: the lecture, 01:33-01:51; Google, Gemini API pricing (Gemini 3.1 Pro: higher input and
+output prices above 200K-token prompts); Pope et al. 2022, "Efficiently Scaling Transformer
+Inference" (KV cache 2·n_layers·n_kv·d_head·e bytes per token).
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from derive import Assumption, Claim, Definition, Quantity, Step, lecture, logic, spec
+
+from .batching import critical_context_q, goldilocks_context_and_mfu, hardware_ratio_q, hw_ratio_300
+from .roofline import (
+    B,
+    F,
+    L,
+    N_act,
+    W,
+    bytes_per_kv_element,
+    bytes_per_param,
+    c_fwd,
+    compute_time_q,
+    cost_floor_q,
+    flops,
+    k,
+    kv_fetch_time_q,
+    n,
+    p_chip,
+    params_active,
+    q,
+    tau,
+)
+from .scaling import frontier_params_active
+
+CHAPTER = "Deducing long context memory costs from API pricing"
+INCONSISTENCY = ("inconsistency",)
+R, Lstar = hardware_ratio_q.sym, critical_context_q.sym
+t_c, t_kv = compute_time_q.sym, kv_fetch_time_q.sym
+
+# ---------------------------------------------------------------------------------------------------
+# 1. The knee in cost per token at the balance context (#40)
+# ---------------------------------------------------------------------------------------------------
+price_tier_context = Quantity("price_tier_context", r"L_{\mathrm{tier}}", "token/seq",
+                              "context length above which a provider charges a higher price per token")
+kv_bytes_implied_q = Quantity("kv_bytes_implied", r"k_{\mathrm{tier}}", "byte/token",
+                              "KV bytes per token for which the balance context falls on the price tier")
+L_tier, k_tier = price_tier_context.sym, kv_bytes_implied_q.sym
+
+gemini_long_context_tier = Assumption(
+    "context.gemini_long_context_tier", title="Gemini charges more above 200K tokens",
+    statement="Gemini 3.1 Pro charges a higher price per token for prompts longer than 200K tokens (the "
+              "lecture says 50% more; the list prices step from $2 to $4 per million input tokens and "
+              "from $12 to $18 per million output tokens).  Providers price close to cost (see "
+              "pricing.price_tracks_cost), so the tier boundary marks where the cost per token starts to "
+              "grow: the balance context, 'maybe not exactly'.  The lecture explains the location of the "
+              "tier, not the size of the surcharge.",
+    source=spec("ai.google.dev/gemini-api/docs/pricing", "2026-04", "Gemini 3.1 Pro, prompts above 200K tokens"),
+    tags=INCONSISTENCY,
+)
+context_crossover = Claim(
+    "context.context_crossover", title="The cost per token has a knee at the balance context",
+    label="Context crossover",
+    statement="With the weights amortized over a large batch, the cost per generated token is the compute "
+              "cost, flat in the context, up to the balance context L*; beyond it the KV reads dominate and "
+              "the cost grows in proportion to the context.  A flat price below a tier and a higher one above "
+              "keeps a provider near cost on both sides.",
+    source=lecture("01:33-01:37", CHAPTER),
+    goal=logic.And((
+        logic.Implies(logic.le(L, Lstar), logic.eq(cost_floor_q.sym, p_chip * c_fwd * N_act / F)),
+        logic.Implies(logic.ge(L, Lstar), logic.eq(cost_floor_q.sym, p_chip * L * k / (tau * W))),
+    )),
+    steps=(
+        Step(logic.Iff(logic.le(L, Lstar), logic.le(L * k / (tau * W), c_fwd * N_act / F)),
+             "L* = 2·N_act·τ·W/(F·k): the KV reads of a token take as long as its multiplies", link="implies"),
+    ),
+    uses=(goldilocks_context_and_mfu,),
+    notes="Attention's own multiplies, which do grow with the context, are left out as in the lecture; "
+          "see context.quadratic_attention_negligible.",
+)
+
+_frontier = logic.eq(N_act, frontier_params_active.sym)
+_one_byte_reading = (logic.eq(q, 1), logic.eq(R, 300))
+context_crossover_lecture = Claim(
+    "context.context_crossover_lecture", title="The lecture's frontier model crosses over near 200K",
+    statement="For a model with 1e11 active parameters and 2 KB of KV per token, on hardware with R = 300 "
+              "read at one byte per weight as on the board, the balance context is about 163K tokens, within "
+              "a factor 1.25 of Gemini's 200K tier.",
+    source=lecture("01:35-01:37", CHAPTER),
+    hypotheses=(_frontier, *_one_byte_reading),
+    goal=logic.within_factor(Lstar, L_tier, sp.Rational(5, 4)),
+    instance=True, forall=(params_active, bytes_per_param, flops),
+    uses=(context_crossover, gemini_long_context_tier, hw_ratio_300),
+)
+
+# ---------------------------------------------------------------------------------------------------
+# 2. Solving for the KV bytes per token (#41) and the architecture check (#42)
+# ---------------------------------------------------------------------------------------------------
+kv_bytes_implied = Definition(
+    "context.kv_bytes_implied", title="KV bytes per token implied by the price tier",
+    statement="Bytes per weight times active parameters, over the hardware ratio times the tier context.",
+    source=lecture("01:36-01:38", CHAPTER),
+    defines=kv_bytes_implied_q, expr=q * N_act * tau / (R * L_tier),
+)
+kv_bytes_per_token_claim = Claim(
+    "context.kv_bytes_per_token", title="Solving the tier for the KV bytes per token",
+    label="KV bytes per token",
+    statement="The balance context falls on the price tier exactly when the KV bytes per token are "
+              "q·N_act/(R·L_tier): KV reads and multiplies per token balance there, and the batch and the "
+              "chip count cancel.  This is bytes per token of context for the whole model, not per layer.",
+    source=lecture("01:36-01:38", CHAPTER),
+    goal=logic.Iff(logic.eq(Lstar, L_tier), logic.eq(k, k_tier)),
+    steps=(
+        Step(logic.eq(Lstar, L_tier), "suppose the balance context is the tier", link="iff"),
+        Step(logic.eq(c_fwd * N_act * tau * W / (F * k), L_tier), "L* = 2·N_act·τ·W/(F·k)", link="iff"),
+        Step(logic.eq(k, c_fwd * N_act * tau * W / (F * L_tier)), "solve for k", link="iff"),
+        Step(logic.eq(k, q * N_act * tau / (R * L_tier)), "2·W/F = q/R", link="iff"),
+    ),
+    uses=(context_crossover, hw_ratio_300),
+)
+kv_bytes_per_token_fp8_reading = Claim(
+    "context.kv_bytes_per_token_fp8_reading", title="One byte per weight: 1e11/(300 × 200K) = 1,667 bytes",
+    statement="Reading W/F = 1/300 as the board does (one byte per weight, R = 300), a 1e11-active-parameter "
+              "model whose balance context is the 200K tier keeps 1,667 bytes of KV per token: 'almost two "
+              "kilobytes'.",
+    source=lecture("01:37", CHAPTER),
+    hypotheses=(_frontier, *_one_byte_reading),
+    goal=logic.within_percent(k_tier, 1667, 1),
+    instance=True, forall=(params_active, bytes_per_param, flops),
+    uses=(kv_bytes_per_token_claim,), tags=INCONSISTENCY,
+    notes="The lecture plugs in W/F = 1/300 directly, which equals q/R only for q = 1 byte (FP8); "
+          "catalogue inconsistency 4.",
+)
+kv_bytes_per_token_fp4_reading = Claim(
+    "context.kv_bytes_per_token_fp4_reading", title="FP4 weights: the same solve gives 833 bytes",
+    statement="With the lecture scenario's FP4 weights (half a byte) and R = 300, the same solve gives "
+              "833 bytes per token: the answer halves with the weights' precision.",
+    source=lecture("01:37", CHAPTER, reconstructed=True),
+    hypotheses=(_frontier,),
+    goal=logic.within_percent(k_tier, 833, 1),
+    instance=True, forall=(params_active,),
+    uses=(kv_bytes_per_token_claim,), tags=INCONSISTENCY,
+)
+kv_bytes_per_token_fp4_claims_1667 = Claim(
+    "context.kv_bytes_per_token_fp4_claims_1667", title="False twin: 1,667 bytes at FP4",
+    statement="At the scenario's FP4 weights the solve would give 1,667 bytes per token.  It gives 833.",
+    source=lecture("01:37", CHAPTER),
+    hypotheses=(_frontier,),
+    goal=logic.within_percent(k_tier, 1667, 1),
+    instance=True, forall=(params_active,), expected="refuted",
+    uses=(kv_bytes_per_token_claim,), tags=INCONSISTENCY,
+)
+
+kv_cache_layers = Quantity("kv_cache_layers", r"n_{\mathrm{kvl}}", "1",
+                           "layers that keep their own KV cache (1 when one global KV is shared by all layers)")
+kv_heads = Quantity("kv_heads", r"n_{\mathrm{kv}}", "1", "key/value heads per layer")
+head_dim = Quantity("head_dim", r"d_{\mathrm{head}}", "1", "dimension of one attention head")
+kv_vectors_per_token = Quantity(
+    "kv_vectors_per_token", r"\kappa", "1/token", "cached vectors per KV head per token of context: a key and a value",
+    value=2, source=lecture("01:40", CHAPTER),
+)
+kv_bytes_from_heads_q = Quantity("kv_bytes_from_heads", r"k_{\mathrm{arch}}", "byte/token",
+                                 "KV bytes per token of context computed from the attention layout")
+kv_bytes_from_heads = Definition(
+    "context.kv_bytes_from_heads", title="KV bytes per token from the attention layout",
+    statement="Each layer with its own KV cache stores a key and a value vector of the head dimension for "
+              "every KV head, for every token of context.",
+    source=lecture("01:40", CHAPTER),
+    defines=kv_bytes_from_heads_q,
+    expr=kv_cache_layers.sym * kv_vectors_per_token.sym * kv_heads.sym * head_dim.sym * bytes_per_kv_element.sym,
+)
+kv_bytes_architecture = Claim(
+    "context.kv_bytes_architecture", title="One shared layer, 8 heads of 128: 2,048 bytes",
+    statement="A Character.AI-style model whose layers share one global KV cache, with 8 KV heads of "
+              "dimension 128 at one byte per element, keeps 1 × 2 × 8 × 128 = 2,048 bytes per token (the "
+              "lecture scenario's value), within a factor 1.25 of the 1,667 bytes solved for: 'plausible, if "
+              "maybe a little bit small'.",
+    source=lecture("01:40-01:41", CHAPTER),
+    hypotheses=(_frontier, *_one_byte_reading),
+    goal=logic.And((
+        logic.eq(kv_bytes_from_heads_q.sym, 2048),
+        logic.eq(kv_bytes_from_heads_q.sym, k),
+        logic.within_factor(kv_bytes_from_heads_q.sym, k_tier, sp.Rational(5, 4)),
+    )),
+    instance=True, forall=(params_active, bytes_per_param, flops),
+    uses=(kv_bytes_per_token_fp8_reading,), tags=INCONSISTENCY,
+    notes="Per token for the whole model, not per layer (catalogue inconsistency 5).  The standard count "
+          "2·n_layers·n_kv·d_head·e (Pope et al. 2022) has n_layers = 1 here.  Sparse attention would "
+          "allow larger layouts by its sparsity factor.",
+)
+kv_bytes_architecture_fp4 = Claim(
+    "context.kv_bytes_architecture_fp4", title="False twin: 2 KB also matches the FP4 reading",
+    statement="At FP4 weights the solved value is 833 bytes; 2,048 bytes is not within a factor 1.25 of it.",
+    source=lecture("01:40-01:41", CHAPTER, reconstructed=True),
+    hypotheses=(_frontier,),
+    goal=logic.within_factor(kv_bytes_from_heads_q.sym, k_tier, sp.Rational(5, 4)),
+    instance=True, forall=(params_active,), expected="refuted",
+    uses=(kv_bytes_per_token_fp4_reading,), tags=INCONSISTENCY,
+)
+
+# ---------------------------------------------------------------------------------------------------
+# 3. The quadratic term and the context plateau (#46)
+# ---------------------------------------------------------------------------------------------------
+query_heads = Quantity("query_heads", r"n_{q}", "1", "query heads per attention layer")
+global_attention_layers = Quantity("global_attention_layers", r"n_{\mathrm{attn}}", "1",
+                                   "layers whose attention spans the whole context")
+attention_flops_per_context_token = Quantity(
+    "attention_flops_per_context_token", r"c_{\mathrm{attn}}", "FLOP/token",
+    "FLOPs per query head and head dimension for each token of context: 2 for the score q·k, 2 for "
+    "weighting v",
+    value=4, source=lecture("01:48", CHAPTER, reconstructed=True),
+)
+attention_compute_time_q = Quantity("attention_compute_time", r"t_{\mathrm{attn}}", "s",
+                                    "time for the attention score and value multiplies of one decode step",
+                                    display_unit="ms")
+quadratic_context_q = Quantity("quadratic_context", r"L_{\mathrm{quad}}", "token/seq",
+                               "context at which attention's multiplies equal the weight multiplies")
+n_q, n_attn, n_kv, d_head, n_kvl = (query_heads.sym, global_attention_layers.sym, kv_heads.sym, head_dim.sym,
+                                    kv_cache_layers.sym)
+c_attn, e = attention_flops_per_context_token.sym, bytes_per_kv_element.sym
+t_attn, L_quad = attention_compute_time_q.sym, quadratic_context_q.sym
+
+attention_compute_time = Definition(
+    "context.attention_compute_time", title="Attention compute time of a decode step",
+    statement="Each new token's query heads meet every context token in every global attention layer: "
+              "4 FLOPs per head dimension, so the work grows with the context (quadratically over a whole "
+              "sequence).",
+    source=lecture("01:48", CHAPTER, reconstructed=True),
+    defines=attention_compute_time_q, expr=c_attn * n_attn * n_q * d_head * L * B / (n * F),
+)
+quadratic_context = Definition(
+    "context.quadratic_context", title="Context where attention compute matches the weights",
+    statement="The context at which a token's attention multiplies equal its weight multiplies.",
+    source=lecture("01:48", CHAPTER, reconstructed=True),
+    defines=quadratic_context_q, expr=c_fwd * N_act * tau / (c_attn * n_attn * n_q * d_head),
+)
+context_length_plateau = Assumption(
+    "context.context_length_plateau", title="Context lengths plateaued at 100-200K",
+    statement="Served context lengths rose from about 8K to 100-200K tokens and have hovered there for a "
+              "year or two, a balanced cost point, because HBM is not getting much better.  Sparse attention "
+              "buys something like a square root of the KV traffic, not an unlimited gain, since too much "
+              "sparsity loses quality.  (Dwarkesh's aside: continual learning purely in context would need "
+              "contexts of about 1e8 tokens, a month of work.)",
+    source=lecture("01:49-01:51", CHAPTER),
+)
+quadratic_attention_negligible = Claim(
+    "context.quadratic_attention_negligible", title="Attention compute is small below L_quad",
+    statement="The attention multiplies of a decode step are at most its weight multiplies exactly when the "
+              "context is at most L_quad = 2·N_act·τ/(4·n_attn·n_q·d_head); below that the compute line stays "
+              "nearly flat in the context, as the lecture draws it.",
+    source=lecture("01:48-01:49", CHAPTER),
+    goal=logic.Iff(logic.le(t_attn, t_c), logic.le(L, L_quad)),
+    steps=(
+        Step(logic.le(t_attn, t_c), "suppose attention takes no longer than the weights", link="iff"),
+        Step(logic.le(c_attn * n_attn * n_q * d_head * L * B / (n * F), c_fwd * N_act * B * tau / (n * F)),
+             "substitute both times", link="iff"),
+        Step(logic.le(L, c_fwd * N_act * tau / (c_attn * n_attn * n_q * d_head)),
+             "the batch, the chips and F cancel", link="iff"),
+    ),
+    uses=(context_crossover, context_length_plateau),
+)
+quadratic_attention_millions = Claim(
+    "context.quadratic_attention_millions", title="One global layer: attention matters only at millions",
+    statement="For the lecture's frontier model (1e11 active parameters) with one global attention layer of "
+              "128 query heads of dimension 128, attention compute catches up with the weights only at about "
+              "3 million tokens: 'up in the millions of tokens'.",
+    source=lecture("01:48", CHAPTER),
+    hypotheses=(_frontier,),
+    goal=logic.ge(L_quad, 10**6),
+    instance=True, forall=(params_active,),
+    uses=(quadratic_attention_negligible,), tags=INCONSISTENCY,
+    notes="'Millions' depends on the architecture: see context.quadratic_attention_all_layers.",
+)
+quadratic_attention_all_layers = Claim(
+    "context.quadratic_attention_all_layers", title="False twin: millions also with 100 dense attention layers",
+    statement="If all 100 layers of the same model attended over the whole context, attention would match "
+              "the weights at about 30K tokens, not millions.",
+    source=lecture("01:48", CHAPTER, reconstructed=True),
+    hypotheses=(_frontier, logic.eq(n_attn, 100)),
+    goal=logic.ge(L_quad, 10**6),
+    instance=True, forall=(params_active, global_attention_layers), expected="refuted",
+    uses=(quadratic_attention_negligible,), tags=INCONSISTENCY,
+)
+attention_slope_below_memory_slope = Claim(
+    "context.attention_slope_below_memory_slope", title="Per context token, attention compute trails KV reads",
+    statement="When every attention layer reads its own KV cache, the attention multiplies of a step take no "
+              "longer than its KV reads exactly when each KV head serves at most F·e/(2·W) query heads, about "
+              "600 on the lecture's hardware; grouped-query attention uses 1 to 16.  The compute slope in the "
+              "context is 'forced by fundamental principles' to be the smaller one.",
+    source=lecture("01:49", CHAPTER),
+    hypotheses=(logic.eq(k, kv_bytes_from_heads_q.sym), logic.eq(n_attn, n_kvl)),
+    goal=logic.Iff(logic.le(t_attn, t_kv),
+                   logic.le(n_q / n_kv, F * kv_vectors_per_token.sym * e / (c_attn * W))),
+    uses=(quadratic_attention_negligible, kv_bytes_from_heads),
+)
+attention_slope_lecture = Claim(
+    "context.attention_slope_lecture", title="The lecture's model: attention compute under a tenth of KV reads",
+    statement="With the lecture scenario's hardware and 2 KB per token, one global layer of 128 query heads "
+              "spends under a tenth of the KV read time on attention multiplies, at any batch and context.",
+    source=lecture("01:49", CHAPTER),
+    goal=logic.le(10 * t_attn, t_kv),
+    instance=True,
+    uses=(attention_slope_below_memory_slope,),
+)

@@ -5,21 +5,33 @@ half.  A decode step multiplies every active weight by every sequence in the bat
 weight, plus every sequence's KV cache, from HBM.  The step cannot be faster than either job.
 
 Main claims:
-- ``roofline.step_time_ge_compute_time`` and ``roofline.step_time_ge_memory_time``: the roofline
+- ``roofline.compute_time``, ``roofline.memory_time`` (weights plus KV) and
+  ``roofline.roofline_step_time`` (the larger of the two): the definitions everything rests on;
+  ``roofline.step_time_ge_compute_time`` and ``roofline.step_time_ge_memory_time``: the roofline
   bound, each side on its own.
+- ``roofline.latency_vs_batch_shape``: the step time never falls as the batch grows, starts at the
+  weight-fetch time and rises at most linearly.
 - **Latency floor** ``roofline.latency_floor``: for every batch, a step takes at least the time to
   read all weights once over the pooled bandwidth of the scale-up domain.
-- ``roofline.hbm_drain_time``: the Rubin example, 288 GB / 20 TB/s = 14.4 ms.
+- **Cost floor** ``roofline.cost_per_token_and_floor``: the cost per token is a hyperbola in the
+  batch (the weight reads) on top of constants (compute, KV reads), never below the floor
+  ``cost_per_token_floor``; ``roofline.cost_per_token_nonincreasing``: it never rises with the batch;
+  ``roofline.slow_mode_on_cost_floor``: once compute-bound it is exactly the compute cost.
+- ``roofline.hbm_drain_time``: the Rubin example, 288 GB / 20 TB/s = 14.4 ms;
+  ``roofline.drain_time_about_20ms``: "about 20 ms on many generations of HBM";
+  ``roofline.full_hbm_step_ge_drain_time``: a step that reads a full HBM lasts at least a drain time.
 
 Notation: B batch (sequences), N parameters (total and active), q bytes per parameter, F peak
 FLOP/s per chip, W HBM bytes/s per chip, n chips in the scale-up domain, L context tokens,
-k KV bytes per context token (all layers).
+k KV bytes per context token (all layers), p chip rental price per second, B' a second batch
+(``batch_other``) for claims comparing two batches.
 
 Implementation notes: the lecture counts one multiply per active weight and token; we count two
 FLOPs (multiply and add), the convention of spec sheets, through the constant
 ``flops_per_param_token``.  Sequences and tokens are distinct units, linked by
 ``tokens_per_step`` (one new token per sequence in a decode step).  Attention FLOPs are left out as
-in the lecture (see ``context.quadratic_attention_negligible``).
+in the lecture (see ``context.quadratic_attention_negligible``).  ``step_time_at`` and ``cost_at``
+write the step time and cost per token out at another batch, for monotonicity claims.
 
 References: the lecture (Dwarkesh Podcast, 2026-04-29); the roofline model (Williams et al., 2009).
 """
@@ -262,6 +274,16 @@ hbm_drain_time = Claim(
     source=lecture("00:22", CHAPTER),
     goal=logic.within_percent(drain_time_q.sym, si("14.4 ms"), 1),
     instance=True,
+)
+drain_time_about_20ms = Claim(
+    "roofline.drain_time_about_20ms", title="HBM drains in about 20 ms",
+    statement="Capacity over bandwidth of HBM is about 20 ms on many generations (read as within a factor "
+              "1.5: 13 to 30 ms).",
+    source=lecture("00:21-00:22", CHAPTER),
+    goal=logic.within_factor(drain_time_q.sym, si("20 ms"), sp.Rational(3, 2)),
+    instance=True,
+    notes="Lecture (Rubin) 14.4 ms; presets: H100 24 ms, B200 22.5 ms, H200 29 ms, but A100 80GB 39 ms and "
+          "MI300X 36 ms fall outside.",
 )
 full_hbm_step_ge_drain_time = Claim(
     "roofline.full_hbm_step_ge_drain_time", title="A step that reads a full HBM lasts a drain time",

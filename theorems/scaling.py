@@ -1,1 +1,515 @@
-"""(being written)"""
+"""Equalising costs, the lifecycle token split, and why frontier models are over-trained
+
+Chapter 5 of the lecture ("Because of RL, models may be 100x over-trained beyond
+Chinchilla-optimal", 01:18:59-01:33:02).  Two costs that pull a knob in opposite directions are
+cheapest together roughly where they are equal.  Applied to the compute a model spends in
+pre-training, in reinforcement learning and in serving, it says the three token counts should be
+about the same; with a serving estimate of some 2.6e14 tokens and about 1e11 active parameters, the
+pre-training run is about a hundred times longer than Chinchilla's 20 tokens per parameter.
+
+Main claims:
+- **Compute equalisation** ``scaling.compute_equalisation``: a/x + b·x is smallest where the two
+  terms are equal, and there it equals 2√(ab).  It rests on four parts:
+  ``scaling.reciprocal_linear_bound`` (a/x + b·x >= 2√(ab) for all positive a, b, x),
+  ``scaling.exp_equalisation`` (a·e^-u + b·e^u >= 2√(ab), interval engine),
+  ``scaling.power_law_term_ratio`` (for a·x^-α + b·x^β the optimal terms are in the ratio β/α, so
+  equal only when α = β) and ``scaling.equalisation_within_factor_two`` (for any falling cost and
+  rising cost, the point where they cross costs at most twice the optimum).
+- ``scaling.lifecycle_compute_costs``: pre-training, RL and inference compute are each the active
+  parameters times a per-token cost times tokens; N_act factors out of the split.
+- **Token equalisation** ``scaling.token_equalisation``: with equal compute in the three stages and
+  the flashcard constants (RL: 3 FLOP per parameter-token, decode at a third of peak),
+  D_pre = D_inf = 3/2·D_RL, whatever N_act is.
+- ``scaling.inference_token_estimate``: 5e7 tokens/s for two months is 2.592e14 tokens.
+- **Over-training** ``scaling.chinchilla_overtraining``: with D_pre = D_inf and N_act = 1e11, the
+  run is 129.6 times Chinchilla's token count ("a factor of a hundred"); the 150T rumour gives 75.
+- ``scaling.chinchilla_overtraining_penalty``, ``scaling.chinchilla_equalisation_near_optimal`` and
+  ``scaling.chinchilla_optimal_tokens_per_param``: the Hoffmann et al. (2022) loss fit, decided by
+  interval arithmetic: over-training 100x at fixed compute costs under 3% of the loss; equalising
+  the two loss terms lands within 1% of the optimal reducible loss; the fit's own optimum is 40-200
+  tokens per parameter.
+
+Notation: a, b cost scales (USD); x, x_0 the knob and its balanced setting; u a knob entering
+through e^±u; α, β power-law exponents; D_pre, D_RL, D_inf tokens of pre-training, RL and
+inference; c_RL FLOPs per parameter per RL token; η the inefficiency multiplier of decode-heavy
+work (1/MFU); n = log10 N and c = log10(N·D) for the loss fit.
+
+Implementation notes: the power-law optimum is stated over the values of the two terms (an
+algebraic identity), since z3 cannot handle symbolic exponents.  Naive interval arithmetic cannot
+prove a bound that is attained (a·e^-u + b·e^u touches 2√(ab) along a curve), so the exponential
+total is defined with the square completed and ``scaling.exp_total_cost_expanded`` checks that form
+against the plain sum.  The loss fit is written in base-10 logarithms (n, c) so that its powers
+have symbolic exponents and go to the interval engine with bounded boxes.  The lecture's 100B
+frontier model is ``frontier_params_active``; general statements use ``params_active``, and the
+lecture's numbers pin one to the other by a hypothesis.
+
+References: the lecture, 01:18:59-01:33:02; Kaplan et al. 2020 (C = 6ND); Hoffmann et al. 2022,
+"Training Compute-Optimal Large Language Models" (arXiv:2203.15556), section 3.3 and its fitted
+L(N, D) = 1.69 + 406.4/N^0.34 + 410.7/D^0.28; Besiroglu et al. 2024, "Chinchilla Scaling: A
+replication attempt" (arXiv:2404.10102) on that fit's optimum lying above 20 tokens per parameter.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from derive import Assumption, Claim, Definition, Quantity, Step, lecture, logic, paper
+
+from .roofline import c_fwd, params_active
+
+CHAPTER = "Because of RL, models may be 100x over-trained beyond Chinchilla-optimal"
+HOFFMANN = "Hoffmann et al. 2022, Training Compute-Optimal Large Language Models (arXiv:2203.15556)"
+N_act = params_active.sym
+
+# ---------------------------------------------------------------------------------------------------
+# 1. The equalisation heuristic
+# ---------------------------------------------------------------------------------------------------
+cost_scale_falling = Quantity("falling_cost_scale", "a", "USD", "scale of the cost that falls as the knob grows "
+                              "(a in a/x)")
+cost_scale_rising = Quantity("rising_cost_scale", "b", "USD", "scale of the cost that grows with the knob "
+                             "(b in b·x)")
+cost_knob = Quantity("cost_knob", "x", "1", "the setting traded off between the two costs")
+cost_knob_balanced = Quantity("cost_knob_balanced", "x_{0}", "1",
+                              "the setting at which the falling and the rising cost are equal")
+exp_knob = Quantity("exp_cost_knob", "u", "1", "a knob that enters the two costs as e^-u and e^u", domain="real")
+exp_total_cost_q = Quantity("exp_total_cost", r"C_{\exp}", "USD", "total a·e^-u + b·e^u of two exponential costs")
+falling_exponent = Quantity("falling_exponent", r"\alpha", "1", "exponent of the falling power law a·x^-α")
+rising_exponent = Quantity("rising_exponent", r"\beta", "1", "exponent of the rising power law b·x^β")
+falling_cost = Quantity("falling_cost", r"C_{A}", "USD", "value of the falling cost at the setting considered",
+                        domain="nonnegative")
+rising_cost = Quantity("rising_cost", r"C_{B}", "USD", "value of the rising cost at the setting considered",
+                       domain="nonnegative")
+falling_cost_balanced = Quantity("falling_cost_at_balance", r"C_{A}(x_{0})", "USD",
+                                 "value of the falling cost where the two costs cross", domain="nonnegative")
+rising_cost_balanced = Quantity("rising_cost_at_balance", r"C_{B}(x_{0})", "USD",
+                                "value of the rising cost where the two costs cross", domain="nonnegative")
+
+a, b, x, x0, u = (cost_scale_falling.sym, cost_scale_rising.sym, cost_knob.sym, cost_knob_balanced.sym,
+                  exp_knob.sym)
+alpha, beta = falling_exponent.sym, rising_exponent.sym
+CA, CB, CA0, CB0 = falling_cost.sym, rising_cost.sym, falling_cost_balanced.sym, rising_cost_balanced.sym
+
+reciprocal_linear_bound = Claim(
+    "scaling.reciprocal_linear_bound", title="A falling a/x plus a rising b·x never drops below 2√(ab)",
+    statement="For all positive a, b and x, a/x + b·x is at least 2√(ab): the arithmetic mean of the two "
+              "terms is at least their geometric mean, which does not depend on x.",
+    source=lecture("01:20-01:22", CHAPTER),
+    goal=logic.ge(a / x + b * x, 2 * sp.sqrt(a * b)),
+)
+
+exp_total_cost = Definition(
+    "scaling.exp_total_cost", title="Total of two exponential costs (square completed)",
+    statement="The total a·e^-u + b·e^u, written as a square plus 2√a√b; scaling.exp_total_cost_expanded "
+              "checks that this is the plain sum.",
+    source=lecture("01:21", CHAPTER, reconstructed=True),
+    defines=exp_total_cost_q,
+    expr=(sp.sqrt(a) * sp.exp(-u / 2) - sp.sqrt(b) * sp.exp(u / 2)) ** 2 + 2 * sp.sqrt(a) * sp.sqrt(b),
+)
+exp_total_cost_expanded = Claim(
+    "scaling.exp_total_cost_expanded", title="The completed square is the plain sum of the two costs",
+    statement="(√a·e^(-u/2) − √b·e^(u/2))² + 2√a√b equals a·e^-u + b·e^u for every a, b > 0 and real u.",
+    source=lecture("01:21", CHAPTER, reconstructed=True),
+    goal=logic.eq(exp_total_cost_q.sym, a * sp.exp(-u) + b * sp.exp(u)),
+    bounds=((cost_scale_falling, sp.Rational(1, 100), 100), (cost_scale_rising, sp.Rational(1, 100), 100),
+            (exp_knob, -10, 10)),
+)
+exp_equalisation = Claim(
+    "scaling.exp_equalisation", title="Exponential costs: the total never drops below 2√(ab)",
+    statement="For a·e^-u + b·e^u (a, b between 0.01 and 100 USD, u between -10 and 10) the total is at "
+              "least 2√a√b, with equality exactly where the square vanishes, i.e. where a·e^-u = b·e^u: "
+              "the minimum sits where the two costs are equal.",
+    source=lecture("01:21", CHAPTER),
+    goal=logic.ge(exp_total_cost_q.sym, 2 * sp.sqrt(a) * sp.sqrt(b)),
+    bounds=((cost_scale_falling, sp.Rational(1, 100), 100), (cost_scale_rising, sp.Rational(1, 100), 100),
+            (exp_knob, -10, 10)),
+    uses=(exp_total_cost_expanded,),
+    notes="Decided by interval branch-and-bound over the stated box.  Interval arithmetic cannot certify "
+          "a bound that is attained on the plain sum (the enclosure of a·e^-u + b·e^u − 2√a√b always dips "
+          "below zero around the touching curve), hence the completed-square form, checked separately.",
+)
+
+_power_total = a * x ** (-alpha) + b * x ** beta
+power_law_stationarity = Claim(
+    "scaling.power_law_stationarity", title="Where a power-law pair is stationary",
+    statement="For a·x^-α + b·x^β the derivative is (β·b·x^β − α·a·x^-α)/x: the slope vanishes exactly "
+              "where α times the falling term equals β times the rising term.",
+    source=lecture("01:22", CHAPTER, reconstructed=True),
+    goal=logic.eq(sp.diff(_power_total, x), (beta * b * x ** beta - alpha * a * x ** (-alpha)) / x),
+    bounds=((cost_scale_falling, sp.Rational(1, 100), 100), (cost_scale_rising, sp.Rational(1, 100), 100),
+            (cost_knob, sp.Rational(1, 100), 100), (falling_exponent, sp.Rational(1, 10), 2),
+            (rising_exponent, sp.Rational(1, 10), 2)),
+)
+power_law_term_ratio = Claim(
+    "scaling.power_law_term_ratio", title="Power laws: at the optimum the terms are in the ratio β/α",
+    statement="At a stationary point of a·x^-α + b·x^β the falling term C_A and the rising term C_B satisfy "
+              "α·C_A = β·C_B, so C_A/C_B = β/α: the two costs are equal only when α = β, and otherwise "
+              "within the factor β/α of equal.",
+    source=lecture("01:22", CHAPTER, reconstructed=True),
+    hypotheses=(logic.eq(alpha * CA, beta * CB), logic.gt(CB, 0)),
+    goal=logic.eq(CA / CB, beta / alpha),
+    uses=(power_law_stationarity,),
+    notes="The lecture conjectures that power laws equalise; the catalogue's correction: they equalise "
+          "up to the factor β/α.",
+)
+equalisation_within_factor_two = Claim(
+    "scaling.equalisation_within_factor_two", title="Equalising costs is never worse than twice the optimum",
+    statement="Let C_A fall and C_B rise with the knob, crossing at x_0 with common value C_A(x_0) = C_B(x_0). "
+              "At any setting x, one of the two costs is at least its value at the crossing, so the total "
+              "is at least half the total at the crossing: equalising is within a factor 2 of optimal.",
+    source=lecture("01:20-01:22", CHAPTER, reconstructed=True),
+    hypotheses=(
+        logic.Implies(logic.le(x, x0), logic.ge(CA, CA0)),
+        logic.Implies(logic.ge(x, x0), logic.ge(CB, CB0)),
+        logic.eq(CA0, CB0),
+    ),
+    goal=logic.ge(CA + CB, (CA0 + CB0) / 2),
+)
+
+compute_equalisation = Claim(
+    "scaling.compute_equalisation", title="Compute equalisation", label="Compute equalisation",
+    statement="When one cost falls as a/x and the other rises as b·x, the total is smallest where the two "
+              "costs are equal, and that minimum is 2√(ab).  The same holds for e^-u against e^u; for power "
+              "laws the optimal terms are in the ratio β/α, and for any falling/rising pair the crossing "
+              "point costs at most twice the optimum.",
+    source=lecture("01:20-01:22", CHAPTER),
+    hypotheses=(logic.eq(a / x0, b * x0),),
+    goal=logic.And((logic.ge(a / x + b * x, a / x0 + b * x0),
+                    logic.eq(a / x0 + b * x0, 2 * sp.sqrt(a * b)))),
+    uses=(reciprocal_linear_bound, exp_equalisation, power_law_term_ratio, equalisation_within_factor_two),
+)
+
+# ---------------------------------------------------------------------------------------------------
+# 2. Compute over a model's life: pre-training, RL, inference
+# ---------------------------------------------------------------------------------------------------
+train_flops_per_param_token = Quantity(
+    "train_flops_per_param_token", r"c_{\mathrm{train}}", "FLOP/(param*token)",
+    "FLOPs per active parameter per training token (forward 2, backward 4)",
+    value=6, source=paper("Kaplan et al. 2020, Scaling Laws for Neural Language Models", "C ≈ 6ND"),
+)
+rl_flops_per_param_token = Quantity(
+    "rl_flops_per_param_token", r"c_{\mathrm{RL}}", "FLOP/(param*token)",
+    "FLOPs per active parameter per RL token: 2 for rollouts only, 6 when every token is trained on")
+decode_inefficiency = Quantity("decode_inefficiency", r"\eta", "1",
+                               "how many times more hardware time decode-heavy work takes than its FLOPs at peak "
+                               "(1/MFU)")
+pretrain_tokens = Quantity("pretrain_tokens", r"D_{\mathrm{pre}}", "token", "tokens of pre-training")
+rl_tokens = Quantity("rl_tokens", r"D_{\mathrm{RL}}", "token", "tokens generated and trained on in RL")
+inference_tokens_q = Quantity("inference_tokens", r"D_{\mathrm{inf}}", "token",
+                              "tokens the model serves over its deployment")
+pretrain_compute_q = Quantity("pretrain_compute", r"C_{\mathrm{pre}}", "FLOP", "compute of pre-training",
+                              display_unit="EFLOP")
+rl_compute_q = Quantity("rl_compute", r"C_{\mathrm{RL}}", "FLOP", "compute of RL, in peak-FLOP equivalents",
+                        display_unit="EFLOP")
+inference_compute_q = Quantity("inference_compute", r"C_{\mathrm{inf}}", "FLOP",
+                               "compute of serving, in peak-FLOP equivalents", display_unit="EFLOP")
+
+c_train, c_rl, eta = train_flops_per_param_token.sym, rl_flops_per_param_token.sym, decode_inefficiency.sym
+D_pre, D_rl, D_inf = pretrain_tokens.sym, rl_tokens.sym, inference_tokens_q.sym
+C_pre, C_rl, C_inf = pretrain_compute_q.sym, rl_compute_q.sym, inference_compute_q.sym
+
+pretrain_compute = Definition(
+    "scaling.pretrain_compute", title="Pre-training compute",
+    statement="Six FLOPs per active parameter per token: the familiar 6ND.",
+    source=lecture("01:22", CHAPTER), defines=pretrain_compute_q, expr=c_train * N_act * D_pre,
+)
+rl_compute = Definition(
+    "scaling.rl_compute", title="RL compute",
+    statement="c_RL FLOPs per active parameter per token, inflated by the inefficiency of decode-heavy "
+              "rollouts.",
+    source=lecture("01:23", CHAPTER), defines=rl_compute_q, expr=c_rl * N_act * D_rl * eta,
+)
+inference_compute = Definition(
+    "scaling.inference_compute", title="Inference compute",
+    statement="Two FLOPs per active parameter per served token, inflated by the inefficiency of decode.",
+    source=lecture("01:23", CHAPTER), defines=inference_compute_q, expr=c_fwd * N_act * D_inf * eta,
+)
+rl_flops_range = Assumption(
+    "scaling.rl_flops_range", title="RL costs two to six FLOPs per parameter-token",
+    statement="Forward-only rollouts cost 2 FLOPs per active parameter per token; training on every token "
+              "costs 6.  RL sits in between.",
+    source=lecture("01:23", CHAPTER),
+    relation=logic.between(c_rl, 2, 6),
+)
+lifecycle_split_heuristic = Assumption(
+    "scaling.lifecycle_split_heuristic", title="Spend about a third of the compute on each stage",
+    statement="By the equalisation heuristic, a good ballpark is an equal split of compute between "
+              "pre-training, RL and inference (or half-and-half between training and inference: a third "
+              "against a quarter is only a small factor).  The inference share should be derated for the "
+              "risk that the model is not at the frontier for its whole deployment.",
+    source=lecture("01:24-01:27", CHAPTER),
+    uses=(compute_equalisation,),
+)
+
+lifecycle_compute_costs = Claim(
+    "scaling.lifecycle_compute_costs", title="Lifecycle compute: N_act factors out",
+    statement="The three stages cost N_act times (6·D_pre + c_RL·η·D_RL + 2·η·D_inf): every stage is "
+              "proportional to the active parameters, so how compute splits between the stages depends "
+              "only on the token counts and the per-token constants.",
+    source=lecture("01:22-01:24", CHAPTER),
+    goal=logic.eq(C_pre + C_rl + C_inf, N_act * (c_train * D_pre + c_rl * eta * D_rl + c_fwd * eta * D_inf)),
+    steps=(Step(N_act * c_train * D_pre + N_act * c_rl * eta * D_rl + N_act * c_fwd * eta * D_inf,
+                "substitute the three definitions"),),
+)
+token_split_general = Claim(
+    "scaling.token_split_general", title="Equal compute fixes the token ratios",
+    statement="If the three stages spend equal compute, D_inf = 6·D_pre/(2·η) and D_RL = 6·D_pre/(c_RL·η), "
+              "for any number of active parameters.",
+    source=lecture("01:24-01:27", CHAPTER, reconstructed=True),
+    hypotheses=(logic.eq(C_pre, C_rl), logic.eq(C_pre, C_inf)),
+    goal=logic.And((logic.eq(D_inf, c_train * D_pre / (c_fwd * eta)),
+                    logic.eq(D_rl, c_train * D_pre / (c_rl * eta)))),
+    uses=(lifecycle_compute_costs, lifecycle_split_heuristic),
+)
+token_equalisation = Claim(
+    "scaling.token_equalisation", title="Token equalisation", label="Token equalisation",
+    statement="With equal compute in the three stages, RL at 3 FLOPs per parameter-token and decode at a "
+              "third of peak (η = 3): 6·D_pre = 9·D_RL = 6·D_inf, so D_pre = D_inf = 3/2·D_RL.  The active "
+              "parameters cancel: serve about as many tokens as you pre-train on, and somewhat fewer RL tokens.",
+    source=lecture("01:24-01:27", CHAPTER),
+    hypotheses=(logic.eq(C_pre, C_rl), logic.eq(C_pre, C_inf), logic.eq(c_rl, 3), logic.eq(eta, 3)),
+    goal=logic.And((logic.eq(D_pre, D_inf), logic.eq(D_pre, sp.Rational(3, 2) * D_rl))),
+    steps=(
+        Step(logic.And((logic.eq(6 * N_act * D_pre, 9 * N_act * D_rl), logic.eq(6 * N_act * D_pre, 6 * N_act * D_inf))),
+             "substitute the three costs with c_RL = 3, η = 3"),
+        Step(logic.And((logic.eq(D_pre, D_inf), logic.eq(D_pre, sp.Rational(3, 2) * D_rl))),
+             "divide by N_act > 0: it cancels"),
+    ),
+    uses=(token_split_general, compute_equalisation),
+    tags=("inconsistency",),
+    notes="The on-board algebra with α and β was garbled and self-corrected in the lecture; this is the "
+          "flashcard form.  The '2-6' of RL is FLOPs per parameter-token, separate from the MFU "
+          "inefficiency η (one summary conflates them).",
+)
+rl_tokens_fewer_than_pretrain = Claim(
+    "scaling.rl_tokens_fewer_than_pretrain", title="Fewer RL tokens than pre-training tokens",
+    statement="With equal compute, RL at 2-6 FLOPs per parameter-token and decode at a third of peak or "
+              "worse (η >= 3), each RL token costs at least as much as a pre-training token, so D_RL <= D_pre.",
+    source=lecture("01:26", CHAPTER),
+    hypotheses=(logic.eq(C_pre, C_rl), logic.ge(eta, 3)),
+    goal=logic.le(D_rl, D_pre),
+    uses=(rl_flops_range, token_split_general),
+)
+
+# ---------------------------------------------------------------------------------------------------
+# 3. How many tokens a frontier model serves
+# ---------------------------------------------------------------------------------------------------
+fleet_token_rate = Quantity("fleet_token_rate", r"r_{\mathrm{fleet}}", "token/s",
+                            "tokens per second a large provider serves across all its models")
+models_sharing_traffic = Quantity("models_sharing_traffic", r"m", "1",
+                                  "how many models of a family share the fleet's traffic")
+deployment_time = Quantity("deployment_time", r"T_{\mathrm{deploy}}", "s", "how long one model is served",
+                           display_unit="day")
+serving_token_rate_q = Quantity("serving_token_rate", r"r_{\mathrm{model}}", "token/s",
+                                "tokens per second served by one specific model")
+
+serving_token_rate = Definition(
+    "scaling.serving_token_rate", title="Tokens per second of one model",
+    statement="The fleet's traffic divided among the models of the family.",
+    source=lecture("01:29", CHAPTER), defines=serving_token_rate_q,
+    expr=fleet_token_rate.sym / models_sharing_traffic.sym,
+)
+inference_tokens = Definition(
+    "scaling.inference_tokens", title="Tokens served over a deployment",
+    statement="Serving rate times deployment time.",
+    source=lecture("01:28", CHAPTER), defines=inference_tokens_q,
+    expr=serving_token_rate_q.sym * deployment_time.sym,
+)
+fleet_token_estimate = Claim(
+    "scaling.fleet_token_estimate", title="Half a billion tokens a second for two months: 2.6e15",
+    statement="500 million tokens per second for 60 days is 2.592e15 tokens, Dwarkesh's '2.6 × 10^15'.",
+    source=lecture("01:28", CHAPTER),
+    goal=logic.within_percent(fleet_token_rate.sym * deployment_time.sym, sp.Rational(26, 10) * 10**15, 1),
+    instance=True,
+)
+inference_token_estimate = Claim(
+    "scaling.inference_token_estimate", title="One model serves about 2.6e14 tokens",
+    statement="A tenth of the fleet's traffic, 5e7 tokens per second, for two months is 2.592e14 tokens: "
+              "'around two hundred trillion' (within a factor 1.5).",
+    source=lecture("01:28-01:30", CHAPTER),
+    goal=logic.And((logic.within_percent(inference_tokens_q.sym, sp.Rational(2592, 10) * 10**12, 1),
+                    logic.within_factor(inference_tokens_q.sym, 2 * 10**14, sp.Rational(3, 2)))),
+    instance=True, uses=(fleet_token_estimate,),
+)
+
+# ---------------------------------------------------------------------------------------------------
+# 4. Over-training against Chinchilla's 20 tokens per parameter
+# ---------------------------------------------------------------------------------------------------
+chinchilla_tokens_per_param = Quantity(
+    "chinchilla_tokens_per_param", r"\rho_{\mathrm{Ch}}", "token/param",
+    "compute-optimal training tokens per parameter (Chinchilla's rule of thumb)",
+    value=20, source=paper(HOFFMANN, "Chinchilla: 70B parameters trained on 1.4T tokens"),
+)
+frontier_params_active = Quantity("frontier_params_active", r"N_{\mathrm{front}}", "param",
+                                  "active parameters of the lecture's hypothetical frontier model")
+rumoured_pretrain_tokens = Quantity("rumoured_pretrain_tokens", r"D_{\mathrm{rumour}}", "token",
+                                    "a rumoured pre-training token count for a frontier model")
+chinchilla_tokens_q = Quantity("chinchilla_tokens", r"D_{\mathrm{Ch}}", "token",
+                               "compute-optimal pre-training tokens for the active parameters")
+overtraining_factor_q = Quantity("overtraining_factor", r"\omega", "1",
+                                 "pre-training tokens over the Chinchilla-optimal count")
+
+chinchilla_tokens = Definition(
+    "scaling.chinchilla_tokens", title="Chinchilla-optimal token count",
+    statement="Twenty tokens per active parameter.",
+    source=lecture("01:31", CHAPTER), defines=chinchilla_tokens_q, expr=chinchilla_tokens_per_param.sym * N_act,
+)
+overtraining_factor = Definition(
+    "scaling.overtraining_factor", title="Over-training factor",
+    statement="Pre-training tokens as a multiple of the Chinchilla-optimal count.",
+    source=lecture("01:31", CHAPTER), defines=overtraining_factor_q, expr=D_pre / chinchilla_tokens_q.sym,
+)
+
+_frontier = logic.eq(N_act, frontier_params_active.sym)
+chinchilla_overtraining = Claim(
+    "scaling.chinchilla_overtraining", title="About 100x over-trained", label="Over-training",
+    statement="Pre-train on as many tokens as the model will serve (token equalisation): 2.592e14 tokens "
+              "for a 1e11-active-parameter model whose Chinchilla count is 2e12, a factor of 129.6 — 'about "
+              "a hundred', and inside 50-300.",
+    source=lecture("01:30:41-01:32:12", CHAPTER),
+    hypotheses=(_frontier, logic.eq(D_pre, D_inf)),
+    goal=logic.And((logic.within_percent(overtraining_factor_q.sym, sp.Rational(1296, 10), 1),
+                    logic.between(overtraining_factor_q.sym, 50, 300))),
+    instance=True, forall=(params_active, pretrain_tokens),
+    uses=(token_equalisation, inference_token_estimate),
+    notes="'Chinchilla' is applied to ACTIVE parameters here, an assumption for mixture-of-experts models.",
+)
+overtraining_at_least_30x = Claim(
+    "scaling.overtraining_at_least_30x", title="Over-training survives the uncertainty",
+    statement="With a serving rate anywhere from 2.5e7 to 1e8 tokens/s for 60 days and 1e11 to 2e11 active "
+              "parameters, pre-training on as many tokens as are served is at least 30 times Chinchilla.",
+    source=lecture("01:28-01:32", CHAPTER, reconstructed=True),
+    hypotheses=(logic.between(serving_token_rate_q.sym, 25 * 10**6, 10**8),
+                logic.eq(deployment_time.sym, 60 * 86400),
+                logic.between(N_act, 10**11, 2 * 10**11),
+                logic.eq(D_pre, D_inf)),
+    goal=logic.ge(overtraining_factor_q.sym, 30),
+    uses=(token_equalisation,),
+)
+overtraining_rumour_reading = Claim(
+    "scaling.overtraining_rumour_reading", title="The 150T rumour gives 75x",
+    statement="With the rumoured 150 trillion pre-training tokens and 1e11 active parameters the factor is 75.",
+    source=lecture("01:31", CHAPTER),
+    hypotheses=(_frontier,),
+    goal=logic.within_percent(rumoured_pretrain_tokens.sym / chinchilla_tokens_q.sym, 75, 1),
+    instance=True, forall=(params_active,), tags=("inconsistency",),
+    notes="Seed 004 pairs the 150T rumour with '~100x'; the lecture's 100x comes from the 2.6e14 serving "
+          "estimate.  See scaling.overtraining_rumour_is_100x.",
+)
+overtraining_rumour_is_100x = Claim(
+    "scaling.overtraining_rumour_is_100x", title="False twin: 150T tokens is '100x' over-trained",
+    statement="The summary's reading: 150 trillion tokens on 1e11 active parameters is 100x Chinchilla "
+              "(within 10%).  It is 75x.",
+    source=lecture("01:31", CHAPTER),
+    hypotheses=(_frontier,),
+    goal=logic.within_percent(rumoured_pretrain_tokens.sym / chinchilla_tokens_q.sym, 100, 10),
+    instance=True, forall=(params_active,), expected="refuted", tags=("inconsistency",),
+)
+
+# ---------------------------------------------------------------------------------------------------
+# 5. The Chinchilla loss fit (interval engine)
+# ---------------------------------------------------------------------------------------------------
+_fit = "section 3.3, approach 3: L(N, D) = E + A/N^α + B/D^β"
+loss_floor = Quantity("chinchilla_loss_floor", "E", "1", "irreducible loss of the fitted law (nats per token)",
+                      value=sp.Rational(169, 100), source=paper(HOFFMANN, _fit + ", E = 1.69"))
+loss_param_coeff = Quantity("chinchilla_param_coeff", "A", "1", "coefficient of the parameter term",
+                            value=sp.Rational(4064, 10), source=paper(HOFFMANN, _fit + ", A = 406.4"))
+loss_data_coeff = Quantity("chinchilla_data_coeff", "B", "1", "coefficient of the data term",
+                           value=sp.Rational(4107, 10), source=paper(HOFFMANN, _fit + ", B = 410.7"))
+loss_param_exponent = Quantity("chinchilla_param_exponent", r"\alpha_{\mathrm{Ch}}", "1",
+                               "exponent of the parameter term", value=sp.Rational(34, 100),
+                               source=paper(HOFFMANN, _fit + ", α = 0.34"))
+loss_data_exponent = Quantity("chinchilla_data_exponent", r"\beta_{\mathrm{Ch}}", "1",
+                              "exponent of the data term", value=sp.Rational(28, 100),
+                              source=paper(HOFFMANN, _fit + ", β = 0.28"))
+log_params = Quantity("log10_params", "n", "1", "base-10 logarithm of the parameter count", domain="real")
+log_compute = Quantity("log10_params_times_tokens", "c", "1",
+                       "base-10 logarithm of parameters times tokens (training compute over 6)", domain="real")
+
+E_, A_, B_ = loss_floor.sym, loss_param_coeff.sym, loss_data_coeff.sym
+al_, be_ = loss_param_exponent.sym, loss_data_exponent.sym
+n_, c_ = log_params.sym, log_compute.sym
+
+
+def fitted_loss(log_n: sp.Expr, log_d: sp.Expr) -> sp.Expr:
+    """The fitted loss at N = 10**log_n parameters and D = 10**log_d tokens."""
+    return E_ + A_ * 10 ** (-al_ * log_n) + B_ * 10 ** (-be_ * log_d)
+
+
+_LOG20 = sp.log(20, 10)
+chinchilla_overtraining_penalty = Claim(
+    "scaling.chinchilla_overtraining_penalty", title="Over-training 100x at fixed compute costs under 3% of the loss",
+    statement="Under the fitted loss, take a model of N parameters (10B to 1T) trained on 20 tokens per "
+              "parameter, and spend the same compute on a model 10x smaller trained on 10x more tokens "
+              "(2,000 tokens per parameter).  The loss rises, by less than 3%: over-training buys a 10x "
+              "cheaper model to serve for a small loss in quality.",
+    source=paper(HOFFMANN, _fit),
+    goal=logic.And((
+        logic.ge(fitted_loss(n_ - 1, n_ + _LOG20 + 1), fitted_loss(n_, n_ + _LOG20)),
+        logic.le(fitted_loss(n_ - 1, n_ + _LOG20 + 1), sp.Rational(103, 100) * fitted_loss(n_, n_ + _LOG20)),
+    )),
+    bounds=((log_params, 10, 12),),
+    uses=(chinchilla_overtraining,),
+    notes="Decided by the interval engine on n = log10 N in [10, 12]; at N = 1e11 the rise is about 0.9%.",
+)
+
+def _log10(e: sp.Expr) -> sp.Expr:
+    return sp.log(e) / sp.log(10)
+
+
+# log10(αA/(βB)) and log10(A/B), split into logs of the constants so that sympy cancels them term by term
+_lam_opt = _log10(al_) + _log10(A_) - _log10(be_) - _log10(B_)
+_lam_eq = _log10(A_) - _log10(B_)
+_n_opt = (_lam_opt + be_ * c_) / (al_ + be_)
+_n_eq = (_lam_eq + be_ * c_) / (al_ + be_)
+chinchilla_optimum_condition = Claim(
+    "scaling.chinchilla_optimum_condition", title="The fit's optimum: the terms in the ratio β/α",
+    statement="At fixed N·D = 10^c, the parameter term A/N^α and the data term B/D^β are in the ratio β/α "
+              "at log10 N = (log10(αA/(βB)) + β·c)/(α + β); in logarithms the condition is linear.",
+    source=paper(HOFFMANN, _fit + " (closed form of the compute-optimal allocation)"),
+    goal=logic.eq(_log10(A_) - al_ * _n_opt - (_log10(B_) - be_ * (c_ - _n_opt)), _log10(be_) - _log10(al_)),
+    bounds=((log_compute, 20, 26),),
+    uses=(power_law_term_ratio,),
+)
+_loss_equalised = fitted_loss(_n_eq, c_ - _n_eq)
+_loss_optimal = fitted_loss(_n_opt, c_ - _n_opt)
+chinchilla_equalisation_near_optimal = Claim(
+    "scaling.chinchilla_equalisation_near_optimal",
+    title="Chinchilla: equalising the two loss terms is within 5% of optimal",
+    statement="For training compute 6·10^c FLOP with c from 20 to 26, allocating parameters and tokens so "
+              "that the two reducible loss terms are EQUAL gives a loss above the optimal one by less than 5% "
+              "of the optimal reducible loss: the equalisation heuristic, tested on the fitted law.",
+    source=paper(HOFFMANN, _fit),
+    goal=logic.le(_loss_equalised - _loss_optimal, sp.Rational(5, 100) * (_loss_optimal - E_)),
+    bounds=((log_compute, 20, 26),),
+    uses=(chinchilla_optimum_condition, compute_equalisation),
+    notes="The excess is in fact about 0.5% at every budget (both terms scale alike with compute); "
+          "scaling.chinchilla_equalisation_at_chinchilla_budget shows the sharp bound at one budget.  The "
+          "interval engine needs many boxes for the sharp bound over the whole range.",
+)
+_c_chinchilla = sp.log(sp.Integer(96) * 10**21) / sp.log(10)  # 5.76e23 FLOP / 6
+chinchilla_equalisation_at_chinchilla_budget = Claim(
+    "scaling.chinchilla_equalisation_at_chinchilla_budget",
+    title="At Chinchilla's budget, equalising costs 0-1% of the reducible loss",
+    statement="At Chinchilla's own training compute, 5.76e23 FLOP, the equalised allocation has a higher "
+              "loss than the optimal one, by less than 1% of the optimal reducible loss.",
+    source=paper(HOFFMANN, _fit + "; Chinchilla and Gopher share the budget of 5.76e23 FLOP"),
+    goal=logic.And((
+        logic.ge(_loss_equalised.subs(c_, _c_chinchilla), _loss_optimal.subs(c_, _c_chinchilla)),
+        logic.le(_loss_equalised.subs(c_, _c_chinchilla) - _loss_optimal.subs(c_, _c_chinchilla),
+                 sp.Rational(1, 100) * (_loss_optimal.subs(c_, _c_chinchilla) - E_)),
+    )),
+    uses=(chinchilla_optimum_condition, compute_equalisation),
+)
+chinchilla_optimal_tokens_per_param = Claim(
+    "scaling.chinchilla_optimal_tokens_per_param", title="The fit's own optimum: 40-200 tokens per parameter",
+    statement="For training compute 6·10^c FLOP with c from 20 to 26, the fitted law's compute-optimal "
+              "allocation trains on 40 to 200 tokens per parameter, more than the 20 of Chinchilla's other "
+              "two estimation approaches that the lecture uses.",
+    source=paper(HOFFMANN, _fit),
+    goal=logic.between(10 ** (c_ - 2 * _n_opt), 40, 200),
+    bounds=((log_compute, 20, 26),),
+    uses=(chinchilla_optimum_condition,),
+    notes="Besiroglu et al. 2024 (arXiv:2404.10102) point out that the published approach-3 fit is "
+          "inconsistent with approaches 1 and 2 (about 20 tokens per parameter); the lecture's factor "
+          "of 100 is measured against the 20-token rule.",
+)

@@ -4,6 +4,12 @@ COMMANDS: dict[str, str] = {
     "list": "list_cmd",
     "show": "show",
     "check": "check",
+    "diff": "diff",
+    "margin": "margin",
     "eval": "eval_cmd",
+    "sweep": "sweep",
+    "build": "build",
+    "export": "export",
+    "graph": "graph",
     "presets": "presets",
 }

@@ -11,11 +11,12 @@ def add_arguments(p) -> None:
 
 
 def run(args, ctx) -> int:
-    from .output import emit, emit_json
+    from .output import emit, emit_json, pinned_line, pinned_notes
 
     report = ctx.checker().check(args.ids or None)
+    pinned = pinned_notes(ctx.library, ctx.scenario)
     if args.json:
-        emit_json(report.to_json())
+        emit_json({**report.to_json(), "pinned": pinned})
         return 0 if report.ok else 1
     width = max((len(r.id) for r in report.results), default=10)
     for r in report.results:
@@ -27,6 +28,8 @@ def run(args, ctx) -> int:
             emit("    counterexample: " + ", ".join(f"{k}={v}" for k, v in r.counterexample.items()))
         if r.reason and r.verdict != "proved":
             emit(f"    reason: {r.reason}")
+    if pinned:
+        emit(pinned_line(pinned))
     summary = ", ".join(f"{n} {v}" for v, n in report.summary().items())
     bad = sum(not r.meets_expectation for r in report.results)
     emit(f"scenario {ctx.scenario.name}: {summary}; {bad} not as expected")

@@ -13,11 +13,14 @@ def add_arguments(p) -> None:
 
 def run(args, ctx) -> int:
     from ..evaluate import evaluate
-    from .output import emit, emit_json
+    from .output import emit, emit_json, pinned_line, pinned_notes
 
     ev = evaluate(ctx.library, ctx.scenario, args.expr, args.unit)
+    pinned = pinned_notes(ctx.library, ctx.scenario, only=set(ev.inputs))
     if args.json:
-        emit_json(ev.to_json())
+        emit_json({**ev.to_json(), "pinned": pinned})
     else:
         emit(f"{ev.name} = {ev.value:.6g} {ev.unit}   (exact: {ev.exact}; scenario {ctx.scenario.name})")
+        if pinned:
+            emit(pinned_line(pinned))
     return 0

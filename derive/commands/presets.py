@@ -20,7 +20,12 @@ def run(args, ctx) -> int:
     for kind in ("hardware", "model", "scenario"):
         rows = []
         for name in store.names(kind):
-            data = read_toml(store.files[kind][name])
+            path = store.files[kind][name]
+            data: dict = {}
+            for part in sorted(path.glob("*.toml")) if path.is_dir() else [path]:
+                part_data = read_toml(part)
+                data.setdefault("values", {}).update(part_data.get("values", {}))
+                data.update({k: v for k, v in part_data.items() if k != "values"})
             values = {k: {"value": v.get("value"), "source": v.get("source"), "as_of": v.get("as_of")}
                       for k, v in data.get("values", {}).items()}
             rows.append({"name": name, "title": data.get("title", ""), "source": data.get("source"),

@@ -1,0 +1,601 @@
+"""Documents from a checked library: a plain data model, then jinja2 templates.
+
+``document_model`` turns a ``Library``, the ``Report`` of a check, its ``Scenario`` (and optionally
+the baseline report and drawn figures) into dicts and lists of strings only.  Every formula and every
+number in it is already rendered (LaTeX for math; ``{"tex", "md"}`` pairs for values with units), so
+templates hold no math and no numbers of their own; prose stays raw and templates escape it with the
+``tex`` / ``md`` filters.  Rendering uses ``StrictUndefined`` (a missing field is an error) and, for
+LaTeX, delimiters that cannot clash with TeX: ``\\VAR{...}``, ``\\BLOCK{...}``, ``\\#{...}``.
+
+Output is deterministic: no dates, library order where the library gives one, sorted otherwise.
+Templates live at the repository top level, ``templates/markdown`` and ``templates/latex``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from fractions import Fraction
+from functools import cached_property
+from pathlib import Path
+
+import jinja2
+import sympy as sp
+
+from .checker import ClaimResult, Report
+from .declarations import VERDICTS, Assumption, Claim, Declaration, Definition, Quantity
+from .dimensions import dimension_of
+from .errors import DeriveError, UnitError
+from .figures import FigureResult
+from .latex import (
+    label_text,
+    latex_comment,
+    latex_escape,
+    latex_escape_breakable,
+    macro_name,
+    make_printer,
+    markdown_escape,
+    markdown_math,
+)
+from .library import Library
+from .logic import And, Formula, Iff, Implies, Not, Or, Rel
+from .scenario import Scenario
+from .units import format_dimension, parse_unit
+
+TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
+Printer = Callable[[sp.Expr], str]
+
+
+# numbers and units -----------------------------------------------------------------------------------
+
+def format_number(value: sp.Expr | float | Fraction | int) -> tuple[str, int | None]:
+    """(mantissa, exponent): exact integers below 10**6 as they are; otherwise four significant
+    digits, in scientific form outside [1e-3, 1e6)."""
+    if isinstance(value, sp.Basic) and value.is_Integer and abs(int(value)) < 10**6:
+        return str(int(value)), None
+    if isinstance(value, int | Fraction) and Fraction(value).denominator == 1 and abs(int(value)) < 10**6:
+        return str(int(value)), None
+    v = float(value)
+    if v == 0 or not math.isfinite(v):
+        return ("0" if v == 0 else str(v)), None
+    a = abs(v)
+    if 1e-3 <= a < 1e6:
+        digits = max(0, 3 - math.floor(math.log10(a)))
+        text = f"{v:.{digits}f}"
+        if "." in text:
+            text = text.rstrip("0").rstrip(".")
+        if float(text) != 0 and abs(float(text)) < 1e6:
+            return text, None
+    exponent = math.floor(math.log10(a))
+    mantissa = round(v / 10**exponent, 3)
+    if abs(mantissa) >= 10:
+        exponent += 1
+        mantissa = round(v / 10**exponent, 3)
+    text = f"{mantissa:.3f}".rstrip("0").rstrip(".")
+    return text, exponent
+
+
+_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+_SI_BASE = {
+    "FLOP": [("\\flop", 1)], "FLOPs": [("\\flop", 1)], "flop": [("\\flop", 1)], "flops": [("\\flop", 1)],
+    "FLOPS": [("\\flop", 1), ("\\second", -1)],
+    "B": [("\\byte", 1)], "byte": [("\\byte", 1)], "bytes": [("\\byte", 1)],
+    "b": [("\\bit", 1)], "bit": [("\\bit", 1)], "bits": [("\\bit", 1)],
+    "s": [("\\second", 1)], "sec": [("\\second", 1)], "second": [("\\second", 1)], "seconds": [("\\second", 1)],
+    "min": [("\\minute", 1)], "minute": [("\\minute", 1)], "minutes": [("\\minute", 1)],
+    "h": [("\\hour", 1)], "hr": [("\\hour", 1)], "hour": [("\\hour", 1)], "hours": [("\\hour", 1)],
+    "day": [("\\day", 1)], "days": [("\\day", 1)],
+    "token": [("\\token", 1)], "tokens": [("\\token", 1)], "tok": [("\\token", 1)],
+    "seq": [("\\sequence", 1)], "sequence": [("\\sequence", 1)], "sequences": [("\\sequence", 1)],
+    "param": [("\\param", 1)], "params": [("\\param", 1)], "parameter": [("\\param", 1)],
+    "parameters": [("\\param", 1)],
+    "USD": [("\\usd", 1)], "$": [("\\usd", 1)], "dollar": [("\\usd", 1)], "dollars": [("\\usd", 1)],
+    "%": [("\\percent", 1)], "percent": [("\\percent", 1)], "1": [],
+}
+_SI_PREFIX = {"k": "\\kilo", "K": "\\kilo", "M": "\\mega", "G": "\\giga", "T": "\\tera", "P": "\\peta",
+              "E": "\\exa", "m": "\\milli", "u": "\\micro", "µ": "\\micro", "n": "\\nano",
+              "Ki": "\\kibi", "Mi": "\\mebi", "Gi": "\\gibi", "Ti": "\\tebi"}
+_NO_PREFIX = {"1", "%", "percent", "$", "min", "h", "hr", "day", "days", "minute", "minutes", "hour", "hours"}
+# Units siunitx does not know, declared wherever values are used (derivation.tex and values.tex).
+SIUNIT_DECLARATIONS = (
+    r"\DeclareSIUnit\flop{FLOP}", r"\DeclareSIUnit\byte{B}", r"\DeclareSIUnit\bit{b}",
+    r"\DeclareSIUnit\token{token}", r"\DeclareSIUnit\sequence{seq}", r"\DeclareSIUnit\param{param}",
+    r"\DeclareSIUnit\usd{USD}", r"\DeclareSIUnit\day{day}",
+)
+_UNIT_TOKEN = re.compile(r"\s*(\*\*|[A-Za-zµ$%]+|\d+|[*/·^()\-])")
+
+
+def siunitx_unit(text: str) -> str:
+    """A unit string of the library (``TB/s``, ``FLOP/(param*token)``) as siunitx unit macros."""
+    tokens = _UNIT_TOKEN.findall(text.strip())
+    pos = 0
+
+    def word(w: str) -> list[tuple[str, Fraction]]:
+        if w in _SI_BASE:
+            return [(m, Fraction(p)) for m, p in _SI_BASE[w]]
+        for plen in (2, 1):
+            pre, rest = w[:plen], w[plen:]
+            if pre in _SI_PREFIX and rest in _SI_BASE and rest not in _NO_PREFIX:
+                units = [(m, Fraction(p)) for m, p in _SI_BASE[rest]]
+                return [(_SI_PREFIX[pre] + units[0][0], units[0][1])] + units[1:]
+        raise UnitError(f"no siunitx form for unit '{w}' in '{text}'")
+
+    def atom() -> list[tuple[str, Fraction]]:
+        nonlocal pos
+        tok = tokens[pos]
+        pos += 1
+        if tok == "(":
+            inner = product()
+            pos += 1  # ")"
+            return inner
+        if tok.isdigit():
+            return []
+        return word(tok)
+
+    def power() -> list[tuple[str, Fraction]]:
+        nonlocal pos
+        base = atom()
+        if pos < len(tokens) and tokens[pos] in ("^", "**"):
+            pos += 1
+            sign = 1
+            if tokens[pos] == "-":
+                sign, pos = -1, pos + 1
+            exp = int(tokens[pos]) * sign
+            pos += 1
+            base = [(m, p * exp) for m, p in base]
+        return base
+
+    def product() -> list[tuple[str, Fraction]]:
+        nonlocal pos
+        out = power()
+        while pos < len(tokens) and tokens[pos] != ")":
+            op = "*"
+            if tokens[pos] in ("*", "·", "/"):
+                op = tokens[pos]
+                pos += 1
+            rhs = power()  # a space between two words (dropped by the tokenizer) is a product too
+            out += [(m, -p) for m, p in rhs] if op == "/" else rhs
+        return out
+
+    parts = product() if tokens else []
+    num = [(m, p) for m, p in parts if p > 0]
+    den = [(m, -p) for m, p in parts if p < 0]
+
+    def fmt(m: str, p: Fraction) -> str:
+        if p == 1:
+            return m
+        if p == 2:
+            return m + r"\squared"
+        if p == 3:
+            return m + r"\cubed"
+        return m + r"\tothe{" + (str(p.numerator) if p.denominator == 1 else str(float(p))) + "}"
+
+    return "".join(fmt(m, p) for m, p in num) + "".join(r"\per" + fmt(m, p) for m, p in den)
+
+
+def markdown_unit(text: str) -> str:
+    t = text.strip()
+    return "" if t in ("", "1") else t.replace("*", "·")
+
+
+def value_text(value: sp.Expr | float, unit: str) -> dict[str, str]:
+    """A number with a unit, rendered for both formats: ``{"tex": "\\SI{14.4}{\\milli\\second}",
+    "md": "14.4 ms", "num": "14.4", "unit": "ms"}``."""
+    mantissa, exponent = format_number(value)
+    si_unit = siunitx_unit(unit)
+    tex_num = mantissa if exponent is None else f"{mantissa}e{exponent}"
+    tex = rf"\SI{{{tex_num}}}{{{si_unit}}}" if si_unit else rf"\num{{{tex_num}}}"
+    md_num = _group(mantissa) if exponent is None else f"{mantissa} × 10{str(exponent).translate(_SUPERSCRIPT)}"
+    md_unit = markdown_unit(unit)
+    return {"tex": tex, "md": f"{md_num} {md_unit}".strip(), "num": tex_num, "unit": md_unit}
+
+
+def _group(mantissa: str) -> str:
+    sign = "-" if mantissa.startswith("-") else ""
+    body = mantissa.lstrip("-")
+    whole, _, frac = body.partition(".")
+    if len(whole) > 4:
+        whole = f"{int(whole):,}"
+    return sign + whole + ("." + frac if frac else "")
+
+
+def unit_tex(text: str) -> str:
+    si = siunitx_unit(text)
+    return rf"\si{{{si}}}" if si else "1"
+
+
+# evaluation under a scenario -------------------------------------------------------------------------
+
+def evaluate_expr(library: Library, scenario: Scenario, expr: sp.Expr, unit: str | None
+                  ) -> tuple[dict[str, str] | None, list[str]]:
+    """The value of an expression under the scenario, in ``unit`` (SI when None or unfit), or the
+    names of the inputs the scenario lacks."""
+    expanded = library.expand(expr, scenario.pinned)
+    missing = sorted(str(s) for s in expanded.free_symbols if str(s) not in scenario.values)
+    if missing:
+        return None, missing
+    exact = expanded.xreplace(scenario.substitution(library))
+    if exact.has(sp.Float):
+        exact = sp.nsimplify(exact)
+    if not exact.is_number or exact.is_real is False:
+        return None, []
+    dim = dimension_of(expr, library.dimension, where="document")
+    if unit is None or parse_unit(unit).dimension != dim:
+        unit = format_dimension(dim)
+    value = in_unit(exact, unit)
+    if not value.is_Rational:
+        value = sp.Float(sp.N(value, 20))
+    return value_text(value, unit), []
+
+
+def quantity_unit(q: Quantity) -> str:
+    return q.display_unit or q.unit
+
+
+def in_unit(si_value: sp.Expr, unit: str) -> sp.Expr:
+    """An exact SI value expressed in ``unit`` (still exact)."""
+    scale = parse_unit(unit).scale
+    return sp.sympify(si_value) / sp.Rational(scale.numerator, scale.denominator)
+
+
+# the model -------------------------------------------------------------------------------------------
+
+def _relations(f: Formula) -> list[Rel]:
+    if isinstance(f, Rel):
+        return [f]
+    if isinstance(f, And | Or):
+        return [r for a in f.args for r in _relations(a)]
+    if isinstance(f, Not):
+        return _relations(f.arg)
+    if isinstance(f, Implies):
+        return _relations(f.premise) + _relations(f.conclusion)
+    if isinstance(f, Iff):
+        return _relations(f.left) + _relations(f.right)
+    return []
+
+
+_OPS = {"==": "=", "!=": r"\neq", "<": "<", "<=": r"\le", ">": ">", ">=": r"\ge"}
+
+
+class ModelBuilder:
+    """Builds the document model; one instance per document."""
+
+    def __init__(self, library: Library, scenario: Scenario, report: Report, *,
+                 baseline: Report | None = None, figures: Sequence[FigureResult] = (),
+                 graph: FigureResult | None = None) -> None:
+        self.library = library
+        self.scenario = scenario
+        self.report = report
+        self.baseline = baseline
+        self.figures = list(figures)
+        self.graph = graph
+        self.printer: Printer = make_printer(library.quantities)
+        self.results: dict[str, ClaimResult] = report.by_id()
+
+    # names ---------------------------------------------------------------------------------------
+
+    @cached_property
+    def short_names(self) -> dict[str, str]:
+        """Declaration id -> its shortest unique name (the last part unless two topics share it)."""
+        counts: dict[str, int] = {}
+        for d in self.library.ordered():
+            counts[d.short] = counts.get(d.short, 0) + 1
+        return {d.id: d.short if counts[d.short] == 1 else d.id for d in self.library.ordered()}
+
+    def anchor(self, decl_id: str) -> str:
+        return label_text(self.short_names[decl_id])
+
+    def eq_label(self, decl_id: str) -> str:
+        return "eq:" + label_text(self.short_names[decl_id])
+
+    @cached_property
+    def macro_names(self) -> dict[str, str]:
+        prefix = {"claim": "claim", "definition": "defn", "assumption": "assume"}
+        out: dict[str, str] = {}
+        taken: dict[str, str] = {}
+        for d in self.library.ordered():
+            name = macro_name(prefix[d.kind], self.short_names[d.id])
+            if name in taken:  # two ids that differ only in punctuation or case
+                raise DeriveError(f"'{d.id}' and '{taken[name]}' give the same macro name \\{name}")
+            taken[name] = d.id
+            out[d.id] = name
+        return out
+
+    # pieces ----------------------------------------------------------------------------------------
+
+    def ref(self, decl_id: str) -> dict[str, str]:
+        d = self.library.declarations[decl_id]
+        return {"id": d.id, "anchor": self.anchor(d.id), "title": d.title, "kind": d.kind}
+
+    def formula(self, d: Declaration) -> str | None:
+        if isinstance(d, Definition):
+            return f"{d.defines.latex} = {self.printer(d.expr)}"
+        if isinstance(d, Assumption):
+            return d.relation.latex(self.printer) if d.relation is not None else None
+        if isinstance(d, Claim):
+            return d.goal.latex(self.printer)
+        return None
+
+    def counterexample(self, values: Mapping[str, str] | None) -> list[dict]:
+        out = []
+        for name, text in (values or {}).items():
+            q = self.library.quantities.get(name)
+            exact = sp.Rational(text)
+            if q is None:
+                out.append({"symbol": r"\mathit{" + name.replace("_", r"\_") + "}",
+                            "value": value_text(exact, "1")})
+                continue
+            unit = quantity_unit(q)
+            out.append({"symbol": q.latex, "name": name, "value": value_text(in_unit(exact, unit), unit)})
+        return out
+
+    def numbers(self, d: Declaration) -> tuple[list[dict], list[str]]:
+        """Values under the scenario: a definition's quantity; each side of a relation."""
+        lib, sc = self.library, self.scenario
+        rows: list[dict] = []
+        missing: set[str] = set()
+        if isinstance(d, Definition):
+            value, miss = evaluate_expr(lib, sc, d.defines.sym, quantity_unit(d.defines))
+            if value is not None:
+                rows.append({"label": d.defines.latex, "value": value})
+            missing |= set(miss)
+            return rows, sorted(missing)
+        formula = d.goal if isinstance(d, Claim) else getattr(d, "relation", None)
+        if formula is None:
+            return rows, []
+        seen: set[sp.Expr] = set()
+        for rel in _relations(formula):
+            symbols = [s for s in (rel.lhs, rel.rhs) if isinstance(s, sp.Symbol)]
+            unit = quantity_unit(lib.quantity_of(symbols[0])) if symbols else None
+            for side in (rel.lhs, rel.rhs):
+                if side.is_number or side in seen:
+                    continue
+                seen.add(side)
+                side_unit = quantity_unit(lib.quantity_of(side)) if isinstance(side, sp.Symbol) else unit
+                value, miss = evaluate_expr(lib, sc, side, side_unit)
+                if value is not None:
+                    rows.append({"label": self.printer(side), "value": value})
+                missing |= set(miss)
+        return rows, sorted(missing)
+
+    def derivation(self, claim: Claim, result: ClaimResult | None) -> list[dict]:
+        """Rows of the derivation, paired with the checker's result for each link.
+
+        Mirrors ``Checker._check_steps``: for an identity whose steps are expressions, the chain runs
+        from the goal's left side through the steps to its right side."""
+        steps: list[tuple[object, str, str]] = [(s.formula, s.why, s.link) for s in claim.steps]
+        if not steps:
+            return []
+        goal = claim.goal
+        expression_chain = isinstance(goal, Rel) and goal.op == "==" and not isinstance(steps[0][0], Formula)
+        chain = [(goal.lhs, "", ""), *steps, (goal.rhs, "", "")] if expression_chain else steps
+        outcomes = {s.index: s.outcome for s in (result.steps if result else [])}
+        first_is_supposition = claim.steps[0].link == "iff"
+        rows: list[dict] = []
+        for i, (formula, why, link) in enumerate(chain):
+            if expression_chain and i == 0:
+                continue
+            prev = chain[i - 1][0] if i > 0 else None
+            if expression_chain and i == len(chain) - 1 and formula == prev:
+                continue  # the goal's right side is the last step itself
+            row = {"why": why, "verdict": None, "engine": None, "reason": None, "note": None}
+            outcome = outcomes.get(i)
+            if outcome is not None:
+                row.update(verdict=outcome.verdict, engine=outcome.engine,
+                           reason=outcome.reason if outcome.verdict != "proved" else None)
+            elif i == 0 and first_is_supposition:
+                row["note"] = "supposition"
+            elif isinstance(prev, sp.Basic) and isinstance(formula, sp.Basic) and prev == formula:
+                row["note"] = "unchanged"
+            elif result is not None and not result.steps:
+                row["note"] = "not checked"
+            if expression_chain:
+                left = self.printer(chain[0][0]) if i == 1 else ""
+                row.update(left=left, right="= " + self.printer(formula),
+                           line=(left + " = " if i == 1 else "= ") + self.printer(formula))
+            else:
+                connective = "" if i == 0 else (r"\Leftrightarrow\;" if link == "iff" else r"\Rightarrow\;")
+                if isinstance(formula, Rel):
+                    left = f"{connective} {self.printer(formula.lhs)}".strip()
+                    right = f"{_OPS[formula.op]} {self.printer(formula.rhs)}"
+                    line = f"{left} {right}"
+                elif isinstance(formula, Formula):
+                    left, right = connective, formula.latex(self.printer)
+                    line = f"{connective} {right}".strip()
+                else:
+                    left, right = connective, self.printer(formula)
+                    line = f"{connective} {right}".strip()
+                row.update(left=left, right=right, line=line)
+            rows.append(row)
+        return rows
+
+    def declaration(self, d: Declaration) -> dict:
+        result = self.results.get(d.id)
+        graph = self.library.graph
+        order = {x.id: i for i, x in enumerate(self.library.ordered())}
+        depends = sorted(graph.predecessors(d.id), key=order.get)
+        rests_on = result.rests_on if result is not None else self.library.rests_on(d)
+        numbers, missing = self.numbers(d)
+        model = {
+            "id": d.id, "short": d.short, "kind": d.kind, "anchor": self.anchor(d.id),
+            "label": self.eq_label(d.id), "macro": self.macro_names[d.id],
+            "title": d.title, "headline": getattr(d, "label", None), "statement": d.statement,
+            "source": str(d.source), "source_kind": d.source.kind, "tags": list(d.tags),
+            "inconsistency": "inconsistency" in d.tags, "notes": getattr(d, "notes", "") or "",
+            "formula": self.formula(d), "hypotheses": [], "steps": [], "instance": False,
+            "defines": None, "depends_on": [self.ref(i) for i in depends],
+            "rests_on": [self.ref(i) for i in rests_on if i in self.library.declarations],
+            "verdict": "assumed" if isinstance(d, Assumption) else None, "expected": None, "meets": True,
+            "engine": None, "reason": None, "counterexample": [], "recheck": None,
+            "numbers": numbers, "missing": missing,
+        }
+        if isinstance(d, Definition):
+            q = d.defines
+            model["defines"] = {"name": q.name, "symbol": q.latex, "unit": unit_tex(q.unit),
+                                "unit_md": markdown_unit(q.unit), "meaning": q.meaning}
+        if isinstance(d, Claim):
+            model["hypotheses"] = [h.latex(self.printer) for h in d.hypotheses]
+            model["instance"] = d.instance
+            model["steps"] = self.derivation(d, result)
+            if result is not None:
+                model.update(verdict=result.verdict, expected=result.expected, meets=result.meets_expectation,
+                             engine=result.engine, reason=result.reason, recheck=result.recheck,
+                             counterexample=self.counterexample(result.counterexample))
+            else:
+                model.update(verdict="unchecked", expected=d.expected, meets=False)
+        return model
+
+    def notation(self, quantities: Iterable[Quantity]) -> list[dict]:
+        rows = []
+        for q in quantities:
+            value = None
+            if q.value is not None:
+                value = value_text(in_unit(q.value, q.unit), q.unit)
+            rows.append({"name": q.name, "symbol": q.latex, "unit": unit_tex(q.unit), "unit_md": q.unit,
+                         "meaning": q.meaning, "value": value,
+                         "defined_by": (self.ref(self.library.definition_of[q.name].id)
+                                        if q.name in self.library.definition_of else None)})
+        return rows
+
+    def scenario_model(self) -> dict:
+        sc, lib = self.scenario, self.library
+        rows = []
+        for name, q in lib.quantities.items():
+            v = sc.values.get(name)
+            if v is None:
+                continue
+            unit = quantity_unit(q)
+            rows.append({"name": name, "symbol": q.latex, "value": value_text(in_unit(v.value, unit), unit),
+                         "source": v.source, "as_of": v.as_of or "", "origin": v.origin, "note": v.note,
+                         "pinned": name in sc.pinned})
+        return {"name": sc.name, "layers": list(sc.layers), "values": rows,
+                "assumptions": [{"text": t, "latex": f.latex(self.printer)} for t, f in sc.assumptions],
+                "pinned": sorted(sc.pinned)}
+
+    def what_breaks(self) -> dict | None:
+        if self.baseline is None:
+            return None
+        before = self.baseline.by_id()
+        changed = []
+        for r in self.report.results:
+            b = before.get(r.id)
+            if b is None or b.verdict == r.verdict:
+                continue
+            changed.append({**self.ref(r.id), "before": b.verdict, "after": r.verdict, "reason": r.reason,
+                            "counterexample": self.counterexample(r.counterexample)})
+        return {"baseline": self.baseline.scenario.name, "changed": changed,
+                "unchanged": sum(1 for r in self.report.results if r.id in before) - len(changed)}
+
+    @staticmethod
+    def figure_model(f: FigureResult) -> dict:
+        return {"id": f.id, "title": f.title, "caption": f.caption, "svg": f.files.get("svg"),
+                "pdf": f.files.get("pdf"), "png": f.files.get("png"), "note": f.note, "skipped": f.skipped,
+                "label": "fig:" + label_text(f.id)}
+
+    def build(self) -> dict:
+        lib = self.library
+        topic_names = {t.name for t in lib.topics}
+        placed: dict[str, list[dict]] = {}
+        loose = []
+        for f in self.figures:
+            if f.topic in topic_names:
+                placed.setdefault(f.topic, []).append(self.figure_model(f))
+            else:
+                loose.append(self.figure_model(f))
+        topics = []
+        for t in lib.topics:
+            topics.append({"name": t.name, "title": t.title, "summary": t.summary, "anchor": "topic-" + t.name,
+                           "notation": self.notation(t.quantities),
+                           "declarations": [self.declaration(d) for d in t.declarations],
+                           "figures": placed.get(t.name, [])})
+        counts = self.report.summary()
+        claims = [{**self.ref(r.id), "verdict": r.verdict, "expected": r.expected, "meets": r.meets_expectation,
+                   "engine": r.engine} for r in self.report.results]
+        return {
+            "title": lib.title or "Derivation",
+            "scenario": self.scenario_model(),
+            "verdicts": [{"verdict": v, "count": counts.get(v, 0)} for v in VERDICTS if counts.get(v, 0)],
+            "claims": claims,
+            "not_as_expected": sum(1 for c in claims if not c["meets"]),
+            "declaration_counts": {k: sum(1 for d in lib.ordered() if d.kind == k)
+                                   for k in ("definition", "assumption", "claim")},
+            "topics": topics,
+            "figures": loose,
+            "graph": self.figure_model(self.graph) if self.graph is not None else None,
+            "what_breaks": self.what_breaks(),
+            "siunit_declarations": list(SIUNIT_DECLARATIONS),
+        }
+
+
+def document_model(library: Library, scenario: Scenario, report: Report, *, baseline: Report | None = None,
+                   figures: Sequence[FigureResult] = (), graph: FigureResult | None = None) -> dict:
+    """The whole document as plain data (see the module docstring)."""
+    return ModelBuilder(library, scenario, report, baseline=baseline, figures=figures, graph=graph).build()
+
+
+# paper macros -------------------------------------------------------------------------------------------
+
+def claims_model(library: Library, scenario: Scenario, report: Report | None = None) -> dict:
+    """A macro per declaration with a formula: ``\\claimBatchOptimum``, ``\\defnCriticalBatch``."""
+    report = report or Report(scenario, [])
+    mb = ModelBuilder(library, scenario, report)
+    rows = []
+    for d in library.ordered():
+        formula = mb.formula(d)
+        if formula is None:
+            continue
+        r = mb.results.get(d.id)
+        rows.append({"id": d.id, "macro": mb.macro_names[d.id], "formula": formula, "title": d.title,
+                     "label": mb.eq_label(d.id), "verdict": r.verdict if r else None})
+    return {"scenario": scenario.name, "macros": rows}
+
+
+def values_model(library: Library, scenario: Scenario) -> dict:
+    """A macro per quantity with a value under the scenario: given ones and computed ones."""
+    rows = []
+    for name, q in library.quantities.items():
+        if q.value is not None:
+            continue
+        value, _ = evaluate_expr(library, scenario, q.sym, quantity_unit(q))
+        if value is None:
+            continue
+        origin = "scenario" if name in scenario.values else "computed"
+        rows.append({"name": name, "macro": macro_name("val", name), "value": value, "origin": origin})
+    return {"scenario": scenario.name, "values": rows, "siunit_declarations": list(SIUNIT_DECLARATIONS)}
+
+
+# templates --------------------------------------------------------------------------------------------
+
+def _environment(kind: str, template_dir: Path | None = None) -> jinja2.Environment:
+    folder = (template_dir or TEMPLATE_DIR) / kind
+    if not folder.is_dir():
+        raise DeriveError(f"template folder not found: {folder}")
+    common = {"loader": jinja2.FileSystemLoader(str(folder)), "undefined": jinja2.StrictUndefined,
+              "keep_trailing_newline": True, "trim_blocks": True, "lstrip_blocks": True, "autoescape": False}
+    if kind == "latex":
+        env = jinja2.Environment(block_start_string=r"\BLOCK{", block_end_string="}",
+                                 variable_start_string=r"\VAR{", variable_end_string="}",
+                                 comment_start_string=r"\#{", comment_end_string="}",
+                                 line_statement_prefix=None, line_comment_prefix=None, **common)
+    else:
+        env = jinja2.Environment(**common)
+    env.filters["tex"] = latex_escape
+    env.filters["texbreak"] = latex_escape_breakable
+    env.filters["texcomment"] = latex_comment
+    env.filters["md"] = markdown_escape
+    env.filters["mdmath"] = markdown_math
+    return env
+
+
+def render(kind: str, template: str, model: Mapping, template_dir: Path | None = None) -> str:
+    """Render ``templates/<kind>/<template>`` with the model; lines are stripped of trailing spaces."""
+    try:
+        text = _environment(kind, template_dir).get_template(template).render(**model)
+    except jinja2.UndefinedError as err:
+        raise DeriveError(f"template {kind}/{template}: {err.message}") from None
+    except jinja2.TemplateError as err:
+        raise DeriveError(f"template {kind}/{template}: {err}") from None
+    lines = [line.rstrip() for line in text.splitlines()]
+    out = "\n".join(lines).strip("\n") + "\n"
+    return re.sub(r"\n{3,}", "\n\n", out)

@@ -1,0 +1,609 @@
+"""Sweeps: quantities and claims evaluated over a grid of values or over every hardware × model preset pair.
+
+Everything numeric here is *vectorised*: a target is expanded to base quantities once (pinned
+quantities stay symbols), the scenario's values are substituted for everything that is not swept, and
+the result is compiled once with ``sympy.lambdify`` to numpy and applied to whole arrays of points;
+``subs`` is never called per point.  A claim in a sweep is its instance goal and hypotheses (see
+``derive.margin.instance_formula``) compiled relation by relation to numpy comparisons: a **numeric
+sweep, not a proof** (``==`` is tested with a relative tolerance of 1e-9), and the output says so.
+
+``check_matrix`` is different: it runs the real checker (z3 verdicts) for every hardware × model preset
+pair, on two worker processes, re-checking per pair only the claims the pair's values reach (the
+``derive.diff`` dependency analysis) and reusing a verdict whenever a claim meets exactly the values
+it met before (a hardware-only claim is proved once per chip, not once per chip and model).
+
+CSV output is deterministic: fixed column order, floats with ``repr``-free ``%.12g`` formatting,
+booleans as 1/0, a missing value as an empty field.  Figures are saved with fixed metadata.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import sympy as sp
+
+from .declarations import Claim
+from .errors import DeriveError, ScenarioError
+from .library import Library
+from .logic import Formula, Rel
+from .scenario import Scenario
+
+NOT_A_PROOF = "numeric sweep, not a proof"
+EQ_RTOL = 1e-9
+
+
+class SweepError(DeriveError):
+    """A sweep that cannot be set up (exit code 2)."""
+
+
+# formulas and expressions to numpy --------------------------------------------------------------------
+
+def numpy_function(expr: sp.Expr, symbols: Sequence[sp.Symbol]) -> Callable[..., np.ndarray]:
+    """``expr`` compiled once; the result is broadcast to the shape of the inputs."""
+    fn = sp.lambdify(list(symbols), expr, "numpy")
+
+    def call(*arrays: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            out = np.asarray(fn(*arrays), dtype=float)
+        shape = np.broadcast_shapes(*(np.shape(a) for a in arrays)) if arrays else ()
+        return np.broadcast_to(out, shape) if out.shape != shape else out
+
+    return call
+
+
+def numpy_formula(formula: Formula, symbols: Sequence[sp.Symbol]) -> Callable[..., np.ndarray]:
+    """A formula tree compiled to a vectorised boolean function (each relation lambdified once).
+    An undefined side (division by zero, NaN) makes its relation false."""
+    from .logic import And, Iff, Implies, Not, Or
+
+    if isinstance(formula, Rel):
+        lhs, rhs = numpy_function(formula.lhs, symbols), numpy_function(formula.rhs, symbols)
+        op = formula.op
+
+        def rel(*a: np.ndarray) -> np.ndarray:
+            left, right = lhs(*a), rhs(*a)
+            with np.errstate(all="ignore"):
+                if op == "==":
+                    out = np.isclose(left, right, rtol=EQ_RTOL, atol=0.0)
+                elif op == "!=":
+                    out = ~np.isclose(left, right, rtol=EQ_RTOL, atol=0.0)
+                else:
+                    out = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}[op](left, right)
+            return out & np.isfinite(left) & np.isfinite(right)
+
+        return rel
+    if isinstance(formula, (And, Or)):
+        parts = [numpy_formula(f, symbols) for f in formula.args]
+        combine = np.logical_and if isinstance(formula, And) else np.logical_or
+
+        def junction(*a: np.ndarray) -> np.ndarray:
+            out = parts[0](*a)
+            for p in parts[1:]:
+                out = combine(out, p(*a))
+            return out
+
+        return junction
+    if isinstance(formula, Not):
+        inner = numpy_formula(formula.arg, symbols)
+        return lambda *a: np.logical_not(inner(*a))
+    if isinstance(formula, Implies):
+        p, c = numpy_formula(formula.premise, symbols), numpy_formula(formula.conclusion, symbols)
+        return lambda *a: np.logical_or(np.logical_not(p(*a)), c(*a))
+    if isinstance(formula, Iff):
+        left, right = numpy_formula(formula.left, symbols), numpy_formula(formula.right, symbols)
+        return lambda *a: np.equal(left(*a), right(*a))
+    raise SweepError(f"cannot evaluate a {type(formula).__name__} numerically")
+
+
+# axes -------------------------------------------------------------------------------------------------
+
+@dataclass
+class Axis:
+    """A swept quantity: its values in SI units and the unit they are printed in."""
+
+    name: str
+    values: np.ndarray  # SI
+    unit: str
+    scale: float  # printed value = SI value / scale
+    log: bool = False
+
+    @property
+    def printed(self) -> np.ndarray:
+        return self.values / self.scale
+
+
+def parse_axis(library: Library, text: str, *, log: bool = False, default_points: int = 50,
+               around: sp.Expr | None = None) -> Axis:
+    """``Q=LO:HI[:N][:log]`` (values may carry units: ``flops=100 TFLOP/s:10 PFLOP/s:40:log``) or a bare
+    ``Q`` (then ``around``/10 .. ``around``*10, logarithmic)."""
+    from .parse import parse_value
+    from .units import format_dimension, parse_unit
+
+    name, _, spec = text.partition("=")
+    name = name.strip()
+    if name not in library.quantities:
+        from .errors import UnknownNameError
+
+        raise UnknownNameError("quantity", name, library.quantities, where="--vary")
+    q = library.quantities[name]
+    unit = q.display_unit or format_dimension(q.dimension)
+    try:
+        u = parse_unit(unit)
+        scale = float(u.scale) if u.dimension == q.dimension else 1.0
+        if u.dimension != q.dimension:
+            unit = format_dimension(q.dimension)
+    except DeriveError:
+        unit, scale = format_dimension(q.dimension), 1.0
+    parts = [p.strip() for p in spec.split(":")] if spec else []
+    if parts and parts[-1].lower() == "log":
+        log = True
+        parts = parts[:-1]
+    if not parts:
+        if around is None or around <= 0:
+            raise SweepError(f"--vary {name}: give a range, e.g. {name}=LO:HI:N (no scenario value to centre on)")
+        lo, hi, n, log = float(around) / 10, float(around) * 10, default_points, True
+    else:
+        if len(parts) not in (2, 3):
+            raise SweepError(f"--vary {text!r}: expected {name}=LO:HI[:N][:log]")
+        lo = float(parse_value(parts[0], q.dimension, where=f"--vary {name}", quantity=name))
+        hi = float(parse_value(parts[1], q.dimension, where=f"--vary {name}", quantity=name))
+        try:
+            n = int(parts[2]) if len(parts) == 3 else default_points
+        except ValueError:
+            raise SweepError(f"--vary {text!r}: the number of points must be an integer") from None
+    if n < 1 or n > 10**8:
+        raise SweepError(f"--vary {name}: the number of points must be between 1 and 1e8")
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi < lo:
+        raise SweepError(f"--vary {name}: need LO <= HI")
+    if log:
+        if lo <= 0:
+            raise SweepError(f"--vary {name}: a logarithmic axis needs LO > 0")
+        values = np.geomspace(lo, hi, n)
+    else:
+        values = np.linspace(lo, hi, n)
+    return Axis(name, values, unit, scale, log)
+
+
+# targets ----------------------------------------------------------------------------------------------
+
+@dataclass
+class Target:
+    text: str
+    kind: str  # "quantity" | "claim"
+    header: str
+    expr: sp.Expr | None = None
+    claim: Claim | None = None
+    unit: str = ""
+    scale: float = 1.0
+
+
+def resolve_target(library: Library, text: str) -> Target:
+    from .dimensions import dimension_of
+    from .evaluate import expression_for
+    from .units import format_dimension, parse_unit
+
+    try:
+        d = library.resolve(text)
+    except DeriveError:
+        d = None
+    if isinstance(d, Claim):
+        return Target(text, "claim", f"{d.id} [holds; {NOT_A_PROOF}]", claim=d)
+    name, expr = expression_for(library, text)
+    dim = dimension_of(expr, library.dimension, where=name)
+    unit, scale = format_dimension(dim), 1.0
+    if isinstance(expr, sp.Symbol) and library.quantity_of(expr).display_unit:
+        try:
+            u = parse_unit(library.quantity_of(expr).display_unit)
+            if u.dimension == dim:
+                unit, scale = library.quantity_of(expr).display_unit, float(u.scale)
+        except DeriveError:
+            pass
+    return Target(text, "quantity", f"{name} [{unit}]", expr=expr, unit=unit, scale=scale)
+
+
+# grid sweeps ------------------------------------------------------------------------------------------
+
+@dataclass
+class SweepResult:
+    columns: list[str]
+    data: list[np.ndarray]  # one array per column (floats; booleans as 0/1; NaN = missing)
+    kinds: list[str]  # "axis" | "quantity" | "claim" | "label"
+    labels: dict[str, list[str]] = field(default_factory=dict)  # text columns (preset names)
+    notes: list[str] = field(default_factory=list)
+    points: int = 0
+    evaluations: int = 0
+    seconds: float = 0.0
+
+    def to_csv(self) -> str:
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(self.columns)
+        for i in range(self.points):
+            row = []
+            for col, arr, kind in zip(self.columns, self.data, self.kinds, strict=True):
+                if kind == "label":
+                    row.append(self.labels[col][i])
+                else:
+                    row.append(_fmt(arr[i], kind))
+            w.writerow(row)
+        return buf.getvalue()
+
+
+def _fmt(v: float, kind: str) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)) or (isinstance(v, np.floating) and np.isnan(v)):
+        return ""
+    if kind == "claim":
+        return "1" if v else "0"
+    return f"{float(v):.12g}"
+
+
+def _compiled_quantity(library: Library, scenario: Scenario, target: Target, keep: Sequence[str],
+                       symbols: Sequence[sp.Symbol]) -> Callable[..., np.ndarray]:
+    pins = frozenset(scenario.pinned) | frozenset(n for n in keep if library.is_derived(n))
+    expanded = library.expand(target.expr, pins)
+    subst = {library.quantities[n].sym: v.value for n, v in scenario.values.items()
+             if n in library.quantities and n not in keep}
+    e = expanded.xreplace(subst)
+    free = e.free_symbols - set(symbols)
+    if free:
+        raise ScenarioError(f"cannot sweep {target.text}: the scenario gives no value for "
+                            f"{', '.join(sorted(map(str, free)))}",
+                            hint=f"add --set {sorted(map(str, free))[0]}=VALUE or sweep it with --vary")
+    return numpy_function(e, symbols)
+
+
+def _compiled_claim(library: Library, scenario: Scenario, target: Target, keep: Sequence[str],
+                    symbols: Sequence[sp.Symbol]) -> Callable[..., np.ndarray]:
+    from .logic import And
+    from .margin import eliminate_forall, instance_formula
+
+    claim = target.claim
+    assert claim is not None
+    pins = frozenset(n for n in keep if library.is_derived(n))
+    goal, hyps = instance_formula(library, scenario, claim, keep=keep, pinned=pins)
+    goal, hyps, _ = eliminate_forall(library, claim, goal, hyps, symbols[0] if symbols else sp.Symbol("_"))
+    formula = And((*hyps, goal)) if hyps else goal
+    free = formula.free_symbols() - set(symbols)
+    if free:
+        raise ScenarioError(f"cannot sweep {claim.id}: {', '.join(sorted(map(str, free)))} stay free "
+                            "(no scenario value, or universally quantified)",
+                            hint="sweep them with --vary or give them values with --set")
+    return numpy_formula(formula, symbols)
+
+
+def sweep_grid(library: Library, scenario: Scenario, targets: Sequence[Target], axes: Sequence[Axis]) -> SweepResult:
+    """Every target at every point of the full grid of ``axes`` (the first axis varies slowest)."""
+    import time
+
+    start = time.perf_counter()
+    if not axes:
+        raise SweepError("give at least one --vary Q=LO:HI:N (or --presets)")
+    names = [a.name for a in axes]
+    if len(set(names)) != len(names):
+        raise SweepError("each quantity may be swept once")
+    symbols = [library.quantities[n].sym for n in names]
+    mesh = np.meshgrid(*[a.values for a in axes], indexing="ij")
+    flat = [m.reshape(-1) for m in mesh]
+    columns = [f"{a.name} [{a.unit}]" for a in axes]
+    data: list[np.ndarray] = [f / a.scale for f, a in zip(flat, axes, strict=True)]
+    kinds = ["axis"] * len(axes)
+    evaluations = 0
+    for t in targets:
+        if t.kind == "claim":
+            fn = _compiled_claim(library, scenario, t, names, symbols)
+            data.append(fn(*flat).astype(float))
+        else:
+            fn = _compiled_quantity(library, scenario, t, names, symbols)
+            data.append(fn(*flat) / t.scale)
+        columns.append(t.header)
+        kinds.append(t.kind)
+        evaluations += flat[0].size
+    notes = [f"claims are evaluated numerically per point: a {NOT_A_PROOF}"] if any(t.kind == "claim"
+                                                                                    for t in targets) else []
+    return SweepResult(columns, data, kinds, notes=notes, points=int(flat[0].size), evaluations=evaluations,
+                       seconds=time.perf_counter() - start)
+
+
+# preset sweeps ------------------------------------------------------------------------------------------
+
+def preset_pairs(library: Library) -> list[tuple[str, str]]:
+    from .scenario import PresetStore
+
+    store = PresetStore.discover(library.preset_dirs)
+    return [(h, m) for h in store.names("hardware") for m in store.names("model")]
+
+
+def sweep_presets(library: Library, targets: Sequence[Target], *, scenario: str | None = None,
+                  sets: Sequence[str] = (), assumes: Sequence[str] = (),
+                  pairs: Sequence[tuple[str, str]] | None = None) -> SweepResult:
+    """Every target under every hardware × model pair (on top of the base scenario and ``--set``).
+
+    Targets are compiled once per distinct set of pins and evaluated on arrays of per-pair values.
+    A pair whose scenario lacks an input gives an empty field."""
+    import time
+
+    from .scenario import build_scenario
+
+    start = time.perf_counter()
+    pairs = list(pairs) if pairs is not None else preset_pairs(library)
+    if not pairs:
+        raise SweepError("the library has no hardware and model presets to sweep")
+    scenarios = [build_scenario(library, scenario=scenario, hardware=h, model=m, sets=sets, assumes=assumes)
+                 for h, m in pairs]
+    columns = ["hardware", "model"]
+    kinds = ["label", "label"]
+    labels = {"hardware": [h for h, _ in pairs], "model": [m for _, m in pairs]}
+    data: list[np.ndarray] = [np.zeros(len(pairs)), np.zeros(len(pairs))]
+    groups: dict[frozenset[str], list[int]] = {}
+    for i, s in enumerate(scenarios):
+        groups.setdefault(frozenset(s.pinned), []).append(i)
+    evaluations = 0
+    for t in targets:
+        out = np.full(len(pairs), np.nan)
+        for pins, idx in groups.items():
+            if t.kind == "claim":
+                from .logic import And
+                from .margin import eliminate_forall, instance_formula
+
+                ref = scenarios[idx[0]]
+                goal, hyps = instance_formula(library, _without_values(ref), t.claim)
+                goal, hyps, _ = eliminate_forall(library, t.claim, goal, hyps, sp.Symbol("_"))
+                f = And((*hyps, goal)) if hyps else goal
+                syms = sorted(f.free_symbols(), key=str)
+                quantified = sorted(str(s) for s in syms if s in {q.sym for q in t.claim.forall})
+                if quantified:
+                    raise SweepError(f"cannot sweep {t.claim.id} numerically: it is universally quantified over "
+                                     f"{', '.join(quantified)}", hint="use --check for real verdicts")
+                fn = numpy_formula(f, syms)
+            else:
+                syms = sorted(library.expand(t.expr, pins).free_symbols, key=str)
+                fn = numpy_function(library.expand(t.expr, pins), syms)
+            arrays = []
+            for s in syms:
+                name = library.quantity_of(s).name
+                arrays.append(np.array([float(scenarios[i].value(name)) if name in scenarios[i].values else np.nan
+                                        for i in idx]))
+            values = fn(*arrays) if syms else fn()
+            values = np.broadcast_to(np.asarray(values, dtype=float), (len(idx),))
+            if t.kind == "claim":
+                missing = np.zeros(len(idx), dtype=bool)
+                for a in arrays:
+                    missing |= np.isnan(a)
+                values = np.where(missing, np.nan, values)
+            out[idx] = values if t.kind == "claim" else values / t.scale
+            evaluations += len(idx)
+        columns.append(t.header)
+        kinds.append(t.kind)
+        data.append(out)
+    notes = [f"claims are evaluated numerically per pair: a {NOT_A_PROOF} (derive sweep --presets --check runs "
+             "the prover)"] if any(t.kind == "claim" for t in targets) else []
+    return SweepResult(columns, data, kinds, labels=labels, notes=notes, points=len(pairs), evaluations=evaluations,
+                       seconds=time.perf_counter() - start)
+
+
+def _without_values(scenario: Scenario) -> Scenario:
+    """The scenario's pins and assumptions, with no values (so formulas keep their symbols)."""
+    import dataclasses
+
+    return dataclasses.replace(scenario, values={})
+
+
+# figures -----------------------------------------------------------------------------------------------
+
+def save_figure(fig, path: str | os.PathLike) -> None:
+    """Save deterministically (fixed metadata and SVG hash salt), atomically."""
+    from .cache import atomic_write
+
+    path = Path(path)
+    fmt = path.suffix.lstrip(".").lower() or "png"
+    metadata = {"svg": {"Date": None, "Creator": None},
+                "pdf": {"CreationDate": None, "ModDate": None, "Creator": None, "Producer": None},
+                "png": {"Software": None}}.get(fmt)
+    if metadata is None:
+        raise SweepError(f"figure format '{fmt}' is not supported (use .png, .svg or .pdf)")
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt, metadata=metadata, dpi=150 if fmt == "png" else "figure")
+    if not atomic_write(path, buf.getvalue()):
+        raise DeriveError(f"cannot write {path}")
+
+
+def pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    matplotlib.rcParams.update({"svg.hashsalt": "derive", "svg.fonttype": "path", "font.size": 9,
+                                "pdf.fonttype": 42, "savefig.bbox": "tight"})
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def sweep_figure(result: SweepResult, axes: Sequence[Axis], path: str | os.PathLike, title: str = "") -> None:
+    """1 axis: one panel per target against it; 2 axes: a map per target; presets: a chip × model map."""
+    plt = pyplot()
+    targets = [i for i, k in enumerate(result.kinds) if k in ("quantity", "claim")]
+    if not targets:
+        raise SweepError("nothing to plot")
+    n = len(targets)
+    fig, panels = plt.subplots(n, 1, figsize=(6.4, 3.0 * n + 0.4), squeeze=False, layout="constrained")
+    for panel, ti in zip(panels[:, 0], targets, strict=True):
+        values = result.data[ti]
+        colour = {"cmap": "RdYlGn", "vmin": 0, "vmax": 1} if result.kinds[ti] == "claim" else {"cmap": "viridis"}
+        if result.labels:  # presets: hardware × model
+            hws = sorted(set(result.labels["hardware"]))
+            models = sorted(set(result.labels["model"]))
+            grid = np.full((len(hws), len(models)), np.nan)
+            for i, (h, m) in enumerate(zip(result.labels["hardware"], result.labels["model"], strict=True)):
+                grid[hws.index(h), models.index(m)] = values[i]
+            im = panel.imshow(grid, aspect="auto", interpolation="nearest", **colour)
+            panel.set_xticks(range(len(models)), models, rotation=45, ha="right")
+            panel.set_yticks(range(len(hws)), hws)
+            fig.colorbar(im, ax=panel)
+        elif len(axes) == 1:
+            panel.plot(axes[0].printed, values, lw=1.4)
+            panel.set_xlabel(f"{axes[0].name} [{axes[0].unit}]")
+            if axes[0].log:
+                panel.set_xscale("log")
+        else:
+            a, b = axes[0], axes[1]
+            shape = (len(a.values), len(b.values)) + (() if len(axes) == 2 else (-1,))
+            grid = values.reshape(shape)
+            if grid.ndim > 2:
+                grid = grid[..., 0]
+            mesh = panel.pcolormesh(b.printed, a.printed, grid, shading="nearest", **colour)
+            panel.set_xlabel(f"{b.name} [{b.unit}]")
+            panel.set_ylabel(f"{a.name} [{a.unit}]")
+            if a.log:
+                panel.set_yscale("log")
+            if b.log:
+                panel.set_xscale("log")
+            fig.colorbar(mesh, ax=panel)
+        panel.set_title(result.columns[ti], fontsize=9)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    save_figure(fig, path)
+    plt.close(fig)
+
+
+# the chip × model matrix of real checks ----------------------------------------------------------------
+
+@dataclass
+class MatrixRow:
+    hardware: str
+    model: str
+    verdicts: dict[str, str]
+    rechecked: int
+    reused: int
+    prover_calls: int
+    pinned: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+_WORKER: dict = {}
+
+
+def _worker_init(library_specs: Sequence[str], scenario: str | None, sets: Sequence[str],
+                 assumes: Sequence[str], ids: Sequence[str] | None, rlimit: int, cache_dir: str | None) -> None:
+    from .cache import ProofCache, ResultsCache
+    from .checker import Checker
+    from .diff import own_results
+    from .loader import load_library
+    from .scenario import build_scenario
+
+    lib = load_library(list(library_specs))
+    cache = ProofCache(cache_dir) if cache_dir else None
+    base = build_scenario(lib, scenario=scenario, sets=sets, assumes=assumes)
+    claims = _matrix_claims(lib, ids)
+    checker = Checker(lib, base, rlimit=rlimit, cache=cache)
+    results = ResultsCache(cache_dir) if cache_dir else None
+    key = results.key(base, rlimit, [c.id for c in claims]) if results else None
+    base_own = results.get(key) if results else None
+    if base_own is None or not set(base_own) >= {c.id for c in claims}:
+        base_own = own_results(checker, claims)
+        if results:
+            results.put(key, base_own)
+    _WORKER.update(lib=lib, cache=cache, base=base, claims=claims, rlimit=rlimit, scenario=scenario, sets=sets,
+                   assumes=assumes, base_own=base_own, memo={})
+
+
+def _matrix_claims(lib: Library, ids: Sequence[str] | None) -> list[Claim]:
+    from .diff import _claims
+
+    return _claims(lib, ids)
+
+
+def _check_pair(pair: tuple[str, str]) -> MatrixRow:
+    from .checker import Checker
+    from .diff import Dependencies, affected_claims, with_blocking
+    from .scenario import build_scenario
+
+    w = _WORKER
+    lib, claims, base = w["lib"], w["claims"], w["base"]
+    hw, model = pair
+    try:
+        scen = build_scenario(lib, scenario=w["scenario"], hardware=hw, model=model, sets=w["sets"],
+                              assumes=w["assumes"])
+    except DeriveError as err:
+        return MatrixRow(hw, model, {}, 0, 0, 0, error=err.one_line())
+    checker = Checker(lib, scen, rlimit=w["rlimit"], cache=w["cache"])
+    reach = affected_claims(lib, base, scen, claims)
+    deps = w.setdefault("deps", Dependencies(lib))
+    memo: dict = w["memo"]
+    own = {}
+    rechecked = reused = 0
+    for c in claims:
+        if c.id not in reach:
+            own[c.id] = w["base_own"][c.id]
+            continue
+        pins = scen.pinned if c.instance else frozenset()
+        used = sorted(deps.of_claim(c, pins) - {q.name for q in c.forall})
+        signature = (c.id, pins, tuple((n, scen.value(n)) for n in used),
+                     tuple(t for t, _ in scen.assumptions))
+        if signature in memo:
+            own[c.id] = memo[signature]
+            reused += 1
+        else:
+            own[c.id] = memo[signature] = checker.check_own(c)
+            rechecked += 1
+    final = with_blocking(checker, claims, own)
+    return MatrixRow(hw, model, {i: r.verdict for i, r in final.items()}, rechecked, reused, checker.prover_calls,
+                     sorted(scen.pinned))
+
+
+def check_matrix(library_specs: Sequence[str], *, pairs: Sequence[tuple[str, str]] | None = None,
+                 scenario: str | None = None, sets: Sequence[str] = (), assumes: Sequence[str] = (),
+                 ids: Sequence[str] | None = None, rlimit: int | None = None, cache_dir: str | None = None,
+                 workers: int = 2) -> list[MatrixRow]:
+    """Real checks (z3 verdicts) of the library for every hardware × model pair, on ``workers`` processes.
+
+    Pairs are split so that each worker takes whole hardware presets (its in-memory memo then reuses
+    hardware-only verdicts across models).  ``workers=1`` runs in this process."""
+    from .loader import load_library
+    from .prover import DEFAULT_RLIMIT
+
+    rlimit = rlimit or DEFAULT_RLIMIT
+    if pairs is None:
+        pairs = preset_pairs(load_library(list(library_specs)))
+    pairs = list(pairs)
+    init_args = (list(library_specs), scenario, list(sets), list(assumes), list(ids) if ids else None, rlimit,
+                 cache_dir)
+    if workers <= 1 or len(pairs) < 2:
+        _worker_init(*init_args)
+        return [_check_pair(p) for p in pairs]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    by_hw: dict[str, list[tuple[str, str]]] = {}
+    for p in pairs:
+        by_hw.setdefault(p[0], []).append(p)
+    chunks: list[list[tuple[str, str]]] = [[] for _ in range(workers)]
+    for i, hw in enumerate(sorted(by_hw)):
+        chunks[i % workers].extend(by_hw[hw])
+    # spawn, not fork: a parent that has already used z3 must not hand its solver state to children
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init,
+                             initargs=init_args) as pool:
+        results = list(pool.map(_check_chunk, [c for c in chunks if c]))
+    by_pair = {(r.hardware, r.model): r for chunk in results for r in chunk}
+    return [by_pair[p] for p in pairs]
+
+
+def _check_chunk(pairs: Iterable[tuple[str, str]]) -> list[MatrixRow]:
+    return [_check_pair(p) for p in pairs]
+
+
+def matrix_csv(rows: Sequence[MatrixRow], claim_ids: Sequence[str]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["hardware", "model", *claim_ids, "pinned", "error"])
+    for r in rows:
+        w.writerow([r.hardware, r.model, *[r.verdicts.get(i, "") for i in claim_ids], " ".join(r.pinned),
+                    r.error or ""])
+    return buf.getvalue()

@@ -1,0 +1,155 @@
+"""The proof cache and the output cache: exact invalidation, corrupt entries tolerated, atomic writes."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from whatif_fixture import BASE_SETS, load, write_library
+
+import derive.cache as cache_mod
+from derive.cache import OutputCache, ProofCache, ResultsCache
+from derive.checker import Checker
+from derive.cli import main
+from derive.diff import own_results
+from derive.scenario import build_scenario
+
+
+@pytest.fixture()
+def lib(tmp_path):
+    return load(tmp_path)
+
+
+def scen(lib, *sets):
+    values = dict(s.split("=", 1) for s in BASE_SETS)
+    values.update(dict(s.split("=", 1) for s in sets))
+    return build_scenario(lib, sets=[f"{k}={v}" for k, v in values.items()])
+
+
+def calls_per_claim(lib, scenario, cache, rlimit=None):
+    """Prover calls each claim needed (0 = every problem came from the cache)."""
+    checker = Checker(lib, scenario, cache=cache, **({"rlimit": rlimit} if rlimit else {}))
+    out = {}
+    for c in lib.claims():
+        before = checker.prover_calls
+        checker.check_own(c)
+        out[c.id] = checker.prover_calls - before
+    return out
+
+
+def test_warm_check_runs_no_prover(lib, tmp_path):
+    cache = ProofCache(tmp_path / "c")
+    assert calls_per_claim(lib, scen(lib), cache) == {c.id: 1 for c in lib.claims()}
+    fresh = ProofCache(tmp_path / "c")  # a new process: nothing in memory, everything on disk
+    assert sum(calls_per_claim(lib, scen(lib), fresh).values()) == 0
+    assert fresh.hits == 4 and fresh.misses == 0
+
+
+def test_changed_value_invalidates_exactly_its_dependants(lib, tmp_path):
+    cache = ProofCache(tmp_path / "c")
+    calls_per_claim(lib, scen(lib), cache)
+    # cc is used by fx.inst_c only; aa by fx.inst_r only (general claims never see values)
+    assert calls_per_claim(lib, scen(lib, "cc=7"), ProofCache(tmp_path / "c")) == \
+        {"fx.general": 0, "fx.inst_r": 0, "fx.inst_c": 1, "fx.dep": 0}
+    assert calls_per_claim(lib, scen(lib, "aa=12"), ProofCache(tmp_path / "c")) == \
+        {"fx.general": 0, "fx.inst_r": 1, "fx.inst_c": 0, "fx.dep": 0}
+    # a pin cuts the definition in instance claims only
+    assert calls_per_claim(lib, scen(lib, "ratio=3"), ProofCache(tmp_path / "c")) == \
+        {"fx.general": 0, "fx.inst_r": 1, "fx.inst_c": 0, "fx.dep": 0}
+
+
+def test_rlimit_and_engine_version_invalidate(lib, tmp_path, monkeypatch):
+    cache = ProofCache(tmp_path / "c")
+    calls_per_claim(lib, scen(lib), cache)
+    assert sum(calls_per_claim(lib, scen(lib), ProofCache(tmp_path / "c"), rlimit=1234567).values()) == 4
+    monkeypatch.setattr(cache_mod, "engine_fingerprint", lambda: "another engine")
+    assert sum(calls_per_claim(lib, scen(lib), ProofCache(tmp_path / "c")).values()) == 4
+
+
+def test_cached_outcome_equals_fresh_outcome(lib, tmp_path):
+    scenario = scen(lib, "aa=3")
+    fresh = Checker(lib, scenario).check().to_json()
+    Checker(lib, scenario, cache=ProofCache(tmp_path / "c")).check()
+    cached = Checker(lib, scenario, cache=ProofCache(tmp_path / "c")).check().to_json()
+    for a, b in zip(fresh["claims"], cached["claims"], strict=True):
+        a.pop("seconds"), b.pop("seconds")
+        assert a == b
+
+
+@pytest.mark.parametrize("garbage", [b"", b"{", b"\x00\xff", b'{"key": "other", "outcome": {}}',
+                                     b'{"outcome": {"verdict": "proved"}}', b"[1, 2]"])
+def test_corrupt_entries_are_misses(lib, tmp_path, garbage):
+    cache = ProofCache(tmp_path / "c")
+    calls_per_claim(lib, scen(lib), cache)
+    files = list((tmp_path / "c" / "proofs").rglob("*.json"))
+    assert len(files) == 4
+    for f in files:
+        f.write_bytes(garbage)
+    assert sum(calls_per_claim(lib, scen(lib), ProofCache(tmp_path / "c")).values()) == 4
+    results = ResultsCache(tmp_path / "c")
+    key = results.key(scen(lib), 1, ["fx.general"])
+    (tmp_path / "c" / "results").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "c" / "results" / f"{key}.json").write_bytes(garbage)
+    assert results.get(key) is None
+
+
+def test_unwritable_cache_is_not_an_error(lib, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    cache = ProofCache(blocker / "c")  # cannot be created: writes fail silently
+    assert sum(calls_per_claim(lib, scen(lib), cache).values()) == 4
+    assert cache.writes == 0
+
+
+def test_writes_leave_no_temporary_files(lib, tmp_path):
+    calls_per_claim(lib, scen(lib), ProofCache(tmp_path / "c"))
+    assert not [p for p in (tmp_path / "c").rglob("*") if p.name.endswith(".tmp")]
+
+
+def test_results_cache_round_trip(lib, tmp_path):
+    scenario = scen(lib, "aa=3")
+    own = own_results(Checker(lib, scenario), lib.claims())
+    rc = ResultsCache(tmp_path / "c")
+    key = rc.key(scenario, 10, list(own))
+    assert rc.put(key, own)
+    back = rc.get(key)
+    assert {i: (r.verdict, r.counterexample, r.reason) for i, r in back.items()} == \
+        {i: (r.verdict, r.counterexample, r.reason) for i, r in own.items()}
+
+
+def test_output_cache_replays_until_an_input_changes(tmp_path, capsys, monkeypatch):
+    folder = write_library(tmp_path)
+    argv = ["check", "--library", str(folder), "--cache-dir", str(tmp_path / "c"),
+            *sum((["--set", s] for s in BASE_SETS), [])]
+    monkeypatch.setattr("sys.argv", ["derive", *argv])
+    assert main(argv, replay=True) == 0
+    first = capsys.readouterr().out
+
+    def boom(*a, **k):
+        raise AssertionError("the checker ran")
+
+    monkeypatch.setattr(Checker, "check", boom)
+    assert main(argv, replay=True) == 0  # replayed: the checker never ran
+    assert capsys.readouterr().out == first
+    preset = folder / "presets" / "hardware" / "fast.toml"
+    preset.write_text(preset.read_text().replace('"10"', '"11"'))  # an input file changed: run again
+    assert main(argv, replay=True) == 2
+    assert "the checker ran" in capsys.readouterr().err
+    assert main([*argv, "--no-cache"], replay=True) == 2  # --no-cache never replays
+
+
+def test_output_cache_corrupt_entry(tmp_path):
+    oc = OutputCache(tmp_path)
+    key = oc.run_key(["check"])
+    oc.store(key, argv=["check"], data_dirs=[], stdout="x\n", stderr="", exit_code=0)
+    assert oc.lookup(key) == ("x\n", "", 0)
+    path = tmp_path / "outputs" / f"{key}.json"
+    data = json.loads(path.read_text())
+    data["exit"] = "zero"
+    path.write_text(json.dumps(data))
+    assert oc.lookup(key) is None
+    path.write_bytes(b"\x00")
+    assert oc.lookup(key) is None
+    os.remove(path)
+    assert oc.lookup(key) is None

@@ -1,0 +1,123 @@
+"""derive margin: exact intervals, z3-checked boundaries, regions, the robustness table."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import sympy as sp
+from whatif_fixture import BASE_SETS, load
+
+from derive.cli import main
+from derive.logic import And, Iff, Implies, Not, Or, Rel
+from derive.margin import margin, region, region_figure, robustness, solve_intervals
+from derive.prover import Problem, decide
+from derive.scenario import build_scenario
+from derive.sweep import parse_axis
+
+X = sp.Symbol("x")
+
+
+@pytest.mark.parametrize(("formula", "domain", "expected"), [
+    (Rel(X**2, ">=", 4), "real", "(-inf, -2] ∪ [2, inf)"),
+    (Rel(X**2, ">", 4), "positive", "(2, inf)"),
+    (Rel(X, "!=", 3), "positive", "(0, 3) ∪ (3, inf)"),
+    (Rel(X, "==", 3), "positive", "[3, 3]"),
+    (Or((Rel(X, "<=", 1), Rel(X, ">=", 5))), "positive", "(0, 1] ∪ [5, inf)"),
+    (Not(Rel(X, "<", 2)), "nonnegative", "[2, inf)"),
+    (Rel(sp.sqrt(X), ">=", 3), "positive", "[9, inf)"),
+    (Rel(sp.Max(X, 2), "<=", 3), "real", "(-inf, 3]"),
+    (Rel(1 / (X - 1), ">", 0), "real", "(1, inf)"),
+    (Iff(Rel(X, ">=", 1), Rel(X, ">=", 2)), "real", "(-inf, 1) ∪ [2, inf)"),
+    (Implies(Rel(X, ">", 5), Rel(X, ">", 7)), "positive", "(0, 5] ∪ (7, inf)"),
+    (Rel(X * sp.Min(X, 10), ">=", 50), "positive", "[5*sqrt(2), inf)"),
+    (And((Rel(X, ">=", 0), Rel(X, "<", 0))), "real", ""),
+    (Rel(X, ">=", 0), "nonnegative", "[0, inf)"),
+])
+def test_solve_intervals_exact(formula, domain, expected):
+    intervals, _ = solve_intervals(formula, X, domain)
+    assert " ∪ ".join(i.text() for i in intervals) == expected
+
+
+def _z3_holds(m, point):
+    hyps = [Rel(m.symbol, "==", point), Rel(m.symbol, ">", 0)]
+    return decide(Problem(hyps, m.formula, set(), {}, 10**7, 0)).verdict == "proved"
+
+
+def test_scaleout_viability_margin_is_the_known_formula(lecture_library, lecture_scenario):
+    """scaleout_viability holds iff experts_active >= r/(2*layers_per_stage), r = scale-up/scale-out."""
+    lib, scen = lecture_library, lecture_scenario
+    m = margin(lib, scen, "scaleout_viability", "experts_active")
+    r = scen.value("scaleup_bandwidth") / scen.value("scaleout_bandwidth")
+    bound = r / (2 * scen.value("layers_per_stage"))
+    assert bound == 4
+    assert len(m.intervals) == 1
+    (iv,) = m.intervals
+    assert iv.low == bound and iv.low_closed and iv.high is None
+    data = m.to_json()
+    assert data["holds_on"] == [[4.0, None]] and data["exact"] == [["4", None]] and data["unit"] == "1"
+    assert data["verified"] is True
+    # z3 on both sides of the boundary, independently of the margin's own cross-check
+    eps = sp.Rational(1, 10**9)
+    assert _z3_holds(m, bound) and _z3_holds(m, bound + eps) and not _z3_holds(m, bound - eps)
+    sides = {c.where for c in m.checks}
+    assert {"inside", "outside", "at"} <= sides and all(c.agrees for c in m.checks)
+
+
+def test_scaleout_margin_moves_with_layers_per_stage(lecture_library):
+    scen = build_scenario(lecture_library, sets=["layers_per_stage=2"])
+    m = margin(lecture_library, scen, "scaleout_viability", "experts_active")
+    assert m.to_json()["exact"] == [["2", None]]
+
+
+def test_batch_optimum_lecture_over_flops(lecture_library, lecture_scenario):
+    m = margin(lecture_library, lecture_scenario, "batch_optimum_lecture", "flops", unit="PFLOP/s")
+    assert m.to_json()["exact"] == [["594/25", "606/25"]]  # 23.76 .. 24.24 PFLOP/s: critical batch within 1% of 2400
+    assert m.holds_at_value and m.verified
+    e = margin(lecture_library, lecture_scenario, "batch_optimum_lecture", "flops/hbm_bandwidth")
+    assert e.to_json()["exact"] == [["1188", "1212"]] and e.eliminated == "flops"
+
+
+def test_margin_errors(lecture_library, lecture_scenario):
+    from derive.errors import DeriveError
+
+    with pytest.raises(DeriveError):
+        margin(lecture_library, lecture_scenario, "hardware_ratio", "flops")  # a definition, not a claim
+    with pytest.raises(DeriveError):
+        margin(lecture_library, lecture_scenario, "scaleout_viability", "experts_active", unit="GB")
+
+
+def test_region_and_figure_are_deterministic(lecture_library, lecture_scenario, tmp_path):
+    axes = [parse_axis(lecture_library, "experts_active=1:16:31"), parse_axis(lecture_library, "layers_per_stage=0.25:4:16")]
+    reg = region(lecture_library, lecture_scenario, "scaleout_viability", axes)
+    holds = reg.holds
+    ea, ls = axes[0].values[:, None], axes[1].values[None, :]
+    assert (holds == (2 * ea * ls >= 8 - 1e-12)).all()
+    a, b = tmp_path / "a.png", tmp_path / "b.png"
+    region_figure(reg, str(a))
+    region_figure(reg, str(b))
+    assert a.read_bytes() == b.read_bytes()
+    assert reg.to_json()["sampled"] is True
+
+
+def test_robustness_table(tmp_path):
+    lib = load(tmp_path)
+    scen = build_scenario(lib, sets=list(BASE_SETS))
+    rows = robustness(lib, scen)
+    by_q = {r.quantity: r for r in rows if r.claim == "fx.inst_r"}
+    assert set(by_q) == {"aa", "bb"}
+    assert by_q["aa"].factor_down == pytest.approx(2.5) and by_q["aa"].factor_up is None  # aa >= 4
+    assert by_q["bb"].factor_up == pytest.approx(2.5) and by_q["bb"].factor_down is None  # bb <= 5
+    assert by_q["aa"].holds is True
+
+
+def test_cli_margin_json(capsys, tmp_path):
+    code = main(["margin", "scaleout_viability", "--vary", "experts_active", "--json", "--cache-dir", str(tmp_path)])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert {"id", "vary", "unit", "holds_on"} <= set(data)
+    assert data["holds_on"] == [[4, None]]
+    code = main(["margin", "scaleout_viability", "--vary", "experts_active", "--vary", "layers_per_stage=0.5:4",
+                 "--grid", "20", "--out", str(tmp_path / "r.svg"), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["sampled"] is True and (tmp_path / "r.svg").exists()

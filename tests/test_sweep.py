@@ -1,0 +1,107 @@
+"""derive sweep: vectorised grids and preset sweeps agree with exact evaluation; the real-check matrix."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+import sympy as sp
+from whatif_fixture import BASE_SETS, load, write_library
+
+from derive.checker import Checker
+from derive.cli import main
+from derive.evaluate import evaluate
+from derive.logic import And, Iff, Not, Or, Rel
+from derive.margin import margin
+from derive.scenario import build_scenario
+from derive.sweep import (
+    check_matrix,
+    numpy_formula,
+    parse_axis,
+    preset_pairs,
+    resolve_target,
+    sweep_grid,
+    sweep_presets,
+)
+
+X, Y = sp.symbols("x y")
+
+
+def test_numpy_formula_agrees_with_exact_evaluation():
+    f = Or((And((Rel(X * Y, ">=", 3), Rel(X, "<", 2))), Not(Rel(sp.Max(X, Y), "<=", 5)),
+            Iff(Rel(X, ">", Y), Rel(X / Y, ">", 1))))
+    fn = numpy_formula(f, [X, Y])
+    rng = random.Random(7)
+    pts = [(sp.Rational(rng.randint(1, 80), 8), sp.Rational(rng.randint(1, 80), 8)) for _ in range(200)]
+    xs = np.array([float(p[0]) for p in pts])
+    ys = np.array([float(p[1]) for p in pts])
+    got = fn(xs, ys)
+    want = [f.evaluate({X: a, Y: b}) for a, b in pts]
+    assert list(got) == want
+
+
+def test_grid_sweep_matches_exact_evaluation(lecture_library, lecture_scenario):
+    lib, scen = lecture_library, lecture_scenario
+    axis = parse_axis(lib, "flops=1 PFLOP/s:50 PFLOP/s:7")
+    result = sweep_grid(lib, scen, [resolve_target(lib, "critical_batch")], [axis])
+    assert result.points == 7 and result.columns[1] == "critical_batch [seq]"
+    for flops_si, got in zip(axis.values, result.data[1], strict=True):
+        s = build_scenario(lib, sets=[f"flops={sp.nsimplify(flops_si)}"])
+        assert got == pytest.approx(float(evaluate(lib, s, "critical_batch").exact), rel=1e-12)
+
+
+def test_claim_sweep_agrees_with_margin_and_says_not_a_proof(lecture_library, lecture_scenario):
+    lib, scen = lecture_library, lecture_scenario
+    axis = parse_axis(lib, "experts_active=0.5:12:47")
+    result = sweep_grid(lib, scen, [resolve_target(lib, "scaleout_viability")], [axis])
+    assert "not a proof" in result.columns[1] and result.notes
+    (iv,) = margin(lib, scen, "scaleout_viability", "experts_active", verify=False).intervals
+    expected = [float(iv.low) <= v for v in axis.values]
+    assert [bool(v) for v in result.data[1]] == expected
+
+
+def test_csv_is_deterministic(lecture_library, lecture_scenario):
+    lib, scen = lecture_library, lecture_scenario
+    targets = [resolve_target(lib, t) for t in ("critical_batch", "flops/hbm_bandwidth", "batch_optimum_lecture")]
+    axes = [parse_axis(lib, "flops=20 PFLOP/s:30 PFLOP/s:5"), parse_axis(lib, "hbm_bandwidth=10 TB/s:30 TB/s:3:log")]
+    one = sweep_grid(lib, scen, targets, axes).to_csv()
+    two = sweep_grid(lib, scen, targets, axes).to_csv()
+    assert one == two and len(one.splitlines()) == 1 + 15
+    assert one.splitlines()[0].startswith("flops [TFLOP/s],hbm_bandwidth [TB/s],critical_batch [seq]")
+
+
+def test_preset_sweep_covers_every_pair(tmp_path):
+    lib = load(tmp_path)
+    result = sweep_presets(lib, [resolve_target(lib, "ratio"), resolve_target(lib, "fx.inst_r")])
+    assert result.points == 4 == len(preset_pairs(lib))
+    rows = dict(zip(zip(result.labels["hardware"], result.labels["model"], strict=True),
+                    zip(result.data[2], result.data[3], strict=True), strict=True))
+    assert rows[("fast", "m1")] == (5.0, 1.0)  # 10/2 >= 2
+    assert rows[("slow", "m2")] == (0.75, 0.0)  # 3/4 < 2
+
+
+def test_matrix_reuses_verdicts_and_agrees_with_full_checks(tmp_path):
+    folder = write_library(tmp_path)
+    lib = load(tmp_path)
+    rows = check_matrix([str(folder)], sets=["cc=5"], workers=1)
+    for r in rows:
+        s = build_scenario(lib, hardware=r.hardware, model=r.model, sets=["cc=5"])
+        assert r.verdicts == {x.id: x.verdict for x in Checker(lib, s).check().results}
+    # fx.inst_r depends on aa (hardware) and bb (model); fx.inst_c on cc only, fixed by --set: never re-checked
+    assert sum(r.rechecked for r in rows) == 4
+    two = check_matrix([str(folder)], sets=["cc=5"], workers=2, cache_dir=str(tmp_path / "cache"))
+    assert [r.verdicts for r in two] == [r.verdicts for r in rows]
+
+
+def test_cli_sweep_writes_csv_and_figure(tmp_path, capsys):
+    out, fig = tmp_path / "s.csv", tmp_path / "s.png"
+    code = main(["sweep", "critical_batch", "scaleout_viability", "--vary", "experts_active=1:16:16",
+                 "--out", str(out), "--figure", str(fig), "--json"])
+    assert code == 0 and out.exists() and fig.exists()
+    assert out.read_text().count("\n") == 17
+    assert '"evaluations"' in capsys.readouterr().out
+    folder = write_library(tmp_path)
+    code = main(["sweep", "--presets", "--check", "--library", str(folder), "--set", BASE_SETS[2], "--workers", "1"])
+    text = capsys.readouterr().out
+    assert code == 0 and text.splitlines()[0].startswith("hardware,model,fx.general")
