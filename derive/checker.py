@@ -50,6 +50,12 @@ class ClaimResult:
     def meets_expectation(self) -> bool:
         return self.verdict == self.expected
 
+    def _repr_latex_(self) -> str:
+        text = rf"\textbf{{{self.title}}}: \texttt{{{self.verdict}}} ({self.engine})"
+        if self.counterexample:
+            text += r"; counterexample " + ", ".join(rf"\texttt{{{k}}} = {v}" for k, v in self.counterexample.items())
+        return f"${text}$"
+
     def to_json(self) -> dict:
         return {
             "id": self.id, "title": self.title, "kind": self.kind, "verdict": self.verdict,

@@ -49,7 +49,8 @@ class UnknownNameError(DeriveError):
     def __init__(self, kind: str, name: str, known: Iterable[str], *, where: str | None = None) -> None:
         known = sorted(set(known))
         close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
-        hint = f"did you mean {', '.join(close)}?" if close else f"see `derive list` ({len(known)} known)"
+        listing = {"quantity": "derive show NAME / derive list", "id": "derive list"}.get(kind, "derive presets")
+        hint = f"did you mean {', '.join(close)}?" if close else f"{len(known)} known; see `{listing}`"
         super().__init__(f"unknown {kind} '{name}'", where=where, hint=hint)
         self.name = name
         self.suggestions = close

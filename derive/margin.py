@@ -6,7 +6,8 @@ relations that share a quantity with it are expanded to base quantities (pinned 
 symbols, and a varied derived quantity is pinned too), and every scenario value except the varied
 quantity's is substituted.  What is left is a formula in one variable ``x``.  The claim *holds* at
 ``x`` when the hypotheses and the goal are all true there (where a hypothesis fails the check would
-say ``inconsistent``, not ``proved``).
+say ``inconsistent``, not ``proved``).  Derivation steps are the proof, not the statement: they do not
+enter the margin.
 
 The set is computed exactly, by cell decomposition:
 
@@ -540,6 +541,8 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
                  value=v.value, eliminated=v.eliminated)
     if not claim.instance:
         out.notes.append("a general claim, read at the scenario's values (instance semantics)")
+    if v.symbol not in formula.free_symbols():
+        out.notes.append(f"the claim does not depend on {vary} (with the other values fixed)")
     if eliminated:
         out.notes.append("universally quantified " + ", ".join(eliminated) + " eliminated through the hypotheses' "
                          "equations")

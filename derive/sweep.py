@@ -223,25 +223,32 @@ class SweepResult:
 
     def to_csv(self) -> str:
         buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(self.columns)
-        for i in range(self.points):
-            row = []
-            for col, arr, kind in zip(self.columns, self.data, self.kinds, strict=True):
-                if kind == "label":
-                    row.append(self.labels[col][i])
-                else:
-                    row.append(_fmt(arr[i], kind))
-            w.writerow(row)
+        csv.writer(buf, lineterminator="\n").writerow(self.columns)
+        cols = [_column_text(self.labels[c] if k == "label" else arr, k)
+                for c, arr, k in zip(self.columns, self.data, self.kinds, strict=True)]
+        buf.writelines(",".join(row) + "\n" for row in zip(*cols, strict=True))
         return buf.getvalue()
 
 
-def _fmt(v: float, kind: str) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)) or (isinstance(v, np.floating) and np.isnan(v)):
-        return ""
+def _column_text(values, kind: str) -> list[str]:
+    """A column as CSV fields: ``%.12g`` floats, 1/0 for claims, empty for a missing value."""
+    if kind == "label":
+        return [_quote(str(v)) for v in values]
+    arr = np.asarray(values, dtype=float)
     if kind == "claim":
-        return "1" if v else "0"
-    return f"{float(v):.12g}"
+        out = np.where(arr > 0.5, "1", "0").tolist()
+    else:
+        out = [f"{v:.12g}" for v in arr.tolist()]
+    if np.isnan(arr).any():
+        for i in np.nonzero(np.isnan(arr))[0].tolist():
+            out[i] = ""
+    return out
+
+
+def _quote(text: str) -> str:
+    if any(ch in text for ch in ',"\n\r'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
 
 
 def _compiled_quantity(library: Library, scenario: Scenario, target: Target, keep: Sequence[str],

@@ -88,7 +88,8 @@ def test_margin_errors(lecture_library, lecture_scenario):
 
 
 def test_region_and_figure_are_deterministic(lecture_library, lecture_scenario, tmp_path):
-    axes = [parse_axis(lecture_library, "experts_active=1:16:31"), parse_axis(lecture_library, "layers_per_stage=0.25:4:16")]
+    axes = [parse_axis(lecture_library, "experts_active=1:16:31"),
+            parse_axis(lecture_library, "layers_per_stage=0.25:4:16")]
     reg = region(lecture_library, lecture_scenario, "scaleout_viability", axes)
     holds = reg.holds
     ea, ls = axes[0].values[:, None], axes[1].values[None, :]

@@ -61,9 +61,9 @@ import sympy as sp
 from derive import Assumption, Claim, Definition, Quantity, Step, lecture, logic, paper, si, spec
 
 from .roofline import (
-    B,
     B2,
     CHAPTER,
+    B,
     F,
     L,
     N_act,

@@ -133,7 +133,7 @@ context_crossover_lecture = Claim(
     hypotheses=(_frontier, *_one_byte_reading),
     goal=logic.within_factor(Lstar, L_tier, sp.Rational(5, 4)),
     instance=True, forall=(params_active, bytes_per_param, flops),
-    uses=(context_crossover, gemini_long_context_tier, hw_ratio_300),
+    uses=(context_crossover, gemini_long_context_tier),
 )
 
 # ---------------------------------------------------------------------------------------------------
@@ -159,7 +159,9 @@ kv_bytes_per_token_claim = Claim(
         Step(logic.eq(k, c_fwd * N_act * tau * W / (F * L_tier)), "solve for k", link="iff"),
         Step(logic.eq(k, q * N_act * tau / (R * L_tier)), "2·W/F = q/R", link="iff"),
     ),
-    uses=(context_crossover, hw_ratio_300),
+    uses=(context_crossover,),
+    notes="R is the hardware ratio of batching.hw_ratio_300; it is not cited as a dependency because that "
+          "claim is about the scenario's hardware while this one holds for every R.",
 )
 kv_bytes_per_token_fp8_reading = Claim(
     "context.kv_bytes_per_token_fp8_reading", title="One byte per weight: 1e11/(300 × 200K) = 1,667 bytes",
@@ -182,7 +184,7 @@ kv_bytes_per_token_fp4_reading = Claim(
     hypotheses=(_frontier,),
     goal=logic.within_percent(k_tier, 833, 1),
     instance=True, forall=(params_active,),
-    uses=(kv_bytes_per_token_claim,), tags=INCONSISTENCY,
+    uses=(kv_bytes_per_token_claim, hw_ratio_300), tags=INCONSISTENCY,
 )
 kv_bytes_per_token_fp4_claims_1667 = Claim(
     "context.kv_bytes_per_token_fp4_claims_1667", title="False twin: 1,667 bytes at FP4",
@@ -226,7 +228,7 @@ kv_bytes_architecture = Claim(
         logic.within_factor(kv_bytes_from_heads_q.sym, k_tier, sp.Rational(5, 4)),
     )),
     instance=True, forall=(params_active, bytes_per_param, flops),
-    uses=(kv_bytes_per_token_fp8_reading,), tags=INCONSISTENCY,
+    uses=(kv_bytes_per_token_claim, kv_bytes_per_token_fp8_reading), tags=INCONSISTENCY,
     notes="Per token for the whole model, not per layer (catalogue inconsistency 5).  The standard count "
           "2·n_layers·n_kv·d_head·e (Pope et al. 2022) has n_layers = 1 here.  Sparse attention would "
           "allow larger layouts by its sparsity factor.",

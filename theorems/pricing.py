@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from derive import Assumption, Claim, Definition, Quantity, Step, lecture, logic, spec
+from derive import Assumption, Claim, Definition, Quantity, Step, lecture, logic
 
 from .batching import mfu_q
 from .roofline import (
@@ -57,9 +57,9 @@ from .roofline import (
     c_fwd,
     compute_time_q,
     context,
+    cost_per_token_and_floor,
     cost_per_token_q,
     drain_time_q,
-    hbm_drain_time,
     k,
     memory_time_q,
     n,
@@ -70,7 +70,6 @@ from .scaling import compute_equalisation
 
 CHAPTER = "Deducing long context memory costs from API pricing"
 INCONSISTENCY = ("inconsistency",)
-ANTHROPIC = "docs.claude.com/en/docs/about-claude/pricing"
 t_c, t_mem = compute_time_q.sym, memory_time_q.sym
 
 # ---------------------------------------------------------------------------------------------------
@@ -153,7 +152,7 @@ decode_memory_bound = Claim(
         Step(logic.eq(c_dec, p_chip * n * t_mem / (B * tau)), "decode is memory-bound: its step takes t_mem"),
         Step(logic.eq(p_out / p_in, t_mem / t_c), "the markup cancels; 2·N_act/F per token is t_c·n/(B·τ)"),
     ),
-    uses=(price_tracks_cost, prefill_at_compute_floor),
+    uses=(price_tracks_cost, prefill_at_compute_floor, cost_per_token_and_floor),
 )
 decode_memory_bound_lecture = Claim(
     "pricing.decode_memory_bound_lecture", title="5x prices: a decode step is 5x memory-bound",
@@ -278,7 +277,7 @@ kv_tier_costs = Claim(
         Step(p_X * k * T_hold / C_X + p_X * k / W_X, "substitute the two costs"),
         Step(p_X * k / W_X * (1 + T_hold * W_X / C_X), "factor out the retrieval cost"),
     ),
-    uses=(remat_cost,),
+    uses=(remat_cost, cost_per_token_and_floor),
 )
 cache_tier_drain_time = Claim(
     "pricing.cache_tier_drain_time", title="Hold no longer than the drain time", label="Drain-time rule",
@@ -294,7 +293,9 @@ cache_tier_drain_time = Claim(
         Step(logic.le(p_X * k * T_hold / C_X, p_X * k / W_X), "substitute", link="iff"),
         Step(logic.le(T_hold, C_X / W_X), "p_X·k > 0 cancels", link="iff"),
     ),
-    uses=(kv_tier_costs, compute_equalisation, cache_hit_discount, hbm_drain_time),
+    uses=(kv_tier_costs, compute_equalisation),
+    notes="The HBM rule of thumb (roofline.hbm_drain_time) and the cache prices (pricing.cache_hit_discount) "
+          "motivate the rule; they are about the scenario and not cited as dependencies of this general claim.",
 )
 
 ddr_drain_time = Quantity("ddr_drain_time", r"T_{\mathrm{DDR}}", "s", "drain time of host DDR memory")
@@ -330,7 +331,7 @@ memory_tier_drain_times = Claim(
     hypotheses=_ballparks,
     goal=logic.And((logic.lt(T_hbm, T_ddr), logic.lt(T_ddr, T_flash), logic.lt(T_flash, T_disk))),
     instance=True, forall=(ddr_drain_time, flash_drain_time),
-    uses=(hbm_drain_time,), notes=_ballpark_note,
+    notes=_ballpark_note,
 )
 five_minute_cache_is_flash = Claim(
     "pricing.five_minute_cache_is_flash", title="A 5-minute cache belongs on flash",

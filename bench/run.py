@@ -1,0 +1,253 @@
+"""Benchmarks of derive's speed, measured in one run and printed with their ratios.
+
+    python bench/run.py            # everything (a few minutes on 2 cores, most of it the cold checks)
+    python bench/run.py --quick    # skip the full chip x model matrix
+    python bench/run.py --write    # also write bench/RESULTS.md
+
+Each measurement runs the installed ``derive`` console script in a fresh process (so start-up and
+imports count), with its own cache folder under a temporary directory, except where "in-process" is
+said.  Targets (2 cores): cold check <= 1.5 s, warm <= 0.3 s, ``derive --help`` <= 0.15 s, diff >= 3x
+faster than a full re-check, sweep >= 1e7 point-evaluations/s, matrix <= 30 s.
+
+Not timed tests: numbers depend on the machine and its load (printed with the results).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DERIVE = str(Path(sys.executable).parent / "derive")
+
+
+def run(argv: list[str], *, env: dict | None = None, repeat: int = 1, check: bool = True) -> float:
+    """Median wall time of ``derive argv`` in a fresh process."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        proc = subprocess.run([DERIVE, *argv], cwd=ROOT, env={**os.environ, **(env or {})},
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        times.append(time.perf_counter() - start)
+        if check and proc.returncode not in (0, 1):
+            raise SystemExit(f"derive {' '.join(argv)} failed ({proc.returncode}): {proc.stderr.strip()}")
+    return statistics.median(times)
+
+
+def count_claims() -> int:
+    from derive.loader import load_library
+
+    return len(load_library(["lecture"]).claims())
+
+
+def bench_help() -> dict:
+    run(["--help"])  # warm the OS file cache
+    t = run(["--help"], repeat=7)
+    t_check_help = run(["check", "--help"], repeat=5)
+    py = statistics.median(_time([sys.executable, "-c", "pass"]) for _ in range(5))
+    return {"help_s": t, "check_help_s": t_check_help, "python_startup_s": py}
+
+
+def _time(cmd: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def bench_check(cache: str) -> dict:
+    cold_nocache = run(["check", "--no-cache"])
+    cold = run(["check", "--cache-dir", cache])
+    warm = run(["check", "--cache-dir", cache], repeat=5)  # output replay: no sympy, no z3
+    # same scenario, a different command line (explicit default rlimit): no replay, every proof from the cache
+    from derive.prover import DEFAULT_RLIMIT
+
+    warm_proofs = run(["check", "--cache-dir", cache, "--rlimit", str(DEFAULT_RLIMIT)], repeat=3)
+    return {"cold_no_cache_s": cold_nocache, "cold_s": cold, "warm_s": warm, "warm_proof_cache_only_s": warm_proofs}
+
+
+def slowest_claims(n: int = 3) -> list[tuple[str, float]]:
+    from derive.checker import Checker
+    from derive.loader import load_library
+    from derive.scenario import build_scenario
+
+    lib = load_library(["lecture"])
+    checker = Checker(lib, build_scenario(lib))
+    times = []
+    for c in lib.claims():
+        start = time.perf_counter()
+        checker.check_own(c)
+        times.append((c.id, time.perf_counter() - start))
+    times.sort(key=lambda t: -t[1])
+    return times[:n] + [("(all claims, in-process)", sum(t for _, t in times))]
+
+
+def bench_diff(cache: str) -> dict:
+    """Baseline cached (as after `derive check`); one quantity changes to a value never seen before."""
+    run(["diff", "--cache-dir", cache])  # fills the baseline's results cache
+    diff = run(["diff", "--cache-dir", cache, "--set", "hbm_capacity=576 GB"])
+    full = run(["check", "--no-cache", "--set", "hbm_capacity=577 GB"])
+    full_cached = run(["check", "--cache-dir", cache, "--set", "hbm_capacity=578 GB"])
+    # in-process: the work itself, without start-up and library loading
+    from derive.cache import ProofCache, ResultsCache
+    from derive.checker import Checker
+    from derive.diff import diff as diff_fn
+    from derive.loader import load_library
+    from derive.scenario import build_scenario
+
+    lib = load_library(["lecture"])
+    base = build_scenario(lib)
+    cur = build_scenario(lib, sets=["hbm_capacity=579 GB"])
+    start = time.perf_counter()
+    report = diff_fn(lib, base, cur, cache=ProofCache(cache), results_cache=ResultsCache(cache))
+    t_diff = time.perf_counter() - start
+    start = time.perf_counter()
+    Checker(lib, build_scenario(lib, sets=["hbm_capacity=580 GB"])).check()
+    t_full = time.perf_counter() - start
+    return {"diff_s": diff, "full_recheck_no_cache_s": full, "full_recheck_proof_cache_s": full_cached,
+            "ratio": full / diff, "ratio_vs_cached_check": full_cached / diff,
+            "in_process_diff_s": t_diff, "in_process_full_s": t_full, "in_process_ratio": t_full / t_diff,
+            "rechecked": len(report.rechecked), "claims": len(report.order)}
+
+
+def bench_sweep() -> dict:
+    import numpy as np
+    import sympy as sp
+
+    from derive.loader import load_library
+    from derive.scenario import build_scenario
+    from derive.sweep import numpy_function
+
+    lib = load_library(["lecture"])
+    scen = build_scenario(lib)
+    keep = {"batch", "context"}
+    expr = lib.expand(lib.quantities["step_time"].sym, scen.pinned)
+    expr = expr.xreplace({lib.quantities[n].sym: v.value for n, v in scen.values.items() if n not in keep})
+    syms = [lib.quantities["batch"].sym, lib.quantities["context"].sym]
+    start = time.perf_counter()
+    fn = numpy_function(expr, syms)
+    compile_s = time.perf_counter() - start
+    b, c = np.meshgrid(np.linspace(1, 8192, 2000), np.geomspace(1e3, 1e6, 1000), indexing="ij")
+    b, c = b.reshape(-1), c.reshape(-1)
+    fn(b[:1000], c[:1000])
+    reps = []
+    for _ in range(3):
+        start = time.perf_counter()
+        fn(b, c)
+        reps.append(time.perf_counter() - start)
+    vec = b.size / min(reps)
+    pts = [(sp.Integer(int(x)), sp.Integer(int(y))) for x, y in zip(b[:200:1], c[:200:1], strict=True)]
+    start = time.perf_counter()
+    for x, y in pts:
+        float(expr.subs({syms[0]: x, syms[1]: y}))
+    subs = len(pts) / (time.perf_counter() - start)
+    # end to end through the CLI, compile and CSV included
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        run(["sweep", "step_time", "--vary", "batch=1:8192:1000", "--vary", "context=1000:1000000:1000:log",
+             "--out", str(Path(tmp) / "s.csv")])
+        cli = time.perf_counter() - start
+    return {"points": int(b.size), "vectorised_evals_per_s": vec, "subs_evals_per_s": subs, "ratio": vec / subs,
+            "compile_s": compile_s, "cli_1e6_points_with_csv_s": cli}
+
+
+def bench_matrix(cache: str) -> dict:
+    from derive.loader import load_library
+    from derive.sweep import preset_pairs
+
+    pairs = len(preset_pairs(load_library(["lecture"])))
+    with tempfile.TemporaryDirectory() as tmp:
+        out = str(Path(tmp) / "m.csv")
+        cold = run(["sweep", "--presets", "--check", "--out", out, "--cache-dir", str(Path(tmp) / "fresh")])
+        warm_base = run(["sweep", "--presets", "--check", "--out", out, "--cache-dir", cache])
+        warm = run(["sweep", "--presets", "--check", "--out", out, "--cache-dir", cache])
+        one = run(["check", "--hardware", "h100-sxm", "--model", "llama3-70b", "--no-cache"])
+    return {"pairs": pairs, "cold_s": cold, "baseline_cached_s": warm_base, "warm_s": warm,
+            "one_pair_cli_no_cache_s": one, "naive_serial_estimate_s": one * pairs}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="skip the chip x model matrix")
+    ap.add_argument("--write", action="store_true", help="write bench/RESULTS.md")
+    args = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="derive-bench-")
+    cache = str(Path(tmp) / "cache")
+    load = os.getloadavg()
+    print(f"derive bench: {platform.python_version()}, {os.cpu_count()} cores, load {load[0]:.1f} {load[1]:.1f}, "
+          f"{count_claims()} claims")
+    results: dict[str, dict] = {}
+    try:
+        results["help"] = h = bench_help()
+        print(f"derive --help          {h['help_s']:.3f} s   (target <= 0.15; python itself "
+              f"{h['python_startup_s']:.3f} s; check --help {h['check_help_s']:.3f} s)")
+        results["check"] = c = bench_check(cache)
+        print(f"check, cold            {c['cold_s']:.2f} s   (target <= 1.5; with --no-cache "
+              f"{c['cold_no_cache_s']:.2f} s)")
+        print(f"check, warm            {c['warm_s']:.3f} s   (target <= 0.3; cold/warm = "
+              f"{c['cold_s'] / c['warm_s']:.0f}x; proof cache only, no replay: {c['warm_proof_cache_only_s']:.2f} s)")
+        slow = slowest_claims()
+        results["slowest"] = {k: v for k, v in slow}
+        print("  slowest claims cold:  " + ", ".join(f"{k} {v:.2f} s" for k, v in slow))
+        results["diff"] = d = bench_diff(cache)
+        print(f"diff (1 value changed) {d['diff_s']:.2f} s   vs full re-check {d['full_recheck_no_cache_s']:.2f} s:"
+              f" {d['ratio']:.1f}x (target >= 3); vs check with warm proof cache {d['ratio_vs_cached_check']:.1f}x;"
+              f" in-process {d['in_process_ratio']:.0f}x; re-checked {d['rechecked']} of {d['claims']} claims")
+        results["sweep"] = s = bench_sweep()
+        print(f"sweep                  {s['vectorised_evals_per_s']:.3g} point-evals/s (target >= 1e7) vs subs"
+              f" {s['subs_evals_per_s']:.3g}/s: {s['ratio']:.3g}x; 1e6 points via the CLI with CSV"
+              f" {s['cli_1e6_points_with_csv_s']:.2f} s")
+        if not args.quick:
+            results["matrix"] = m = bench_matrix(cache)
+            print(f"matrix ({m['pairs']} pairs)    cold {m['cold_s']:.1f} s, baseline cached "
+                  f"{m['baseline_cached_s']:.1f} s, warm {m['warm_s']:.1f} s (target <= 30; one "
+                  "`derive check --hardware --model` "
+                  f"{m['one_pair_cli_no_cache_s']:.2f} s, x{m['pairs']} = {m['naive_serial_estimate_s']:.0f} s)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if args.write:
+        write_results(results, load)
+    return 0
+
+
+def write_results(r: dict, load) -> None:
+    h, c, d, s = r["help"], r["check"], r["diff"], r["sweep"]
+    m = r.get("matrix")
+    lines = [
+        "# Benchmark results",
+        "",
+        f"`python bench/run.py --write`; Python {platform.python_version()}, {os.cpu_count()} cores, load average "
+        f"{load[0]:.1f} at the start (other jobs were running: absolute times are noisy, ratios less so).",
+        "",
+        "| measurement | result | target |",
+        "| --- | --- | --- |",
+        f"| `derive --help` start-up | {h['help_s']:.3f} s (bare `python -c pass`: {h['python_startup_s']:.3f} s) "
+        "| <= 0.15 s |",
+        f"| `derive check`, cold (empty cache) | {c['cold_s']:.2f} s | <= 1.5 s |",
+        f"| `derive check`, warm (output replayed) | {c['warm_s']:.3f} s ({c['cold_s'] / c['warm_s']:.0f}x faster) "
+        "| <= 0.3 s |",
+        f"| `derive check`, proofs from cache, no replay | {c['warm_proof_cache_only_s']:.2f} s | |",
+        f"| `derive diff`, one value changed vs full re-check | {d['diff_s']:.2f} s vs "
+        f"{d['full_recheck_no_cache_s']:.2f} s = {d['ratio']:.1f}x (in-process {d['in_process_ratio']:.0f}x; "
+        f"re-checked {d['rechecked']} of "
+        f"{d['claims']}) | >= 3x |",
+        f"| sweep, vectorised | {s['vectorised_evals_per_s']:.3g} point-evals/s vs `subs` "
+        f"{s['subs_evals_per_s']:.3g}/s ({s['ratio']:.3g}x) | >= 1e7/s |",
+    ]
+    if m:
+        lines.append(f"| chip x model matrix ({m['pairs']} pairs, real checks, 2 workers) | cold {m['cold_s']:.1f} s, "
+                     f"warm {m['warm_s']:.1f} s | <= 30 s |")
+    slow = ", ".join(f"`{k}` {v:.2f} s" for k, v in r["slowest"].items())
+    lines += ["", f"Slowest claims of a cold check: {slow}.", ""]
+    (ROOT / "bench" / "RESULTS.md").write_text("\n".join(lines))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
