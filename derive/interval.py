@@ -32,6 +32,7 @@ def decide_interval(problem, *, reason: str):  # -> Outcome  (typed loosely to a
                        f"{reason}; the interval engine needs bounds for {', '.join(missing)} (give the claim `bounds`)")
     boxes = [{s: problem.bounds[s] for s in syms}]
     closed = 0
+    witness = not problem.hypotheses  # a point of the box where every hypothesis holds, exactly
     while boxes:
         if closed + len(boxes) > MAX_BOXES:
             return Outcome("unknown", "interval", f"{reason}; interval branch-and-bound ran out of its "
@@ -50,6 +51,7 @@ def decide_interval(problem, *, reason: str):  # -> Outcome  (typed loosely to a
             closed += 1  # the goal holds on the whole box, whatever the hypotheses say
             continue
         mid = {s: (lo + hi) / 2 for s, (lo, hi) in box.items()}
+        witness = witness or _holds(problem, mid)
         if _confirms(problem, mid):
             return Outcome("refuted", "interval", counterexample={str(k): v for k, v in mid.items()}, recheck="exact")
         widest = max(box, key=lambda s: box[s][1] - box[s][0])
@@ -59,7 +61,29 @@ def decide_interval(problem, *, reason: str):  # -> Outcome  (typed loosely to a
         m = (lo + hi) / 2
         boxes.append({**box, widest: (lo, m)})
         boxes.append({**box, widest: (m, hi)})
+    if not witness and not _witness_search(problem):
+        # Never a vacuous proof: the hypotheses must hold somewhere in the box.
+        return Outcome("unknown", "interval", f"{reason}; no point of the box was found where the assumptions hold")
     return Outcome("proved", "interval", recheck="interval branch-and-bound over the stated bounds")
+
+
+def _holds(problem, point) -> bool:
+    try:
+        return all(h.evaluate(point) for h in problem.hypotheses)
+    except (ValueError, TypeError, ZeroDivisionError):
+        return False
+
+
+def _witness_search(problem, tries: int = 200) -> bool:
+    """Deterministic sampling of the box for a point satisfying every hypothesis exactly."""
+    import random
+
+    rng = random.Random(problem.seed)
+    for _ in range(tries):
+        point = {s: lo + (hi - lo) * sp.Rational(rng.randint(0, 1000), 1000) for s, (lo, hi) in problem.bounds.items()}
+        if _holds(problem, point):
+            return True
+    return False
 
 
 def _enclose(lo: sp.Rational, hi: sp.Rational):

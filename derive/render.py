@@ -469,7 +469,7 @@ class ModelBuilder:
             rows.append({"name": name, "symbol": q.latex, "value": value_text(in_unit(v.value, unit), unit),
                          "source": v.source, "as_of": v.as_of or "", "origin": v.origin, "note": v.note,
                          "pinned": name in sc.pinned})
-        return {"name": sc.name, "layers": list(sc.layers), "values": rows,
+        return {"name": sc.name, "layers": list(sc.layers), "rows": rows,
                 "assumptions": [{"text": t, "latex": f.latex(self.printer)} for t, f in sc.assumptions],
                 "pinned": sorted(sc.pinned)}
 

@@ -213,3 +213,10 @@ def test_z3_translation_is_exact():
     s = z3.Solver()
     s.add(tr.variables[X] == 3, e != 1)
     assert s.check() == z3.unsat
+
+
+def test_interval_engine_never_proves_from_unsatisfiable_hypotheses():
+    claim = Claim("t.exp_vacuous", title="exp", statement="s", source=SRC, goal=logic.ge(X, sp.exp(X)),
+                  hypotheses=(logic.gt(X, 5),), bounds=((x, 0, 3),), expected="unknown")
+    r = check(claim)["t.exp_vacuous"]
+    assert r.verdict != "proved"

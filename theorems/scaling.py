@@ -23,11 +23,13 @@ Main claims:
 - ``scaling.inference_token_estimate``: 5e7 tokens/s for two months is 2.592e14 tokens.
 - **Over-training** ``scaling.chinchilla_overtraining``: with D_pre = D_inf and N_act = 1e11, the
   run is 129.6 times Chinchilla's token count ("a factor of a hundred"); the 150T rumour gives 75.
-- ``scaling.chinchilla_overtraining_penalty``, ``scaling.chinchilla_equalisation_near_optimal`` and
+- ``scaling.chinchilla_overtraining_penalty``, ``scaling.chinchilla_equalisation_near_optimal``,
+  ``scaling.chinchilla_equalisation_at_chinchilla_budget`` and
   ``scaling.chinchilla_optimal_tokens_per_param``: the Hoffmann et al. (2022) loss fit, decided by
-  interval arithmetic: over-training 100x at fixed compute costs under 3% of the loss; equalising
-  the two loss terms lands within 1% of the optimal reducible loss; the fit's own optimum is 40-200
-  tokens per parameter.
+  interval arithmetic over bounded boxes: over-training 100x at fixed compute costs under 3% of the
+  loss (10B to 1T parameters); equalising the two loss terms lands within 5% of the optimal
+  reducible loss for 6e20 to 6e26 FLOP, and within 1% near Chinchilla's budget; the fit's own
+  optimum is 40-200 tokens per parameter.
 
 Notation: a, b cost scales (USD); x, x_0 the knob and its balanced setting; u a knob entering
 through e^±u; α, β power-law exponents; D_pre, D_RL, D_inf tokens of pre-training, RL and
