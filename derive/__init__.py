@@ -19,6 +19,7 @@ _EXPORTS = {
     "Assumption": "declarations", "Claim": "declarations", "Definition": "declarations", "Quantity": "declarations",
     "Source": "declarations", "Step": "declarations", "derived": "declarations", "lecture": "declarations",
     "paper": "declarations", "spec": "declarations", "si": "units", "logic": None,
+    "Figure": "figures", "Curve": "figures", "Mark": "figures",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -1,7 +1,7 @@
 """Caches: proof verdicts by content hash, and whole command outputs by the files they read.
 
-Two layers, both under ``build/.cache/`` (``--cache-dir DIR`` or ``DERIVE_CACHE_DIR`` elsewhere;
-``--no-cache`` or ``DERIVE_NO_CACHE=1`` bypasses both):
+Three layers, all under ``build/.cache/`` (``--cache-dir DIR`` or ``DERIVE_CACHE_DIR`` elsewhere;
+``--no-cache`` or ``DERIVE_NO_CACHE=1`` bypasses them all):
 
 - **Proof cache** (``ProofCache``): one entry per prover problem, keyed by a SHA-256 of the problem's
   full text (hypotheses, goal, integrality, bounds as ``srepr``, the resource limit, the search seed) and
@@ -9,6 +9,10 @@ Two layers, both under ``build/.cache/`` (``--cache-dir DIR`` or ``DERIVE_CACHE_
   ``interval``, ``logic``, and the sympy and z3 versions).  The problem is what the checker hands to
   the prover *after* expansion and substitution of the scenario values it uses, so a changed value,
   assumption, pin or definition changes exactly the keys of the problems it reaches, and nothing else.
+- **Results cache** (``ResultsCache``): the own (pre-blocking) results of every claim under one
+  scenario, keyed by the engine's and the libraries' source, the scenario's fingerprint (values,
+  assumptions, pins), the resource limit and the claim ids: the baseline of ``derive diff`` and the
+  pairs of the preset matrix are then read, not re-assembled.
 - **Output cache** (``OutputCache``): the printed output and exit code of a read-only command
   (``check``, ``diff``, ``margin``), keyed by the command line, the working directory and the
   environment, and valid while every file the run read is unchanged: the engine's and the library's
@@ -371,9 +375,16 @@ class OutputCache:
 # own results of a whole scenario (the baseline of `derive diff`) ------------------------------------------
 
 def sources_digest() -> str:
-    """One digest of every loaded engine and library source file (see ``loaded_source_files``)."""
+    """One digest of the engine's source (every ``.py`` of the ``derive`` package, loaded or not) and of
+    every other loaded source file outside the standard library and installed packages (the libraries
+    of declarations).  Processes that loaded the same libraries agree on it, whatever commands they ran."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    files = {f for f in loaded_source_files() if not f.startswith(here + os.sep)}
+    for root, dirs, names in os.walk(here):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        files |= {os.path.join(root, n) for n in names if n.endswith(".py")}
     h = hashlib.sha256()
-    for f in loaded_source_files():
+    for f in sorted(files):
         h.update(f.encode() + b"\0" + (file_digest(f) or "?").encode() + b"\0")
     return h.hexdigest()
 
@@ -413,9 +424,10 @@ class ResultsCache:
         self.dir = Path(directory) / "results"
 
     @staticmethod
-    def key(scenario, rlimit: int, ids: Iterable[str]) -> str:
-        return _sha(json.dumps({"sources": sources_digest(), "scenario": scenario.fingerprint(), "rlimit": rlimit,
-                                "ids": sorted(ids), "format": FORMAT}))
+    def key(scenario, rlimit: int, ids: Iterable[str], sources: str | None = None) -> str:
+        """``sources``: a ``sources_digest()`` computed once by a caller that checks many scenarios."""
+        return _sha(json.dumps({"sources": sources or sources_digest(), "scenario": scenario.fingerprint(),
+                                "rlimit": rlimit, "ids": sorted(ids), "format": FORMAT}))
 
     def get(self, key: str) -> dict | None:
         data = _read_json(self.dir / f"{key}.json")

@@ -124,7 +124,11 @@ def _run_replayed(args: argparse.Namespace, ctx: Context, argv: list[str]) -> in
     hit = cache.lookup(key)
     if hit is not None:
         out, err, code = hit
-        sys.stdout.write(out)
+        try:
+            sys.stdout.write(out)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return EXIT_OK
         sys.stderr.write(err)
         return code
     out, err = _Tee(sys.stdout), _Tee(sys.stderr)

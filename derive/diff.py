@@ -195,7 +195,6 @@ class DiffReport:
     prover_calls: int = 0
     baseline_cached: bool = False
     pinned: dict[str, list[dict]] = field(default_factory=dict)
-    points: dict[str, tuple[dict, dict]] = field(default_factory=dict)  # instance claims: values used (before, after)
 
     def changed(self) -> list[str]:
         return [i for i in self.order if self.before[i].verdict != self.after[i].verdict]
@@ -206,18 +205,9 @@ class DiffReport:
         used = {n: {"before": self.change.values[n][0], "after": self.change.values[n][1]}
                 for n in (reach.values if reach else ())}
         return {"id": cid, "title": a.title, "before": b.verdict, "after": a.verdict, "expected": a.expected,
-                "counterexample": self._counterexample(cid, a, 1),
-                "counterexample_before": self._counterexample(cid, b, 0),
+                "counterexample": a.counterexample, "counterexample_before": b.counterexample,
                 "reason": a.reason if a.verdict != "proved" else b.reason, "engine": a.engine,
                 "why_rechecked": reach.reason if reach else None, "values": used}
-
-    def _counterexample(self, cid: str, r: ClaimResult, side: int) -> dict | None:
-        """The prover's counterexample; for a refuted instance claim, completed with the scenario values it
-        was checked at (those values *are* the point where it fails, re-checked exactly)."""
-        if r.verdict != "refuted":
-            return r.counterexample
-        point = self.points.get(cid, ({}, {}))[side]
-        return {**point, **(r.counterexample or {})}
 
     def to_json(self) -> dict:
         changed = self.changed()
@@ -329,16 +319,8 @@ def diff(library: Library, baseline: Scenario, current: Scenario, *, rlimit: int
     before = with_blocking(base_checker, claims, before_own)
     after = with_blocking(cur_checker, claims, after_own)
 
-    deps = Dependencies(library)
-    points = {}
-    for c in claims:
-        if c.instance and before[c.id].verdict != after[c.id].verdict:
-            forall = {q.name for q in c.forall}
-            points[c.id] = tuple(
-                {n: str(s.value(n)) for n in sorted(deps.of_claim(c, s.pinned) - forall) if n in s.values}
-                for s in (baseline, current))
     return DiffReport(
-        baseline=baseline, current=current, change=change, order=order, points=points,
+        baseline=baseline, current=current, change=change, order=order,
         before={i: before[i] for i in order}, after={i: after[i] for i in order},
         rechecked=reach, prover_calls=base_checker.prover_calls + cur_checker.prover_calls,
         baseline_cached=cached,

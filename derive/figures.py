@@ -403,6 +403,13 @@ def render_graph(library: Library, verdicts: Mapping[str, str], directory: Path,
     """Draw the dependency graph (claims and assumptions; ``full``: every declaration)."""
     graph = library.graph if full else claim_graph(library)
     result = FigureResult(stem, "Dependency graph", "", None)
+    if not full:
+        alone = [v for v in graph.nodes if graph.degree(v) == 0]
+        if alone and len(alone) < graph.number_of_nodes():
+            graph = graph.copy()
+            graph.remove_nodes_from(alone)
+            result.caption = (f"{len(alone)} claims and assumptions that neither rest on nor support another "
+                              "are not drawn.")
     if graph.number_of_nodes() == 0:
         result.note = "Figure skipped: the library has no claims."
         return result
@@ -426,19 +433,26 @@ def _draw_graph(graph, library: Library, verdicts: Mapping[str, str], directory:
 
     order = {d.id: i for i, d in enumerate(library.ordered())}
     depth = _layers(graph, order)
-    columns: dict[int, list[str]] = {}
+    layers: dict[int, list[str]] = {}
     for v in sorted(graph.nodes, key=order.get):
-        columns.setdefault(depth[v], []).append(v)
-    tallest = max(len(c) for c in columns.values())
+        layers.setdefault(depth[v], []).append(v)
+    # A layer taller than ``per_column`` nodes is wrapped into several adjacent columns.
+    per_column = max(12, int((graph.number_of_nodes() / max(1, len(layers))) * 1.3) + 1)
+    columns: list[list[str]] = []
+    for layer in sorted(layers):
+        members = layers[layer]
+        for start in range(0, len(members), per_column):
+            columns.append(members[start:start + per_column])
+    tallest = max(len(c) for c in columns)
     pos = {}
-    for col, members in columns.items():
+    for col, members in enumerate(columns):
         for row, v in enumerate(members):
-            pos[v] = (col * 3.0, -(row - (len(members) - 1) / 2) * 1.0)
+            pos[v] = (col * 3.0, -(row - (len(members) - 1) / 2) * 0.8)
     status = node_status(library, verdicts)
     plt = _pyplot()
     with _rc():
-        width = min(max(4.0, 2.3 * len(columns)), 24.0)
-        height = min(max(2.5, 0.32 * tallest + 0.8), 40.0)
+        width = min(max(4.0, 2.1 * len(columns)), 30.0)
+        height = min(max(2.5, 0.2 * tallest + 0.8), 30.0)
         fig, ax = plt.subplots(figsize=(width, height))
         ax.axis("off")
         ax.grid(False)
@@ -453,7 +467,7 @@ def _draw_graph(graph, library: Library, verdicts: Mapping[str, str], directory:
         xs = [p[0] for p in pos.values()]
         ys = [p[1] for p in pos.values()]
         ax.set_xlim(min(xs) - 1.5, max(xs) + 1.5)
-        ax.set_ylim(min(ys) - 0.8, max(ys) + 0.8)
+        ax.set_ylim(min(ys) - 0.6, max(ys) + 0.6)
         used = [s for s in VERDICT_COLOURS if s in set(status[v] for v in graph.nodes if v in status)]
         handles = [Line2D([0], [0], marker="s", linestyle="", markersize=7, color=VERDICT_COLOURS[s], label=s)
                    for s in used]

@@ -100,8 +100,8 @@ def formula_latex(formula: sp.Expr | Formula, printer: Callable[[sp.Expr], str])
 # prose -----------------------------------------------------------------------------------------------
 
 _LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\ensuremath{\$}", "#": r"\#", "_": r"\_",
+    "{": r"\{", "}": r"\}", "~": r"\ensuremath{\sim}", "^": r"\^{}",
     "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
 }
 # Characters that pdflatex's default UTF-8 set-up does not print (or prints badly): each as a command.
@@ -116,7 +116,7 @@ _LATEX_UNICODE = {
     "²": r"\ensuremath{^2}", "³": r"\ensuremath{^3}", "¹": r"\ensuremath{^1}", "⁻": r"\ensuremath{^-}",
     "½": r"\ensuremath{\tfrac12}", "¼": r"\ensuremath{\tfrac14}", "¾": r"\ensuremath{\tfrac34}",
     "—": "---", "–": "--", "‘": "`", "’": "'", "“": "``", "”": "''", "…": r"\ldots{}", "\u00a0": "~",
-    "€": r"EUR{}", "✓": r"\ensuremath{\checkmark}", "•": r"\textbullet{}",
+    "€": r"EUR{}", "✓": r"\ensuremath{\checkmark}", "•": r"\ensuremath{\bullet}",
 }
 _GREEK = {
     "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ζ": "zeta", "η": "eta",
@@ -132,11 +132,17 @@ for _ch, _name in _GREEK.items():
 def latex_escape(text: object) -> str:
     """Plain text -> LaTeX text: special characters escaped, common Unicode symbols as commands.
 
+    Only glyphs of the OT1 Computer Modern fonts and math fonts are used (never TS1, whose fonts are
+    bitmaps on a minimal TeX Live): ``$`` and bullets go through math mode.
+
     Latin-1 letters (é, ü, ...) pass through (the document uses T1 fonts and UTF-8 input); any other
     character without a known command becomes ``?`` rather than breaking the compile."""
     out: list[str] = []
-    for ch in str(text):
-        if ch in _LATEX_SPECIAL:
+    text = str(text)
+    for i, ch in enumerate(text):
+        if ch == '"':  # straight double quotes become opening or closing quotes
+            out.append("``" if i == 0 or text[i - 1] in " \t\n([{" else "''")
+        elif ch in _LATEX_SPECIAL:
             out.append(_LATEX_SPECIAL[ch])
         elif ch in _LATEX_UNICODE:
             out.append(_LATEX_UNICODE[ch])

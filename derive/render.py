@@ -200,6 +200,28 @@ def _group(mantissa: str) -> str:
     return sign + whole + ("." + frac if frac else "")
 
 
+def exact_value_text(si_value: sp.Rational, q: Quantity) -> dict[str, str]:
+    """An exact value (a counterexample) for a reader: in the quantity's display unit when that is
+    exact in four significant digits, else as the exact fraction in SI units, else rounded."""
+    unit = quantity_unit(q)
+    shown = in_unit(si_value, unit)
+    mantissa, exponent = format_number(shown)
+    if exponent is None and sp.Rational(mantissa) == shown:
+        return value_text(shown, unit)
+    si = format_dimension(q.dimension)
+    r = sp.Rational(si_value)
+    if r.q < 10**6 and abs(r.p) < 10**9:
+        si_unit, md_unit = siunitx_unit(si), markdown_unit(si)
+        frac = rf"\ensuremath{{\tfrac{{{abs(r.p)}}}{{{r.q}}}}}"
+        sign = "-" if r.p < 0 else ""
+        tex = sign + frac + (rf"\,\si{{{si_unit}}}" if si_unit else "")
+        return {"tex": tex, "md": f"{r} {md_unit}".strip(), "num": str(r), "unit": md_unit}
+    out = value_text(shown, unit)
+    out["md"] = "≈ " + out["md"]
+    out["tex"] = r"\ensuremath{\approx}" + out["tex"]
+    return out
+
+
 def unit_tex(text: str) -> str:
     si = siunitx_unit(text)
     return rf"\si{{{si}}}" if si else "1"
@@ -227,6 +249,72 @@ def evaluate_expr(library: Library, scenario: Scenario, expr: sp.Expr, unit: str
     if not value.is_Rational:
         value = sp.Float(sp.N(value, 20))
     return value_text(value, unit), []
+
+
+DISPLAY_WIDTH = 58  # rough width of a display line, in characters of math (see ``latex_width``)
+
+
+def latex_width(latex: str) -> float:
+    """A rough width of rendered math in characters: fractions count their wider part, sub- and
+    superscripts count less, commands count as one symbol.  Used only to decide line breaks."""
+    total = 0.0
+    i, n = 0, len(latex)
+    while i < n:
+        ch = latex[i]
+        if latex.startswith(r"\frac{", i):
+            num, j = _group_at(latex, i + 5)
+            den, j = _group_at(latex, j)
+            total += max(latex_width(num), latex_width(den)) + 1
+            i = j
+            continue
+        if latex.startswith((r"\mathrm{", r"\text{", r"\mathit{"), i):
+            start = latex.index("{", i)
+            inner, j = _group_at(latex, start)
+            total += len(inner) * 0.8
+            i = j
+            continue
+        if ch in "_^":
+            if i + 1 < n and latex[i + 1] == "{":
+                inner, j = _group_at(latex, i + 1)
+                total += 0.6 * latex_width(inner)
+                i = j
+            else:
+                total += 0.6
+                i += 2
+            continue
+        if ch == "\\":
+            j = i + 1
+            while j < n and latex[j].isalpha():
+                j += 1
+            name = latex[i + 1:j] or latex[i + 1:i + 2]
+            total += {"left": 0, "right": 0, ";": 1, ",": 0.3, "quad": 2, "max": 3, "min": 3,
+                      "iff": 3, "implies": 3, "wedge": 2, "vee": 2}.get(name, 1)
+            i = max(j, i + 2)
+            continue
+        if ch in "{} ":
+            i += 1
+            continue
+        total += 1.6 if ch in "=<>+-" else 1
+        i += 1
+    return total
+
+
+def _group_at(text: str, i: int) -> tuple[str, int]:
+    """The brace group starting at ``text[i] == "{"``: (content, index after it)."""
+    depth = 0
+    for j in range(i, len(text)):
+        if text[j] == "{":
+            depth += 1
+        elif text[j] == "}":
+            depth -= 1
+            if depth == 0:
+                return text[i + 1:j], j + 1
+    return text[i + 1:], len(text)
+
+
+def _part(f: Formula, printer: Printer) -> str:
+    inner = f.latex(printer)
+    return inner if isinstance(f, Rel) else rf"\left({inner}\right)"
 
 
 def quantity_unit(q: Quantity) -> str:
@@ -308,6 +396,26 @@ class ModelBuilder:
         d = self.library.declarations[decl_id]
         return {"id": d.id, "anchor": self.anchor(d.id), "title": d.title, "kind": d.kind}
 
+    def formula_display(self, d: Declaration) -> str | None:
+        """The formula for a LaTeX display: a long conjunction, disjunction, equivalence or implication
+        at the top is broken into aligned lines, one part per line."""
+        one_line = self.formula(d)
+        f = d.goal if isinstance(d, Claim) else getattr(d, "relation", None)
+        if one_line is None or f is None or latex_width(one_line) <= DISPLAY_WIDTH:
+            return one_line
+        parts: list[tuple[str, str]] = []
+        if isinstance(f, And | Or):
+            joiner = r"\wedge" if isinstance(f, And) else r"\vee"
+            parts = [("" if i == 0 else joiner, _part(a, self.printer)) for i, a in enumerate(f.args)]
+        elif isinstance(f, Iff | Implies):
+            left, right = (f.left, f.right) if isinstance(f, Iff) else (f.premise, f.conclusion)
+            joiner = r"\iff" if isinstance(f, Iff) else r"\implies"
+            parts = [("", _part(left, self.printer)), (joiner, _part(right, self.printer))]
+        if len(parts) < 2:
+            return one_line
+        lines = [rf"{j}\;& {p}" if j else rf"& {p}" for j, p in parts]
+        return r"\begin{aligned}" + r" \\ ".join(lines) + r"\end{aligned}"
+
     def formula(self, d: Declaration) -> str | None:
         if isinstance(d, Definition):
             return f"{d.defines.latex} = {self.printer(d.expr)}"
@@ -326,8 +434,7 @@ class ModelBuilder:
                 out.append({"symbol": r"\mathit{" + name.replace("_", r"\_") + "}",
                             "value": value_text(exact, "1")})
                 continue
-            unit = quantity_unit(q)
-            out.append({"symbol": q.latex, "name": name, "value": value_text(in_unit(exact, unit), unit)})
+            out.append({"symbol": q.latex, "name": name, "value": exact_value_text(exact, q)})
         return out
 
     def numbers(self, d: Declaration) -> tuple[list[dict], list[str]]:
@@ -423,7 +530,8 @@ class ModelBuilder:
             "title": d.title, "headline": getattr(d, "label", None), "statement": d.statement,
             "source": str(d.source), "source_kind": d.source.kind, "tags": list(d.tags),
             "inconsistency": "inconsistency" in d.tags, "notes": getattr(d, "notes", "") or "",
-            "formula": self.formula(d), "hypotheses": [], "steps": [], "instance": False,
+            "formula": self.formula(d), "formula_tex": self.formula_display(d), "hypotheses": [], "steps": [],
+            "instance": False,
             "defines": None, "depends_on": [self.ref(i) for i in depends],
             "rests_on": [self.ref(i) for i in rests_on if i in self.library.declarations],
             "verdict": "assumed" if isinstance(d, Assumption) else None, "expected": None, "meets": True,

@@ -22,7 +22,7 @@ import csv
 import io
 import math
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -497,10 +497,10 @@ _WORKER: dict = {}
 
 
 def _worker_init(library_specs: Sequence[str], scenario: str | None, sets: Sequence[str],
-                 assumes: Sequence[str], ids: Sequence[str] | None, rlimit: int, cache_dir: str | None) -> None:
-    from .cache import ProofCache, ResultsCache
+                 assumes: Sequence[str], ids: Sequence[str] | None, rlimit: int, cache_dir: str | None,
+                 with_base: bool = True) -> None:
+    from .cache import ProofCache, ResultsCache, sources_digest
     from .checker import Checker
-    from .diff import own_results
     from .loader import load_library
     from .scenario import build_scenario
 
@@ -508,16 +508,40 @@ def _worker_init(library_specs: Sequence[str], scenario: str | None, sets: Seque
     cache = ProofCache(cache_dir) if cache_dir else None
     base = build_scenario(lib, scenario=scenario, sets=sets, assumes=assumes)
     claims = _matrix_claims(lib, ids)
-    checker = Checker(lib, base, rlimit=rlimit, cache=cache)
     results = ResultsCache(cache_dir) if cache_dir else None
-    key = results.key(base, rlimit, [c.id for c in claims]) if results else None
-    base_own = results.get(key) if results else None
-    if base_own is None or not set(base_own) >= {c.id for c in claims}:
-        base_own = own_results(checker, claims)
-        if results:
-            results.put(key, base_own)
+    sources = sources_digest() if results else None
+    _WORKER.clear()
     _WORKER.update(lib=lib, cache=cache, base=base, claims=claims, rlimit=rlimit, scenario=scenario, sets=sets,
-                   assumes=assumes, base_own=base_own, memo={})
+                   assumes=assumes, memo={}, results=results, sources=sources)
+    if with_base:
+        _WORKER["base_own"] = _own_for(Checker(lib, base, rlimit=rlimit, cache=cache))
+
+
+def _base_part(ids: Sequence[str]) -> list[dict]:
+    """Own results of some claims under the baseline (the pool splits the baseline between workers)."""
+    from .cache import result_to_json
+    from .checker import Checker
+
+    w = _WORKER
+    checker = Checker(w["lib"], w["base"], rlimit=w["rlimit"], cache=w["cache"])
+    wanted = set(ids)
+    return [result_to_json(checker.check_own(c)) for c in w["claims"] if c.id in wanted]
+
+
+def _own_for(checker) -> dict:
+    """Own results of the worker's claims under the checker's scenario, through the results cache."""
+    from .diff import own_results
+
+    w = _WORKER
+    claims, results = w["claims"], w["results"]
+    ids = [c.id for c in claims]
+    key = results.key(checker.scenario, w["rlimit"], ids, w["sources"]) if results else None
+    own = results.get(key) if results else None
+    if own is None or not set(own) >= set(ids):
+        own = own_results(checker, claims)
+        if results:
+            results.put(key, own)
+    return own
 
 
 def _matrix_claims(lib: Library, ids: Sequence[str] | None) -> list[Claim]:
@@ -540,6 +564,12 @@ def _check_pair(pair: tuple[str, str]) -> MatrixRow:
     except DeriveError as err:
         return MatrixRow(hw, model, {}, 0, 0, 0, error=err.one_line())
     checker = Checker(lib, scen, rlimit=w["rlimit"], cache=w["cache"])
+    results = w["results"]
+    key = results.key(scen, w["rlimit"], [c.id for c in claims], w["sources"]) if results else None
+    cached = results.get(key) if results else None
+    if cached is not None and set(cached) >= {c.id for c in claims}:
+        final = with_blocking(checker, claims, cached)
+        return MatrixRow(hw, model, {i: r.verdict for i, r in final.items()}, 0, len(claims), 0, sorted(scen.pinned))
     reach = affected_claims(lib, base, scen, claims)
     deps = w.setdefault("deps", Dependencies(lib))
     memo: dict = w["memo"]
@@ -559,6 +589,8 @@ def _check_pair(pair: tuple[str, str]) -> MatrixRow:
         else:
             own[c.id] = memo[signature] = checker.check_own(c)
             rechecked += 1
+    if results:
+        results.put(key, own)
     final = with_blocking(checker, claims, own)
     return MatrixRow(hw, model, {i: r.verdict for i, r in final.items()}, rechecked, reused, checker.prover_calls,
                      sorted(scen.pinned))
@@ -593,16 +625,58 @@ def check_matrix(library_specs: Sequence[str], *, pairs: Sequence[tuple[str, str
     chunks: list[list[tuple[str, str]]] = [[] for _ in range(workers)]
     for i, hw in enumerate(sorted(by_hw)):
         chunks[i % workers].extend(by_hw[hw])
+    base_json = _cached_base(init_args)
     # spawn, not fork: a parent that has already used z3 must not hand its solver state to children
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init,
-                             initargs=init_args) as pool:
-        results = list(pool.map(_check_chunk, [c for c in chunks if c]))
+                             initargs=(*init_args, False)) as pool:
+        if base_json is None:  # the baseline, split between the workers (claims interleaved)
+            ids_all = [c.id for c in _matrix_claims(load_library(list(library_specs)), ids)]
+            parts = list(pool.map(_base_part, [ids_all[i::workers] for i in range(workers)]))
+            by_id = {r["id"]: r for part in parts for r in part}
+            base_json = [by_id[i] for i in ids_all]
+            _store_base(init_args, base_json)
+        results = list(pool.map(_check_chunk, [(c, base_json) for c in chunks if c]))
     by_pair = {(r.hardware, r.model): r for chunk in results for r in chunk}
     return [by_pair[p] for p in pairs]
 
 
-def _check_chunk(pairs: Iterable[tuple[str, str]]) -> list[MatrixRow]:
+def _base_key(init_args):
+    from .cache import ResultsCache, sources_digest
+    from .loader import load_library
+    from .scenario import build_scenario
+
+    specs, scenario, sets, assumes, ids, rlimit, cache_dir = init_args
+    if not cache_dir:
+        return None, None
+    lib = load_library(list(specs))
+    base = build_scenario(lib, scenario=scenario, sets=sets, assumes=assumes)
+    results = ResultsCache(cache_dir)
+    return results, results.key(base, rlimit, [c.id for c in _matrix_claims(lib, ids)], sources_digest())
+
+
+def _cached_base(init_args) -> list[dict] | None:
+    from .cache import result_to_json
+
+    results, key = _base_key(init_args)
+    own = results.get(key) if results else None
+    return None if own is None else [result_to_json(r) for r in own.values()]
+
+
+def _store_base(init_args, base_json: list[dict]) -> None:
+    from .cache import result_from_json
+
+    results, key = _base_key(init_args)
+    if results:
+        results.put(key, {r["id"]: result_from_json(r) for r in base_json})
+
+
+def _check_chunk(task) -> list[MatrixRow]:
+    from .cache import result_from_json
+
+    pairs, base_json = task
+    if "base_own" not in _WORKER:
+        _WORKER["base_own"] = {r["id"]: result_from_json(r) for r in base_json}
     return [_check_pair(p) for p in pairs]
 
 

@@ -19,3 +19,4 @@ except ImportError:
 TOPICS = [roofline, batching, moe, pipeline, capacity, scaling, context, pricing, revnets]
 PRESET_DIRS = [Path(__file__).parent / "presets"]
 MODEL_CONFIG_READER = model_values
+from .figures import FIGURES  # noqa: E402  (figure specs, read by derive.loader)

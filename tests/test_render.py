@@ -1,0 +1,188 @@
+"""Documents of a small fixed library (tests/doclib.py) against golden files, and the pieces that
+make them: numbers, units, figures.
+
+Regenerate the golden files after an intended change with ``DERIVE_UPDATE_GOLDEN=1 pytest
+tests/test_render.py`` and review the diff."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sympy as sp
+
+import doclib
+from derive.checker import Checker
+from derive.errors import DeriveError
+from derive.figures import _compile, render_figure, render_graph
+from derive.render import (
+    claims_model,
+    document_model,
+    format_number,
+    latex_width,
+    render,
+    siunitx_unit,
+    value_text,
+    values_model,
+)
+from derive.scenario import Scenario, ScenarioValue
+
+GOLDEN = Path(__file__).parent / "golden"
+UPDATE = os.environ.get("DERIVE_UPDATE_GOLDEN", "") not in ("", "0")
+
+
+def _changed_scenario(base: Scenario) -> Scenario:
+    """The fixture scenario with twice the work per job: the instance claim breaks."""
+    values = dict(base.values)
+    values["work"] = ScenarioValue("work", sp.Integer(8 * 10**12), "--set work=8 TFLOP/seq", None, "--set")
+    return Scenario("fixture+work=8 TFLOP/seq", values, (), frozenset(), (*base.layers, "--set work=8 TFLOP/seq"))
+
+
+def _documents(out: Path) -> dict[str, str]:
+    lib = doclib.library()
+    base = doclib.scenario()
+    scenario = _changed_scenario(base)
+    report = Checker(lib, scenario).check()
+    baseline = Checker(lib, base).check()
+    figures = [render_figure(f, lib, scenario, out) for f in lib.figures]
+    graph = render_graph(lib, {r.id: r.verdict for r in report.results}, out)
+    model = document_model(lib, scenario, report, baseline=baseline, figures=figures, graph=graph)
+    return {
+        "small.md": render("markdown", "derivation.md.j2", model),
+        "small.tex": render("latex", "derivation.tex.j2", model),
+        "small_claims.tex": render("latex", "claims.tex.j2", claims_model(lib, scenario, report)),
+        "small_values.tex": render("latex", "values.tex.j2", values_model(lib, scenario)),
+    }
+
+
+@pytest.fixture(scope="module")
+def documents(tmp_path_factory):
+    return _documents(tmp_path_factory.mktemp("figures"))
+
+
+@pytest.mark.parametrize("name", ["small.md", "small.tex", "small_claims.tex", "small_values.tex"])
+def test_golden(documents, name):
+    path = GOLDEN / name
+    if UPDATE:
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(documents[name], encoding="utf-8")
+    assert path.exists(), f"missing golden file {path}; run with DERIVE_UPDATE_GOLDEN=1"
+    assert documents[name] == path.read_text(encoding="utf-8"), (
+        f"{name} differs from its golden file; if the change is intended, regenerate with DERIVE_UPDATE_GOLDEN=1")
+
+
+def test_document_has_every_declaration_and_the_breakage(documents):
+    md, tex = documents["small.md"], documents["small.tex"]
+    lib = doclib.library()
+    for d in lib.ordered():
+        assert d.id in md and d.title.replace("*", "\\*") in md
+        assert rf"\label{{decl:{d.short}}}" in tex
+    assert "## What breaks" in md and "money.run_time_example" not in md.split("## What breaks")[1].split("##")[0]
+    assert "[The example batch runs in about 16 ms](#run_time_example) | proved | **refuted**" in md
+    assert r"\section{What breaks}" in tex
+    assert "> [!WARNING]" in md and r"\inconsistencybox" in tex
+    assert "Figure skipped: the scenario gives no value for price." in md
+    assert r"\label{eq:batch_optimum}" not in tex and r"\label{eq:balance}" in tex
+    assert r"\newcommand{\claimBalance}" in documents["small_claims.tex"]
+    assert r"\newcommand{\valRunTime}{\SI{32}{\milli\second}}" in documents["small_values.tex"]
+
+
+def test_documents_are_deterministic(documents, tmp_path):
+    assert _documents(tmp_path) == documents
+
+
+def test_missing_field_is_an_error_not_an_empty_string():
+    with pytest.raises(DeriveError, match="undefined"):
+        render("markdown", "derivation.md.j2", {"title": "x"})
+
+
+def test_latex_templates_use_delimiters_that_cannot_clash_with_tex():
+    from derive.render import _environment
+
+    env = _environment("latex")
+    text = r"\frac{{a}}{b} {% x %} {# y #} \VAR{v} \BLOCK{if v}yes\BLOCK{endif} \#{ a comment }"
+    assert env.from_string(text).render(v=1) == r"\frac{{a}}{b} {% x %} {# y #} 1 yes "
+
+
+@pytest.mark.parametrize("value, out", [
+    (2400, ("2400", None)),
+    (sp.Integer(200000), ("200000", None)),
+    (14.4, ("14.4", None)),
+    (0.0144, ("0.0144", None)),
+    (sp.Rational(1, 3), ("0.3333", None)),
+    (7e11, ("7", 11)),
+    (sp.Integer(700 * 10**9), ("7", 11)),
+    (1234567, ("1.235", 6)),
+    (-1.234e-5, ("-1.234", -5)),
+    (999.96, ("1000", None)),
+    (0, ("0", None)),
+])
+def test_format_number(value, out):
+    assert format_number(value) == out
+
+
+@pytest.mark.parametrize("unit, si", [
+    ("TB/s", r"\tera\byte\per\second"),
+    ("FLOP/(param*token)", r"\flop\per\param\per\token"),
+    ("FLOP/param/token", r"\flop\per\param\per\token"),
+    ("param token", r"\param\token"),
+    ("USD/h", r"\usd\per\hour"),
+    ("token/seq", r"\token\per\sequence"),
+    ("ms", r"\milli\second"),
+    ("s^2", r"\second\squared"),
+    ("GiB", r"\gibi\byte"),
+    ("FLOPS", r"\flop\per\second"),
+    ("1", ""),
+])
+def test_siunitx_units(unit, si):
+    assert siunitx_unit(unit) == si
+
+
+def test_value_text_both_formats():
+    v = value_text(sp.Rational(72, 5), "ms")
+    assert v["tex"] == r"\SI{14.4}{\milli\second}" and v["md"] == "14.4 ms"
+    big = value_text(7 * 10**11, "param")
+    assert big["tex"] == r"\SI{7e11}{\param}" and big["md"] == "7 × 10¹¹ param"
+    assert value_text(200000, "token/seq")["md"] == "200,000 token/seq"
+    assert value_text(6, "1")["tex"] == r"\num{6}"
+
+
+def test_latex_width_is_monotone_in_content():
+    assert latex_width(r"\frac{a}{b}") < latex_width("a b c")
+    assert latex_width(r"N_{\mathrm{tot}}") < latex_width(r"N \mathrm{tot}")
+
+
+def test_curves_are_vectorised_and_exact_enough():
+    lib = doclib.library()
+    scenario = doclib.scenario()
+    jobs = lib.quantities["jobs"].sym
+    fn = _compile(lib, scenario, lib.quantities["total_time"].sym, jobs)
+    xs = np.array([1.0, 10.0, 50.0, 100.0, 1000.0])
+    ys = fn(xs)
+    assert ys.shape == xs.shape
+    # total_time = max(J * 4e12 / (2 * 1e15), 200e9 / 2e12)
+    assert np.allclose(ys, np.maximum(xs * 4e12 / 2e15, 0.1))
+
+
+def test_figures_are_byte_identical(tmp_path):
+    lib = doclib.library()
+    scenario = doclib.scenario()
+    spec = lib.figures[0]
+    a = render_figure(spec, lib, scenario, tmp_path / "a")
+    b = render_figure(spec, lib, scenario, tmp_path / "b")
+    assert a.files == b.files == {"svg": "figures/time_vs_jobs.svg", "pdf": "figures/time_vs_jobs.pdf"}
+    for name in ("time_vs_jobs.svg", "time_vs_jobs.pdf"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    svg = (tmp_path / "a" / "time_vs_jobs.svg").read_text()
+    assert "<dc:date>" not in svg
+
+
+def test_figure_without_inputs_is_skipped_with_a_note(tmp_path):
+    lib = doclib.library()
+    result = render_figure(lib.figures[1], lib, doclib.scenario(), tmp_path)
+    assert result.skipped and result.note == "Figure skipped: the scenario gives no value for price."
+    assert not list(tmp_path.iterdir())
+    drawn = render_figure(lib.figures[1], lib, doclib.scenario(with_price=True), tmp_path)
+    assert not drawn.skipped
