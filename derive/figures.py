@@ -236,7 +236,7 @@ def _rc():
 
     return matplotlib.rc_context({
         "svg.hashsalt": "derive", "svg.fonttype": "path", "font.size": 9, "axes.grid": True,
-        "grid.alpha": 0.3, "figure.dpi": 100, "savefig.bbox": "tight", "pdf.fonttype": 42,
+        "grid.alpha": 0.3, "figure.dpi": 100, "savefig.bbox": "tight", "pdf.fonttype": 3,
     })
 
 

@@ -30,6 +30,7 @@ from .logic import And, Formula, Iff, Rel
 from .translate import Translator, make_variables, z3_value_to_rational
 
 DEFAULT_RLIMIT = 20_000_000
+SIMPLIFY_MAX_OPS = 80
 
 
 @dataclass(frozen=True)
@@ -181,9 +182,9 @@ def _sympy_identity(problem: Problem) -> Outcome | None:
     diff = goal.lhs - goal.rhs
     if (diff != 0 and not diff.free_symbols) or diff.has(sp.Max, sp.Min, sp.Piecewise, sp.Abs):
         return None  # plain numbers and max/min/abs are z3's job; sympy's simplify only costs time here
-    if _is_rational_function(diff):
-        reduced = sp.cancel(sp.together(diff))
-    else:
+    reduced = sp.cancel(sp.together(sp.expand(diff)))
+    if reduced != 0 and not _is_rational_function(diff) and sp.count_ops(diff) <= SIMPLIFY_MAX_OPS:
+        # sympy has no resource limit, so its general simplifier only sees small expressions
         reduced = sp.simplify(diff)
     if reduced != 0:
         return None

@@ -255,9 +255,31 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
             raise ScenarioError(f"{qname} must be positive, got {v.value}", where=v.origin)
         if q.domain == "nonnegative" and v.value < 0:
             raise ScenarioError(f"{qname} must be non-negative, got {v.value}", where=v.origin)
+    _drop_stale_pins(library, values, layers)
     pinned = frozenset(n for n in values if library.is_derived(n))
-    label = name if len(layers) <= 1 else f"{name}+" + "+".join(layer.split(" ", 1)[-1] for layer in layers[1:])
+    base_layers = 1 if path is not None else 0
+    extra = [layer.split(" ", 1)[-1] for layer in layers[base_layers:] if not layer.startswith("unpinned")]
+    label = name if not extra else f"{name}+" + "+".join(extra)
     return Scenario(label, values, tuple(assumptions), pinned, tuple(layers))
+
+
+_LAYER_RANK = {"scenario": 0, "hardware": 1, "model": 2, "config": 2, "--set": 3}
+
+
+def _drop_stale_pins(library: Library, values: dict[str, ScenarioValue], layers: list[str]) -> None:
+    """A pin set by an earlier layer yields to a later layer that sets one of its inputs: the lecture
+    pins sparsity = 8, but ``--model llama3-70b`` gives params_total and params_active, and then the
+    model's own sparsity must count.  The scenario's layers record each dropped pin."""
+    def rank(v: ScenarioValue) -> int:
+        return _LAYER_RANK.get(v.origin.split(" ", 1)[0], 0)
+
+    for name in [n for n in values if library.is_derived(n)]:
+        pin = values[name]
+        inputs = library.base_inputs(library.quantities[name].sym)
+        later = [i for i in inputs if i in values and rank(values[i]) > rank(pin)]
+        if later:
+            del values[name]
+            layers.append(f"unpinned {name} (its input {later[0]} comes from {values[later[0]].origin})")
 
 
 def missing_inputs(library: Library, scenario: Scenario, expr: sp.Expr) -> list[str]:

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import pytest
+
+# Tests that run commands in-process must not write the proof cache into the work tree.
+os.environ.setdefault("DERIVE_CACHE_DIR", tempfile.mkdtemp(prefix="derive-test-cache-"))
 
 
 @pytest.fixture(scope="session")
