@@ -12,6 +12,9 @@ exists are they moved into place, one ``os.replace`` each.  A failed or interrup
 leaves the previous outputs as they were, and no file is ever half-written.  pdflatex runs in the
 staging folder with ``SOURCE_DATE_EPOCH=0`` and ``FORCE_SOURCE_DATE=1``, and the document suppresses
 PDF dates and ids, so two builds of the same input are byte-identical.
+
+Environment: ``DERIVE_REQUIRE_LATEX=1`` makes a missing pdflatex an error (CI); ``DERIVE_PDFLATEX``
+names the pdflatex to run (empty: behave as if none were installed).
 """
 
 from __future__ import annotations
@@ -111,12 +114,17 @@ def compile_pdf(tex_name: str, workdir: Path, engine: str, *, max_runs: int = 4)
         if proc.returncode != 0:
             raise BuildError(f"pdflatex failed on {tex_name}: {_first_error(log, proc.stdout)}",
                              hint="the .tex is kept in the output folder of a --format tex build")
-        if run >= 1 and "Rerun to get" not in log and "Rerun LaTeX" not in log and "rerunfilecheck" not in log:
+        if run >= 1 and not _wants_rerun(log):
             break
     pdf = workdir / f"{stem}.pdf"
     if not pdf.exists():
         raise BuildError(f"pdflatex wrote no PDF for {tex_name}")
     return pdf
+
+
+def _wants_rerun(log: str) -> bool:
+    """LaTeX (or longtable, hyperref's rerunfilecheck) asks for another run to settle references."""
+    return any("Rerun" in line and not line.startswith("Package: rerunfilecheck") for line in log.splitlines())
 
 
 def _first_error(log: str, stdout: bytes) -> str:

@@ -324,7 +324,8 @@ def render_figure(figure: Figure, library: Library, scenario: Scenario, director
             ax.set_xscale("log")
         if figure.log_y:
             ax.set_yscale("log")
-        ax.set_xlabel(f"{_mathtext(xq.latex)}  {xq.name.replace('_', ' ')} [{x_unit}]")
+        unit_text = "" if x_unit.strip() == "1" else f" [{x_unit}]"
+        ax.set_xlabel(f"{_mathtext(xq.latex)}  {xq.name.replace('_', ' ')}{unit_text}")
         ax.set_ylabel(figure.y_label or f"[{y_unit}]")
         ax.set_title(figure.title, fontsize=10)
         ax.legend(fontsize=8, loc="best")
@@ -339,9 +340,13 @@ def render_figure(figure: Figure, library: Library, scenario: Scenario, director
 
 
 def _short(value: float) -> str:
+    """A number for a label: four significant digits, thousands grouped, exponent only outside
+    [1e-3, 1e6)."""
     if value == 0:
         return "0"
-    if 1e-3 <= abs(value) < 1e5:
+    if 1000 <= abs(value) < 1e6:
+        return f"{round(value, 4 - len(str(int(abs(value))))):,.0f}"
+    if 1e-3 <= abs(value) < 1000:
         return f"{value:.4g}"
     return f"{value:.3g}"
 
@@ -436,47 +441,64 @@ def _draw_graph(graph, library: Library, verdicts: Mapping[str, str], directory:
     layers: dict[int, list[str]] = {}
     for v in sorted(graph.nodes, key=order.get):
         layers.setdefault(depth[v], []).append(v)
-    # A layer taller than ``per_column`` nodes is wrapped into several adjacent columns.
-    per_column = max(12, int((graph.number_of_nodes() / max(1, len(layers))) * 1.3) + 1)
-    columns: list[list[str]] = []
-    for layer in sorted(layers):
-        members = layers[layer]
-        for start in range(0, len(members), per_column):
-            columns.append(members[start:start + per_column])
-    tallest = max(len(c) for c in columns)
-    pos = {}
-    for col, members in enumerate(columns):
-        for row, v in enumerate(members):
-            pos[v] = (col * 3.0, -(row - (len(members) - 1) / 2) * 0.8)
+    label = {v: v.rsplit(".", 1)[-1] for v in graph.nodes}
+    columns, pos, width, height = _graph_layout(layers, label)
     status = node_status(library, verdicts)
     plt = _pyplot()
     with _rc():
-        width = min(max(4.0, 2.1 * len(columns)), 30.0)
-        height = min(max(2.5, 0.2 * tallest + 0.8), 30.0)
-        fig, ax = plt.subplots(figsize=(width, height))
+        # Data coordinates are inches of the figure, so text (in points) and spacing stay in proportion.
+        fig = plt.figure(figsize=(width, height))
+        ax = fig.add_axes((0, 0, 1, 1))
         ax.axis("off")
         ax.grid(False)
+        half = {v: _GRAPH_CHAR * len(label[v]) / 2 + 0.06 for v in graph.nodes}
         for u, v in graph.edges:
             (x0, y0), (x1, y1) = pos[u], pos[v]
-            ax.annotate("", xy=(x1 - 0.45, y1), xytext=(x0 + 0.45, y0),
-                        arrowprops={"arrowstyle": "-|>", "color": "#90a4ae", "lw": 0.7, "shrinkA": 0, "shrinkB": 0})
+            ax.annotate("", xy=(x1 - half[v], y1), xytext=(x0 + half[u], y0),
+                        arrowprops={"arrowstyle": "-|>", "color": "#90a4ae", "lw": 0.6, "shrinkA": 0, "shrinkB": 1,
+                                    "mutation_scale": 6})
         for v, (x, y) in pos.items():
             colour = VERDICT_COLOURS[status.get(v, "unchecked")]
-            ax.text(x, y, v.rsplit(".", 1)[-1], ha="center", va="center", fontsize=6.5, color="white",
-                    bbox={"boxstyle": "round,pad=0.25", "facecolor": colour, "edgecolor": "none"})
-        xs = [p[0] for p in pos.values()]
-        ys = [p[1] for p in pos.values()]
-        ax.set_xlim(min(xs) - 1.5, max(xs) + 1.5)
-        ax.set_ylim(min(ys) - 0.6, max(ys) + 0.6)
+            ax.text(x, y, label[v], ha="center", va="center", fontsize=6, color="white",
+                    bbox={"boxstyle": "round,pad=0.2", "facecolor": colour, "edgecolor": "none"})
+        ax.set_xlim(0, width)
+        ax.set_ylim(0, height)
         used = [s for s in VERDICT_COLOURS if s in set(status[v] for v in graph.nodes if v in status)]
-        handles = [Line2D([0], [0], marker="s", linestyle="", markersize=7, color=VERDICT_COLOURS[s], label=s)
+        handles = [Line2D([0], [0], marker="s", linestyle="", markersize=6, color=VERDICT_COLOURS[s], label=s)
                    for s in used]
-        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0, -0.01), ncol=max(1, len(handles)),
-                  fontsize=7, frameon=False)
+        ax.legend(handles=handles, loc="lower left", ncol=max(1, len(handles)), fontsize=7, frameon=False)
         try:
             return _save(fig, directory, stem, formats)
         finally:
             plt.close(fig)
+
+
+_GRAPH_CHAR = 0.048  # inches per character of a 6-point label
+_GRAPH_ROW = 0.2  # inches between rows
+
+
+def _graph_layout(layers: Mapping[int, list[str]], label: Mapping[str, str]):
+    """Columns by dependency depth; a tall layer wraps into adjacent columns, the wrap height chosen so
+    that the whole graph has roughly the shape of a landscape page.  Positions in inches."""
+    tallest_layer = max(len(m) for m in layers.values())
+    best = None
+    for per_column in range(min(8, tallest_layer), tallest_layer + 1):
+        columns = [members[i:i + per_column] for layer in sorted(layers)
+                   for members in [layers[layer]] for i in range(0, len(members), per_column)]
+        widths = [max(len(label[v]) for v in c) * _GRAPH_CHAR + 0.5 for c in columns]
+        width = sum(widths) + 0.4
+        height = max(len(c) for c in columns) * _GRAPH_ROW + 0.6
+        score = abs(height / width - 0.62)
+        if best is None or score < best[0]:
+            best = (score, columns, widths, width, height)
+    _, columns, widths, width, height = best
+    pos = {}
+    x = 0.2
+    for members, w in zip(columns, widths, strict=True):
+        for row, v in enumerate(members):
+            pos[v] = (x + w / 2, height / 2 + 0.15 - (row - (len(members) - 1) / 2) * _GRAPH_ROW)
+        x += w
+    return columns, pos, width, height
 
 
 def graph_json(library: Library, verdicts: Mapping[str, str]) -> dict:

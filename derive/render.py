@@ -188,7 +188,8 @@ def value_text(value: sp.Expr | float, unit: str) -> dict[str, str]:
     tex = rf"\SI{{{tex_num}}}{{{si_unit}}}" if si_unit else rf"\num{{{tex_num}}}"
     md_num = _group(mantissa) if exponent is None else f"{mantissa} × 10{str(exponent).translate(_SUPERSCRIPT)}"
     md_unit = markdown_unit(unit)
-    return {"tex": tex, "md": f"{md_num} {md_unit}".strip(), "num": tex_num, "unit": md_unit}
+    return {"tex": tex, "md": f"{md_num} {md_unit}".strip(), "num": tex_num, "unit": md_unit, "eq_md": "=",
+            "eq_tex": "="}
 
 
 def _group(mantissa: str) -> str:
@@ -215,10 +216,11 @@ def exact_value_text(si_value: sp.Rational, q: Quantity) -> dict[str, str]:
         frac = rf"\ensuremath{{\tfrac{{{abs(r.p)}}}{{{r.q}}}}}"
         sign = "-" if r.p < 0 else ""
         tex = sign + frac + (rf"\,\si{{{si_unit}}}" if si_unit else "")
-        return {"tex": tex, "md": f"{r} {md_unit}".strip(), "num": str(r), "unit": md_unit}
+        return {"tex": tex, "md": f"{r} {md_unit}".strip(), "num": str(r), "unit": md_unit, "eq_md": "=",
+                "eq_tex": "="}
     out = value_text(shown, unit)
-    out["md"] = "≈ " + out["md"]
-    out["tex"] = r"\ensuremath{\approx}" + out["tex"]
+    if sp.Rational(mantissa) * sp.Rational(10) ** (exponent or 0) != shown:
+        out.update(eq_md="≈", eq_tex=r"\approx")
     return out
 
 
@@ -232,16 +234,25 @@ def unit_tex(text: str) -> str:
 def evaluate_expr(library: Library, scenario: Scenario, expr: sp.Expr, unit: str | None
                   ) -> tuple[dict[str, str] | None, list[str]]:
     """The value of an expression under the scenario, in ``unit`` (SI when None or unfit), or the
-    names of the inputs the scenario lacks."""
+    names of the inputs the scenario lacks.  A quantity goes through ``derive.evaluate`` (the path of
+    ``derive eval``), so documents and the command line agree."""
     expanded = library.expand(expr, scenario.pinned)
     missing = sorted(str(s) for s in expanded.free_symbols if str(s) not in scenario.values)
     if missing:
         return None, missing
-    exact = expanded.xreplace(scenario.substitution(library))
-    if exact.has(sp.Float):
-        exact = sp.nsimplify(exact)
-    if not exact.is_number or exact.is_real is False:
-        return None, []
+    if isinstance(expr, sp.Symbol) and str(expr) in library.quantities:
+        from .evaluate import evaluate
+
+        try:
+            exact = evaluate(library, scenario, str(expr)).exact
+        except DeriveError:  # not a real number under this scenario
+            return None, []
+    else:
+        exact = expanded.xreplace(scenario.substitution(library))
+        if exact.has(sp.Float):
+            exact = sp.nsimplify(exact)
+        if not exact.is_number or exact.is_real is False:
+            return None, []
     dim = dimension_of(expr, library.dimension, where="document")
     if unit is None or parse_unit(unit).dimension != dim:
         unit = format_dimension(dim)
@@ -252,6 +263,7 @@ def evaluate_expr(library: Library, scenario: Scenario, expr: sp.Expr, unit: str
 
 
 DISPLAY_WIDTH = 58  # rough width of a display line, in characters of math (see ``latex_width``)
+INLINE_WIDTH = 16  # the widest expression repeated inline next to its value
 
 
 def latex_width(latex: str) -> float:
@@ -445,25 +457,32 @@ class ModelBuilder:
         if isinstance(d, Definition):
             value, miss = evaluate_expr(lib, sc, d.defines.sym, quantity_unit(d.defines))
             if value is not None:
-                rows.append({"label": d.defines.latex, "value": value})
+                rows.append({"label": d.defines.latex, "text": None, "value": value})
             missing |= set(miss)
             return rows, sorted(missing)
         formula = d.goal if isinstance(d, Claim) else getattr(d, "relation", None)
         if formula is None:
             return rows, []
         seen: set[sp.Expr] = set()
-        for rel in _relations(formula):
+        relations = _relations(formula)
+        for k, rel in enumerate(relations, start=1):
             symbols = [s for s in (rel.lhs, rel.rhs) if isinstance(s, sp.Symbol)]
             unit = quantity_unit(lib.quantity_of(symbols[0])) if symbols else None
-            for side in (rel.lhs, rel.rhs):
+            for side, name in ((rel.lhs, "left"), (rel.rhs, "right")):
                 if side.is_number or side in seen:
                     continue
                 seen.add(side)
                 side_unit = quantity_unit(lib.quantity_of(side)) if isinstance(side, sp.Symbol) else unit
                 value, miss = evaluate_expr(lib, sc, side, side_unit)
-                if value is not None:
-                    rows.append({"label": self.printer(side), "value": value})
                 missing |= set(miss)
+                if value is None:
+                    continue
+                latex = self.printer(side)
+                if latex_width(latex) <= INLINE_WIDTH:
+                    rows.append({"label": latex, "text": None, "value": value})
+                else:  # too big to repeat inline: name the side instead
+                    where = f" of relation {k}" if len(relations) > 1 else ""
+                    rows.append({"label": None, "text": f"{name} side{where}", "value": value})
         return rows, sorted(missing)
 
     def derivation(self, claim: Claim, result: ClaimResult | None) -> list[dict]:

@@ -8,7 +8,7 @@ import sympy as sp
 
 from derive import Assumption, Claim, Definition, Quantity, Step, lecture, logic, paper, spec
 from derive.declarations import Topic
-from derive.figures import Curve, Figure, Mark
+from derive.figures import Curve, Figure
 from derive.library import Library
 from derive.scenario import Scenario, ScenarioValue
 

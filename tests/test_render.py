@@ -9,11 +9,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import doclib
 import numpy as np
 import pytest
 import sympy as sp
 
-import doclib
 from derive.checker import Checker
 from derive.errors import DeriveError
 from derive.figures import _compile, render_figure, render_graph

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import batching, capacity, context, moe, pipeline, pricing, revnets, roofline, scaling
+from .figures import FIGURES  # noqa: F401  (figure specs; derive.loader reads FIGURES)
 
 try:  # TEMP until hf_config lands
     from .hf_config import model_values
@@ -19,4 +20,3 @@ except ImportError:
 TOPICS = [roofline, batching, moe, pipeline, capacity, scaling, context, pricing, revnets]
 PRESET_DIRS = [Path(__file__).parent / "presets"]
 MODEL_CONFIG_READER = model_values
-from .figures import FIGURES  # noqa: E402  (figure specs, read by derive.loader)

@@ -34,7 +34,9 @@ Implementation notes: ``experts_active``, ``scaleup_bandwidth``, ``scaleout_band
 where the lecture puts them to work, and used here through that module (chapter 2 imports chapter 3;
 ``pipeline`` must not import this module).  Routing is taken as uniform: a token's expert is in any
 rack with equal probability.  The all-to-all counts dispatch and combine (factor 2) as in
-``pipeline.stage_scaleup_time``; it cancels from every ratio here.  The 10-20 TB capacity of a
+``pipeline.stage_scaleup_time``; it cancels from every ratio here.  The rack count is a real number
+>= 2 for the prover (the claims hold for every real value, so for every whole one; declaring it an
+integer would make the problem nonlinear integer arithmetic, which z3 decides slowly).  The 10-20 TB capacity of a
 Blackwell rack is ``pipeline.rack_capacity_ten_to_twenty_tb``.
 
 References: the lecture, 00:32-00:47; DeepSeek-AI 2024, "DeepSeek-V3 Technical Report" (256 routed
@@ -70,8 +72,7 @@ CHAPTER = "How MoE models are laid out across GPU racks"
 # Quantities -------------------------------------------------------------------------------------------
 experts_total = Quantity("experts_total", r"E_{\mathrm{tot}}", "1", "routed experts in one MoE layer")
 rack_chips = Quantity("rack_chips", r"n_{\mathrm{rack}}", "1", "accelerators physically in one rack")
-expert_layer_racks = Quantity("expert_layer_racks", "R", "1", "racks one MoE layer's experts are spread over",
-                              integer=True)
+expert_layer_racks = Quantity("expert_layer_racks", "R", "1", "racks one MoE layer's experts are spread over")
 experts_per_chip_q = Quantity("experts_per_chip", r"E_{\mathrm{chip}}", "1", "experts each chip holds")
 routing_fraction_q = Quantity("routing_fraction", r"\phi", "1", "fraction of the routed experts a token uses")
 cross_rack_fraction_q = Quantity("cross_rack_fraction", r"f_{\times}", "1",
