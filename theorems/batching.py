@@ -21,7 +21,8 @@ Main claims:
   ``batching.batch_optimum_lecture``: 300 × 8 = 2,400.
 - ``batching.kv_raises_batch_optimum``: with KV reads the balancing batch is B*/(1 - L/L*), larger
   than B* and growing with the context; past L* no batch is compute-bound
-  (``batching.kv_memory_bound_past_critical_context``).
+  (``batching.kv_memory_bound_past_critical_context``); at the scenario's own 200k-token context
+  that is the case (``batching.kv_optimum_at_lecture_context``, expected ``refuted``).
 - ``batching.train_schedule``: a batch departs every 20 ms, so the worst case is 40 ms.
 - ``batching.fast_mode_pricing``: in a weights-only model a fast mode at batch B_f < B* against a
   normal mode at m·B* is m times faster and B*/B_f times dearer; 2.5x and 6x give m = 2.5 and
@@ -71,6 +72,7 @@ from .roofline import (
     W,
     c_fwd,
     compute_time_q,
+    cost_per_token_and_floor,
     critical_intensity_q,
     drain_time_q,
     k,
@@ -276,6 +278,8 @@ hw_ratio_as_flops_per_byte = Claim(
     source=lecture("00:16", CHAPTER),
     goal=logic.within_factor(critical_intensity_q.sym, 300, sp.Rational(3, 2)),
     instance=True, expected="refuted", tags=INCONSISTENCY,
+    notes="At bf16 (q = 2 bytes) the two numbers coincide, F/W = R: under the h100-sxm preset this claim "
+          "holds (295 FLOP/byte).  The lecture's FP4 reading makes them differ by a factor 4.",
 )
 
 # 10. The batch optimum ---------------------------------------------------------------------------------
@@ -314,7 +318,7 @@ batch_optimum_lecture = Claim(
               "critical batch is 2,400 sequences.",
     source=lecture("00:17:20", CHAPTER),
     goal=logic.within_percent(Bstar, 2400, 1),
-    instance=True, uses=(batch_optimum,),
+    instance=True, uses=(batch_optimum, hw_ratio_300),
 )
 sparsity_inconsistency = Claim(
     "batching.sparsity_inconsistency", title="Sparsity 8 does not follow from 700B/37B",
@@ -406,6 +410,20 @@ kv_memory_bound_past_critical_context = Claim(
     hypotheses=(logic.ge(L, Lstar),),
     goal=logic.lt(t_c, t_mem),
     uses=(goldilocks_context_and_mfu,),
+)
+
+kv_optimum_at_lecture_context = Claim(
+    "batching.kv_optimum_at_lecture_context", title="At the lecture's own numbers no KV-corrected optimum exists",
+    statement="The lecture has the optimal batch grow with context, which needs a context below the balance "
+              "context.  With the scenario's DeepSeek-sized 37B active parameters, 2,048 KV bytes per token "
+              "and 1,200 FLOPs per byte, the balance context is about 30,000 tokens, far below the 200,000 "
+              "used elsewhere in the lecture: at that context every batch is memory-bound.",
+    source=lecture("00:19, 01:36-01:40", CHAPTER, reconstructed=True),
+    goal=logic.lt(L, Lstar),
+    instance=True, expected="refuted", tags=INCONSISTENCY, uses=(kv_raises_batch_optimum,),
+    notes="The numbers come from different parts of the lecture: 200k tokens and 2 KB/token are the "
+          "long-context chapter's, where the active parameters are a frontier guess of 1e11 and W/F is "
+          "read as 1/300; that chapter (context.py) handles the factor between the two readings.",
 )
 
 # 12. The train schedule ---------------------------------------------------------------------------------
@@ -504,7 +522,7 @@ unbatched_cost_penalty = Claim(
         Step(logic.And((logic.eq(step_time_weights_only(B2), t_w), logic.eq(step_time_weights_only(Bstar), t_w))),
              "one sequence is below B*, and at B* compute equals weight fetch", link="implies"),
     ),
-    uses=(batch_optimum,),
+    uses=(batch_optimum, cost_per_token_and_floor),
     notes="B' = 1 sequence is the unbatched mode.",
 )
 unbatched_cost_penalty_thousandfold = Claim(

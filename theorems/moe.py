@@ -35,9 +35,9 @@ where the lecture puts them to work, and used here through that module (chapter 
 ``pipeline`` must not import this module).  Routing is taken as uniform: a token's expert is in any
 rack with equal probability.  The all-to-all counts dispatch and combine (factor 2) as in
 ``pipeline.stage_scaleup_time``; it cancels from every ratio here.  The rack count is a real number
->= 2 for the prover (the claims hold for every real value, so for every whole one; declaring it an
-integer would make the problem nonlinear integer arithmetic, which z3 decides slowly).  The 10-20 TB capacity of a
-Blackwell rack is ``pipeline.rack_capacity_ten_to_twenty_tb``.
+>= 2 for the prover: the claims hold for every real value, so for every whole one, and declaring it
+an integer would make the problems nonlinear integer arithmetic, which z3 decides slowly.  The
+10-20 TB capacity of a Blackwell rack is ``pipeline.rack_capacity_ten_to_twenty_tb``.
 
 References: the lecture, 00:32-00:47; DeepSeek-AI 2024, "DeepSeek-V3 Technical Report" (256 routed
 experts, 8 per token); NVIDIA DGX H100 and GB200 NVL72 specifications.
@@ -50,7 +50,7 @@ import sympy as sp
 from derive import Assumption, Claim, Definition, Quantity, Step, lecture, logic, si, spec
 
 from . import pipeline as _pipeline
-from .batching import INCONSISTENCY, sparsity_q
+from .batching import INCONSISTENCY, deepseek_v3_params, sparsity_q
 from .roofline import (
     B,
     C,
@@ -131,7 +131,7 @@ moe_expert_parallel_layout = Claim(
     source=lecture("00:32-00:35", CHAPTER),
     goal=logic.And((logic.eq(experts_per_chip_q.sym, 4), logic.eq(n_rack - n, 8),
                     logic.eq(routing_fraction_q.sym, sp.Rational(1, 32)))),
-    instance=True,
+    instance=True, uses=(deepseek_v3_params,),
     notes="'1 in 32' is 8 of 256, DeepSeek-V3's real routing.  Chapter 1 says '32 out of 256' instead: see "
           "moe_routing_vs_sparsity.  Under a 72-chip preset the experts no longer divide evenly.",
 )
@@ -275,7 +275,7 @@ scaleup_capacity_unlock = Claim(
     source=lecture("00:43-00:46", CHAPTER),
     hypotheses=(logic.le(N_tot * q + B * L * k, C_su),),
     goal=logic.And((logic.le(N_tot, C_su / q), logic.ge(cost_per_token_q.sym, p_chip * c_fwd * N_act / F))),
-    uses=(cost_per_token_and_floor,),
+    uses=(cost_per_token_and_floor, scaleup_domain_growth),
     notes="Pipelining later lifts the weight-capacity limit (pipeline.pipeline_neutrality): scale-up size "
           "then matters for bandwidth.",
 )
