@@ -199,7 +199,11 @@ def _write_all(library: Library, scenario: Scenario, report: Report, base_report
     for r in [*drawn, graph]:
         files.extend(r.files.values())
 
-    model = document_model(library, scenario, report, baseline=base_report, figures=drawn, graph=graph)
+    from .margin import robustness
+
+    rows = robustness(library, scenario)
+    model = document_model(library, scenario, report, baseline=base_report, figures=drawn, graph=graph,
+                           robustness=rows)
     if "md" in formats:
         write("derivation.md", render("markdown", "derivation.md.j2", model))
     if "tex" in formats or "pdf" in formats:

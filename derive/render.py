@@ -363,7 +363,8 @@ class ModelBuilder:
 
     def __init__(self, library: Library, scenario: Scenario, report: Report, *,
                  baseline: Report | None = None, figures: Sequence[FigureResult] = (),
-                 graph: FigureResult | None = None) -> None:
+                 graph: FigureResult | None = None, robustness: Sequence | None = None) -> None:
+        self.robustness_rows = list(robustness or [])
         self.library = library
         self.scenario = scenario
         self.report = report
@@ -614,6 +615,27 @@ class ModelBuilder:
         return {"baseline": self.baseline.scenario.name, "changed": changed,
                 "unchanged": sum(1 for r in self.report.results if r.id in before) - len(changed)}
 
+    def robustness(self) -> list[dict]:
+        """Rows of the robustness table: how far each input of a headline claim's numbers can move
+        before the claim breaks (rows of ``derive.margin.robustness``; general claims and rows
+        without a computable margin are left out: the table is about numbers)."""
+        def factor(x: float | None) -> str | None:
+            return None if x is None else f"{x:.3g}"
+
+        rows = []
+        for row in self.robustness_rows:
+            if row.quantity is None or row.holds is None:
+                continue
+            q = self.library.quantities[row.quantity]
+            rows.append({
+                "headline": self.ref(row.headline or row.claim), "claim": self.ref(row.claim),
+                "quantity": row.quantity, "latex": q.latex,
+                "value": f"{row.value:.4g}" if row.value is not None else "",
+                "unit": row.unit, "holds": bool(row.holds),
+                "down": factor(row.factor_down), "up": factor(row.factor_up),
+            })
+        return rows
+
     @staticmethod
     def figure_model(f: FigureResult) -> dict:
         return {"id": f.id, "title": f.title, "caption": f.caption, "svg": f.files.get("svg"),
@@ -651,14 +673,17 @@ class ModelBuilder:
             "figures": loose,
             "graph": self.figure_model(self.graph) if self.graph is not None else None,
             "what_breaks": self.what_breaks(),
+            "robustness": self.robustness(),
             "siunit_declarations": list(SIUNIT_DECLARATIONS),
         }
 
 
 def document_model(library: Library, scenario: Scenario, report: Report, *, baseline: Report | None = None,
-                   figures: Sequence[FigureResult] = (), graph: FigureResult | None = None) -> dict:
+                   figures: Sequence[FigureResult] = (), graph: FigureResult | None = None,
+                   robustness: Sequence | None = None) -> dict:
     """The whole document as plain data (see the module docstring)."""
-    return ModelBuilder(library, scenario, report, baseline=baseline, figures=figures, graph=graph).build()
+    return ModelBuilder(library, scenario, report, baseline=baseline, figures=figures, graph=graph,
+                        robustness=robustness).build()
 
 
 # paper macros -------------------------------------------------------------------------------------------
