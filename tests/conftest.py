@@ -23,3 +23,21 @@ def lecture_scenario(lecture_library):
     from derive.scenario import build_scenario
 
     return build_scenario(lecture_library)
+
+
+@pytest.fixture(scope="session")
+def library(lecture_library):
+    return lecture_library
+
+
+@pytest.fixture(scope="session")
+def lecture(lecture_scenario):
+    return lecture_scenario
+
+
+@pytest.fixture(scope="session")
+def report(lecture_library, lecture_scenario):
+    """Every claim of the lecture checked once under the lecture scenario, by id."""
+    from derive.checker import Checker
+
+    return Checker(lecture_library, lecture_scenario).check().by_id()

@@ -13,3 +13,18 @@ def make_library(*items, name: str = "t") -> Library:
     quantities = tuple(i for i in items if isinstance(i, Quantity))
     decls = tuple(i for i in items if isinstance(i, Declaration))
     return Library([Topic(name, name, "", quantities, decls)])
+
+
+def close(value, target, rel=None) -> bool:
+    """``value`` within a relative ``rel`` (default 1 %) of ``target``, compared exactly."""
+    from fractions import Fraction
+
+    rel = Fraction(1, 100) if rel is None else Fraction(rel)
+    return abs(Fraction(str(value)) - Fraction(target)) <= rel * abs(Fraction(target))
+
+
+def scenario_with(library, hardware=None, model=None, **kw):
+    """The lecture scenario with a hardware and/or model preset on top (a missing preset is an error)."""
+    from derive.scenario import build_scenario
+
+    return build_scenario(library, hardware=hardware, model=model, **kw)

@@ -6,12 +6,12 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
+from libtools import close, scenario_with
 
 from derive.checker import Checker
 from derive.declarations import Assumption, Claim
 from derive.evaluate import evaluate
-from derive.loader import load_library
-from derive.scenario import PresetStore, build_scenario
+from derive.scenario import build_scenario
 from theorems import batching
 
 CLAIMS = [v for v in vars(batching).values() if isinstance(v, Claim) and v.topic == "batching"]
@@ -19,31 +19,6 @@ CATALOGUE = ["fast_mode_premise", "deepseek_v3_params", "goldilocks_context_and_
              "kv_raises_batch_optimum", "train_schedule", "fast_mode_pricing", "unbatched_cost_penalty",
              "batch_scale_independence", "system_throughput_and_gemini_fraction", "routed_scaling_tradeoff",
              "sparsity_bandwidth_win"]
-
-
-@pytest.fixture(scope="module")
-def library():
-    return load_library(["lecture"])
-
-
-@pytest.fixture(scope="module")
-def lecture(library):
-    return build_scenario(library)
-
-
-@pytest.fixture(scope="module")
-def report(library, lecture):
-    return Checker(library, lecture).check([c.id for c in CLAIMS]).by_id()
-
-
-def close(value, target, rel=Fraction(1, 100)) -> bool:
-    return abs(Fraction(str(value)) - Fraction(target)) <= rel * abs(Fraction(target))
-
-
-def scenario_with(library, hardware=None, **kw):
-    if hardware is not None and hardware not in PresetStore.discover(library.preset_dirs).names("hardware"):
-        pytest.skip(f"hardware preset {hardware} not present")
-    return build_scenario(library, hardware=hardware, **kw)
 
 
 @pytest.mark.parametrize("claim", CLAIMS, ids=lambda c: c.short)

@@ -14,12 +14,6 @@ from derive.scenario import build_scenario
 TOPIC = "capacity"
 
 
-@pytest.fixture(scope="module")
-def report(lecture_library, lecture_scenario):
-    ids = [c.id for c in lecture_library.claims() if c.topic == TOPIC]
-    return Checker(lecture_library, lecture_scenario).check(ids).by_id()
-
-
 def _ids() -> list[str]:
     from theorems import capacity
 

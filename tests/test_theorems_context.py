@@ -7,8 +7,8 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
+from libtools import close
 
-from derive.checker import Checker
 from derive.declarations import Claim
 from derive.evaluate import evaluate
 from derive.scenario import PresetStore, build_scenario
@@ -18,15 +18,6 @@ CLAIMS = [v for v in vars(context).values() if isinstance(v, Claim) and v.topic 
 CATALOGUE = ["context_crossover", "kv_bytes_per_token", "kv_bytes_architecture", "quadratic_attention_negligible"]
 FRONTIER = "params_active=1e11"
 ONE_BYTE = ["bytes_per_param=1", "flops=12 PFLOP/s"]  # the board's W/F = 1/300: R = 300 at one byte per weight
-
-
-@pytest.fixture(scope="module")
-def report(lecture_library, lecture_scenario):
-    return Checker(lecture_library, lecture_scenario).check([c.id for c in CLAIMS]).by_id()
-
-
-def close(value, target, rel=Fraction(1, 100)) -> bool:
-    return abs(Fraction(str(value)) - Fraction(target)) <= rel * abs(Fraction(target))
 
 
 def value(library, name, sets=()):

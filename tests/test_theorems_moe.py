@@ -6,45 +6,17 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
+from libtools import close, scenario_with
 
 from derive.checker import Checker
 from derive.declarations import Claim
 from derive.evaluate import evaluate
-from derive.loader import load_library
-from derive.scenario import PresetStore, build_scenario
+from derive.scenario import build_scenario
 from theorems import moe
 
 CLAIMS = [v for v in vars(moe).values() if isinstance(v, Claim) and v.topic == "moe"]
 CATALOGUE = ["moe_expert_parallel_layout", "moe_rack_bound", "scaleout_bandwidth_ratio_and_rack",
              "scaleup_domain_growth", "scaleup_capacity_unlock"]
-
-
-@pytest.fixture(scope="module")
-def library():
-    return load_library(["lecture"])
-
-
-@pytest.fixture(scope="module")
-def lecture(library):
-    return build_scenario(library)
-
-
-@pytest.fixture(scope="module")
-def report(library, lecture):
-    return Checker(library, lecture).check([c.id for c in CLAIMS]).by_id()
-
-
-def close(value, target, rel=Fraction(1, 100)) -> bool:
-    return abs(Fraction(str(value)) - Fraction(target)) <= rel * abs(Fraction(target))
-
-
-def scenario_with(library, hardware=None, model=None):
-    store = PresetStore.discover(library.preset_dirs)
-    if hardware is not None and hardware not in store.names("hardware"):
-        pytest.skip(f"hardware preset {hardware} not present")
-    if model is not None and model not in store.names("model"):
-        pytest.skip(f"model preset {model} not present")
-    return build_scenario(library, hardware=hardware, model=model)
 
 
 @pytest.mark.parametrize("claim", CLAIMS, ids=lambda c: c.short)

@@ -18,11 +18,6 @@ def claim_ids(library) -> list[str]:
     return [c.id for c in library.claims() if c.topic == TOPIC]
 
 
-@pytest.fixture(scope="module")
-def report(lecture_library, lecture_scenario):
-    return Checker(lecture_library, lecture_scenario).check(claim_ids(lecture_library)).by_id()
-
-
 def _ids() -> list[str]:
     from theorems import pipeline
 

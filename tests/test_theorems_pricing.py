@@ -9,6 +9,7 @@ from fractions import Fraction
 
 import pytest
 import sympy as sp
+from libtools import close
 
 from derive.checker import Checker
 from derive.declarations import Claim
@@ -20,15 +21,6 @@ CLAIMS = [v for v in vars(pricing).values() if isinstance(v, Claim) and v.topic 
 CATALOGUE = ["price_tracks_cost", "decode_memory_bound", "cache_hit_discount", "kv_tier_costs",
              "cache_tier_drain_time"]
 PER_MTOK = Fraction(1, 10**6)
-
-
-@pytest.fixture(scope="module")
-def report(lecture_library, lecture_scenario):
-    return Checker(lecture_library, lecture_scenario).check([c.id for c in CLAIMS]).by_id()
-
-
-def close(value, target, rel=Fraction(1, 100)) -> bool:
-    return abs(Fraction(str(value)) - Fraction(target)) <= rel * abs(Fraction(target))
 
 
 @pytest.mark.parametrize("claim", CLAIMS, ids=lambda c: c.short)

@@ -9,7 +9,6 @@ from fractions import Fraction
 import pytest
 import sympy as sp
 
-from derive.checker import Checker
 from derive.declarations import Claim
 from derive.evaluate import evaluate
 from derive.scenario import build_scenario
@@ -18,11 +17,6 @@ from theorems import revnets
 CLAIMS = [v for v in vars(revnets).values() if isinstance(v, Claim) and v.topic == "revnets"]
 CATALOGUE = ["cipher_net_analogies", "revnet_invertibility", "revnet_memory_tradeoff"]
 CONCRETE = [lambda t: t**2, lambda t: sp.Integer(7), lambda t: sp.Abs(t) - 3 * t**3, lambda t: sp.Max(t, 0)]
-
-
-@pytest.fixture(scope="module")
-def report(lecture_library, lecture_scenario):
-    return Checker(lecture_library, lecture_scenario).check([c.id for c in CLAIMS]).by_id()
 
 
 @pytest.mark.parametrize("claim", CLAIMS, ids=lambda c: c.short)

@@ -6,42 +6,16 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
+from libtools import close, scenario_with
 
 from derive.checker import Checker
 from derive.declarations import Claim
 from derive.evaluate import evaluate
-from derive.loader import load_library
-from derive.scenario import PresetStore, build_scenario
 from theorems import roofline
 
 CLAIMS = [v for v in vars(roofline).values() if isinstance(v, Claim) and v.topic == "roofline"]
 CATALOGUE = ["roofline_step_time", "compute_time", "memory_time", "latency_vs_batch_shape", "latency_floor",
              "cost_per_token_and_floor", "hbm_drain_time"]
-
-
-@pytest.fixture(scope="module")
-def library():
-    return load_library(["lecture"])
-
-
-@pytest.fixture(scope="module")
-def lecture(library):
-    return build_scenario(library)
-
-
-@pytest.fixture(scope="module")
-def report(library, lecture):
-    return Checker(library, lecture).check([c.id for c in CLAIMS]).by_id()
-
-
-def close(value, target, rel=Fraction(1, 100)) -> bool:
-    return abs(Fraction(str(value)) - Fraction(target)) <= rel * abs(Fraction(target))
-
-
-def scenario_with(library, hardware=None, **kw):
-    if hardware is not None and hardware not in PresetStore.discover(library.preset_dirs).names("hardware"):
-        pytest.skip(f"hardware preset {hardware} not present")
-    return build_scenario(library, hardware=hardware, **kw)
 
 
 @pytest.mark.parametrize("claim", CLAIMS, ids=lambda c: c.short)

@@ -7,6 +7,7 @@ from fractions import Fraction
 
 import pytest
 import sympy as sp
+from libtools import close
 
 from derive import Claim, Quantity, logic
 from derive.checker import Checker
@@ -20,15 +21,6 @@ CATALOGUE = ["compute_equalisation", "lifecycle_compute_costs", "token_equalisat
              "chinchilla_overtraining"]
 INTERVAL = ["exp_equalisation", "chinchilla_overtraining_penalty", "chinchilla_equalisation_near_optimal",
             "chinchilla_equalisation_at_chinchilla_budget", "chinchilla_optimal_tokens_per_param"]
-
-
-@pytest.fixture(scope="module")
-def report(lecture_library, lecture_scenario):
-    return Checker(lecture_library, lecture_scenario).check([c.id for c in CLAIMS]).by_id()
-
-
-def close(value, target, rel=Fraction(1, 100)) -> bool:
-    return abs(Fraction(str(value)) - Fraction(target)) <= rel * abs(Fraction(target))
 
 
 @pytest.mark.parametrize("claim", CLAIMS, ids=lambda c: c.short)
