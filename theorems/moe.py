@@ -30,9 +30,8 @@ Notation: E_tot routed experts per MoE layer (``experts_total``), E_act routed e
 activation, W_up and W_out scale-up and scale-out bandwidth per chip, r = W_up/W_out.
 
 Implementation notes: ``experts_active``, ``scaleup_bandwidth``, ``scaleout_bandwidth``,
-``token_activation_bytes`` and r (``scaleout_slowdown``) are declared in ``theorems/pipeline.py``,
-where the lecture puts them to work, and used here through that module (chapter 2 imports chapter 3;
-``pipeline`` must not import this module).  Routing is taken as uniform: a token's expert is in any
+``token_activation_bytes`` and r (``scaleout_slowdown``) are declared here, where the lecture
+introduces them, and the pipeline chapter imports them.  Routing is taken as uniform: a token's expert is in any
 rack with equal probability.  The all-to-all counts dispatch and combine (factor 2) as in
 ``pipeline.stage_scaleup_time``; it cancels from every ratio here.  The rack count is a real number
 >= 2 for the prover: the claims hold for every real value, so for every whole one, and declaring it
@@ -49,7 +48,6 @@ import sympy as sp
 
 from derive import Assumption, Claim, Definition, Quantity, Step, lecture, logic, si, spec
 
-from . import pipeline as _pipeline
 from .batching import INCONSISTENCY, deepseek_v3_params, sparsity_q
 from .roofline import (
     B,
@@ -100,9 +98,29 @@ scaleup_domain_rubin = Quantity(
     value=500, source=lecture("00:40", CHAPTER),
 )
 
-E_tot, E_act = experts_total.sym, _pipeline.experts_active.sym
-W_up, W_out, a = _pipeline.scaleup_bandwidth.sym, _pipeline.scaleout_bandwidth.sym, _pipeline.token_activation_bytes.sym
-r = _pipeline.scaleout_slowdown_q.sym
+# Routing and network (also used by the pipeline chapter) ----------------------------------------------
+experts_active = Quantity("experts_active", r"E_{\mathrm{act}}", "1",
+                          "routed experts each token is sent to in one MoE layer")
+scaleup_bandwidth = Quantity("scaleup_bandwidth", r"W_{\mathrm{up}}", "byte/s",
+                             "scale-up (in-rack, NVLink-class) bandwidth of one chip, one direction",
+                             display_unit="GB/s")
+scaleout_bandwidth = Quantity("scaleout_bandwidth", r"W_{\mathrm{out}}", "byte/s",
+                              "scale-out (rack-to-rack network) bandwidth of one chip, one direction",
+                              display_unit="GB/s")
+token_activation_bytes = Quantity("token_activation_bytes", "a", "byte/token",
+                                  "bytes of one token's activation vector sent over a link")
+scaleout_slowdown_q = Quantity("scaleout_slowdown", "r", "1", "how many times slower scale-out is than scale-up")
+
+E_tot, E_act = experts_total.sym, experts_active.sym
+W_up, W_out, a = scaleup_bandwidth.sym, scaleout_bandwidth.sym, token_activation_bytes.sym
+r = scaleout_slowdown_q.sym
+scaleout_slowdown = Definition(
+    "moe.scaleout_slowdown", title="Scale-out slowdown",
+    statement="Scale-up bandwidth over scale-out bandwidth per chip: the lecture's 'about 8x slower'.",
+    source=lecture("00:37-00:39", CHAPTER),
+    defines=scaleout_slowdown_q, expr=W_up / W_out,
+)
+
 Rr, f_x = expert_layer_racks.sym, cross_rack_fraction_q.sym
 t_in, t_x = alltoall_inrack_time_q.sym, alltoall_crossrack_time_q.sym
 n_rack, C_su = rack_chips.sym, scaleup_capacity_q.sym

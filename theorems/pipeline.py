@@ -54,6 +54,13 @@ import sympy as sp
 
 from derive import Assumption, Claim, Definition, Quantity, Step, lecture, logic, si
 
+from .moe import (
+    experts_active,
+    scaleout_bandwidth,
+    scaleout_slowdown_q,
+    scaleup_bandwidth,
+    token_activation_bytes,
+)
 from .roofline import (
     B,
     C,
@@ -75,26 +82,15 @@ from .roofline import (
 CHAPTER = "How pipeline parallelism spreads model layers across racks"
 
 # Model layout and network -----------------------------------------------------------------------------
-experts_active = Quantity("experts_active", r"E_{\mathrm{act}}", "1",
-                          "routed experts each token is sent to in one MoE layer")
 layers_per_stage = Quantity("layers_per_stage", r"L_{\mathrm{stage}}", "1",
                             "MoE layers held by one pipeline stage")
 stages = Quantity("stages", "P", "1", "pipeline stages (racks, each one scale-up domain) the layers are split over")
 microbatches = Quantity("microbatches", "m", "1",
                         "micro-batches of `batch` sequences in flight through the pipeline at once")
-scaleup_bandwidth = Quantity("scaleup_bandwidth", r"W_{\mathrm{up}}", "byte/s",
-                             "scale-up (in-rack, NVLink-class) bandwidth of one chip, one direction",
-                             display_unit="GB/s")
-scaleout_bandwidth = Quantity("scaleout_bandwidth", r"W_{\mathrm{out}}", "byte/s",
-                              "scale-out (rack-to-rack network) bandwidth of one chip, one direction",
-                              display_unit="GB/s")
-token_activation_bytes = Quantity("token_activation_bytes", "a", "byte/token",
-                                  "bytes of one token's activation vector sent over a link")
 hop_latency = Quantity("hop_latency", "h", "s", "latency of one rack-to-rack hand-over",
                        domain="nonnegative", display_unit="ms")
 
 # Derived ----------------------------------------------------------------------------------------------
-scaleout_slowdown_q = Quantity("scaleout_slowdown", "r", "1", "how many times slower scale-out is than scale-up")
 stage_scaleup_time_q = Quantity("stage_scaleup_time", r"t_{\mathrm{up}}", "s/token",
                                 "scale-up time per token of one stage's expert all-to-alls", display_unit="ns/token")
 boundary_scaleout_time_q = Quantity("boundary_scaleout_time", r"t_{\mathrm{out}}", "s/token",
@@ -127,12 +123,6 @@ t_c, t_m = compute_time_q.sym, memory_time_q.sym
 p_chip = chip_price.sym
 
 # 25. Can a stage boundary sit on the scale-out network? ------------------------------------------------
-scaleout_slowdown = Definition(
-    "pipeline.scaleout_slowdown", title="Scale-out slowdown",
-    statement="Scale-up bandwidth over scale-out bandwidth per chip: the lecture's 'about 8x slower'.",
-    source=lecture("00:37-00:39", "How MoE models are laid out across GPU racks"),
-    defines=scaleout_slowdown_q, expr=W_up / W_out,
-)
 stage_scaleup_time = Definition(
     "pipeline.stage_scaleup_time", title="Scale-up time per token in one stage",
     statement="In each of the stage's MoE layers a token's activation goes to each of its routed experts "
