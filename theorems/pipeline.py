@@ -57,6 +57,7 @@ from derive import Assumption, Claim, Definition, Quantity, Step, lecture, logic
 from .moe import (
     experts_active,
     scaleout_bandwidth,
+    scaleout_bandwidth_ratio_and_rack,
     scaleout_slowdown_q,
     scaleup_bandwidth,
     token_activation_bytes,
@@ -174,7 +175,7 @@ scaleout_viability = Claim(
               "per layer works.  Holds for experts_active >= r/(2·layers_per_stage).",
     source=lecture("00:53-00:54", CHAPTER),
     goal=logic.ge(2 * E * Ls, r),
-    instance=True, uses=(scaleout_viability_criterion,),
+    instance=True, uses=(scaleout_viability_criterion, scaleout_bandwidth_ratio_and_rack),
     notes="The goal is kept in the ratio form 2·E_act·L_stage >= W_up/W_out so that a margin over any one "
           "of its quantities is a single interval.",
 )
