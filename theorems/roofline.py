@@ -73,6 +73,8 @@ context = Quantity("context", "L", "token/seq", "tokens of context per sequence"
 kv_bytes_per_token = Quantity("kv_bytes_per_token", "k", "byte/token",
                               "KV-cache bytes per token of context, summed over all layers")
 bytes_per_kv_element = Quantity("bytes_per_kv_element", "e", "byte", "bytes per stored KV element")
+layers = Quantity("layers", r"N_{\mathrm{layers}}", "1", "transformer layers of the model (a model preset or "
+                  "config.json gives it)")
 chip_price = Quantity("chip_price", r"p_{\mathrm{chip}}", "USD/s", "rental price of one chip",
                       display_unit="USD/h")
 

@@ -20,7 +20,8 @@ def run(args, ctx) -> int:
     if args.json:
         emit_json({**ev.to_json(), "pinned": pinned})
     else:
-        emit(f"{ev.name} = {ev.value:.6g} {ev.unit}   (exact: {ev.exact}; scenario {ctx.scenario.name})")
+        unit = "" if ev.unit == "1" else f" {ev.unit}"
+        emit(f"{ev.name} = {ev.value:.6g}{unit}   (exact: {ev.exact}; scenario {ctx.scenario.name})")
         if pinned:
             emit(pinned_line(pinned))
     return 0
