@@ -94,12 +94,13 @@ class Checker:
     """Builds the proof problem of each claim and decides it."""
 
     def __init__(self, library: Library, scenario: Scenario, *, rlimit: int = DEFAULT_RLIMIT,
-                 cache: ProofCache | None = None) -> None:
+                 cache: ProofCache | None = None, workers: int = 1) -> None:
         self.library = library
         self.scenario = scenario
         self.rlimit = rlimit
         self.cache = cache  # a derive.cache.ProofCache, or None to always run the prover
         self.prover_calls = 0  # problems the prover actually decided (cache misses)
+        self.workers = workers  # processes for a large check (see _own_in_parallel)
 
     def decide(self, problem: Problem) -> Outcome:
         """``prover.decide`` through the proof cache, when there is one."""
@@ -263,12 +264,37 @@ class Checker:
 
                     raise DeriveError(f"'{d.id}' is a {d.kind}, not a claim", hint="`derive show` displays it")
         needed = self._closure(wanted)
+        todo = [d for d in lib.topological() if d.id in needed and isinstance(d, Claim)]
+        own = self._own_in_parallel(todo) if self.workers > 1 else {}
         results: dict[str, ClaimResult] = {}
-        for decl in lib.topological():
-            if decl.id in needed and isinstance(decl, Claim):
-                results[decl.id] = self.apply_blocking(decl, self.check_own(decl), results)
+        for decl in todo:
+            result = own.get(decl.id) or self.check_own(decl)
+            results[decl.id] = self.apply_blocking(decl, result, results)
         order = [d.id for d in (wanted if wanted is not None else lib.claims())]
         return Report(self.scenario, [results[i] for i in order])
+
+    def _own_in_parallel(self, claims: list[Claim]) -> dict[str, ClaimResult]:
+        """Own verdicts of many claims on ``workers`` forked processes (blocking is applied after,
+        in the parent).  Only where fork is available and z3 has not run in this process yet: a
+        forked child must not inherit solver state.  Anything else falls back to one process."""
+        import multiprocessing
+
+        import z3
+
+        if len(claims) < 16 or "fork" not in multiprocessing.get_all_start_methods() or \
+                getattr(z3.z3, "_main_ctx", None) is not None:
+            return {}
+        global _FORKED
+        _FORKED = self
+        chunks = [[c.id for c in claims[i:i + 4]] for i in range(0, len(claims), 4)]
+        try:
+            with multiprocessing.get_context("fork").Pool(self.workers) as pool:
+                parts = list(pool.imap_unordered(_check_own_ids, chunks))  # small chunks balance the load
+        except (OSError, RuntimeError):
+            return {}
+        finally:
+            _FORKED = None
+        return {r.id: r for part in parts for r in part}
 
     def _closure(self, wanted: list[Declaration] | None) -> set[str]:
         lib = self.library
@@ -289,6 +315,16 @@ class Checker:
             own.verdict = "blocked"
             own.reason = "rests on " + ", ".join(f"{b} ({done[b].verdict})" for b in bad)
         return own
+
+
+_FORKED: Checker | None = None
+
+
+def _check_own_ids(ids: list[str]) -> list[ClaimResult]:
+    """Runs in a forked worker: the parent's checker is inherited through ``_FORKED``."""
+    assert _FORKED is not None
+    lib = _FORKED.library
+    return [_FORKED.check_own(lib.declarations[i]) for i in ids]  # type: ignore[arg-type]
 
 
 def claim_kind(claim: Claim) -> str:

@@ -46,10 +46,11 @@ class Context:
             return None
         return ProofCache(cache_dir(getattr(self.args, "cache_dir", None)))
 
-    def checker(self, scenario: Scenario | None = None):
+    def checker(self, scenario: Scenario | None = None, *, workers: int = 1):
         from .checker import Checker
 
-        return Checker(self.library, scenario or self.scenario, rlimit=self.rlimit, cache=self.cache)
+        return Checker(self.library, scenario or self.scenario, rlimit=self.rlimit, cache=self.cache,
+                       workers=workers)
 
     def data_dirs(self) -> list[str]:
         """Folders of data the run read (the library's presets), when the library was loaded."""

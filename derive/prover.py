@@ -95,18 +95,21 @@ def decide(problem: Problem) -> Outcome:
 
 # z3 --------------------------------------------------------------------------------------------------
 
-def _solver(problem: Problem) -> z3.Solver:
-    s = z3.Solver()
+def _solver(problem: Problem, ctx: z3.Context) -> z3.Solver:
+    s = z3.Solver(ctx=ctx)
     s.set("rlimit", problem.rlimit)
     return s
 
 
 def _decide_z3(problem: Problem) -> Outcome:
-    variables = make_variables(problem.symbols())
-    tr = Translator(variables)
+    # A fresh context per problem: z3's answer (a model, or where a search stops under the resource
+    # limit) then depends on this problem alone, not on what the process solved before.
+    ctx = z3.Context()
+    variables = make_variables(problem.symbols(), ctx=ctx)
+    tr = Translator(variables, ctx)
     hyps = [tr.formula(h) for h in problem.hypotheses]
     goal = tr.formula(problem.goal)
-    s = _solver(problem)
+    s = _solver(problem, ctx)
     for sym in problem.integer:
         if sym in variables:
             s.add(z3.IsInt(variables[sym]))
@@ -217,10 +220,11 @@ def _sympy_identity(problem: Problem) -> Outcome | None:
 def _consistency_only(problem: Problem) -> Outcome | None:
     """Hypotheses must be satisfiable even when the goal itself is not expressible in z3."""
     try:
+        ctx = z3.Context()
         variables = make_variables(set().union(*(h.free_symbols() for h in problem.hypotheses))
-                                   if problem.hypotheses else set())
-        tr = Translator(variables)
-        s = _solver(problem)
+                                   if problem.hypotheses else set(), ctx=ctx)
+        tr = Translator(variables, ctx)
+        s = _solver(problem, ctx)
         s.add(*[tr.formula(h) for h in problem.hypotheses])
         s.add(*tr.definitions)
     except TranslationError:

@@ -42,6 +42,7 @@ class Translator:
     """Translates over a fixed set of symbols; collects auxiliary definitions and obligations."""
 
     variables: Mapping[sp.Symbol, z3.ArithRef]
+    ctx: z3.Context | None = None  # every z3 term is made in this context (None: z3's main one)
     definitions: list[z3.BoolRef] = field(default_factory=list)  # constraints defining aux variables
     obligations: list[Obligation] = field(default_factory=list)
     _aux: dict[sp.Expr, z3.ArithRef] = field(default_factory=dict)
@@ -52,9 +53,9 @@ class Translator:
                 raise TranslationError(f"symbol '{e}' is not a declared quantity of this check")
             return self.variables[e]
         if e.is_Integer:
-            return z3.RealVal(int(e))
+            return z3.RealVal(int(e), self.ctx)
         if e.is_Rational:
-            return z3.Q(int(e.p), int(e.q))
+            return z3.Q(int(e.p), int(e.q), self.ctx)
         if isinstance(e, sp.Float):
             raise TranslationError(f"floating-point literal {e}: write numbers as exact rationals", never=True)
         if e.is_number and not e.is_real:
@@ -102,7 +103,7 @@ class Translator:
             raise TranslationError(f"exponent {exp} too large in {sp.sstr(e)}")
         if q == 1:
             if p == 0:
-                return z3.RealVal(1)
+                return z3.RealVal(1, self.ctx)
             zb = self.expr(base)
             pos = _int_power(zb, abs(p))
             if p > 0:
@@ -116,7 +117,7 @@ class Translator:
             zb = self.expr(base)
             if not (base.is_Number and base >= 0):
                 self.obligations.append(Obligation(base, zb, "nonnegative"))
-            r = z3.Real(f"_root{len(self._aux)}")
+            r = z3.Real(f"_root{len(self._aux)}", self.ctx)
             # Guarded, so that the definition never constrains the base: a negative radicand leaves
             # r free instead of making the hypotheses unsatisfiable (which would prove anything).
             self.definitions.append(z3.Implies(zb >= 0, z3.And(r >= 0, _int_power(r, q) == _int_power(zb, abs(p)))))
@@ -139,16 +140,16 @@ class Translator:
     def sympy_bool(self, c: sp.Basic) -> z3.BoolRef:
         """Conditions inside Piecewise are sympy Booleans."""
         if c is sp.true:
-            return z3.BoolVal(True)
+            return z3.BoolVal(True, self.ctx)
         if c is sp.false:
-            return z3.BoolVal(False)
+            return z3.BoolVal(False, self.ctx)
         if isinstance(c, sp.core.relational.Relational):
             a, b = self.expr(c.lhs), self.expr(c.rhs)
             return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[c.rel_op]
         if isinstance(c, sp.And):
-            return z3.And([self.sympy_bool(a) for a in c.args])
+            return z3.And([self.sympy_bool(a) for a in c.args] or [z3.BoolVal(True, self.ctx)])
         if isinstance(c, sp.Or):
-            return z3.Or([self.sympy_bool(a) for a in c.args])
+            return z3.Or([self.sympy_bool(a) for a in c.args] or [z3.BoolVal(False, self.ctx)])
         if isinstance(c, sp.Not):
             return z3.Not(self.sympy_bool(c.args[0]))
         raise TranslationError(f"unsupported condition {c}")
@@ -158,9 +159,9 @@ class Translator:
             a, b = self.expr(f.lhs), self.expr(f.rhs)
             return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[f.op]
         if isinstance(f, And):
-            return z3.And([self.formula(a) for a in f.args])
+            return z3.And([self.formula(a) for a in f.args] or [z3.BoolVal(True, self.ctx)])
         if isinstance(f, Or):
-            return z3.Or([self.formula(a) for a in f.args])
+            return z3.Or([self.formula(a) for a in f.args] or [z3.BoolVal(False, self.ctx)])
         if isinstance(f, Not):
             return z3.Not(self.formula(f.arg))
         if isinstance(f, Implies):
@@ -172,7 +173,7 @@ class Translator:
 
 def _int_power(base: z3.ArithRef, n: int) -> z3.ArithRef:
     if n == 0:
-        return z3.RealVal(1)
+        return z3.RealVal(1, base.ctx)
     out = base
     for _ in range(n - 1):
         out = out * base

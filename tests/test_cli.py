@@ -131,3 +131,14 @@ def test_help_is_fast_to_import():
     proc = subprocess.run([sys.executable, "-c", "import sys, derive.cli; print('sympy' in sys.modules)"],
                           capture_output=True, text=True)
     assert proc.stdout.strip() == "False"  # heavy modules load only when a command runs
+
+
+def test_parallel_check_agrees_with_serial(report):
+    """`derive check` forks two workers in a fresh process; verdicts must equal a serial check."""
+    proc = subprocess.run([sys.executable, "-m", "derive.cli", "check", "--json", "--no-cache"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    parallel = {c["id"]: (c["verdict"], c["counterexample"]) for c in data["claims"]}
+    serial = {i: (r.verdict, r.counterexample) for i, r in report.items()}
+    assert parallel == serial

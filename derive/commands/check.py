@@ -11,9 +11,11 @@ def add_arguments(p) -> None:
 
 
 def run(args, ctx) -> int:
+    import os
+
     from .output import emit, emit_json, pinned_line, pinned_notes
 
-    report = ctx.checker().check(args.ids or None)
+    report = ctx.checker(workers=min(2, os.cpu_count() or 1)).check(args.ids or None)
     pinned = pinned_notes(ctx.library, ctx.scenario)
     if args.json:
         emit_json({**report.to_json(), "pinned": pinned})
