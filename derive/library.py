@@ -164,10 +164,6 @@ class Library:
     def is_derived(self, name: str) -> bool:
         return name in self.definition_of
 
-    def is_base(self, name: str) -> bool:
-        q = self.quantities[name]
-        return name not in self.definition_of and q.value is None
-
     def ancestors(self, decl_id: str) -> set[str]:
         return nx.ancestors(self.graph, decl_id)
 

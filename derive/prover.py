@@ -26,7 +26,7 @@ import sympy as sp
 import z3
 
 from .errors import TranslationError
-from .logic import And, Formula, Iff, Rel
+from .logic import Formula, Rel
 from .translate import Translator, make_variables, z3_value_to_rational
 
 DEFAULT_RLIMIT = 20_000_000
@@ -342,11 +342,3 @@ def _search_counterexample(problem: Problem, tries: int = 200) -> Outcome | None
 
 def _unsat_reason(s: z3.Solver) -> str:
     return f"could not establish that the assumptions are satisfiable ({s.reason_unknown()})"
-
-
-def conjunction(formulas: Sequence[Formula]) -> Formula:
-    return formulas[0] if len(formulas) == 1 else And(tuple(formulas))
-
-
-def equivalence(a: Formula, b: Formula) -> Formula:
-    return Iff(a, b)

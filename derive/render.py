@@ -41,7 +41,7 @@ from .latex import (
 from .library import Library
 from .logic import And, Formula, Iff, Implies, Not, Or, Rel
 from .scenario import Scenario
-from .units import format_dimension, parse_unit
+from .units import format_dimension, parse_unit, unit_factors
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
 Printer = Callable[[sp.Expr], str]
@@ -96,69 +96,25 @@ _SI_BASE = {
 _SI_PREFIX = {"k": "\\kilo", "K": "\\kilo", "M": "\\mega", "G": "\\giga", "T": "\\tera", "P": "\\peta",
               "E": "\\exa", "m": "\\milli", "u": "\\micro", "µ": "\\micro", "n": "\\nano",
               "Ki": "\\kibi", "Mi": "\\mebi", "Gi": "\\gibi", "Ti": "\\tebi"}
-_NO_PREFIX = {"1", "%", "percent", "$", "min", "h", "hr", "day", "days", "minute", "minutes", "hour", "hours"}
 # Units siunitx does not know, declared wherever values are used (derivation.tex and values.tex).
 SIUNIT_DECLARATIONS = (
     r"\DeclareSIUnit\flop{FLOP}", r"\DeclareSIUnit\byte{B}", r"\DeclareSIUnit\bit{b}",
     r"\DeclareSIUnit\token{token}", r"\DeclareSIUnit\sequence{seq}", r"\DeclareSIUnit\param{param}",
     r"\DeclareSIUnit\usd{USD}", r"\DeclareSIUnit\day{day}",
 )
-_UNIT_TOKEN = re.compile(r"\s*(\*\*|[A-Za-zµ$%]+|\d+|[*/·^()\-])")
 
 
 def siunitx_unit(text: str) -> str:
-    """A unit string of the library (``TB/s``, ``FLOP/(param*token)``) as siunitx unit macros."""
-    tokens = _UNIT_TOKEN.findall(text.strip())
-    pos = 0
-
-    def word(w: str) -> list[tuple[str, Fraction]]:
-        if w in _SI_BASE:
-            return [(m, Fraction(p)) for m, p in _SI_BASE[w]]
-        for plen in (2, 1):
-            pre, rest = w[:plen], w[plen:]
-            if pre in _SI_PREFIX and rest in _SI_BASE and rest not in _NO_PREFIX:
-                units = [(m, Fraction(p)) for m, p in _SI_BASE[rest]]
-                return [(_SI_PREFIX[pre] + units[0][0], units[0][1])] + units[1:]
-        raise UnitError(f"no siunitx form for unit '{w}' in '{text}'")
-
-    def atom() -> list[tuple[str, Fraction]]:
-        nonlocal pos
-        tok = tokens[pos]
-        pos += 1
-        if tok == "(":
-            inner = product()
-            pos += 1  # ")"
-            return inner
-        if tok.isdigit():
-            return []
-        return word(tok)
-
-    def power() -> list[tuple[str, Fraction]]:
-        nonlocal pos
-        base = atom()
-        if pos < len(tokens) and tokens[pos] in ("^", "**"):
-            pos += 1
-            sign = 1
-            if tokens[pos] == "-":
-                sign, pos = -1, pos + 1
-            exp = int(tokens[pos]) * sign
-            pos += 1
-            base = [(m, p * exp) for m, p in base]
-        return base
-
-    def product() -> list[tuple[str, Fraction]]:
-        nonlocal pos
-        out = power()
-        while pos < len(tokens) and tokens[pos] != ")":
-            op = "*"
-            if tokens[pos] in ("*", "·", "/"):
-                op = tokens[pos]
-                pos += 1
-            rhs = power()  # a space between two words (dropped by the tokenizer) is a product too
-            out += [(m, -p) for m, p in rhs] if op == "/" else rhs
-        return out
-
-    parts = product() if tokens else []
+    """A unit string of the library (``TB/s``, ``FLOP/(param*token)``) as siunitx unit macros, read with
+    the engine's own unit grammar (``derive.units.unit_factors``)."""
+    parts: list[tuple[str, Fraction]] = []
+    for prefix, word, exponent in unit_factors(text):
+        if word not in _SI_BASE:
+            raise UnitError(f"no siunitx form for unit '{word}' in '{text}'")
+        macros = [(m, Fraction(p) * exponent) for m, p in _SI_BASE[word]]
+        if prefix and macros:
+            macros[0] = (_SI_PREFIX[prefix] + macros[0][0], macros[0][1])
+        parts += macros
     num = [(m, p) for m, p in parts if p > 0]
     den = [(m, -p) for m, p in parts if p < 0]
 

@@ -280,8 +280,3 @@ def _drop_stale_pins(library: Library, values: dict[str, ScenarioValue], layers:
         if later:
             del values[name]
             layers.append(f"unpinned {name} (its input {later[0]} comes from {values[later[0]].origin})")
-
-
-def missing_inputs(library: Library, scenario: Scenario, expr: sp.Expr) -> list[str]:
-    expanded = library.expand(expr, scenario.pinned)
-    return sorted(str(s) for s in expanded.free_symbols if str(s) not in scenario.values)

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .errors import DimensionError, UnitError
+from .errors import UnitError
 
 BASE_DIMENSIONS: tuple[str, ...] = ("FLOP", "byte", "s", "token", "seq", "param", "USD")
 
@@ -132,15 +132,17 @@ _PREFIXES: dict[str, Fraction] = {
 _NO_PREFIX = {"1", "%", "percent", "$", "min", "h", "hr", "day", "days", "minute", "minutes", "hour", "hours"}
 
 
-def _atom(word: str, text: str) -> Unit:
+Factor = tuple[str, str, int]  # (prefix, unit word, exponent): "TB/s" -> [("T", "B", 1), ("", "s", -1)]
+
+
+def _split_word(word: str, text: str) -> tuple[str, str]:
+    """``"TB"`` -> ``("T", "B")``; a word that is a unit itself has no prefix."""
     if word in _BASE_UNITS:
-        dim, scale = _BASE_UNITS[word]
-        return Unit(dim, scale)
+        return "", word
     for plen in (2, 1):
         prefix, rest = word[:plen], word[plen:]
         if prefix in _PREFIXES and rest in _BASE_UNITS and rest not in _NO_PREFIX:
-            dim, scale = _BASE_UNITS[rest]
-            return Unit(dim, scale * _PREFIXES[prefix])
+            return prefix, rest
     raise UnitError(
         f"unknown unit '{word}' in '{text}'",
         hint="units are built from FLOP, B (byte), b (bit), s, ms, min, h, token, seq, param, USD "
@@ -151,11 +153,13 @@ def _atom(word: str, text: str) -> Unit:
 _TOKEN = re.compile(r"\s*(\*\*|[A-Za-zµ$%]+|\d+|[*/·^()\-])")
 
 
-def parse_unit(text: str) -> Unit:
-    """Parse ``TB/s``, ``FLOP/(param*token)``, ``USD/h``, ``GiB`` into a ``Unit``."""
+def unit_factors(text: str) -> list[Factor]:
+    """The unit words of a unit string with their prefixes and exponents, in the order written.
+    The one grammar for unit strings: ``parse_unit`` folds these into a ``Unit``, and the document
+    renderer turns them into siunitx macros."""
     src = text.strip()
     if not src:
-        return Unit(DIMENSIONLESS, Fraction(1), "1")
+        return []
     if len(src) > 100:
         raise UnitError(f"unit string too long ({len(src)} characters)")
     tokens: list[str] = []
@@ -172,13 +176,24 @@ def parse_unit(text: str) -> Unit:
             if pos < len(src) and re.match(r"[A-Za-zµ$(]", src[pos]) and tokens[-1] not in "*/·^(":
                 tokens.append("*")
     parser = _UnitParser(tokens, src)
-    unit = parser.product()
+    factors = parser.product()
     if parser.i != len(tokens):
         raise UnitError(f"cannot read unit '{src}' near '{tokens[parser.i]}'")
-    return Unit(unit.dimension, unit.scale, src)
+    return factors
+
+
+def parse_unit(text: str) -> Unit:
+    """Parse ``TB/s``, ``FLOP/(param*token)``, ``USD/h``, ``GiB`` into a ``Unit``."""
+    unit = Unit(DIMENSIONLESS)
+    for prefix, word, exponent in unit_factors(text):
+        dim, scale = _BASE_UNITS[word]
+        unit = unit * Unit(dim, scale * _PREFIXES.get(prefix, Fraction(1))) ** exponent
+    return Unit(unit.dimension, unit.scale, text.strip() or "1")
 
 
 class _UnitParser:
+    """Recursive descent over unit tokens, producing factor lists."""
+
     def __init__(self, tokens: list[str], text: str) -> None:
         self.tokens, self.text, self.i = tokens, text, 0
 
@@ -192,15 +207,15 @@ class _UnitParser:
         self.i += 1
         return tok
 
-    def product(self) -> Unit:
-        unit = self.power()
+    def product(self) -> list[Factor]:
+        factors = self.power()
         while self.peek() in ("*", "·", "/"):
             op = self.take()
             rhs = self.power()
-            unit = unit / rhs if op == "/" else unit * rhs
-        return unit
+            factors += [(p, w, -e) for p, w, e in rhs] if op == "/" else rhs
+        return factors
 
-    def power(self) -> Unit:
+    def power(self) -> list[Factor]:
         base = self.atom()
         if self.peek() in ("^", "**"):
             self.take()
@@ -210,10 +225,10 @@ class _UnitParser:
             exp = self.take()
             if not exp.isdigit() or int(exp) > 12:
                 raise UnitError(f"bad exponent '{exp}' in unit '{self.text}'")
-            base = base ** (sign * int(exp))
+            base = [(p, w, e * sign * int(exp)) for p, w, e in base]
         return base
 
-    def atom(self) -> Unit:
+    def atom(self) -> list[Factor]:
         tok = self.take()
         if tok == "(":
             inner = self.product()
@@ -223,14 +238,8 @@ class _UnitParser:
         if tok.isdigit():
             if tok != "1":
                 raise UnitError(f"a number ('{tok}') inside unit '{self.text}'", hint="put the number before the unit")
-            return Unit(DIMENSIONLESS)
-        return _atom(tok, self.text)
-
-
-def check_same(left: Dimension, right: Dimension, *, what: str) -> None:
-    """Raise ``DimensionError`` naming both sides when the dimensions differ."""
-    if left != right:
-        raise DimensionError(f"dimension mismatch in {what}: {format_dimension(left)} vs {format_dimension(right)}")
+            return []
+        return [(*_split_word(tok, self.text), 1)]
 
 
 _NUMBER = re.compile(r"^\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(.*)$")

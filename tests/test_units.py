@@ -2,8 +2,8 @@ from fractions import Fraction
 
 import pytest
 
-from derive.errors import DimensionError, UnitError
-from derive.units import Dimension, check_same, format_dimension, parse_unit, si
+from derive.errors import UnitError
+from derive.units import Dimension, format_dimension, parse_unit, si, unit_factors
 
 
 @pytest.mark.parametrize(
@@ -46,9 +46,10 @@ def test_dimension_algebra():
     assert (byte / byte).is_dimensionless
 
 
-def test_check_same_names_both_sides():
-    with pytest.raises(DimensionError, match=r"byte/s vs FLOP/s"):
-        check_same(parse_unit("TB/s").dimension, parse_unit("TFLOP/s").dimension, what="test")
+def test_unit_factors_keep_prefixes_and_exponents():
+    assert unit_factors("TB/s") == [("T", "B", 1), ("", "s", -1)]
+    assert unit_factors("FLOP/(param*token)") == [("", "FLOP", 1), ("", "param", -1), ("", "token", -1)]
+    assert unit_factors("GiB^2") == [("Gi", "B", 2)]
 
 
 def test_si():
