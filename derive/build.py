@@ -157,11 +157,17 @@ def build(library: Library, scenario: Scenario, out: Path | str = "build", forma
     figures = figures_of(library)
     check_unique(figures)
 
-    if report is None:
-        report = _checker(library, scenario, rlimit, cache).check()
     base_report = None
     if baseline is not None and baseline.fingerprint() != scenario.fingerprint():
-        base_report = _checker(library, baseline, rlimit, cache).check()
+        # "What breaks": derive.diff checks the baseline and re-checks only what the change reaches
+        from .diff import diff
+
+        d = diff(library, baseline, scenario, rlimit=rlimit, cache=cache)
+        base_report = Report(baseline, list(d.before.values()))
+        if report is None:
+            report = Report(scenario, list(d.after.values()))
+    if report is None:
+        report = _checker(library, scenario, rlimit, cache).check()
     verdicts = {r.id: r.verdict for r in report.results}
 
     try:
