@@ -68,7 +68,7 @@ def timed(argv: list[str], **kw) -> tuple[float, float]:
 
 
 def count_claims() -> int:
-    from derive.loader import load_library
+    from derive.model.loader import load_library
 
     return len(load_library(["lecture"]).claims())
 
@@ -97,9 +97,9 @@ def bench_check(cache: str) -> dict:
 
 
 def slowest_claims(n: int = 3) -> list[tuple[str, float]]:
-    from derive.checker import Checker
-    from derive.loader import load_library
-    from derive.scenario import build_scenario
+    from derive.checking.checker import Checker
+    from derive.model.loader import load_library
+    from derive.model.scenario import build_scenario
 
     lib = load_library(["lecture"])
     checker = Checker(lib, build_scenario(lib))
@@ -119,11 +119,11 @@ def bench_diff(cache: str) -> dict:
     full, full_cpu = timed(["check", "--no-cache", "--set", "hbm_capacity=577 GB"])
     full_cached = run(["check", "--cache-dir", cache, "--set", "hbm_capacity=578 GB"])
     # in-process: the work itself, without start-up and library loading
-    from derive.cache import ProofCache, ResultsCache
-    from derive.checker import Checker
-    from derive.diff import diff as diff_fn
-    from derive.loader import load_library
-    from derive.scenario import build_scenario
+    from derive.checking.cache import ProofCache, ResultsCache
+    from derive.checking.checker import Checker
+    from derive.model.loader import load_library
+    from derive.model.scenario import build_scenario
+    from derive.whatif.diff import diff as diff_fn
 
     lib = load_library(["lecture"])
     base = build_scenario(lib)
@@ -145,9 +145,9 @@ def bench_sweep() -> dict:
     import numpy as np
     import sympy as sp
 
-    from derive.loader import load_library
-    from derive.scenario import build_scenario
-    from derive.sweep import numpy_function
+    from derive.model.loader import load_library
+    from derive.model.scenario import build_scenario
+    from derive.whatif.sweep import numpy_function
 
     lib = load_library(["lecture"])
     scen = build_scenario(lib)
@@ -183,8 +183,8 @@ def bench_sweep() -> dict:
 
 
 def bench_matrix(cache: str) -> dict:
-    from derive.loader import load_library
-    from derive.sweep import preset_pairs
+    from derive.model.loader import load_library
+    from derive.whatif.sweep import preset_pairs
 
     pairs = len(preset_pairs(load_library(["lecture"])))
     with tempfile.TemporaryDirectory() as tmp:

@@ -12,22 +12,56 @@ Names are resolved lazily so that ``derive --help`` does not pay for importing s
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.util
+import sys
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
+_DECL = "derive.model.declarations"
+_FIG = "derive.documents.figures"
 _EXPORTS = {
-    "Assumption": "declarations", "Claim": "declarations", "Definition": "declarations", "Quantity": "declarations",
-    "Source": "declarations", "Step": "declarations", "derived": "declarations", "lecture": "declarations",
-    "paper": "declarations", "spec": "declarations", "si": "units", "logic": None,
-    "Figure": "figures", "Curve": "figures", "Mark": "figures",
+    "Assumption": _DECL, "Claim": _DECL, "Definition": _DECL, "Quantity": _DECL, "Source": _DECL, "Step": _DECL,
+    "derived": _DECL, "lecture": _DECL, "paper": _DECL, "spec": _DECL, "si": "derive.model.units",
+    "logic": None, "Figure": _FIG, "Curve": _FIG, "Mark": _FIG,
 }
 __all__ = sorted(_EXPORTS)
+
+# 0.2.0 (2026-11-23) regrouped the flat modules into subpackages.  The old module paths stay importable
+# as aliases of the new ones, so a library written against 0.1.0 (``from derive.logic import ge``) still loads.
+MOVED_MODULES = {
+    **{f"derive.{n}": f"derive.kernel.{n}" for n in ("logic", "translate", "prover", "interval")},
+    **{f"derive.{n}": f"derive.model.{n}" for n in ("units", "dimensions", "declarations", "library", "scenario",
+                                                     "parse", "evaluate", "loader")},
+    **{f"derive.{n}": f"derive.checking.{n}" for n in ("checker", "cache")},
+    **{f"derive.{n}": f"derive.whatif.{n}" for n in ("diff", "margin", "sweep")},
+    **{f"derive.{n}": f"derive.documents.{n}" for n in ("render", "latex", "figures", "build", "export")},
+    "derive.context": "derive.cli.context", "derive.commands": "derive.cli.commands",
+}
+
+
+class _MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Resolves a 0.1.0 module path to the module at its new place (the same module object)."""
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname in MOVED_MODULES:
+            return importlib.util.spec_from_loader(fullname, self)
+        return None
+
+    def create_module(self, spec):
+        return importlib.import_module(MOVED_MODULES[spec.name])
+
+    def exec_module(self, module) -> None:
+        """Nothing to run: the module was executed at its new place."""
+
+
+sys.meta_path.insert(0, _MovedModuleFinder())
 
 
 def __getattr__(name: str):
     if name not in _EXPORTS:
         raise AttributeError(f"module 'derive' has no attribute {name!r}")
-    module = importlib.import_module(f"derive.{_EXPORTS[name] or name}")
+    module = importlib.import_module(_EXPORTS[name] or f"derive.kernel.{name}")
     value = module if _EXPORTS[name] is None else getattr(module, name)
     globals()[name] = value
     return value

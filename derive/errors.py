@@ -68,6 +68,10 @@ class ScenarioError(DeriveError):
     """A malformed scenario, preset or config file, or a missing value."""
 
 
+class ResourceError(DeriveError):
+    """A file the installed package should carry (templates, vendored assets) is missing."""
+
+
 class TranslationError(DeriveError):
     """A construct the sympy-to-z3 translator cannot express (reason is reported as ``unknown``)."""
 

@@ -13,14 +13,14 @@ os.environ.setdefault("DERIVE_CACHE_DIR", tempfile.mkdtemp(prefix="derive-test-c
 
 @pytest.fixture(scope="session")
 def lecture_library():
-    from derive.loader import load_library
+    from derive.model.loader import load_library
 
     return load_library(["lecture"])
 
 
 @pytest.fixture(scope="session")
 def lecture_scenario(lecture_library):
-    from derive.scenario import build_scenario
+    from derive.model.scenario import build_scenario
 
     return build_scenario(lecture_library)
 
@@ -38,6 +38,6 @@ def lecture(lecture_scenario):
 @pytest.fixture(scope="session")
 def report(lecture_library, lecture_scenario):
     """Every claim of the lecture checked once under the lecture scenario, by id."""
-    from derive.checker import Checker
+    from derive.checking.checker import Checker
 
     return Checker(lecture_library, lecture_scenario).check().by_id()

@@ -7,10 +7,10 @@ from __future__ import annotations
 import sympy as sp
 
 from derive import Assumption, Claim, Definition, Quantity, Step, lecture, logic, paper, spec
-from derive.declarations import Topic
-from derive.figures import Curve, Figure
-from derive.library import Library
-from derive.scenario import Scenario, ScenarioValue
+from derive.documents.figures import Curve, Figure
+from derive.model.declarations import Topic
+from derive.model.library import Library
+from derive.model.scenario import Scenario, ScenarioValue
 
 work = Quantity("work", "W_{\\mathrm{op}}", "FLOP/seq", "floating-point operations of one job",
                 display_unit="TFLOP/seq")

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from derive.declarations import Topic
-from derive.library import Library
+from derive.model.declarations import Topic
+from derive.model.library import Library
 
 
 def make_library(*items, name: str = "t") -> Library:
     """A one-topic library from quantities and declarations, for engine tests."""
-    from derive.declarations import Declaration, Quantity
+    from derive.model.declarations import Declaration, Quantity
 
     quantities = tuple(i for i in items if isinstance(i, Quantity))
     decls = tuple(i for i in items if isinstance(i, Declaration))
@@ -25,6 +25,6 @@ def close(value, target, rel=None) -> bool:
 
 def scenario_with(library, hardware=None, model=None, **kw):
     """The lecture scenario with a hardware and/or model preset on top (a missing preset is an error)."""
-    from derive.scenario import build_scenario
+    from derive.model.scenario import build_scenario
 
     return build_scenario(library, hardware=hardware, model=model, **kw)

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from derive.build import FORMATS, BuildError, build
 from derive.cli import main
+from derive.documents.build import FORMATS, BuildError, build
 from derive.errors import DeriveError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,7 +31,7 @@ needs_pdf = pytest.mark.skipif(not WITH_PDF, reason="pdflatex is not installed (
 
 def _proof_cache(path: Path):
     try:
-        from derive.cache import ProofCache
+        from derive.checking.cache import ProofCache
     except ImportError:  # the cache is an optimisation; builds are the same without it
         return None
     return ProofCache(path)
@@ -120,7 +120,7 @@ def test_failed_build_leaves_previous_outputs(built, lecture_library, lecture_sc
     shutil.copytree(built.out, out)
     before = _snapshot(out)
 
-    import derive.build as build_module
+    import derive.documents.build as build_module
 
     real_render = build_module.render
 
@@ -221,7 +221,7 @@ def test_small_document_with_what_breaks_compiles(tmp_path):
     sys.path.insert(0, str(ROOT / "tests"))
     import doclib
 
-    from derive.figures import render_figure, render_graph
+    from derive.documents.figures import render_figure, render_graph
 
     lib = doclib.library()
     for spec in lib.figures:

@@ -8,12 +8,12 @@ import os
 import pytest
 from whatif_fixture import BASE_SETS, load, write_library
 
-import derive.cache as cache_mod
-from derive.cache import OutputCache, ProofCache, ResultsCache
-from derive.checker import Checker
+import derive.checking.cache as cache_mod
+from derive.checking.cache import OutputCache, ProofCache, ResultsCache
+from derive.checking.checker import Checker
 from derive.cli import main
-from derive.diff import own_results
-from derive.scenario import build_scenario
+from derive.model.scenario import build_scenario
+from derive.whatif.diff import own_results
 
 
 @pytest.fixture()

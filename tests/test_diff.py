@@ -7,10 +7,10 @@ import json
 import pytest
 from whatif_fixture import BASE_SETS, load, write_library
 
-from derive.checker import Checker
+from derive.checking.checker import Checker
 from derive.cli import main
-from derive.diff import affected_claims, compare_scenarios, diff
-from derive.scenario import build_scenario
+from derive.model.scenario import build_scenario
+from derive.whatif.diff import affected_claims, compare_scenarios, diff
 
 
 @pytest.fixture(scope="module")

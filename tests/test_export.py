@@ -7,7 +7,7 @@ import json
 import pytest
 
 from derive.cli import main
-from derive.export import export
+from derive.documents.export import export
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -40,8 +40,8 @@ def test_markdown_snippet(capsys):
 
 
 def test_snippets_match_the_document_labels(lecture_library, lecture_scenario):
-    from derive.checker import Report
-    from derive.render import ModelBuilder
+    from derive.checking.checker import Report
+    from derive.documents.render import ModelBuilder
 
     mb = ModelBuilder(lecture_library, lecture_scenario, Report(lecture_scenario, []))
     tex = export(lecture_library, lecture_scenario, ["critical_batch"])

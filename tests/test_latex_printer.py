@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import sympy as sp
 
-from derive.latex import (
+from derive.documents.latex import (
     QuantityLatexPrinter,
     latex_escape,
     latex_escape_breakable,

@@ -9,11 +9,12 @@ import sympy as sp
 from whatif_fixture import BASE_SETS, load
 
 from derive.cli import main
-from derive.logic import And, Iff, Implies, Not, Or, Rel
-from derive.margin import margin, region, region_figure, robustness, solve_intervals
-from derive.prover import Problem, decide
-from derive.scenario import build_scenario
-from derive.sweep import parse_axis
+from derive.kernel.logic import And, Iff, Implies, Not, Or, Rel
+from derive.kernel.problem import Problem
+from derive.kernel.prover import decide
+from derive.model.scenario import build_scenario
+from derive.whatif.margin import margin, region, region_figure, robustness, solve_intervals
+from derive.whatif.sweep import parse_axis
 
 X = sp.Symbol("x")
 

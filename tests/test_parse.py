@@ -1,4 +1,4 @@
-"""Tests for ``derive.parse``: tables of exact results, hostile input, and property-based round trips."""
+"""Tests for ``derive.model.parse``: tables of exact results, hostile input, and property-based round trips."""
 
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ import sympy as sp
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-import derive.parse as parse_module
+import derive.model.parse as parse_module
 from derive.errors import DeriveError, ParseError, UnitError, UnknownNameError
-from derive.logic import And, Not, Or, Rel, between
-from derive.parse import parse_assignment, parse_expression, parse_relation, parse_value
-from derive.units import DIMENSIONLESS, Dimension
+from derive.kernel.logic import And, Not, Or, Rel, between
+from derive.model.parse import parse_assignment, parse_expression, parse_relation, parse_value
+from derive.model.units import DIMENSIONLESS, Dimension
 
 flops, hbm_bandwidth, batch, x, y, z = sp.symbols("flops hbm_bandwidth batch x y z")
 NAMES = {"flops": flops, "hbm_bandwidth": hbm_bandwidth, "batch": batch, "x": x, "y": y, "z": z}

@@ -9,9 +9,10 @@ import z3
 from libtools import make_library
 
 from derive import Assumption, Claim, Quantity, Step, derived, logic
-from derive.checker import Checker
-from derive.prover import Problem, decide
-from derive.scenario import Scenario
+from derive.checking.checker import Checker
+from derive.kernel.problem import Problem
+from derive.kernel.prover import decide
+from derive.model.scenario import Scenario
 
 SRC = derived("test")
 x = Quantity("x", "x", "1", "a positive number")
@@ -206,7 +207,7 @@ def test_refuted_counterexample_is_exactly_rechecked():
 
 
 def test_z3_translation_is_exact():
-    from derive.translate import Translator, make_variables
+    from derive.kernel.translate import Translator, make_variables
 
     tr = Translator(make_variables({X}))
     e = tr.expr(sp.Rational(1, 3) * X)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from derive.declarations import VERDICTS, Claim
-from derive.scenario import PresetStore
+from derive.model.declarations import VERDICTS, Claim
+from derive.model.scenario import PresetStore
 
 BASE = ["flops", "hbm_bandwidth", "hbm_capacity", "chips", "params_total", "params_active", "bytes_per_param",
         "bytes_per_kv_element", "batch", "context", "kv_bytes_per_token", "experts_total", "experts_active", "layers",

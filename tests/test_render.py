@@ -14,10 +14,9 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from derive.checker import Checker
-from derive.errors import DeriveError
-from derive.figures import _compile, render_figure, render_graph
-from derive.render import (
+from derive.checking.checker import Checker
+from derive.documents.figures import _compile, render_figure, render_graph
+from derive.documents.render import (
     claims_model,
     document_model,
     format_number,
@@ -27,7 +26,8 @@ from derive.render import (
     value_text,
     values_model,
 )
-from derive.scenario import Scenario, ScenarioValue
+from derive.errors import DeriveError
+from derive.model.scenario import Scenario, ScenarioValue
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("DERIVE_UPDATE_GOLDEN", "") not in ("", "0")
@@ -99,7 +99,7 @@ def test_missing_field_is_an_error_not_an_empty_string():
 
 
 def test_latex_templates_use_delimiters_that_cannot_clash_with_tex():
-    from derive.render import _environment
+    from derive.documents.render import _environment
 
     env = _environment("latex")
     text = r"\frac{{a}}{b} {% x %} {# y #} \VAR{v} \BLOCK{if v}yes\BLOCK{endif} \#{ a comment }"

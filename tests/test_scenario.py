@@ -6,8 +6,8 @@ import pytest
 import sympy as sp
 
 from derive.errors import ScenarioError, UnitError, UnknownNameError
-from derive.evaluate import evaluate
-from derive.scenario import build_scenario
+from derive.model.evaluate import evaluate
+from derive.model.scenario import build_scenario
 
 
 def test_lecture_scenario_values_carry_sources(lecture_library, lecture_scenario):

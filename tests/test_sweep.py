@@ -9,13 +9,13 @@ import pytest
 import sympy as sp
 from whatif_fixture import BASE_SETS, load, write_library
 
-from derive.checker import Checker
+from derive.checking.checker import Checker
 from derive.cli import main
-from derive.evaluate import evaluate
-from derive.logic import And, Iff, Not, Or, Rel
-from derive.margin import margin
-from derive.scenario import build_scenario
-from derive.sweep import (
+from derive.kernel.logic import And, Iff, Not, Or, Rel
+from derive.model.evaluate import evaluate
+from derive.model.scenario import build_scenario
+from derive.whatif.margin import margin
+from derive.whatif.sweep import (
     check_matrix,
     numpy_formula,
     parse_axis,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from derive.loader import load_library
+from derive.model.loader import load_library
 
 CLAIMS = load_library(["lecture"]).claims()
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 import sympy as sp
 
-from derive.checker import Checker
-from derive.declarations import Assumption, Claim, Definition
-from derive.evaluate import evaluate
-from derive.scenario import build_scenario
+from derive.checking.checker import Checker
+from derive.model.declarations import Assumption, Claim, Definition
+from derive.model.evaluate import evaluate
+from derive.model.scenario import build_scenario
 
 TOPIC = "capacity"
 

@@ -9,9 +9,9 @@ from fractions import Fraction
 import pytest
 from libtools import close
 
-from derive.declarations import Claim
-from derive.evaluate import evaluate
-from derive.scenario import PresetStore, build_scenario
+from derive.model.declarations import Claim
+from derive.model.evaluate import evaluate
+from derive.model.scenario import PresetStore, build_scenario
 from theorems import context
 
 CLAIMS = [v for v in vars(context).values() if isinstance(v, Claim) and v.topic == "context"]

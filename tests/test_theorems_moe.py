@@ -8,10 +8,10 @@ from fractions import Fraction
 import pytest
 from libtools import close, scenario_with
 
-from derive.checker import Checker
-from derive.declarations import Claim
-from derive.evaluate import evaluate
-from derive.scenario import build_scenario
+from derive.checking.checker import Checker
+from derive.model.declarations import Claim
+from derive.model.evaluate import evaluate
+from derive.model.scenario import build_scenario
 from theorems import moe
 
 CLAIMS = [v for v in vars(moe).values() if isinstance(v, Claim) and v.topic == "moe"]

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 import sympy as sp
 
-from derive.checker import Checker
-from derive.declarations import Claim
-from derive.evaluate import evaluate
-from derive.scenario import build_scenario
+from derive.checking.checker import Checker
+from derive.model.declarations import Claim
+from derive.model.evaluate import evaluate
+from derive.model.scenario import build_scenario
 
 TOPIC = "pipeline"
 

@@ -11,10 +11,10 @@ import pytest
 import sympy as sp
 from libtools import close
 
-from derive.checker import Checker
-from derive.declarations import Claim
-from derive.evaluate import evaluate
-from derive.scenario import PresetStore, build_scenario
+from derive.checking.checker import Checker
+from derive.model.declarations import Claim
+from derive.model.evaluate import evaluate
+from derive.model.scenario import PresetStore, build_scenario
 from theorems import pricing
 
 CLAIMS = [v for v in vars(pricing).values() if isinstance(v, Claim) and v.topic == "pricing"]

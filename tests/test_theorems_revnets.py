@@ -9,9 +9,9 @@ from fractions import Fraction
 import pytest
 import sympy as sp
 
-from derive.declarations import Claim
-from derive.evaluate import evaluate
-from derive.scenario import build_scenario
+from derive.model.declarations import Claim
+from derive.model.evaluate import evaluate
+from derive.model.scenario import build_scenario
 from theorems import revnets
 
 CLAIMS = [v for v in vars(revnets).values() if isinstance(v, Claim) and v.topic == "revnets"]

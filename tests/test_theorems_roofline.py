@@ -8,9 +8,9 @@ from fractions import Fraction
 import pytest
 from libtools import close, scenario_with
 
-from derive.checker import Checker
-from derive.declarations import Claim
-from derive.evaluate import evaluate
+from derive.checking.checker import Checker
+from derive.model.declarations import Claim
+from derive.model.evaluate import evaluate
 from theorems import roofline
 
 CLAIMS = [v for v in vars(roofline).values() if isinstance(v, Claim) and v.topic == "roofline"]

@@ -10,9 +10,9 @@ import sympy as sp
 from libtools import close
 
 from derive import Claim, Quantity, logic
-from derive.checker import Checker
-from derive.evaluate import evaluate
-from derive.scenario import build_scenario
+from derive.checking.checker import Checker
+from derive.model.evaluate import evaluate
+from derive.model.scenario import build_scenario
 from tests.libtools import make_library
 from theorems import scaling
 

@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from derive import logic
 from derive.errors import TranslationError
-from derive.prover import Problem, decide
-from derive.translate import Translator, make_variables
+from derive.kernel.problem import Problem
+from derive.kernel.prover import decide
+from derive.kernel.translate import Translator, make_variables
 
 A, B, C = sp.symbols("a b c")
 SYMS = (A, B, C)

@@ -3,7 +3,7 @@ from fractions import Fraction
 import pytest
 
 from derive.errors import UnitError
-from derive.units import Dimension, format_dimension, parse_unit, si, unit_factors
+from derive.model.units import Dimension, format_dimension, parse_unit, si, unit_factors
 
 
 @pytest.mark.parametrize(

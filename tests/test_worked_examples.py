@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from derive.evaluate import evaluate
-from derive.scenario import build_scenario
+from derive.model.evaluate import evaluate
+from derive.model.scenario import build_scenario
 
 # (hardware, model, sets, quantity, unit, expected, relative tolerance, citation)
 EXAMPLES = [

@@ -53,6 +53,6 @@ def write_library(root: Path) -> Path:
 
 
 def load(root: Path):
-    from derive.loader import load_library
+    from derive.model.loader import load_library
 
     return load_library([str(write_library(root))])

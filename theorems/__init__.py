@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import batching, capacity, context, moe, pipeline, pricing, revnets, roofline, scaling
-from .figures import FIGURES  # noqa: F401  (figure specs; derive.loader reads FIGURES)
+from .figures import FIGURES  # noqa: F401  (figure specs; derive.model.loader reads FIGURES)
 
 try:  # TEMP until hf_config lands
     from .hf_config import model_values

@@ -19,7 +19,7 @@ no theorem module: a quantity the library no longer has skips its figure instead
 
 from __future__ import annotations
 
-from derive.figures import Curve, Figure
+from derive.documents.figures import Curve, Figure
 
 step_time_vs_batch = Figure(
     "step_time_vs_batch", "Decode step time against batch size",

@@ -1,0 +1,443 @@
+"""Caches: proof verdicts by content hash, and whole command outputs by the files they read.
+
+Three layers, all under ``build/.cache/`` (``--cache-dir DIR`` or ``DERIVE_CACHE_DIR`` elsewhere;
+``--no-cache`` or ``DERIVE_NO_CACHE=1`` bypasses them all):
+
+- **Proof cache** (``ProofCache``): one entry per prover problem, keyed by a SHA-256 of the problem's
+  full text (hypotheses, goal, integrality, bounds as ``srepr``, the resource limit, the search seed) and
+  of the engine (``derive.__version__``, the source of the modules that decide: ``prover``, ``translate``,
+  ``interval``, ``logic``, and the sympy and z3 versions).  The problem is what the checker hands to
+  the prover *after* expansion and substitution of the scenario values it uses, so a changed value,
+  assumption, pin or definition changes exactly the keys of the problems it reaches, and nothing else.
+- **Results cache** (``ResultsCache``): the own (pre-blocking) results of every claim under one
+  scenario, keyed by the engine's and the libraries' source, the scenario's fingerprint (values,
+  assumptions, pins), the resource limit and the claim ids: the baseline of ``derive diff`` and the
+  pairs of the preset matrix are then read, not re-assembled.
+- **Output cache** (``OutputCache``): the printed output and exit code of a read-only command
+  (``check``, ``diff``, ``margin``), keyed by the command line, the working directory and the
+  environment, and valid while every file the run read is unchanged: the engine's and the library's
+  Python modules (with the listing of their folders, so a new module invalidates), the preset
+  folders, and files named on the command line.  A hit answers without importing sympy or z3.
+
+Writes are atomic (a temporary file, then ``os.replace``).  An unreadable, truncated or otherwise
+corrupt entry is a miss, never an error; so is a cache folder that cannot be written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from derive.kernel.problem import Outcome, Problem
+
+CACHE_ENV = "DERIVE_CACHE_DIR"
+NO_CACHE_ENV = "DERIVE_NO_CACHE"
+DEFAULT_DIR = Path("build") / ".cache"
+FORMAT = 1  # bump when the entry layout changes
+_DECIDING_MODULES = ("prover.py", "translate.py", "interval.py", "logic.py")
+
+
+def cache_dir(explicit: str | os.PathLike | None = None) -> Path:
+    """The cache folder: ``explicit``, else ``$DERIVE_CACHE_DIR``, else ``build/.cache``."""
+    if explicit:
+        return Path(explicit)
+    env = os.environ.get(CACHE_ENV)
+    return Path(env) if env else DEFAULT_DIR
+
+
+def cache_disabled(no_cache: bool = False) -> bool:
+    return bool(no_cache) or os.environ.get(NO_CACHE_ENV, "") not in ("", "0")
+
+
+def atomic_write(path: Path, data: bytes) -> bool:
+    """Write ``data`` to ``path`` atomically; False (never an exception) when it cannot be written."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        return True
+    except OSError:
+        return False
+
+
+def _read_json(path: Path) -> Any:
+    """The JSON in ``path``, or None when it is missing or corrupt."""
+    try:
+        return json.loads(path.read_bytes())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+
+
+def _sha(text: str | bytes) -> str:
+    return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()
+
+
+# engine fingerprint ----------------------------------------------------------------------------------
+
+@lru_cache(maxsize=1)
+def engine_fingerprint() -> str:
+    """``derive.__version__``, the source of the deciding modules, and the sympy and z3 versions."""
+    import sympy
+    import z3
+
+    from derive import __version__
+
+    here = Path(__file__).parent
+    h = hashlib.sha256(f"derive {__version__}; sympy {sympy.__version__}; z3 {z3.get_version_string()};"
+                       f" format {FORMAT}".encode())
+    for name in _DECIDING_MODULES:
+        try:
+            h.update(name.encode() + b"\0" + (here / name).read_bytes())
+        except OSError:
+            h.update(name.encode() + b"\0missing")
+    return h.hexdigest()
+
+
+# problem text ----------------------------------------------------------------------------------------
+
+def formula_text(f: object) -> str:
+    """A canonical text of a formula tree: ``srepr`` for sympy expressions, field by field otherwise."""
+    import sympy as sp
+
+    if isinstance(f, sp.Basic):
+        return sp.srepr(f)
+    if isinstance(f, (tuple, list)):
+        return "[" + ",".join(formula_text(a) for a in f) + "]"
+    if dataclasses.is_dataclass(f) and not isinstance(f, type):
+        inner = ",".join(f"{fl.name}={formula_text(getattr(f, fl.name))}" for fl in dataclasses.fields(f))
+        return f"{type(f).__name__}({inner})"
+    return repr(f)
+
+
+def problem_text(problem: Problem) -> str:
+    """Everything ``prover.decide`` reads from a problem, as canonical text."""
+    bounds = sorted((str(s), str(lo), str(hi)) for s, (lo, hi) in problem.bounds.items())
+    return "\n".join([
+        "hypotheses " + formula_text(list(problem.hypotheses)),
+        "goal " + formula_text(problem.goal),
+        "integer " + ",".join(sorted(str(s) for s in problem.integer)),
+        "bounds " + repr(bounds),
+        f"rlimit {problem.rlimit}",
+        f"seed {problem.seed}",
+    ])
+
+
+# outcomes <-> JSON -----------------------------------------------------------------------------------
+
+def outcome_to_json(outcome: Outcome) -> dict:
+    return {"verdict": outcome.verdict, "engine": outcome.engine, "reason": outcome.reason,
+            "counterexample": outcome.as_text_counterexample(), "recheck": outcome.recheck}
+
+
+def outcome_from_json(data: object) -> Outcome | None:
+    """An ``Outcome`` from its JSON, or None when the data is not a well-formed entry."""
+    import sympy as sp
+
+    from derive.kernel.problem import Outcome
+
+    if not isinstance(data, Mapping):
+        return None
+    verdict, engine = data.get("verdict"), data.get("engine")
+    if verdict not in ("proved", "refuted", "unknown", "inconsistent") or not isinstance(engine, str):
+        return None
+    reason, recheck, cex = data.get("reason"), data.get("recheck"), data.get("counterexample")
+    if not (reason is None or isinstance(reason, str)) or not (recheck is None or isinstance(recheck, str)):
+        return None
+    point = None
+    if cex is not None:
+        if not isinstance(cex, Mapping):
+            return None
+        try:
+            point = {str(k): sp.Rational(str(v)) for k, v in cex.items()}
+        except (TypeError, ValueError):
+            return None
+    return Outcome(verdict, engine, reason, point, recheck)
+
+
+# the proof cache -------------------------------------------------------------------------------------
+
+class ProofCache:
+    """Prover outcomes on disk, one JSON file per problem (``proofs/ab/abcdef....json``), plus an
+    in-memory layer so a process never reads the same entry twice.
+
+    ``hits``, ``misses`` and ``writes`` count this object's traffic (tests and benchmarks read them).
+    """
+
+    def __init__(self, directory: str | os.PathLike) -> None:
+        self.root = Path(directory)
+        self.dir = self.root / "proofs"
+        self.hits = 0
+        self.misses = 0
+        self.writes = 0
+        self._memory: dict[str, Outcome] = {}
+
+    def key(self, problem: Problem) -> str:
+        return _sha(engine_fingerprint() + "\n" + problem_text(problem))
+
+    def _path(self, key: str) -> Path:
+        return self.dir / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> Outcome | None:
+        if key in self._memory:
+            self.hits += 1
+            return self._memory[key]
+        data = _read_json(self._path(key))
+        outcome = outcome_from_json(data.get("outcome")) if isinstance(data, Mapping) and data.get("key") == key \
+            else None
+        if outcome is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        self._memory[key] = outcome
+        return outcome
+
+    def put(self, key: str, outcome: Outcome) -> None:
+        self._memory[key] = outcome
+        data = json.dumps({"key": key, "outcome": outcome_to_json(outcome)}, sort_keys=True).encode()
+        if atomic_write(self._path(key), data):
+            self.writes += 1
+
+    def decide(self, problem: Problem) -> tuple[Outcome, bool]:
+        """The outcome of ``problem`` and whether the prover had to run."""
+        from derive.kernel.prover import decide
+
+        key = self.key(problem)
+        hit = self.get(key)
+        if hit is not None:
+            return hit, False
+        outcome = decide(problem)
+        self.put(key, outcome)
+        return outcome, True
+
+
+# the output cache ------------------------------------------------------------------------------------
+
+def _excluded_prefixes() -> tuple[str, ...]:
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    out = {paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    out |= {sys.base_prefix + os.sep + "lib", sys.prefix + os.sep + "lib"}
+    return tuple(sorted(p.rstrip(os.sep) + os.sep for p in out if p))
+
+
+def _site_listing() -> str:
+    """Names of the installed distributions (their versions are in the names): a changed
+    dependency invalidates cached outputs without importing it."""
+    import sysconfig
+
+    names: list[str] = []
+    for key in ("purelib", "platlib"):
+        folder = sysconfig.get_paths().get(key)
+        try:
+            names.extend(n for n in os.listdir(folder) if n.endswith((".dist-info", ".egg-info")))
+        except (OSError, TypeError):
+            continue
+    return ",".join(sorted(set(names)))
+
+
+def file_digest(path: str) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            return _sha(fh.read())
+    except OSError:
+        return None
+
+
+def dir_digest(path: str) -> str | None:
+    """Names and contents of the files below ``path`` (hidden entries and ``__pycache__`` skipped)."""
+    if not os.path.isdir(path):
+        return None
+    h = hashlib.sha256()
+    for root, dirs, files in os.walk(path):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
+        for name in sorted(files):
+            if name.startswith(".") or name.endswith((".pyc", ".tmp")):
+                continue
+            full = os.path.join(root, name)
+            h.update(os.path.relpath(full, path).encode() + b"\0" + (file_digest(full) or "?").encode() + b"\0")
+    return h.hexdigest()
+
+
+_DATA_SUFFIXES = (".toml", ".json", ".csv", ".yaml", ".yml", ".txt", ".md")
+
+
+def listing_digest(path: str) -> str | None:
+    """The names of the modules directly in ``path`` (a new module invalidates), with the names and
+    contents of the data files beside them (a library may read them when it is imported)."""
+    try:
+        names = sorted(n for n in os.listdir(path) if n.endswith((".py", *_DATA_SUFFIXES)))
+    except OSError:
+        return None
+    h = hashlib.sha256()
+    for n in names:
+        h.update(n.encode() + b"\0")
+        if n.endswith(_DATA_SUFFIXES):
+            h.update((file_digest(os.path.join(path, n)) or "?").encode() + b"\0")
+    return h.hexdigest()
+
+
+def loaded_source_files() -> list[str]:
+    """Files of the imported modules that are neither the standard library nor installed packages:
+    the engine (an editable install included) and the libraries of declarations."""
+    excluded = _excluded_prefixes()
+    out = set()
+    for module in list(sys.modules.values()):
+        f = getattr(module, "__file__", None)
+        if not f:
+            continue
+        f = os.path.abspath(f)
+        if not f.startswith(excluded) and os.path.isfile(f):
+            out.add(f)
+    return sorted(out)
+
+
+def paths_in_argv(argv: Iterable[str]) -> list[str]:
+    """Existing files or folders named by command-line tokens (``--model cfg.json``, ``--vary`` excluded)."""
+    out = set()
+    for token in argv:
+        for candidate in (token, token.partition("=")[2]):
+            if candidate and not candidate.startswith("-") and os.path.exists(candidate):
+                out.add(os.path.abspath(candidate))
+    return sorted(out)
+
+
+class OutputCache:
+    """Stdout, stderr and exit code of a read-only command, valid while its input files are unchanged."""
+
+    def __init__(self, directory: str | os.PathLike) -> None:
+        self.dir = Path(directory) / "outputs"
+
+    @staticmethod
+    def run_key(argv: list[str]) -> str:
+        env = sorted((k, v) for k, v in os.environ.items() if k.startswith(("DERIVE_", "PYTHON")))
+        return _sha(json.dumps({"argv": argv, "cwd": os.getcwd(), "env": env, "python": sys.version,
+                                "executable": sys.executable, "site": _site_listing(), "format": FORMAT}))
+
+    def lookup(self, key: str) -> tuple[str, str, int] | None:
+        data = _read_json(self.dir / f"{key}.json")
+        if not isinstance(data, Mapping) or data.get("key") != key:
+            return None
+        try:
+            for path, digest in data["files"].items():
+                if file_digest(path) != digest:
+                    return None
+            for path, digest in data["dirs"].items():
+                if dir_digest(path) != digest:
+                    return None
+            for path, digest in data["listings"].items():
+                if listing_digest(path) != digest:
+                    return None
+            out, err, code = data["stdout"], data["stderr"], data["exit"]
+        except (KeyError, AttributeError, TypeError):
+            return None
+        if not (isinstance(out, str) and isinstance(err, str) and isinstance(code, int)):
+            return None
+        return out, err, code
+
+    def store(self, key: str, *, argv: list[str], data_dirs: Iterable[str | os.PathLike], stdout: str, stderr: str,
+              exit_code: int) -> bool:
+        files = {f: file_digest(f) for f in loaded_source_files()}
+        dirs: dict[str, str | None] = {}
+        root = os.path.abspath(self.dir.parent)
+        for p in [*data_dirs, *paths_in_argv(argv)]:
+            p = os.path.abspath(p)
+            if p == root or p.startswith(root + os.sep) or root.startswith(p + os.sep):
+                continue  # the cache itself (--cache-dir) is not an input
+            if os.path.isdir(p):
+                dirs[p] = dir_digest(p)
+            else:
+                files[p] = file_digest(p)
+        listings = {d: listing_digest(d) for d in sorted({os.path.dirname(f) for f in files})}
+        entry = {"key": key, "argv": argv, "files": files, "dirs": dirs, "listings": listings,
+                 "stdout": stdout, "stderr": stderr, "exit": exit_code}
+        return atomic_write(self.dir / f"{key}.json", json.dumps(entry, sort_keys=True).encode())
+
+
+# own results of a whole scenario (the baseline of `derive diff`) ------------------------------------------
+
+def sources_digest() -> str:
+    """One digest of the engine's source (every ``.py`` of the ``derive`` package, loaded or not) and of
+    every other loaded source file outside the standard library and installed packages (the libraries
+    of declarations).  Processes that loaded the same libraries agree on it, whatever commands they ran."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    files = {f for f in loaded_source_files() if not f.startswith(here + os.sep)}
+    for root, dirs, names in os.walk(here):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        files |= {os.path.join(root, n) for n in names if n.endswith(".py")}
+    h = hashlib.sha256()
+    for f in sorted(files):
+        h.update(f.encode() + b"\0" + (file_digest(f) or "?").encode() + b"\0")
+    return h.hexdigest()
+
+
+def result_to_json(r) -> dict:
+    """A ``checker.ClaimResult`` (its own verdict, before blocking) as JSON; step formulas are dropped."""
+    return {"id": r.id, "title": r.title, "kind": r.kind, "verdict": r.verdict, "expected": r.expected,
+            "engine": r.engine, "counterexample": r.counterexample, "reason": r.reason, "rests_on": r.rests_on,
+            "seconds": r.seconds, "recheck": r.recheck, "own_verdict": r.own_verdict,
+            "steps": [{"index": s.index, "why": s.why, "outcome": outcome_to_json(s.outcome)} for s in r.steps]}
+
+
+def result_from_json(data: Mapping):
+    from derive.checking.checker import ClaimResult, StepResult
+
+    steps = []
+    for s in data["steps"]:
+        outcome = outcome_from_json(s["outcome"])
+        if outcome is None:
+            raise ValueError("bad step outcome")
+        steps.append(StepResult(int(s["index"]), None, str(s["why"]), outcome))
+    cex = data["counterexample"]
+    return ClaimResult(
+        id=str(data["id"]), title=str(data["title"]), kind=str(data["kind"]), verdict=str(data["verdict"]),
+        expected=str(data["expected"]), engine=str(data["engine"]),
+        counterexample=None if cex is None else {str(k): str(v) for k, v in cex.items()},
+        reason=data["reason"], rests_on=[str(x) for x in data["rests_on"]], seconds=float(data["seconds"]),
+        steps=steps, recheck=data["recheck"], own_verdict=data["own_verdict"],
+    )
+
+
+class ResultsCache:
+    """Own (pre-blocking) results of the claims of a library under one scenario, keyed by every loaded
+    source file, the scenario's fingerprint (values, assumptions, pins), the resource limit and the ids."""
+
+    def __init__(self, directory: str | os.PathLike) -> None:
+        self.dir = Path(directory) / "results"
+
+    @staticmethod
+    def key(scenario, rlimit: int, ids: Iterable[str], sources: str | None = None) -> str:
+        """``sources``: a ``sources_digest()`` computed once by a caller that checks many scenarios."""
+        return _sha(json.dumps({"sources": sources or sources_digest(), "scenario": scenario.fingerprint(),
+                                "rlimit": rlimit, "ids": sorted(ids), "format": FORMAT}))
+
+    def get(self, key: str) -> dict | None:
+        data = _read_json(self.dir / f"{key}.json")
+        if not isinstance(data, Mapping) or data.get("key") != key:
+            return None
+        try:
+            return {r["id"]: result_from_json(r) for r in data["results"]}
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None
+
+    def put(self, key: str, results: Mapping) -> bool:
+        entry = {"key": key, "results": [result_to_json(r) for r in results.values()]}
+        return atomic_write(self.dir / f"{key}.json", json.dumps(entry, sort_keys=True).encode())

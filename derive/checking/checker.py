@@ -1,0 +1,339 @@
+"""Checking claims of a library under a scenario: from declarations to ``Problem``s to results."""
+
+from __future__ import annotations
+
+import time
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import sympy as sp
+
+from derive.kernel.logic import Formula, Iff, Implies, Rel
+from derive.kernel.problem import DEFAULT_RLIMIT, Outcome, Problem
+from derive.kernel.prover import decide
+from derive.model.declarations import Assumption, Claim, Declaration
+from derive.model.library import Library
+from derive.model.scenario import Scenario
+
+
+class ProofStore(Protocol):
+    """What the checker needs of a proof cache (``derive.checking.cache.ProofCache`` is one)."""
+
+    def decide(self, problem: Problem) -> tuple[Outcome, bool]: ...
+
+
+_SEVERITY = {"proved": 0, "assumed": 0, "blocked": 1, "unknown": 2, "inconsistent": 3, "refuted": 4}
+
+
+@dataclass
+class StepResult:
+    index: int
+    formula: sp.Expr | Formula
+    why: str
+    outcome: Outcome
+
+
+@dataclass
+class ClaimResult:
+    id: str
+    title: str
+    kind: str
+    verdict: str
+    expected: str
+    engine: str
+    counterexample: dict[str, str] | None
+    reason: str | None
+    rests_on: list[str]
+    seconds: float
+    steps: list[StepResult] = field(default_factory=list)
+    recheck: str | None = None
+    own_verdict: str | None = None  # before blocking by dependencies
+
+    @property
+    def meets_expectation(self) -> bool:
+        return self.verdict == self.expected
+
+    def _repr_latex_(self) -> str:
+        text = rf"\textbf{{{self.title}}}: \texttt{{{self.verdict}}} ({self.engine})"
+        if self.counterexample:
+            text += r"; counterexample " + ", ".join(rf"\texttt{{{k}}} = {v}" for k, v in self.counterexample.items())
+        return f"${text}$"
+
+    def to_json(self) -> dict:
+        return {
+            "id": self.id, "title": self.title, "kind": self.kind, "verdict": self.verdict,
+            "expected": self.expected, "engine": self.engine, "counterexample": self.counterexample,
+            "reason": self.reason, "rests_on": self.rests_on, "seconds": round(self.seconds, 4),
+            "recheck": self.recheck,
+            "steps": [{"index": s.index, "verdict": s.outcome.verdict, "engine": s.outcome.engine,
+                       "reason": s.outcome.reason} for s in self.steps],
+        }
+
+
+@dataclass
+class Report:
+    scenario: Scenario
+    results: list[ClaimResult]
+
+    def summary(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in self.results:
+            out[r.verdict] = out.get(r.verdict, 0) + 1
+        return dict(sorted(out.items()))
+
+    @property
+    def ok(self) -> bool:
+        return all(r.meets_expectation for r in self.results)
+
+    def to_json(self) -> dict:
+        return {"scenario": self.scenario.describe(), "claims": [r.to_json() for r in self.results],
+                "summary": self.summary()}
+
+    def by_id(self) -> dict[str, ClaimResult]:
+        return {r.id: r for r in self.results}
+
+
+class Checker:
+    """Builds the proof problem of each claim and decides it."""
+
+    def __init__(self, library: Library, scenario: Scenario, *, rlimit: int = DEFAULT_RLIMIT,
+                 cache: ProofStore | None = None, workers: int = 1) -> None:
+        self.library = library
+        self.scenario = scenario
+        self.rlimit = rlimit
+        self.cache = cache  # a derive.checking.cache.ProofCache, or None to always run the prover
+        self.prover_calls = 0  # problems the prover actually decided (cache misses)
+        self.workers = workers  # processes for a large check (see _own_in_parallel)
+
+    def decide(self, problem: Problem) -> Outcome:
+        """``prover.decide`` through the proof cache, when there is one."""
+        if self.cache is None:
+            self.prover_calls += 1
+            return decide(problem)
+        outcome, ran = self.cache.decide(problem)
+        self.prover_calls += ran
+        return outcome
+
+    # problem assembly ----------------------------------------------------------------------------
+
+    def pinned_for(self, claim: Claim) -> frozenset[str]:
+        """Pinned derived quantities cut their definitions only in instance claims: a general claim
+        is about the definitions themselves."""
+        return self.scenario.pinned if claim.instance else frozenset()
+
+    def hypotheses_for(self, claim: Claim) -> list[Formula]:
+        """Cited assumptions (transitively) and the claim's own premises."""
+        lib, pinned = self.library, self.pinned_for(claim)
+        hyps: list[Formula] = []
+        for aid in lib.rests_on(claim):
+            a = lib.declarations[aid]
+            assert isinstance(a, Assumption)
+            if a.relation is not None:
+                hyps.append(lib.formula_expand(a.relation, pinned))
+        hyps.extend(lib.formula_expand(h, pinned) for h in claim.hypotheses)
+        return hyps
+
+    def _instantiate(self, claim: Claim, formulas: list[Formula]) -> tuple[list[Formula], dict[str, str]]:
+        """For instance claims, substitute scenario values (except ``forall`` quantities)."""
+        if not claim.instance:
+            return formulas, {}
+        keep = {q.sym for q in claim.forall}
+        subst = {s: v for s, v in self.scenario.substitution(self.library).items() if s not in keep}
+        used = set().union(*(f.free_symbols() for f in formulas)) if formulas else set()
+        shown = {str(s): str(subst[s]) for s in sorted(used, key=str) if s in subst}
+        return [f.subs(subst) for f in formulas], shown
+
+    def problem(self, claim: Claim, goal: Formula, hyps: list[Formula]) -> Problem:
+        """Goal and hypotheses expanded to base quantities, plus the scenario's ``--assume`` relations
+        that share a quantity with them, plus each quantity's domain."""
+        lib, pinned = self.library, self.pinned_for(claim)
+        goal = lib.formula_expand(goal, pinned)
+        claim_symbols = goal.free_symbols()
+        for h in hyps:
+            claim_symbols |= h.free_symbols()
+        extra = [lib.formula_expand(f, pinned) for _, f in self.scenario.assumptions]
+        extra = [f for f in extra if f.free_symbols() & claim_symbols]
+        formulas, _ = self._instantiate(claim, [goal, *hyps, *extra])
+        goal, hyps = formulas[0], formulas[1:]
+        symbols = set(goal.free_symbols())
+        for h in hyps:
+            symbols |= h.free_symbols()
+        domain: list[Formula] = []
+        integer: set[sp.Symbol] = set()
+        bounds = {q.sym: (sp.Rational(lo), sp.Rational(hi)) for q, lo, hi in claim.bounds}
+        for s in sorted(symbols, key=str):
+            q = lib.quantity_of(s)
+            d = q.domain_formula()
+            if d is not None:
+                domain.append(d)
+            if q.integer:
+                integer.add(s)
+        seed = zlib.crc32(claim.id.encode())
+        return Problem(domain + hyps, goal, integer, bounds, self.rlimit, seed)
+
+    def missing_values(self, claim: Claim) -> list[str]:
+        if not claim.instance:
+            return []
+        lib = self.library
+        keep = {q.name for q in claim.forall}
+        names: set[str] = set()
+        for e in claim.exprs():
+            names |= {str(s) for s in lib.expand(e, self.pinned_for(claim)).free_symbols}
+        return sorted(n for n in names if n not in keep and n not in self.scenario.values)
+
+    # checking ------------------------------------------------------------------------------------
+
+    def check_own(self, claim: Claim) -> ClaimResult:
+        """The claim's own verdict (goal and every derivation step), ignoring its claim dependencies."""
+        start = time.perf_counter()
+        lib = self.library
+        rests_on = lib.rests_on(claim)
+        missing = self.missing_values(claim)
+        if missing:
+            outcome = Outcome("unknown", "none", "the scenario gives no value for " + ", ".join(missing)
+                              + " (use --set or a preset)")
+            return self._result(claim, outcome, [], rests_on, start)
+        hyps = self.hypotheses_for(claim)
+        steps = self._check_steps(claim, hyps)
+        outcome = self.decide(self.problem(claim, claim.goal, hyps))
+        result = self._result(claim, outcome, steps, rests_on, start)
+        if result.verdict == "refuted" and claim.instance:
+            # The point where an instance claim fails includes the scenario values it was checked at.
+            result.counterexample = {**self.instance_values(claim, hyps), **(result.counterexample or {})}
+        return result
+
+    def instance_values(self, claim: Claim, hyps: list[Formula]) -> dict[str, str]:
+        """Scenario values substituted into an instance claim, by quantity name."""
+        goal = self.library.formula_expand(claim.goal, self.pinned_for(claim))
+        _, shown = self._instantiate(claim, [goal, *hyps])
+        return shown
+
+    def _check_steps(self, claim: Claim, hyps: list[Formula]) -> list[StepResult]:
+        """Each line against the previous one: equal expressions, or the previous relation implies
+        (or is equivalent to) this one.  A first relation must follow from the hypotheses."""
+        chain: list[tuple[object, str, str]] = [(s.formula, s.why, s.link) for s in claim.steps]
+        goal = claim.goal
+        if chain and isinstance(goal, Rel) and goal.op == "==" and not isinstance(chain[0][0], Formula):
+            chain = [(goal.lhs, "", "")] + chain + [(goal.rhs, "", "")]
+        results: list[StepResult] = []
+        prev = None
+        # The first line's link says how it stands to the hypotheses: "implies" means it follows from
+        # them (checked); "iff" means it is the supposition a chain of equivalences starts from.
+        first_is_supposition = bool(claim.steps) and claim.steps[0].link == "iff"
+        for i, (formula, why, link_kind) in enumerate(chain):
+            same = isinstance(prev, sp.Basic) and isinstance(formula, sp.Basic) and prev == formula
+            link: Formula | None = None
+            if prev is None:
+                link = formula if isinstance(formula, Formula) and not first_is_supposition else None
+            elif same:
+                link = None
+            elif isinstance(prev, Formula) and isinstance(formula, Formula):
+                link = Iff(prev, formula) if link_kind == "iff" else Implies(prev, formula)
+            elif not isinstance(prev, Formula) and not isinstance(formula, Formula):
+                link = Rel(prev, "==", formula)
+            else:
+                results.append(StepResult(i, formula, why, Outcome(
+                    "unknown", "none", "a step mixes an expression and a relation")))
+            if link is not None:
+                results.append(StepResult(i, formula, why, self.decide(self.problem(claim, link, hyps))))
+            prev = formula
+        return results
+
+    def _result(self, claim: Claim, outcome: Outcome, steps: list[StepResult], rests_on: list[str],
+                start: float) -> ClaimResult:
+        worst = outcome
+        for s in steps:
+            if _SEVERITY[s.outcome.verdict] > _SEVERITY[worst.verdict]:
+                worst = s.outcome
+        reason = worst.reason
+        if worst is not outcome and worst.verdict != "proved":
+            idx = next(s.index for s in steps if s.outcome is worst)
+            reason = f"derivation step {idx}: {worst.reason or worst.verdict}"
+        return ClaimResult(
+            id=claim.id, title=claim.title, kind=claim_kind(claim), verdict=worst.verdict,
+            expected=claim.expected, engine=worst.engine, counterexample=worst.as_text_counterexample(),
+            reason=reason, rests_on=rests_on, seconds=time.perf_counter() - start, steps=steps,
+            recheck=worst.recheck, own_verdict=worst.verdict,
+        )
+
+    def check(self, ids: Iterable[str] | None = None) -> Report:
+        """Check the named claims (all when ``ids`` is None) and the claims they rest on."""
+        lib = self.library
+        wanted = None if ids is None else [lib.resolve(i) for i in ids]
+        if wanted is not None:
+            for d in wanted:
+                if not isinstance(d, Claim):
+                    from derive.errors import DeriveError
+
+                    raise DeriveError(f"'{d.id}' is a {d.kind}, not a claim", hint="`derive show` displays it")
+        needed = self._closure(wanted)
+        todo = [d for d in lib.topological() if d.id in needed and isinstance(d, Claim)]
+        own = self._own_in_parallel(todo) if self.workers > 1 else {}
+        results: dict[str, ClaimResult] = {}
+        for decl in todo:
+            result = own.get(decl.id) or self.check_own(decl)
+            results[decl.id] = self.apply_blocking(decl, result, results)
+        order = [d.id for d in (wanted if wanted is not None else lib.claims())]
+        return Report(self.scenario, [results[i] for i in order])
+
+    def _own_in_parallel(self, claims: list[Claim]) -> dict[str, ClaimResult]:
+        """Own verdicts of many claims on ``workers`` forked processes (blocking is applied after,
+        in the parent).  Only where fork is available and z3 has not run in this process yet: a
+        forked child must not inherit solver state.  Anything else falls back to one process."""
+        import multiprocessing
+
+        import z3
+
+        if len(claims) < 16 or "fork" not in multiprocessing.get_all_start_methods() or \
+                getattr(z3.z3, "_main_ctx", None) is not None:
+            return {}
+        global _FORKED
+        _FORKED = self
+        chunks = [[c.id for c in claims[i:i + 4]] for i in range(0, len(claims), 4)]
+        try:
+            with multiprocessing.get_context("fork").Pool(self.workers) as pool:
+                parts = list(pool.imap_unordered(_check_own_ids, chunks))  # small chunks balance the load
+        except (OSError, RuntimeError):
+            return {}
+        finally:
+            _FORKED = None
+        return {r.id: r for part in parts for r in part}
+
+    def _closure(self, wanted: list[Declaration] | None) -> set[str]:
+        lib = self.library
+        if wanted is None:
+            return {c.id for c in lib.claims()}
+        out: set[str] = set()
+        for d in wanted:
+            out.add(d.id)
+            out |= {a for a in lib.ancestors(d.id) if isinstance(lib.declarations[a], Claim)}
+        return out
+
+    def apply_blocking(self, claim: Claim, own: ClaimResult, done: dict[str, ClaimResult]) -> ClaimResult:
+        if own.verdict != "proved":
+            return own
+        bad = [u.id for u in self.library.claim_dependencies(claim)
+               if u.id in done and done[u.id].verdict not in ("proved",)]
+        if bad:
+            own.verdict = "blocked"
+            own.reason = "rests on " + ", ".join(f"{b} ({done[b].verdict})" for b in bad)
+        return own
+
+
+_FORKED: Checker | None = None
+
+
+def _check_own_ids(ids: list[str]) -> list[ClaimResult]:
+    """Runs in a forked worker: the parent's checker is inherited through ``_FORKED``."""
+    assert _FORKED is not None
+    lib = _FORKED.library
+    return [_FORKED.check_own(lib.declarations[i]) for i in ids]  # type: ignore[arg-type]
+
+
+def claim_kind(claim: Claim) -> str:
+    g = claim.goal
+    if isinstance(g, Rel) and g.op == "==":
+        return "identity"
+    return "instance" if claim.instance else "inequality"

@@ -1,0 +1,151 @@
+"""The ``derive`` command line: argument parsing, one place for errors, exit codes.
+
+Commands live in ``derive/cli/commands/``; each module gives ``HELP``, ``add_arguments(parser)`` and
+``run(args, ctx) -> int``.  Modules are imported when the parser is built, so they keep heavy
+imports (sympy, z3) inside ``run``: ``derive --help`` stays instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from derive.cli.commands import COMMANDS
+from derive.cli.context import Context
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse's own errors: one line, exit 2
+        sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+def scenario_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("scenario")
+    g.add_argument("--hardware", metavar="NAME", help="hardware preset (see derive presets)")
+    g.add_argument("--model", metavar="NAME|PATH", help="model preset or a Hugging Face config.json")
+    g.add_argument("--scenario", metavar="NAME|FILE", help="base scenario (default: lecture)")
+    g.add_argument("--set", dest="sets", action="append", default=[], metavar="Q=VALUE",
+                   help='pin a quantity, e.g. --set "hbm_bandwidth=3.35 TB/s" (repeatable)')
+    g.add_argument("--assume", dest="assumes", action="append", default=[], metavar="RELATION",
+                   help='add an assumption, e.g. --assume "flops/hbm_bandwidth >= 600" (repeatable)')
+    g.add_argument("--library", dest="libraries", action="append", default=[], metavar="PATH",
+                   help="load declarations from PATH instead of the lecture ('lecture' names the built-in one)")
+    g.add_argument("--rlimit", type=int, default=None, metavar="N", help="z3 resource limit per query")
+    g.add_argument("--no-cache", action="store_true",
+                   help="bypass the proof and output caches (also DERIVE_NO_CACHE=1)")
+    g.add_argument("--cache-dir", metavar="DIR", default=None,
+                   help="cache folder (default build/.cache, or $DERIVE_CACHE_DIR)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from derive import __version__
+
+    parser = _Parser(prog="derive", description="Claims about LLM training and serving, as checked math.")
+    parser.add_argument("--version", action="version", version=f"derive {__version__} (distribution derive-llm)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, module_name in COMMANDS.items():
+        module = importlib.import_module(f"derive.cli.commands.{module_name}")
+        p = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.add_arguments(p)
+        if getattr(module, "SCENARIO", True):
+            scenario_options(p)
+        p.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: list[str] | None = None, *, replay: bool = False) -> int:
+    """Run one command.  ``replay``: answer a read-only command from the output cache when none of
+    the files it read has changed (the console script does; in-process callers get a fresh run)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return EXIT_BAD_INPUT
+    ctx = Context(args)
+    if replay and _replayable(args):
+        return _run_replayed(args, ctx, list(sys.argv[1:] if argv is None else argv))
+    return _run(args, ctx)
+
+
+def _run(args: argparse.Namespace, ctx: Context) -> int:
+    from derive.errors import DeriveError
+
+    try:
+        return args._module.run(args, ctx)
+    except DeriveError as err:
+        sys.stderr.write(f"derive {args.command}: error: {err.one_line()}\n")
+        return err.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("derive: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as err:  # a bug, not bad input; still one line (DERIVE_DEBUG=1 shows the traceback)
+        if os.environ.get("DERIVE_DEBUG"):
+            raise
+        sys.stderr.write(f"derive {args.command}: internal error: {type(err).__name__}: {err} "
+                         "(rerun with DERIVE_DEBUG=1 for details)\n")
+        return EXIT_BAD_INPUT
+
+
+# Commands whose output is a function of their inputs only (no files written): replayable.
+_REPLAYABLE = ("check", "diff", "margin")
+
+
+def _replayable(args: argparse.Namespace) -> bool:
+    from derive.checking.cache import cache_disabled
+
+    return (args.command in _REPLAYABLE and not getattr(args, "out", None)
+            and not cache_disabled(getattr(args, "no_cache", False)))
+
+
+class _Tee:
+    """Writes through to a stream and keeps a copy."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+        self.parts: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.parts.append(text)
+        return self.stream.write(text)
+
+    def __getattr__(self, name: str):
+        return getattr(self.stream, name)
+
+
+def _run_replayed(args: argparse.Namespace, ctx: Context, argv: list[str]) -> int:
+    from derive.checking.cache import OutputCache, cache_dir
+
+    cache = OutputCache(cache_dir(getattr(args, "cache_dir", None)))
+    key = cache.run_key(argv)
+    hit = cache.lookup(key)
+    if hit is not None:
+        out, err, code = hit
+        try:
+            sys.stdout.write(out)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return EXIT_OK
+        sys.stderr.write(err)
+        return code
+    out, err = _Tee(sys.stdout), _Tee(sys.stderr)
+    sys.stdout, sys.stderr = out, err
+    try:
+        code = _run(args, ctx)
+    finally:
+        sys.stdout, sys.stderr = out.stream, err.stream
+    if code in (EXIT_OK, EXIT_FAILED):
+        cache.store(key, argv=argv, data_dirs=ctx.data_dirs(), stdout="".join(out.parts), stderr="".join(err.parts),
+                    exit_code=code)
+    return code
+
+
+def entry() -> None:
+    sys.exit(main(replay=True))
+

@@ -1,0 +1,56 @@
+"""derive build."""
+
+from __future__ import annotations
+
+HELP = "the derivation document (Markdown, LaTeX, PDF), paper macros, figures, status.json"
+
+DESCRIPTION = """\
+Check every claim under the scenario and write, into --out (default build/):
+  derivation.md     the document, renders on GitHub (figures/*.svg)
+  derivation.tex    the document as a LaTeX article (figures/*.pdf); derivation.pdf when pdflatex is installed
+  claims.tex        a macro per formula (\\claimBatchOptimum, \\defnCriticalBatch, ...)
+  values.tex        a macro per value under the scenario, with its unit (\\valCriticalBatch, ...)
+  status.json       the check report (as `derive check --json`, without timings)
+  graph.dot, graph.json   the dependency graph
+With a scenario other than the baseline `lecture` (--hardware, --model, --set, --assume, --scenario), the
+document has a "What breaks" section: claims whose verdict differs from the baseline, with counterexamples.
+
+Outputs are written atomically (a failed build leaves the previous one intact) and reproducibly (two
+builds of the same input are byte-identical, PDF included).  Without pdflatex, a notice is printed and
+the .tex is still written (exit 0); with DERIVE_REQUIRE_LATEX=1 that is an error.
+
+Examples:
+  derive build
+  derive build --format md --out docs/
+  derive build --hardware b200 --model deepseek-v3 --set "context=32000 token/seq" --out build/b200
+"""
+
+
+def add_arguments(p) -> None:
+    import argparse
+
+    p.description = DESCRIPTION
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.add_argument("--format", default="md,tex,pdf", metavar="md,tex,pdf",
+                   help="which documents to write, comma-separated (default: all)")
+    p.add_argument("--out", default="build", metavar="DIR", help="output folder (default: build)")
+
+
+def run(args, ctx) -> int:
+    import sys
+
+    from derive.cli.commands.output import emit
+    from derive.documents.build import build, parse_formats
+    from derive.model.scenario import build_scenario
+
+    formats = parse_formats(args.format)
+    library = ctx.library
+    scenario = ctx.scenario
+    baseline = build_scenario(library)
+    result = build(library, scenario, args.out, formats, baseline=baseline, rlimit=getattr(args, "rlimit", None),
+                   cache=getattr(ctx, "cache", None))
+    for notice in result.notices:
+        sys.stderr.write(f"derive build: notice: {notice}\n")
+    summary = ", ".join(f"{n} {v}" for v, n in result.report.summary().items())
+    emit(f"wrote {len(result.files)} files to {result.out}/ (scenario {scenario.name}: {summary})")
+    return 0

@@ -1,0 +1,38 @@
+"""derive check."""
+
+from __future__ import annotations
+
+HELP = "check claims; exit 0 when every claim meets its expected verdict, 1 when one does not"
+
+
+def add_arguments(p) -> None:
+    p.add_argument("ids", nargs="*", metavar="ID")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def run(args, ctx) -> int:
+    import os
+
+    from derive.cli.commands.output import emit, emit_json, pinned_line, pinned_notes
+
+    report = ctx.checker(workers=min(2, os.cpu_count() or 1)).check(args.ids or None)
+    pinned = pinned_notes(ctx.library, ctx.scenario)
+    if args.json:
+        emit_json({**report.to_json(), "pinned": pinned})
+        return 0 if report.ok else 1
+    width = max((len(r.id) for r in report.results), default=10)
+    for r in report.results:
+        mark = " " if r.meets_expectation else "!"
+        emit(f"{mark} {r.verdict:<12} {r.id:<{width}}  {r.title}  [{r.engine}]")
+        if not r.meets_expectation:
+            emit(f"    expected {r.expected}")
+        if r.counterexample:
+            emit("    counterexample: " + ", ".join(f"{k}={v}" for k, v in r.counterexample.items()))
+        if r.reason and r.verdict != "proved":
+            emit(f"    reason: {r.reason}")
+    if pinned:
+        emit(pinned_line(pinned))
+    summary = ", ".join(f"{n} {v}" for v, n in report.summary().items())
+    bad = sum(not r.meets_expectation for r in report.results)
+    emit(f"scenario {ctx.scenario.name}: {summary}; {bad} not as expected")
+    return 0 if report.ok else 1

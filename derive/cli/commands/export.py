@@ -1,0 +1,21 @@
+"""derive export."""
+
+from __future__ import annotations
+
+HELP = "paper-ready snippet(s) on stdout: equations with stable labels (eq:batch_optimum)"
+
+
+def add_arguments(p) -> None:
+    p.add_argument("ids", nargs="+", metavar="ID", help="declaration ids (full, or the last part when unique)")
+    p.add_argument("--format", choices=("latex", "markdown", "tex", "md"), default="latex",
+                   help="latex (default) or markdown")
+
+
+def run(args, ctx) -> int:
+    import sys
+
+    from derive.documents.export import export
+
+    kind = {"tex": "latex", "md": "markdown"}.get(args.format, args.format)
+    sys.stdout.write(export(ctx.library, ctx.scenario, args.ids, kind, checker=ctx.checker()))
+    return 0

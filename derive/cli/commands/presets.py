@@ -1,0 +1,46 @@
+"""derive presets."""
+
+from __future__ import annotations
+
+HELP = "hardware and model presets with their sources"
+SCENARIO = False
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--library", dest="libraries", action="append", default=[], metavar="PATH")
+
+
+def run(args, ctx) -> int:
+    from derive.cli.commands.output import emit, emit_json
+    from derive.model.scenario import PresetStore, read_toml
+
+    store = PresetStore.discover(ctx.library.preset_dirs)
+    out: dict[str, list[dict]] = {}
+    for kind in ("hardware", "model", "scenario"):
+        rows = []
+        for name in store.names(kind):
+            path = store.files[kind][name]
+            data: dict = {}
+            for part in sorted(path.glob("*.toml")) if path.is_dir() else [path]:
+                part_data = read_toml(part)
+                data.setdefault("values", {}).update(part_data.get("values", {}))
+                data.update({k: v for k, v in part_data.items() if k != "values"})
+            values = {k: {"value": v.get("value"), "source": v.get("source"), "as_of": v.get("as_of")}
+                      for k, v in data.get("values", {}).items()}
+            rows.append({"name": name, "title": data.get("title", ""), "source": data.get("source"),
+                         "as_of": data.get("as_of"), "values": values,
+                         "config": sorted(data.get("config", {}))})
+        out[kind] = rows
+    if args.json:
+        emit_json(out)
+        return 0
+    for kind, rows in out.items():
+        emit(f"{kind} presets:")
+        for r in rows:
+            emit(f"  {r['name']:<18} {r['title']}")
+            for k, v in r["values"].items():
+                emit(f"      {k:<20} {v['value']:<16} {v['source']} ({v['as_of']})")
+            if r["source"]:
+                emit(f"      config fields from {r['source']} ({r['as_of']})")
+    return 0

@@ -1,0 +1,58 @@
+"""derive show."""
+
+from __future__ import annotations
+
+HELP = "statement, formula, derivation steps, assumptions, dependencies, verdict"
+
+
+def add_arguments(p) -> None:
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def run(args, ctx) -> int:
+    import sympy as sp
+
+    from derive.cli.commands.output import emit, emit_json
+    from derive.model.declarations import Assumption, Claim, Definition
+
+    lib = ctx.library
+    if args.id in lib.quantities and args.id not in {d.short for d in lib.ordered()}:
+        q = lib.quantities[args.id]
+        info = {"quantity": q.name, "latex": q.latex, "unit": q.unit, "meaning": q.meaning,
+                "defined_by": lib.definition_of[q.name].id if q.name in lib.definition_of else None}
+        if args.json:
+            emit_json(info)
+        else:
+            for k, v in info.items():
+                emit(f"{k}: {v}")
+        return 0
+    d = lib.resolve(args.id)
+    info: dict = {"id": d.id, "kind": d.kind, "title": d.title, "statement": d.statement, "source": str(d.source)}
+    if isinstance(d, Definition):
+        info["formula"] = f"{d.defines.name} = {sp.sstr(d.expr)}"
+    elif isinstance(d, Assumption):
+        info["formula"] = str(d.relation) if d.relation is not None else None
+    info["depends_on"] = sorted(lib.graph.predecessors(d.id))
+    info["rests_on"] = lib.rests_on(d)
+    if isinstance(d, Claim):
+        info["formula"] = str(d.goal)
+        info["hypotheses"] = [str(h) for h in d.hypotheses]
+        result = ctx.checker().check([d.id]).results[0]
+        info["verdict"] = result.verdict
+        info["expected"] = result.expected
+        info["engine"] = result.engine
+        info["reason"] = result.reason
+        info["counterexample"] = result.counterexample
+        info["steps"] = [{"step": str(s.formula), "why": s.why, "verdict": s.outcome.verdict,
+                          "engine": s.outcome.engine} for s in result.steps]
+    if args.json:
+        emit_json(info)
+        return 0
+    for k, v in info.items():
+        if k == "steps":
+            for i, s in enumerate(v):
+                emit(f"  step {i + 1}: {s['step']}   [{s['verdict']}, {s['engine']}] {s['why']}")
+        elif v not in (None, [], ""):
+            emit(f"{k}: {v}")
+    return 0

@@ -1,0 +1,158 @@
+"""derive sweep."""
+
+from __future__ import annotations
+
+HELP = "evaluate quantities or claims over a grid of values or over all chip x model presets (CSV, figure)"
+
+DESCRIPTION = """\
+Evaluate TARGETs (quantities, definition ids, expressions in quantity names, or claim ids) at every
+point of a grid, vectorised: each target is expanded and compiled once with sympy.lambdify to numpy.
+
+  --vary Q=LO:HI[:N][:log]   a swept quantity (repeatable: the full grid of all of them); values may
+                             carry units, e.g. --vary "flops=100 TFLOP/s:10 PFLOP/s:60:log"
+  --presets                  every hardware x model preset pair instead of a grid (base scenario and
+                             --set apply on top); with --check, real prover verdicts of the claims
+                             (TARGETs, or every claim) on two worker processes
+
+A claim in a sweep is its instance goal and hypotheses evaluated numerically per point (1 = holds):
+a numeric sweep, not a proof ("==" within a relative 1e-9).  --check gives proofs.
+
+Output: CSV (deterministic formatting) to --out FILE, else to stdout; --figure FILE draws it (.png,
+.svg, .pdf).  A summary (points, evaluations per second) goes to stdout when --out is given, else to
+stderr; --json prints the summary as JSON.
+
+Examples:
+  derive sweep critical_batch step_time --vary "batch=1:4096:64" --out batch.csv --figure batch.png
+  derive sweep batch_optimum_lecture --vary "flops=1 PFLOP/s:50 PFLOP/s:200:log" --out f.csv
+  derive sweep critical_batch hardware_ratio --presets --out presets.csv
+  derive sweep --presets --check --out matrix.csv
+"""
+
+
+def add_arguments(p) -> None:
+    import argparse
+
+    p.description = DESCRIPTION
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.add_argument("targets", nargs="*", metavar="TARGET")
+    p.add_argument("--vary", action="append", default=[], metavar="Q=LO:HI[:N][:log]", help="a swept quantity")
+    p.add_argument("--log", action="store_true", help="logarithmic spacing for every --vary")
+    p.add_argument("--points", type=int, default=50, metavar="N", help="points per axis when --vary omits N")
+    p.add_argument("--presets", action="store_true", help="sweep every hardware x model preset pair")
+    p.add_argument("--check", action="store_true", help="with --presets: real verdicts (prover), not numeric")
+    p.add_argument("--workers", type=int, default=2, metavar="N", help="processes for --check (default 2)")
+    p.add_argument("--out", metavar="FILE.csv", help="write the CSV here (default: stdout)")
+    p.add_argument("--figure", metavar="FILE", help="draw the sweep (.png, .svg or .pdf)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+
+def run(args, ctx) -> int:
+    import sys
+
+    from derive.checking.cache import atomic_write, cache_dir
+    from derive.cli.commands.output import emit, emit_json
+    from derive.whatif.sweep import (
+        SweepError,
+        check_matrix,
+        matrix_csv,
+        parse_axis,
+        resolve_target,
+        sweep_figure,
+        sweep_grid,
+        sweep_presets,
+    )
+
+    lib = ctx.library
+    if args.check:
+        if not args.presets:
+            raise SweepError("--check runs the prover per preset pair: use it with --presets")
+        if args.hardware or args.model:
+            raise SweepError("--presets sweeps every hardware and model: drop --hardware/--model")
+        import time
+
+        start = time.perf_counter()
+        ids = [lib.resolve(t).id for t in args.targets] or None
+        rows = check_matrix(args.libraries or ["lecture"], scenario=args.scenario, sets=args.sets,
+                            assumes=args.assumes, ids=ids, rlimit=ctx.rlimit,
+                            cache_dir=None if ctx.cache is None else str(cache_dir(args.cache_dir)),
+                            workers=max(1, args.workers))
+        claim_ids = ids or [c.id for c in lib.claims()]
+        text = matrix_csv(rows, claim_ids)
+        seconds = time.perf_counter() - start
+        summary = {"pairs": len(rows), "claims": len(claim_ids), "seconds": round(seconds, 3),
+                   "rechecked": sum(r.rechecked for r in rows), "reused": sum(r.reused for r in rows),
+                   "prover_calls": sum(r.prover_calls for r in rows),
+                   "errors": sum(1 for r in rows if r.error), "out": args.out, "workers": args.workers,
+                   "verdicts": _count(v for r in rows for v in r.verdicts.values())}
+        _write(text, args.out, atomic_write)
+        _summary(summary, args, emit, emit_json, sys)
+        return 0
+    targets = [resolve_target(lib, t) for t in args.targets]
+    if not targets:
+        raise SweepError("name at least one TARGET (a quantity, expression or claim)")
+    if args.presets:
+        if args.vary:
+            raise SweepError("--presets and --vary do not mix: sweep one or the other")
+        if args.hardware or args.model:
+            raise SweepError("--presets sweeps every hardware and model: drop --hardware/--model")
+        result = sweep_presets(lib, targets, scenario=args.scenario, sets=args.sets, assumes=args.assumes)
+        axes = []
+    else:
+        scen = ctx.scenario
+        axes = []
+        for text in args.vary:
+            name = text.partition("=")[0].strip()
+            around = scen.value(name) if name in scen.values else None
+            axes.append(parse_axis(lib, text, log=args.log, default_points=args.points, around=around))
+        result = sweep_grid(lib, scen, targets, axes)
+    _write(result.to_csv(), args.out, atomic_write)
+    if args.figure:
+        sweep_figure(result, axes, args.figure, title=f"scenario {ctx.scenario.name}" if not args.presets else "")
+    rate = result.evaluations / result.seconds if result.seconds > 0 else float("inf")
+    summary = {"points": result.points, "columns": result.columns, "evaluations": result.evaluations,
+               "seconds": round(result.seconds, 4), "evaluations_per_second": float(f"{rate:.3g}"),
+               "out": args.out, "figure": args.figure, "notes": result.notes}
+    _summary(summary, args, emit, emit_json, sys)
+    return 0
+
+
+def _count(values) -> dict:
+    out: dict[str, int] = {}
+    for v in values:
+        out[v] = out.get(v, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def _write(text: str, out: str | None, atomic_write) -> None:
+    import sys
+    from pathlib import Path
+
+    from derive.errors import DeriveError
+
+    if out:
+        if not atomic_write(Path(out), text.encode()):
+            raise DeriveError(f"cannot write {out}")
+    else:
+        sys.stdout.write(text)
+
+
+def _summary(summary: dict, args, emit, emit_json, sys) -> None:
+    if args.json:
+        if args.out:
+            emit_json(summary)
+        else:
+            import json
+
+            sys.stderr.write(json.dumps(summary, indent=2) + "\n")
+        return
+    parts = [f"{k}={v}" for k, v in summary.items() if k not in ("columns", "notes") and v not in (None, [])]
+    line = "sweep: " + ", ".join(parts)
+    notes = summary.get("notes") or []
+    if args.out:
+        emit(line)
+        for n in notes:
+            emit(f"note: {n}")
+    else:
+        sys.stderr.write(line + "\n")
+        for n in notes:
+            sys.stderr.write(f"note: {n}\n")

@@ -1,0 +1,59 @@
+"""What a command needs from its arguments: the library and the scenario, built once, lazily."""
+
+from __future__ import annotations
+
+import argparse
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from derive.model.library import Library
+    from derive.model.scenario import Scenario
+
+
+class Context:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+
+    @cached_property
+    def library(self) -> Library:
+        from derive.model.loader import load_library
+
+        return load_library(getattr(self.args, "libraries", None) or ["lecture"])
+
+    @cached_property
+    def scenario(self) -> Scenario:
+        from derive.model.scenario import build_scenario
+
+        a = self.args
+        return build_scenario(self.library, scenario=getattr(a, "scenario", None),
+                              hardware=getattr(a, "hardware", None), model=getattr(a, "model", None),
+                              sets=getattr(a, "sets", []),
+                              assumes=getattr(a, "assumes", []))
+
+    @property
+    def rlimit(self) -> int:
+        from derive.kernel.problem import DEFAULT_RLIMIT
+
+        return getattr(self.args, "rlimit", None) or DEFAULT_RLIMIT
+
+    @cached_property
+    def cache(self):
+        """The proof cache (``derive.checking.cache.ProofCache``), or None under ``--no-cache``."""
+        from derive.checking.cache import ProofCache, cache_dir, cache_disabled
+
+        if cache_disabled(getattr(self.args, "no_cache", False)):
+            return None
+        return ProofCache(cache_dir(getattr(self.args, "cache_dir", None)))
+
+    def checker(self, scenario: Scenario | None = None, *, workers: int = 1):
+        from derive.checking.checker import Checker
+
+        return Checker(self.library, scenario or self.scenario, rlimit=self.rlimit, cache=self.cache,
+                       workers=workers)
+
+    def data_dirs(self) -> list[str]:
+        """Folders of data the run read (the library's presets), when the library was loaded."""
+        if "library" not in self.__dict__:
+            return []
+        return [str(d) for d in self.library.preset_dirs]

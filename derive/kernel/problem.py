@@ -1,0 +1,59 @@
+"""What the kernel decides: a problem (hypotheses, goal, domains, bounds, budget) and its outcome.
+
+Shared by every engine (z3, sympy, interval, search) so that none of them imports another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from derive.kernel.logic import Formula
+
+DEFAULT_RLIMIT = 20_000_000
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The verdict on one formula."""
+
+    verdict: str  # proved | refuted | unknown | inconsistent
+    engine: str  # z3 | sympy | exact | interval | none
+    reason: str | None = None
+    counterexample: dict[str, sp.Rational] | None = None
+    recheck: str | None = None  # how a sympy result or a counterexample was re-checked
+
+    def as_text_counterexample(self) -> dict[str, str] | None:
+        if self.counterexample is None:
+            return None
+        return {k: str(v) for k, v in sorted(self.counterexample.items())}
+
+
+@dataclass
+class Problem:
+    """Hypotheses and a goal over plain sympy symbols with their declared domains."""
+
+    hypotheses: list[Formula]
+    goal: Formula
+    integer: set[sp.Symbol] = field(default_factory=set)
+    bounds: dict[sp.Symbol, tuple[sp.Rational, sp.Rational]] = field(default_factory=dict)
+    rlimit: int = DEFAULT_RLIMIT
+    seed: int = 0
+
+    def symbols(self) -> set[sp.Symbol]:
+        out = set(self.goal.free_symbols())
+        for h in self.hypotheses:
+            out |= h.free_symbols()
+        return out
+
+
+def confirms(problem: Problem, point: Mapping[sp.Symbol, sp.Expr]) -> bool:
+    """Exact re-check: every hypothesis holds and the goal fails at ``point``."""
+    try:
+        if any(not h.evaluate(point) for h in problem.hypotheses):
+            return False
+        return not problem.goal.evaluate(point)
+    except (ValueError, TypeError, ZeroDivisionError):
+        return False

@@ -1,0 +1,280 @@
+"""Quantities and the three kinds of declaration: definition, assumption, claim.
+
+Every declaration has an id ``topic.name``, a title, a plain-words statement and a source.  They are
+frozen values; a ``Library`` (see ``library.py``) collects them into a dependency graph.  Nothing here
+registers itself anywhere: importing a theorem module builds no global state beyond its own constants.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import sympy as sp
+
+from derive.errors import LibraryError
+from derive.kernel.logic import Formula, Rel
+from derive.model.units import Dimension, Unit, parse_unit
+
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+_ID = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
+VERDICTS = ("proved", "refuted", "unknown", "inconsistent", "assumed", "blocked")
+DOMAINS = ("positive", "nonnegative", "real")
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a declaration or a number comes from."""
+
+    kind: str  # "lecture", "spec", "paper", "derived", "user"
+    ref: str  # lecture timestamp, URL or citation
+    detail: str = ""  # chapter title, quote or table name
+    reconstructed: bool = False  # not said in the source; rebuilt by us
+    as_of: str | None = None
+
+    def __str__(self) -> str:
+        text = {"lecture": f"lecture {self.ref}"}.get(self.kind, self.ref)
+        if self.detail:
+            text += f" ({self.detail})"
+        if self.reconstructed:
+            text += " [reconstructed]"
+        if self.as_of:
+            text += f", as of {self.as_of}"
+        return text
+
+
+def lecture(timestamp: str, chapter: str = "", *, reconstructed: bool = False) -> Source:
+    return Source("lecture", timestamp, chapter, reconstructed)
+
+
+def paper(citation: str, detail: str = "") -> Source:
+    return Source("paper", citation, detail)
+
+
+def spec(reference: str, as_of: str, detail: str = "") -> Source:
+    return Source("spec", reference, detail, as_of=as_of)
+
+
+def derived(detail: str) -> Source:
+    return Source("derived", "derivation", detail)
+
+
+@dataclass(frozen=True, eq=False)
+class Quantity:
+    """A named physical quantity.
+
+    ``latex`` is given explicitly (sympy would guess subscripts).  The sympy symbol carries *no*
+    assumptions: positivity is a hypothesis handed to the prover, never something sympy can use
+    silently.  A quantity with ``value`` is a constant of the theory (substituted everywhere).
+    """
+
+    name: str
+    latex: str
+    unit: str
+    meaning: str
+    domain: str = "positive"
+    integer: bool = False
+    value: sp.Rational | None = None
+    source: Source | None = None
+    display_unit: str | None = None
+
+    def __post_init__(self) -> None:
+        if not _NAME.match(self.name):
+            raise LibraryError(f"quantity name '{self.name}' is not snake_case")
+        if self.domain not in DOMAINS:
+            raise LibraryError(f"quantity '{self.name}': domain must be one of {DOMAINS}")
+        if self.value is not None:
+            value = sp.Rational(self.value)
+            object.__setattr__(self, "value", value)
+            if self.source is None:
+                raise LibraryError(f"constant '{self.name}' needs a source")
+        _ = self.parsed_unit  # fail early on a bad unit string
+
+    @cached_property
+    def sym(self) -> sp.Symbol:
+        return sp.Symbol(self.name)
+
+    @cached_property
+    def parsed_unit(self) -> Unit:
+        return parse_unit(self.unit)
+
+    @property
+    def dimension(self) -> Dimension:
+        return self.parsed_unit.dimension
+
+    def domain_formula(self) -> Formula | None:
+        if self.domain == "positive":
+            return Rel(self.sym, ">", 0)
+        if self.domain == "nonnegative":
+            return Rel(self.sym, ">=", 0)
+        return None
+
+    def _repr_latex_(self) -> str:
+        return f"${self.latex}$: {self.meaning} [{self.unit}]"
+
+    def __repr__(self) -> str:
+        return f"Quantity({self.name!r})"
+
+
+@dataclass(frozen=True, eq=False)
+class Declaration:
+    id: str
+    title: str
+    statement: str
+    source: Source
+    tags: tuple[str, ...] = ()  # e.g. "inconsistency": the lecture contradicts itself or the facts here
+
+    kind = "declaration"
+
+    def __post_init__(self) -> None:
+        if not _ID.match(self.id):
+            raise LibraryError(f"declaration id '{self.id}' must look like 'topic.name' in snake_case")
+        if not self.title or not self.statement:
+            raise LibraryError(f"declaration '{self.id}' needs a title and a statement")
+        if not isinstance(self.source, Source):
+            raise LibraryError(f"declaration '{self.id}' needs a Source")
+
+    @property
+    def topic(self) -> str:
+        return self.id.rsplit(".", 1)[0]
+
+    @property
+    def short(self) -> str:
+        return self.id.rsplit(".", 1)[1]
+
+    def exprs(self) -> list[sp.Expr]:
+        return []
+
+    def explicit_uses(self) -> tuple[Declaration, ...]:
+        return ()
+
+    def _repr_latex_(self) -> str:
+        return rf"$\textbf{{{self.title}}}$"
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.id!r})"
+
+
+@dataclass(frozen=True, eq=False)
+class Definition(Declaration):
+    """Binds a derived quantity to an expression in other quantities."""
+
+    defines: Quantity = None  # type: ignore[assignment]
+    expr: sp.Expr = None  # type: ignore[assignment]
+    uses: tuple[Declaration, ...] = ()
+
+    kind = "definition"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not isinstance(self.defines, Quantity) or self.expr is None:
+            raise LibraryError(f"definition '{self.id}' needs `defines` (a Quantity) and `expr`")
+        object.__setattr__(self, "expr", sp.sympify(self.expr, strict=True))
+
+    def exprs(self) -> list[sp.Expr]:
+        return [self.defines.sym, self.expr]
+
+    def explicit_uses(self) -> tuple[Declaration, ...]:
+        return tuple(self.uses)
+
+
+@dataclass(frozen=True, eq=False)
+class Assumption(Declaration):
+    """Taken as given: a relation between quantities, or a cited qualitative fact (``relation=None``)."""
+
+    relation: Formula | None = None
+    uses: tuple[Declaration, ...] = ()
+
+    kind = "assumption"
+
+    def exprs(self) -> list[sp.Expr]:
+        return self.relation.exprs() if self.relation is not None else []
+
+    def explicit_uses(self) -> tuple[Declaration, ...]:
+        return tuple(self.uses)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One line of a derivation: an expression equal to the previous one, or a relation
+    equivalent to the previous one, with the reason in words."""
+
+    formula: sp.Expr | Formula
+    why: str = ""
+    link: str = "implies"  # for relations: the previous line "implies" this one, or they are equivalent ("iff")
+
+    def __post_init__(self) -> None:
+        if self.link not in ("implies", "iff"):
+            raise LibraryError(f"step link must be 'implies' or 'iff', not {self.link!r}")
+        if not isinstance(self.formula, Formula):
+            object.__setattr__(self, "formula", sp.sympify(self.formula, strict=True))
+
+
+@dataclass(frozen=True, eq=False)
+class Claim(Declaration):
+    """Something to be shown.
+
+    ``goal`` is the conclusion; ``hypotheses`` are local premises; ``steps`` a derivation whose
+    consecutive lines are each checked (equal expressions, or equivalent relations).  ``uses`` lists
+    assumptions and claims this one rests on (definitions are found from the symbols).
+
+    ``instance=False`` (default): a general statement; scenario values are never substituted, so a
+    proof holds for every value the assumptions allow.  ``instance=True``: checked at the scenario's
+    values, except for the quantities in ``forall``, which stay universally quantified.
+    """
+
+    goal: Formula = None  # type: ignore[assignment]
+    hypotheses: tuple[Formula, ...] = ()
+    steps: tuple[Step, ...] = ()
+    uses: tuple[Declaration, ...] = ()
+    instance: bool = False
+    forall: tuple[Quantity, ...] = ()
+    expected: str = "proved"
+    label: str | None = None  # a headline name in bold, e.g. "Batch optimum"
+    bounds: tuple[tuple[Quantity, sp.Rational, sp.Rational], ...] = ()  # boxes for the interval engine
+    notes: str = ""
+
+    kind = "claim"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not isinstance(self.goal, Formula):
+            raise LibraryError(f"claim '{self.id}' needs a goal (a Formula, e.g. derive.kernel.logic.ge(a, b))")
+        if self.expected not in VERDICTS:
+            raise LibraryError(f"claim '{self.id}': expected verdict must be one of {VERDICTS}")
+        object.__setattr__(self, "hypotheses", tuple(self.hypotheses))
+        object.__setattr__(self, "steps", tuple(self.steps))
+        for h in self.hypotheses:
+            if not isinstance(h, Formula):
+                raise LibraryError(f"claim '{self.id}': hypotheses must be Formulas, got {h!r}")
+
+    def exprs(self) -> list[sp.Expr]:
+        out = list(self.goal.exprs())
+        for h in self.hypotheses:
+            out.extend(h.exprs())
+        for s in self.steps:
+            out.extend(s.formula.exprs() if isinstance(s.formula, Formula) else [s.formula])
+        return out
+
+    def explicit_uses(self) -> tuple[Declaration, ...]:
+        return tuple(self.uses)
+
+
+def free_symbols_of(exprs: Sequence[sp.Expr]) -> set[sp.Symbol]:
+    out: set[sp.Symbol] = set()
+    for e in exprs:
+        out |= {s for s in e.free_symbols if isinstance(s, sp.Symbol)}
+    return out
+
+
+@dataclass(frozen=True)
+class Topic:
+    """A module's worth of declarations, in order, with its docstring summary."""
+
+    name: str
+    title: str
+    summary: str
+    quantities: tuple[Quantity, ...] = field(default=())
+    declarations: tuple[Declaration, ...] = field(default=())

@@ -1,0 +1,100 @@
+"""Dimension inference for sympy expressions over declared quantities."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import sympy as sp
+
+from derive.errors import DimensionError
+from derive.kernel.logic import And, Formula, Iff, Implies, Not, Or, Rel
+from derive.model.units import DIMENSIONLESS, Dimension, format_dimension
+
+Lookup = Callable[[sp.Symbol], Dimension]
+
+
+def dimension_of(expr: sp.Expr, lookup: Lookup, *, where: str = "") -> Dimension:
+    """The dimension of ``expr``; raises ``DimensionError`` naming both sides of any mismatch."""
+    if isinstance(expr, sp.Symbol):
+        return lookup(expr)
+    if expr.is_Number or expr in (sp.pi, sp.E) or isinstance(expr, sp.NumberSymbol):
+        return DIMENSIONLESS
+    if isinstance(expr, (sp.Add, sp.Max, sp.Min)):
+        return _same(expr.args, lookup, where, "sum" if isinstance(expr, sp.Add) else str(expr.func))
+    if isinstance(expr, sp.Mul):
+        out = DIMENSIONLESS
+        for a in expr.args:
+            out = out * dimension_of(a, lookup, where=where)
+        return out
+    if isinstance(expr, sp.Pow):
+        base = dimension_of(expr.base, lookup, where=where)
+        exp_dim = dimension_of(expr.exp, lookup, where=where)
+        if not exp_dim.is_dimensionless:
+            raise DimensionError(f"exponent {expr.exp} has dimension {format_dimension(exp_dim)}", where=where)
+        if base.is_dimensionless:
+            return DIMENSIONLESS
+        if not expr.exp.is_Rational:
+            raise DimensionError(
+                f"power {expr} raises a quantity of dimension {format_dimension(base)} to a non-numeric exponent",
+                where=where,
+            )
+        from fractions import Fraction
+
+        return base ** Fraction(int(expr.exp.p), int(expr.exp.q))
+    if isinstance(expr, sp.Abs):
+        return dimension_of(expr.args[0], lookup, where=where)
+    if isinstance(expr, sp.Piecewise):
+        dims = [dimension_of(e, lookup, where=where) for e, _ in expr.args]
+        for d in dims[1:]:
+            if d != dims[0]:
+                raise DimensionError(
+                    f"piecewise branches differ: {format_dimension(dims[0])} vs {format_dimension(d)}", where=where
+                )
+        return dims[0]
+    if isinstance(expr, sp.Function):
+        # exp, log, sqrt-free functions and undefined functions take and give plain numbers.
+        for a in expr.args:
+            d = dimension_of(a, lookup, where=where)
+            if not d.is_dimensionless:
+                raise DimensionError(
+                    f"{expr.func} applied to a quantity of dimension {format_dimension(d)}", where=where
+                )
+        return DIMENSIONLESS
+    raise DimensionError(f"cannot infer the dimension of {expr}", where=where)
+
+
+def _same(args: tuple[sp.Expr, ...], lookup: Lookup, where: str, what: str) -> Dimension:
+    dims = [(a, dimension_of(a, lookup, where=where)) for a in args]
+    first_expr, first = dims[0]
+    for a, d in dims[1:]:
+        if d != first:
+            raise DimensionError(
+                f"dimension mismatch in {what}: {first_expr} is {format_dimension(first)} "
+                f"but {a} is {format_dimension(d)}",
+                where=where,
+            )
+    return first
+
+
+def check_formula(formula: Formula, lookup: Lookup, *, where: str) -> None:
+    """Every relation in ``formula`` must compare like with like (0 fits any dimension)."""
+    if isinstance(formula, Rel):
+        left = dimension_of(formula.lhs, lookup, where=where)
+        right = dimension_of(formula.rhs, lookup, where=where)
+        # A bare number on one side is read in the SI base units of the other side.
+        if left != right and not (formula.lhs.is_number or formula.rhs.is_number):
+            raise DimensionError(
+                f"the sides of '{formula}' differ: {format_dimension(left)} vs {format_dimension(right)}",
+                where=where,
+            )
+    elif isinstance(formula, (And, Or)):
+        for a in formula.args:
+            check_formula(a, lookup, where=where)
+    elif isinstance(formula, Not):
+        check_formula(formula.arg, lookup, where=where)
+    elif isinstance(formula, Implies):
+        check_formula(formula.premise, lookup, where=where)
+        check_formula(formula.conclusion, lookup, where=where)
+    elif isinstance(formula, Iff):
+        check_formula(formula.left, lookup, where=where)
+        check_formula(formula.right, lookup, where=where)

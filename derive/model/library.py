@@ -1,0 +1,267 @@
+"""The library: declarations in a networkx dependency graph, built explicitly from modules."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+
+import networkx as nx
+import sympy as sp
+
+from derive.errors import AmbiguousNameError, DimensionError, LibraryError, UnknownNameError
+from derive.kernel.logic import Formula
+from derive.model.declarations import Assumption, Claim, Declaration, Definition, Quantity, Step, Topic, free_symbols_of
+from derive.model.dimensions import check_formula, dimension_of
+from derive.model.units import format_dimension
+
+
+@dataclass
+class Library:
+    """Topics in order, their quantities and declarations, and the dependency graph.
+
+    Edges run from a dependency to its dependant (``definition -> claim``), so ancestors are what a
+    declaration rests on and descendants are what a change can affect.
+    """
+
+    topics: list[Topic]
+    preset_dirs: list[Path] = field(default_factory=list)
+    model_config_reader: Callable[[Path], Mapping[str, object]] | None = None
+    figures: list = field(default_factory=list)  # derive.documents.figures.Figure specs, from a root's FIGURES
+    title: str = ""  # a root's TITLE, else the first line of its docstring
+
+    def __post_init__(self) -> None:
+        self.quantities: dict[str, Quantity] = {}
+        self.declarations: dict[str, Declaration] = {}
+        self._by_symbol: dict[sp.Symbol, Quantity] = {}
+        for topic in self.topics:
+            for q in topic.quantities:
+                self._add_quantity(q)
+            for d in topic.declarations:
+                if d.id in self.declarations and self.declarations[d.id] is not d:
+                    raise LibraryError(f"duplicate declaration id '{d.id}'")
+                self.declarations[d.id] = d
+        self.definition_of: dict[str, Definition] = {}
+        for d in self.declarations.values():
+            if isinstance(d, Definition):
+                name = d.defines.name
+                if name in self.definition_of:
+                    raise LibraryError(
+                        f"quantity '{name}' is defined twice: {self.definition_of[name].id} and {d.id}"
+                    )
+                self._add_quantity(d.defines)
+                self.definition_of[name] = d
+        self.graph = self._build_graph()
+        self._check_dimensions()
+        self._expanded: dict[tuple[str, frozenset[str]], sp.Expr] = {}
+
+    # construction --------------------------------------------------------------------------------
+
+    def _add_quantity(self, q: Quantity) -> None:
+        known = self.quantities.get(q.name)
+        if known is not None and known is not q:
+            raise LibraryError(f"two different quantities are named '{q.name}'")
+        self.quantities[q.name] = q
+        self._by_symbol[q.sym] = q
+
+    def _symbol_quantity(self, sym: sp.Symbol, where: str) -> Quantity:
+        q = self._by_symbol.get(sym)
+        if q is None:
+            raise LibraryError(
+                f"symbol '{sym}' is not a declared quantity", where=where,
+                hint="declare it with derive.Quantity and use quantity.sym",
+            )
+        return q
+
+    def _build_graph(self) -> nx.DiGraph:
+        g = nx.DiGraph()
+        for d in self.declarations.values():
+            g.add_node(d.id)
+        for d in self.declarations.values():
+            for sym in sorted(free_symbols_of(d.exprs()), key=str):
+                q = self._symbol_quantity(sym, d.id)
+                definition = self.definition_of.get(q.name)
+                if definition is not None and definition is not d:
+                    g.add_edge(definition.id, d.id)
+            for used in d.explicit_uses():
+                if not isinstance(used, Declaration):
+                    raise LibraryError(f"'{d.id}' uses {used!r}, which is not a declaration")
+                if used.id not in self.declarations:
+                    raise LibraryError(
+                        f"'{d.id}' depends on '{used.id}', which is not in the library",
+                        hint="load the library that declares it too (--library lecture --library PATH)",
+                    )
+                g.add_edge(used.id, d.id)
+        try:
+            cycle = nx.find_cycle(g)
+        except nx.NetworkXNoCycle:
+            return g
+        path = " -> ".join([cycle[0][0]] + [v for _, v in cycle])
+        raise LibraryError(f"dependency cycle: {path}")
+
+    def dimension(self, sym: sp.Symbol) -> object:
+        return self._symbol_quantity(sym, "dimension lookup").dimension
+
+    def _check_dimensions(self) -> None:
+        lookup = lambda s: self._symbol_quantity(s, "dimension check").dimension  # noqa: E731
+        for d in self.declarations.values():
+            if isinstance(d, Definition):
+                got = dimension_of(d.expr, lookup, where=d.id)
+                if got != d.defines.dimension:
+                    raise DimensionError(
+                        f"'{d.defines.name}' is declared in {format_dimension(d.defines.dimension)} "
+                        f"but its formula gives {format_dimension(got)}",
+                        where=d.id,
+                    )
+            elif isinstance(d, Assumption) and d.relation is not None:
+                check_formula(d.relation, lookup, where=d.id)
+            elif isinstance(d, Claim):
+                check_formula(d.goal, lookup, where=d.id)
+                for h in d.hypotheses:
+                    check_formula(h, lookup, where=d.id)
+                _check_steps(d.steps, lookup, d.id)
+
+    # look-ups ------------------------------------------------------------------------------------
+
+    def resolve(self, name: str) -> Declaration:
+        """A declaration by full id or by its unique last part."""
+        if name in self.declarations:
+            return self.declarations[name]
+        matches = [d for d in self.declarations.values() if d.short == name]
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            raise AmbiguousNameError(
+                f"id '{name}' is ambiguous", hint="use one of " + ", ".join(d.id for d in matches)
+            )
+        known = list(self.declarations) + [d.short for d in self.declarations.values()]
+        raise UnknownNameError("id", name, known)
+
+    def quantity(self, name: str) -> Quantity:
+        if name in self.quantities:
+            return self.quantities[name]
+        raise UnknownNameError("quantity", name, self.quantities)
+
+    def quantity_of(self, sym: sp.Symbol) -> Quantity:
+        return self._symbol_quantity(sym, "look-up")
+
+    def symbols(self) -> dict[str, sp.Symbol]:
+        return {name: q.sym for name, q in self.quantities.items()}
+
+    def claims(self) -> list[Claim]:
+        return [d for d in self.ordered() if isinstance(d, Claim)]
+
+    def ordered(self) -> list[Declaration]:
+        """Topic order, declaration order within a topic (the reading order of documents)."""
+        return list(self.declarations.values())
+
+    def topological(self) -> list[Declaration]:
+        order = {d.id: i for i, d in enumerate(self.ordered())}
+        return [self.declarations[i] for i in nx.lexicographical_topological_sort(self.graph, key=order.get)]
+
+    def is_derived(self, name: str) -> bool:
+        return name in self.definition_of
+
+    def ancestors(self, decl_id: str) -> set[str]:
+        return nx.ancestors(self.graph, decl_id)
+
+    def descendants(self, decl_id: str) -> set[str]:
+        return nx.descendants(self.graph, decl_id)
+
+    def rests_on(self, decl: Declaration) -> list[str]:
+        """Ids of the assumptions the declaration depends on, directly or through others."""
+        anc = self.ancestors(decl.id)
+        return [d.id for d in self.ordered() if d.id in anc and isinstance(d, Assumption)]
+
+    def claim_dependencies(self, claim: Claim) -> list[Claim]:
+        """Claims this one explicitly uses (their verdict can block it)."""
+        return [u for u in claim.uses if isinstance(u, Claim)]
+
+    # expansion -----------------------------------------------------------------------------------
+
+    def expand(self, expr: sp.Expr, pinned: Iterable[str] = ()) -> sp.Expr:
+        """Replace derived quantities by their definitions (recursively) and constants by values.
+
+        Quantities named in ``pinned`` are left as symbols: the scenario gives them a value and cuts
+        their definition.
+        """
+        pinned = frozenset(pinned)
+        mapping: dict[sp.Symbol, sp.Expr] = {}
+        for sym in free_symbols_of([expr]):
+            mapping[sym] = self._expanded_symbol(self.quantity_of(sym).name, pinned)
+        return expr.xreplace(mapping)
+
+    def _expanded_symbol(self, name: str, pinned: frozenset[str]) -> sp.Expr:
+        key = (name, pinned)
+        if key in self._expanded:
+            return self._expanded[key]
+        q = self.quantities[name]
+        if name in pinned:
+            out: sp.Expr = q.sym
+        elif q.value is not None:
+            out = q.value
+        elif name in self.definition_of:
+            inner = self.definition_of[name].expr
+            out = inner.xreplace(
+                {s: self._expanded_symbol(self.quantity_of(s).name, pinned) for s in free_symbols_of([inner])}
+            )
+        else:
+            out = q.sym
+        self._expanded[key] = out
+        return out
+
+    def base_inputs(self, expr: sp.Expr, pinned: Iterable[str] = ()) -> list[str]:
+        """Names of the base (or pinned) quantities an expression finally depends on."""
+        return sorted(str(s) for s in self.expand(expr, pinned).free_symbols)
+
+    def formula_expand(self, formula: Formula, pinned: Iterable[str] = ()) -> Formula:
+        pinned = frozenset(pinned)
+        return formula.map_exprs(lambda e: self.expand(e, pinned))
+
+
+def _check_steps(steps: tuple[Step, ...], lookup: Callable, where: str) -> None:
+    prev_dim = None
+    for i, step in enumerate(steps):
+        label = f"{where}, step {i + 1}"
+        if isinstance(step.formula, Formula):
+            check_formula(step.formula, lookup, where=label)
+            prev_dim = None
+        else:
+            dim = dimension_of(step.formula, lookup, where=label)
+            if prev_dim is not None and dim != prev_dim and step.formula != 0:
+                raise DimensionError(
+                    f"step changes dimension: {format_dimension(prev_dim)} to {format_dimension(dim)}", where=label
+                )
+            prev_dim = dim
+
+
+# building from modules -------------------------------------------------------------------------------
+
+def topic_from_module(module: ModuleType, seen_quantities: set[int], seen_decls: set[int]) -> Topic:
+    """Collect a module's Quantity and Declaration values in the order they were defined."""
+    name = module.__name__.rsplit(".", 1)[-1]
+    doc = inspect.getdoc(module) or name
+    title, _, rest = doc.partition("\n")
+    quantities, decls = [], []
+    for value in vars(module).values():
+        if isinstance(value, Quantity) and id(value) not in seen_quantities:
+            seen_quantities.add(id(value))
+            quantities.append(value)
+        elif isinstance(value, Declaration) and id(value) not in seen_decls:
+            seen_decls.add(id(value))
+            decls.append(value)
+    summary = rest.strip().split("\n\n")[0].replace("\n", " ") if rest.strip() else ""
+    return Topic(name=name, title=title.strip(), summary=summary, quantities=tuple(quantities),
+                 declarations=tuple(decls))
+
+
+def library_from_modules(modules: Iterable[ModuleType], *, preset_dirs: Iterable[Path] = (),
+                         model_config_reader: Callable | None = None, figures: Iterable = (),
+                         title: str = "") -> Library:
+    seen_q: set[int] = set()
+    seen_d: set[int] = set()
+    topics = [topic_from_module(m, seen_q, seen_d) for m in modules]
+    return Library([t for t in topics if t.quantities or t.declarations], list(preset_dirs), model_config_reader,
+                   list(figures), title)

@@ -1,0 +1,593 @@
+"""Parsing user text into sympy expressions, relations and values, by an allow-list of syntax.
+
+Text typed on the command line (``--set QUANTITY=VALUE``, ``--assume "RELATION"``, ``derive eval
+EXPR``) becomes sympy objects here.  Nothing the user types is ever executed: the text is checked
+character by character, read by ``ast.parse`` (which only builds a syntax tree), and the tree is
+walked by hand, turning each allowed node into a sympy object.  Any other node is an error.
+
+Main entries
+- ``parse_expression``: ``flops / hbm_bandwidth * 2**-1`` -> a sympy expression over given symbols.
+- ``parse_relation``: ``a < b <= c``, ``and``/``or``/``not``, ``x in [a, b]`` -> a ``logic.Formula``.
+- ``parse_assignment``: ``flops=989 TFLOP/s`` -> ``("flops", "989 TFLOP/s")``.
+- ``parse_value``: ``3.35 TB/s`` -> the exact number in SI base units, its unit checked.
+
+Grammar (everything else is refused)
+- numbers: ``42``, ``0.1`` (exactly 1/10, never a float), ``1e12``, ``1_000``; no complex, hex, bool.
+- operators: ``+ - * /``, ``**`` and ``^`` (both power), unary ``+``/``-``, parentheses.
+- functions: ``max``/``min`` (two or more arguments), ``abs``, ``sqrt``, ``exp``, ``log`` (one).
+- names: only those in the given mapping; an unknown one suggests the closest names.
+- relations: ``== != < <= > >=``, chained (``a < b <= c`` is ``a < b and b <= c``), ``and``, ``or``,
+  ``not``, ``x in [a, b]`` (closed: ``a <= x <= b``), ``x in (a, b)`` (open), ``x not in [...]``.
+
+Implementation notes
+- Security is the point.  No ``eval``/``exec``/``compile`` of user text and no ``sympify`` or
+  ``parse_expr`` of strings (they execute code).  Defence in depth: a character allow-list runs
+  first (no quotes, colons, braces, ``@``, ``#``, backslashes), then the AST allow-list.
+- Resource limits, checked before the work they guard: text length, bracket depth (before
+  ``ast.parse``), node count and tree depth (measured iteratively before the recursive walk),
+  digits and decimal exponent of each literal (before converting it), exponents must be rational
+  constants with small numerator and denominator, and the size of a power is estimated from the
+  digits of its base before sympy computes it.  ``10**10**10`` is refused, not computed.  Exact
+  roots of large numbers and ``exp`` of large numbers are refused too: sympy takes seconds on them
+  (``(p/q)**(1/53)`` with 100-digit ``p`` and ``q`` takes half a minute).  Every intermediate
+  result is checked for size, so no sympy step ever starts from a huge number.
+- Python's own ``SyntaxWarning`` (``1and x``) is turned into an error and never printed.
+- Symbolic exponents are refused (``x**y``); ``exp(...)`` is the way to write an exponential.
+- Division by zero, ``log(0)``, and non-real numbers (``sqrt(-1)``, ``(-8)**(1/3)``) are refused.
+- Symbols come from the caller and carry no assumptions, so sympy folds nothing it should not.
+- Every failure is a ``ParseError``, ``UnknownNameError`` or ``UnitError`` (all ``DeriveError``)
+  with a one-line message, the ``where`` the text came from, and a hint.
+
+References: Python's ``ast`` module documentation; DESIGN.md ("Command line").
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import math
+import re
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from fractions import Fraction
+
+import sympy as sp
+
+from derive.errors import DeriveError, ParseError, UnitError, UnknownNameError
+from derive.kernel.logic import And, Formula, Not, Or, Rel, between
+from derive.model.units import Dimension, format_dimension, parse_unit
+
+__all__ = ["parse_assignment", "parse_expression", "parse_relation", "parse_value"]
+
+# Limits -----------------------------------------------------------------------------------------
+MAX_TEXT_LENGTH = 2000  # characters of user text
+MAX_NODES = 400  # syntax-tree nodes (operators and contexts not counted)
+MAX_DEPTH = 40  # nesting of the syntax tree, and of brackets in the text
+MAX_LITERAL_DIGITS = 400  # digits in one numeric literal
+MAX_LITERAL_EXPONENT = 400  # |e| in a literal like 1e12
+MAX_EXPONENT = 64  # |p/q| of a power's exponent, and its denominator q
+MAX_NUMBER_DIGITS = 1000  # digits of any number built along the way (numerator or denominator)
+MAX_ROOT_SIZE = 400  # digits of a number times the order of a root taken of it (exact roots are slow beyond)
+MAX_EXP_DIGITS = 100  # numbers inside exp(...) (comparing exp(10**400) with anything takes sympy seconds)
+MAX_SYMBOL_POWER = 256  # |exponent| of any power left in a result, e.g. after (x**64)**64
+
+_LOG10_2 = math.log10(2)
+
+# Common typographic characters mapped to their ASCII operators before anything else.
+_TYPOGRAPHY = {"≤": "<=", "≥": ">=", "≠": "!=", "×": "*", "·": "*", "−": "-", "⁄": "/"}
+_TYPOGRAPHY_RE = re.compile("|".join(map(re.escape, _TYPOGRAPHY)))
+_ALLOWED_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ \t\r\n.+-*/^()[],<>=!")
+_CHAR_HINTS = {
+    "'": "strings are not allowed",
+    '"': "strings are not allowed",
+    ":": "lambdas, slices and ':=' are not allowed",
+    "%": "'%' is only allowed in a value such as \"50%\"; in an expression write /100",
+    "#": "comments are not allowed",
+    "&": "write 'and'",
+    "|": "write 'or'",
+    "~": "write 'not'",
+    ";": "one expression only",
+}
+
+_EXPR_HINT = "allowed: numbers, quantity names, + - * / ** ^, parentheses, abs exp log max min sqrt"
+_REL_HINT = "compare with == != < <= > >=, combine with and/or/not, or write 'x in [a, b]'"
+_NUMBER_HINT = "write numbers in decimal, like 42, 0.1, 3.35e12 or 1_000"
+
+_FUNCTIONS: dict[str, tuple[Callable[..., sp.Expr], int, int | None]] = {
+    # name -> (constructor, least number of arguments, most number of arguments or None)
+    "max": (sp.Max, 2, None),
+    "min": (sp.Min, 2, None),
+    "abs": (sp.Abs, 1, 1),
+    "sqrt": (sp.sqrt, 1, 1),
+    "exp": (sp.exp, 1, 1),
+    "log": (sp.log, 1, 1),
+}
+
+_BINOPS: dict[type, Callable[[sp.Expr, sp.Expr], sp.Expr]] = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+}
+_COMPARISONS: dict[type, str] = {
+    ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
+}
+_OPERATOR_SYMBOLS: dict[type, str] = {
+    ast.Mod: "%", ast.FloorDiv: "//", ast.MatMult: "@", ast.LShift: "<<", ast.RShift: ">>",
+    ast.BitOr: "|", ast.BitAnd: "&", ast.BitXor: "^",
+}
+_NODE_WORDS: dict[type, str] = {
+    ast.Attribute: "attribute access ('.')",
+    ast.Subscript: "subscripts ('[...]')",
+    ast.Lambda: "lambda",
+    ast.IfExp: "conditional expressions ('if ... else')",
+    ast.NamedExpr: "assignment expressions (':=')",
+    ast.ListComp: "comprehensions",
+    ast.SetComp: "comprehensions",
+    ast.DictComp: "comprehensions",
+    ast.GeneratorExp: "comprehensions",
+    ast.JoinedStr: "f-strings",
+    ast.FormattedValue: "f-strings",
+    ast.List: "lists ('[...]' is only allowed after 'in')",
+    ast.Tuple: "tuples ('(a, b)' is only allowed after 'in')",
+    ast.Set: "sets",
+    ast.Dict: "dicts",
+    ast.Starred: "starred arguments",
+    ast.Await: "await",
+    ast.Yield: "yield",
+    ast.YieldFrom: "yield",
+    ast.Slice: "slices",
+}
+# Node classes that are operators or contexts: not counted against MAX_NODES nor MAX_DEPTH.
+_UNCOUNTED = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+
+_DECIMAL = re.compile(r"(?P<int>[0-9_]*)(?:\.(?P<frac>[0-9_]*))?(?:[eE](?P<exp>[+-]?[0-9_]+))?")
+_NUMBER_RE = r"(?:[0-9](?:_?[0-9])*(?:\.(?:[0-9](?:_?[0-9])*)?)?|\.[0-9](?:_?[0-9])*)(?:[eE][+-]?[0-9]+)?"
+_VALUE = re.compile(
+    rf"\s*(?P<sign>[+-]?)\s*(?P<num>{_NUMBER_RE})(?:\s*/\s*(?P<den>{_NUMBER_RE}))?\s*(?P<unit>.*)", re.S
+)
+_QUANTITY_NAME = re.compile(r"[a-z][a-z0-9_]*")  # as in declarations: snake_case
+
+
+# Public API -------------------------------------------------------------------------------------
+
+def parse_expression(text: str, names: Mapping[str, sp.Symbol], *, where: str = "") -> sp.Expr:
+    """Parse an arithmetic expression over the quantities in ``names`` into an exact sympy expression.
+
+    ``names`` maps each allowed name to its symbol (or expression).  Numbers become exact rationals.
+    Raises ``ParseError`` for anything outside the grammar and ``UnknownNameError`` for a name not in
+    ``names``; no other exception escapes, whatever the text.
+    """
+    with _guard(text, where):
+        tree, prepared = _read(text, where, what="expression")
+        return _Builder(prepared, names, where).expr(tree.body)
+
+
+def parse_relation(text: str, names: Mapping[str, sp.Symbol], *, where: str = "") -> Formula:
+    """Parse a relation (comparisons, chains, ``and``/``or``/``not``, interval membership) into a Formula.
+
+    ``a < b <= c`` becomes ``And(a < b, b <= c)``; ``x in [a, b]`` becomes ``x >= a and x <= b``
+    (``logic.between``) and ``x in (a, b)`` the same with strict inequalities.  A bare expression,
+    without any comparison, is a ``ParseError``.
+    """
+    with _guard(text, where):
+        tree, prepared = _read(text, where, what="relation")
+        return _Builder(prepared, names, where).formula(tree.body)
+
+
+def parse_assignment(text: str, *, where: str = "") -> tuple[str, str]:
+    """Split ``QUANTITY=VALUE`` into the snake_case name and the (stripped, non-empty) value text."""
+    _check_text(text, where, what="assignment")
+    name, sep, value = text.partition("=")
+    name, value = name.strip(), value.strip()
+    if not sep:
+        raise ParseError(f"expected QUANTITY=VALUE, got '{_show(text)}'", where=where,
+                         hint="for example flops=989 TFLOP/s")
+    if not name:
+        raise ParseError(f"missing quantity name before '=' in '{_show(text)}'", where=where,
+                         hint="for example flops=989 TFLOP/s")
+    if not _QUANTITY_NAME.fullmatch(name):
+        raise ParseError(f"'{_show(name)}' is not a quantity name", where=where,
+                         hint="quantity names are snake_case: lower-case letters, digits and '_', like hbm_bandwidth")
+    if not value:
+        raise ParseError(f"missing value after '{name}='", where=where, hint="for example flops=989 TFLOP/s")
+    if value.startswith("="):
+        raise ParseError(f"'{_show(text)}' has '==' where one '=' is expected", where=where,
+                         hint="write QUANTITY=VALUE with a single '='")
+    return name, value
+
+
+def parse_value(text: str, dimension: Dimension, *, where: str = "", quantity: str = "") -> sp.Rational:
+    """Parse ``NUMBER [UNIT]`` (or ``A/B [UNIT]``) into an exact rational in SI base units.
+
+    ``"3.35 TB/s"`` is ``3350000000000``; ``"20 ms"`` is ``1/50``; ``"50%"`` is ``1/2``.  A bare number is
+    taken to be in SI base units already.  A unit whose dimension is not ``dimension`` is a
+    ``UnitError`` naming both dimensions (``quantity`` names the value in that message).
+    """
+    _check_text(text, where, what="value")
+    for position, char in enumerate(text, start=1):
+        if not char.isprintable():
+            raise ParseError(f"character '{_show(char)}' at position {position} is not allowed in '{_show(text)}'",
+                             where=where, hint="a value is one line: a number and an optional unit")
+    match = _VALUE.fullmatch(text)
+    if match is None:
+        raise ParseError(f"cannot read value '{_show(text)}'", where=where,
+                         hint="write a number and an optional unit, like 3.35 TB/s, 80 GiB, 20 ms, 1/3600 USD/s or 50%")
+    number = _decimal(match["num"], where)
+    if match["den"] is not None:
+        den = _decimal(match["den"], where)
+        if den == 0:
+            raise ParseError(f"division by zero in value '{_show(text)}'", where=where, hint="check the denominator")
+        number /= den
+    if match["sign"] == "-":
+        number = -number
+    unit_text = match["unit"].strip()
+    if unit_text:
+        if unit_text.startswith("/"):
+            unit_text = "1" + unit_text  # "5 /s" is five per second
+        try:
+            unit = parse_unit(unit_text)
+        except UnitError as exc:
+            raise UnitError(_show(exc.message, limit=200), where=where, hint=exc.hint) from exc
+        except DeriveError:
+            raise
+        except (ValueError, ArithmeticError, RecursionError) as exc:  # parse_unit is not ours; keep the contract
+            raise UnitError(f"cannot read unit '{_show(unit_text)}'", where=where) from exc
+        if unit.dimension != dimension:
+            who = quantity or "the value"
+            raise UnitError(
+                f"unit '{_show(unit_text)}' is {_dimension_words(unit.dimension)} but {who} is "
+                f"{_dimension_words(dimension)}",
+                where=where,
+                hint=("give a bare number or a percentage" if dimension.is_dimensionless
+                      else f"give {who} in a unit of {format_dimension(dimension)}, or a bare number in SI base units"),
+            )
+        number *= unit.scale
+    return sp.Rational(number.numerator, number.denominator)
+
+
+# Reading text -----------------------------------------------------------------------------------
+
+@contextmanager
+def _guard(text: object, where: str) -> Iterator[None]:
+    """Turn resource errors that should never happen (but could, inside sympy or ast) into ParseError."""
+    try:
+        yield
+    except DeriveError:
+        raise
+    except (RecursionError, MemoryError, OverflowError, ArithmeticError, ValueError) as exc:
+        shown = _show(text) if isinstance(text, str) else "?"
+        raise ParseError(f"cannot read '{shown}' ({type(exc).__name__})", where=where,
+                         hint="simplify the expression") from exc
+
+
+def _check_text(text: object, where: str, *, what: str) -> None:
+    if not isinstance(text, str):
+        raise ParseError(f"the {what} must be text, not {type(text).__name__}", where=where)
+    if len(text) > MAX_TEXT_LENGTH:
+        raise ParseError(f"the {what} is too long ({len(text)} characters, at most {MAX_TEXT_LENGTH})",
+                         where=where, hint="split it into named definitions")
+    if not text.strip():
+        raise ParseError(f"empty {what}", where=where, hint=_EXPR_HINT if what == "expression" else None)
+
+
+def _read(text: str, where: str, *, what: str) -> tuple[ast.Expression, str]:
+    """Check the characters and bracket depth, parse, then bound the size and depth of the tree."""
+    _check_text(text, where, what=what)
+    prepared = _TYPOGRAPHY_RE.sub(lambda m: _TYPOGRAPHY[m.group(0)], text)
+    for position, char in enumerate(prepared, start=1):
+        if char not in _ALLOWED_CHARS:
+            shown = char if char.isprintable() else repr(char)[1:-1]
+            raise ParseError(f"character '{shown}' at position {position} is not allowed in '{_show(text)}'",
+                             where=where, hint=_CHAR_HINTS.get(char, _EXPR_HINT))
+    prepared = prepared.replace("^", "**").strip()
+    depth = 0
+    for char in prepared:
+        depth += char in "(["
+        depth -= char in ")]"
+        if depth > MAX_DEPTH:
+            raise ParseError(f"brackets nested more than {MAX_DEPTH} deep in '{_show(text)}'", where=where,
+                             hint="split it into named definitions")
+    try:
+        with warnings.catch_warnings():
+            # "1and x" or "1(2)" only warn in Python; here they are errors, and the library never prints.
+            warnings.simplefilter("ignore")
+            warnings.simplefilter("error", SyntaxWarning)
+            tree = ast.parse(prepared, mode="eval")
+    except SyntaxError as exc:
+        raise ParseError(f"cannot read {what} '{_show(text)}': {_syntax_message(exc, prepared)}",
+                         where=where, hint=_syntax_hint(prepared, what, exc)) from None
+    except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
+        raise ParseError(f"cannot read {what} '{_show(text)}' ({type(exc).__name__})", where=where,
+                         hint="simplify it") from None
+    _check_size(tree, text, where)
+    return tree, prepared
+
+
+def _syntax_message(exc: SyntaxError, prepared: str) -> str:
+    lines = (exc.msg or "").strip().splitlines()
+    message = lines[0] if lines else "invalid syntax"
+    if exc.offset and exc.lineno == 1 and 0 < exc.offset <= len(prepared) + 1:
+        near = prepared[exc.offset - 1: exc.offset + 9]
+        if near.strip():
+            message += f" near '{_show(near)}'"
+    return message
+
+
+def _syntax_hint(prepared: str, what: str, exc: SyntaxError) -> str:
+    if "decimal literal" in (exc.msg or ""):
+        return "put a space between a number and a word, like '1 and x'"
+    if re.search(r"(?<![<>=!])=(?!=)", prepared):
+        return "write == for equality" if what != "expression" else "an expression has no '='; for a value use --set"
+    return _REL_HINT if what == "relation" else _EXPR_HINT
+
+
+def _check_size(tree: ast.AST, text: str, where: str) -> None:
+    """Count nodes and measure depth iteratively, so that no deep tree reaches a recursive walk."""
+    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+    count = 0
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, _UNCOUNTED):
+            continue
+        count += 1
+        if count > MAX_NODES:
+            raise ParseError(f"'{_show(text)}' is too large (more than {MAX_NODES} parts)", where=where,
+                             hint="split it into named definitions")
+        if depth > MAX_DEPTH:
+            raise ParseError(f"'{_show(text)}' is nested too deeply (more than {MAX_DEPTH} levels)", where=where,
+                             hint="split it into named definitions")
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+
+
+def _decimal(literal: str, where: str) -> Fraction:
+    """The exact value of a decimal literal (``0.1`` is 1/10), with digits and exponent bounded first."""
+    match = _DECIMAL.fullmatch(literal)
+    if match is None:
+        raise ParseError(f"'{_show(literal)}' is not a decimal number", where=where, hint=_NUMBER_HINT)
+    whole = match["int"].replace("_", "")
+    frac = (match["frac"] or "").replace("_", "")
+    if not whole and not frac:
+        raise ParseError(f"'{_show(literal)}' is not a decimal number", where=where, hint=_NUMBER_HINT)
+    if len(whole) + len(frac) > MAX_LITERAL_DIGITS:
+        raise ParseError(f"number '{_show(literal)}' has more than {MAX_LITERAL_DIGITS} digits", where=where,
+                         hint="use scientific notation, like 1e12")
+    exponent = 0
+    if match["exp"] is not None:
+        exp_text = match["exp"].replace("_", "")
+        magnitude = exp_text.lstrip("+-").lstrip("0")
+        if len(magnitude) > 4 or int(magnitude or "0") > MAX_LITERAL_EXPONENT:
+            raise ParseError(f"exponent of number '{_show(literal)}' is beyond ±{MAX_LITERAL_EXPONENT}", where=where,
+                             hint="numbers must stay within 1e-400 .. 1e400")
+        exponent = int(exp_text)
+    mantissa = int(whole + frac or "0")
+    return Fraction(mantissa) * Fraction(10) ** (exponent - len(frac))
+
+
+# Building sympy objects -------------------------------------------------------------------------
+
+class _Builder:
+    """Walk an already size-checked tree, turning each allowed node into a sympy object."""
+
+    def __init__(self, text: str, names: Mapping[str, sp.Symbol], where: str) -> None:
+        self.text, self.names, self.where = text, names, where
+
+    def segment(self, node: ast.AST) -> str:
+        try:
+            seg = ast.get_source_segment(self.text, node)
+        except (ValueError, IndexError, TypeError):  # positions not available
+            seg = None
+        return _show(seg if seg is not None else type(node).__name__)
+
+    def fail(self, message: str, hint: str | None = _EXPR_HINT) -> ParseError:
+        return ParseError(message, where=self.where, hint=hint)
+
+    # relations ----------------------------------------------------------------------------------
+    def formula(self, node: ast.AST) -> Formula:
+        if isinstance(node, ast.BoolOp):
+            parts = tuple(self.formula(value) for value in node.values)
+            return And(parts) if isinstance(node.op, ast.And) else Or(parts)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return Not(self.formula(node.operand))
+        if isinstance(node, ast.Compare):
+            return self.compare(node)
+        if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+            raise self.fail(f"'{self.segment(node)}' is not a relation", hint=_REL_HINT)
+        self.expr(node)  # report what is wrong inside it first (unknown names, bad syntax)
+        raise self.fail(f"'{self.segment(node)}' is an expression, not a relation", hint=_REL_HINT)
+
+    def compare(self, node: ast.Compare) -> Formula:
+        ops = node.ops
+        if any(isinstance(op, (ast.In, ast.NotIn)) for op in ops):
+            if len(ops) != 1:
+                raise self.fail(f"interval membership cannot be chained in '{self.segment(node)}'",
+                                hint="write 'x in [a, b] and ...'")
+            return self.membership(node.left, node.comparators[0], negated=isinstance(ops[0], ast.NotIn))
+        for op in ops:
+            if isinstance(op, (ast.Is, ast.IsNot)):
+                raise self.fail(f"'is' is not a comparison in '{self.segment(node)}'", hint="write == or !=")
+        sides = [self.expr(side) for side in (node.left, *node.comparators)]
+        rels = tuple(Rel(a, _COMPARISONS[type(op)], b) for a, op, b in zip(sides[:-1], ops, sides[1:], strict=True))
+        return rels[0] if len(rels) == 1 else And(rels)
+
+    def membership(self, left: ast.expr, interval: ast.expr, *, negated: bool) -> Formula:
+        interval_hint = "write x in [a, b] (closed) or x in (a, b) (open)"
+        if not isinstance(interval, (ast.List, ast.Tuple)) or len(interval.elts) != 2:
+            raise self.fail(f"'{self.segment(interval)}' is not an interval", hint=interval_hint)
+        x = self.expr(left)
+        low, high = (self.expr(end) for end in interval.elts)
+        if isinstance(interval, ast.List):
+            inside = between(x, low, high)
+        else:
+            inside = And((Rel(x, ">", low), Rel(x, "<", high)))
+        return Not(inside) if negated else inside
+
+    # expressions --------------------------------------------------------------------------------
+    def expr(self, node: ast.AST, *, numeric: bool = False) -> sp.Expr:
+        """Build ``node``; ``numeric`` (inside an exponent) refuses names."""
+        if isinstance(node, ast.Constant):
+            return self.number(node)
+        if isinstance(node, ast.Name):
+            return self.name(node, numeric=numeric)
+        if isinstance(node, ast.UnaryOp):
+            if isinstance(node.op, ast.UAdd):
+                return self.expr(node.operand, numeric=numeric)
+            if isinstance(node.op, ast.USub):
+                operand = self.expr(node.operand, numeric=numeric)
+                return self.sympy(node, lambda: -operand)
+            if isinstance(node.op, ast.Not):
+                raise self.fail(f"'not' applies to relations, not to '{self.segment(node.operand)}'", hint=_REL_HINT)
+            raise self.fail(f"operator '~' is not allowed in '{self.segment(node)}'")
+        if isinstance(node, ast.BinOp):
+            return self.binop(node, numeric=numeric)
+        if isinstance(node, ast.Call):
+            return self.call(node, numeric=numeric)
+        if isinstance(node, (ast.Compare, ast.BoolOp)):
+            raise self.fail(f"a relation ('{self.segment(node)}') cannot be part of an arithmetic expression",
+                            hint="relations belong in --assume; an expression computes a number")
+        words = _NODE_WORDS.get(type(node), type(node).__name__)
+        raise self.fail(f"{words} not allowed in '{self.segment(node)}'")
+
+    def number(self, node: ast.Constant) -> sp.Expr:
+        value = node.value
+        if isinstance(value, bool) or value is None or value is Ellipsis:
+            raise self.fail(f"'{self.segment(node)}' is not a number", hint=_NUMBER_HINT)
+        if isinstance(value, complex):
+            raise self.fail(f"complex number '{self.segment(node)}' is not allowed",
+                            hint="only real numbers are allowed")
+        if not isinstance(value, (int, float)):
+            raise self.fail(f"{type(value).__name__} literal '{self.segment(node)}' is not allowed", hint=_NUMBER_HINT)
+        literal = ast.get_source_segment(self.text, node)
+        if literal is None:
+            raise self.fail("cannot locate a number in the text", hint=_NUMBER_HINT)
+        exact = _decimal(literal, self.where)
+        return sp.Rational(exact.numerator, exact.denominator)
+
+    def name(self, node: ast.Name, *, numeric: bool) -> sp.Expr:
+        if numeric:
+            raise self.fail(f"exponent must be a number, not '{self.segment(node)}'",
+                            hint="symbolic exponents are not supported; write exp(y*log(x)) for x**y")
+        if node.id in self.names:
+            return self.names[node.id]
+        if node.id in _FUNCTIONS:
+            raise self.fail(f"function '{node.id}' must be called, like {node.id}(x)")
+        raise UnknownNameError("quantity", node.id, self.names.keys(), where=self.where)
+
+    def binop(self, node: ast.BinOp, *, numeric: bool) -> sp.Expr:
+        if isinstance(node.op, ast.Pow):
+            base = self.expr(node.left, numeric=numeric)
+            exponent = self.exponent(node.right)
+            return self.power(node, base, exponent)
+        build = _BINOPS.get(type(node.op))
+        if build is None:
+            symbol = _OPERATOR_SYMBOLS.get(type(node.op), type(node.op).__name__)
+            raise self.fail(f"operator '{symbol}' is not allowed in '{self.segment(node)}'")
+        left = self.expr(node.left, numeric=numeric)
+        right = self.expr(node.right, numeric=numeric)
+        return self.sympy(node, lambda: build(left, right))
+
+    def exponent(self, node: ast.expr) -> sp.Rational:
+        value = self.expr(node, numeric=True)
+        if not isinstance(value, sp.Rational):
+            raise self.fail(f"exponent '{self.segment(node)}' is not a rational number",
+                            hint="exponents must be fractions like 2, -1 or 1/2")
+        if abs(value) > MAX_EXPONENT or value.q > MAX_EXPONENT:
+            raise self.fail(f"exponent '{self.segment(node)}' is too large",
+                            hint=f"exponents are limited to ±{MAX_EXPONENT} with denominators up to {MAX_EXPONENT}")
+        return value
+
+    def power(self, node: ast.AST, base: sp.Expr, exponent: sp.Rational) -> sp.Expr:
+        """``base**exponent``, refused before computing when its numbers would be too large."""
+        if exponent.q > 1 and _max_digits(base) * exponent.q > MAX_ROOT_SIZE:
+            raise self.fail(f"root of order {exponent.q} of a number this large in '{self.segment(node)}'",
+                            hint=f"digits of the number times the order of the root must stay within {MAX_ROOT_SIZE}")
+        if _max_log10(base) * abs(exponent) >= MAX_NUMBER_DIGITS:
+            raise self.fail(f"'{self.segment(node)}' is too large (more than {MAX_NUMBER_DIGITS} digits)",
+                            hint="use smaller numbers")
+        return self.sympy(node, lambda: base**exponent)
+
+    def call(self, node: ast.Call, *, numeric: bool) -> sp.Expr:
+        func = node.func
+        if not isinstance(func, ast.Name):
+            raise self.fail(f"only the functions abs, exp, log, max, min, sqrt can be called, not "
+                            f"'{self.segment(func)}'")
+        if func.id not in _FUNCTIONS:
+            if func.id in self.names:
+                raise self.fail(f"quantity '{func.id}' is not a function", hint="write * for multiplication")
+            close = difflib.get_close_matches(func.id, list(_FUNCTIONS), n=2, cutoff=0.6)
+            hint = (f"did you mean {', '.join(close)}?" if close else "") or "allowed: abs, exp, log, max, min, sqrt"
+            raise self.fail(f"function '{func.id}' is not allowed", hint=hint)
+        if node.keywords:
+            raise self.fail(f"keyword arguments are not allowed in '{self.segment(node)}'")
+        if any(isinstance(arg, ast.Starred) for arg in node.args):
+            raise self.fail(f"starred arguments are not allowed in '{self.segment(node)}'")
+        build, least, most = _FUNCTIONS[func.id]
+        count = len(node.args)
+        if count < least or (most is not None and count > most):
+            wanted = f"{least}" if least == most else f"at least {least}"
+            raise self.fail(f"{func.id} takes {wanted} argument{'s' if wanted != '1' else ''}, "
+                            f"got {count} in '{self.segment(node)}'")
+        args = [self.expr(arg, numeric=numeric) for arg in node.args]
+        if func.id == "sqrt":
+            return self.power(node, args[0], sp.Rational(1, 2))
+        if func.id == "exp" and _max_digits(args[0]) > MAX_EXP_DIGITS:
+            raise self.fail(f"exp of a number with more than {MAX_EXP_DIGITS} digits in '{self.segment(node)}'",
+                            hint="use smaller numbers")
+        return self.sympy(node, lambda: build(*args))
+
+    def sympy(self, node: ast.AST, build: Callable[[], sp.Expr]) -> sp.Expr:
+        """Run one sympy construction, then refuse undefined, non-real or oversized results."""
+        try:
+            result = build()
+        except DeriveError:
+            raise
+        except Exception as exc:  # sympy may raise anything; the contract is ParseError only
+            raise self.fail(f"cannot evaluate '{self.segment(node)}' ({type(exc).__name__})",
+                            hint="simplify the expression") from exc
+        if not isinstance(result, sp.Expr):
+            raise self.fail(f"'{self.segment(node)}' is not a number")
+        if result.has(sp.zoo, sp.oo, sp.S.NegativeInfinity, sp.nan):
+            raise self.fail(f"'{self.segment(node)}' is undefined (division by zero or log of zero)",
+                            hint="check denominators and arguments of log")
+        if not result.free_symbols and result.is_extended_real is False:
+            raise self.fail(f"'{self.segment(node)}' is not a real number",
+                            hint="roots and logs of negative numbers are not allowed")
+        if _max_digits(result) > MAX_NUMBER_DIGITS:
+            raise self.fail(f"'{self.segment(node)}' is too large (more than {MAX_NUMBER_DIGITS} digits)",
+                            hint="use smaller numbers")
+        for power in result.atoms(sp.Pow):
+            exp = power.exp
+            if isinstance(exp, sp.Rational) and (abs(exp.p) > MAX_SYMBOL_POWER or exp.q > MAX_SYMBOL_POWER):
+                raise self.fail(f"power in '{self.segment(node)}' is too large (beyond {MAX_SYMBOL_POWER})",
+                                hint="use smaller exponents")
+        return result
+
+
+def _max_digits(expr: sp.Expr) -> int:
+    """Largest number of decimal digits among the numerators and denominators of ``expr``'s rationals."""
+    return max((_digits(int(part)) for number in expr.atoms(sp.Rational) for part in (number.p, number.q)), default=0)
+
+
+def _max_log10(expr: sp.Expr) -> float:
+    """Largest log10 among the (nonzero) numerators and denominators of ``expr``'s rationals."""
+    parts = (abs(int(part)) for number in expr.atoms(sp.Rational) for part in (number.p, number.q))
+    return max((math.log10(part) for part in parts if part), default=0.0)
+
+
+def _digits(n: int) -> int:
+    bits = abs(n).bit_length()
+    if bits > 10_000:  # beyond any limit here; avoid converting a huge integer to text
+        return math.floor(bits * _LOG10_2)
+    return len(str(abs(n)))
+
+
+def _dimension_words(dim: Dimension) -> str:
+    return "dimensionless" if dim.is_dimensionless else format_dimension(dim)
+
+
+def _show(text: str, limit: int = 60) -> str:
+    """User text fit for a one-line message: control characters escaped, long text cut."""
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text[: limit + 1])
+    shown = shown.replace("\n", " ")
+    return shown if len(text) <= limit else shown[: limit - 3] + "..."

@@ -1,0 +1,106 @@
+"""A claim as one formula at a scenario's values: the shared step of margins, regions and sweeps.
+
+``instance_formula`` expands a claim's goal and hypotheses through the library's definitions and
+substitutes the scenario's values, keeping the quantities being varied; ``eliminate_forall`` removes
+``forall`` quantities that an equation among the hypotheses determines.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+
+import sympy as sp
+
+from derive.kernel.logic import Formula, Rel
+from derive.model.declarations import Assumption, Claim
+from derive.model.library import Library
+from derive.model.scenario import Scenario
+
+
+def relations(f: Formula) -> list[Rel]:
+    """Every relation in a formula tree (generic over the tree's dataclass fields)."""
+    if isinstance(f, Rel):
+        return [f]
+    out: list[Rel] = []
+    for fl in dataclasses.fields(f):
+        v = getattr(f, fl.name)
+        items = v if isinstance(v, tuple) else (v,)
+        for item in items:
+            if isinstance(item, Formula):
+                out.extend(relations(item))
+    return out
+
+
+def instance_formula(library: Library, scenario: Scenario, claim: Claim, keep: Iterable[str] = (),
+                     pinned: Iterable[str] = ()) -> tuple[Formula, list[Formula]]:
+    """Goal and hypotheses (rests-on relations, the claim's own, sharing ``--assume`` relations) expanded
+    with the scenario's pins (for an instance claim, as the checker does; a general claim is about the
+    definitions) plus ``pinned``, scenario values substituted except for ``keep`` and the claim's
+    ``forall`` quantities.  Returns (goal, hypotheses)."""
+    lib = library
+    pins = (frozenset(scenario.pinned) if claim.instance else frozenset()) | frozenset(pinned)
+    keep = set(keep)
+    hyps: list[Formula] = []
+    for aid in lib.rests_on(claim):
+        a = lib.declarations[aid]
+        if isinstance(a, Assumption) and a.relation is not None:
+            hyps.append(lib.formula_expand(a.relation, pins))
+    hyps.extend(lib.formula_expand(h, pins) for h in claim.hypotheses)
+    goal = lib.formula_expand(claim.goal, pins)
+    symbols = set(goal.free_symbols())
+    for h in hyps:
+        symbols |= h.free_symbols()
+    for _, f in scenario.assumptions:
+        ef = lib.formula_expand(f, pins)
+        if ef.free_symbols() & symbols:
+            hyps.append(ef)
+    forall = {q.name for q in claim.forall}
+    subst = {lib.quantities[n].sym: v.value for n, v in scenario.values.items()
+             if n in lib.quantities and n not in keep and n not in forall}
+    return goal.subs(subst), [h.subs(subst) for h in hyps]
+
+
+def eliminate_forall(library: Library, claim: Claim, goal: Formula, hyps: list[Formula],
+                     x: sp.Symbol) -> tuple[Formula, list[Formula], list[str]]:
+    """Remove ``forall`` quantities that an equation among the hypotheses determines.
+
+    ``forall y: (y = e and H) => G`` is ``(H => G)[y := e]`` when ``e`` does not contain ``y``; the
+    domain of ``y`` (``y > 0``) becomes the hypothesis ``e > 0``.  Quantities no equation determines
+    are left (the caller reports them).
+    """
+    remaining = {q.sym for q in claim.forall if q.sym != x}
+    present = goal.free_symbols().union(*(h.free_symbols() for h in hyps)) if hyps else goal.free_symbols()
+    remaining &= present
+    if not remaining:
+        return goal, hyps, []
+    hyps = list(hyps)
+    for y in sorted(remaining, key=str):
+        d = library.quantity_of(y).domain_formula()
+        if d is not None:
+            hyps.append(d)
+    done: list[str] = []
+    progress = True
+    while remaining and progress:
+        progress = False
+        for h in hyps:
+            if not (isinstance(h, Rel) and h.op == "=="):
+                continue
+            diff = h.lhs - h.rhs
+            for y in sorted(remaining & diff.free_symbols, key=str):
+                try:
+                    sols = [e for e in sp.solve(diff, y) if not e.has(sp.I) and y not in e.free_symbols]
+                except (NotImplementedError, ValueError, TypeError):
+                    continue
+                if len(sols) != 1:
+                    continue
+                sub = {y: sols[0]}
+                hyps = [g.subs(sub) for g in hyps if g is not h]
+                goal = goal.subs(sub)
+                remaining.discard(y)
+                done.append(str(y))
+                progress = True
+                break
+            if progress:
+                break
+    return goal, hyps, done

@@ -1,0 +1,656 @@
+"""Margins: the exact set of values of one quantity over which a claim holds, the rest of the scenario fixed.
+
+``margin(library, scenario, claim, vary)`` reads the claim with *instance semantics*: its goal, its
+own hypotheses, the relations of the assumptions it rests on and the scenario's ``--assume``
+relations that share a quantity with it are expanded to base quantities (pinned quantities stay
+symbols, and a varied derived quantity is pinned too), and every scenario value except the varied
+quantity's is substituted.  What is left is a formula in one variable ``x``.  The claim *holds* at
+``x`` when the hypotheses and the goal are all true there (where a hypothesis fails the check would
+say ``inconsistent``, not ``proved``).  Derivation steps are the proof, not the statement: they do not
+enter the margin.
+
+The set is computed exactly, by cell decomposition:
+
+1. every relation ``lhs op rhs`` of the formula gives its critical points: the real zeros of
+   ``lhs - rhs`` and of its denominators, found by ``sympy.solveset`` over the reals (``Max``, ``Min``
+   and ``Abs`` are rewritten as ``Piecewise`` first, whose pieces and conditions contribute their own
+   zeros).  Between two consecutive critical points no relation changes truth value;
+2. the formula is evaluated *exactly* (``Formula.evaluate``, algebraic numbers allowed) at every
+   critical point inside the quantity's domain and at one rational point in every open cell between;
+3. the true cells and points are merged into intervals with exact endpoints, open or closed.
+
+Each finite endpoint is then cross-checked by z3 through ``derive.kernel.prover.decide``: just inside and just
+outside (exact rationals a small relative distance from the endpoint, closer than any other critical
+point) and at the endpoint itself when it is rational; a disagreement is reported (``verified`` false).
+
+A claim with ``forall`` quantities other than the varied one is not supported yet (the set would need
+quantifier elimination).  The varied thing may also be an expression in quantities (``flops/hbm_bandwidth``):
+it is then solved for one of its quantities (the first, in name order, with a unique solution) and
+that quantity is eliminated.
+
+``robustness(library, scenario, claim_ids)`` turns margins into a table: for each headline claim and
+each quantity it uses, how far the quantity can move from its scenario value, as factors down and up,
+before the claim breaks.  A general headline claim does not depend on values; its rows are those of
+the instance claims that use it (e.g. a lecture's numeric instance of a general law).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from derive.errors import DeriveError
+from derive.kernel.logic import And, Formula, Rel
+from derive.model.declarations import Assumption, Claim, Quantity
+from derive.model.library import Library
+from derive.model.scenario import Scenario
+from derive.whatif.instance import eliminate_forall, instance_formula, relations
+
+
+class MarginError(DeriveError):
+    """A margin that cannot be computed (exit code 2); ``never`` separates "cannot work" from "not yet"."""
+
+    def __init__(self, message: str, *, hint: str | None = None, never: bool = False) -> None:
+        super().__init__(message, hint=hint)
+        self.never = never
+
+
+@dataclass(frozen=True)
+class Interval:
+    """``low .. high`` in SI units; ``None`` for an unbounded end."""
+
+    low: sp.Expr | None
+    high: sp.Expr | None
+    low_closed: bool
+    high_closed: bool
+
+    def contains(self, v: sp.Expr) -> bool:
+        if self.low is not None and (v < self.low or (v == self.low and not self.low_closed)):
+            return False
+        if self.high is not None and (v > self.high or (v == self.high and not self.high_closed)):
+            return False
+        return True
+
+    def text(self, scale: sp.Rational | None = None) -> str:
+        scale = sp.Integer(1) if scale is None else scale
+        lo = "-inf" if self.low is None else str(self.low / scale)
+        hi = "inf" if self.high is None else str(self.high / scale)
+        return f"{'[' if self.low_closed else '('}{lo}, {hi}{']' if self.high_closed else ')'}"
+
+
+@dataclass(frozen=True)
+class BoundaryCheck:
+    """z3's verdict at a point near an endpoint, against the computed set."""
+
+    point: sp.Rational
+    where: str  # "inside", "outside" or "at"
+    expected: bool  # in the computed set?
+    verdict: str  # proved | refuted | inconsistent | unknown
+
+    @property
+    def agrees(self) -> bool:
+        return (self.verdict == "proved") == self.expected and self.verdict != "unknown"
+
+    def to_json(self, scale: sp.Rational) -> dict:
+        return {"point": str(self.point / scale), "where": self.where, "in_set": self.expected,
+                "z3": self.verdict, "agrees": self.agrees}
+
+
+@dataclass
+class Margin:
+    id: str
+    vary: str
+    unit: str  # the unit of every number of the result
+    scale: sp.Rational  # SI value = number * scale
+    intervals: list[Interval]
+    domain: str
+    integer: bool
+    formula: Formula  # the one-variable formula that was solved (x in SI units)
+    symbol: sp.Symbol
+    value: sp.Expr | None = None  # the scenario's value of the varied quantity (SI)
+    checks: list[BoundaryCheck] = field(default_factory=list)
+    eliminated: str | None = None  # for an expression: the quantity solved for
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def verified(self) -> bool | None:
+        return None if not self.checks else all(c.agrees for c in self.checks)
+
+    @property
+    def holds_at_value(self) -> bool | None:
+        return None if self.value is None else any(i.contains(self.value) for i in self.intervals)
+
+    def around_value(self) -> Interval | None:
+        """The interval that contains the scenario value, if any."""
+        if self.value is None:
+            return None
+        return next((i for i in self.intervals if i.contains(self.value)), None)
+
+    def to_json(self) -> dict:
+        s = self.scale
+        return {
+            "id": self.id, "vary": self.vary, "unit": self.unit,
+            "holds_on": [[None if i.low is None else float(i.low / s), None if i.high is None else float(i.high / s)]
+                         for i in self.intervals],
+            "exact": [[None if i.low is None else str(i.low / s), None if i.high is None else str(i.high / s)]
+                      for i in self.intervals],
+            "closed": [[i.low_closed, i.high_closed] for i in self.intervals],
+            "domain": self.domain, "integer": self.integer,
+            "value": None if self.value is None else float(self.value / s),
+            "holds_at_value": self.holds_at_value,
+            "formula": str(self.formula), "eliminated": self.eliminated,
+            "verified": self.verified, "checks": [c.to_json(s) for c in self.checks],
+            "method": "sympy solveset critical points + exact evaluation per cell; endpoints cross-checked by z3",
+            "notes": self.notes,
+        }
+
+    def text_lines(self) -> list[str]:
+        unit = "" if self.unit in ("1", "") else f" {self.unit}"
+        sets = " ∪ ".join(i.text(self.scale) for i in self.intervals) or "nowhere (empty set)"
+        out = [f"{self.id} holds for {self.vary} in {sets}{unit}"]
+        if self.integer:
+            out.append(f"  ({self.vary} is an integer quantity: only the integers of these intervals count)")
+        if self.value is not None:
+            state = "holds" if self.holds_at_value else "does NOT hold"
+            shown = sp.nsimplify(self.value / self.scale)
+            out.append(f"  scenario value {self.vary} = {shown}{unit}: the claim {state}")
+        if self.eliminated:
+            out.append(f"  ({self.eliminated} eliminated: solved from {self.vary} = x)")
+        out.append(f"  solved: {self.formula}")
+        if self.checks:
+            ok = sum(c.agrees for c in self.checks)
+            out.append(f"  z3 cross-check of the endpoints: {ok}/{len(self.checks)} points agree"
+                       + ("" if self.verified else "  <-- DISAGREEMENT"))
+        out += [f"  note: {n}" for n in self.notes]
+        return out
+
+
+# the varied thing ------------------------------------------------------------------------------------
+
+@dataclass
+class _Varied:
+    text: str
+    symbol: sp.Symbol  # the free variable of the solved formula
+    pinned: frozenset[str]  # extra pins (a varied derived quantity)
+    keep: frozenset[str]  # quantities not substituted
+    replace: dict  # symbol -> expression of `symbol` (for an expression: the eliminated quantity)
+    domain: str
+    integer: bool
+    dimension: object
+    value: sp.Expr | None
+    eliminated: str | None = None
+
+
+def _varied(library: Library, scenario: Scenario, text: str) -> _Varied:
+    from derive.model.dimensions import dimension_of
+
+    text = text.strip()
+    if text in library.quantities:
+        q: Quantity = library.quantities[text]
+        if q.value is not None:
+            raise MarginError(f"'{text}' is a constant of the library ({q.value}); it cannot vary", never=True)
+        pinned = frozenset([text]) if library.is_derived(text) else frozenset()
+        return _Varied(text, q.sym, pinned, frozenset([text]), {}, q.domain, q.integer, q.dimension,
+                       scenario.value(text) if text in scenario.values else _derived_value(library, scenario, q))
+    from derive.model.parse import parse_expression
+
+    expr = parse_expression(text, library.symbols(), where="--vary")
+    dim = dimension_of(expr, library.dimension, where="--vary")
+    x = sp.Symbol("x")
+    for s in sorted(expr.free_symbols, key=str):
+        q = library.quantity_of(s)
+        try:
+            sols = sp.solve(sp.Eq(expr, x), s, dict=False)
+        except (NotImplementedError, ValueError):
+            continue
+        sols = [e for e in sols if not e.has(sp.I)]
+        if len(sols) == 1:
+            others = [library.quantity_of(o) for o in expr.free_symbols if o != s]
+            positive = all(o.domain == "positive" for o in [q, *others]) and (expr.is_Mul or expr.is_Pow)
+            pinned = frozenset(o.name for o in others if library.is_derived(o.name))
+            pinned |= frozenset([q.name]) if library.is_derived(q.name) else frozenset()
+            value = None
+            try:
+                value = _value_of(library, scenario, expr)
+            except MarginError:
+                pass
+            return _Varied(text, x, pinned, frozenset([q.name]), {s: sols[0]},
+                           "positive" if positive else "real", False, dim, value, eliminated=q.name)
+    raise MarginError(f"cannot solve '{text}' = x for any one of its quantities",
+                      hint="vary a single quantity, or an expression linear in one of them")
+
+
+def _derived_value(library: Library, scenario: Scenario, q: Quantity) -> sp.Expr | None:
+    try:
+        return _value_of(library, scenario, q.sym)
+    except MarginError:
+        return None
+
+
+def _value_of(library: Library, scenario: Scenario, expr: sp.Expr) -> sp.Expr:
+    e = library.expand(expr, scenario.pinned).xreplace(scenario.substitution(library))
+    if e.free_symbols:
+        raise MarginError(f"no scenario value for {', '.join(sorted(map(str, e.free_symbols)))}")
+    return sp.nsimplify(e)
+
+
+# the solver --------------------------------------------------------------------------------------------
+
+def _zeros(e: sp.Expr, x: sp.Symbol) -> set[sp.Expr]:
+    if not e.has(x):
+        return set()
+    try:
+        sol = sp.solveset(e, x, domain=sp.S.Reals)
+    except (NotImplementedError, ValueError, TypeError) as err:
+        raise MarginError(f"sympy cannot solve {sp.sstr(e)} = 0 for {x}: {err}") from None
+    if sol is sp.S.EmptySet:
+        return set()
+    if isinstance(sol, sp.FiniteSet):
+        return set(sol)
+    try:  # zero on whole intervals (e.g. identically zero): only the ends of those intervals matter
+        boundary = sol.boundary
+    except (NotImplementedError, TypeError, AttributeError):
+        boundary = None
+    if boundary is sp.S.EmptySet:
+        return set()
+    if isinstance(boundary, sp.FiniteSet):
+        return {p for p in boundary if p.is_finite}
+    raise MarginError(f"the zeros of {sp.sstr(e)} in {x} are not a finite set ({type(sol).__name__})",
+                      hint="margins need relations whose solutions sympy can list")
+
+
+def critical_points(formula: Formula, x: sp.Symbol) -> list[sp.Expr]:
+    """Real points where some relation of ``formula`` may change truth value, sorted, distinct."""
+    pts: set[sp.Expr] = set()
+    for rel in relations(formula):
+        d = rel.lhs - rel.rhs
+        if not d.has(x):
+            continue
+        if d.has(sp.Max, sp.Min, sp.Abs, sp.sign, sp.Heaviside):
+            d = d.rewrite(sp.Piecewise)
+        d = sp.piecewise_fold(d)
+        pieces = d.args if isinstance(d, sp.Piecewise) else ((d, sp.true),)
+        for expr, cond in pieces:
+            pts |= _zeros(expr, x)
+            pts |= _zeros(sp.denom(sp.together(expr)), x)
+            if isinstance(cond, sp.Basic) and cond not in (sp.true, sp.false):
+                for r in cond.atoms(sp.core.relational.Relational):
+                    pts |= _zeros(r.lhs - r.rhs, x)
+    real = [p for p in pts if p.is_real is not False and not p.free_symbols]
+    real.sort(key=lambda p: sp.N(p, 60))
+    out: list[sp.Expr] = []
+    for p in real:
+        if out and sp.simplify(p - out[-1]) == 0:
+            continue
+        out.append(p)
+    return out
+
+
+def _truth(formula: Formula, x: sp.Symbol, point: sp.Expr) -> bool:
+    try:
+        return bool(formula.evaluate({x: point}))
+    except (ValueError, TypeError, ZeroDivisionError):
+        return False  # undefined there: the claim cannot hold
+
+
+def _rational_between(a: sp.Expr | None, b: sp.Expr | None) -> sp.Rational:
+    """An exact rational strictly between a and b (None: unbounded on that side)."""
+    if a is None and b is None:
+        return sp.Integer(1)
+    if a is None:
+        return sp.floor(b) - 1 - abs(sp.floor(b))
+    if b is None:
+        return sp.ceiling(a) + 1 + abs(sp.ceiling(a))
+    if a.is_Rational and b.is_Rational:
+        return (a + b) / 2
+    for digits in (30, 60, 120):
+        m = sp.Rational(str(sp.N((a + b) / 2, digits)))
+        if a < m < b:
+            return m
+    raise MarginError(f"cannot separate the critical points {a} and {b}")
+
+
+def _domain_formula(domain: str, x: sp.Symbol) -> list[Formula]:
+    if domain == "positive":
+        return [Rel(x, ">", 0)]
+    if domain == "nonnegative":
+        return [Rel(x, ">=", 0)]
+    return []
+
+
+def _domain_bounds(domain: str) -> tuple[sp.Expr | None, bool]:
+    if domain == "positive":
+        return sp.Integer(0), False
+    if domain == "nonnegative":
+        return sp.Integer(0), True
+    return None, False
+
+
+def solve_intervals(formula: Formula, x: sp.Symbol, domain: str = "real") -> tuple[list[Interval], list[sp.Expr]]:
+    """The exact set where ``formula`` (in ``x`` only) is true, within the domain; and the critical points."""
+    extra = formula.free_symbols() - {x}
+    if extra:
+        raise MarginError(f"the formula still has {', '.join(sorted(map(str, extra)))} free")
+    lo, lo_closed = _domain_bounds(domain)
+    pts = [p for p in critical_points(formula, x) if lo is None or p > lo]
+    # the sequence: (open cell), point, (open cell), point, ..., (open cell)
+    elements: list[tuple[str, sp.Expr | None, sp.Expr | None, bool]] = []
+    bounds = [lo, *pts, None]
+    if lo is not None and lo_closed:
+        elements.append(("point", lo, lo, _truth(formula, x, lo)))
+    for i in range(len(bounds) - 1):
+        a, b = bounds[i], bounds[i + 1]
+        elements.append(("cell", a, b, _truth(formula, x, _rational_between(a, b))))
+        if b is not None:
+            elements.append(("point", b, b, _truth(formula, x, b)))
+    intervals: list[Interval] = []
+    start: tuple[sp.Expr | None, bool] | None = None
+    prev = None
+    for kind, a, b, ok in elements:
+        if ok and start is None:
+            start = (a, kind == "point")
+        elif not ok and start is not None:
+            # closes at this element's start: a false point ends an open interval; a false cell follows a
+            # true point, which closes the interval
+            assert prev is not None
+            if kind == "point":
+                intervals.append(Interval(start[0], a, start[1], False))
+            else:
+                intervals.append(Interval(start[0], prev[2], start[1], True))
+            start = None
+        prev = (kind, a, b, ok)
+    if start is not None:
+        intervals.append(Interval(start[0], None, start[1], False))
+    return intervals, pts
+
+
+# z3 cross-check ----------------------------------------------------------------------------------------
+
+def _z3_verdict(goal: Formula, hyps: Sequence[Formula], x: sp.Symbol, point: sp.Rational, rlimit: int) -> str:
+    from derive.kernel.problem import Problem
+    from derive.kernel.prover import decide
+
+    hypotheses = [Rel(x, "==", point), *hyps]
+    return decide(Problem(hypotheses, goal, set(), {}, rlimit, 0)).verdict
+
+
+def cross_check(goal: Formula, hyps: Sequence[Formula], x: sp.Symbol, intervals: list[Interval],
+                critical: list[sp.Expr], rlimit: int) -> list[BoundaryCheck]:
+    """z3 at every finite endpoint (when rational) and just inside and outside it."""
+    checks: list[BoundaryCheck] = []
+    seen: set = set()
+    ends = sorted({e for i in intervals for e in (i.low, i.high) if e is not None}, key=lambda p: sp.N(p, 60))
+    member = lambda p: any(i.contains(p) for i in intervals)  # noqa: E731
+    for end in ends:
+        near = [abs(end - c) for c in critical if c != end]
+        rel = abs(end) / 10**6 if end != 0 else sp.Rational(1, 10**6)
+        eps = min([rel, *[n / 4 for n in near if n > 0]])
+        eps = sp.Rational(str(sp.N(eps, 6))) if not eps.is_Rational else eps
+        base = end if end.is_Rational else sp.Rational(str(sp.N(end, 60)))
+        candidates = [(base - eps, None), (base + eps, None)]
+        if end.is_Rational:
+            candidates.append((end, "at"))
+        for p, where in candidates:
+            if p in seen:
+                continue
+            seen.add(p)
+            expected = member(p)
+            side = where or ("inside" if expected else "outside")
+            checks.append(BoundaryCheck(p, side, expected, _z3_verdict(goal, hyps, x, p, rlimit)))
+    return checks
+
+
+# the public entry points ---------------------------------------------------------------------------
+
+def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, unit: str | None = None,
+           verify: bool = True, rlimit: int | None = None) -> Margin:
+    """The exact set of values of ``vary`` over which the claim holds (see the module docstring)."""
+    from derive.kernel.problem import DEFAULT_RLIMIT
+    from derive.model.dimensions import format_dimension
+    from derive.model.units import parse_unit
+
+    claim = library.resolve(claim_id)
+    if not isinstance(claim, Claim):
+        raise MarginError(f"'{claim.id}' is a {claim.kind}, not a claim", hint="margins are for claims")
+    v = _varied(library, scenario, vary)
+    goal, hyps = instance_formula(library, scenario, claim, keep=v.keep, pinned=v.pinned)
+    if v.replace:  # an expression: eliminate the quantity solved for, then give the others their values
+        forall = {q.name for q in claim.forall}
+        subst = {library.quantities[n].sym: val.value for n, val in scenario.values.items()
+                 if n in library.quantities and n not in v.keep and n not in forall}
+        goal = goal.subs(v.replace).subs(subst)
+        hyps = [h.subs(v.replace).subs(subst) for h in hyps]
+    goal, hyps, eliminated = eliminate_forall(library, claim, goal, hyps, v.symbol)
+    free = set(goal.free_symbols())
+    for h in hyps:
+        free |= h.free_symbols()
+    free.discard(v.symbol)
+    if free:
+        names = sorted(map(str, free))
+        forall = sorted(n for n in names if n in {q.name for q in claim.forall})
+        if forall:
+            raise MarginError(f"'{claim.id}' is universally quantified over {', '.join(forall)}, which no equation "
+                              "among its hypotheses determines: a margin over such a claim is not supported yet",
+                              hint="vary one of those quantities instead")
+        raise MarginError(f"the scenario gives no value for {', '.join(names)}",
+                          hint=f"add --set {names[0]}=VALUE or choose a preset")
+    formula = And((*hyps, goal)) if hyps else goal
+    intervals, critical = solve_intervals(formula, v.symbol, v.domain)
+    if unit:
+        u = parse_unit(unit)
+        if u.dimension != v.dimension:
+            raise MarginError(f"cannot express {vary} ({format_dimension(v.dimension)}) in {unit} "
+                              f"({format_dimension(u.dimension)})")
+        scale, unit_text = sp.Rational(u.scale.numerator, u.scale.denominator), unit
+    else:
+        scale, unit_text = sp.Integer(1), format_dimension(v.dimension)
+    out = Margin(claim.id, vary, unit_text, scale, intervals, v.domain, v.integer, formula, v.symbol,
+                 value=v.value, eliminated=v.eliminated)
+    if not claim.instance:
+        out.notes.append("a general claim, read at the scenario's values (instance semantics)")
+    if v.symbol not in formula.free_symbols():
+        out.notes.append(f"the claim does not depend on {vary} (with the other values fixed)")
+    if eliminated:
+        out.notes.append("universally quantified " + ", ".join(eliminated) + " eliminated through the hypotheses' "
+                         "equations")
+    if verify:
+        dom = _domain_formula(v.domain, v.symbol)
+        out.checks = cross_check(goal, [*dom, *hyps], v.symbol, intervals, critical, rlimit or DEFAULT_RLIMIT)
+    return out
+
+
+@dataclass
+class RobustnessRow:
+    """How far one quantity can move from its scenario value before a claim breaks."""
+
+    claim: str
+    label: str
+    quantity: str | None  # None: one row for a general claim
+    unit: str
+    value: float | None  # scenario value, in `unit`
+    low: float | None  # the interval around the value, in `unit` (None: unbounded)
+    high: float | None
+    factor_down: float | None  # value / low (None: any decrease keeps the claim)
+    factor_up: float | None  # high / value (None: any increase keeps the claim)
+    holds: bool | None  # does the claim hold at the scenario value?
+    note: str = ""
+    exact_low: str | None = None
+    exact_high: str | None = None
+    headline: str | None = None  # the labelled claim this row belongs to (``claim`` may be its instance)
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def robustness(library: Library, scenario: Scenario, claim_ids: Iterable[str] | None = None) -> list[RobustnessRow]:
+    """The robustness table: for each headline claim (a claim with a ``label``; or the claims named in
+    ``claim_ids``) and each base quantity it uses that the scenario gives a value (``forall`` quantities
+    excluded), the interval of that quantity around its scenario value over which the claim holds, as
+    factors: ``factor_down = value/low`` and ``factor_up = high/value``.  ``None`` for a factor means
+    unbounded (the claim survives any move that way, within the quantity's domain).  ``holds`` False:
+    the claim already fails at the scenario value (factors are then None).  A margin that cannot be
+    computed gives a row with ``note`` saying why.  A general claim (``instance=False``) gets a single
+    row with ``quantity`` None: its verdict does not depend on the scenario's values.  Rows come in
+    library order, quantities by name; ``value``, ``low`` and ``high`` are in the quantity's display
+    unit (``unit``), ``exact_low``/``exact_high`` the exact endpoints as text in that unit.
+    Endpoints are exact (sympy); the z3 cross-check is skipped here for speed (``derive margin`` runs it).
+    """
+    if claim_ids is None:
+        claims = [c for c in library.claims() if c.label]
+    else:
+        claims = []
+        for i in claim_ids:
+            d = library.resolve(i)
+            if isinstance(d, Claim):
+                claims.append(d)
+    rows: list[RobustnessRow] = []
+    todo: list[tuple[Claim, Claim]] = []  # (headline, claim whose margins are computed)
+    for claim in claims:
+        users = [] if claim.instance or claim_ids is not None else \
+            [c for c in library.claims() if c.instance and any(u is claim for u in c.uses)]
+        if claim.instance:
+            todo.append((claim, claim))
+        elif users:
+            todo.extend((claim, u) for u in users)
+        else:
+            rows.append(RobustnessRow(claim.id, claim.label or claim.title, None, "", None, None, None, None, None,
+                                      None, note="general claim: its verdict does not depend on the scenario's "
+                                                 "values (it holds for every value its assumptions allow, or never)",
+                                      headline=claim.id))
+    for headline, claim in todo:
+        forall = {q.name for q in claim.forall}
+        used: set[str] = set()
+        exprs = list(claim.exprs())
+        for aid in library.rests_on(claim):
+            a = library.declarations[aid]
+            if isinstance(a, Assumption) and a.relation is not None:
+                exprs.extend(a.relation.exprs())
+        for e in exprs:
+            used |= {str(s) for s in library.expand(e, scenario.pinned).free_symbols}
+        names = sorted(n for n in used if n in scenario.values and n not in forall)
+        for name in names:
+            row = _robustness_row(library, scenario, claim, name)
+            row.label, row.headline = headline.label or headline.title, headline.id
+            rows.append(row)
+    return rows
+
+
+def _robustness_row(library: Library, scenario: Scenario, claim: Claim, name: str) -> RobustnessRow:
+    from derive.model.dimensions import format_dimension
+
+    q = library.quantities[name]
+    unit = q.display_unit or q.unit
+    try:
+        from derive.model.units import parse_unit
+
+        u = parse_unit(unit)
+        if u.dimension != q.dimension:
+            raise ValueError
+        scale = sp.Rational(u.scale.numerator, u.scale.denominator)
+    except Exception:  # a display unit the parser does not know: fall back to SI
+        unit, scale = format_dimension(q.dimension), sp.Integer(1)
+    value = scenario.value(name)
+    row = RobustnessRow(claim.id, claim.label or claim.title, name, unit, float(value / scale), None, None, None, None,
+                        None)
+    try:
+        m = margin(library, scenario, claim.id, name, verify=False)
+    except DeriveError as err:
+        row.note = err.message
+        return row
+    around = m.around_value()
+    row.holds = around is not None
+    if around is None:
+        row.note = "fails at the scenario value"
+        return row
+    if around.low is not None and around.low > 0:
+        row.low, row.exact_low = float(around.low / scale), str(around.low / scale)
+        row.factor_down = float(value / around.low)
+    elif around.low is not None:
+        row.low, row.exact_low = float(around.low / scale), str(around.low / scale)
+    if around.high is not None:
+        row.high, row.exact_high = float(around.high / scale), str(around.high / scale)
+        row.factor_up = float(around.high / value) if value > 0 else None
+    return row
+
+
+# two quantities: a sampled region ----------------------------------------------------------------------
+
+@dataclass
+class Region:
+    """Where a claim holds on a grid of two quantities (sampled, not exact)."""
+
+    id: str
+    axes: list  # two derive.whatif.sweep.Axis
+    holds: object  # numpy bool array, shape (len(axes[0]), len(axes[1]))
+    values: list  # the scenario values of the two quantities (SI) or None
+    out: str | None = None
+
+    @property
+    def fraction(self) -> float:
+        return float(self.holds.mean()) if self.holds.size else 0.0
+
+    def to_json(self) -> dict:
+        a, b = self.axes
+        return {
+            "id": self.id, "vary": [a.name, b.name], "unit": [a.unit, b.unit], "sampled": True,
+            "grid": [len(a.values), len(b.values)],
+            "ranges": [[float(a.printed[0]), float(a.printed[-1])], [float(b.printed[0]), float(b.printed[-1])]],
+            "log": [a.log, b.log], "fraction_holding": round(self.fraction, 6),
+            "value": [None if v is None else float(v) / ax.scale for v, ax in zip(self.values, self.axes, strict=True)],
+            "out": self.out,
+            "note": "sampled on a grid (numeric evaluation per point, not a proof); one --vary gives exact intervals",
+        }
+
+
+def region(library: Library, scenario: Scenario, claim_id: str, axes: Sequence) -> Region:
+    """The claim evaluated on the full grid of two ``derive.whatif.sweep.Axis`` (vectorised, numeric)."""
+    import numpy as np
+
+    from derive.whatif.sweep import Target, compiled_claim
+
+    claim = library.resolve(claim_id)
+    if not isinstance(claim, Claim):
+        raise MarginError(f"'{claim.id}' is a {claim.kind}, not a claim", hint="margins are for claims")
+    if len(axes) != 2 or axes[0].name == axes[1].name:
+        raise MarginError("a region needs two different quantities")
+    names = [a.name for a in axes]
+    symbols = [library.quantities[n].sym for n in names]
+    fn = compiled_claim(library, scenario, Target(claim.id, "claim", claim.id, claim=claim), names, symbols)
+    mesh = np.meshgrid(axes[0].values, axes[1].values, indexing="ij")
+    holds = np.asarray(fn(*mesh), dtype=bool)
+    values = [scenario.value(n) if n in scenario.values else None for n in names]
+    return Region(claim.id, list(axes), holds, values)
+
+
+def region_figure(reg: Region, path: str) -> None:
+    """The region as a two-colour map with the scenario's point marked; deterministic bytes."""
+    import numpy as np
+    from matplotlib.colors import ListedColormap
+
+    from derive.whatif.sweep import pyplot, save_figure
+
+    plt = pyplot()
+    a, b = reg.axes
+    fig, ax = plt.subplots(figsize=(5.6, 4.4))
+    ax.pcolormesh(b.printed, a.printed, reg.holds.astype(float), shading="nearest",
+                  cmap=ListedColormap(["#f4c7c3", "#b7e1cd"]), vmin=0, vmax=1)
+    if reg.holds.any() and not reg.holds.all():
+        ax.contour(b.printed, a.printed, reg.holds.astype(float), levels=[0.5], colors="#333333", linewidths=0.8)
+    va, vb = reg.values
+    if va is not None and vb is not None:
+        ax.plot([float(vb) / b.scale], [float(va) / a.scale], marker="o", color="black", ms=5)
+        ax.annotate("scenario", (float(vb) / b.scale, float(va) / a.scale), textcoords="offset points",
+                    xytext=(6, 6), fontsize=8)
+    if a.log:
+        ax.set_yscale("log")
+    if b.log:
+        ax.set_xscale("log")
+    ax.set_xlabel(f"{b.name} [{b.unit}]")
+    ax.set_ylabel(f"{a.name} [{a.unit}]")
+    ax.set_title(f"{reg.id}: holds (green) / fails (red), {np.mean(reg.holds):.0%} of the grid", fontsize=9)
+    save_figure(fig, path)
+    plt.close(fig)
+    reg.out = str(path)

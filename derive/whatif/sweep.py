@@ -1,0 +1,690 @@
+"""Sweeps: quantities and claims evaluated over a grid of values or over every hardware × model preset pair.
+
+Everything numeric here is *vectorised*: a target is expanded to base quantities once (pinned
+quantities stay symbols), the scenario's values are substituted for everything that is not swept, and
+the result is compiled once with ``sympy.lambdify`` to numpy and applied to whole arrays of points;
+``subs`` is never called per point.  A claim in a sweep is its instance goal and hypotheses (see
+``derive.whatif.margin.instance_formula``) compiled relation by relation to numpy comparisons: a **numeric
+sweep, not a proof** (``==`` is tested with a relative tolerance of 1e-9), and the output says so.
+
+``check_matrix`` is different: it runs the real checker (z3 verdicts) for every hardware × model preset
+pair, on two worker processes, re-checking per pair only the claims the pair's values reach (the
+``derive.whatif.diff`` dependency analysis) and reusing a verdict whenever a claim meets exactly the values
+it met before (a hardware-only claim is proved once per chip, not once per chip and model).
+
+CSV output is deterministic: fixed column order, floats with ``repr``-free ``%.12g`` formatting,
+booleans as 1/0, a missing value as an empty field.  Figures are saved with fixed metadata.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import sympy as sp
+
+from derive.errors import DeriveError, ScenarioError
+from derive.kernel.logic import Formula, Rel
+from derive.model.declarations import Claim
+from derive.model.library import Library
+from derive.model.scenario import Scenario
+
+NOT_A_PROOF = "numeric sweep, not a proof"
+EQ_RTOL = 1e-9
+
+
+class SweepError(DeriveError):
+    """A sweep that cannot be set up (exit code 2)."""
+
+
+# formulas and expressions to numpy --------------------------------------------------------------------
+
+def numpy_function(expr: sp.Expr, symbols: Sequence[sp.Symbol]) -> Callable[..., np.ndarray]:
+    """``expr`` compiled once; the result is broadcast to the shape of the inputs."""
+    fn = sp.lambdify(list(symbols), expr, "numpy")
+
+    def call(*arrays: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            out = np.asarray(fn(*arrays), dtype=float)
+        shape = np.broadcast_shapes(*(np.shape(a) for a in arrays)) if arrays else ()
+        return np.broadcast_to(out, shape) if out.shape != shape else out
+
+    return call
+
+
+def numpy_formula(formula: Formula, symbols: Sequence[sp.Symbol]) -> Callable[..., np.ndarray]:
+    """A formula tree compiled to a vectorised boolean function (each relation lambdified once).
+    An undefined side (division by zero, NaN) makes its relation false."""
+    from derive.kernel.logic import And, Iff, Implies, Not, Or
+
+    if isinstance(formula, Rel):
+        lhs, rhs = numpy_function(formula.lhs, symbols), numpy_function(formula.rhs, symbols)
+        op = formula.op
+
+        def rel(*a: np.ndarray) -> np.ndarray:
+            left, right = lhs(*a), rhs(*a)
+            with np.errstate(all="ignore"):
+                if op == "==":
+                    out = np.isclose(left, right, rtol=EQ_RTOL, atol=0.0)
+                elif op == "!=":
+                    out = ~np.isclose(left, right, rtol=EQ_RTOL, atol=0.0)
+                else:
+                    out = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}[op](left, right)
+            return out & np.isfinite(left) & np.isfinite(right)
+
+        return rel
+    if isinstance(formula, (And, Or)):
+        parts = [numpy_formula(f, symbols) for f in formula.args]
+        combine = np.logical_and if isinstance(formula, And) else np.logical_or
+
+        def junction(*a: np.ndarray) -> np.ndarray:
+            out = parts[0](*a)
+            for p in parts[1:]:
+                out = combine(out, p(*a))
+            return out
+
+        return junction
+    if isinstance(formula, Not):
+        inner = numpy_formula(formula.arg, symbols)
+        return lambda *a: np.logical_not(inner(*a))
+    if isinstance(formula, Implies):
+        p, c = numpy_formula(formula.premise, symbols), numpy_formula(formula.conclusion, symbols)
+        return lambda *a: np.logical_or(np.logical_not(p(*a)), c(*a))
+    if isinstance(formula, Iff):
+        left, right = numpy_formula(formula.left, symbols), numpy_formula(formula.right, symbols)
+        return lambda *a: np.equal(left(*a), right(*a))
+    raise SweepError(f"cannot evaluate a {type(formula).__name__} numerically")
+
+
+# axes -------------------------------------------------------------------------------------------------
+
+@dataclass
+class Axis:
+    """A swept quantity: its values in SI units and the unit they are printed in."""
+
+    name: str
+    values: np.ndarray  # SI
+    unit: str
+    scale: float  # printed value = SI value / scale
+    log: bool = False
+
+    @property
+    def printed(self) -> np.ndarray:
+        return self.values / self.scale
+
+
+def parse_axis(library: Library, text: str, *, log: bool = False, default_points: int = 50,
+               around: sp.Expr | None = None) -> Axis:
+    """``Q=LO:HI[:N][:log]`` (values may carry units: ``flops=100 TFLOP/s:10 PFLOP/s:40:log``) or a bare
+    ``Q`` (then ``around``/10 .. ``around``*10, logarithmic)."""
+    from derive.model.parse import parse_value
+    from derive.model.units import format_dimension, parse_unit
+
+    name, _, spec = text.partition("=")
+    name = name.strip()
+    if name not in library.quantities:
+        from derive.errors import UnknownNameError
+
+        raise UnknownNameError("quantity", name, library.quantities, where="--vary")
+    q = library.quantities[name]
+    unit = q.display_unit or format_dimension(q.dimension)
+    try:
+        u = parse_unit(unit)
+        scale = float(u.scale) if u.dimension == q.dimension else 1.0
+        if u.dimension != q.dimension:
+            unit = format_dimension(q.dimension)
+    except DeriveError:
+        unit, scale = format_dimension(q.dimension), 1.0
+    parts = [p.strip() for p in spec.split(":")] if spec else []
+    if parts and parts[-1].lower() == "log":
+        log = True
+        parts = parts[:-1]
+    if not parts:
+        if around is None or around <= 0:
+            raise SweepError(f"--vary {name}: give a range, e.g. {name}=LO:HI:N (no scenario value to centre on)")
+        lo, hi, n, log = float(around) / 10, float(around) * 10, default_points, True
+    else:
+        if len(parts) not in (2, 3):
+            raise SweepError(f"--vary {text!r}: expected {name}=LO:HI[:N][:log]")
+        lo = float(parse_value(parts[0], q.dimension, where=f"--vary {name}", quantity=name))
+        hi = float(parse_value(parts[1], q.dimension, where=f"--vary {name}", quantity=name))
+        try:
+            n = int(parts[2]) if len(parts) == 3 else default_points
+        except ValueError:
+            raise SweepError(f"--vary {text!r}: the number of points must be an integer") from None
+    if n < 1 or n > 10**8:
+        raise SweepError(f"--vary {name}: the number of points must be between 1 and 1e8")
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi < lo:
+        raise SweepError(f"--vary {name}: need LO <= HI")
+    if log:
+        if lo <= 0:
+            raise SweepError(f"--vary {name}: a logarithmic axis needs LO > 0")
+        values = np.geomspace(lo, hi, n)
+    else:
+        values = np.linspace(lo, hi, n)
+    return Axis(name, values, unit, scale, log)
+
+
+# targets ----------------------------------------------------------------------------------------------
+
+@dataclass
+class Target:
+    text: str
+    kind: str  # "quantity" | "claim"
+    header: str
+    expr: sp.Expr | None = None
+    claim: Claim | None = None
+    unit: str = ""
+    scale: float = 1.0
+
+
+def resolve_target(library: Library, text: str) -> Target:
+    from derive.model.dimensions import dimension_of
+    from derive.model.evaluate import expression_for
+    from derive.model.units import format_dimension, parse_unit
+
+    try:
+        d = library.resolve(text)
+    except DeriveError:
+        d = None
+    if isinstance(d, Claim):
+        return Target(text, "claim", f"{d.id} [holds; {NOT_A_PROOF}]", claim=d)
+    name, expr = expression_for(library, text)
+    dim = dimension_of(expr, library.dimension, where=name)
+    unit, scale = format_dimension(dim), 1.0
+    if isinstance(expr, sp.Symbol) and library.quantity_of(expr).display_unit:
+        try:
+            u = parse_unit(library.quantity_of(expr).display_unit)
+            if u.dimension == dim:
+                unit, scale = library.quantity_of(expr).display_unit, float(u.scale)
+        except DeriveError:
+            pass
+    return Target(text, "quantity", f"{name} [{unit}]", expr=expr, unit=unit, scale=scale)
+
+
+# grid sweeps ------------------------------------------------------------------------------------------
+
+@dataclass
+class SweepResult:
+    columns: list[str]
+    data: list[np.ndarray]  # one array per column (floats; booleans as 0/1; NaN = missing)
+    kinds: list[str]  # "axis" | "quantity" | "claim" | "label"
+    labels: dict[str, list[str]] = field(default_factory=dict)  # text columns (preset names)
+    notes: list[str] = field(default_factory=list)
+    points: int = 0
+    evaluations: int = 0
+    seconds: float = 0.0
+
+    def to_csv(self) -> str:
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\n").writerow(self.columns)
+        cols = [_column_text(self.labels[c] if k == "label" else arr, k)
+                for c, arr, k in zip(self.columns, self.data, self.kinds, strict=True)]
+        buf.writelines(",".join(row) + "\n" for row in zip(*cols, strict=True))
+        return buf.getvalue()
+
+
+def _column_text(values, kind: str) -> list[str]:
+    """A column as CSV fields: ``%.12g`` floats, 1/0 for claims, empty for a missing value."""
+    if kind == "label":
+        return [_quote(str(v)) for v in values]
+    arr = np.asarray(values, dtype=float)
+    if kind == "claim":
+        out = np.where(arr > 0.5, "1", "0").tolist()
+    else:
+        out = [f"{v:.12g}" for v in arr.tolist()]
+    if np.isnan(arr).any():
+        for i in np.nonzero(np.isnan(arr))[0].tolist():
+            out[i] = ""
+    return out
+
+
+def _quote(text: str) -> str:
+    if any(ch in text for ch in ',"\n\r'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def _compiled_quantity(library: Library, scenario: Scenario, target: Target, keep: Sequence[str],
+                       symbols: Sequence[sp.Symbol]) -> Callable[..., np.ndarray]:
+    pins = frozenset(scenario.pinned) | frozenset(n for n in keep if library.is_derived(n))
+    expanded = library.expand(target.expr, pins)
+    subst = {library.quantities[n].sym: v.value for n, v in scenario.values.items()
+             if n in library.quantities and n not in keep}
+    e = expanded.xreplace(subst)
+    free = e.free_symbols - set(symbols)
+    if free:
+        raise ScenarioError(f"cannot sweep {target.text}: the scenario gives no value for "
+                            f"{', '.join(sorted(map(str, free)))}",
+                            hint=f"add --set {sorted(map(str, free))[0]}=VALUE or sweep it with --vary")
+    return numpy_function(e, symbols)
+
+
+def compiled_claim(library: Library, scenario: Scenario, target: Target, keep: Sequence[str],
+                    symbols: Sequence[sp.Symbol]) -> Callable[..., np.ndarray]:
+    from derive.kernel.logic import And
+    from derive.whatif.instance import eliminate_forall, instance_formula
+
+    claim = target.claim
+    assert claim is not None
+    pins = frozenset(n for n in keep if library.is_derived(n))
+    goal, hyps = instance_formula(library, scenario, claim, keep=keep, pinned=pins)
+    goal, hyps, _ = eliminate_forall(library, claim, goal, hyps, symbols[0] if symbols else sp.Symbol("_"))
+    formula = And((*hyps, goal)) if hyps else goal
+    free = formula.free_symbols() - set(symbols)
+    if free:
+        raise ScenarioError(f"cannot sweep {claim.id}: {', '.join(sorted(map(str, free)))} stay free "
+                            "(no scenario value, or universally quantified)",
+                            hint="sweep them with --vary or give them values with --set")
+    return numpy_formula(formula, symbols)
+
+
+def sweep_grid(library: Library, scenario: Scenario, targets: Sequence[Target], axes: Sequence[Axis]) -> SweepResult:
+    """Every target at every point of the full grid of ``axes`` (the first axis varies slowest)."""
+    import time
+
+    start = time.perf_counter()
+    if not axes:
+        raise SweepError("give at least one --vary Q=LO:HI:N (or --presets)")
+    names = [a.name for a in axes]
+    if len(set(names)) != len(names):
+        raise SweepError("each quantity may be swept once")
+    symbols = [library.quantities[n].sym for n in names]
+    mesh = np.meshgrid(*[a.values for a in axes], indexing="ij")
+    flat = [m.reshape(-1) for m in mesh]
+    columns = [f"{a.name} [{a.unit}]" for a in axes]
+    data: list[np.ndarray] = [f / a.scale for f, a in zip(flat, axes, strict=True)]
+    kinds = ["axis"] * len(axes)
+    evaluations = 0
+    for t in targets:
+        if t.kind == "claim":
+            fn = compiled_claim(library, scenario, t, names, symbols)
+            data.append(fn(*flat).astype(float))
+        else:
+            fn = _compiled_quantity(library, scenario, t, names, symbols)
+            data.append(fn(*flat) / t.scale)
+        columns.append(t.header)
+        kinds.append(t.kind)
+        evaluations += flat[0].size
+    notes = [f"claims are evaluated numerically per point: a {NOT_A_PROOF}"] if any(t.kind == "claim"
+                                                                                    for t in targets) else []
+    return SweepResult(columns, data, kinds, notes=notes, points=int(flat[0].size), evaluations=evaluations,
+                       seconds=time.perf_counter() - start)
+
+
+# preset sweeps ------------------------------------------------------------------------------------------
+
+def preset_pairs(library: Library) -> list[tuple[str, str]]:
+    from derive.model.scenario import PresetStore
+
+    store = PresetStore.discover(library.preset_dirs)
+    return [(h, m) for h in store.names("hardware") for m in store.names("model")]
+
+
+def sweep_presets(library: Library, targets: Sequence[Target], *, scenario: str | None = None,
+                  sets: Sequence[str] = (), assumes: Sequence[str] = (),
+                  pairs: Sequence[tuple[str, str]] | None = None) -> SweepResult:
+    """Every target under every hardware × model pair (on top of the base scenario and ``--set``).
+
+    Targets are compiled once per distinct set of pins and evaluated on arrays of per-pair values.
+    A pair whose scenario lacks an input gives an empty field."""
+    import time
+
+    from derive.model.scenario import build_scenario
+
+    start = time.perf_counter()
+    pairs = list(pairs) if pairs is not None else preset_pairs(library)
+    if not pairs:
+        raise SweepError("the library has no hardware and model presets to sweep")
+    scenarios = [build_scenario(library, scenario=scenario, hardware=h, model=m, sets=sets, assumes=assumes)
+                 for h, m in pairs]
+    columns = ["hardware", "model"]
+    kinds = ["label", "label"]
+    labels = {"hardware": [h for h, _ in pairs], "model": [m for _, m in pairs]}
+    data: list[np.ndarray] = [np.zeros(len(pairs)), np.zeros(len(pairs))]
+    groups: dict[frozenset[str], list[int]] = {}
+    for i, s in enumerate(scenarios):
+        groups.setdefault(frozenset(s.pinned), []).append(i)
+    evaluations = 0
+    for t in targets:
+        out = np.full(len(pairs), np.nan)
+        for pins, idx in groups.items():
+            if t.kind == "claim":
+                from derive.kernel.logic import And
+                from derive.whatif.instance import eliminate_forall, instance_formula
+
+                ref = scenarios[idx[0]]
+                goal, hyps = instance_formula(library, _without_values(ref), t.claim)
+                goal, hyps, _ = eliminate_forall(library, t.claim, goal, hyps, sp.Symbol("_"))
+                f = And((*hyps, goal)) if hyps else goal
+                syms = sorted(f.free_symbols(), key=str)
+                quantified = sorted(str(s) for s in syms if s in {q.sym for q in t.claim.forall})
+                if quantified:
+                    raise SweepError(f"cannot sweep {t.claim.id} numerically: it is universally quantified over "
+                                     f"{', '.join(quantified)}", hint="use --check for real verdicts")
+                fn = numpy_formula(f, syms)
+            else:
+                syms = sorted(library.expand(t.expr, pins).free_symbols, key=str)
+                fn = numpy_function(library.expand(t.expr, pins), syms)
+            arrays = []
+            for s in syms:
+                name = library.quantity_of(s).name
+                arrays.append(np.array([float(scenarios[i].value(name)) if name in scenarios[i].values else np.nan
+                                        for i in idx]))
+            values = fn(*arrays) if syms else fn()
+            values = np.broadcast_to(np.asarray(values, dtype=float), (len(idx),))
+            if t.kind == "claim":
+                missing = np.zeros(len(idx), dtype=bool)
+                for a in arrays:
+                    missing |= np.isnan(a)
+                values = np.where(missing, np.nan, values)
+            out[idx] = values if t.kind == "claim" else values / t.scale
+            evaluations += len(idx)
+        columns.append(t.header)
+        kinds.append(t.kind)
+        data.append(out)
+    notes = [f"claims are evaluated numerically per pair: a {NOT_A_PROOF} (derive sweep --presets --check runs "
+             "the prover)"] if any(t.kind == "claim" for t in targets) else []
+    return SweepResult(columns, data, kinds, labels=labels, notes=notes, points=len(pairs), evaluations=evaluations,
+                       seconds=time.perf_counter() - start)
+
+
+def _without_values(scenario: Scenario) -> Scenario:
+    """The scenario's pins and assumptions, with no values (so formulas keep their symbols)."""
+    import dataclasses
+
+    return dataclasses.replace(scenario, values={})
+
+
+# figures -----------------------------------------------------------------------------------------------
+
+def save_figure(fig, path: str | os.PathLike) -> None:
+    """Save deterministically (fixed metadata and SVG hash salt), atomically."""
+    from derive.checking.cache import atomic_write
+
+    path = Path(path)
+    fmt = path.suffix.lstrip(".").lower() or "png"
+    metadata = {"svg": {"Date": None, "Creator": None},
+                "pdf": {"CreationDate": None, "ModDate": None, "Creator": None, "Producer": None},
+                "png": {"Software": None}}.get(fmt)
+    if metadata is None:
+        raise SweepError(f"figure format '{fmt}' is not supported (use .png, .svg or .pdf)")
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt, metadata=metadata, dpi=150 if fmt == "png" else "figure")
+    if not atomic_write(path, buf.getvalue()):
+        raise DeriveError(f"cannot write {path}")
+
+
+def pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    matplotlib.rcParams.update({"svg.hashsalt": "derive", "svg.fonttype": "path", "font.size": 9,
+                                "pdf.fonttype": 42, "savefig.bbox": "tight"})
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def sweep_figure(result: SweepResult, axes: Sequence[Axis], path: str | os.PathLike, title: str = "") -> None:
+    """1 axis: one panel per target against it; 2 axes: a map per target; presets: a chip × model map."""
+    plt = pyplot()
+    targets = [i for i, k in enumerate(result.kinds) if k in ("quantity", "claim")]
+    if not targets:
+        raise SweepError("nothing to plot")
+    n = len(targets)
+    fig, panels = plt.subplots(n, 1, figsize=(6.4, 3.0 * n + 0.4), squeeze=False, layout="constrained")
+    for panel, ti in zip(panels[:, 0], targets, strict=True):
+        values = result.data[ti]
+        colour = {"cmap": "RdYlGn", "vmin": 0, "vmax": 1} if result.kinds[ti] == "claim" else {"cmap": "viridis"}
+        if result.labels:  # presets: hardware × model
+            hws = sorted(set(result.labels["hardware"]))
+            models = sorted(set(result.labels["model"]))
+            grid = np.full((len(hws), len(models)), np.nan)
+            for i, (h, m) in enumerate(zip(result.labels["hardware"], result.labels["model"], strict=True)):
+                grid[hws.index(h), models.index(m)] = values[i]
+            im = panel.imshow(grid, aspect="auto", interpolation="nearest", **colour)
+            panel.set_xticks(range(len(models)), models, rotation=45, ha="right")
+            panel.set_yticks(range(len(hws)), hws)
+            fig.colorbar(im, ax=panel)
+        elif len(axes) == 1:
+            panel.plot(axes[0].printed, values, lw=1.4)
+            panel.set_xlabel(f"{axes[0].name} [{axes[0].unit}]")
+            if axes[0].log:
+                panel.set_xscale("log")
+        else:
+            a, b = axes[0], axes[1]
+            shape = (len(a.values), len(b.values)) + (() if len(axes) == 2 else (-1,))
+            grid = values.reshape(shape)
+            if grid.ndim > 2:
+                grid = grid[..., 0]
+            mesh = panel.pcolormesh(b.printed, a.printed, grid, shading="nearest", **colour)
+            panel.set_xlabel(f"{b.name} [{b.unit}]")
+            panel.set_ylabel(f"{a.name} [{a.unit}]")
+            if a.log:
+                panel.set_yscale("log")
+            if b.log:
+                panel.set_xscale("log")
+            fig.colorbar(mesh, ax=panel)
+        panel.set_title(result.columns[ti], fontsize=9)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    save_figure(fig, path)
+    plt.close(fig)
+
+
+# the chip × model matrix of real checks ----------------------------------------------------------------
+
+@dataclass
+class MatrixRow:
+    hardware: str
+    model: str
+    verdicts: dict[str, str]
+    rechecked: int
+    reused: int
+    prover_calls: int
+    pinned: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+_WORKER: dict = {}
+
+
+def _worker_init(library_specs: Sequence[str], scenario: str | None, sets: Sequence[str],
+                 assumes: Sequence[str], ids: Sequence[str] | None, rlimit: int, cache_dir: str | None,
+                 with_base: bool = True) -> None:
+    from derive.checking.cache import ProofCache, ResultsCache, sources_digest
+    from derive.checking.checker import Checker
+    from derive.model.loader import load_library
+    from derive.model.scenario import build_scenario
+
+    lib = load_library(list(library_specs))
+    cache = ProofCache(cache_dir) if cache_dir else None
+    base = build_scenario(lib, scenario=scenario, sets=sets, assumes=assumes)
+    claims = _matrix_claims(lib, ids)
+    results = ResultsCache(cache_dir) if cache_dir else None
+    sources = sources_digest() if results else None
+    _WORKER.clear()
+    _WORKER.update(lib=lib, cache=cache, base=base, claims=claims, rlimit=rlimit, scenario=scenario, sets=sets,
+                   assumes=assumes, memo={}, results=results, sources=sources)
+    if with_base:
+        _WORKER["base_own"] = _own_for(Checker(lib, base, rlimit=rlimit, cache=cache))
+
+
+def _base_part(ids: Sequence[str]) -> list[dict]:
+    """Own results of some claims under the baseline (the pool splits the baseline between workers)."""
+    from derive.checking.cache import result_to_json
+    from derive.checking.checker import Checker
+
+    w = _WORKER
+    checker = Checker(w["lib"], w["base"], rlimit=w["rlimit"], cache=w["cache"])
+    wanted = set(ids)
+    return [result_to_json(checker.check_own(c)) for c in w["claims"] if c.id in wanted]
+
+
+def _own_for(checker) -> dict:
+    """Own results of the worker's claims under the checker's scenario, through the results cache."""
+    from derive.whatif.diff import own_results
+
+    w = _WORKER
+    claims, results = w["claims"], w["results"]
+    ids = [c.id for c in claims]
+    key = results.key(checker.scenario, w["rlimit"], ids, w["sources"]) if results else None
+    own = results.get(key) if results else None
+    if own is None or not set(own) >= set(ids):
+        own = own_results(checker, claims)
+        if results:
+            results.put(key, own)
+    return own
+
+
+def _matrix_claims(lib: Library, ids: Sequence[str] | None) -> list[Claim]:
+    from derive.whatif.diff import select_claims
+
+    return select_claims(lib, ids)
+
+
+def _check_pair(pair: tuple[str, str]) -> MatrixRow:
+    from derive.checking.checker import Checker
+    from derive.model.scenario import build_scenario
+    from derive.whatif.diff import Dependencies, affected_claims, with_blocking
+
+    w = _WORKER
+    lib, claims, base = w["lib"], w["claims"], w["base"]
+    hw, model = pair
+    try:
+        scen = build_scenario(lib, scenario=w["scenario"], hardware=hw, model=model, sets=w["sets"],
+                              assumes=w["assumes"])
+    except DeriveError as err:
+        return MatrixRow(hw, model, {}, 0, 0, 0, error=err.one_line())
+    checker = Checker(lib, scen, rlimit=w["rlimit"], cache=w["cache"])
+    results = w["results"]
+    key = results.key(scen, w["rlimit"], [c.id for c in claims], w["sources"]) if results else None
+    cached = results.get(key) if results else None
+    if cached is not None and set(cached) >= {c.id for c in claims}:
+        final = with_blocking(checker, claims, cached)
+        return MatrixRow(hw, model, {i: r.verdict for i, r in final.items()}, 0, len(claims), 0, sorted(scen.pinned))
+    reach = affected_claims(lib, base, scen, claims)
+    deps = w.setdefault("deps", Dependencies(lib))
+    memo: dict = w["memo"]
+    own = {}
+    rechecked = reused = 0
+    for c in claims:
+        if c.id not in reach:
+            own[c.id] = w["base_own"][c.id]
+            continue
+        pins = scen.pinned if c.instance else frozenset()
+        used = sorted(deps.of_claim(c, pins) - {q.name for q in c.forall})
+        signature = (c.id, pins, tuple((n, scen.value(n)) for n in used),
+                     tuple(t for t, _ in scen.assumptions))
+        if signature in memo:
+            own[c.id] = memo[signature]
+            reused += 1
+        else:
+            own[c.id] = memo[signature] = checker.check_own(c)
+            rechecked += 1
+    if results:
+        results.put(key, own)
+    final = with_blocking(checker, claims, own)
+    return MatrixRow(hw, model, {i: r.verdict for i, r in final.items()}, rechecked, reused, checker.prover_calls,
+                     sorted(scen.pinned))
+
+
+def check_matrix(library_specs: Sequence[str], *, pairs: Sequence[tuple[str, str]] | None = None,
+                 scenario: str | None = None, sets: Sequence[str] = (), assumes: Sequence[str] = (),
+                 ids: Sequence[str] | None = None, rlimit: int | None = None, cache_dir: str | None = None,
+                 workers: int = 2) -> list[MatrixRow]:
+    """Real checks (z3 verdicts) of the library for every hardware × model pair, on ``workers`` processes.
+
+    Pairs are split so that each worker takes whole hardware presets (its in-memory memo then reuses
+    hardware-only verdicts across models).  ``workers=1`` runs in this process."""
+    from derive.kernel.problem import DEFAULT_RLIMIT
+    from derive.model.loader import load_library
+
+    rlimit = rlimit or DEFAULT_RLIMIT
+    if pairs is None:
+        pairs = preset_pairs(load_library(list(library_specs)))
+    pairs = list(pairs)
+    init_args = (list(library_specs), scenario, list(sets), list(assumes), list(ids) if ids else None, rlimit,
+                 cache_dir)
+    if workers <= 1 or len(pairs) < 2:
+        _worker_init(*init_args)
+        return [_check_pair(p) for p in pairs]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    by_hw: dict[str, list[tuple[str, str]]] = {}
+    for p in pairs:
+        by_hw.setdefault(p[0], []).append(p)
+    chunks: list[list[tuple[str, str]]] = [[] for _ in range(workers)]
+    for i, hw in enumerate(sorted(by_hw)):
+        chunks[i % workers].extend(by_hw[hw])
+    base_json = _cached_base(init_args)
+    # spawn, not fork: a parent that has already used z3 must not hand its solver state to children
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init,
+                             initargs=(*init_args, False)) as pool:
+        if base_json is None:  # the baseline, split between the workers (claims interleaved)
+            ids_all = [c.id for c in _matrix_claims(load_library(list(library_specs)), ids)]
+            parts = list(pool.map(_base_part, [ids_all[i::workers] for i in range(workers)]))
+            by_id = {r["id"]: r for part in parts for r in part}
+            base_json = [by_id[i] for i in ids_all]
+            _store_base(init_args, base_json)
+        results = list(pool.map(_check_chunk, [(c, base_json) for c in chunks if c]))
+    by_pair = {(r.hardware, r.model): r for chunk in results for r in chunk}
+    return [by_pair[p] for p in pairs]
+
+
+def _base_key(init_args):
+    from derive.checking.cache import ResultsCache, sources_digest
+    from derive.model.loader import load_library
+    from derive.model.scenario import build_scenario
+
+    specs, scenario, sets, assumes, ids, rlimit, cache_dir = init_args
+    if not cache_dir:
+        return None, None
+    lib = load_library(list(specs))
+    base = build_scenario(lib, scenario=scenario, sets=sets, assumes=assumes)
+    results = ResultsCache(cache_dir)
+    return results, results.key(base, rlimit, [c.id for c in _matrix_claims(lib, ids)], sources_digest())
+
+
+def _cached_base(init_args) -> list[dict] | None:
+    from derive.checking.cache import result_to_json
+
+    results, key = _base_key(init_args)
+    own = results.get(key) if results else None
+    return None if own is None else [result_to_json(r) for r in own.values()]
+
+
+def _store_base(init_args, base_json: list[dict]) -> None:
+    from derive.checking.cache import result_from_json
+
+    results, key = _base_key(init_args)
+    if results:
+        results.put(key, {r["id"]: result_from_json(r) for r in base_json})
+
+
+def _check_chunk(task) -> list[MatrixRow]:
+    from derive.checking.cache import result_from_json
+
+    pairs, base_json = task
+    if "base_own" not in _WORKER:
+        _WORKER["base_own"] = {r["id"]: result_from_json(r) for r in base_json}
+    return [_check_pair(p) for p in pairs]
+
+
+def matrix_csv(rows: Sequence[MatrixRow], claim_ids: Sequence[str]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["hardware", "model", *claim_ids, "pinned", "error"])
+    for r in rows:
+        w.writerow([r.hardware, r.model, *[r.verdicts.get(i, "") for i in claim_ids], " ".join(r.pinned),
+                    r.error or ""])
+    return buf.getvalue()
