@@ -19,6 +19,7 @@ names the pdflatex to run (empty: behave as if none were installed).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -35,15 +36,19 @@ from derive.documents.figures import (
     figures_of,
     graph_dot,
     graph_json,
+    render_chapter_graph,
     render_figure,
     render_graph,
 )
 from derive.documents.render import claims_model, document_model, render, values_model
+from derive.documents.store import ArtifactStore, content_key
+from derive.documents.thresholds import thresholds
 from derive.errors import DeriveError
 from derive.model.library import Library
 from derive.model.scenario import Scenario
 
-FORMATS = ("md", "tex", "pdf")
+FORMATS = ("md", "tex", "pdf", "html")
+DEFAULT_FORMATS = ("md", "tex", "pdf")
 REQUIRE_LATEX_ENV = "DERIVE_REQUIRE_LATEX"
 LATEX_ENGINE_ENV = "DERIVE_PDFLATEX"
 
@@ -69,11 +74,11 @@ def parse_formats(text: str | Iterable[str]) -> tuple[str, ...]:
             continue
         item = {"markdown": "md", "latex": "tex"}.get(item, item)
         if item not in FORMATS:
-            raise DeriveError(f"unknown format '{item}'", where="--format", hint="use md, tex, pdf (comma-separated)")
+            raise DeriveError(f"unknown format '{item}'", where="--format", hint="use md, tex, pdf, html (comma-separated)")
         if item not in out:
             out.append(item)
     if not out:
-        raise DeriveError("no format given", where="--format", hint="use md, tex, pdf (comma-separated)")
+        raise DeriveError("no format given", where="--format", hint="use md, tex, pdf, html (comma-separated)")
     return tuple(f for f in FORMATS if f in out)
 
 
@@ -145,7 +150,7 @@ def _first_error(log: str, stdout: bytes) -> str:
     return "see the LaTeX log"
 
 
-def build(library: Library, scenario: Scenario, out: Path | str = "build", formats: Sequence[str] = FORMATS, *,
+def build(library: Library, scenario: Scenario, out: Path | str = "build", formats: Sequence[str] = DEFAULT_FORMATS, *,
           baseline: Scenario | None = None, rlimit: int | None = None, cache=None,
           report: Report | None = None) -> BuildResult:
     """Check the library under ``scenario`` and write every output into ``out`` (see module docstring).
@@ -184,7 +189,9 @@ def build(library: Library, scenario: Scenario, out: Path | str = "build", forma
     except OSError as err:
         raise DeriveError(f"cannot write next to {out}: {err.strerror}", where="--out") from None
     try:
-        files = _write_all(library, scenario, report, base_report, figures, verdicts, staging, formats, engine)
+        cache_root = getattr(cache, "root", None)
+        files = _write_all(library, scenario, report, base_report, figures, verdicts, staging, formats, engine,
+                           cache_root)
         _move_into_place(staging, out, files)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -192,8 +199,10 @@ def build(library: Library, scenario: Scenario, out: Path | str = "build", forma
 
 
 def _write_all(library: Library, scenario: Scenario, report: Report, base_report: Report | None, figures: list,
-               verdicts: dict[str, str], staging: Path, formats: Sequence[str], engine: str | None) -> list[str]:
+               verdicts: dict[str, str], staging: Path, formats: Sequence[str], engine: str | None,
+               cache_root: Path | None = None) -> list[str]:
     files: list[str] = []
+    store = ArtifactStore(cache_root) if cache_root is not None else None
 
     def write(name: str, text: str) -> None:
         path = staging / name
@@ -205,29 +214,76 @@ def _write_all(library: Library, scenario: Scenario, report: Report, base_report
     write("graph.dot", graph_dot(library, verdicts))
     write("graph.json", json.dumps(graph_json(library, verdicts), indent=2, ensure_ascii=False) + "\n")
 
-    fig_formats = tuple(f for f, wanted in (("svg", "md" in formats), ("pdf", "tex" in formats or "pdf" in formats))
+    wants_tex = "tex" in formats or "pdf" in formats
+    fig_formats = tuple(f for f, wanted in (("svg", "md" in formats or "html" in formats), ("pdf", wants_tex))
                         if wanted)
-    fig_dir = staging / "figures"
-    drawn: list[FigureResult] = [render_figure(f, library, scenario, fig_dir, fig_formats) for f in figures]
-    graph = render_graph(library, verdicts, fig_dir, formats=fig_formats)
-    for r in [*drawn, graph]:
+    drawn, graph, chapter_graphs = _figures(library, scenario, verdicts, figures, staging, fig_formats, store)
+    for r in [*drawn, graph, *chapter_graphs.values()]:
         files.extend(r.files.values())
 
-    from derive.whatif.margin import robustness
-
-    rows = robustness(library, scenario)
+    rows = thresholds(library, scenario, cache_dir=cache_root)
     model = document_model(library, scenario, report, baseline=base_report, figures=drawn, graph=graph,
-                           robustness=rows)
+                           thresholds=rows, chapter_graphs=chapter_graphs)
     if "md" in formats:
         write("derivation.md", render("markdown", "derivation.md.j2", model))
-    if "tex" in formats or "pdf" in formats:
+    if "html" in formats:
+        from derive.documents.html import write_site
+
+        files.extend(write_site(library, model, staging, verdicts))
+    if wants_tex:
         write("derivation.tex", render("latex", "derivation.tex.j2", model))
         write("claims.tex", render("latex", "claims.tex.j2", claims_model(library, scenario, report)))
-        write("values.tex", render("latex", "values.tex.j2", values_model(library, scenario)))
+        write("values.tex", render("latex", "values.tex.j2", values_model(library, scenario, report)))
     if "pdf" in formats and engine is not None:
-        compile_pdf("derivation.tex", staging, engine)
-        files.append("derivation.pdf")
+        names = sorted(f for f in files if f.startswith("figures/") and f.endswith(".pdf"))
+        key = content_key("pdf", _engine_id(engine), (staging / "derivation.tex").read_bytes(),
+                          *[n.encode() + b"\0" + (staging / n).read_bytes() for n in names])
+        if store is None or store.get("pdf", key, staging) is None:
+            compile_pdf("derivation.tex", staging, engine)
+            if store is not None:
+                store.put("pdf", key, staging, ["derivation.pdf", "derivation.log"])
+        files.extend(["derivation.pdf", "derivation.log"])
     return sorted(set(files))
+
+
+def _engine_id(engine: str) -> str:
+    """The LaTeX engine's path and size (a changed TeX installation gives other PDFs)."""
+    path = shutil.which(engine) or engine
+    try:
+        st = os.stat(path)
+        return f"{path}:{st.st_size}:{int(st.st_mtime)}"
+    except OSError:
+        return path
+
+
+def _figures(library: Library, scenario: Scenario, verdicts: dict[str, str], figures: list, staging: Path,
+             formats: Sequence[str], store: ArtifactStore | None
+             ) -> tuple[list[FigureResult], FigureResult, dict[str, FigureResult]]:
+    """Draw (or read from the artifact cache) every figure, the dependency graph and one subgraph per
+    chapter.  The key covers the engine's and libraries' sources, the scenario and the verdicts."""
+    key = None
+    if store is not None:
+        from derive.checking.cache import sources_digest
+
+        key = content_key("figures", sources_digest(), scenario.fingerprint(), json.dumps(verdicts, sort_keys=True),
+                          ",".join(formats), json.dumps([f.id for f in figures]))
+        manifest = store.get("figures", key, staging)
+        if manifest is not None:
+            try:
+                results = [FigureResult(**r) for r in manifest["results"]]
+                drawn, graph, chapters = results[:len(figures)], results[len(figures)], results[len(figures) + 1:]
+                return drawn, graph, {r.topic: r for r in chapters if r.topic}
+            except (KeyError, TypeError, IndexError):
+                pass
+    fig_dir = staging / "figures"
+    drawn = [render_figure(f, library, scenario, fig_dir, formats) for f in figures]
+    graph = render_graph(library, verdicts, fig_dir, formats=formats)
+    chapters = {t.name: render_chapter_graph(library, verdicts, t.name, fig_dir, formats) for t in library.topics}
+    if store is not None and key is not None:
+        results = [*drawn, graph, *chapters.values()]
+        names = [n for r in results for n in r.files.values()]
+        store.put("figures", key, staging, names, {"results": [dataclasses.asdict(r) for r in results]})
+    return drawn, graph, chapters
 
 
 def _move_into_place(staging: Path, out: Path, files: Iterable[str]) -> None:
