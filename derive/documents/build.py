@@ -74,7 +74,8 @@ def parse_formats(text: str | Iterable[str]) -> tuple[str, ...]:
             continue
         item = {"markdown": "md", "latex": "tex"}.get(item, item)
         if item not in FORMATS:
-            raise DeriveError(f"unknown format '{item}'", where="--format", hint="use md, tex, pdf, html (comma-separated)")
+            raise DeriveError(f"unknown format '{item}'", where="--format",
+                              hint="use md, tex, pdf, html (comma-separated)")
         if item not in out:
             out.append(item)
     if not out:

@@ -26,7 +26,6 @@ import sympy as sp
 
 from derive.checking.checker import ClaimResult, Report
 from derive.documents.figures import FigureResult
-from derive.documents.thresholds import Threshold, tolerance_band
 from derive.documents.latex import (
     label_text,
     latex_comment,
@@ -40,6 +39,7 @@ from derive.documents.latex import (
     markdown_math,
     markdown_prose,
 )
+from derive.documents.thresholds import Threshold, tolerance_band
 from derive.errors import DeriveError, ResourceError, UnitError
 from derive.kernel.logic import And, Formula, Iff, Implies, Not, Or, Rel
 from derive.model.declarations import VERDICTS, Assumption, Claim, Declaration, Definition, Quantity
@@ -48,7 +48,7 @@ from derive.model.library import Library
 from derive.model.scenario import Scenario
 from derive.model.units import format_dimension, parse_unit, unit_factors
 
-TEMPLATE_KINDS = ("latex", "markdown")
+TEMPLATE_KINDS = ("latex", "markdown", "html")
 Printer = Callable[[sp.Expr], str]
 
 
@@ -592,6 +592,7 @@ class ModelBuilder:
             "engine": None, "reason": None, "counterexample": [], "recheck": None,
             "numbers": numbers, "missing": missing, "topic": d.topic,
             "discussed": d.id in self.in_argument, "eq_elsewhere": d.id in self.headlines,
+            "chapter_number": self.chapter_numbers.get(d.topic),
         }
         if isinstance(d, Definition):
             q = d.defines
@@ -655,6 +656,11 @@ class ModelBuilder:
     # part I: the argument ----------------------------------------------------------------------------
 
     @cached_property
+    def chapter_numbers(self) -> dict[str, int]:
+        """Topic name -> chapter number, shared by every format."""
+        return {t.name: i for i, t in enumerate(self.library.topics, start=1)}
+
+    @cached_property
     def headlines(self) -> set[str]:
         """Claims whose formula part I displays with its equation label."""
         return {c.id for c in self.library.claims() if c.label}
@@ -701,7 +707,7 @@ class ModelBuilder:
             unit = quantity_unit(q)
             value = si_value_text(sp.nsimplify(t.value), unit)
 
-            def edge_text(edge: float, exact: str | None) -> dict[str, str]:
+            def edge_text(edge: float, exact: str | None, unit: str = unit) -> dict[str, str]:
                 return si_value_text(sp.Rational(exact) if exact is not None else sp.nsimplify(edge), unit)
 
             sym_md = markdown_math(q.latex)
@@ -733,7 +739,8 @@ class ModelBuilder:
         """A claim as it appears in the argument: its verdict, its number as the lecture states it,
         its thresholds."""
         r = self.results.get(c.id)
-        return {**self.ref(c.id), "verdict": r.verdict if r else "unchecked", "meets": r.meets_expectation if r else False,
+        return {**self.ref(c.id), "verdict": r.verdict if r else "unchecked",
+                "meets": r.meets_expectation if r else False,
                 "expected": r.expected if r else c.expected, "band": self.band_reading(c),
                 "statement": c.statement, "thresholds": self.threshold_rows(c.id),
                 "counterexample": self.counterexample(r.counterexample if r else None),
@@ -817,6 +824,22 @@ class ModelBuilder:
                            "figures": placed.get(t.name, []),
                            "graph": self.figure_model(graph) if graph is not None else None})
             chapters.append(self.chapter(t, number, placed.get(t.name, [])))
+        # appendix letters, in the order of both templates (LaTeX letters them itself, in the same order)
+        letters = iter("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        appendices = [{"letter": next(letters), "title": f"Scenario {self.scenario.name}", "anchor": "scenario"},
+                      {"letter": next(letters), "title": "Verdicts", "anchor": "summary"}]
+        if self.baseline is not None:
+            appendices.append({"letter": next(letters), "title": "What breaks", "anchor": "what-breaks"})
+        for t, ch in zip(topics, chapters, strict=True):
+            t["appendix"] = ch["appendix"] = next(letters)
+            appendices.append({"letter": t["appendix"], "title": "Catalogue: " + t["title"], "anchor": t["anchor"]})
+        figures_appendix = graph_appendix = None
+        if loose:
+            figures_appendix = next(letters)
+            appendices.append({"letter": figures_appendix, "title": "Figures", "anchor": "figures"})
+        if self.graph is not None:
+            graph_appendix = next(letters)
+            appendices.append({"letter": graph_appendix, "title": "Dependency graph", "anchor": "dependency-graph"})
         counts = self.report.summary()
         claims = [{**self.ref(r.id), "verdict": r.verdict, "expected": r.expected, "meets": r.meets_expectation,
                    "engine": r.engine} for r in self.report.results]
@@ -833,6 +856,9 @@ class ModelBuilder:
             "graph": self.figure_model(self.graph) if self.graph is not None else None,
             "what_breaks": self.what_breaks(),
             "chapters": chapters,
+            "appendices": appendices,
+            "figures_appendix": figures_appendix,
+            "graph_appendix": graph_appendix,
             "titlepage": self.title_page(),
             "verdict_names": [v for v in VERDICTS if counts.get(v, 0) and v != "assumed"],
             "verdict_counts": {v: counts.get(v, 0) for v in VERDICTS},
@@ -884,7 +910,7 @@ def claims_model(library: Library, scenario: Scenario, report: Report | None = N
             continue
         r = mb.results.get(d.id)
         rows.append({"id": d.id, "short": mb.short_names[d.id], "macro": mb.macro_names[d.id], "formula": formula,
-                     "title": d.title, "pdf_title": pdf_text(d.title), "label": mb.eq_label(d.id),
+                     "title": d.title, "pdf_title": pdf_text(d.title), "label": mb.eq_label(d.id), "kind": d.kind,
                      "verdict": r.verdict if r else None})
     return {"scenario": scenario.name, "macros": rows}
 
@@ -945,6 +971,12 @@ def _environment(kind: str, template_dir: Path | None = None) -> jinja2.Environm
                                  variable_start_string=r"\VAR{", variable_end_string="}",
                                  comment_start_string=r"\#{", comment_end_string="}",
                                  line_statement_prefix=None, line_comment_prefix=None, **common)
+    elif kind == "html":
+        from derive.documents.htmltext import html_filters
+
+        env = jinja2.Environment(**{**common, "autoescape": True})
+        env.filters.update(html_filters())
+        return env
     else:
         env = jinja2.Environment(**common)
     env.filters["tex"] = latex_escape

@@ -278,4 +278,4 @@ class Topic:
     summary: str
     quantities: tuple[Quantity, ...] = field(default=())
     declarations: tuple[Declaration, ...] = field(default=())
-    prose: tuple[str, ...] = field(default=())  # the module's PROSE: paragraphs documents read as the chapter's argument
+    prose: tuple[str, ...] = field(default=())  # the module's PROSE: paragraphs of the chapter's argument
