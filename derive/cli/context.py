@@ -17,9 +17,15 @@ class Context:
 
     @cached_property
     def library(self) -> Library:
+        import sys
+
+        from derive.errors import escape_control
         from derive.model.loader import load_library
 
-        return load_library(getattr(self.args, "libraries", None) or ["lecture"])
+        library = load_library(getattr(self.args, "libraries", None) or ["lecture"])
+        for notice in library.notices:  # stdout stays derive's own (clean --json)
+            sys.stderr.write(f"derive {self.args.command}: notice: {escape_control(notice)}\n")
+        return library
 
     @cached_property
     def scenario(self) -> Scenario:

@@ -1,4 +1,9 @@
-"""Numeric values of quantities and expressions under a scenario, exactly first."""
+"""Numeric values of quantities and expressions under a scenario, exactly first.
+
+The exact value is the expression with the scenario's exact values substituted (sympy's automatic
+simplification only; never ``nsimplify``, see ``derive.model.numbers``).  The printed value is computed
+from it within a precision budget, so ``exp(10**10)`` ends at once with ``1.07775e+4342944819``.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from derive.errors import ScenarioError, UnitError
 from derive.model.declarations import Definition
 from derive.model.dimensions import dimension_of
 from derive.model.library import Library
+from derive.model.numbers import NumericValue, exactify, numeric
 from derive.model.scenario import Scenario
 from derive.model.units import Dimension, format_dimension, parse_unit
 
@@ -20,12 +26,18 @@ class Evaluation:
     exact: sp.Expr  # in SI base units
     dimension: Dimension
     unit: str  # the unit `value` is expressed in
-    value: float  # exact / unit scale
+    value: float | None  # exact / unit scale as a float; None when beyond the range of a float (see `note`)
     inputs: tuple[str, ...]  # base quantities it was computed from
+    text: str = ""  # the value to 6 significant digits (also when `value` is None)
+    note: str | None = None  # why `value` is None
 
     def to_json(self) -> dict:
-        return {"name": self.name, "value": self.value, "exact": str(self.exact), "unit": self.unit,
-                "inputs": list(self.inputs)}
+        out = {"name": self.name, "value": self.value, "exact": str(self.exact), "unit": self.unit,
+               "inputs": list(self.inputs)}
+        if self.value is None:
+            out["value_text"] = self.text
+            out["value_note"] = self.note
+        return out
 
 
 def expression_for(library: Library, text: str) -> tuple[str, sp.Expr]:
@@ -50,17 +62,22 @@ def evaluate(library: Library, scenario: Scenario, text: str, unit: str | None =
             f"cannot evaluate {name}: the scenario gives no value for {', '.join(missing)}",
             hint=f"add --set {missing[0]}=VALUE or choose a preset (derive presets)",
         )
-    exact = sp.nsimplify(expanded.xreplace(scenario.substitution(library)))
-    if exact.free_symbols or not exact.is_real:
-        raise ScenarioError(f"{name} does not evaluate to a real number ({exact})")
+    exact = exactify(expanded.xreplace(scenario.substitution(library)))
+    if exact.free_symbols or exact.is_extended_real is False:
+        raise ScenarioError(f"{name} does not evaluate to a real number ({_short(exact)})")
     if unit:
         u = parse_unit(unit)
         if u.dimension != dim:
             raise UnitError(f"cannot express {name} ({format_dimension(dim)}) in {unit} "
                             f"({format_dimension(u.dimension)})")
-        value = float(exact / sp.Rational(u.scale.numerator, u.scale.denominator))
+        shown: NumericValue = numeric(exact / sp.Rational(u.scale.numerator, u.scale.denominator), what=name)
         unit_text = unit
     else:
-        value = float(exact)
+        shown = numeric(exact, what=name)
         unit_text = format_dimension(dim)
-    return Evaluation(name, exact, dim, unit_text, value, inputs)
+    return Evaluation(name, exact, dim, unit_text, shown.value, inputs, shown.text, shown.note)
+
+
+def _short(expr: object, limit: int = 80) -> str:
+    text = str(expr)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -31,6 +31,7 @@ class Library:
     model_config_reader: Callable[[Path], Mapping[str, object]] | None = None
     figures: list = field(default_factory=list)  # derive.documents.figures.Figure specs, from a root's FIGURES
     title: str = ""  # a root's TITLE, else the first line of its docstring
+    notices: list[str] = field(default_factory=list)  # e.g. a user library printed while loading (see loader)
 
     def __post_init__(self) -> None:
         self.quantities: dict[str, Quantity] = {}

@@ -13,6 +13,7 @@ Preset files are TOML data in the library's preset folders (``hardware/``, ``mod
 from __future__ import annotations
 
 import hashlib
+import json
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import sympy as sp
 
-from derive.errors import ScenarioError, UnknownNameError
+from derive.errors import DeriveError, ScenarioError, UnknownNameError
 from derive.kernel.logic import Formula
 from derive.model.library import Library
 from derive.model.units import parse_unit
@@ -103,16 +104,89 @@ class PresetStore:
         return sorted(self.files.get(kind, {}))
 
 
-def read_toml(path: Path) -> dict:
+MAX_FILE_BYTES = 4 * 2**20  # a scenario, preset or config.json file; real ones are a few kB
+MAX_FILE_DEPTH = 64  # nesting of tables/arrays (TOML) or objects/arrays (JSON)
+
+
+def read_file_bytes(path: Path, *, what: str = "file", limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of a regular file, at most ``limit`` of them (a FIFO or /dev/zero cannot hang the read)."""
     try:
+        if path.exists() and not path.is_file():
+            kind = "a folder" if path.is_dir() else "not a regular file"
+            raise ScenarioError(f"{what} {path} is {kind}", where=str(path), hint="give the path of a file")
         with open(path, "rb") as fh:
-            return tomllib.load(fh)
+            data = fh.read(limit + 1)
     except FileNotFoundError:
-        raise ScenarioError(f"file not found: {path}") from None
+        raise ScenarioError(f"{what} not found: {path}", where=str(path)) from None
+    except IsADirectoryError:
+        raise ScenarioError(f"{what} is a folder, not a file: {path}", where=str(path)) from None
+    except OSError as err:
+        raise ScenarioError(f"cannot read {what} {path}: {err.strerror or type(err).__name__}", where=str(path),
+                            hint="check that the file exists and is readable") from None
+    if len(data) > limit:
+        raise ScenarioError(f"{what} {path} is larger than {limit // 2**20} MiB", where=str(path),
+                            hint="scenario, preset and config files are small text files")
+    return data
+
+
+def _decode(data: bytes, path: Path, what: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ScenarioError(f"{what} is not UTF-8 text (byte {err.start})", where=str(path),
+                            hint="save the file as UTF-8") from None
+
+
+def _nesting(text: str) -> int:
+    """An upper bound on the bracket nesting of TOML or JSON text (brackets inside strings count too)."""
+    depth = deepest = 0
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth = max(depth - 1, 0)
+    return deepest
+
+
+def _check_nesting(text: str, path: Path, what: str) -> None:
+    if _nesting(text) > MAX_FILE_DEPTH:
+        raise ScenarioError(f"{what} is nested more than {MAX_FILE_DEPTH} levels deep", where=str(path),
+                            hint="scenario, preset and config files are flat tables")
+
+
+def read_toml(path: Path) -> dict:
+    """A TOML file as a dict; every failure (missing, unreadable, not UTF-8, too large, too deep, invalid,
+    integers of more digits than Python converts) is a one-line ``ScenarioError`` naming the file."""
+    path = Path(path)
+    text = _decode(read_file_bytes(path, what="TOML file"), path, "TOML file")
+    _check_nesting(text, path, "TOML file")
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ScenarioError(f"invalid TOML: {err}", where=str(path)) from None
-    except OSError as err:
-        raise ScenarioError(f"cannot read {path}: {err.strerror}") from None
+    except (ValueError, RecursionError, MemoryError) as err:  # e.g. an integer of more than 4300 digits
+        raise ScenarioError(f"cannot read TOML: {_reason(err)}", where=str(path),
+                            hint="numbers in presets are short decimals; give large values with an exponent") from None
+
+
+def read_json(path: Path, *, what: str = "JSON file") -> object:
+    """A JSON file, read under the same bounds as ``read_toml`` (size, nesting, digits, UTF-8)."""
+    path = Path(path)
+    text = _decode(read_file_bytes(path, what=what), path, what)
+    _check_nesting(text, path, what)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ScenarioError(f"invalid JSON in {path}: {err}", where=str(path)) from None
+    except (ValueError, RecursionError, MemoryError) as err:
+        raise ScenarioError(f"cannot read JSON {path}: {_reason(err)}", where=str(path),
+                            hint="numbers in a config.json are short decimals") from None
+
+
+def _reason(err: BaseException) -> str:
+    text = str(err).split(";")[0].strip()
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__
 
 
 def _value_table(library: Library, data: Mapping, where: str, origin: str) -> dict[str, ScenarioValue]:
@@ -140,7 +214,13 @@ def _assumption_table(library: Library, data: Mapping, where: str) -> list[tuple
     from derive.model.parse import parse_relation
 
     out = []
-    for i, entry in enumerate(data.get("assume", [])):
+    entries = data.get("assume", [])
+    if isinstance(entries, str):
+        entries = [entries]
+    if not isinstance(entries, list):
+        raise ScenarioError(f"`assume` must be a list of relations, got {type(entries).__name__}", where=where,
+                            hint='write assume = ["flops > 0"] or [[assume]] tables with a `relation`')
+    for i, entry in enumerate(entries):
         text = entry.get("relation") if isinstance(entry, Mapping) else entry
         if not isinstance(text, str):
             raise ScenarioError(f"assume[{i}] needs a `relation` string", where=where)
@@ -159,12 +239,7 @@ def _model_layer(library: Library, model: str, store: PresetStore,
             raise ScenarioError("this library has no config.json reader", where="--model")
         if not path.is_file():
             raise ScenarioError(f"config file not found: {model}", where="--model")
-        import json
-
-        try:
-            config = json.loads(path.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError) as err:
-            raise ScenarioError(f"invalid JSON in {model}: {err}", where="--model") from None
+        config = read_json(path, what="config file")
         if not isinstance(config, Mapping):
             raise ScenarioError(f"{model} is not a JSON object", where="--model")
         label, source, as_of = f"config {path.name}", f"config.json at {model}", None
@@ -178,18 +253,38 @@ def _model_layer(library: Library, model: str, store: PresetStore,
         config = data["config"]
         label, source, as_of = f"model {model}", str(data.get("source", preset_path.name)), data.get("as_of")
     kwargs = {} if bytes_per_kv_element is None else {"bytes_per_kv_element": bytes_per_kv_element}
-    values = reader(config, where=label, **kwargs)
-    out = {}
-    for name, cv in values.items():
-        if name not in library.quantities:
-            continue  # the reader may know architecture fields this library has no quantity for
-        q = library.quantities[name]
-        unit = parse_unit(cv.unit)
-        if unit.dimension != q.dimension:
-            raise ScenarioError(f"config reader gave {name} in {cv.unit}, expected {q.unit}", where=label)
-        out[name] = ScenarioValue(name, sp.Rational(cv.value) * sp.Rational(unit.scale), source, as_of, label,
-                                  cv.note)
+    try:
+        values = reader(config, where=label, **kwargs)
+        out = {}
+        for name, cv in values.items():
+            if name not in library.quantities:
+                continue  # the reader may know architecture fields this library has no quantity for
+            q = library.quantities[name]
+            unit = parse_unit(cv.unit)
+            if unit.dimension != q.dimension:
+                raise ScenarioError(f"config reader gave {name} in {cv.unit}, expected {q.unit}", where=label)
+            out[name] = ScenarioValue(name, _exact(cv.value) * sp.Rational(unit.scale), source, as_of, label,
+                                      cv.note)
+    except DeriveError:
+        raise
+    except (RecursionError, MemoryError) as err:
+        raise ScenarioError(f"the config is too large or deep to read ({type(err).__name__})", where=label) from None
+    except Exception as err:  # the library's reader is user code: its failure is a one-line error, not a crash
+        raise ScenarioError(f"the library's config reader failed: {type(err).__name__}: {err}", where=label,
+                            hint="check the fields of the config (or the library's MODEL_CONFIG_READER)") from None
     return label, out
+
+
+def _exact(value: object) -> sp.Rational:
+    """A reader's value as an exact rational; a binary float by the one rule of ``derive.model.numbers``."""
+    from derive.model.numbers import exact_from_float
+
+    if isinstance(value, float):
+        return exact_from_float(value)
+    exact = sp.Rational(value)
+    if not isinstance(exact, sp.Rational):
+        raise ScenarioError(f"config reader gave a value that is not a rational number: {value!r}")
+    return exact
 
 
 def build_scenario(library: Library, *, scenario: str | None = None, hardware: str | None = None,

@@ -21,7 +21,8 @@ def run(args, ctx) -> int:
         emit_json({**ev.to_json(), "pinned": pinned})
     else:
         unit = "" if ev.unit == "1" else f" {ev.unit}"
-        emit(f"{ev.name} = {ev.value:.6g}{unit}   (exact: {ev.exact}; scenario {ctx.scenario.name})")
+        note = f"; {ev.note}" if ev.note else ""
+        emit(f"{ev.name} = {ev.text}{unit}   (exact: {ev.exact}; scenario {ctx.scenario.name}{note})")
         if pinned:
             emit(pinned_line(pinned))
     return 0
