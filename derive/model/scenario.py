@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -176,7 +177,7 @@ def read_json(path: Path, *, what: str = "JSON file") -> object:
     text = _decode(read_file_bytes(path, what=what), path, what)
     _check_nesting(text, path, what)
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as err:
         raise ScenarioError(f"invalid JSON in {path}: {err}", where=str(path)) from None
     except (ValueError, RecursionError, MemoryError) as err:
@@ -184,9 +185,17 @@ def read_json(path: Path, *, what: str = "JSON file") -> object:
                             hint="numbers in a config.json are short decimals") from None
 
 
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number (strict JSON has no NaN or Infinity)")
+
+
 def _reason(err: BaseException) -> str:
+    if isinstance(err, RecursionError):
+        return "nested too deeply"
     text = str(err).split(";")[0].strip()
-    return f"{type(err).__name__}: {text}" if text else type(err).__name__
+    if "integer string conversion" in text:
+        return f"an integer of more than {sys.get_int_max_str_digits() or 4300} digits"
+    return text or type(err).__name__
 
 
 def _value_table(library: Library, data: Mapping, where: str, origin: str) -> dict[str, ScenarioValue]:
