@@ -533,7 +533,7 @@ def string_cases(r: random.Random, n: int, canary: str) -> list[tuple[list[str],
         k = i % 6
         mutated = r.random() < 0.5
 
-        def pick(gen, seeds):
+        def pick(gen, seeds, mutated=mutated):
             base = r.choice(seeds) if mutated else gen(r)
             return mutate(r, base, load) if mutated else base
 

@@ -87,7 +87,7 @@ def test_malformed_files_are_typed_one_line_errors(outcomes):
     known = [(c, o) for c, o in pairs if c[2] in ("bad", "good")]
     bad = _report(known, canary)
     assert not bad, "\n".join(bad)
-    for (argv, what, kind), o in known:
+    for (_argv, what, kind), o in known:
         if kind == "bad":
             assert "(in " in o.err, f"{what}: the error names no file: {o.err}"
 
