@@ -39,7 +39,7 @@ def scenario_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--no-cache", action="store_true",
                    help="bypass the proof and output caches (also DERIVE_NO_CACHE=1)")
     g.add_argument("--cache-dir", metavar="DIR", default=None,
-                   help="cache folder (default build/.cache, or $DERIVE_CACHE_DIR)")
+                   help="cache folder (default: the per-user cache folder, or $DERIVE_CACHE_DIR)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,9 +67,12 @@ def main(argv: list[str] | None = None, *, replay: bool = False) -> int:
         parser.print_help()
         return EXIT_BAD_INPUT
     ctx = Context(args)
-    if replay and _replayable(args):
-        return _run_replayed(args, ctx, list(sys.argv[1:] if argv is None else argv))
-    return _run(args, ctx)
+    try:
+        if replay and _replayable(args):
+            return _run_replayed(args, ctx, list(sys.argv[1:] if argv is None else argv))
+        return _run(args, ctx)
+    finally:
+        ctx.close()
 
 
 def _run(args: argparse.Namespace, ctx: Context) -> int:
@@ -120,7 +123,7 @@ class _Tee:
 
 
 def _run_replayed(args: argparse.Namespace, ctx: Context, argv: list[str]) -> int:
-    from derive.checking.cache import OutputCache, cache_dir
+    from derive.checking.cache import OutputCache, ReadTracker, cache_dir
 
     cache = OutputCache(cache_dir(getattr(args, "cache_dir", None)))
     key = cache.run_key(argv)
@@ -137,12 +140,13 @@ def _run_replayed(args: argparse.Namespace, ctx: Context, argv: list[str]) -> in
     out, err = _Tee(sys.stdout), _Tee(sys.stderr)
     sys.stdout, sys.stderr = out, err
     try:
-        code = _run(args, ctx)
+        with ReadTracker() as tracker:
+            code = _run(args, ctx)
     finally:
         sys.stdout, sys.stderr = out.stream, err.stream
     if code in (EXIT_OK, EXIT_FAILED):
-        cache.store(key, argv=argv, data_dirs=ctx.data_dirs(), stdout="".join(out.parts), stderr="".join(err.parts),
-                    exit_code=code)
+        ctx.wrote_cache |= cache.store(key, argv=argv, data_dirs=ctx.data_dirs(), stdout="".join(out.parts),
+                                       stderr="".join(err.parts), exit_code=code, read=sorted(tracker.paths))
     return code
 
 

@@ -12,4 +12,5 @@ COMMANDS: dict[str, str] = {
     "export": "export",
     "graph": "graph",
     "presets": "presets",
+    "cache": "cache_cmd",
 }
