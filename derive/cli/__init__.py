@@ -33,6 +33,10 @@ def scenario_options(p: argparse.ArgumentParser) -> None:
                    help='pin a quantity, e.g. --set "hbm_bandwidth=3.35 TB/s" (repeatable)')
     g.add_argument("--assume", dest="assumes", action="append", default=[], metavar="RELATION",
                    help='add an assumption, e.g. --assume "flops/hbm_bandwidth >= 600" (repeatable)')
+    g.add_argument("--measured", action="store_true",
+                   help="use the hardware's measured ceilings (measurement files) instead of its spec-sheet peaks")
+    g.add_argument("--measurement", dest="measurements", action="append", default=[], metavar="NAME",
+                   help="use only this measurement file of the hardware (implies --measured; repeatable)")
     g.add_argument("--library", dest="libraries", action="append", default=[], metavar="PATH",
                    help="load declarations from PATH instead of the lecture ('lecture' names the built-in one)")
     g.add_argument("--rlimit", type=int, default=None, metavar="N", help="z3 resource limit per query")

@@ -2,8 +2,9 @@
 file or folder of declarations written with the same API.
 
 A library module either is a topic itself or lists its topic modules in ``TOPICS``; it may give
-``PRESET_DIRS`` (folders with ``hardware/``, ``models/``, ``scenarios/`` TOML files) and a
-``MODEL_CONFIG_READER`` (turns a ``config.json`` mapping into quantity values).
+``PRESET_DIRS`` (folders with ``hardware/``, ``models/``, ``scenarios/``, ``measurements/``, ``ledger/``
+TOML files), a ``MODEL_CONFIG_READER`` (turns a ``config.json`` mapping into quantity values) and
+``CEILINGS`` (quantities that are peak rates, which ``--measured`` may replace by measured ones).
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
     reader = None
     figures: list = []
     titles: list[str] = []
+    ceilings: dict[str, str | None] = {}
     for spec in specs:
         roots = [_builtin(spec)] if "/" not in spec and not spec.endswith(".py") and not Path(spec).exists() \
             else _import_path(Path(spec))
@@ -79,9 +81,10 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
             preset_dirs.extend(Path(p) for p in getattr(root, "PRESET_DIRS", []))
             reader = getattr(root, "MODEL_CONFIG_READER", None) or reader
             figures.extend(getattr(root, "FIGURES", []))
+            ceilings.update(dict(getattr(root, "CEILINGS", {})))
             if hasattr(root, "TITLE") or hasattr(root, "TOPICS"):
                 titles.append(str(getattr(root, "TITLE", "") or (root.__doc__ or "").strip().split("\n")[0]))
         if Path(spec).is_dir() and (Path(spec) / "presets").is_dir():
             preset_dirs.append(Path(spec) / "presets")
     return library_from_modules(topics, preset_dirs=preset_dirs, model_config_reader=reader, figures=figures,
-                                title="; ".join(t.rstrip(".") for t in titles if t))
+                                title="; ".join(t.rstrip(".") for t in titles if t), ceilings=ceilings)

@@ -17,11 +17,18 @@ def run(args, ctx) -> int:
 
     ev = evaluate(ctx.library, ctx.scenario, args.expr, args.unit)
     pinned = pinned_notes(ctx.library, ctx.scenario, only=set(ev.inputs))
+    ceilings = [c for c in ctx.scenario.ceilings if c.name in ev.inputs]
     if args.json:
-        emit_json({**ev.to_json(), "pinned": pinned})
+        emit_json({**ev.to_json(), "pinned": pinned, "ceilings": [c.to_json() for c in ceilings]})
     else:
         unit = "" if ev.unit == "1" else f" {ev.unit}"
         emit(f"{ev.name} = {ev.value:.6g}{unit}   (exact: {ev.exact}; scenario {ctx.scenario.name})")
         if pinned:
             emit(pinned_line(pinned))
+        if ctx.scenario.measured and ceilings:
+            from derive.model.display import format_value
+
+            emit("ceilings: " + ", ".join(
+                f"{c.name} {format_value(c.value, ctx.library.quantities[c.name].unit)} ({c.kind}"
+                + (f" {c.as_of}" if c.kind == "measured" else "") + ")" for c in ceilings))
     return 0
