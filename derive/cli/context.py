@@ -30,7 +30,7 @@ class Context:
         return build_scenario(self.library, scenario=getattr(a, "scenario", None),
                               hardware=getattr(a, "hardware", None), model=getattr(a, "model", None),
                               sets=getattr(a, "sets", []),
-                              assumes=getattr(a, "assumes", []))
+                              assumes=getattr(a, "assumes", []), si=getattr(a, "si", False))
 
     @property
     def rlimit(self) -> int:
