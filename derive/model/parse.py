@@ -58,7 +58,6 @@ import sympy as sp
 from derive.errors import DeriveError, DimensionError, ParseError, UnitError, UnknownNameError
 from derive.kernel.logic import And, Formula, Not, Or, Rel, between
 from derive.model.units import (
-    DIMENSIONLESS,
     RATE_SPELLINGS,
     Dimension,
     Unit,
@@ -266,8 +265,9 @@ def parse_value(text: str, dimension: Dimension, *, where: str = "", quantity: s
         who = quantity or "the value"
         raise UnitError(
             f"'{_show(text)}' has no unit but {who} is {format_dimension(dimension)}",
-            where=where, hint=f"write it with a unit, like {_example(number, dimension, unit_hint)} (or pass --si to read "
-                              "bare numbers in SI base units)",
+            where=where,
+            hint=f"write it with a unit, like {_example(number, dimension, unit_hint)} (or pass --si to read "
+                 "bare numbers in SI base units)",
         )
     return sp.Rational(number.numerator, number.denominator)
 
@@ -368,7 +368,7 @@ def _substitute_literals(text: str, names: Mapping[str, object], where: str
         unit = _unit_at(text, m.end(), names)
         out.append(text[pos:m.start()])
         if unit is None:
-            out.append(str(number.numerator) if number.denominator == 1 else f"({number.numerator}/{number.denominator})")
+            out.append(f"({number.numerator}/{number.denominator})")
             pos = m.end()
             continue
         unit_text, end = unit
