@@ -32,7 +32,9 @@ def scenario_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--set", dest="sets", action="append", default=[], metavar="Q=VALUE",
                    help='pin a quantity, e.g. --set "hbm_bandwidth=3.35 TB/s" (repeatable)')
     g.add_argument("--assume", dest="assumes", action="append", default=[], metavar="RELATION",
-                   help='add an assumption, e.g. --assume "flops/hbm_bandwidth >= 600" (repeatable)')
+                   help='add an assumption, e.g. --assume "hbm_bandwidth >= 30 TB/s" (repeatable)')
+    g.add_argument("--si", action="store_true",
+                   help="read a bare number for a quantity with a unit in SI base units (default: an error)")
     g.add_argument("--measured", action="store_true",
                    help="use the hardware's measured ceilings (measurement files) instead of its spec-sheet peaks")
     g.add_argument("--measurement", dest="measurements", action="append", default=[], metavar="NAME",

@@ -30,8 +30,8 @@ class Context:
         return build_scenario(self.library, scenario=getattr(a, "scenario", None),
                               hardware=getattr(a, "hardware", None), model=getattr(a, "model", None),
                               sets=getattr(a, "sets", []),
-                              assumes=getattr(a, "assumes", []), measured=getattr(a, "measured", False),
-                              measurements=getattr(a, "measurements", []))
+                              assumes=getattr(a, "assumes", []), si=getattr(a, "si", False),
+                              measured=getattr(a, "measured", False), measurements=getattr(a, "measurements", []))
 
     @property
     def rlimit(self) -> int:

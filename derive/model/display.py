@@ -22,7 +22,7 @@ number reads ``∞``, ``-∞`` or ``undefined``; JSON gets ``None`` and a reason
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 from fractions import Fraction
 from numbers import Rational as _RationalABC
@@ -38,6 +38,7 @@ __all__ = [
     "display_json",
     "format_assignment",
     "format_number",
+    "format_quantity",
     "format_range",
     "format_value",
     "latex_value",
@@ -63,6 +64,7 @@ _CANON: dict[str, str] = {
     "USD": "USD", "$": "USD", "dollar": "USD", "dollars": "USD",
     "%": "%", "percent": "%",
 }
+_RATES = {"FLOPS": "FLOP", "Bps": "byte", "bps": "bit"}  # rate words of the grammar, split into X/s
 _PREFIX_VALUE: dict[str, Fraction] = {
     "": Fraction(1), "k": Fraction(10**3), "K": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9),
     "T": Fraction(10**12), "P": Fraction(10**15), "E": Fraction(10**18),
@@ -92,6 +94,7 @@ class Shown:
     text: str
     money: bool = False
     reason: str | None = None
+    exact: bool = False  # the text is the value exactly, not rounded
 
 
 @dataclass(frozen=True)
@@ -209,8 +212,8 @@ def _number_text(x: Fraction, sig: int) -> str:
 def _canonical(unit: str) -> list[Factor]:
     out: list[Factor] = []
     for prefix, word, exp in unit_factors(unit):
-        if word == "FLOPS":
-            out += [(prefix, "FLOP", exp), ("", "s", -exp)]
+        if word in _RATES:
+            out += [(prefix, _RATES[word], exp), ("", "s", -exp)]
         elif word == "1":
             continue
         elif word in _CANON:
@@ -280,9 +283,24 @@ def shown(value: Value, unit: UnitLike, *, sig: int = 4, fixed: bool = False) ->
         u = unit_text if fixed else _unit_text(factors)
         text = number_text if u == "1" or x is None else f"{number_text} {u}"
         return Shown(None, u, text, reason=reason)
-    if fixed:
-        return _assemble(_number_text(x, sig), [], unit_text, sig)
-    return _choose(x, factors, sig)
+    out = _assemble(_number_text(x, sig), [], unit_text, sig) if fixed else _choose(x, factors, sig)
+    return replace(out, exact=_reads_back(out, unit_text) == x)
+
+
+_SUFFIX_VALUE = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "B": 10**9, "T": 10**12}
+
+
+def _reads_back(s: Shown, unit_text: str) -> Fraction | None:
+    """The value a reader takes from ``s``, in ``unit_text``."""
+    if s.number is None:
+        return None
+    number = s.number.replace(",", "")
+    suffix = number[-1] if number[-1:] in ("k", "M", "G", "B", "T") else ""
+    try:
+        value = Fraction(number[: len(number) - len(suffix)]) * _SUFFIX_VALUE[suffix]
+        return value * parse_unit(s.unit).scale / parse_unit(unit_text).scale
+    except (ValueError, ZeroDivisionError, UnitError):
+        return None
 
 
 def _assemble(number: str, factors: list[Factor], unit: str | None, sig: int, *, money: bool = False,
@@ -319,6 +337,8 @@ def _choose(x: Fraction, factors: list[Factor], sig: int) -> Shown:
             if slots:
                 base, y = _strip_prefix(factors, slots[0], x)
                 picked = _pick(y, _UP, sig, per=True)
+                if base[slots[0]][1] == "token" and abs(y) * 10**6 >= Fraction(1, 100):
+                    picked = ("M", _round_sig(y * 10**6, sig))  # prices are quoted per million tokens
                 if picked is not None:
                     p, m = picked
                     base[slots[0]] = (p, base[slots[0]][1], -1)
@@ -400,6 +420,17 @@ def format_range(lo: Value, hi: Value, unit: UnitLike, *, lo_closed: bool = True
     a = "-∞" if isinstance(lo_x, float) and lo_x < 0 else format_value(lo, unit, sig=sig)
     b = "∞" if isinstance(hi_x, float) and hi_x > 0 else format_value(hi, unit, sig=sig)
     return f"{left}{a}, {b}{right}"
+
+
+def format_quantity(si_value: Value, dimension: Dimension, display_unit: str | None = None, *, sig: int = 4) -> str:
+    """A quantity's value given in SI base units: in its display unit's family when that has a binary
+    prefix (GiB), else with the prefix the formatter picks for the SI unit."""
+    unit = format_dimension(dimension)
+    if display_unit and any(p in _BINARY[1:] for p, _, _ in unit_factors(display_unit)):
+        x = to_fraction(si_value)
+        if isinstance(x, Fraction):
+            return format_value(x / parse_unit(display_unit).scale, display_unit, sig=sig)
+    return format_value(si_value, unit, sig=sig)
 
 
 def _exact_text(x: Fraction) -> str:

@@ -118,6 +118,8 @@ class Library:
                         f"but its formula gives {format_dimension(got)}",
                         where=d.id,
                     )
+                if d.domain is not None:
+                    check_formula(d.domain, lookup, where=f"{d.id} (domain)")
             elif isinstance(d, Assumption) and d.relation is not None:
                 check_formula(d.relation, lookup, where=d.id)
             elif isinstance(d, Claim):

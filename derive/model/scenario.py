@@ -189,14 +189,15 @@ def _value_table(library: Library, data: Mapping, where: str, origin: str) -> di
 
 
 def _assumption_table(library: Library, data: Mapping, where: str) -> list[tuple[str, Formula]]:
-    from derive.model.parse import parse_relation
+    from derive.model.parse import parse_quantity_relation
 
     out = []
     for i, entry in enumerate(data.get("assume", [])):
         text = entry.get("relation") if isinstance(entry, Mapping) else entry
         if not isinstance(text, str):
             raise ScenarioError(f"assume[{i}] needs a `relation` string", where=where)
-        out.append((text, parse_relation(text, library.symbols(), where=f"{where}: assume[{i}]")))
+        out.append((text, parse_quantity_relation(text, library.symbols(), library.dimension,
+                                                  where=f"{where}: assume[{i}]", si=True)))
     return out
 
 
@@ -313,10 +314,12 @@ def _model_layer(library: Library, model: str, store: PresetStore,
 
 def build_scenario(library: Library, *, scenario: str | None = None, hardware: str | None = None,
                    model: str | None = None, sets: Iterable[str] = (), assumes: Iterable[str] = (),
-                   measured: bool = False, measurements: Iterable[str] = ()) -> Scenario:
-    """Assemble a scenario from its layers (see module docstring).  ``measured``: use the hardware's
-    measurement files (all of them, latest value per quantity; only ``measurements`` when given)."""
-    from derive.model.parse import parse_assignment, parse_relation, parse_value
+                   si: bool = True, measured: bool = False, measurements: Iterable[str] = ()) -> Scenario:
+    """Assemble a scenario from its layers (see module docstring).  ``si``: a bare number in ``--set``
+    or ``--assume`` for a quantity with a unit is in SI base units; when False it is an error that
+    suggests the unit (the command line's default; ``--si`` turns it back on).  ``measured``: use the
+    hardware's measurement files (all of them, latest value per quantity; only ``measurements`` when given)."""
+    from derive.model.parse import parse_assignment, parse_quantity_relation, parse_value
 
     store = PresetStore.discover(library.preset_dirs)
     values: dict[str, ScenarioValue] = {}
@@ -356,7 +359,9 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
     for text in sets:
         qname, value_text = parse_assignment(text, where="--set")
         q = library.quantity(qname)
-        parsed_sets.append((qname, parse_value(value_text, q.dimension, where=f"--set {text}", quantity=qname), text))
+        value = parse_value(value_text, q.dimension, where=f"--set {text}", quantity=qname, si=si,
+                            unit_hint=q.display_unit or q.unit)
+        parsed_sets.append((qname, value, text))
 
     if model:
         kv = next((v for n, v, _ in parsed_sets if n == "bytes_per_kv_element"), None)
@@ -369,7 +374,8 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
         values[qname] = ScenarioValue(qname, value, f"--set {text}", None, "--set")
         layers.append(f"--set {text}")
     for text in assumes:
-        assumptions.append((text, parse_relation(text, library.symbols(), where=f"--assume {text!r}")))
+        assumptions.append((text, parse_quantity_relation(text, library.symbols(), library.dimension,
+                                                          where=f"--assume {text!r}", si=si)))
         layers.append(f"--assume {text}")
 
     for qname, v in values.items():

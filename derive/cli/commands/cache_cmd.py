@@ -13,18 +13,15 @@ def add_arguments(p) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
-def _size(n: int) -> str:
-    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
-        if n >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{n} B"
-
-
 def run(args, ctx) -> int:
     import json
     import sys
 
     from derive.checking import cache
+    from derive.model.display import format_value
+
+    def _size(n: int) -> str:
+        return format_value(n, "byte", sig=3)
 
     folder = cache.cache_dir(args.cache_dir)
     if args.action == "clear":
