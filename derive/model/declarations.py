@@ -160,11 +160,14 @@ class Declaration:
 
 @dataclass(frozen=True, eq=False)
 class Definition(Declaration):
-    """Binds a derived quantity to an expression in other quantities."""
+    """Binds a derived quantity to an expression in other quantities.  ``domain``: where the
+    definition means something (``critical_batch_kv`` only for ``context < critical_context``);
+    evaluating it outside says ``undefined`` with the reason instead of a number."""
 
     defines: Quantity = None  # type: ignore[assignment]
     expr: sp.Expr = None  # type: ignore[assignment]
     uses: tuple[Declaration, ...] = ()
+    domain: Formula | None = None
 
     kind = "definition"
 
@@ -172,6 +175,8 @@ class Definition(Declaration):
         super().__post_init__()
         if not isinstance(self.defines, Quantity) or self.expr is None:
             raise LibraryError(f"definition '{self.id}' needs `defines` (a Quantity) and `expr`")
+        if self.domain is not None and not isinstance(self.domain, Formula):
+            raise LibraryError(f"definition '{self.id}': `domain` must be a relation (a logic Formula)")
         object.__setattr__(self, "expr", sp.sympify(self.expr, strict=True))
 
     def exprs(self) -> list[sp.Expr]:

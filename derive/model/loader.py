@@ -2,8 +2,9 @@
 file or folder of declarations written with the same API.
 
 A library module either is a topic itself or lists its topic modules in ``TOPICS``; it may give
-``PRESET_DIRS`` (folders with ``hardware/``, ``models/``, ``scenarios/`` TOML files) and a
-``MODEL_CONFIG_READER`` (turns a ``config.json`` mapping into quantity values).
+``PRESET_DIRS`` (folders with ``hardware/``, ``models/``, ``scenarios/``, ``measurements/``, ``ledger/``
+TOML files), a ``MODEL_CONFIG_READER`` (turns a ``config.json`` mapping into quantity values) and
+``CEILINGS`` (quantities that are peak rates, which ``--measured`` may replace by measured ones).
 
 A user's library is code and may misbehave while it loads: an exception, ``sys.exit(0)`` (which would
 otherwise end ``derive check`` with exit 0 and no output, read as success by a paper's CI) or ``print``
@@ -112,8 +113,8 @@ def _list_attribute(root: ModuleType, name: str, spec: str, default: object = ()
     return list(value)
 
 
-def _root_parts(root: ModuleType, spec: str) -> tuple[list[ModuleType], list[Path], object, list, str | None]:
-    """A root module's TOPICS, PRESET_DIRS, MODEL_CONFIG_READER, FIGURES and title, each checked."""
+def _root_parts(root: ModuleType, spec: str) -> tuple[list[ModuleType], list[Path], object, list, str | None, dict]:
+    """A root module's TOPICS, PRESET_DIRS, MODEL_CONFIG_READER, FIGURES, title and CEILINGS, each checked."""
     where = f"--library {spec}"
     topics = _list_attribute(root, "TOPICS", spec, [root]) if hasattr(root, "TOPICS") else [root]
     for i, t in enumerate(topics):
@@ -135,7 +136,15 @@ def _root_parts(root: ModuleType, spec: str) -> tuple[list[ModuleType], list[Pat
         if not isinstance(raw, str):
             raise LibraryError(f"TITLE must be text, got {type(raw).__name__}", where=where)
         title = raw
-    return topics, dirs, reader, figures, title
+    ceilings = _attribute(root, "CEILINGS", {}, spec)
+    try:
+        ceilings = dict(ceilings)
+    except (TypeError, ValueError):
+        raise LibraryError(f"CEILINGS must be a mapping, got {type(ceilings).__name__}", where=where,
+                           hint='write CEILINGS = {"flops": "assumption.id"}') from None
+    if not all(isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in ceilings.items()):
+        raise LibraryError("CEILINGS must map quantity names to assumption ids (or None)", where=where)
+    return topics, dirs, reader, figures, title, ceilings
 
 
 def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
@@ -146,6 +155,7 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
     figures: list = []
     titles: list[str] = []
     notices: list[str] = []
+    ceilings: dict[str, str | None] = {}
     for spec in specs:
         builtin = "/" not in spec and not spec.endswith(".py") and not Path(spec).exists()
         with _captured(notices, f"library {spec}"):
@@ -164,11 +174,12 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
                 figures.extend(parts[3])
                 if parts[4] is not None:
                     titles.append(parts[4])
+                ceilings.update(parts[5])
         if Path(spec).is_dir() and (Path(spec) / "presets").is_dir():
             preset_dirs.append(Path(spec) / "presets")
     try:
         library = library_from_modules(topics, preset_dirs=preset_dirs, model_config_reader=reader, figures=figures,
-                                       title="; ".join(t.rstrip(".") for t in titles if t))
+                                       title="; ".join(t.rstrip(".") for t in titles if t), ceilings=ceilings)
     except DeriveError:
         raise
     except RecursionError:

@@ -2,7 +2,10 @@
 
 A scenario is built in layers, each overriding the one before: the base scenario (``lecture`` unless
 ``--scenario`` names another one or a TOML file), the hardware preset, the model preset or
-``config.json``, then ``--set`` values; ``--assume`` relations are added on top.  Every value keeps
+``config.json``, then ``--set`` values; ``--assume`` relations are added on top.  ``--measured`` adds a
+layer right after the hardware preset: the chip's measurement files (``measurements/<hardware>/*.toml``),
+each value with its source, date and method, replace the preset's peaks; the scenario's ``ceilings``
+record which values (measured, spec-sheet peak, or set by hand) the formulas used.  Every value keeps
 where it came from.  Giving a value to a *derived* quantity pins it: its definition is cut for this
 scenario, and the scenario says so.
 
@@ -38,6 +41,27 @@ class ScenarioValue:
     as_of: str | None = None
     origin: str = ""  # which layer set it: "scenario lecture", "hardware h100-sxm", "--set"
     note: str = ""
+    method: str = ""  # how a measured value was measured (measurement files only)
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """One of the library's ceilings (``CEILINGS``: peak rates a formula divides by) as this scenario set it.
+
+    ``kind``: ``measured`` (a measurement file), ``peak`` (the hardware preset's spec sheet), ``set``
+    (``--set``), or ``scenario`` (the base scenario's own value)."""
+
+    name: str
+    value: sp.Rational
+    kind: str
+    source: str
+    as_of: str | None
+    method: str
+    origin: str
+
+    def to_json(self) -> dict[str, object]:
+        return {"name": self.name, "value": str(self.value), "kind": self.kind, "source": self.source,
+                "as_of": self.as_of, "method": self.method or None, "origin": self.origin}
 
 
 @dataclass(frozen=True)
@@ -47,6 +71,12 @@ class Scenario:
     assumptions: tuple[tuple[str, Formula], ...] = ()
     pinned: frozenset[str] = frozenset()
     layers: tuple[str, ...] = ()
+    ceilings: tuple[Ceiling, ...] = ()  # which peak or measured rates the formulas use
+
+    @property
+    def measured(self) -> bool:
+        """True when at least one ceiling comes from a measurement file."""
+        return any(c.kind == "measured" for c in self.ceilings)
 
     def value(self, name: str) -> sp.Rational | None:
         v = self.values.get(name)
@@ -72,6 +102,7 @@ class Scenario:
                        for n, v in sorted(self.values.items())},
             "assumptions": [t for t, _ in self.assumptions],
             "pinned": sorted(self.pinned),
+            "ceilings": [c.to_json() for c in self.ceilings],
         }
 
 
@@ -80,10 +111,12 @@ class PresetStore:
     """Preset files found in the library's preset folders, by kind and name."""
 
     files: dict[str, dict[str, Path]] = field(default_factory=dict)
+    dirs: list[Path] = field(default_factory=list)
 
     @staticmethod
     def discover(dirs: Iterable[Path]) -> PresetStore:
-        store = PresetStore({k: {} for k in PRESET_KINDS})
+        dirs = [Path(d) for d in dirs]
+        store = PresetStore({k: {} for k in PRESET_KINDS}, dirs)
         for d in dirs:
             for kind, sub in PRESET_KINDS.items():
                 folder = Path(d) / sub
@@ -103,6 +136,25 @@ class PresetStore:
 
     def names(self, kind: str) -> list[str]:
         return sorted(self.files.get(kind, {}))
+
+    def measurement_files(self, hardware: str) -> list[Path]:
+        """Measurement files of a hardware preset: ``measurements/<hardware>/*.toml`` in every preset folder."""
+        found: dict[str, Path] = {}
+        for d in self.dirs:
+            folder = Path(d) / "measurements" / hardware
+            if folder.is_dir():
+                for f in sorted(folder.glob("*.toml")):
+                    found.setdefault(f.stem, f)
+        return [found[k] for k in sorted(found)]
+
+    def measured_hardware(self) -> list[str]:
+        """Hardware presets that have at least one measurement file."""
+        names: set[str] = set()
+        for d in self.dirs:
+            folder = Path(d) / "measurements"
+            if folder.is_dir():
+                names.update(p.name for p in folder.iterdir() if p.is_dir() and any(p.glob("*.toml")))
+        return sorted(names)
 
 
 MAX_FILE_BYTES = 4 * 2**20  # a scenario, preset or config.json file; real ones are a few kB
@@ -220,7 +272,7 @@ def _value_table(library: Library, data: Mapping, where: str, origin: str) -> di
 
 
 def _assumption_table(library: Library, data: Mapping, where: str) -> list[tuple[str, Formula]]:
-    from derive.model.parse import parse_relation
+    from derive.model.parse import parse_quantity_relation
 
     out = []
     entries = data.get("assume", [])
@@ -233,8 +285,76 @@ def _assumption_table(library: Library, data: Mapping, where: str) -> list[tuple
         text = entry.get("relation") if isinstance(entry, Mapping) else entry
         if not isinstance(text, str):
             raise ScenarioError(f"assume[{i}] needs a `relation` string", where=where)
-        out.append((text, parse_relation(text, library.symbols(), where=f"{where}: assume[{i}]")))
+        out.append((text, parse_quantity_relation(text, library.symbols(), library.dimension,
+                                                  where=f"{where}: assume[{i}]", si=True)))
     return out
+
+
+def measurement_values(library: Library, path: Path, hardware: str) -> tuple[str, str, dict[str, ScenarioValue]]:
+    """One measurement file: its date and its values, each with source, date and method (a value may
+    take them from the file's top level)."""
+    data = read_toml(path)
+    where = str(path)
+    if data.get("hardware", hardware) != hardware:
+        raise ScenarioError(f"measurement file names hardware '{data.get('hardware')}' but lies under "
+                            f"measurements/{hardware}/", where=where)
+    table = data.get("values", {})
+    if not isinstance(table, Mapping):
+        raise ScenarioError("[values] must be a table", where=where)
+    # a value may take its source from the file's top level
+    entries = {name: ({"source": data["source"], **entry} if isinstance(entry, Mapping) and "source" in data
+                      else entry) for name, entry in table.items()}
+    values = _value_table(library, {"values": entries}, where, f"measured {hardware}/{path.stem}")
+    if not values:
+        raise ScenarioError("a measurement file needs at least one [values.NAME] table", where=where)
+    date = data.get("date")
+    out: dict[str, ScenarioValue] = {}
+    for name, v in values.items():
+        entry = entries[name]
+        as_of = entry.get("as_of") or entry.get("date") or date
+        method = entry.get("method") or data.get("method")
+        if not as_of or not method:
+            raise ScenarioError(f"values.{name} needs a date (`as_of`, or `date` at the top) and a `method`",
+                                where=where, hint="every measured value carries source, date and method")
+        out[name] = ScenarioValue(name, v.value, v.source, str(as_of), v.origin, v.note, str(method))
+    return str(date or min(str(v.as_of) for v in out.values())), path.stem, out
+
+
+def _measured_layer(library: Library, store: PresetStore, hardware: str | None,
+                    names: Iterable[str]) -> tuple[str, dict[str, ScenarioValue]]:
+    """The chip's measurement files, oldest first, so that each value comes from its latest measurement;
+    or only the files ``names`` asks for."""
+    if not hardware:
+        raise ScenarioError("--measured needs --hardware NAME (the chip whose measurements to use)",
+                            where="--measured", hint=f"chips with measurements: {', '.join(store.measured_hardware())}")
+    files = store.measurement_files(hardware)
+    if not files:
+        raise ScenarioError(f"no measurement files for hardware '{hardware}'", where="--measured",
+                            hint=f"chips with measurements: {', '.join(store.measured_hardware()) or 'none'}")
+    wanted = list(names)
+    if wanted:
+        by_name = {f.stem: f for f in files}
+        for n in wanted:
+            if n not in by_name:
+                raise UnknownNameError(f"measurement of {hardware}", n, by_name, where="--measurement")
+        files = [by_name[n] for n in wanted]
+    read = sorted(measurement_values(library, f, hardware) for f in files)
+    values: dict[str, ScenarioValue] = {}
+    for _, _, vals in read:
+        values.update(vals)
+    return f"measured {hardware} ({', '.join(stem for _, stem, _ in read)})", values
+
+
+def _ceilings(library: Library, values: Mapping[str, ScenarioValue]) -> tuple[Ceiling, ...]:
+    kinds = {"measured": "measured", "hardware": "peak", "--set": "set"}
+    out = []
+    for name in getattr(library, "ceilings", ()):
+        v = values.get(name)
+        if v is None:
+            continue
+        kind = kinds.get(v.origin.split(" ", 1)[0], "scenario")
+        out.append(Ceiling(name, v.value, kind, v.source, v.as_of, v.method, v.origin))
+    return tuple(out)
 
 
 def _model_layer(library: Library, model: str, store: PresetStore,
@@ -297,9 +417,13 @@ def _exact(value: object) -> sp.Rational:
 
 
 def build_scenario(library: Library, *, scenario: str | None = None, hardware: str | None = None,
-                   model: str | None = None, sets: Iterable[str] = (), assumes: Iterable[str] = ()) -> Scenario:
-    """Assemble a scenario from its layers (see module docstring)."""
-    from derive.model.parse import parse_assignment, parse_relation, parse_value
+                   model: str | None = None, sets: Iterable[str] = (), assumes: Iterable[str] = (),
+                   si: bool = True, measured: bool = False, measurements: Iterable[str] = ()) -> Scenario:
+    """Assemble a scenario from its layers (see module docstring).  ``si``: a bare number in ``--set``
+    or ``--assume`` for a quantity with a unit is in SI base units; when False it is an error that
+    suggests the unit (the command line's default; ``--si`` turns it back on).  ``measured``: use the
+    hardware's measurement files (all of them, latest value per quantity; only ``measurements`` when given)."""
+    from derive.model.parse import parse_assignment, parse_quantity_relation, parse_value
 
     store = PresetStore.discover(library.preset_dirs)
     values: dict[str, ScenarioValue] = {}
@@ -329,12 +453,19 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
         hw_path = store.path("hardware", hardware)
         values.update(_value_table(library, read_toml(hw_path), str(hw_path), f"hardware {hardware}"))
         layers.append(f"hardware {hardware}")
+    measurements = list(measurements)
+    if measured or measurements:
+        label, measured_values = _measured_layer(library, store, hardware, measurements)
+        values.update(measured_values)
+        layers.append(label)
 
     parsed_sets: list[tuple[str, sp.Rational, str]] = []
     for text in sets:
         qname, value_text = parse_assignment(text, where="--set")
         q = library.quantity(qname)
-        parsed_sets.append((qname, parse_value(value_text, q.dimension, where=f"--set {text}", quantity=qname), text))
+        value = parse_value(value_text, q.dimension, where=f"--set {text}", quantity=qname, si=si,
+                            unit_hint=q.display_unit or q.unit)
+        parsed_sets.append((qname, value, text))
 
     if model:
         kv = next((v for n, v, _ in parsed_sets if n == "bytes_per_kv_element"), None)
@@ -347,7 +478,8 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
         values[qname] = ScenarioValue(qname, value, f"--set {text}", None, "--set")
         layers.append(f"--set {text}")
     for text in assumes:
-        assumptions.append((text, parse_relation(text, library.symbols(), where=f"--assume {text!r}")))
+        assumptions.append((text, parse_quantity_relation(text, library.symbols(), library.dimension,
+                                                          where=f"--assume {text!r}", si=si)))
         layers.append(f"--assume {text}")
 
     for qname, v in values.items():
@@ -362,12 +494,13 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
     _drop_stale_pins(library, values, layers)
     pinned = frozenset(n for n in values if library.is_derived(n))
     base_layers = 1 if path is not None else 0
-    extra = [layer.split(" ", 1)[-1] for layer in layers[base_layers:] if not layer.startswith("unpinned")]
+    extra = ["measured" if layer.startswith("measured ") else layer.split(" ", 1)[-1]
+             for layer in layers[base_layers:] if not layer.startswith("unpinned")]
     label = name if not extra else f"{name}+" + "+".join(extra)
-    return Scenario(label, values, tuple(assumptions), pinned, tuple(layers))
+    return Scenario(label, values, tuple(assumptions), pinned, tuple(layers), _ceilings(library, values))
 
 
-_LAYER_RANK = {"scenario": 0, "hardware": 1, "model": 2, "config": 2, "--set": 3}
+_LAYER_RANK = {"scenario": 0, "hardware": 1, "measured": 2, "model": 3, "config": 3, "--set": 4}
 
 
 def _drop_stale_pins(library: Library, values: dict[str, ScenarioValue], layers: list[str]) -> None:

@@ -147,16 +147,28 @@ class Margin:
             "notes": self.notes,
         }
 
+    def shown(self, si_value: sp.Expr) -> str:
+        """A number of this result for people: ``56.25 GB/s`` (the unit asked for is kept)."""
+        from derive.model.display import format_value
+        from derive.model.units import parse_unit
+
+        fixed = parse_unit(self.unit).scale != 1
+        return format_value(si_value / self.scale, self.unit, fixed=fixed)
+
+    def interval_text(self, i: Interval) -> str:
+        lo = "-∞" if i.low is None else self.shown(i.low)
+        hi = "∞" if i.high is None else self.shown(i.high)
+        return f"{'[' if i.low_closed and i.low is not None else '('}{lo}, {hi}" \
+               f"{']' if i.high_closed and i.high is not None else ')'}"
+
     def text_lines(self) -> list[str]:
-        unit = "" if self.unit in ("1", "") else f" {self.unit}"
-        sets = " ∪ ".join(i.text(self.scale) for i in self.intervals) or "nowhere (empty set)"
-        out = [f"{self.id} holds for {self.vary} in {sets}{unit}"]
+        sets = " ∪ ".join(self.interval_text(i) for i in self.intervals) or "nowhere (empty set)"
+        out = [f"{self.id} holds for {self.vary} in {sets}"]
         if self.integer:
             out.append(f"  ({self.vary} is an integer quantity: only the integers of these intervals count)")
         if self.value is not None:
             state = "holds" if self.holds_at_value else "does NOT hold"
-            shown = sp.nsimplify(self.value / self.scale)
-            out.append(f"  scenario value {self.vary} = {shown}{unit}: the claim {state}")
+            out.append(f"  scenario value {self.vary} = {self.shown(self.value)}: the claim {state}")
         if self.eliminated:
             out.append(f"  ({self.eliminated} eliminated: solved from {self.vary} = x)")
         out.append(f"  solved: {self.formula}")

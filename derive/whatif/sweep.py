@@ -529,7 +529,7 @@ _WORKER: dict = {}
 def _worker_init(library_specs: Sequence[str], scenario: str | None, sets: Sequence[str],
                  assumes: Sequence[str], ids: Sequence[str] | None, rlimit: int, cache_dir: str | None,
                  with_base: bool = True) -> None:
-    from derive.checking.cache import ProofCache, ResultsCache, sources_digest
+    from derive.checking.cache import ProofCache, ResultsCache, library_digest, sources_digest
     from derive.checking.checker import Checker
     from derive.model.loader import load_library
     from derive.model.scenario import build_scenario
@@ -539,7 +539,8 @@ def _worker_init(library_specs: Sequence[str], scenario: str | None, sets: Seque
     base = build_scenario(lib, scenario=scenario, sets=sets, assumes=assumes)
     claims = _matrix_claims(lib, ids)
     results = ResultsCache(cache_dir) if cache_dir else None
-    sources = sources_digest() if results else None
+    # the library's own digest joins the sources: a library may read data files or the environment
+    sources = f"{sources_digest()}:{library_digest(lib)}" if results else None
     _WORKER.clear()
     _WORKER.update(lib=lib, cache=cache, base=base, claims=claims, rlimit=rlimit, scenario=scenario, sets=sets,
                    assumes=assumes, memo={}, results=results, sources=sources)
@@ -672,7 +673,7 @@ def check_matrix(library_specs: Sequence[str], *, pairs: Sequence[tuple[str, str
 
 
 def _base_key(init_args):
-    from derive.checking.cache import ResultsCache, sources_digest
+    from derive.checking.cache import ResultsCache, library_digest, sources_digest
     from derive.model.loader import load_library
     from derive.model.scenario import build_scenario
 
@@ -682,7 +683,8 @@ def _base_key(init_args):
     lib = load_library(list(specs))
     base = build_scenario(lib, scenario=scenario, sets=sets, assumes=assumes)
     results = ResultsCache(cache_dir)
-    return results, results.key(base, rlimit, [c.id for c in _matrix_claims(lib, ids)], sources_digest())
+    sources = f"{sources_digest()}:{library_digest(lib)}"
+    return results, results.key(base, rlimit, [c.id for c in _matrix_claims(lib, ids)], sources)
 
 
 def _cached_base(init_args) -> list[dict] | None:
