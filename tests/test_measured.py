@@ -203,3 +203,25 @@ def test_draw_ledger_figures_is_deterministic(tmp_path, lib):
     section = measured_section(lib)
     assert section.title == "Measured against derived" and section.rows and not section.contradictions
     assert any(r.ratio_achieved for r in section.rows)
+
+
+def test_probe_output_is_a_data_only_library(tmp_path, capsys, monkeypatch):
+    from derive.probe.__main__ import main as probe_main
+
+    result = {"device": "test", "matmul_flops_per_s": 5e14, "read_bytes_per_s": 1e12,
+              "dense_knee": {"K": 8, "N": 8, "points": _synthetic()}}
+    saved = tmp_path / "r.json"
+    saved.write_text(json.dumps(result))
+    monkeypatch.chdir(tmp_path)
+    assert probe_main(["--hardware", "tpu-v4", "--from-json", str(saved), "--date", "2030-01-01"]) == 0
+    capsys.readouterr()
+    assert main(["eval", "critical_intensity", "--hardware", "tpu-v4", "--measured", "--json", "--no-cache",
+                 "--library", "lecture", "--library", "probe-out"]) == 0
+    assert json.loads(capsys.readouterr().out)["value"] == pytest.approx(500)
+    # 500 TFLOP/s is above the TPU v4's 275 TFLOP/s peak: a contradiction, and the exit code says so
+    assert main(["ledger", "--json", "--hardware", "tpu-v4", "--library", "lecture", "--library", "probe-out"]) == 1
+    rows = {e["id"]: e for e in json.loads(capsys.readouterr().out)["entries"]}
+    assert "tpu-v4-probe-2030-01-01/dense-knee" in rows
+    flops = rows["tpu-v4/probe-2030-01-01/flops"]
+    assert flops["status"] == "contradiction" and flops["contradicts"] == ["gap.peak_flops_is_ceiling"]
+    assert rows["tpu-v4/probe-2030-01-01/hbm_bandwidth"]["status"] == "below ceiling"

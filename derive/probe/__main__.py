@@ -17,9 +17,9 @@ def _parser() -> argparse.ArgumentParser:
                                             "measurement file and a ledger file.")
     p.add_argument("--hardware", required=True, metavar="NAME",
                    help="the hardware preset this machine is (e.g. h100-sxm); names the files")
-    p.add_argument("--out", default="probe-out", metavar="DIR",
-                   help="folder to write measurements/<hardware>/ and ledger/ into (default: probe-out; give a "
-                        "library's presets folder to add them to it)")
+    p.add_argument("--out", default="probe-out/presets", metavar="DIR",
+                   help="presets folder to write measurements/<hardware>/ and ledger/ into (default: "
+                        "probe-out/presets, which `--library lecture --library probe-out` reads)")
     p.add_argument("--from-json", metavar="FILE", help="analyse a saved probe result instead of measuring")
     p.add_argument("--tiny", action="store_true", help="tiny sizes (a CPU smoke test; the numbers mean nothing)")
     p.add_argument("--device", default=None, help="torch device (default: cuda when available, else cpu)")

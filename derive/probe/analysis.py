@@ -137,7 +137,10 @@ def write_files(result: Mapping, *, hardware: str, date: str, source: str, out: 
     meas = out / "measurements" / hardware / f"{name}.toml"
     ledger = out / "ledger" / f"{hardware}-{name}.toml"
     meas.parent.mkdir(parents=True, exist_ok=True)
-    ledger.parent.mkdir(parents=True, exist_ok=True)
     meas.write_text(measurement_toml(result, hardware=hardware, date=date, source=source))
-    ledger.write_text(ledger_toml(result, hardware=hardware, date=date, source=source))
+    text = ledger_toml(result, hardware=hardware, date=date, source=source)
+    if "[[entry]]" not in text:  # only ceilings measured: the measurement file is all there is
+        return [meas]
+    ledger.parent.mkdir(parents=True, exist_ok=True)
+    ledger.write_text(text)
     return [meas, ledger]
