@@ -76,9 +76,9 @@ def test_seeded_ledger_has_no_contradiction(lib):
     rows = {r.entry.id: r for r in ledger.rows}
     assert len(rows) >= 30
     # the probe's decode steps sit 1.4x-2.7x above the floor; the dense knee near R at achieved ceilings
-    decode = [r for i, r in rows.items() if i.startswith("decode-")]
-    assert decode and all(1 < r.ratio < 3 for r in decode)
-    knee_row = rows["dense-knee"]
+    decode = [r for i, r in rows.items() if i.startswith("h100-sxm-probe-2026-11-23/decode-")]
+    assert len(decode) == 18 and all(1 < r.ratio < 3 for r in decode)
+    knee_row = rows["h100-sxm-probe-2026-11-23/dense-knee"]
     assert knee_row.kind == "prediction" and abs(float(knee_row.ratio_achieved) - 1) < 0.1
     assert rows["mi300x/stas00-mamf/flops"].status == "below ceiling"
 
@@ -98,7 +98,7 @@ set = ["chips=1", "params_total=8e9 param", "params_active=8e9 param", "batch=1"
 """)
     lib2 = load_library(["lecture"])
     lib2.preset_dirs.insert(0, tmp_path)
-    row = next(r for r in build_ledger(lib2).rows if r.entry.id == "too-fast")
+    row = next(r for r in build_ledger(lib2).rows if r.entry.id == "zz-planted/too-fast")
     assert row.status == "contradiction"
     assert row.broken == ("gap.step_reads_its_bytes",)  # 1 ms is above the compute time, below the reads
 
@@ -148,9 +148,80 @@ def test_probe_files_round_trip_through_the_ledger(tmp_path):
         measurement_toml({}, hardware="x", date="d", source="s")
 
 
-def test_probe_cpu_tiny(tmp_path):
+def test_probe_cpu_tiny(tmp_path, capsys):
     pytest.importorskip("torch")
     from derive.probe.__main__ import main as probe_main
 
-    assert probe_main(["--hardware", "h100-sxm", "--tiny", "--device", "cpu", "--out", str(tmp_path)]) == 0
-    assert list((tmp_path / "measurements" / "h100-sxm").glob("*.toml"))
+    out = tmp_path / "presets"
+    assert probe_main(["--hardware", "h100-sxm", "--tiny", "--device", "cpu", "--out", str(out),
+                       "--date", "2031-01-01"]) == 0
+    assert "achieved dense FLOP/s" in capsys.readouterr().out
+    lib2 = load_library(["lecture"])
+    lib2.preset_dirs.insert(0, out)
+    assert build_scenario(lib2, hardware="h100-sxm", measured=True).ceilings[0].as_of == "2031-01-01"
+    rows = [r for r in build_ledger(lib2, hardware=["h100-sxm"]).rows if r.entry.file.endswith("2031-01-01.toml")]
+    assert rows and all(r.status != "contradiction" for r in rows)  # a CPU is slower than an H100's floors
+
+
+def test_probe_without_torch_fails_cleanly(monkeypatch, capsys):
+    import builtins
+
+    from derive.probe.__main__ import main as probe_main
+
+    real_import = builtins.__import__
+
+    def no_torch(name, *args, **kwargs):
+        if name == "torch" or name.startswith("torch."):
+            raise ImportError("No module named 'torch'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.delitem(__import__("sys").modules, "derive.probe.bench", raising=False)
+    monkeypatch.setattr(builtins, "__import__", no_torch)
+    assert probe_main(["--hardware", "h100-sxm", "--tiny"]) == 2
+    assert "pip install" in capsys.readouterr().err
+
+
+def test_probe_from_json_and_bad_json(tmp_path, capsys):
+    from derive.probe.__main__ import main as probe_main
+
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    assert probe_main(["--hardware", "h100-sxm", "--from-json", str(bad), "--out", str(tmp_path)]) == 2
+    partial = tmp_path / "partial.json"
+    partial.write_text('{"read_bytes_per_s": 1e12}')
+    assert probe_main(["--hardware", "h100-sxm", "--from-json", str(partial), "--out", str(tmp_path)]) == 2
+    assert "matmul_flops_per_s" in capsys.readouterr().err
+
+
+def test_draw_ledger_figures_is_deterministic(tmp_path, lib):
+    from derive.documents.measured import draw_ledger_figures, measured_section
+
+    ledger = build_ledger(lib, hardware=["h100-sxm"])
+    first = draw_ledger_figures(lib, ledger, tmp_path / "a", formats=("svg",))
+    second = draw_ledger_figures(lib, ledger, tmp_path / "b", formats=("svg",))
+    assert len(first) == 3 and [p.read_bytes() for p in first] == [p.read_bytes() for p in second]
+    section = measured_section(lib)
+    assert section.title == "Measured against derived" and section.rows and not section.contradictions
+    assert any(r.ratio_achieved for r in section.rows)
+
+
+def test_probe_output_is_a_data_only_library(tmp_path, capsys, monkeypatch):
+    from derive.probe.__main__ import main as probe_main
+
+    result = {"device": "test", "matmul_flops_per_s": 5e14, "read_bytes_per_s": 1e12,
+              "dense_knee": {"K": 8, "N": 8, "points": _synthetic()}}
+    saved = tmp_path / "r.json"
+    saved.write_text(json.dumps(result))
+    monkeypatch.chdir(tmp_path)
+    assert probe_main(["--hardware", "tpu-v4", "--from-json", str(saved), "--date", "2030-01-01"]) == 0
+    capsys.readouterr()
+    assert main(["eval", "critical_intensity", "--hardware", "tpu-v4", "--measured", "--json", "--no-cache",
+                 "--library", "lecture", "--library", "probe-out"]) == 0
+    assert json.loads(capsys.readouterr().out)["value"] == pytest.approx(500)
+    # 500 TFLOP/s is above the TPU v4's 275 TFLOP/s peak: a contradiction, and the exit code says so
+    assert main(["ledger", "--json", "--hardware", "tpu-v4", "--library", "lecture", "--library", "probe-out"]) == 1
+    rows = {e["id"]: e for e in json.loads(capsys.readouterr().out)["entries"]}
+    assert "tpu-v4-probe-2030-01-01/dense-knee" in rows
+    flops = rows["tpu-v4/probe-2030-01-01/flops"]
+    assert flops["status"] == "contradiction" and flops["contradicts"] == ["gap.peak_flops_is_ceiling"]
+    assert rows["tpu-v4/probe-2030-01-01/hbm_bandwidth"]["status"] == "below ceiling"

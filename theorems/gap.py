@@ -44,7 +44,7 @@ import tomllib
 from fractions import Fraction
 from pathlib import Path
 
-from derive import Assumption, Claim, Definition, Quantity, Source, logic, si
+from derive import Assumption, Claim, Definition, Quantity, Source, derived, logic, paper, si
 
 from .batching import hardware_ratio_q
 from .moe import experts_active, experts_total
@@ -63,8 +63,12 @@ CHAPTER = "Derived against measured"
 PRESETS = Path(__file__).parent / "presets"
 
 
-def measured(detail: str) -> Source:
-    return Source("measured", "presets/measurements and presets/ledger", detail)
+ROOFLINE = "Williams, Waterman and Patterson 2009, Roofline: an insightful visual performance model"
+
+
+def measured(ref: str, detail: str = "") -> Source:
+    """A declaration that rests on measurements (``ref``: where they are)."""
+    return Source("measured", ref, detail)
 
 
 def _preset_value(path: Path, name: str) -> Fraction:
@@ -112,16 +116,16 @@ peak_flops_is_ceiling = Assumption(
     "gap.peak_flops_is_ceiling", title="Peak FLOP/s is a ceiling",
     statement="No kernel multiplies faster than the chip's peak dense FLOP/s at its precision: an achieved "
               "rate is at most the spec sheet's.",
-    source=measured("the vendor's peak is the clock times the tensor units' width; stas00/ml-engineering's "
-                    "MAMF table finds 51-87 % of it"),
+    source=measured("stas00/ml-engineering:compute/accelerator/README.md (MAMF table)",
+                    "the peak is the clock times the tensor units' width; measured kernels reach 51-87 % of it"),
     relation=logic.le(F_ach, F),
 )
 peak_bandwidth_is_ceiling = Assumption(
     "gap.peak_bandwidth_is_ceiling", title="Peak HBM bandwidth is a ceiling",
     statement="No kernel reads HBM faster than the memory clock times the bus width: an achieved read "
               "bandwidth is at most the spec sheet's.",
-    source=measured("bandwidth = memory clock x bus width x 2 (stas00/ml-engineering, 'How to calculate "
-                    "theoretical memory bandwidth')"),
+    source=measured("stas00/ml-engineering:compute/accelerator/README.md (How to calculate theoretical "
+                    "memory bandwidth)", "bandwidth = memory clock x bus width x 2"),
     relation=logic.le(W_ach, W),
 )
 step_does_its_flops = Assumption(
@@ -129,7 +133,7 @@ step_does_its_flops = Assumption(
     statement="A measured decode step multiplies every active weight by every sequence's new token (2 FLOPs "
               "each) at no more than the peak FLOP/s of its chips, so it lasts at least the compute time.  "
               "Speculative decoding (several tokens per step) or weights skipped at run time would break it.",
-    source=measured("roofline model (Williams et al. 2009) applied to a decode step"),
+    source=paper(ROOFLINE, "applied to a decode step"),
     relation=logic.ge(T_meas, compute_time_q.sym),
 )
 step_reads_its_bytes = Assumption(
@@ -138,14 +142,14 @@ step_reads_its_bytes = Assumption(
               "HBM at least once, at no more than the peak bandwidth of its chips, so it lasts at least the "
               "memory time.  Weights stored in fewer bytes than the scenario says, or served from a cache "
               "larger than the weights, would break it.",
-    source=measured("roofline model (Williams et al. 2009) applied to a decode step"),
+    source=paper(ROOFLINE, "applied to a decode step"),
     relation=logic.ge(T_meas, memory_time_q.sym),
 )
 tokens_cost_their_flops = Assumption(
     "gap.tokens_cost_their_flops", title="Each output token costs its multiplies",
     statement="Every token a server outputs took at least 2·N_act FLOPs on some chip, done at no more than "
               "the peak FLOP/s, so the tokens per second of one chip times 2·N_act is at most F.",
-    source=measured("Kaplan et al. 2020 (C_forward = 2N) with the peak as a ceiling"),
+    source=paper("Kaplan et al. 2020, Scaling Laws for Neural Language Models", "C_forward = 2N, at most F per second"),
     relation=logic.le(Theta * c_fwd * N_act, F),
 )
 
@@ -156,7 +160,7 @@ roofline_floor_below_measured = Claim(
     statement="Whatever the software, a measured decode step lasts at least the roofline step time "
               "max(compute time, memory time) at the chips' peaks; a measurement below it contradicts one of "
               "the two assumptions it rests on, and the ratio above it is the gap software could close.",
-    source=measured("roofline bound; checked against every decode measurement by derive ledger"),
+    source=paper(ROOFLINE, "a lower bound; derive ledger checks it against every decode measurement"),
     goal=logic.ge(T_meas, step_time_q.sym),
     uses=(step_does_its_flops, step_reads_its_bytes),
 )
@@ -164,7 +168,7 @@ throughput_per_chip_ceiling = Claim(
     "gap.throughput_per_chip_ceiling", title="Tokens per second per chip are at most F/(2·N_act)",
     statement="However large the batch, one chip cannot output more tokens per second than its peak FLOP/s "
               "over the FLOPs of one token, 2·N_act.",
-    source=measured("the compute side of the roofline, per token"),
+    source=paper(ROOFLINE, "the compute side of the roofline, per token"),
     goal=logic.le(Theta, F / (c_fwd * N_act)),
     uses=(tokens_cost_their_flops,),
 )
@@ -175,14 +179,14 @@ achieved_ratio = Definition(
     statement="The hardware ratio at the ceilings a real kernel reached: achieved FLOP/s times bytes per "
               "weight over twice the achieved HBM bandwidth.  It is where a real weight-streaming matrix "
               "product turns compute-bound.",
-    source=measured("R = F·q/(2W) (batching.hardware_ratio) at measured F and W"),
+    source=derived("batching.hardware_ratio at measured F and W"),
     defines=achieved_ratio_q, expr=F_ach * q / (c_fwd * W_ach),
 )
 achieved_ratio_from_efficiencies = Claim(
     "gap.achieved_ratio_from_efficiencies", title="The achieved ratio is the peak ratio times two efficiencies",
     statement="R_ach = R · (F_ach/F) / (W_ach/W): the spec-sheet ratio scaled by the share of FLOP/s a kernel "
               "reaches over the share of bandwidth it reaches.",
-    source=measured("algebra on the two definitions"),
+    source=derived("algebra on the two definitions"),
     goal=logic.eq(R_ach, R * (F_ach / F) / (W_ach / W)),
 )
 achieved_ratio_below_peak_ratio = Claim(
@@ -190,7 +194,7 @@ achieved_ratio_below_peak_ratio = Claim(
     statement="When a chip reaches a smaller share of its peak FLOP/s than of its peak bandwidth (as every "
               "GPU measured here does), the achieved ratio is below the spec-sheet ratio: a real matrix product "
               "turns compute-bound at a smaller batch than the spec sheet implies.",
-    source=measured("follows from gap.achieved_ratio_from_efficiencies"),
+    source=derived("from gap.achieved_ratio_from_efficiencies"),
     hypotheses=(logic.le(F_ach / F, W_ach / W),),
     goal=logic.le(R_ach, R),
     uses=(achieved_ratio_from_efficiencies,),
@@ -200,7 +204,8 @@ achieved_ratio_h100_sxm = Claim(
     statement="Measured on one H100 SXM (770 TFLOP/s bf16 and 3.05 TB/s read, 78 % and 91 % of the peaks), "
               "the achieved ratio is about 253 tokens against the spec sheet's 295: the knee of a "
               "weight-streaming matrix product moves down by about 14 %.",
-    source=measured("presets/measurements/h100-sxm/probe-2026-11-23.toml and presets/hardware/h100-sxm.toml"),
+    source=measured("presets/measurements/h100-sxm/probe-2026-11-23.toml (shared/measurements, 2026-11-23)",
+                    "peaks from presets/hardware/h100-sxm.toml"),
     hypotheses=_hyp("h100-sxm", "probe-2026-11-23"),
     goal=logic.And((logic.within_percent(R_ach, 253, 1), logic.lt(R_ach, R))),
     uses=(achieved_ratio_below_peak_ratio,),
@@ -209,8 +214,8 @@ achieved_ratio_gb200_fp8 = Claim(
     "gap.achieved_ratio_gb200_fp8", title="GB200 (FP8): achieved ratio about 187, against 313 on paper",
     statement="Azure measured 2,744 TFLOP/s FP8 and 7.35 TB/s on a GB200 (55 % and 92 % of the peaks): at one "
               "byte per weight the achieved ratio is about 187 tokens against the spec sheet's 313.",
-    source=measured("presets/measurements/gb200-nvl72-fp8/azure-nd-gb200-v6.toml and "
-                    "presets/hardware/gb200-nvl72-fp8.toml"),
+    source=measured("presets/measurements/gb200-nvl72-fp8/azure-nd-gb200-v6.toml (Azure HPC blog, 2025-03)",
+                    "peaks from presets/hardware/gb200-nvl72-fp8.toml"),
     hypotheses=_hyp("gb200-nvl72-fp8", "azure-nd-gb200-v6"),
     goal=logic.And((logic.within_percent(R_ach, 187, 1), logic.lt(R_ach, R))),
     uses=(achieved_ratio_below_peak_ratio,),
@@ -221,19 +226,19 @@ expert_layer_compute_time = Definition(
     "gap.expert_layer_compute_time", title="Compute time of an expert layer",
     statement="B_layer tokens each go to E_act experts of P_e parameters: 2·B_layer·E_act·P_e FLOPs at the "
               "peak FLOP/s.",
-    source=measured("the shared probe's expert-layer benchmark (balanced routing)"),
+    source=derived("the expert-layer benchmark of shared/measurements (balanced routing)"),
     defines=expert_compute_time_q, expr=c_fwd * B_layer * E_act * P_e / F,
 )
 expert_layer_weight_time = Definition(
     "gap.expert_layer_weight_time", title="Weight-read time of an expert layer",
     statement="Every one of the E_tot experts is read once per call, q bytes per parameter.",
-    source=measured("the shared probe's expert-layer benchmark (balanced routing)"),
+    source=derived("the expert-layer benchmark of shared/measurements (balanced routing)"),
     defines=expert_weight_time_q, expr=E_tot * P_e * q / W,
 )
 knee_tokens = Definition(
     "gap.knee_tokens", title="Knee of an expert layer",
     statement="The hardware ratio times the layer's sparsity E_tot/E_act: R × S tokens.",
-    source=measured("batching.batch_optimum for one layer"),
+    source=derived("batching.batch_optimum for one layer"),
     defines=knee_tokens_q, expr=R * E_tot / E_act,
 )
 knee_moves_with_sparsity = Claim(
@@ -241,8 +246,8 @@ knee_moves_with_sparsity = Claim(
     statement="An expert layer's compute time equals its weight-read time exactly when it receives "
               "R·E_tot/E_act tokens: the knee of a dense matrix product (E_tot = E_act = 1) is R, and a "
               "layer of sparsity S = E_tot/E_act needs S times as many tokens to become compute-bound.",
-    source=measured("the lecture's R × S (batching.batch_optimum) for one layer; measured 4.0x at S = 4 and "
-                    "13.5x at S = 16 on one H100"),
+    source=measured("presets/ledger/h100-sxm-probe-2026-11-23.toml (knees)",
+                    "the lecture's R x S for one layer; measured 4.0x the dense knee at S = 4, 13.2-13.5x at S = 16"),
     goal=logic.Iff(logic.eq(expert_compute_time_q.sym, expert_weight_time_q.sym),
                    logic.eq(B_layer, knee_tokens_q.sym)),
 )

@@ -57,6 +57,8 @@ def _import_path(path: Path) -> list[ModuleType]:
                 sys.path.remove(str(path.parent))
         files = sorted(p for p in path.glob("*.py") if not p.name.startswith(("_", "test_")))
         if not files:
+            if (path / "presets").is_dir():
+                return []  # a data-only library: presets (e.g. a probe's measurement and ledger files)
             raise LibraryError(f"no .py files in {path}", where="--library")
         return [_import_file(p, f"derive_user_{path.name}_{p.stem}") for p in files]
     except DeriveError:

@@ -17,9 +17,9 @@ def _parser() -> argparse.ArgumentParser:
                                             "measurement file and a ledger file.")
     p.add_argument("--hardware", required=True, metavar="NAME",
                    help="the hardware preset this machine is (e.g. h100-sxm); names the files")
-    p.add_argument("--out", default="probe-out", metavar="DIR",
-                   help="folder to write measurements/<hardware>/ and ledger/ into (default: probe-out; give a "
-                        "library's presets folder to add them to it)")
+    p.add_argument("--out", default="probe-out/presets", metavar="DIR",
+                   help="presets folder to write measurements/<hardware>/ and ledger/ into (default: "
+                        "probe-out/presets, which `--library lecture --library probe-out` reads)")
     p.add_argument("--from-json", metavar="FILE", help="analyse a saved probe result instead of measuring")
     p.add_argument("--tiny", action="store_true", help="tiny sizes (a CPU smoke test; the numbers mean nothing)")
     p.add_argument("--device", default=None, help="torch device (default: cuda when available, else cpu)")
@@ -62,19 +62,22 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _table(result: dict) -> None:
+    from derive.model.display import format_value
+
     w = sys.stdout.write
     w(f"device: {result.get('device')}\n")
-    w(f"  achieved dense FLOP/s   {result['matmul_flops_per_s'] / 1e12:10.1f} TFLOP/s\n")
-    w(f"  achieved HBM read       {result['read_bytes_per_s'] / 1e12:10.3f} TB/s\n")
+    w(f"  achieved dense FLOP/s   {format_value(result['matmul_flops_per_s'], 'FLOP/s')}\n")
+    w(f"  achieved HBM read       {format_value(result['read_bytes_per_s'], 'byte/s')}\n")
     ratio = result["matmul_flops_per_s"] / result["read_bytes_per_s"]
-    w(f"  achieved F/W            {ratio:10.1f} FLOP/byte\n")
+    w(f"  achieved F/W            {format_value(ratio, 'FLOP/byte')}\n")
     if result.get("dense_knee"):
-        w(f"  dense knee              {knee(result['dense_knee']['points']).tokens:10.0f} tokens\n")
+        w(f"  dense knee              {format_value(knee(result['dense_knee']['points']).tokens, 'token')}\n")
     for moe in result.get("moe_knee", []):
         s = moe["experts"] / moe["top_k"]
-        w(f"  knee E={moe['experts']:<3} k={moe['top_k']:<2} S={s:<4g}  {knee(moe['points']).tokens:10.0f} tokens\n")
+        w(f"  knee E={moe['experts']:<3} k={moe['top_k']:<2} S={s:<4g}  "
+          f"{format_value(knee(moe['points']).tokens, 'token')}\n")
     for p in result.get("decode", []):
-        w(f"  decode B={p['batch']:<5} L={p['context']:<6} {p['seconds'] * 1e3:10.3f} ms\n")
+        w(f"  decode B={p['batch']:<5} L={p['context']:<6} {format_value(p['seconds'], 's')}\n")
 
 
 if __name__ == "__main__":

@@ -123,7 +123,8 @@ def ledger_toml(result: Mapping, *, hardware: str, date: str, source: str) -> st
             lines += ["[[entry]]", f'id = "decode-b{b}-l{ctx}"', f"title = {_q(f'decode step, B = {b}, L = {ctx}')}",
                       'check = "gap.roofline_floor_below_measured"', f'value = "{_num(float(p["seconds"]))} s"',
                       f'set = ["params_total={n} param", "params_active={n} param", '
-                      f'"kv_bytes_per_token={kv_bytes_per_token(model)} byte/token", "batch={b}", "context={ctx}"]',
+                      f'"kv_bytes_per_token={kv_bytes_per_token(model)} byte/token", "batch={b} seq", '
+                      f'"context={ctx} token/seq"]',
                       "series = [" + ", ".join(_q(s) for s in series) + "]",
                       f"method = {_q(method)}", ""]
     return "\n".join(lines)
@@ -136,7 +137,10 @@ def write_files(result: Mapping, *, hardware: str, date: str, source: str, out: 
     meas = out / "measurements" / hardware / f"{name}.toml"
     ledger = out / "ledger" / f"{hardware}-{name}.toml"
     meas.parent.mkdir(parents=True, exist_ok=True)
-    ledger.parent.mkdir(parents=True, exist_ok=True)
     meas.write_text(measurement_toml(result, hardware=hardware, date=date, source=source))
-    ledger.write_text(ledger_toml(result, hardware=hardware, date=date, source=source))
+    text = ledger_toml(result, hardware=hardware, date=date, source=source)
+    if "[[entry]]" not in text:  # only ceilings measured: the measurement file is all there is
+        return [meas]
+    ledger.parent.mkdir(parents=True, exist_ok=True)
+    ledger.write_text(text)
     return [meas, ledger]

@@ -48,7 +48,7 @@ _OP_WORDS = {">=": "floor", ">": "floor", "<=": "ceiling", "<": "ceiling", "==":
 class LedgerEntry:
     """One measured result and the scenario it was measured under."""
 
-    id: str
+    id: str  # "<ledger file stem>/<entry id>"; a measured ceiling: "<hardware>/<measurement file>/<quantity>"
     title: str
     check: str  # id of the claim, assumption or definition the measurement is held to
     measured: str  # the quantity the measured value is a value of
@@ -218,7 +218,7 @@ def read_ledger_file(library: Library, path: Path) -> list[LedgerEntry]:
         if set(series) - figures:
             raise ScenarioError(f"series '{sorted(set(series) - figures)[0]}' has no [figure] table", where=w)
         out.append(LedgerEntry(
-            id=str(raw["id"]) if "id" in raw else str(get("id")), title=str(get("title", "")), check=check,
+            id=f"{path.stem}/{raw['id'] if 'id' in raw else get('id')}", title=str(get("title", "")), check=check,
             measured=measured, value=value, value_text=value_text,
             hardware=None if get("hardware") is None else str(get("hardware")),
             model=None if get("model") is None else str(get("model")),

@@ -11,6 +11,7 @@ def add_arguments(p) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--hardware", dest="only", action="append", default=[], metavar="NAME",
                    help="only measurements on this hardware preset (repeatable)")
+    p.add_argument("--figures", metavar="DIR", help="also draw measured points over the derived curves into DIR")
     p.add_argument("--library", dest="libraries", action="append", default=[], metavar="PATH",
                    help="load declarations (and their ledger/ and measurements/ presets) from PATH")
 
@@ -26,6 +27,12 @@ def run(args, ctx) -> int:
 
     ledger = build_ledger(ctx.library, hardware=args.only)
     written: list = []
+    if args.figures:
+        from pathlib import Path
+
+        from derive.documents.measured import draw_ledger_figures
+
+        written = draw_ledger_figures(ctx.library, ledger, Path(args.figures))
     if args.json:
         emit_json({**ledger.to_json(), "figures": [str(p) for p in written]})
         return 1 if ledger.contradictions else 0
