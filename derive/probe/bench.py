@@ -186,7 +186,6 @@ def measure(*, device: str | None = None, tiny: bool = False, log: TextIO = sys.
     say("expert-layer knees done")
 
     m = sz.model
-    decoder = None
     out["decode"] = []
     for bt, ctx in sz.decode:
         decoder = _Decoder(m, bt, ctx, dev)
@@ -206,7 +205,9 @@ def measure(*, device: str | None = None, tiny: bool = False, log: TextIO = sys.
         out["decode"].append({"batch": bt, "context": ctx, "seconds": t, "kv_bytes": kv_bytes})
         say(f"decode B={bt} L={ctx}: {t * 1e3:.3f} ms")
         del decoder, fn
-        if dev.type == "cuda":
+        if dev.type == "cuda":  # free this shape's weights, KV cache and graph pool before the next one
+            del graph
+            torch.cuda.synchronize(dev)
             torch.cuda.empty_cache()
     params = params_read_per_step(m)
     out["decode_model"] = {**m, "params_read_per_step": params,
