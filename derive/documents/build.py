@@ -7,11 +7,18 @@ Outputs (relative to the output folder):
 - ``derivation.pdf`` (``pdf``), compiled with pdflatex when it is installed (otherwise a notice);
 - always: ``status.json`` (the check report without timings), ``graph.dot`` and ``graph.json``.
 
-Everything is first written into a staging folder next to the output folder; only when every file
-exists are they moved into place, one ``os.replace`` each.  A failed or interrupted build therefore
-leaves the previous outputs as they were, and no file is ever half-written.  pdflatex runs in the
-staging folder with ``SOURCE_DATE_EPOCH=0`` and ``FORCE_SOURCE_DATE=1``, and the document suppresses
-PDF dates and ids, so two builds of the same input are byte-identical.
+Atomic: ``--out`` is always exactly one complete build, the old one or the new one (``publish``).
+Everything is written into a staging folder beside ``--out`` (``.NAME.staging-PID-XXXX``); files of
+the previous ``--out`` that the new build does not write (a user's own files) are hard-linked into it;
+then one atomic exchange of the two folders switches old for new (Linux ``renameat2(RENAME_EXCHANGE)``),
+and the old build, now under the staging name, is deleted.  Where the exchange is not available the
+switch is two renames (``--out`` aside to ``.NAME.old-PID-XXXX``, staging into place); a build killed
+between the two leaves no ``--out`` and the old build aside, and the next build (or the next read of
+``publish``) renames it back before anything else.  Staging and old folders of builds that were killed
+(their process is gone) are removed by the next build.  pdflatex runs in the staging folder with
+``SOURCE_DATE_EPOCH=0`` and ``FORCE_SOURCE_DATE=1``, and the document suppresses PDF dates and ids, so
+two builds of the same input are byte-identical.  Every write error (read-only folder, permission
+denied, disk full, part-way or not) is a one-line ``OutputError`` naming the folder.
 
 Environment: ``DERIVE_REQUIRE_LATEX=1`` makes a missing pdflatex an error (CI); ``DERIVE_PDFLATEX``
 names the pdflatex to run (empty: behave as if none were installed).
@@ -20,12 +27,14 @@ names the pdflatex to run (empty: behave as if none were installed).
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import os
+import secrets
 import shutil
 import subprocess
-import tempfile
-from collections.abc import Iterable, Sequence
+import sys
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,7 +52,7 @@ from derive.documents.figures import (
 from derive.documents.render import claims_model, document_model, render, values_model
 from derive.documents.store import ArtifactStore, content_key
 from derive.documents.thresholds import thresholds
-from derive.errors import DeriveError
+from derive.errors import DeriveError, OutputError
 from derive.model.library import Library
 from derive.model.scenario import Scenario
 
@@ -184,18 +193,9 @@ def build(library: Library, scenario: Scenario, out: Path | str = "build", forma
         report = _checker(library, scenario, rlimit, cache).check()
     verdicts = {r.id: r.verdict for r in report.results}
 
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-staging-", dir=out.parent))
-    except OSError as err:
-        raise DeriveError(f"cannot write next to {out}: {err.strerror}", where="--out") from None
-    try:
-        cache_root = getattr(cache, "root", None)
-        files = _write_all(library, scenario, report, base_report, figures, verdicts, staging, formats, engine,
-                           cache_root)
-        _move_into_place(staging, out, files)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    cache_root = getattr(cache, "root", None)
+    files = publish(out, lambda staging: _write_all(library, scenario, report, base_report, figures, verdicts,
+                                                   staging, formats, engine, cache_root), notices)
     return BuildResult(out, files, report, base_report, notices)
 
 
@@ -247,49 +247,6 @@ def _write_all(library: Library, scenario: Scenario, report: Report, base_report
     return sorted(set(files))
 
 
-def _engine_id(engine: str) -> str:
-    """The LaTeX engine's path and size (a changed TeX installation gives other PDFs)."""
-    path = shutil.which(engine) or engine
-    try:
-        st = os.stat(path)
-        return f"{path}:{st.st_size}:{int(st.st_mtime)}"
-    except OSError:
-        return path
-
-
-def _figures(library: Library, scenario: Scenario, verdicts: dict[str, str], figures: list, staging: Path,
-             formats: Sequence[str], store: ArtifactStore | None
-             ) -> tuple[list[FigureResult], FigureResult, dict[str, FigureResult]]:
-    """Draw (or read from the artifact cache) every figure, the dependency graph and one subgraph per
-    chapter.  The key covers the engine's and libraries' sources, the scenario and the verdicts."""
-    key = None
-    if store is not None:
-        from derive.checking.cache import sources_digest
-
-        key = content_key("figures", sources_digest(), scenario.fingerprint(), json.dumps(verdicts, sort_keys=True),
-                          ",".join(formats), json.dumps([f.id for f in figures]))
-        manifest = store.get("figures", key, staging)
-        if manifest is not None:
-            try:
-                results = [FigureResult(**r) for r in manifest["results"]]
-                drawn, graph, chapters = results[:len(figures)], results[len(figures)], results[len(figures) + 1:]
-                return drawn, graph, {r.topic: r for r in chapters if r.topic}
-            except (KeyError, TypeError, IndexError):
-                pass
-    fig_dir = staging / "figures"
-    drawn = [render_figure(f, library, scenario, fig_dir, formats) for f in figures]
-    graph = render_graph(library, verdicts, fig_dir, formats=formats)
-    chapters = {t.name: render_chapter_graph(library, verdicts, t.name, fig_dir, formats) for t in library.topics}
-    if store is not None and key is not None:
-        results = [*drawn, graph, *chapters.values()]
-        names = [n for r in results for n in r.files.values()]
-        store.put("figures", key, staging, names, {"results": [dataclasses.asdict(r) for r in results]})
-    return drawn, graph, chapters
-
-
-def _move_into_place(staging: Path, out: Path, files: Iterable[str]) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    for name in files:
-        target = out / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staging / name, target)
+from derive.documents.store import ArtifactStore, content_key
+from derive.documents.thresholds import thresholds
+from derive.errors import DeriveError, OutputError

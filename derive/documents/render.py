@@ -142,27 +142,25 @@ def markdown_unit(text: str) -> str:
 
 
 def value_text(value: sp.Expr | float, unit: str) -> dict[str, str]:
-    """A number with a unit, rendered for both formats: ``{"tex": "\\SI{14.4}{\\milli\\second}",
-    "md": "14.4 ms", "num": "14.4", "unit": "ms"}``."""
-    return _value_text(value, unit)
+    """A number given in ``unit``, rendered for every format through the shared formatter
+    (``derive.model.display``, which picks the prefix: 24 PFLOP/s, 14.4 ms, 2,400 seq, 5.75e25 FLOP):
+    ``{"tex": "\\SI{14.4}{\\milli\\second}", "md": "14.4 ms", "num": "14.4", "unit": "ms", ...}``."""
+    from derive.model.display import latex_value, shown
+
+    s = shown(value, unit)
+    lv = latex_value(value, unit)
+    if lv.num is None:
+        return {"tex": rf"\ensuremath{{{lv.text}}}", "md": s.text, "num": "", "unit": "", "eq_md": "=",
+                "eq_tex": "=", "si_unit": ""}
+    si_unit = siunitx_unit(lv.unit)
+    tex = rf"\SI{{{lv.num}}}{{{si_unit}}}" if si_unit else rf"\num{{{lv.num}}}"
+    return {"tex": tex, "md": s.text, "num": lv.num, "unit": markdown_unit(s.unit), "eq_md": "=",
+            "eq_tex": "=", "si_unit": si_unit}
 
 
 def si_value_text(si_value: sp.Expr | float, unit: str) -> dict[str, str]:
-    """An SI value shown in ``unit`` or, for FLOP, byte and second units, the prefix that keeps the
-    number in [1, 1000) (``scaled_unit``)."""
-    shown = scaled_unit(sp.nsimplify(si_value) if isinstance(si_value, float) else si_value, unit)
-    return _value_text(in_unit(si_value, shown), shown)
-
-
-def _value_text(value: sp.Expr | float, unit: str) -> dict[str, str]:
-    mantissa, exponent = format_number(value)
-    si_unit = siunitx_unit(unit)
-    tex_num = mantissa if exponent is None else f"{mantissa}e{exponent}"
-    tex = rf"\SI{{{tex_num}}}{{{si_unit}}}" if si_unit else rf"\num{{{tex_num}}}"
-    md_num = _group(mantissa) if exponent is None else f"{mantissa} × 10{str(exponent).translate(_SUPERSCRIPT)}"
-    md_unit = markdown_unit(unit)
-    return {"tex": tex, "md": f"{md_num} {md_unit}".strip(), "num": tex_num, "unit": md_unit, "eq_md": "=",
-            "eq_tex": "=", "si_unit": si_unit}
+    """An SI value shown starting from ``unit`` (the formatter picks the prefix)."""
+    return value_text(in_unit(si_value, unit), unit)
 
 
 def _group(mantissa: str) -> str:
@@ -175,67 +173,23 @@ def _group(mantissa: str) -> str:
 
 
 def exact_value_text(si_value: sp.Rational, q: Quantity) -> dict[str, str]:
-    """An exact value (a counterexample) for a reader: in the quantity's display unit when that is
-    exact in four significant digits, else as the exact fraction in SI units, else rounded."""
+    """An exact value (a counterexample) for a reader, in the quantity's unit through the shared
+    formatter; ``eq_md``/``eq_tex`` say "approximately" when the text is rounded."""
+    from derive.model.display import shown
+
     unit = quantity_unit(q)
-    shown = in_unit(si_value, unit)
-    mantissa, exponent = format_number(shown)
-    if exponent is None and sp.Rational(mantissa) == shown:
-        return value_text(shown, unit)
-    si = format_dimension(q.dimension)
-    r = sp.Rational(si_value)
-    if r.q < 10**6 and abs(r.p) < 10**9:
-        si_unit, md_unit = siunitx_unit(si), markdown_unit(si)
-        frac = rf"\ensuremath{{\tfrac{{{abs(r.p)}}}{{{r.q}}}}}"
-        sign = "-" if r.p < 0 else ""
-        tex = sign + frac + (rf"\,\si{{{si_unit}}}" if si_unit else "")
-        return {"tex": tex, "md": f"{r} {md_unit}".strip(), "num": str(r), "unit": md_unit, "eq_md": "=",
-                "eq_tex": "="}
-    out = value_text(shown, unit)
-    if sp.Rational(mantissa) * sp.Rational(10) ** (exponent or 0) != shown:
+    value = in_unit(si_value, unit)
+    out = value_text(value, unit)
+    if not shown(value, unit).exact:
         out.update(eq_md="≈", eq_tex=r"\approx")
     return out
 
 
-_SCALABLE = {"FLOP", "B", "byte", "FLOP/s", "B/s", "byte/s", "s"}
-_UP = [("", 1), ("k", 10**3), ("M", 10**6), ("G", 10**9), ("T", 10**12), ("P", 10**15), ("E", 10**18)]
-_DOWN = [("m", sp.Rational(1, 10**3)), ("u", sp.Rational(1, 10**6)), ("n", sp.Rational(1, 10**9))]
-
-
-def scaled_unit(si_value: sp.Expr, unit: str) -> str:
-    """The unit to show ``si_value`` in: ``unit`` itself unless it is a plain FLOP, byte or second
-    unit (optionally per second) whose number would fall outside [1, 1000); then the SI prefix that
-    brings it inside (24 PFLOP/s, 14.4 ms), up to E; beyond E the unprefixed unit, in scientific form
-    (5.75e25 FLOP).  The one rule for every number of every document, so that scales are consistent."""
-    # TODO(ux): switch to derive.model.display once it lands on main (the shared formatter).
-    u = parse_unit(unit)
-    base = None
-    for b in sorted(_SCALABLE, key=len, reverse=True):
-        for prefix, _ in [*_UP, *_DOWN]:
-            if unit.strip() == prefix + b:
-                base = b
-                break
-        if base:
-            break
-    if base is None:
-        return unit
-    dim_scale = sp.Rational(u.scale.numerator, u.scale.denominator)
-    current = abs(sp.sympify(si_value)) / dim_scale
-    if current == 0 or 1 <= current < 1000:
-        return unit
-    root = parse_unit(base).scale
-    si_abs = abs(sp.sympify(si_value)) / sp.Rational(root.numerator, root.denominator)
-    candidates = list(_UP) if base != "s" else [("", 1)]
-    candidates += _DOWN
-    best = None
-    for prefix, factor in candidates:
-        m = si_abs / factor
-        if 1 <= m < 1000:
-            best = prefix
-            break
-    if best is None:
-        return base  # beyond the prefixes: scientific form in the base unit
-    return best + base
+def undefined_text(reason: str | None) -> dict[str, str]:
+    """No value: a definition is used outside its domain (``reason`` says where)."""
+    md = f"undefined ({reason})" if reason else "undefined"
+    tex = r"\text{undefined}" + (f" ({latex_escape(reason)})" if reason else "")
+    return {"tex": tex, "md": md, "num": "", "unit": "", "eq_md": "=", "eq_tex": "="}
 
 
 def unit_tex(text: str) -> str:
@@ -258,19 +212,26 @@ def evaluate_expr(library: Library, scenario: Scenario, expr: sp.Expr, unit: str
         from derive.model.evaluate import evaluate
 
         try:
-            exact = evaluate(library, scenario, str(expr)).exact
+            ev = evaluate(library, scenario, str(expr))
         except DeriveError:  # not a real number under this scenario
             return None, []
+        if ev.exact is None:  # outside the domain of a definition: say so, never a number
+            return undefined_text(ev.reason), []
+        exact = ev.exact
     else:
-        exact = expanded.xreplace(scenario.substitution(library))
-        if exact.has(sp.Float):
-            exact = sp.nsimplify(exact)
+        from derive.model.evaluate import domain_violation
+
+        reason = domain_violation(library, scenario, expr)
+        if reason is not None:
+            return undefined_text(reason), []
+        from derive.model.numbers import exactify
+
+        exact = exactify(expanded.xreplace(scenario.substitution(library)))  # floats by the one rule, no nsimplify
         if not exact.is_number or exact.is_real is False:
             return None, []
     dim = dimension_of(expr, library.dimension, where="document")
     if unit is None or parse_unit(unit).dimension != dim:
         unit = format_dimension(dim)
-    unit = scaled_unit(exact, unit)
     value = in_unit(exact, unit)
     if not value.is_Rational:
         value = sp.Float(sp.N(value, 20))
