@@ -7,7 +7,8 @@
 Each measurement runs the installed ``derive`` console script in a fresh process (so start-up and
 imports count), with its own cache folder under a temporary directory, except where "in-process" is
 said.  Targets (2 cores): cold check <= 1.5 s, warm <= 0.3 s, ``derive --help`` <= 0.15 s, diff >= 3x
-faster than a full re-check, sweep >= 1e7 point-evaluations/s, matrix <= 30 s.
+faster than a full re-check, sweep >= 1e7 point-evaluations/s, matrix <= 30 s, ``derive build`` (md, tex,
+pdf) cold <= 30 s and warm <= 10 s.
 
 Not timed tests: numbers depend on the machine and its load (printed with the results).
 """
@@ -197,6 +198,20 @@ def bench_matrix(cache: str) -> dict:
             "one_pair_cli_no_cache_s": one, "naive_serial_estimate_s": one * pairs}
 
 
+def bench_build(tmp: str) -> dict:
+    """`derive build` (md, tex, pdf): cold with an empty cache folder (checks, thresholds, figures and
+    pdflatex all run), then warm (everything read from the caches).  Targets: cold <= 30 s, warm <= 10 s.
+    Also the HTML site alone, warm.  pdflatex must be installed for the PDF to be part of it."""
+    cache = str(Path(tmp) / "build-cache")
+    out = str(Path(tmp) / "build-out")
+    env = {"DERIVE_CACHE_DIR": cache}
+    cold, cold_cpu = timed(["build", "--out", out, "--format", "md,tex,pdf"], env=env, replay=False)
+    warm, warm_cpu = timed(["build", "--out", out, "--format", "md,tex,pdf"], env=env, replay=False, repeat=3)
+    html = run(["build", "--out", out + "-html", "--format", "html"], env=env, replay=False, repeat=3)
+    return {"cold_s": cold, "cold_cpu_s": cold_cpu, "warm_s": warm, "warm_cpu_s": warm_cpu, "html_warm_s": html,
+            "pdf": shutil.which("pdflatex") is not None}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="skip the chip x model matrix")
@@ -229,6 +244,10 @@ def main() -> int:
         print(f"sweep                  {s['vectorised_evals_per_s']:.3g} point-evals/s (target >= 1e7) vs subs"
               f" {s['subs_evals_per_s']:.3g}/s: {s['ratio']:.3g}x; 1e6 points via the CLI with CSV"
               f" {s['cli_1e6_points_with_csv_s']:.2f} s")
+        results["build"] = b = bench_build(tmp)
+        print(f"build md,tex,pdf       cold {b['cold_s']:.1f} s (target <= 30; CPU {b['cold_cpu_s']:.1f} s), warm "
+              f"{b['warm_s']:.1f} s (target <= 10; CPU {b['warm_cpu_s']:.1f} s); html warm {b['html_warm_s']:.1f} s"
+              + ("" if b["pdf"] else " (no pdflatex: PDF not compiled)"))
         if not args.quick:
             results["matrix"] = m = bench_matrix(cache)
             print(f"matrix ({m['pairs']} pairs)    cold {m['cold_s']:.1f} s (CPU {m['cold_cpu_s']:.1f} s), "
@@ -267,6 +286,11 @@ def write_results(r: dict, load) -> None:
         f"| sweep, vectorised | {s['vectorised_evals_per_s']:.3g} point-evals/s vs `subs` "
         f"{s['subs_evals_per_s']:.3g}/s ({s['ratio']:.3g}x) | >= 1e7/s |",
     ]
+    b = r.get("build")
+    if b:
+        lines.append(f"| `derive build` (md, tex, pdf{'' if b['pdf'] else '; no pdflatex'}), cold / warm | "
+                     f"{b['cold_s']:.1f} s (CPU {b['cold_cpu_s']:.1f} s) / {b['warm_s']:.1f} s "
+                     f"(CPU {b['warm_cpu_s']:.1f} s); html site warm {b['html_warm_s']:.1f} s | <= 30 s / <= 10 s |")
     if m:
         lines.append(f"| chip x model matrix ({m['pairs']} pairs, real checks, 2 workers) | cold {m['cold_s']:.1f} s "
                      f"(CPU {m['cold_cpu_s']:.1f} s over 2 cores), baseline cached {m['baseline_cached_s']:.1f} s, "

@@ -150,8 +150,8 @@ def test_value_text_both_formats():
     v = value_text(sp.Rational(72, 5), "ms")
     assert v["tex"] == r"\SI{14.4}{\milli\second}" and v["md"] == "14.4 ms"
     big = value_text(7 * 10**11, "param")
-    assert big["tex"] == r"\SI{7e11}{\param}" and big["md"] == "7 × 10¹¹ param"
-    assert value_text(200000, "token/seq")["md"] == "200,000 token/seq"
+    assert big["tex"] == r"\SI{7e11}{\param}" and big["md"] == "700G param"
+    assert value_text(200000, "token/seq")["md"] == "200k token/seq"  # the shared formatter shortens counts
     assert value_text(6, "1")["tex"] == r"\num{6}"
 
 

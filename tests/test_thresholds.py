@@ -68,6 +68,6 @@ def test_thresholds_are_cached(lecture_library, lecture_scenario, tmp_path, monk
 
 def test_one_scaling_rule_for_every_number():
     assert si_value_text(sp.Integer(24) * 10**15, "TFLOP/s")["md"] == "24 PFLOP/s"
-    assert si_value_text(sp.Rational(5754) * 10**22, "EFLOP")["md"] == "5.754 × 10²⁵ FLOP"
+    assert si_value_text(sp.Rational(5754) * 10**22, "EFLOP")["md"] == "5.754e25 FLOP"
     assert si_value_text(sp.Rational(144, 10000), "s")["md"] == "14.4 ms"
     assert si_value_text(sp.Integer(2400), "seq")["md"] == "2,400 seq"

@@ -180,8 +180,17 @@ def exact_value_text(si_value: sp.Rational, q: Quantity) -> dict[str, str]:
     unit = quantity_unit(q)
     value = in_unit(si_value, unit)
     out = value_text(value, unit)
-    if not shown(value, unit).exact:
-        out.update(eq_md="≈", eq_tex=r"\approx")
+    if shown(value, unit).exact:
+        return out
+    r = sp.Rational(si_value)
+    if r.q < 10**6 and abs(r.p) < 10**9:  # a small fraction reads exactly, in SI units
+        si = format_dimension(q.dimension)
+        si_unit, md_unit = siunitx_unit(si), markdown_unit(si)
+        sign = "-" if r.p < 0 else ""
+        tex = sign + rf"\ensuremath{{\tfrac{{{abs(r.p)}}}{{{r.q}}}}}" + (rf"\,\si{{{si_unit}}}" if si_unit else "")
+        return {"tex": tex, "md": f"{r} {md_unit}".strip(), "num": str(r), "unit": md_unit, "eq_md": "=",
+                "eq_tex": "=", "si_unit": si_unit}
+    out.update(eq_md="≈", eq_tex=r"\approx")
     return out
 
 
@@ -357,8 +366,9 @@ class ModelBuilder:
     def __init__(self, library: Library, scenario: Scenario, report: Report, *,
                  baseline: Report | None = None, figures: Sequence[FigureResult] = (),
                  graph: FigureResult | None = None, thresholds: Sequence[Threshold] = (),
-                 chapter_graphs: Mapping[str, FigureResult] | None = None) -> None:
+                 chapter_graphs: Mapping[str, FigureResult] | None = None, measured: Mapping | None = None) -> None:
         self.thresholds = list(thresholds)
+        self.measured = dict(measured) if measured else None
         self.chapter_graphs = dict(chapter_graphs or {})
         self.library = library
         self.scenario = scenario
@@ -596,7 +606,15 @@ class ModelBuilder:
                          "pinned": name in sc.pinned})
         # model-reader notes (``Scenario.notes``, from the config helper) when the scenario has them
         notes = [str(n) for n in (getattr(sc, "notes", None) or ())]
-        return {"name": sc.name, "layers": list(sc.layers), "rows": rows, "notes": notes,
+        ceilings = []
+        for c in getattr(sc, "ceilings", ()) or ():
+            q = lib.quantities.get(c.name)
+            unit = quantity_unit(q) if q is not None else "1"
+            ceilings.append({"name": c.name, "symbol": q.latex if q is not None else c.name,
+                             "value": si_value_text(c.value, unit), "kind": c.kind, "source": c.source,
+                             "as_of": c.as_of or "", "method": c.method or ""})
+        return {"name": sc.name, "layers": list(sc.layers), "rows": rows, "notes": notes, "ceilings": ceilings,
+                "measured_ceilings": any(c["kind"] == "measured" for c in ceilings),
                 "assumptions": [{"text": t, "latex": f.latex(self.printer)} for t, f in sc.assumptions],
                 "pinned": sorted(sc.pinned)}
 
@@ -791,6 +809,10 @@ class ModelBuilder:
                       {"letter": next(letters), "title": "Verdicts", "anchor": "summary"}]
         if self.baseline is not None:
             appendices.append({"letter": next(letters), "title": "What breaks", "anchor": "what-breaks"})
+        measured_appendix = None
+        if self.measured:
+            measured_appendix = next(letters)
+            appendices.append({"letter": measured_appendix, "title": self.measured["title"], "anchor": "measured"})
         for t, ch in zip(topics, chapters, strict=True):
             t["appendix"] = ch["appendix"] = next(letters)
             appendices.append({"letter": t["appendix"], "title": "Catalogue: " + t["title"], "anchor": t["anchor"]})
@@ -819,6 +841,8 @@ class ModelBuilder:
             "chapters": chapters,
             "appendices": appendices,
             "figures_appendix": figures_appendix,
+            "measured": self.measured,
+            "measured_appendix": measured_appendix,
             "graph_appendix": graph_appendix,
             "titlepage": self.title_page(),
             "verdict_names": [v for v in VERDICTS if counts.get(v, 0) and v != "assumed"],
@@ -830,10 +854,11 @@ class ModelBuilder:
 def document_model(library: Library, scenario: Scenario, report: Report, *, baseline: Report | None = None,
                    figures: Sequence[FigureResult] = (), graph: FigureResult | None = None,
                    thresholds: Sequence[Threshold] = (),
-                   chapter_graphs: Mapping[str, FigureResult] | None = None) -> dict:
-    """The whole document as plain data (see the module docstring)."""
+                   chapter_graphs: Mapping[str, FigureResult] | None = None, measured: Mapping | None = None) -> dict:
+    """The whole document as plain data (see the module docstring).  ``measured``: the "Measured against
+    derived" appendix (``derive.documents.build._measured``), when the library has a ledger."""
     return ModelBuilder(library, scenario, report, baseline=baseline, figures=figures, graph=graph,
-                        thresholds=thresholds, chapter_graphs=chapter_graphs).build()
+                        thresholds=thresholds, chapter_graphs=chapter_graphs, measured=measured).build()
 
 
 # paper macros -------------------------------------------------------------------------------------------
