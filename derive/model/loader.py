@@ -3,7 +3,8 @@ file or folder of declarations written with the same API.
 
 A library module either is a topic itself or lists its topic modules in ``TOPICS``; it may give
 ``PRESET_DIRS`` (folders with ``hardware/``, ``models/``, ``scenarios/`` TOML files) and a
-``MODEL_CONFIG_READER`` (turns a ``config.json`` mapping into quantity values).
+``MODEL_CONFIG_READER`` (turns a ``config.json`` mapping into quantity values) and ``HEADLINES``
+((label, expression) pairs that ``derive diff`` reports before and after every what-if).
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
     preset_dirs: list[Path] = []
     reader = None
     figures: list = []
+    headlines: list = []
     titles: list[str] = []
     for spec in specs:
         roots = [_builtin(spec)] if "/" not in spec and not spec.endswith(".py") and not Path(spec).exists() \
@@ -79,9 +81,10 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
             preset_dirs.extend(Path(p) for p in getattr(root, "PRESET_DIRS", []))
             reader = getattr(root, "MODEL_CONFIG_READER", None) or reader
             figures.extend(getattr(root, "FIGURES", []))
+            headlines.extend(getattr(root, "HEADLINES", []))
             if hasattr(root, "TITLE") or hasattr(root, "TOPICS"):
                 titles.append(str(getattr(root, "TITLE", "") or (root.__doc__ or "").strip().split("\n")[0]))
         if Path(spec).is_dir() and (Path(spec) / "presets").is_dir():
             preset_dirs.append(Path(spec) / "presets")
     return library_from_modules(topics, preset_dirs=preset_dirs, model_config_reader=reader, figures=figures,
-                                title="; ".join(t.rstrip(".") for t in titles if t))
+                                title="; ".join(t.rstrip(".") for t in titles if t), headlines=headlines)
