@@ -18,9 +18,18 @@ from derive.cli.context import Context
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 
+def error_line(prefix: str, message: str) -> None:
+    """Write one error line to stderr.  Every error the command line reports goes through here, and
+    ``derive.errors.escape_control`` escapes any control character left in it, so a newline or a terminal
+    escape sequence in user text can never make two lines or reach the terminal raw."""
+    from derive.errors import MAX_MESSAGE, escape_control
+
+    sys.stderr.write(f"{escape_control(prefix)}: {escape_control(message, limit=2 * MAX_MESSAGE)}\n")
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # argparse's own errors: one line, exit 2
-        sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        error_line(f"{self.prog}: error", f"{message} (see {self.prog} --help)")
         raise SystemExit(EXIT_BAD_INPUT)
 
 
@@ -35,6 +44,10 @@ def scenario_options(p: argparse.ArgumentParser) -> None:
                    help='add an assumption, e.g. --assume "hbm_bandwidth >= 30 TB/s" (repeatable)')
     g.add_argument("--si", action="store_true",
                    help="read a bare number for a quantity with a unit in SI base units (default: an error)")
+    g.add_argument("--measured", action="store_true",
+                   help="use the hardware's measured ceilings (measurement files) instead of its spec-sheet peaks")
+    g.add_argument("--measurement", dest="measurements", action="append", default=[], metavar="NAME",
+                   help="use only this measurement file of the hardware (implies --measured; repeatable)")
     g.add_argument("--library", dest="libraries", action="append", default=[], metavar="PATH",
                    help="load declarations from PATH instead of the lecture ('lecture' names the built-in one)")
     g.add_argument("--rlimit", type=int, default=None, metavar="N", help="z3 resource limit per query")
@@ -83,18 +96,26 @@ def _run(args: argparse.Namespace, ctx: Context) -> int:
     try:
         return args._module.run(args, ctx)
     except DeriveError as err:
-        sys.stderr.write(f"derive {args.command}: error: {err.one_line()}\n")
+        error_line(f"derive {args.command}: error", err.one_line())
         return err.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("derive: interrupted\n")
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except SystemExit as err:  # user code (a library's reader or figure) called sys.exit: not a success
+        error_line(f"derive {args.command}: error", f"user code called sys.exit({err.code!r}) while the command ran "
+                   "(in --library); a library raises errors, it never exits")
+        return EXIT_BAD_INPUT
+    except MemoryError:
+        error_line(f"derive {args.command}: error", "out of memory (a value, grid or file too large for this "
+                   "machine); use smaller inputs")
+        return EXIT_BAD_INPUT
     except Exception as err:  # a bug, not bad input; still one line (DERIVE_DEBUG=1 shows the traceback)
         if os.environ.get("DERIVE_DEBUG"):
             raise
-        sys.stderr.write(f"derive {args.command}: internal error: {type(err).__name__}: {err} "
-                         "(rerun with DERIVE_DEBUG=1 for details)\n")
+        error_line(f"derive {args.command}: internal error", f"{type(err).__name__}: {err} "
+                   "(rerun with DERIVE_DEBUG=1 for details)")
         return EXIT_BAD_INPUT
 
 

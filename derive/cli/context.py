@@ -18,9 +18,15 @@ class Context:
 
     @cached_property
     def library(self) -> Library:
+        import sys
+
+        from derive.errors import escape_control
         from derive.model.loader import load_library
 
-        return load_library(getattr(self.args, "libraries", None) or ["lecture"])
+        library = load_library(getattr(self.args, "libraries", None) or ["lecture"])
+        for notice in library.notices:  # stdout stays derive's own (clean --json)
+            sys.stderr.write(f"derive {self.args.command}: notice: {escape_control(notice)}\n")
+        return library
 
     @cached_property
     def scenario(self) -> Scenario:
@@ -30,7 +36,8 @@ class Context:
         return build_scenario(self.library, scenario=getattr(a, "scenario", None),
                               hardware=getattr(a, "hardware", None), model=getattr(a, "model", None),
                               sets=getattr(a, "sets", []),
-                              assumes=getattr(a, "assumes", []), si=getattr(a, "si", False))
+                              assumes=getattr(a, "assumes", []), si=getattr(a, "si", False),
+                              measured=getattr(a, "measured", False), measurements=getattr(a, "measurements", []))
 
     @property
     def rlimit(self) -> int:

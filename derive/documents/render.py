@@ -220,9 +220,9 @@ def evaluate_expr(library: Library, scenario: Scenario, expr: sp.Expr, unit: str
         reason = domain_violation(library, scenario, expr)
         if reason is not None:
             return undefined_text(reason), []
-        exact = expanded.xreplace(scenario.substitution(library))
-        if exact.has(sp.Float):
-            exact = sp.nsimplify(exact)
+        from derive.model.numbers import exactify
+
+        exact = exactify(expanded.xreplace(scenario.substitution(library)))  # floats by the one rule, no nsimplify
         if not exact.is_number or exact.is_real is False:
             return None, []
     dim = dimension_of(expr, library.dimension, where="document")

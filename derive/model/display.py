@@ -111,6 +111,32 @@ class LatexValue:
 
 # exact numbers ------------------------------------------------------------------------------------------
 
+MAX_EXACT_EXPONENT = 4000  # beyond 10**±4000 a number is never turned into a Fraction (exp(10**10) has
+# 4.3e9 digits): it is shown in scientific notation from a bounded evaluation instead
+
+
+def _huge(value: Value, sig: int = 4) -> str | None:
+    """Scientific text (``1.078e4342944819``) for a finite real sympy number beyond 10**±MAX_EXACT_EXPONENT,
+    else None.  Evaluated with a bounded working precision; never expanded to an exact rational."""
+    if not isinstance(value, sp.Basic) or value.is_Rational or not value.is_number or value.free_symbols:
+        return None
+    import mpmath
+
+    try:
+        approx = value if value.is_Float else value.evalf(sig + 10, maxn=400)
+    except (ValueError, TypeError, ArithmeticError, RecursionError):
+        return None
+    if not approx.is_Float or not approx.is_finite or approx.is_zero:
+        return None
+    m = mpmath.mpf(approx._mpf_)
+    if abs(int(mpmath.mag(m)) * 0.30103) <= MAX_EXACT_EXPONENT:
+        return None
+    mant, _, exp = mpmath.nstr(m, sig, min_fixed=1, max_fixed=0).partition("e")
+    if "." in mant:
+        mant = mant.rstrip("0").rstrip(".")
+    return f"{mant}e{int(exp)}"
+
+
 def to_fraction(value: Value) -> Fraction | float | None:
     """An exact ``Fraction`` for a finite real number; ``±inf`` for infinities; ``None`` for anything
     that is not a real number (NaN, complex, symbolic).  Irrational sympy numbers are evaluated to 30
@@ -143,6 +169,11 @@ def to_fraction(value: Value) -> Fraction | float | None:
             return Fraction(str(value)) if value.is_finite else None
         if not value.is_number or value.free_symbols or value.is_real is False or value.has(sp.nan, sp.zoo):
             return None
+        if _huge(value) is not None:
+            from derive.errors import BudgetError
+
+            raise BudgetError(f"{_huge(value)} is beyond the exact display budget (10**±{MAX_EXACT_EXPONENT})",
+                              hint="shown in scientific notation, never as an exact rational")
         approx = sp.N(value, 30)
         if not (approx.is_Float or approx.is_Rational) or not approx.is_finite:
             return None
@@ -190,6 +221,9 @@ def _scientific(d: Decimal) -> str:
 def format_number(value: Value, *, sig: int = 4) -> str:
     """A plain number for people: ``2,400``, ``56.25``, ``0.0123``, ``5.75e25``; ``∞``/``undefined``
     when not finite.  No unit and no prefix (``format_value`` adds those)."""
+    huge = _huge(value, sig)
+    if huge is not None:
+        return huge
     x = to_fraction(value)
     if x is None:
         return "undefined"
@@ -276,6 +310,9 @@ def shown(value: Value, unit: UnitLike, *, sig: int = 4, fixed: bool = False) ->
     """The parts of ``format_value``; see the module docstring for the rules.  ``fixed`` keeps the
     unit as given (for an explicit ``--unit``) and only formats the number."""
     unit_text = _unit_of(unit).strip() or "1"
+    huge = _huge(value, sig)
+    if huge is not None:  # in the given unit, no prefix: the number is beyond every prefix anyway
+        return Shown(huge, unit_text, huge if unit_text in ("1", "") else f"{huge} {unit_text}")
     x = to_fraction(value)
     factors = _canonical(unit_text)
     if x is None or isinstance(x, float):
@@ -457,6 +494,10 @@ def display_json(value: Value, unit: UnitLike, *, sig: int = 4) -> dict:
     (the exact rational as text, or the sympy expression when irrational), ``unit``, ``display``,
     and ``reason`` when ``value`` is None.  Never NaN or Infinity."""
     unit_text = _unit_of(unit)
+    huge = _huge(value, sig)
+    if huge is not None:
+        return {"value": None, "exact": str(value), "unit": unit_text, "display": shown(value, unit_text, sig=sig).text,
+                "reason": "beyond the range of a JSON number; see exact"}
     x = to_fraction(value)
     s = shown(value, unit_text, sig=sig)
     if x is None or isinstance(x, float):

@@ -4,6 +4,12 @@ A definition may declare its domain (``Definition.domain``); a value computed th
 outside its domain is not a number: the ``Evaluation`` has ``exact = value = None`` and a ``reason``
 naming the relation that fails with both values (``context = 200k token/seq ≥ critical_context =
 30.1k token/seq``).
+
+The exact value is the expression with the scenario's exact values substituted (sympy's automatic
+simplification only; never ``nsimplify``, which guessed irrational forms for exact rationals; floats by
+the one rule of ``derive.model.numbers``).  The float ``value`` is computed within a precision budget
+(``derive.model.numbers.numeric``), so ``exp(10**10)`` ends at once: ``value`` None with a reason, the
+display ``1.078e4342944819``.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from derive.kernel.logic import And, Formula, Not, Or, Rel
 from derive.model.declarations import Definition
 from derive.model.dimensions import dimension_of
 from derive.model.library import Library
+from derive.model.numbers import exactify, numeric
 from derive.model.scenario import Scenario
 from derive.model.units import Dimension, format_dimension, parse_unit
 
@@ -100,14 +107,11 @@ def evaluate(library: Library, scenario: Scenario, text: str, unit: str | None =
     reason = domain_violation(library, scenario, expr)
     if reason is not None:
         return Evaluation(name, None, dim, unit_text, None, inputs, reason, bool(unit))
-    exact = sp.nsimplify(expanded.xreplace(scenario.substitution(library)))
-    if exact.free_symbols or not exact.is_real:
-        raise ScenarioError(f"{name} does not evaluate to a real number ({exact})")
+    exact = exactify(expanded.xreplace(scenario.substitution(library)))
+    if exact.free_symbols or exact.is_extended_real is False:
+        raise ScenarioError(f"{name} does not evaluate to a real number ({_short(exact)})")
     scale = parse_unit(unit_text).scale
-    try:
-        value: float | None = float(exact / sp.Rational(scale.numerator, scale.denominator))
-    except OverflowError:
-        value = None
+    value = numeric(exact / sp.Rational(scale.numerator, scale.denominator), what=name).value
     return Evaluation(name, exact, dim, unit_text, value, inputs, None, bool(unit))
 
 
@@ -181,8 +185,13 @@ def value_of(library: Library, scenario: Scenario, e: sp.Expr) -> sp.Expr | None
     expanded = library.expand(e, scenario.pinned)
     if any(str(s) not in scenario.values for s in expanded.free_symbols):
         return None
-    value = sp.nsimplify(expanded.xreplace(scenario.substitution(library)))
-    return value if value.is_number and value.is_real else None
+    value = exactify(expanded.xreplace(scenario.substitution(library)))
+    return value if value.is_number and value.is_extended_real else None
+
+
+def _short(expr: object, limit: int = 80) -> str:
+    text = str(expr)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _side_words(library: Library, e: sp.Expr, value: sp.Expr, other: sp.Expr) -> str:

@@ -290,7 +290,10 @@ def _is_rate_spelling(unit_text: str, unit: Unit) -> bool:
 
 def _example(number: Fraction, dimension: Dimension, unit: str | None = None) -> str:
     """The number again with a unit: the quantity's own unit when known, else its SI unit."""
-    shown = f"{float(number):g}"
+    try:
+        shown = f"{float(number):g}"
+    except OverflowError:  # beyond a float (1e400): keep it short anyway
+        shown = "N"
     return f"{shown} {unit or format_dimension(dimension)}"
 
 

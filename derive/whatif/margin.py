@@ -621,7 +621,7 @@ def region(library: Library, scenario: Scenario, claim_id: str, axes: Sequence) 
     """The claim evaluated on the full grid of two ``derive.whatif.sweep.Axis`` (vectorised, numeric)."""
     import numpy as np
 
-    from derive.whatif.sweep import Target, compiled_claim
+    from derive.whatif.sweep import Target, check_grid_size, compiled_claim
 
     claim = library.resolve(claim_id)
     if not isinstance(claim, Claim):
@@ -630,6 +630,7 @@ def region(library: Library, scenario: Scenario, claim_id: str, axes: Sequence) 
         raise MarginError("a region needs two different quantities")
     names = [a.name for a in axes]
     symbols = [library.quantities[n].sym for n in names]
+    check_grid_size([len(a.values) for a in axes], 3)  # before the grid is allocated
     fn = compiled_claim(library, scenario, Target(claim.id, "claim", claim.id, claim=claim), names, symbols)
     mesh = np.meshgrid(axes[0].values, axes[1].values, indexing="ij")
     holds = np.asarray(fn(*mesh), dtype=bool)

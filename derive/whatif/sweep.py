@@ -43,6 +43,34 @@ class SweepError(DeriveError):
     """A sweep that cannot be set up (exit code 2)."""
 
 
+# Size budget of a grid, checked before anything is allocated: one axis, the whole grid, and the grid
+# times its columns (each column is one float array of the grid's size).
+MAX_AXIS_POINTS = 1_000_000
+MAX_GRID_POINTS = 2_000_000
+MAX_GRID_VALUES = 20_000_000  # points x columns: 160 MB of float64
+
+
+def check_grid_size(counts: Sequence[int], columns: int = 1, *, where: str = "--vary") -> int:
+    """The number of points of the full grid of axes with ``counts`` points each; ``BudgetError`` (exit 2)
+    when it or ``points x columns`` is beyond the budget.  Called before any grid is allocated."""
+    from derive.errors import BudgetError
+
+    points = 1
+    for n in counts:
+        if n > MAX_AXIS_POINTS:
+            raise BudgetError(f"an axis of {n:,} points is beyond the budget of {MAX_AXIS_POINTS:,}", where=where,
+                              hint="use fewer points per axis")
+        points *= max(int(n), 0)
+    shape = " x ".join(f"{n:,}" for n in counts)
+    if points > MAX_GRID_POINTS:
+        raise BudgetError(f"a grid of {shape} = {points:,} points is beyond the budget of {MAX_GRID_POINTS:,} "
+                          "points", where=where, hint="use fewer points per axis (each --vary multiplies the grid)")
+    if points * max(columns, 1) > MAX_GRID_VALUES:
+        raise BudgetError(f"a grid of {points:,} points with {columns} columns is beyond the budget of "
+                          f"{MAX_GRID_VALUES:,} values", where=where, hint="use fewer points or fewer targets")
+    return points
+
+
 # formulas and expressions to numpy --------------------------------------------------------------------
 
 def numpy_function(expr: sp.Expr, symbols: Sequence[sp.Symbol]) -> Callable[..., np.ndarray]:
@@ -158,8 +186,9 @@ def parse_axis(library: Library, text: str, *, log: bool = False, default_points
             n = int(parts[2]) if len(parts) == 3 else default_points
         except ValueError:
             raise SweepError(f"--vary {text!r}: the number of points must be an integer") from None
-    if n < 1 or n > 10**8:
-        raise SweepError(f"--vary {name}: the number of points must be between 1 and 1e8")
+    if n < 1:
+        raise SweepError(f"--vary {name}: the number of points must be at least 1")
+    check_grid_size([n], where=f"--vary {name}")
     if not (math.isfinite(lo) and math.isfinite(hi)) or hi < lo:
         raise SweepError(f"--vary {name}: need LO <= HI")
     if log:
@@ -295,6 +324,7 @@ def sweep_grid(library: Library, scenario: Scenario, targets: Sequence[Target], 
     names = [a.name for a in axes]
     if len(set(names)) != len(names):
         raise SweepError("each quantity may be swept once")
+    check_grid_size([len(a.values) for a in axes], len(axes) + len(targets))
     symbols = [library.quantities[n].sym for n in names]
     mesh = np.meshgrid(*[a.values for a in axes], indexing="ij")
     flat = [m.reshape(-1) for m in mesh]

@@ -8,6 +8,7 @@ COMMANDS: dict[str, str] = {
     "margin": "margin",
     "eval": "eval_cmd",
     "sweep": "sweep",
+    "ledger": "ledger",
     "build": "build",
     "export": "export",
     "graph": "graph",

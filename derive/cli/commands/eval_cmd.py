@@ -36,17 +36,25 @@ def run(args, ctx) -> int:
     evs = [evaluate(ctx.library, ctx.scenario, text, args.unit) for text in args.exprs]
     inputs = {n for ev in evs for n in ev.inputs}
     pinned = pinned_notes(ctx.library, ctx.scenario, only=inputs)
+    ceilings = [c for c in ctx.scenario.ceilings if c.name in inputs]  # which peak or measured rates were used
     if args.json:
+        extra = {"pinned": pinned, "ceilings": [c.to_json() for c in ceilings]}
         if len(evs) == 1:
-            emit_json({**evs[0].to_json(), "pinned": pinned})
+            emit_json({**evs[0].to_json(), **extra})
         else:
-            emit_json({"values": [ev.to_json() for ev in evs], "scenario": ctx.scenario.name, "pinned": pinned})
+            emit_json({"values": [ev.to_json() for ev in evs], "scenario": ctx.scenario.name, **extra})
         return 0
     for line in eval_lines(evs):
         emit(line)
     emit(f"(scenario {ctx.scenario.name})")
     if pinned:
         emit(pinned_line(pinned))
+    if ctx.scenario.measured and ceilings:
+        from derive.model.display import format_value
+
+        emit("ceilings: " + ", ".join(
+            f"{c.name} {format_value(c.value, ctx.library.quantities[c.name].unit)} ({c.kind}"
+            + (f" {c.as_of}" if c.kind == "measured" else "") + ")" for c in ceilings))
     return 0
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 
 def emit_json(data: object) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    """Strict JSON on stdout: never NaN or Infinity (null plus a ``KEY_note``, see derive.model.numbers)."""
+    from derive.model.numbers import dumps_json
+
+    sys.stdout.write(dumps_json(data) + "\n")
 
 
 def emit(line: str = "") -> None:
