@@ -13,7 +13,7 @@ from derive.cli import main
 from derive.model.loader import load_library
 from derive.model.scenario import build_scenario
 from derive.whatif.diff import diff
-from derive.whatif.explain import conflicts, flip_threshold, violations
+from derive.whatif.explain import conflicts, explain_flips, flip_threshold, violations
 
 
 @pytest.fixture(scope="module")
@@ -59,6 +59,7 @@ def test_conflict_names_values_layers_and_suggests_set(lib):
 
 def test_diff_report_carries_headlines_and_explanations(lib):
     report = diff(lib, scen(lib), scen(lib, "aa=3"))
+    explain_flips(report)
     data = report.to_json()
     heads = {h["label"]: h for h in data["headlines"]}
     assert heads["the ratio"]["before"]["display"] == "5" and heads["the ratio"]["after"]["display"] == "1.5"

@@ -361,13 +361,13 @@ def _md_code(text: str) -> str:
 
 
 def diff(library: Library, baseline: Scenario, current: Scenario, *, rlimit: int | None = None, cache=None,
-         results_cache=None, ids: Iterable[str] | None = None, explain: bool = True) -> DiffReport:
+         results_cache=None, ids: Iterable[str] | None = None) -> DiffReport:
     """Compare verdicts between two scenarios, re-checking only the claims the change can reach.
 
     ``cache``: a ``derive.checking.cache.ProofCache`` shared by both checkers; ``results_cache``: a
     ``derive.checking.cache.ResultsCache`` holding the baseline's own results (the baseline is then not
     re-assembled at all).  ``ids``: restrict to these claims (and the claims they rest on).
-    ``explain``: also compute what moved (headline values, violated bounds, thresholds, conflicts).
+    What moved, in numbers, is added by ``derive.whatif.explain.explain_flips(report)``.
     """
     from derive.kernel.problem import DEFAULT_RLIMIT
 
@@ -400,48 +400,9 @@ def diff(library: Library, baseline: Scenario, current: Scenario, *, rlimit: int
         rechecked=reach, prover_calls=base_checker.prover_calls + cur_checker.prover_calls,
         baseline_cached=cached, library=library,
     )
-    if explain:
-        explain_flips(report, rlimit=rlimit)
     return report
 
 
-MAX_THRESHOLDS = 8  # margins computed per diff (each is a symbolic solve)
-
-
-def explain_flips(report: DiffReport, *, rlimit: int | None = None) -> None:
-    """Fill ``report.headlines``, ``report.explanations`` and ``report.conflicts`` (see
-    ``derive.whatif.explain``)."""
-    from derive.whatif.explain import conflicts, flip_threshold, headlines_compared, violations
-
-    lib = report.library
-    assert lib is not None
-    report.headlines = headlines_compared(lib, report.baseline, report.current)
-    one_value = (len(report.change.values) == 1 and not report.change.pinned_added
-                 and not report.change.pinned_removed and not report.change.assumptions_added
-                 and not report.change.assumptions_removed)
-    thresholds = 0
-    seen_conflicts: dict[str, object] = {}
-    for cid in report.changed():
-        claim = lib.declarations[cid]
-        assert isinstance(claim, Claim)
-        info: dict = {"group": "instance" if claim.instance else "general", "violations": []}
-        for when, scenario, verdict in (("before", report.baseline, report.before[cid].verdict),
-                                        ("now", report.current, report.after[cid].verdict)):
-            if verdict == "refuted" and claim.instance:
-                info["violations"] += [{**v.to_json(), "when": when} for v in violations(lib, scenario, claim)]
-        if claim.instance and one_value and thresholds < MAX_THRESHOLDS:
-            name = next(iter(report.change.values))
-            thresholds += 1
-            t = flip_threshold(lib, report.baseline, report.current, claim, name, rlimit=rlimit)
-            if t is not None:
-                info["threshold"] = t.to_json()
-        if report.after[cid].verdict == "inconsistent":
-            found = conflicts(lib, report.current, claim)
-            info["conflicts"] = [c.to_json() for c in found]
-            for c in found:
-                seen_conflicts.setdefault(c.relation, c)
-        report.explanations[cid] = info
-    report.conflicts = list(seen_conflicts.values())
 
 
 def select_claims(library: Library, ids: Iterable[str] | None) -> list[Claim]:

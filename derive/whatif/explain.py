@@ -258,3 +258,40 @@ def _suggest(library: Library, scenario: Scenario, rel: Rel) -> list[str]:
         q = library.quantities[name]
         out.append(f'--set "{name}={input_text(roots[0], format_dimension(q.dimension))}"')
     return out
+
+
+MAX_THRESHOLDS = 8  # margins computed per diff (each is a symbolic solve)
+
+
+def explain_flips(report, *, rlimit: int | None = None) -> None:
+    """Fill a ``derive.whatif.diff.DiffReport``'s ``headlines``, ``explanations`` (per changed claim: group
+    instance/general, violations before/now, threshold, conflicts) and ``conflicts``."""
+    lib = report.library
+    assert lib is not None
+    report.headlines = headlines_compared(lib, report.baseline, report.current)
+    one_value = (len(report.change.values) == 1 and not report.change.pinned_added
+                 and not report.change.pinned_removed and not report.change.assumptions_added
+                 and not report.change.assumptions_removed)
+    thresholds = 0
+    seen_conflicts: dict[str, object] = {}
+    for cid in report.changed():
+        claim = lib.declarations[cid]
+        assert isinstance(claim, Claim)
+        info: dict = {"group": "instance" if claim.instance else "general", "violations": []}
+        for when, scenario, verdict in (("before", report.baseline, report.before[cid].verdict),
+                                        ("now", report.current, report.after[cid].verdict)):
+            if verdict == "refuted" and claim.instance:
+                info["violations"] += [{**v.to_json(), "when": when} for v in violations(lib, scenario, claim)]
+        if claim.instance and one_value and thresholds < MAX_THRESHOLDS:
+            name = next(iter(report.change.values))
+            thresholds += 1
+            t = flip_threshold(lib, report.baseline, report.current, claim, name, rlimit=rlimit)
+            if t is not None:
+                info["threshold"] = t.to_json()
+        if report.after[cid].verdict == "inconsistent":
+            found = conflicts(lib, report.current, claim)
+            info["conflicts"] = [c.to_json() for c in found]
+            for c in found:
+                seen_conflicts.setdefault(c.relation, c)
+        report.explanations[cid] = info
+    report.conflicts = list(seen_conflicts.values())
