@@ -33,7 +33,8 @@ from derive.checking.checker import Checker, ClaimResult, Report
 from derive.errors import DeriveError
 from derive.model.declarations import Claim, Declaration, Definition
 from derive.model.display import format_quantity, format_value
-from derive.model.evaluate import Evaluation, evaluate as _evaluate_one
+from derive.model.evaluate import Evaluation
+from derive.model.evaluate import evaluate as _evaluate_one
 from derive.model.library import Library
 from derive.model.scenario import Scenario, build_scenario
 from derive.model.units import format_dimension
