@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(os.environ.get("FUZZ_ROOT") or Path(__file__).resolve().parents[2])  # the checkout under test
 CASE_SECONDS = 15.0  # per-case wall-clock limit (a "hang" past it); generous for a loaded 2-core machine
 
 # ------------------------------------------------------------------------------------------------------
