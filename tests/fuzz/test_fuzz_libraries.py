@@ -84,7 +84,7 @@ def test_broken_libraries_are_one_line_errors(outcomes):
 
 
 def test_a_library_that_exits_zero_is_not_a_success(outcomes):
-    for (argv, name, _), o in outcomes:
+    for (_argv, name, _), o in outcomes:
         if name == "exit0":
             assert o.code == 2 and "sys.exit(0)" in o.err and o.out == ""
 
