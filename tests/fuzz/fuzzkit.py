@@ -622,6 +622,10 @@ KNOWN_BAD: list[tuple[list[str], str]] = [
     (["margin", "lecture_batch_near_optimum", "--vary", "flops=1e14:1e16:20000", "--vary",
       "hbm_bandwidth=1e12:1e13:20000"], "20000 x 20000 region"),
     (["sweep", "critical_batch", "--vary", "flops=1e14:1e16:100000000"], "1e8-point axis"),
+    (["sweep", "critical_batch", "--vary", "flops=1e14:1e16:5", "--out", "/tmp"], "a folder as the CSV file"),
+    (["sweep", "critical_batch", "--vary", "flops=1e14:1e16:5", "--figure", "x.gif"], "unknown figure format"),
+    (["eval", "critical_batch", "--model", "/tmp"], "a folder as config.json"),
+    (["eval", "critical_batch", "--scenario", "/dev/"], "a folder without scenario files"),
     (["eval", "critical_batch", "--hardware", "h100\n-sxm"], "newline in a preset name"),
     (["eval", "critical_batch", "--scenario", "/nonexistent/\x1b[31m.toml"], "escape in a path"),
 ]
