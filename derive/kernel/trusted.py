@@ -109,7 +109,7 @@ def refusal(problem: Problem) -> str | None:
         for end in (lo, hi):
             if isinstance(end, (float, sp.Float)):
                 return f"bound {end} of {sym} is a floating-point number: {FLOAT_HINT}"
-            if not isinstance(end, sp.Rational):
+            if isinstance(end, bool) or not isinstance(end, (int, sp.Rational)):
                 return f"bound {end} of {sym} is not an exact rational number"
         if lo > hi:
             return f"bounds of {sym} are written high-to-low ({lo} > {hi}): write (low, high)"
@@ -561,7 +561,7 @@ class Kernel:
             raise Refused(why)
         self.problem = problem
         present = problem.symbols()
-        self.bounds = {s: b for s, b in problem.bounds.items() if s in present}
+        self.bounds = {s: (sp.Rational(lo), sp.Rational(hi)) for s, (lo, hi) in problem.bounds.items() if s in present}
         self.integer = frozenset(s for s in problem.integer if s in present)
         self.symbols = sorted(present, key=str)
         self.region: list[Formula] = list(problem.hypotheses)
