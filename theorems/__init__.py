@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import batching, capacity, context, moe, pipeline, pricing, revnets, roofline, scaling
+from . import batching, capacity, context, gap, moe, pipeline, pricing, revnets, roofline, scaling
 from .figures import FIGURES  # noqa: F401  (figure specs; derive.model.loader reads FIGURES)
 
 try:  # TEMP until hf_config lands
@@ -17,6 +17,19 @@ try:  # TEMP until hf_config lands
 except ImportError:
     model_values = None
 
-TOPICS = [roofline, batching, moe, pipeline, capacity, scaling, context, pricing, revnets]
+TOPICS = [roofline, batching, moe, pipeline, capacity, scaling, context, pricing, revnets, gap]
 PRESET_DIRS = [Path(__file__).parent / "presets"]
+# The numbers a what-if (derive diff, derive.diff) always shows before and after: (label, expression).
+HEADLINES = [
+    ("B* (critical batch)", "critical_batch"),
+    ("latency floor (weight fetch)", "weight_fetch_time"),
+    ("step time", "step_time"),
+    ("cost per token", "cost_per_token"),
+    ("KV per sequence", "kv_bytes_per_token * context"),
+    ("critical context L*", "critical_context"),
+]
 MODEL_CONFIG_READER = model_values
+# Peak rates that --measured may replace by measured ones, each with the assumption that says no measurement
+# exceeds it (derive ledger checks every measured ceiling against it).
+CEILINGS = {"flops": "gap.peak_flops_is_ceiling", "hbm_bandwidth": "gap.peak_bandwidth_is_ceiling",
+            "scaleup_bandwidth": None, "scaleout_bandwidth": None}
