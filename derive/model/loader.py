@@ -100,6 +100,17 @@ def _captured(notices: list[str], what: str) -> Iterator[None]:
                            "(captured, not shown)")
 
 
+@contextlib.contextmanager
+def _where(where: str) -> Iterator[None]:
+    """A typed error from declarations built while a library loads says which library it is in."""
+    try:
+        yield
+    except DeriveError as err:
+        if not err.where:
+            err.where = where
+        raise
+
+
 def _attribute(root: ModuleType, name: str, default: object, spec: str) -> object:
     try:
         return getattr(root, name, default)
@@ -171,9 +182,10 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
     notices: list[str] = []
     ceilings: dict[str, str | None] = {}
     headlines: list[tuple[str, str]] = []
+    specs = list(specs)
     for spec in specs:
         builtin = "/" not in spec and not spec.endswith(".py") and not Path(spec).exists()
-        with _captured(notices, f"library {spec}"):
+        with _captured(notices, f"library {spec}"), _where(f"--library {spec}"):
             roots = [_builtin(spec)] if builtin else _import_path(Path(spec))
             for root in roots:
                 try:
@@ -182,8 +194,8 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
                 except DeriveError:
                     raise
                 except Exception as err:  # e.g. a module __getattr__ that raises
-                    raise LibraryError(f"malformed library {spec}: {type(err).__name__}: {err}",
-                                       where="--library") from None
+                    raise LibraryError(f"malformed library: {type(err).__name__}: {err}",
+                                       where=f"--library {spec}") from None
                 topics.extend(parts[0])
                 preset_dirs.extend(parts[1])
                 reader = parts[2] or reader
@@ -194,15 +206,17 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
         if Path(spec).is_dir() and (Path(spec) / "presets").is_dir():
             preset_dirs.append(Path(spec) / "presets")
     try:
-        library = library_from_modules(topics, preset_dirs=preset_dirs, model_config_reader=reader, figures=figures,
-                                       title="; ".join(t.rstrip(".") for t in titles if t), ceilings=ceilings,
-                                       headlines=headlines)
+        with _where(f"--library {', '.join(specs)}"):
+            library = library_from_modules(topics, preset_dirs=preset_dirs, model_config_reader=reader, figures=figures,
+                                           title="; ".join(t.rstrip(".") for t in titles if t), ceilings=ceilings,
+                                           headlines=headlines)
     except DeriveError:
         raise
     except RecursionError:
-        raise LibraryError("a declaration of the library is nested too deeply", where="--library") from None
+        raise LibraryError("a declaration of the library is nested too deeply",
+                           where=f"--library {', '.join(specs)}") from None
     except Exception as err:  # a malformed declaration the checks above do not name
-        raise LibraryError(f"malformed library: {type(err).__name__}: {err}", where="--library",
+        raise LibraryError(f"malformed library: {type(err).__name__}: {err}", where=f"--library {', '.join(specs)}",
                            hint="declarations are derive.Quantity, Definition, Claim, ... values") from None
     library.notices.extend(notices)
     return library
