@@ -66,7 +66,12 @@ chips = Quantity("chips", "n", "1", "chips whose bandwidth and capacity are pool
 
 # Model and workload -----------------------------------------------------------------------------------
 params_total = Quantity("params_total", r"N_{\mathrm{tot}}", "param", "total parameters of the model")
-params_active = Quantity("params_active", r"N_{\mathrm{act}}", "param", "parameters used per token")
+params_active = Quantity("params_active", r"N_{\mathrm{act}}", "param",
+                         "parameters multiplied per token: routed experts a token skips and the input embedding "
+                         "(a lookup) left out, the output head counted")
+params_embedding = Quantity("params_embedding", r"N_{\mathrm{emb}}", "param",
+                            "parameters of the input token embedding (a model config gives it); params_active + "
+                            "params_embedding is the count with every weight on a token's path")
 bytes_per_param = Quantity("bytes_per_param", "q", "byte/param", "bytes per stored weight (FP4 = 1/2, FP8 = 1)")
 batch = Quantity("batch", "B", "seq", "sequences decoded together in one step")
 context = Quantity("context", "L", "token/seq", "tokens of context per sequence")

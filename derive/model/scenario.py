@@ -45,6 +45,7 @@ class Scenario:
     assumptions: tuple[tuple[str, Formula], ...] = ()
     pinned: frozenset[str] = frozenset()
     layers: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()  # defaults and approximations the layers applied, one sentence each
 
     def value(self, name: str) -> sp.Rational | None:
         v = self.values.get(name)
@@ -70,7 +71,43 @@ class Scenario:
                        for n, v in sorted(self.values.items())},
             "assumptions": [t for t, _ in self.assumptions],
             "pinned": sorted(self.pinned),
+            "notes": list(self.notes),
         }
+
+    def explain(self, library: Library, names: Iterable[str] | None = None) -> list[dict[str, str]]:
+        """For each input (all values, or ``names``): its value in the quantity's unit, the unit, the layer
+        that set it (``lecture``, ``scenario NAME``, ``hardware preset``, ``model config``, ``model preset``,
+        ``--set``), where exactly (``origin``), its source and note.  Documents show this table."""
+        rows = []
+        for name in sorted(self.values) if names is None else [n for n in names if n in self.values]:
+            v = self.values[name]
+            q = library.quantities.get(name)
+            unit_text = (q.display_unit or q.unit) if q is not None else "1"
+            try:
+                scale = parse_unit(unit_text).scale
+            except Exception:  # noqa: BLE001 - an odd unit string shows the SI value instead
+                unit_text, scale = (q.unit if q is not None else "1"), parse_unit(q.unit if q else "1").scale
+            value = v.value / sp.Rational(scale.numerator, scale.denominator)
+            rows.append({"name": name, "value": _plain(value), "exact": str(v.value), "unit": unit_text,
+                         "layer": layer_kind(v.origin), "origin": v.origin, "source": v.source,
+                         "note": v.note})
+        return rows
+
+
+def layer_kind(origin: str) -> str:
+    """The kind of layer an origin string names, in the words ``--explain`` uses."""
+    head = origin.split(" ", 1)[0]
+    if origin == "scenario lecture":
+        return "lecture"
+    return {"scenario": "scenario file", "hardware": "hardware preset", "config": "model config",
+            "hf": "model config", "model": "model preset", "--set": "--set"}.get(head, head or "?")
+
+
+def _plain(value: sp.Rational) -> str:
+    """A value for people: an integer exactly, else 6 significant digits."""
+    if value.is_Integer:
+        return f"{int(value):,}"
+    return f"{float(value):.6g}"
 
 
 @dataclass
@@ -148,38 +185,74 @@ def _assumption_table(library: Library, data: Mapping, where: str) -> list[tuple
     return out
 
 
-def _model_layer(library: Library, model: str, store: PresetStore,
-                 bytes_per_kv_element: sp.Rational | None) -> tuple[str, dict[str, ScenarioValue]]:
-    """A model preset (TOML with a [config] table) or a path to a config.json."""
-    path = Path(model)
-    is_file = model.endswith(".json") or path.suffix == ".json" or "/" in model
-    reader = library.model_config_reader
-    if is_file:
-        if reader is None:
-            raise ScenarioError("this library has no config.json reader", where="--model")
-        if not path.is_file():
-            raise ScenarioError(f"config file not found: {model}", where="--model")
-        import json
+def _read_json(path: Path, shown: str) -> Mapping:
+    import json
 
-        try:
-            config = json.loads(path.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError) as err:
-            raise ScenarioError(f"invalid JSON in {model}: {err}", where="--model") from None
-        if not isinstance(config, Mapping):
-            raise ScenarioError(f"{model} is not a JSON object", where="--model")
-        label, source, as_of = f"config {path.name}", f"config.json at {model}", None
-    else:
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ScenarioError(f"invalid JSON in {shown}: {err}", where="--model") from None
+    except RecursionError:
+        raise ScenarioError(f"invalid JSON in {shown}: nested too deeply", where="--model") from None
+    except OSError as err:
+        raise ScenarioError(f"cannot read {shown}: {err.strerror}", where="--model") from None
+    if not isinstance(config, Mapping):
+        raise ScenarioError(f"{shown} is not a JSON object", where="--model")
+    return config
+
+
+def _model_layer(library: Library, model: str, store: PresetStore, bytes_per_kv_element: sp.Rational | None,
+                 default_kv: sp.Rational | None
+                 ) -> tuple[str, dict[str, ScenarioValue], frozenset[str], tuple[str, ...]]:
+    """A model preset (TOML with a [config] table), a path to a config.json (or to a folder holding one),
+    or a Hugging Face id ``ORG/NAME`` found in the local Hugging Face cache.
+
+    Returns the layer's label, its values, the names of the values that describe the model's own
+    precision and context (``native``: they replace the lecture's round numbers and a hardware preset's,
+    not a value the user gave) and the reader's notes."""
+    path = Path(model)
+    reader = library.model_config_reader
+    is_preset = "/" not in model and "\\" not in model and not model.endswith(".json")
+    if not is_preset and reader is None:
+        raise ScenarioError("this library has no config.json reader", where="--model")
+    if is_preset:
         preset_path = store.path("model", model)
         data = read_toml(preset_path)
         if "config" not in data:
-            return f"model {model}", _value_table(library, data, str(preset_path), f"model {model}")
+            return (f"model {model}", _value_table(library, data, str(preset_path), f"model {model}"),
+                    frozenset(), ())
         if reader is None:
             raise ScenarioError("this library has no model config reader", where=str(preset_path))
         config = data["config"]
         label, source, as_of = f"model {model}", str(data.get("source", preset_path.name)), data.get("as_of")
-    kwargs = {} if bytes_per_kv_element is None else {"bytes_per_kv_element": bytes_per_kv_element}
-    values = reader(config, where=label, **kwargs)
+    elif path.is_dir() and (path / "config.json").is_file():
+        config = _read_json(path / "config.json", str(path / "config.json"))
+        label, source, as_of = f"config {path.name}/config.json", f"config.json at {path / 'config.json'}", None
+    elif path.is_file() or model.endswith(".json") or path.suffix == ".json" or path.exists():
+        if not path.is_file():
+            raise ScenarioError(f"config file not found: {model}", where="--model")
+        config = _read_json(path, model)
+        label, source, as_of = f"config {path.name}", f"config.json at {model}", None
+    else:
+        finder = getattr(reader, "find_cached_config", None)
+        if finder is None:
+            raise ScenarioError(f"config file not found: {model}", where="--model",
+                                hint="this library cannot look up Hugging Face ids; give a path to a config.json")
+        cached = Path(finder(model))
+        config = _read_json(cached, str(cached))
+        label, source, as_of = f"hf {model}", f"Hugging Face cache: {cached}", None
+    kwargs: dict = {}
+    if bytes_per_kv_element is not None:
+        kwargs["bytes_per_kv_element"] = bytes_per_kv_element
+    if default_kv is not None:
+        kwargs["default_bytes_per_kv_element"] = default_kv
+    try:
+        values = reader(config, where=label, **kwargs)
+    except TypeError:  # a library's reader without the default_bytes_per_kv_element argument
+        kwargs.pop("default_bytes_per_kv_element", None)
+        values = reader(config, where=label, **kwargs)
     out = {}
+    native = set()
     for name, cv in values.items():
         if name not in library.quantities:
             continue  # the reader may know architecture fields this library has no quantity for
@@ -189,7 +262,9 @@ def _model_layer(library: Library, model: str, store: PresetStore,
             raise ScenarioError(f"config reader gave {name} in {cv.unit}, expected {q.unit}", where=label)
         out[name] = ScenarioValue(name, sp.Rational(cv.value) * sp.Rational(unit.scale), source, as_of, label,
                                   cv.note)
-    return label, out
+        if getattr(cv, "native", False):
+            native.add(name)
+    return label, out, frozenset(native), tuple(getattr(values, "notes", ()))
 
 
 def build_scenario(library: Library, *, scenario: str | None = None, hardware: str | None = None,
@@ -232,12 +307,44 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
         q = library.quantity(qname)
         parsed_sets.append((qname, parse_value(value_text, q.dimension, where=f"--set {text}", quantity=qname), text))
 
+    notes: list[str] = []
+    default_base = scenario is None
+
+    base_origin = f"scenario {name}"
+
+    def replaceable(qname: str) -> bool:
+        """A value the model's own precision and context may replace: the default lecture scenario's round
+        numbers and a hardware preset's datatype, never a scenario file's or --set's."""
+        v = values.get(qname)
+        return v is None or v.origin.startswith("hardware ") or (default_base and v.origin == base_origin)
+
     if model:
         kv = next((v for n, v, _ in parsed_sets if n == "bytes_per_kv_element"), None)
+        default_kv = None
         if kv is None and "bytes_per_kv_element" in values:
-            kv = values["bytes_per_kv_element"].value
-        label, model_values = _model_layer(library, model, store, kv)
-        values.update(model_values)
+            if replaceable("bytes_per_kv_element") and values["bytes_per_kv_element"].origin.startswith("hardware "):
+                default_kv = values["bytes_per_kv_element"].value  # the chip's native datatype, if the config has none
+            elif not replaceable("bytes_per_kv_element"):
+                kv = values["bytes_per_kv_element"].value  # the user's scenario file set it
+        label, model_vals, native, reader_notes = _model_layer(library, model, store, kv, default_kv)
+        notes.extend(reader_notes)
+        for qname, v in model_vals.items():
+            before = values.get(qname)
+            if qname in native and not replaceable(qname):
+                if before is not None and before.value != v.value:
+                    notes.append(f"{qname}: the model's {_plain_q(library, qname, v.value)} not used; "
+                                 f"{before.origin} sets {_plain_q(library, qname, before.value)}")
+                continue
+            if qname in native and before is not None and before.value != v.value:
+                notes.append(f"{qname}: {_plain_q(library, qname, v.value)} from the model ({v.note}) replaces "
+                             f"{before.origin}'s {_plain_q(library, qname, before.value)}")
+            values[qname] = v
+        if default_base:
+            for qname in ("bytes_per_param", "bytes_per_kv_element", "context"):
+                v = values.get(qname)
+                if v is not None and v.origin == f"scenario {name}" and qname in library.quantities:
+                    notes.append(f"{qname} = {_plain_q(library, qname, v.value)} is the lecture's round number: "
+                                 f"the model config does not give it; --set {qname}=... for yours")
         layers.append(label)
     for qname, value, text in parsed_sets:
         values[qname] = ScenarioValue(qname, value, f"--set {text}", None, "--set")
@@ -260,10 +367,20 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
     base_layers = 1 if path is not None else 0
     extra = [layer.split(" ", 1)[-1] for layer in layers[base_layers:] if not layer.startswith("unpinned")]
     label = name if not extra else f"{name}+" + "+".join(extra)
-    return Scenario(label, values, tuple(assumptions), pinned, tuple(layers))
+    notes.extend(f"{layer[len('unpinned '):]}: unpinned" for layer in layers if layer.startswith("unpinned "))
+    return Scenario(label, values, tuple(assumptions), pinned, tuple(layers), tuple(dict.fromkeys(notes)))
 
 
-_LAYER_RANK = {"scenario": 0, "hardware": 1, "model": 2, "config": 2, "--set": 3}
+def _plain_q(library: Library, name: str, value: sp.Rational) -> str:
+    """A scenario value in its quantity's unit, for a note."""
+    q = library.quantities.get(name)
+    unit_text = (q.display_unit or q.unit) if q is not None else "1"
+    scale = parse_unit(unit_text).scale
+    shown = _plain(value / sp.Rational(scale.numerator, scale.denominator))
+    return shown if unit_text == "1" else f"{shown} {unit_text}"
+
+
+_LAYER_RANK = {"scenario": 0, "hardware": 1, "model": 2, "config": 2, "hf": 2, "--set": 3}
 
 
 def _drop_stale_pins(library: Library, values: dict[str, ScenarioValue], layers: list[str]) -> None:
