@@ -238,6 +238,7 @@ class ParamBreakdown:
     experts_active: int
     experts_shared: int
     notes: tuple[str, ...]  # defaults applied and conventions, for the values' notes
+    tied: bool = False  # the LM head is the embedding matrix
 
     @property
     def total(self) -> int:
@@ -252,8 +253,9 @@ class ParamBreakdown:
 
     @property
     def active(self) -> int:
-        """What a token's forward pass multiplies: no input embedding (a lookup), the output head included."""
-        return self.active_with_embedding - self.embedding
+        """What a token's forward pass multiplies: no input embedding (a lookup), the output head included
+        (with tied embeddings the head is the embedding matrix, so it stays)."""
+        return self.active_with_embedding - (0 if self.tied else self.embedding)
 
     @property
     def total_non_embedding(self) -> int:
@@ -261,7 +263,7 @@ class ParamBreakdown:
 
     @property
     def active_non_embedding(self) -> int:
-        return self.active - self.lm_head
+        return self.active_with_embedding - self.embedding - self.lm_head
 
     @property
     def is_moe(self) -> bool:
@@ -763,7 +765,7 @@ def _analyse(config: Mapping[str, Any], where: str) -> _Analysis:
         model_type=mtype, layers=n_layers, embedding=vocab * d, lm_head=0 if tie else vocab * d,
         attention=attention, dense_mlp=dense_mlp, routed_experts=routed,
         routed_experts_active=routed_active, shared_experts=shared, router=router, moe_layers=moe_layers,
-        experts_total=experts, experts_active=active, experts_shared=shared_n, notes=tuple(f.notes),
+        experts_total=experts, experts_active=active, experts_shared=shared_n, notes=tuple(f.notes), tied=tie,
     )
     per = att.kv_elements_per_layer
     formulas = [f"full: {counts['full']} layers * {att.kv_formula}"]
@@ -843,8 +845,8 @@ def _precision(cfg: Mapping[str, Any], pb: ParamBreakdown, where: str) -> _Preci
         raise ScenarioError(f"field 'quantization_config' must be an object, got {q!r}", where=where)
     kv_bytes, kv_note = base, f"torch_dtype {name}: the KV cache is kept in the model's datatype" if name else ""
     if base is None and q is None:
-        return _Precision(None, "", None, "", ("config gives no torch_dtype: bytes per weight and per cached "
-                                               "element come from the scenario",))
+        return _Precision(None, "", None, "", ("config gives no torch_dtype: bytes per weight come from the "
+                                               "scenario",))
     weight_base = base if base is not None else Fraction(2)
     if base is None:
         notes.append("config gives no torch_dtype: unquantized weights counted at 2 bytes (bf16)")
@@ -991,16 +993,24 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
         parts.append(f"routers {_n(pb.router)}")
     conv = "; norms, biases and sinks not counted"
     total_note = (" + ".join(parts) + conv + f"; {_b(pb.total_non_embedding)} without embeddings" + defaults)
-    active_note = (f"multiplied per token (compute convention): {_n(pb.active_with_embedding)} on the token's path "
-                   f"minus the input embedding {_n(pb.embedding)} (a lookup), output head kept; "
+    lookup = ("the embedding matrix counted once, as the tied output head" if pb.tied else
+              f"minus the input embedding {_n(pb.embedding)} (a lookup), output head kept")
+    active_note = (f"multiplied per token (compute convention): {_n(pb.active_with_embedding)} on the token's path, "
+                   f"{lookup}; "
                    f"{_b(pb.active_with_embedding)} with the embedding, {_b(pb.active_non_embedding)} without "
                    "any embedding")
     if pb.is_moe:
         active_note += (f"; {pb.experts_active} of {pb.experts_total} routed experts per MoE layer, shared experts "
                         "and routers counted")
+    if pb.tied:
+        active_words = (f"params_active {_b(pb.active)} (tied embeddings: the matrix counts once, as the output "
+                        f"head), {_b(pb.active_non_embedding)} without it")
+    else:
+        active_words = (f"params_active {_b(pb.active)} without the input embedding, output head included "
+                        f"({_b(pb.active_with_embedding)} with it, {_b(pb.active_non_embedding)} without any "
+                        "embedding)")
     notes.append(f"params_total {_b(pb.total)} with embeddings ({_b(pb.total_non_embedding)} without); "
-                 f"params_active {_b(pb.active)} without the input embedding, output head included "
-                 f"({_b(pb.active_with_embedding)} with it, {_b(pb.active_non_embedding)} without any embedding)")
+                 + active_words)
 
     layout = "; ".join(kv.formulas)
     k_full = Fraction(kv.full_elements) * e + kv.indexer_bytes_per_token

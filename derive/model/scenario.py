@@ -339,16 +339,16 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
                 notes.append(f"{qname}: {_plain_q(library, qname, v.value)} from the model ({v.note}) replaces "
                              f"{before.origin}'s {_plain_q(library, qname, before.value)}")
             values[qname] = v
-        if default_base:
-            for qname in ("bytes_per_param", "bytes_per_kv_element", "context"):
-                v = values.get(qname)
-                if v is not None and v.origin == f"scenario {name}" and qname in library.quantities:
-                    notes.append(f"{qname} = {_plain_q(library, qname, v.value)} is the lecture's round number: "
-                                 f"the model config does not give it; --set {qname}=... for yours")
         layers.append(label)
     for qname, value, text in parsed_sets:
         values[qname] = ScenarioValue(qname, value, f"--set {text}", None, "--set")
         layers.append(f"--set {text}")
+    if model and default_base:
+        for qname in ("bytes_per_param", "bytes_per_kv_element", "context"):
+            v = values.get(qname)
+            if v is not None and v.origin == base_origin and qname in library.quantities:
+                notes.append(f"{qname} = {_plain_q(library, qname, v.value)} is the lecture's round number: the model "
+                             f"config does not give it; --set {qname}=... for yours")
     for text in assumes:
         assumptions.append((text, parse_relation(text, library.symbols(), where=f"--assume {text!r}")))
         layers.append(f"--assume {text}")

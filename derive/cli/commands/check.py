@@ -13,12 +13,12 @@ def add_arguments(p) -> None:
 def run(args, ctx) -> int:
     import os
 
-    from derive.cli.commands.output import emit, emit_json, pinned_line, pinned_notes
+    from derive.cli.commands.output import emit, emit_json, emit_notes, pinned_line, pinned_notes, scenario_notes
 
     report = ctx.checker(workers=min(2, os.cpu_count() or 1)).check(args.ids or None)
     pinned = pinned_notes(ctx.library, ctx.scenario)
     if args.json:
-        emit_json({**report.to_json(), "pinned": pinned})
+        emit_json({**report.to_json(), "pinned": pinned, "notes": scenario_notes(ctx.scenario)})
         return 0 if report.ok else 1
     width = max((len(r.id) for r in report.results), default=10)
     for r in report.results:
@@ -32,6 +32,7 @@ def run(args, ctx) -> int:
             emit(f"    reason: {r.reason}")
     if pinned:
         emit(pinned_line(pinned))
+    emit_notes(ctx.scenario)
     summary = ", ".join(f"{n} {v}" for v, n in report.summary().items())
     bad = sum(not r.meets_expectation for r in report.results)
     emit(f"scenario {ctx.scenario.name}: {summary}; {bad} not as expected")
