@@ -9,6 +9,21 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
+MAX_MESSAGE = 600  # characters of one error line; user text beyond is cut
+
+
+def escape_control(text: object, *, limit: int | None = None) -> str:
+    """``text`` fit for one terminal line: every non-printable character (newline, carriage return,
+    tab, ESC and the rest of C0/C1, DEL, Unicode format and separator characters such as U+202E or
+    U+2028) written as its Python escape (``\\n``, ``\\x1b``, ``\\u202e``), so that user text can neither
+    break the one-line error contract nor send terminal control sequences.  ``limit`` cuts long text."""
+    text = str(text)
+    if limit is not None and len(text) > limit:
+        text = text[: max(limit - 3, 0)] + "..."
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
 
 class DeriveError(Exception):
     """Base class: a problem the user can fix.  ``exit_code`` 2 means bad input."""
@@ -22,12 +37,13 @@ class DeriveError(Exception):
         super().__init__(self.one_line())
 
     def one_line(self) -> str:
-        parts = [self.message]
+        """What, where and hint on one line; control characters in any part are escaped (the one place)."""
+        parts = [escape_control(self.message, limit=MAX_MESSAGE)]
         if self.where:
-            parts.append(f"(in {self.where})")
+            parts.append(f"(in {escape_control(self.where, limit=200)})")
         text = " ".join(parts)
         if self.hint:
-            text += f"; {self.hint}"
+            text += f"; {escape_control(self.hint, limit=300)}"
         return text
 
 
@@ -66,6 +82,16 @@ class LibraryError(DeriveError):
 
 class ScenarioError(DeriveError):
     """A malformed scenario, preset or config file, or a missing value."""
+
+
+class OutputError(DeriveError):
+    """An output file or folder that cannot be written (read-only, permission denied, disk full);
+    ``where`` names the folder or file."""
+
+
+class BudgetError(DeriveError):
+    """A request beyond a size or precision budget (a sweep grid too large, a number beyond the evaluation
+    budget); nothing was allocated or computed past the check."""
 
 
 class ResourceError(DeriveError):

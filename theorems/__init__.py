@@ -9,13 +9,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import batching, capacity, context, moe, pipeline, pricing, revnets, roofline, scaling
+from . import batching, capacity, context, gap, moe, pipeline, pricing, revnets, roofline, scaling
 from .figures import FIGURES  # noqa: F401  (figure specs; derive.model.loader reads FIGURES)
 from .hf_config import find_cached_config, model_values
 
 # --model ORG/NAME: the scenario asks the reader where a Hugging Face id's config.json is (local cache only).
 model_values.find_cached_config = find_cached_config  # type: ignore[attr-defined]
 
-TOPICS = [roofline, batching, moe, pipeline, capacity, scaling, context, pricing, revnets]
+TOPICS = [roofline, batching, moe, pipeline, capacity, scaling, context, pricing, revnets, gap]
 PRESET_DIRS = [Path(__file__).parent / "presets"]
 MODEL_CONFIG_READER = model_values
+# Peak rates that --measured may replace by measured ones, each with the assumption that says no measurement
+# exceeds it (derive ledger checks every measured ceiling against it).
+CEILINGS = {"flops": "gap.peak_flops_is_ceiling", "hbm_bandwidth": "gap.peak_bandwidth_is_ceiling",
+            "scaleup_bandwidth": None, "scaleout_bandwidth": None}

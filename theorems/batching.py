@@ -367,7 +367,7 @@ critical_batch_kv = Definition(
     statement="The batch at which compute time equals weight plus KV fetch time: the critical batch "
               "divided by 1 - L/L*, defined for contexts below the balance context.",
     source=lecture("00:19", CHAPTER, reconstructed=True),
-    defines=critical_batch_kv_q, expr=Bstar / (1 - L / Lstar),
+    defines=critical_batch_kv_q, expr=Bstar / (1 - L / Lstar), domain=logic.lt(L, Lstar),
 )
 critical_batch_kv_balance = Claim(
     "batching.critical_batch_kv_balance", title="With KV reads, compute-bound iff B >= B*_kv",

@@ -1,7 +1,8 @@
 """Caches: proof verdicts by content hash, and whole command outputs by the files they read.
 
-Three layers, all under ``build/.cache/`` (``--cache-dir DIR`` or ``DERIVE_CACHE_DIR`` elsewhere;
-``--no-cache`` or ``DERIVE_NO_CACHE=1`` bypasses them all):
+Three layers, all in the per-user cache folder (``platformdirs.user_cache_dir("derive-llm")``, e.g.
+``~/.cache/derive-llm`` on Linux; ``--cache-dir DIR`` or ``DERIVE_CACHE_DIR`` elsewhere; ``--no-cache`` or
+``DERIVE_NO_CACHE=1`` bypasses them all), never the current folder:
 
 - **Proof cache** (``ProofCache``): one entry per prover problem, keyed by a SHA-256 of the problem's
   full text (hypotheses, goal, integrality, bounds as ``srepr``, the resource limit, the search seed) and
@@ -19,8 +20,12 @@ Three layers, all under ``build/.cache/`` (``--cache-dir DIR`` or ``DERIVE_CACHE
   Python modules (with the listing of their folders, so a new module invalidates), the preset
   folders, and files named on the command line.  A hit answers without importing sympy or z3.
 
-Writes are atomic (a temporary file, then ``os.replace``).  An unreadable, truncated or otherwise
-corrupt entry is a miss, never an error; so is a cache folder that cannot be written.
+Every entry is sealed: it carries its kind, its key and a SHA-256 of its own content, and a read checks
+all three, so a damaged, truncated, edited or foreign entry is a miss (re-computed and rewritten), never
+an answer.  A cached counterexample is re-checked exactly against its problem on every read.  Writes are
+atomic (a temporary file, then ``os.replace``); a cache folder that cannot be written is not an error.
+The folder is bounded (``DERIVE_CACHE_MAX_MB``, default 256): after a command that wrote entries, the
+least recently used ones (a hit refreshes an entry's modification time) are removed down to 80 % of it.
 """
 
 from __future__ import annotations
@@ -41,17 +46,39 @@ if TYPE_CHECKING:
 
 CACHE_ENV = "DERIVE_CACHE_DIR"
 NO_CACHE_ENV = "DERIVE_NO_CACHE"
-DEFAULT_DIR = Path("build") / ".cache"
-FORMAT = 1  # bump when the entry layout changes
-_DECIDING_MODULES = ("prover.py", "translate.py", "interval.py", "logic.py")
+MAX_MB_ENV = "DERIVE_CACHE_MAX_MB"
+DEFAULT_MAX_MB = 256
+APP_NAME = "derive-llm"
+FORMAT = 2  # bump when the entry layout changes
+KINDS = ("proofs", "outputs", "results")
+
+
+def default_cache_dir() -> Path:
+    """The per-user cache folder (platformdirs; without it, the XDG rule)."""
+    try:
+        import platformdirs
+    except ImportError:  # pragma: no cover - platformdirs is a dependency
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        return Path(base) / APP_NAME
+    return Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
 
 
 def cache_dir(explicit: str | os.PathLike | None = None) -> Path:
-    """The cache folder: ``explicit``, else ``$DERIVE_CACHE_DIR``, else ``build/.cache``."""
+    """The cache folder: ``explicit``, else ``$DERIVE_CACHE_DIR``, else the per-user cache folder."""
     if explicit:
         return Path(explicit)
     env = os.environ.get(CACHE_ENV)
-    return Path(env) if env else DEFAULT_DIR
+    return Path(env) if env else default_cache_dir()
+
+
+def max_bytes() -> int:
+    """The size bound of the cache folder, from ``DERIVE_CACHE_MAX_MB`` (a positive number of MB)."""
+    text = os.environ.get(MAX_MB_ENV, "")
+    try:
+        mb = float(text) if text else DEFAULT_MAX_MB
+    except ValueError:
+        mb = DEFAULT_MAX_MB
+    return int(mb * 10**6) if mb > 0 else DEFAULT_MAX_MB * 10**6
 
 
 def cache_disabled(no_cache: bool = False) -> bool:
@@ -78,36 +105,63 @@ def atomic_write(path: Path, data: bytes) -> bool:
         return False
 
 
-def _read_json(path: Path) -> Any:
-    """The JSON in ``path``, or None when it is missing or corrupt."""
-    try:
-        return json.loads(path.read_bytes())
-    except (OSError, ValueError, UnicodeDecodeError):
-        return None
-
-
 def _sha(text: str | bytes) -> str:
     return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def seal(kind: str, key: str, body: Any) -> bytes:
+    """An entry: its kind, key, format and body, with a SHA-256 of all four."""
+    head = {"format": FORMAT, "kind": kind, "key": key, "body": body}
+    return _canonical({**head, "sha": _sha(_canonical(head))}).encode()
+
+
+def unseal(path: Path, kind: str, key: str) -> Any:
+    """The body of the entry at ``path`` when it is intact and is the entry of ``kind`` and ``key``;
+    None for anything else (missing, unreadable, truncated, edited, of another kind or format)."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    if not isinstance(data, dict) or set(data) != {"format", "kind", "key", "body", "sha"}:
+        return None
+    head = {k: data[k] for k in ("format", "kind", "key", "body")}
+    try:
+        intact = data["sha"] == _sha(_canonical(head))
+    except (TypeError, ValueError):
+        return None
+    if not intact or head["format"] != FORMAT or head["kind"] != kind or head["key"] != key:
+        return None
+    return head["body"]
+
+
+def touch(path: Path) -> None:
+    """Mark an entry as just used (least-recently-used eviction reads modification times)."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass
 
 
 # engine fingerprint ----------------------------------------------------------------------------------
 
 @lru_cache(maxsize=1)
 def engine_fingerprint() -> str:
-    """``derive.__version__``, the source of the deciding modules, and the sympy and z3 versions."""
+    """``derive.__version__``, the source of every module of ``derive/kernel`` (what decides), and the
+    sympy and z3 versions."""
     import sympy
     import z3
 
     from derive import __version__
 
-    here = Path(__file__).parent
+    kernel = Path(__file__).resolve().parent.parent / "kernel"
     h = hashlib.sha256(f"derive {__version__}; sympy {sympy.__version__}; z3 {z3.get_version_string()};"
                        f" format {FORMAT}".encode())
-    for name in _DECIDING_MODULES:
-        try:
-            h.update(name.encode() + b"\0" + (here / name).read_bytes())
-        except OSError:
-            h.update(name.encode() + b"\0missing")
+    for path in sorted(kernel.glob("*.py")):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()
 
 
@@ -175,7 +229,7 @@ def outcome_from_json(data: object) -> Outcome | None:
 # the proof cache -------------------------------------------------------------------------------------
 
 class ProofCache:
-    """Prover outcomes on disk, one JSON file per problem (``proofs/ab/abcdef....json``), plus an
+    """Prover outcomes on disk, one sealed JSON file per problem (``proofs/ab/abcdef....json``), plus an
     in-memory layer so a process never reads the same entry twice.
 
     ``hits``, ``misses`` and ``writes`` count this object's traffic (tests and benchmarks read them).
@@ -195,24 +249,27 @@ class ProofCache:
     def _path(self, key: str) -> Path:
         return self.dir / key[:2] / f"{key}.json"
 
-    def get(self, key: str) -> Outcome | None:
+    def get(self, key: str, problem: Problem | None = None) -> Outcome | None:
+        """The stored outcome, or None.  With ``problem``, a stored counterexample must pass the exact
+        re-check against it (a stored ``refuted`` without ``problem`` is never returned)."""
         if key in self._memory:
             self.hits += 1
             return self._memory[key]
-        data = _read_json(self._path(key))
-        outcome = outcome_from_json(data.get("outcome")) if isinstance(data, Mapping) and data.get("key") == key \
-            else None
+        path = self._path(key)
+        outcome = outcome_from_json(unseal(path, "proof", key))
+        if outcome is not None and outcome.counterexample is not None and not _still_refutes(problem, outcome):
+            outcome = None
         if outcome is None:
             self.misses += 1
             return None
+        touch(path)
         self.hits += 1
         self._memory[key] = outcome
         return outcome
 
     def put(self, key: str, outcome: Outcome) -> None:
         self._memory[key] = outcome
-        data = json.dumps({"key": key, "outcome": outcome_to_json(outcome)}, sort_keys=True).encode()
-        if atomic_write(self._path(key), data):
+        if atomic_write(self._path(key), seal("proof", key, outcome_to_json(outcome))):
             self.writes += 1
 
     def decide(self, problem: Problem) -> tuple[Outcome, bool]:
@@ -220,12 +277,26 @@ class ProofCache:
         from derive.kernel.prover import decide
 
         key = self.key(problem)
-        hit = self.get(key)
+        hit = self.get(key, problem)
         if hit is not None:
             return hit, False
         outcome = decide(problem)
         self.put(key, outcome)
         return outcome, True
+
+
+def _still_refutes(problem: Problem | None, outcome: Outcome) -> bool:
+    """A cached counterexample is an answer only when it still refutes the problem, exactly: every name
+    is a symbol of the problem and the point satisfies the hypotheses and violates the goal."""
+    from derive.kernel.problem import confirms
+
+    if problem is None or outcome.verdict != "refuted":
+        return False
+    symbols = {str(s): s for s in problem.symbols()}
+    cex = outcome.counterexample or {}
+    if not set(cex) <= set(symbols):
+        return False
+    return confirms(problem, {symbols[name]: value for name, value in cex.items()})
 
 
 # the output cache ------------------------------------------------------------------------------------
@@ -320,56 +391,103 @@ def paths_in_argv(argv: Iterable[str]) -> list[str]:
     return sorted(out)
 
 
+# Variables that differ between shells without changing what a command computes.
+_VOLATILE_ENV = frozenset({"_", "OLDPWD", "PWD", "SHLVL", "TERM", "COLUMNS", "LINES", "TMUX_PANE", "WINDOWID",
+                           "SSH_CLIENT", "SSH_CONNECTION", "SSH_TTY", "SSH_AUTH_SOCK", "DISPLAY", "COLORTERM"})
+
+
 class OutputCache:
-    """Stdout, stderr and exit code of a read-only command, valid while its input files are unchanged."""
+    """Stdout, stderr and exit code of a read-only command, valid while its input files are unchanged.
+
+    The key holds the command line, the working directory and the whole environment (a library may read
+    any variable); the entry lists every file and folder the run read (``ReadTracker``), with digests."""
 
     def __init__(self, directory: str | os.PathLike) -> None:
         self.dir = Path(directory) / "outputs"
 
     @staticmethod
     def run_key(argv: list[str]) -> str:
-        env = sorted((k, v) for k, v in os.environ.items() if k.startswith(("DERIVE_", "PYTHON")))
+        env = sorted((k, v) for k, v in os.environ.items() if k not in _VOLATILE_ENV)
         return _sha(json.dumps({"argv": argv, "cwd": os.getcwd(), "env": env, "python": sys.version,
                                 "executable": sys.executable, "site": _site_listing(), "format": FORMAT}))
 
     def lookup(self, key: str) -> tuple[str, str, int] | None:
-        data = _read_json(self.dir / f"{key}.json")
-        if not isinstance(data, Mapping) or data.get("key") != key:
+        path = self.dir / f"{key}.json"
+        data = unseal(path, "output", key)
+        if not isinstance(data, Mapping):
             return None
         try:
-            for path, digest in data["files"].items():
-                if file_digest(path) != digest:
+            for file, digest in data["files"].items():
+                if file_digest(file) != digest:
                     return None
-            for path, digest in data["dirs"].items():
-                if dir_digest(path) != digest:
+            for folder, digest in data["dirs"].items():
+                if dir_digest(folder) != digest:
                     return None
-            for path, digest in data["listings"].items():
-                if listing_digest(path) != digest:
+            for folder, digest in data["listings"].items():
+                if listing_digest(folder) != digest:
                     return None
             out, err, code = data["stdout"], data["stderr"], data["exit"]
         except (KeyError, AttributeError, TypeError):
             return None
-        if not (isinstance(out, str) and isinstance(err, str) and isinstance(code, int)):
+        if not (isinstance(out, str) and isinstance(err, str) and isinstance(code, int)) or code not in (0, 1):
             return None
+        touch(path)
         return out, err, code
 
     def store(self, key: str, *, argv: list[str], data_dirs: Iterable[str | os.PathLike], stdout: str, stderr: str,
-              exit_code: int) -> bool:
+              exit_code: int, read: Iterable[str] = ()) -> bool:
+        """``read``: files and folders the run opened (a ``ReadTracker``'s), beyond its loaded modules."""
         files = {f: file_digest(f) for f in loaded_source_files()}
         dirs: dict[str, str | None] = {}
         root = os.path.abspath(self.dir.parent)
-        for p in [*data_dirs, *paths_in_argv(argv)]:
+        excluded = _excluded_prefixes()
+        for p in [*data_dirs, *paths_in_argv(argv), *read]:
             p = os.path.abspath(p)
-            if p == root or p.startswith(root + os.sep) or root.startswith(p + os.sep):
-                continue  # the cache itself (--cache-dir) is not an input
+            if p == root or p.startswith(root + os.sep) or root.startswith(p + os.sep) or p.startswith(excluded):
+                continue  # the cache itself (--cache-dir) and installed packages are not inputs of their own
             if os.path.isdir(p):
                 dirs[p] = dir_digest(p)
-            else:
+            elif os.path.isfile(p):
                 files[p] = file_digest(p)
         listings = {d: listing_digest(d) for d in sorted({os.path.dirname(f) for f in files})}
-        entry = {"key": key, "argv": argv, "files": files, "dirs": dirs, "listings": listings,
-                 "stdout": stdout, "stderr": stderr, "exit": exit_code}
-        return atomic_write(self.dir / f"{key}.json", json.dumps(entry, sort_keys=True).encode())
+        body = {"argv": argv, "files": files, "dirs": dirs, "listings": listings,
+                "stdout": stdout, "stderr": stderr, "exit": exit_code}
+        return atomic_write(self.dir / f"{key}.json", seal("output", key, body))
+
+
+class ReadTracker:
+    """Records the files and folders a run opens (a Python audit hook), so that an output replayed from
+    the cache is invalidated by any of them changing: a library that reads a data file outside its own
+    folder included.  Audit hooks cannot be removed; an inactive tracker records nothing."""
+
+    _active: ReadTracker | None = None
+    _installed = False
+
+    def __init__(self) -> None:
+        self.paths: set[str] = set()
+
+    def __enter__(self) -> ReadTracker:
+        if not ReadTracker._installed:
+            sys.addaudithook(ReadTracker._hook)
+            ReadTracker._installed = True
+        ReadTracker._active = self
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        ReadTracker._active = None
+
+    @staticmethod
+    def _hook(event: str, args: tuple) -> None:
+        tracker = ReadTracker._active
+        if tracker is None or event not in ("open", "os.listdir", "os.scandir"):
+            return
+        path = args[0] if args else None
+        if event == "open" and len(args) > 1 and isinstance(args[1], str) and set(args[1]) & set("wax+"):
+            return  # written, not read
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        if isinstance(path, str):
+            tracker.paths.add(path if os.path.isabs(path) else os.path.join(os.getcwd(), path))
 
 
 # own results of a whole scenario (the baseline of `derive diff`) ------------------------------------------
@@ -416,28 +534,120 @@ def result_from_json(data: Mapping):
     )
 
 
+def library_digest(library: Any) -> str:
+    """A digest of what the declarations of a library say (ids, kinds, formulas, domains, bounds), read
+    from the loaded objects: whatever a library read to build them (data files, environment) is in it."""
+    h = hashlib.sha256()
+    for decl in library.ordered():
+        h.update(f"{decl.id}\0{formula_text(decl)}\0".encode())
+    for name in sorted(library.quantities):
+        h.update(f"{name}\0{formula_text(library.quantities[name])}\0".encode())
+    return h.hexdigest()
+
+
 class ResultsCache:
-    """Own (pre-blocking) results of the claims of a library under one scenario, keyed by every loaded
-    source file, the scenario's fingerprint (values, assumptions, pins), the resource limit and the ids."""
+    """Own (pre-blocking) results of the claims of a library under one scenario, keyed by the engine's
+    and the libraries' source, what the library's declarations say, the scenario's fingerprint (values,
+    assumptions, pins), the resource limit and the claim ids."""
 
     def __init__(self, directory: str | os.PathLike) -> None:
         self.dir = Path(directory) / "results"
 
     @staticmethod
-    def key(scenario, rlimit: int, ids: Iterable[str], sources: str | None = None) -> str:
-        """``sources``: a ``sources_digest()`` computed once by a caller that checks many scenarios."""
+    def key(scenario, rlimit: int, ids: Iterable[str], sources: str | None = None, library: Any = None) -> str:
+        """``sources``: a ``sources_digest()`` computed once by a caller that checks many scenarios;
+        ``library``: the library checked (its ``library_digest`` joins the key)."""
         return _sha(json.dumps({"sources": sources or sources_digest(), "scenario": scenario.fingerprint(),
+                                "library": None if library is None else library_digest(library),
                                 "rlimit": rlimit, "ids": sorted(ids), "format": FORMAT}))
 
     def get(self, key: str) -> dict | None:
-        data = _read_json(self.dir / f"{key}.json")
-        if not isinstance(data, Mapping) or data.get("key") != key:
+        path = self.dir / f"{key}.json"
+        data = unseal(path, "results", key)
+        if not isinstance(data, list):
             return None
         try:
-            return {r["id"]: result_from_json(r) for r in data["results"]}
+            results = {r["id"]: result_from_json(r) for r in data}
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
+        touch(path)
+        return results
 
     def put(self, key: str, results: Mapping) -> bool:
-        entry = {"key": key, "results": [result_to_json(r) for r in results.values()]}
-        return atomic_write(self.dir / f"{key}.json", json.dumps(entry, sort_keys=True).encode())
+        body = [result_to_json(r) for r in results.values()]
+        return atomic_write(self.dir / f"{key}.json", seal("results", key, body))
+
+
+# size bound, information, clearing ---------------------------------------------------------------------
+
+@dataclasses.dataclass
+class CacheInfo:
+    folder: Path
+    entries: dict[str, int]
+    bytes: dict[str, int]
+    limit: int
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(self.bytes.values())
+
+
+def _entries(root: Path) -> list[tuple[float, int, Path, str]]:
+    """(last use, size, path, kind) of every entry file."""
+    out = []
+    for kind in KINDS:
+        for folder, _, names in os.walk(root / kind):
+            for name in names:
+                path = Path(folder) / name
+                try:
+                    st = path.stat()
+                except OSError:
+                    continue
+                out.append((st.st_mtime, st.st_size, path, kind))
+    return out
+
+
+def info(root: str | os.PathLike) -> CacheInfo:
+    entries = _entries(Path(root))
+    counts = {k: sum(1 for e in entries if e[3] == k) for k in KINDS}
+    sizes = {k: sum(e[1] for e in entries if e[3] == k) for k in KINDS}
+    return CacheInfo(Path(root), counts, sizes, max_bytes())
+
+
+def prune(root: str | os.PathLike, limit: int | None = None) -> int:
+    """Remove least recently used entries while the folder holds more than ``limit`` bytes (down to 80 %
+    of it); returns the number removed.  Entries another process removed meanwhile are skipped."""
+    limit = max_bytes() if limit is None else limit
+    entries = _entries(Path(root))
+    total = sum(e[1] for e in entries)
+    if total <= limit:
+        return 0
+    removed = 0
+    for _, size, path, _ in sorted(entries, key=lambda e: (e[0], str(e[2]))):
+        if total <= limit * 0.8:
+            break
+        try:
+            path.unlink()
+        except OSError:
+            continue
+        total -= size
+        removed += 1
+    return removed
+
+
+def clear(root: str | os.PathLike) -> int:
+    """Remove every entry (and nothing else: a folder given by mistake keeps its other files)."""
+    removed = 0
+    for _, _, path, _ in _entries(Path(root)):
+        try:
+            path.unlink()
+            removed += 1
+        except OSError:
+            continue
+    for kind in KINDS:
+        for folder, _, _ in sorted(os.walk(Path(root) / kind), key=lambda w: -len(w[0])):
+            try:
+                os.rmdir(folder)
+            except OSError:
+                pass
+    return removed

@@ -18,9 +18,18 @@ from derive.cli.context import Context
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 
+def error_line(prefix: str, message: str) -> None:
+    """Write one error line to stderr.  Every error the command line reports goes through here, and
+    ``derive.errors.escape_control`` escapes any control character left in it, so a newline or a terminal
+    escape sequence in user text can never make two lines or reach the terminal raw."""
+    from derive.errors import MAX_MESSAGE, escape_control
+
+    sys.stderr.write(f"{escape_control(prefix)}: {escape_control(message, limit=2 * MAX_MESSAGE)}\n")
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # argparse's own errors: one line, exit 2
-        sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        error_line(f"{self.prog}: error", f"{message} (see {self.prog} --help)")
         raise SystemExit(EXIT_BAD_INPUT)
 
 
@@ -32,14 +41,20 @@ def scenario_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--set", dest="sets", action="append", default=[], metavar="Q=VALUE",
                    help='pin a quantity, e.g. --set "hbm_bandwidth=3.35 TB/s" (repeatable)')
     g.add_argument("--assume", dest="assumes", action="append", default=[], metavar="RELATION",
-                   help='add an assumption, e.g. --assume "flops/hbm_bandwidth >= 600" (repeatable)')
+                   help='add an assumption, e.g. --assume "hbm_bandwidth >= 30 TB/s" (repeatable)')
+    g.add_argument("--si", action="store_true",
+                   help="read a bare number for a quantity with a unit in SI base units (default: an error)")
+    g.add_argument("--measured", action="store_true",
+                   help="use the hardware's measured ceilings (measurement files) instead of its spec-sheet peaks")
+    g.add_argument("--measurement", dest="measurements", action="append", default=[], metavar="NAME",
+                   help="use only this measurement file of the hardware (implies --measured; repeatable)")
     g.add_argument("--library", dest="libraries", action="append", default=[], metavar="PATH",
                    help="load declarations from PATH instead of the lecture ('lecture' names the built-in one)")
     g.add_argument("--rlimit", type=int, default=None, metavar="N", help="z3 resource limit per query")
     g.add_argument("--no-cache", action="store_true",
                    help="bypass the proof and output caches (also DERIVE_NO_CACHE=1)")
     g.add_argument("--cache-dir", metavar="DIR", default=None,
-                   help="cache folder (default build/.cache, or $DERIVE_CACHE_DIR)")
+                   help="cache folder (default: the per-user cache folder, or $DERIVE_CACHE_DIR)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,9 +82,12 @@ def main(argv: list[str] | None = None, *, replay: bool = False) -> int:
         parser.print_help()
         return EXIT_BAD_INPUT
     ctx = Context(args)
-    if replay and _replayable(args):
-        return _run_replayed(args, ctx, list(sys.argv[1:] if argv is None else argv))
-    return _run(args, ctx)
+    try:
+        if replay and _replayable(args):
+            return _run_replayed(args, ctx, list(sys.argv[1:] if argv is None else argv))
+        return _run(args, ctx)
+    finally:
+        ctx.close()
 
 
 def _run(args: argparse.Namespace, ctx: Context) -> int:
@@ -78,18 +96,26 @@ def _run(args: argparse.Namespace, ctx: Context) -> int:
     try:
         return args._module.run(args, ctx)
     except DeriveError as err:
-        sys.stderr.write(f"derive {args.command}: error: {err.one_line()}\n")
+        error_line(f"derive {args.command}: error", err.one_line())
         return err.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("derive: interrupted\n")
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except SystemExit as err:  # user code (a library's reader or figure) called sys.exit: not a success
+        error_line(f"derive {args.command}: error", f"user code called sys.exit({err.code!r}) while the command ran "
+                   "(in --library); a library raises errors, it never exits")
+        return EXIT_BAD_INPUT
+    except MemoryError:
+        error_line(f"derive {args.command}: error", "out of memory (a value, grid or file too large for this "
+                   "machine); use smaller inputs")
+        return EXIT_BAD_INPUT
     except Exception as err:  # a bug, not bad input; still one line (DERIVE_DEBUG=1 shows the traceback)
         if os.environ.get("DERIVE_DEBUG"):
             raise
-        sys.stderr.write(f"derive {args.command}: internal error: {type(err).__name__}: {err} "
-                         "(rerun with DERIVE_DEBUG=1 for details)\n")
+        error_line(f"derive {args.command}: internal error", f"{type(err).__name__}: {err} "
+                   "(rerun with DERIVE_DEBUG=1 for details)")
         return EXIT_BAD_INPUT
 
 
@@ -120,7 +146,7 @@ class _Tee:
 
 
 def _run_replayed(args: argparse.Namespace, ctx: Context, argv: list[str]) -> int:
-    from derive.checking.cache import OutputCache, cache_dir
+    from derive.checking.cache import OutputCache, ReadTracker, cache_dir
 
     cache = OutputCache(cache_dir(getattr(args, "cache_dir", None)))
     key = cache.run_key(argv)
@@ -137,12 +163,13 @@ def _run_replayed(args: argparse.Namespace, ctx: Context, argv: list[str]) -> in
     out, err = _Tee(sys.stdout), _Tee(sys.stderr)
     sys.stdout, sys.stderr = out, err
     try:
-        code = _run(args, ctx)
+        with ReadTracker() as tracker:
+            code = _run(args, ctx)
     finally:
         sys.stdout, sys.stderr = out.stream, err.stream
     if code in (EXIT_OK, EXIT_FAILED):
-        cache.store(key, argv=argv, data_dirs=ctx.data_dirs(), stdout="".join(out.parts), stderr="".join(err.parts),
-                    exit_code=code)
+        ctx.wrote_cache |= cache.store(key, argv=argv, data_dirs=ctx.data_dirs(), stdout="".join(out.parts),
+                                       stderr="".join(err.parts), exit_code=code, read=sorted(tracker.paths))
     return code
 
 

@@ -14,12 +14,19 @@ if TYPE_CHECKING:
 class Context:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
+        self.wrote_cache = False  # set by a run whose output went to the output cache
 
     @cached_property
     def library(self) -> Library:
+        import sys
+
+        from derive.errors import escape_control
         from derive.model.loader import load_library
 
-        return load_library(getattr(self.args, "libraries", None) or ["lecture"])
+        library = load_library(getattr(self.args, "libraries", None) or ["lecture"])
+        for notice in library.notices:  # stdout stays derive's own (clean --json)
+            sys.stderr.write(f"derive {self.args.command}: notice: {escape_control(notice)}\n")
+        return library
 
     @cached_property
     def scenario(self) -> Scenario:
@@ -29,7 +36,8 @@ class Context:
         return build_scenario(self.library, scenario=getattr(a, "scenario", None),
                               hardware=getattr(a, "hardware", None), model=getattr(a, "model", None),
                               sets=getattr(a, "sets", []),
-                              assumes=getattr(a, "assumes", []))
+                              assumes=getattr(a, "assumes", []), si=getattr(a, "si", False),
+                              measured=getattr(a, "measured", False), measurements=getattr(a, "measurements", []))
 
     @property
     def rlimit(self) -> int:
@@ -45,6 +53,14 @@ class Context:
         if cache_disabled(getattr(self.args, "no_cache", False)):
             return None
         return ProofCache(cache_dir(getattr(self.args, "cache_dir", None)))
+
+    def close(self) -> None:
+        """Keep the cache folder within its size bound after a run that wrote to it."""
+        cache = self.__dict__.get("cache")
+        if self.wrote_cache or (cache is not None and cache.writes):
+            from derive.checking.cache import cache_dir, prune
+
+            prune(cache_dir(getattr(self.args, "cache_dir", None)))
 
     def checker(self, scenario: Scenario | None = None, *, workers: int = 1):
         from derive.checking.checker import Checker

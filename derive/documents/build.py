@@ -7,11 +7,18 @@ Outputs (relative to the output folder):
 - ``derivation.pdf`` (``pdf``), compiled with pdflatex when it is installed (otherwise a notice);
 - always: ``status.json`` (the check report without timings), ``graph.dot`` and ``graph.json``.
 
-Everything is first written into a staging folder next to the output folder; only when every file
-exists are they moved into place, one ``os.replace`` each.  A failed or interrupted build therefore
-leaves the previous outputs as they were, and no file is ever half-written.  pdflatex runs in the
-staging folder with ``SOURCE_DATE_EPOCH=0`` and ``FORCE_SOURCE_DATE=1``, and the document suppresses
-PDF dates and ids, so two builds of the same input are byte-identical.
+Atomic: ``--out`` is always exactly one complete build, the old one or the new one (``publish``).
+Everything is written into a staging folder beside ``--out`` (``.NAME.staging-PID-XXXX``); files of
+the previous ``--out`` that the new build does not write (a user's own files) are hard-linked into it;
+then one atomic exchange of the two folders switches old for new (Linux ``renameat2(RENAME_EXCHANGE)``),
+and the old build, now under the staging name, is deleted.  Where the exchange is not available the
+switch is two renames (``--out`` aside to ``.NAME.old-PID-XXXX``, staging into place); a build killed
+between the two leaves no ``--out`` and the old build aside, and the next build (or the next read of
+``publish``) renames it back before anything else.  Staging and old folders of builds that were killed
+(their process is gone) are removed by the next build.  pdflatex runs in the staging folder with
+``SOURCE_DATE_EPOCH=0`` and ``FORCE_SOURCE_DATE=1``, and the document suppresses PDF dates and ids, so
+two builds of the same input are byte-identical.  Every write error (read-only folder, permission
+denied, disk full, part-way or not) is a one-line ``OutputError`` naming the folder.
 
 Environment: ``DERIVE_REQUIRE_LATEX=1`` makes a missing pdflatex an error (CI); ``DERIVE_PDFLATEX``
 names the pdflatex to run (empty: behave as if none were installed).
@@ -19,12 +26,14 @@ names the pdflatex to run (empty: behave as if none were installed).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import secrets
 import shutil
 import subprocess
-import tempfile
-from collections.abc import Iterable, Sequence
+import sys
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,7 +48,7 @@ from derive.documents.figures import (
     render_graph,
 )
 from derive.documents.render import claims_model, document_model, render, values_model
-from derive.errors import DeriveError
+from derive.errors import DeriveError, OutputError
 from derive.model.library import Library
 from derive.model.scenario import Scenario
 
@@ -178,16 +187,8 @@ def build(library: Library, scenario: Scenario, out: Path | str = "build", forma
         report = _checker(library, scenario, rlimit, cache).check()
     verdicts = {r.id: r.verdict for r in report.results}
 
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-staging-", dir=out.parent))
-    except OSError as err:
-        raise DeriveError(f"cannot write next to {out}: {err.strerror}", where="--out") from None
-    try:
-        files = _write_all(library, scenario, report, base_report, figures, verdicts, staging, formats, engine)
-        _move_into_place(staging, out, files)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    files = publish(out, lambda staging: _write_all(library, scenario, report, base_report, figures, verdicts,
+                                                   staging, formats, engine), notices)
     return BuildResult(out, files, report, base_report, notices)
 
 
@@ -230,9 +231,199 @@ def _write_all(library: Library, scenario: Scenario, report: Report, base_report
     return sorted(set(files))
 
 
-def _move_into_place(staging: Path, out: Path, files: Iterable[str]) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    for name in files:
-        target = out / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staging / name, target)
+# the write and switch phase ---------------------------------------------------------------------------
+
+STAGING_TAG, OLD_TAG = "staging", "old"
+
+
+def publish(out: Path, write: Callable[[Path], list[str]], notices: list[str] | None = None) -> list[str]:
+    """Run ``write(staging)`` (it returns the files it wrote, relative to ``staging``) and make the result
+    ``out`` in one atomic switch (see the module docstring).  Returns the sorted list of files written.
+
+    ``out`` is never partly new: an error or a kill before the switch leaves the previous ``out`` as it
+    was; after the switch it is the new build.  ``OSError`` anywhere becomes ``OutputError`` naming the
+    folder; other errors propagate after the staging folder is removed."""
+    notices = notices if notices is not None else []
+    out = Path(out)
+    where = f"--out {out}"
+    absolute = Path(os.path.abspath(out))
+    cwd = Path.cwd()
+    if absolute == cwd or absolute in cwd.parents or absolute.parent == absolute:
+        raise OutputError(f"the output folder {out} is the current folder or contains it", where=where,
+                          hint="the build replaces the output folder as a whole: give a subfolder such as build/")
+    try:
+        is_other = out.exists() and not out.is_dir()
+    except OSError as err:
+        raise OutputError(f"cannot use output folder {out}: {_reason(err)}", where=where) from None
+    if is_other:
+        raise OutputError(f"output path exists and is not a folder: {out}", where=where,
+                          hint="remove the file or choose another --out")
+    if out.is_dir() and not os.access(out, os.W_OK | os.X_OK):
+        raise OutputError(f"output folder {out} is read-only", where=where,
+                          hint="make it writable or choose another --out")
+    parent = absolute.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        _recover(absolute, notices)
+        staging = parent / f".{absolute.name}.{STAGING_TAG}-{os.getpid()}-{secrets.token_hex(4)}"
+        staging.mkdir()
+    except OSError as err:
+        raise OutputError(f"cannot write beside the output folder, in {parent}: {_reason(err)}", where=where,
+                          hint="the build is staged next to --out: its parent folder must be writable") from None
+    try:
+        files = sorted(set(write(staging)))
+        _keep_only(staging, files)
+        if absolute.is_dir():
+            _carry_over(absolute, staging, set(files))
+        old = _switch(staging, absolute)
+    except OSError as err:
+        _remove(staging)
+        name = getattr(err, "filename", None)
+        shown = f" ({Path(name).name})" if name else ""
+        raise OutputError(f"cannot write the build{shown}: {_reason(err)}", where=where,
+                          hint="check free space and the permissions of the output folder; the previous "
+                               "build is unchanged") from None
+    except BaseException:
+        _remove(staging)
+        raise
+    if old is not None and not _remove(old):
+        notices.append(f"could not remove the previous build at {old} (the next build removes it)")
+    return files
+
+
+def _reason(err: OSError) -> str:
+    return err.strerror or type(err).__name__
+
+
+def _siblings(out: Path, tag: str) -> list[tuple[Path, int | None]]:
+    """Staging or old folders of ``out`` in its parent, with the process id in their name."""
+    prefix = f".{out.name}.{tag}-"
+    found = []
+    try:
+        entries = list(out.parent.iterdir())
+    except OSError:
+        return []
+    for entry in entries:
+        if entry.name.startswith(prefix):
+            pid = entry.name[len(prefix):].split("-", 1)[0]
+            found.append((entry, int(pid) if pid.isdigit() else None))
+        elif tag == STAGING_TAG and entry.name.startswith(f".{out.name}-staging-"):
+            found.append((entry, None))  # derive 0.1's staging folders: no process id
+    return found
+
+
+def _alive(pid: int | None) -> bool:
+    if pid is None:
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+def _recover(out: Path, notices: list[str]) -> None:
+    """Undo what killed builds left: an old build set aside with no ``out`` is put back; dead builds'
+    staging folders and old builds are removed."""
+    olds = [(p, pid) for p, pid in _siblings(out, OLD_TAG) if not _alive(pid)]
+    if olds and not out.exists():
+        newest = max(olds, key=lambda item: item[0].stat().st_mtime)[0]
+        os.rename(newest, out)
+        notices.append(f"restored {out} from a build interrupted while switching")
+        olds = [(p, pid) for p, pid in olds if p != newest]
+    for path, pid in [*olds, *_siblings(out, STAGING_TAG)]:
+        if not _alive(pid):
+            _remove(path)
+
+
+def _keep_only(staging: Path, files: list[str]) -> None:
+    """Remove from ``staging`` whatever ``write`` left that is not an output (LaTeX's .aux and .log)."""
+    wanted = set(files)
+    for path in sorted(staging.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+        rel = path.relative_to(staging).as_posix()
+        if path.is_dir() and not path.is_symlink():
+            if not any(f.startswith(rel + "/") for f in wanted):
+                shutil.rmtree(path)
+        elif rel not in wanted:
+            path.unlink()
+
+
+def _carry_over(out: Path, staging: Path, written: set[str]) -> None:
+    """Files of the previous ``out`` that the new build does not write (a user's own files, outputs of
+    formats not built this time) are kept: hard-linked (or copied) into the staging folder."""
+    for src in sorted(out.rglob("*")):
+        rel = src.relative_to(out).as_posix()
+        dst = staging / rel
+        if rel in written or dst.exists() or dst.is_symlink():
+            continue
+        if src.is_symlink():
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(os.readlink(src), dst)
+        elif src.is_dir():
+            dst.mkdir(parents=True, exist_ok=True)
+        elif src.is_file():
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(src, dst)
+            except OSError:
+                shutil.copy2(src, dst)
+
+
+def _switch(staging: Path, out: Path) -> Path | None:
+    """Make ``staging`` the folder ``out`` in one step; returns where the previous build now is (to delete)."""
+    if not out.exists():
+        try:
+            os.rename(staging, out)
+            return None
+        except OSError as err:  # appeared meanwhile (a concurrent build): exchange with it instead
+            if err.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                raise
+    if _exchange(staging, out):
+        return staging  # the previous build, under the staging name
+    old = out.parent / f".{out.name}.{OLD_TAG}-{os.getpid()}-{secrets.token_hex(4)}"
+    os.rename(out, old)  # a kill here leaves no out and the old build aside: _recover puts it back
+    os.rename(staging, out)
+    return old
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically (Linux renameat2 with RENAME_EXCHANGE); False where not supported."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), str(b))
+
+
+def _remove(path: Path) -> bool:
+    """Delete a folder tree, making read-only parts writable on the way; True when it is gone."""
+    def retry(func, name, _exc) -> None:
+        try:
+            os.chmod(os.path.dirname(name), 0o700)
+            if os.path.isdir(name) and not os.path.islink(name):
+                os.chmod(name, 0o700)
+            func(name)
+        except OSError:
+            pass
+
+    if not path.exists() and not path.is_symlink():
+        return True
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=retry)
+    else:
+        shutil.rmtree(path, onerror=retry)
+    return not path.exists()

@@ -181,6 +181,13 @@ def exact_value_text(si_value: sp.Rational, q: Quantity) -> dict[str, str]:
     return out
 
 
+def undefined_text(reason: str | None) -> dict[str, str]:
+    """No value: a definition is used outside its domain (``reason`` says where)."""
+    md = f"undefined ({reason})" if reason else "undefined"
+    tex = r"\text{undefined}" + (f" ({latex_escape(reason)})" if reason else "")
+    return {"tex": tex, "md": md, "num": "", "unit": "", "eq_md": "=", "eq_tex": "="}
+
+
 def unit_tex(text: str) -> str:
     si = siunitx_unit(text)
     return rf"\si{{{si}}}" if si else "1"
@@ -201,13 +208,21 @@ def evaluate_expr(library: Library, scenario: Scenario, expr: sp.Expr, unit: str
         from derive.model.evaluate import evaluate
 
         try:
-            exact = evaluate(library, scenario, str(expr)).exact
+            ev = evaluate(library, scenario, str(expr))
         except DeriveError:  # not a real number under this scenario
             return None, []
+        if ev.exact is None:  # outside the domain of a definition: say so, never a number
+            return undefined_text(ev.reason), []
+        exact = ev.exact
     else:
-        exact = expanded.xreplace(scenario.substitution(library))
-        if exact.has(sp.Float):
-            exact = sp.nsimplify(exact)
+        from derive.model.evaluate import domain_violation
+
+        reason = domain_violation(library, scenario, expr)
+        if reason is not None:
+            return undefined_text(reason), []
+        from derive.model.numbers import exactify
+
+        exact = exactify(expanded.xreplace(scenario.substitution(library)))  # floats by the one rule, no nsimplify
         if not exact.is_number or exact.is_real is False:
             return None, []
     dim = dimension_of(expr, library.dimension, where="document")

@@ -10,11 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from functools import cached_property
 
 import sympy as sp
 
-from derive.errors import LibraryError
+from derive.errors import DeriveError, LibraryError
 from derive.kernel.logic import Formula, Rel
 from derive.model.units import Dimension, Unit, parse_unit
 
@@ -86,7 +87,7 @@ class Quantity:
         if self.domain not in DOMAINS:
             raise LibraryError(f"quantity '{self.name}': domain must be one of {DOMAINS}")
         if self.value is not None:
-            value = sp.Rational(self.value)
+            value = _exact_value(self.name, self.value)
             object.__setattr__(self, "value", value)
             if self.source is None:
                 raise LibraryError(f"constant '{self.name}' needs a source")
@@ -159,11 +160,14 @@ class Declaration:
 
 @dataclass(frozen=True, eq=False)
 class Definition(Declaration):
-    """Binds a derived quantity to an expression in other quantities."""
+    """Binds a derived quantity to an expression in other quantities.  ``domain``: where the
+    definition means something (``critical_batch_kv`` only for ``context < critical_context``);
+    evaluating it outside says ``undefined`` with the reason instead of a number."""
 
     defines: Quantity = None  # type: ignore[assignment]
     expr: sp.Expr = None  # type: ignore[assignment]
     uses: tuple[Declaration, ...] = ()
+    domain: Formula | None = None
 
     kind = "definition"
 
@@ -171,6 +175,8 @@ class Definition(Declaration):
         super().__post_init__()
         if not isinstance(self.defines, Quantity) or self.expr is None:
             raise LibraryError(f"definition '{self.id}' needs `defines` (a Quantity) and `expr`")
+        if self.domain is not None and not isinstance(self.domain, Formula):
+            raise LibraryError(f"definition '{self.id}': `domain` must be a relation (a logic Formula)")
         object.__setattr__(self, "expr", sp.sympify(self.expr, strict=True))
 
     def exprs(self) -> list[sp.Expr]:
@@ -278,3 +284,23 @@ class Topic:
     summary: str
     quantities: tuple[Quantity, ...] = field(default=())
     declarations: tuple[Declaration, ...] = field(default=())
+
+
+def _exact_value(name: str, value: object) -> sp.Rational:
+    """A constant's value as an exact rational; a float by the one rule of ``derive.model.numbers``."""
+    from derive.model.numbers import exact_from_float
+
+    try:
+        if isinstance(value, (float, sp.Float)):
+            return exact_from_float(value)
+        if isinstance(value, bool) or not isinstance(value, (int, str, sp.Rational, Fraction)):
+            raise TypeError(type(value).__name__)
+        exact = sp.Rational(value)
+    except (TypeError, ValueError, ArithmeticError, sp.SympifyError) as err:
+        raise LibraryError(f"constant '{name}': value {str(value)[:60]!r} is not an exact number ({err})",
+                           hint="give an int, a Fraction, a decimal string like '0.1' or a float") from None
+    except DeriveError as err:
+        raise LibraryError(f"constant '{name}': {err.message}") from None
+    if not isinstance(exact, sp.Rational):
+        raise LibraryError(f"constant '{name}': value {str(value)[:60]!r} is not a rational number")
+    return exact

@@ -1,4 +1,16 @@
-"""Numeric values of quantities and expressions under a scenario, exactly first."""
+"""Numeric values of quantities and expressions under a scenario, exactly first.
+
+A definition may declare its domain (``Definition.domain``); a value computed through a definition
+outside its domain is not a number: the ``Evaluation`` has ``exact = value = None`` and a ``reason``
+naming the relation that fails with both values (``context = 200k token/seq ≥ critical_context =
+30.1k token/seq``).
+
+The exact value is the expression with the scenario's exact values substituted (sympy's automatic
+simplification only; never ``nsimplify``, which guessed irrational forms for exact rationals; floats by
+the one rule of ``derive.model.numbers``).  The float ``value`` is computed within a precision budget
+(``derive.model.numbers.numeric``), so ``exp(10**10)`` ends at once: ``value`` None with a reason, the
+display ``1.078e4342944819``.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +19,11 @@ from dataclasses import dataclass
 import sympy as sp
 
 from derive.errors import ScenarioError, UnitError
+from derive.kernel.logic import And, Formula, Not, Or, Rel
 from derive.model.declarations import Definition
 from derive.model.dimensions import dimension_of
 from derive.model.library import Library
+from derive.model.numbers import exactify, numeric
 from derive.model.scenario import Scenario
 from derive.model.units import Dimension, format_dimension, parse_unit
 
@@ -17,31 +31,63 @@ from derive.model.units import Dimension, format_dimension, parse_unit
 @dataclass(frozen=True)
 class Evaluation:
     name: str
-    exact: sp.Expr  # in SI base units
+    exact: sp.Expr | None  # in SI base units; None outside a definition's domain
     dimension: Dimension
     unit: str  # the unit `value` is expressed in
-    value: float  # exact / unit scale
+    value: float | None  # exact / unit scale
     inputs: tuple[str, ...]  # base quantities it was computed from
+    reason: str | None = None  # why there is no value (outside a domain)
+    fixed_unit: bool = False  # `unit` was asked for (--unit): keep it when displaying
+
+    @property
+    def display(self) -> str:
+        """``2,400 seq``, ``14.4 ms``, or ``undefined (...)``."""
+        from derive.model.display import format_value
+
+        if self.exact is None:
+            return f"undefined ({self.reason})" if self.reason else "undefined"
+        return format_value(self.in_unit(), self.unit, fixed=self.fixed_unit)
+
+    def in_unit(self) -> sp.Expr | None:
+        """The exact value in ``unit``."""
+        if self.exact is None:
+            return None
+        scale = parse_unit(self.unit).scale
+        return self.exact / sp.Rational(scale.numerator, scale.denominator)
 
     def to_json(self) -> dict:
-        return {"name": self.name, "value": self.value, "exact": str(self.exact), "unit": self.unit,
-                "inputs": list(self.inputs)}
+        from derive.model.display import display_json
+
+        out = {"name": self.name, "value": self.value, "exact": None if self.exact is None else str(self.exact),
+               "unit": self.unit, "inputs": list(self.inputs), "display": self.display}
+        if self.exact is None:
+            out["reason"] = self.reason
+        elif self.value is None:
+            out["reason"] = display_json(self.in_unit(), self.unit).get("reason")
+        return out
 
 
 def expression_for(library: Library, text: str) -> tuple[str, sp.Expr]:
     """A quantity name, a definition id, or an expression in quantity names."""
-    if text in library.quantities:
-        return text, library.quantities[text].sym
-    if "." in text and text in library.declarations and isinstance(library.declarations[text], Definition):
-        return text, library.declarations[text].defines.sym  # type: ignore[union-attr]
-    from derive.model.parse import parse_expression
+    name, expr, _ = _expression(library, text)
+    return name, expr
 
-    return text, parse_expression(text, library.symbols(), where="eval")
+
+def _expression(library: Library, text: str) -> tuple[str, sp.Expr, Dimension]:
+    if text in library.quantities:
+        q = library.quantities[text]
+        return text, q.sym, q.dimension
+    if "." in text and text in library.declarations and isinstance(library.declarations[text], Definition):
+        q = library.declarations[text].defines  # type: ignore[union-attr]
+        return text, q.sym, q.dimension
+    from derive.model.parse import parse_quantity_expression
+
+    expr, dim = parse_quantity_expression(text, library.symbols(), library.dimension, where="eval")
+    return text, expr, dim
 
 
 def evaluate(library: Library, scenario: Scenario, text: str, unit: str | None = None) -> Evaluation:
-    name, expr = expression_for(library, text)
-    dim = dimension_of(expr, library.dimension, where=name)
+    name, expr, dim = _expression(library, text)
     expanded = library.expand(expr, scenario.pinned)
     inputs = tuple(sorted(str(s) for s in expanded.free_symbols))
     missing = [n for n in inputs if n not in scenario.values]
@@ -50,17 +96,115 @@ def evaluate(library: Library, scenario: Scenario, text: str, unit: str | None =
             f"cannot evaluate {name}: the scenario gives no value for {', '.join(missing)}",
             hint=f"add --set {missing[0]}=VALUE or choose a preset (derive presets)",
         )
-    exact = sp.nsimplify(expanded.xreplace(scenario.substitution(library)))
-    if exact.free_symbols or not exact.is_real:
-        raise ScenarioError(f"{name} does not evaluate to a real number ({exact})")
     if unit:
         u = parse_unit(unit)
         if u.dimension != dim:
             raise UnitError(f"cannot express {name} ({format_dimension(dim)}) in {unit} "
                             f"({format_dimension(u.dimension)})")
-        value = float(exact / sp.Rational(u.scale.numerator, u.scale.denominator))
         unit_text = unit
     else:
-        value = float(exact)
         unit_text = format_dimension(dim)
-    return Evaluation(name, exact, dim, unit_text, value, inputs)
+    reason = domain_violation(library, scenario, expr)
+    if reason is not None:
+        return Evaluation(name, None, dim, unit_text, None, inputs, reason, bool(unit))
+    exact = exactify(expanded.xreplace(scenario.substitution(library)))
+    if exact.free_symbols or exact.is_extended_real is False:
+        raise ScenarioError(f"{name} does not evaluate to a real number ({_short(exact)})")
+    scale = parse_unit(unit_text).scale
+    value = numeric(exact / sp.Rational(scale.numerator, scale.denominator), what=name).value
+    return Evaluation(name, exact, dim, unit_text, value, inputs, None, bool(unit))
+
+
+def definitions_used(library: Library, expr: sp.Expr, pinned: frozenset[str]) -> list[Definition]:
+    """The definitions ``expr`` expands through (pinned quantities are leaves), outermost first."""
+    out: list[Definition] = []
+    seen: set[str] = set()
+    stack = sorted(expr.free_symbols, key=str)
+    while stack:
+        name = str(stack.pop(0))
+        if name in seen or name in pinned:
+            continue
+        seen.add(name)
+        d = library.definition_of.get(name)
+        if d is not None:
+            out.append(d)
+            stack.extend(sorted(d.expr.free_symbols, key=str))
+    return out
+
+
+def domain_violation(library: Library, scenario: Scenario, expr: sp.Expr) -> str | None:
+    """Why ``expr`` has no value under the scenario: the first definition it expands through whose
+    domain fails there, with the failing relation and both values; None when every domain holds (or
+    cannot be decided because an input is missing)."""
+    subst = scenario.substitution(library)
+    for d in definitions_used(library, expr, scenario.pinned):
+        if d.domain is None:
+            continue
+        failing = _failing_relation(library, scenario, d.domain, subst)
+        if failing is not None:
+            return f"{failing}; {d.defines.name} is defined only where {_formula_words(d.domain)}"
+    return None
+
+
+_NEGATED = {"<": "≥", "<=": ">", ">": "≤", ">=": "<", "==": "≠", "!=": "="}
+_WORDS = {"<": "<", "<=": "≤", ">": ">", ">=": "≥", "==": "=", "!=": "≠"}
+
+
+def _failing_relation(library: Library, scenario: Scenario, f: Formula, subst: dict) -> str | None:
+    """A relation of ``f`` that is false under the scenario, in words with values; None when ``f`` holds
+    or cannot be evaluated."""
+    if isinstance(f, Rel):
+        sides = [_exact(library, scenario, e) for e in (f.lhs, f.rhs)]
+        if any(v is None for v in sides):
+            return None
+        if Rel(sides[0], f.op, sides[1]).evaluate({}):
+            return None
+        return f"{_side_words(library, f.lhs, sides[0])} {_NEGATED[f.op]} {_side_words(library, f.rhs, sides[1])}"
+    if isinstance(f, And):
+        for a in f.args:
+            r = _failing_relation(library, scenario, a, subst)
+            if r is not None:
+                return r
+        return None
+    if isinstance(f, Or):
+        reasons = [_failing_relation(library, scenario, a, subst) for a in f.args]
+        return " and ".join(r for r in reasons if r) if all(reasons) else None
+    if isinstance(f, Not):
+        values = [_exact(library, scenario, e) for e in f.arg.exprs()]
+        if any(v is None for v in values):
+            return None
+        holds = f.arg.map_exprs(lambda e: _exact(library, scenario, e)).evaluate({})
+        return f"not ({_formula_words(f.arg)})" if holds else None
+    return None
+
+
+def _exact(library: Library, scenario: Scenario, e: sp.Expr) -> sp.Expr | None:
+    expanded = library.expand(e, scenario.pinned)
+    if any(str(s) not in scenario.values for s in expanded.free_symbols):
+        return None
+    value = exactify(expanded.xreplace(scenario.substitution(library)))
+    return value if value.is_number and value.is_extended_real else None
+
+
+def _short(expr: object, limit: int = 80) -> str:
+    text = str(expr)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _side_words(library: Library, e: sp.Expr, value: sp.Expr) -> str:
+    from derive.model.display import format_value
+
+    dim = dimension_of(e, library.dimension, where="domain")
+    shown = format_value(value, format_dimension(dim))
+    return shown if e.is_number else f"{e} = {shown}"
+
+
+def _formula_words(f: Formula) -> str:
+    if isinstance(f, Rel):
+        return f"{f.lhs} {_WORDS[f.op]} {f.rhs}"
+    if isinstance(f, (And, Or)):
+        word = " and " if isinstance(f, And) else " or "
+        return word.join(_formula_words(a) for a in f.args)
+    if isinstance(f, Not):
+        return f"not ({_formula_words(f.arg)})"
+    return str(f)

@@ -31,6 +31,10 @@ class Library:
     model_config_reader: Callable[[Path], Mapping[str, object]] | None = None
     figures: list = field(default_factory=list)  # derive.documents.figures.Figure specs, from a root's FIGURES
     title: str = ""  # a root's TITLE, else the first line of its docstring
+    # quantities that are peak rates (a root's CEILINGS), each with the id of the assumption that says no
+    # measurement exceeds it (or None): --measured may replace them, derive ledger checks them
+    ceilings: dict[str, str | None] = field(default_factory=dict)
+    notices: list[str] = field(default_factory=list)  # e.g. a user library printed while loading (see loader)
 
     def __post_init__(self) -> None:
         self.quantities: dict[str, Quantity] = {}
@@ -115,6 +119,8 @@ class Library:
                         f"but its formula gives {format_dimension(got)}",
                         where=d.id,
                     )
+                if d.domain is not None:
+                    check_formula(d.domain, lookup, where=f"{d.id} (domain)")
             elif isinstance(d, Assumption) and d.relation is not None:
                 check_formula(d.relation, lookup, where=d.id)
             elif isinstance(d, Claim):
@@ -259,9 +265,9 @@ def topic_from_module(module: ModuleType, seen_quantities: set[int], seen_decls:
 
 def library_from_modules(modules: Iterable[ModuleType], *, preset_dirs: Iterable[Path] = (),
                          model_config_reader: Callable | None = None, figures: Iterable = (),
-                         title: str = "") -> Library:
+                         title: str = "", ceilings: Mapping[str, str | None] | None = None) -> Library:
     seen_q: set[int] = set()
     seen_d: set[int] = set()
     topics = [topic_from_module(m, seen_q, seen_d) for m in modules]
     return Library([t for t in topics if t.quantities or t.declarations], list(preset_dirs), model_config_reader,
-                   list(figures), title)
+                   list(figures), title, dict(ceilings or {}))

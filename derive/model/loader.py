@@ -2,16 +2,27 @@
 file or folder of declarations written with the same API.
 
 A library module either is a topic itself or lists its topic modules in ``TOPICS``; it may give
-``PRESET_DIRS`` (folders with ``hardware/``, ``models/``, ``scenarios/`` TOML files) and a
-``MODEL_CONFIG_READER`` (turns a ``config.json`` mapping into quantity values).
+``PRESET_DIRS`` (folders with ``hardware/``, ``models/``, ``scenarios/``, ``measurements/``, ``ledger/``
+TOML files), a ``MODEL_CONFIG_READER`` (turns a ``config.json`` mapping into quantity values) and
+``CEILINGS`` (quantities that are peak rates, which ``--measured`` may replace by measured ones).
+
+A user's library is code and may misbehave while it loads: an exception, ``sys.exit(0)`` (which would
+otherwise end ``derive check`` with exit 0 and no output, read as success by a paper's CI) or ``print``
+(which would corrupt ``--json``).  All of these are caught here: an exception or ``SystemExit`` becomes
+a one-line ``LibraryError`` (exit 2), and text the library writes to stdout or stderr while loading is
+captured and kept in ``Library.notices`` (the command line reports it as one notice on stderr), so
+stdout carries only derive's own output.  Malformed library attributes (``TOPICS``, ``PRESET_DIRS``,
+``MODEL_CONFIG_READER``, ``FIGURES``, ``TITLE``) are ``LibraryError``s naming the attribute.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
+import io
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -46,10 +57,17 @@ def _import_path(path: Path) -> list[ModuleType]:
                 sys.path.remove(str(path.parent))
         files = sorted(p for p in path.glob("*.py") if not p.name.startswith(("_", "test_")))
         if not files:
+            if (path / "presets").is_dir():
+                return []  # a data-only library: presets (e.g. a probe's measurement and ledger files)
             raise LibraryError(f"no .py files in {path}", where="--library")
         return [_import_file(p, f"derive_user_{path.name}_{p.stem}") for p in files]
     except DeriveError:
         raise
+    except SystemExit as err:
+        raise LibraryError(f"library {path} called sys.exit({err.code!r}) while loading", where="--library",
+                           hint="a library declares quantities and claims; it must not exit") from None
+    except RecursionError:
+        raise LibraryError(f"could not load library {path}: recursion too deep", where="--library") from None
     except Exception as err:  # the user's own code failed to import: report it in one line
         raise LibraryError(f"could not load library {path}: {type(err).__name__}: {err}", where="--library") from None
 
@@ -60,8 +78,75 @@ def _import_file(path: Path, module_name: str) -> ModuleType:
         raise LibraryError(f"cannot import {path}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(module_name, None)
+        raise
     return module
+
+
+@contextlib.contextmanager
+def _captured(notices: list[str], what: str) -> Iterator[None]:
+    """Keep what user code writes to stdout/stderr out of derive's output; note that it did."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        yield
+    for stream, text in (("stdout", out.getvalue()), ("stderr", err.getvalue())):
+        if text:
+            lines = text.count("\n") + (not text.endswith("\n"))
+            notices.append(f"{what} wrote {lines} line{'s' if lines != 1 else ''} to {stream} while loading "
+                           "(captured, not shown)")
+
+
+def _attribute(root: ModuleType, name: str, default: object, spec: str) -> object:
+    try:
+        return getattr(root, name, default)
+    except Exception as err:  # a module __getattr__ that raises
+        raise LibraryError(f"attribute {name} of library {spec} cannot be read: {type(err).__name__}: {err}",
+                           where=f"--library {spec}") from None
+
+
+def _list_attribute(root: ModuleType, name: str, spec: str, default: object = ()) -> list:
+    value = _attribute(root, name, default, spec)
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+        raise LibraryError(f"{name} must be a list, got {type(value).__name__}", where=f"--library {spec}",
+                           hint=f"write {name} = [...]")
+    return list(value)
+
+
+def _root_parts(root: ModuleType, spec: str) -> tuple[list[ModuleType], list[Path], object, list, str | None, dict]:
+    """A root module's TOPICS, PRESET_DIRS, MODEL_CONFIG_READER, FIGURES, title and CEILINGS, each checked."""
+    where = f"--library {spec}"
+    topics = _list_attribute(root, "TOPICS", spec, [root]) if hasattr(root, "TOPICS") else [root]
+    for i, t in enumerate(topics):
+        if not isinstance(t, ModuleType):
+            raise LibraryError(f"TOPICS[{i}] must be a module, got {type(t).__name__}", where=where,
+                               hint="list the topic modules themselves: TOPICS = [roofline, batching]")
+    dirs = []
+    for i, d in enumerate(_list_attribute(root, "PRESET_DIRS", spec)):
+        if not isinstance(d, (str, Path)):
+            raise LibraryError(f"PRESET_DIRS[{i}] must be a path, got {type(d).__name__}", where=where)
+        dirs.append(Path(d))
+    reader = _attribute(root, "MODEL_CONFIG_READER", None, spec)
+    if reader is not None and not callable(reader):
+        raise LibraryError(f"MODEL_CONFIG_READER must be a function, got {type(reader).__name__}", where=where)
+    figures = _list_attribute(root, "FIGURES", spec)
+    title = None
+    if hasattr(root, "TITLE") or hasattr(root, "TOPICS"):
+        raw = _attribute(root, "TITLE", "", spec) or (root.__doc__ or "").strip().split("\n")[0]
+        if not isinstance(raw, str):
+            raise LibraryError(f"TITLE must be text, got {type(raw).__name__}", where=where)
+        title = raw
+    ceilings = _attribute(root, "CEILINGS", {}, spec)
+    try:
+        ceilings = dict(ceilings)
+    except (TypeError, ValueError):
+        raise LibraryError(f"CEILINGS must be a mapping, got {type(ceilings).__name__}", where=where,
+                           hint='write CEILINGS = {"flops": "assumption.id"}') from None
+    if not all(isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in ceilings.items()):
+        raise LibraryError("CEILINGS must map quantity names to assumption ids (or None)", where=where)
+    return topics, dirs, reader, figures, title, ceilings
 
 
 def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
@@ -71,17 +156,38 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
     reader = None
     figures: list = []
     titles: list[str] = []
+    notices: list[str] = []
+    ceilings: dict[str, str | None] = {}
     for spec in specs:
-        roots = [_builtin(spec)] if "/" not in spec and not spec.endswith(".py") and not Path(spec).exists() \
-            else _import_path(Path(spec))
-        for root in roots:
-            topics.extend(getattr(root, "TOPICS", [root]))
-            preset_dirs.extend(Path(p) for p in getattr(root, "PRESET_DIRS", []))
-            reader = getattr(root, "MODEL_CONFIG_READER", None) or reader
-            figures.extend(getattr(root, "FIGURES", []))
-            if hasattr(root, "TITLE") or hasattr(root, "TOPICS"):
-                titles.append(str(getattr(root, "TITLE", "") or (root.__doc__ or "").strip().split("\n")[0]))
+        builtin = "/" not in spec and not spec.endswith(".py") and not Path(spec).exists()
+        with _captured(notices, f"library {spec}"):
+            roots = [_builtin(spec)] if builtin else _import_path(Path(spec))
+            for root in roots:
+                try:
+                    parts = _root_parts(root, spec)
+                except DeriveError:
+                    raise
+                except Exception as err:  # e.g. a module __getattr__ that raises
+                    raise LibraryError(f"malformed library {spec}: {type(err).__name__}: {err}",
+                                       where="--library") from None
+                topics.extend(parts[0])
+                preset_dirs.extend(parts[1])
+                reader = parts[2] or reader
+                figures.extend(parts[3])
+                if parts[4] is not None:
+                    titles.append(parts[4])
+                ceilings.update(parts[5])
         if Path(spec).is_dir() and (Path(spec) / "presets").is_dir():
             preset_dirs.append(Path(spec) / "presets")
-    return library_from_modules(topics, preset_dirs=preset_dirs, model_config_reader=reader, figures=figures,
-                                title="; ".join(t.rstrip(".") for t in titles if t))
+    try:
+        library = library_from_modules(topics, preset_dirs=preset_dirs, model_config_reader=reader, figures=figures,
+                                       title="; ".join(t.rstrip(".") for t in titles if t), ceilings=ceilings)
+    except DeriveError:
+        raise
+    except RecursionError:
+        raise LibraryError("a declaration of the library is nested too deeply", where="--library") from None
+    except Exception as err:  # a malformed declaration the checks above do not name
+        raise LibraryError(f"malformed library: {type(err).__name__}: {err}", where="--library",
+                           hint="declarations are derive.Quantity, Definition, Claim, ... values") from None
+    library.notices.extend(notices)
+    return library

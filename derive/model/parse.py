@@ -50,15 +50,24 @@ import re
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from fractions import Fraction
 
 import sympy as sp
 
-from derive.errors import DeriveError, ParseError, UnitError, UnknownNameError
+from derive.errors import DeriveError, DimensionError, ParseError, UnitError, UnknownNameError
 from derive.kernel.logic import And, Formula, Not, Or, Rel, between
-from derive.model.units import Dimension, format_dimension, parse_unit
+from derive.model.units import (
+    RATE_SPELLINGS,
+    Dimension,
+    Unit,
+    format_dimension,
+    parse_unit,
+    unit_factors,
+)
 
-__all__ = ["parse_assignment", "parse_expression", "parse_relation", "parse_value"]
+__all__ = ["parse_assignment", "parse_expression", "parse_quantity_expression", "parse_quantity_relation",
+           "parse_relation", "parse_value"]
 
 # Limits -----------------------------------------------------------------------------------------
 MAX_TEXT_LENGTH = 2000  # characters of user text
@@ -144,8 +153,12 @@ _UNCOUNTED = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop
 
 _DECIMAL = re.compile(r"(?P<int>[0-9_]*)(?:\.(?P<frac>[0-9_]*))?(?:[eE](?P<exp>[+-]?[0-9_]+))?")
 _NUMBER_RE = r"(?:[0-9](?:_?[0-9])*(?:\.(?:[0-9](?:_?[0-9])*)?)?|\.[0-9](?:_?[0-9])*)(?:[eE][+-]?[0-9]+)?"
+# "128k", "1M", "1.5G": a multiplier written straight after a number (not the start of a unit word)
+_MULTIPLIERS = {"k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+_MULT_RE = r"[kKMGT](?![A-Za-z0-9_µ$%])"
 _VALUE = re.compile(
-    rf"\s*(?P<sign>[+-]?)\s*(?P<num>{_NUMBER_RE})(?:\s*/\s*(?P<den>{_NUMBER_RE}))?\s*(?P<unit>.*)", re.S
+    rf"\s*(?P<sign>[+-]?)\s*(?P<num>{_NUMBER_RE})(?P<mult>{_MULT_RE})?"
+    rf"(?:\s*/\s*(?P<den>{_NUMBER_RE}))?\s*(?P<unit>.*)", re.S
 )
 _QUANTITY_NAME = re.compile(r"[a-z][a-z0-9_]*")  # as in declarations: snake_case
 
@@ -198,12 +211,16 @@ def parse_assignment(text: str, *, where: str = "") -> tuple[str, str]:
     return name, value
 
 
-def parse_value(text: str, dimension: Dimension, *, where: str = "", quantity: str = "") -> sp.Rational:
+def parse_value(text: str, dimension: Dimension, *, where: str = "", quantity: str = "",
+                si: bool = True, unit_hint: str | None = None) -> sp.Rational:
     """Parse ``NUMBER [UNIT]`` (or ``A/B [UNIT]``) into an exact rational in SI base units.
 
-    ``"3.35 TB/s"`` is ``3350000000000``; ``"20 ms"`` is ``1/50``; ``"50%"`` is ``1/2``.  A bare number is
-    taken to be in SI base units already.  A unit whose dimension is not ``dimension`` is a
-    ``UnitError`` naming both dimensions (``quantity`` names the value in that message).
+    ``"3.35 TB/s"`` is ``3350000000000``; ``"20 ms"`` is ``1/50``; ``"50%"`` is ``1/2``; ``"1M token/seq"``
+    is ``1000000`` (k, M, G, T straight after the number multiply it).  ``"989 TFLOPs"`` reads as a rate
+    when the quantity is one.  A bare number for a quantity with a unit is taken in SI base units when
+    ``si`` (library code, files), and is a ``UnitError`` suggesting the unit otherwise (typed input).  A
+    unit whose dimension is not ``dimension`` is a ``UnitError`` naming both dimensions (``quantity``
+    names the value in that message).
     """
     _check_text(text, where, what="value")
     for position, char in enumerate(text, start=1):
@@ -215,6 +232,8 @@ def parse_value(text: str, dimension: Dimension, *, where: str = "", quantity: s
         raise ParseError(f"cannot read value '{_show(text)}'", where=where,
                          hint="write a number and an optional unit, like 3.35 TB/s, 80 GiB, 20 ms, 1/3600 USD/s or 50%")
     number = _decimal(match["num"], where)
+    if match["mult"]:
+        number *= _MULTIPLIERS[match["mult"]]
     if match["den"] is not None:
         den = _decimal(match["den"], where)
         if den == 0:
@@ -226,25 +245,229 @@ def parse_value(text: str, dimension: Dimension, *, where: str = "", quantity: s
     if unit_text:
         if unit_text.startswith("/"):
             unit_text = "1" + unit_text  # "5 /s" is five per second
-        try:
-            unit = parse_unit(unit_text)
-        except UnitError as exc:
-            raise UnitError(_show(exc.message, limit=200), where=where, hint=exc.hint) from exc
-        except DeriveError:
-            raise
-        except (ValueError, ArithmeticError, RecursionError) as exc:  # parse_unit is not ours; keep the contract
-            raise UnitError(f"cannot read unit '{_show(unit_text)}'", where=where) from exc
+        unit = _read_unit(unit_text, where)
+        if unit.dimension != dimension and _is_rate_spelling(unit_text, unit) and \
+                unit.dimension / Dimension.of(s=1) == dimension:
+            unit = Unit(dimension, unit.scale, unit.text)  # "989 TFLOPs" for a FLOP/s quantity
         if unit.dimension != dimension:
             who = quantity or "the value"
+            hint = ("give a bare number or a percentage" if dimension.is_dimensionless
+                    else f"give {who} in a unit of {format_dimension(dimension)}")
+            if unit_text.startswith("B") and "byte" not in dimension.as_dict():
+                hint = "B is a byte; for a billion write G or e9, like 70G or 70e9"
             raise UnitError(
                 f"unit '{_show(unit_text)}' is {_dimension_words(unit.dimension)} but {who} is "
                 f"{_dimension_words(dimension)}",
-                where=where,
-                hint=("give a bare number or a percentage" if dimension.is_dimensionless
-                      else f"give {who} in a unit of {format_dimension(dimension)}, or a bare number in SI base units"),
+                where=where, hint=hint,
             )
         number *= unit.scale
+    elif not si and not dimension.is_dimensionless and number != 0:
+        who = quantity or "the value"
+        raise UnitError(
+            f"'{_show(text)}' has no unit but {who} is {format_dimension(dimension)}",
+            where=where,
+            hint=f"write it with a unit, like {_example(number, dimension, unit_hint)} (or pass --si to read "
+                 "bare numbers in SI base units)",
+        )
     return sp.Rational(number.numerator, number.denominator)
+
+
+def _read_unit(unit_text: str, where: str) -> Unit:
+    try:
+        return parse_unit(unit_text)
+    except UnitError as exc:
+        raise UnitError(_show(exc.message, limit=200), where=where, hint=exc.hint) from exc
+    except DeriveError:
+        raise
+    except (ValueError, ArithmeticError, RecursionError) as exc:  # parse_unit is not ours; keep the contract
+        raise UnitError(f"cannot read unit '{_show(unit_text)}'", where=where) from exc
+
+
+def _is_rate_spelling(unit_text: str, unit: Unit) -> bool:
+    """``TFLOPs``: a vendor's rate, FLOP/s, when written with a prefix (a plain ``FLOPs`` is a count)."""
+    return any(prefix and word in RATE_SPELLINGS for prefix, word, e in unit_factors(unit_text) if e == 1)
+
+
+def _example(number: Fraction, dimension: Dimension, unit: str | None = None) -> str:
+    """The number again with a unit: the quantity's own unit when known, else its SI unit."""
+    try:
+        shown = f"{float(number):g}"
+    except OverflowError:  # beyond a float (1e400): keep it short anyway
+        shown = "N"
+    return f"{shown} {unit or format_dimension(dimension)}"
+
+
+# Numbers with units inside expressions and relations ----------------------------------------------
+
+DimensionLookup = Callable[[sp.Symbol], Dimension]
+
+# a unit right after a number: words, '/', '·', '^', digits and parentheses, no spaces inside
+_UNIT_CHARS = re.compile(r"[A-Za-zµ$%][A-Za-zµ$%0-9/·^()]*")
+_LITERAL = re.compile(rf"(?<![A-Za-z0-9_.])(?P<num>{_NUMBER_RE})(?P<mult>{_MULT_RE})?")
+_INTERVAL_WITH_UNIT = re.compile(
+    rf"(?P<open>[\[(])\s*(?P<a>[+-]?\s*{_NUMBER_RE}(?:{_MULT_RE})?)\s*,\s*(?P<b>[+-]?\s*{_NUMBER_RE}(?:{_MULT_RE})?)"
+    rf"\s*(?P<close>[\])])[ \t]*(?P<unit>[A-Za-zµ$%][A-Za-zµ$%0-9/·^()]*)"
+)
+
+
+@dataclass(frozen=True)
+class _Literal:
+    value: Fraction  # SI base units
+    dimension: Dimension
+    text: str
+
+
+def _unit_at(text: str, start: int, names: Mapping[str, object]) -> tuple[str, int] | None:
+    """The longest unit string starting at ``start`` (after optional blanks) that the unit grammar
+    reads and that names no quantity or function; (unit text, end) or None."""
+    pos = start
+    while pos < len(text) and text[pos] in " \t":
+        pos += 1
+    m = _UNIT_CHARS.match(text, pos)
+    if m is None:
+        return None
+    candidate = m.group(0)
+    first = re.match(r"[A-Za-zµ$%]+", candidate)
+    if first is not None and first.group(0) not in names and first.group(0) not in _FUNCTIONS:
+        try:
+            parse_unit(first.group(0))
+        except UnitError as exc:
+            if not exc.message.startswith("unknown unit"):
+                raise  # a unit word with a prefix that cannot apply ("80 mb")
+    for end in range(len(candidate), 0, -1):
+        piece = candidate[:end]
+        if piece.count("(") != piece.count(")") or piece[-1] in "/·^(":
+            continue
+        words = re.findall(r"[A-Za-zµ$%]+", piece)
+        if any(w in names or w in _FUNCTIONS or w in ("and", "or", "not", "in") for w in words):
+            continue
+        try:
+            parse_unit(piece)
+        except (DeriveError, ValueError, ArithmeticError, RecursionError):
+            continue
+        return piece, pos + end
+    return None
+
+
+def _substitute_literals(text: str, names: Mapping[str, object], where: str
+                         ) -> tuple[str, dict[str, _Literal]]:
+    """Replace every ``NUMBER[k|M|G|T] UNIT`` in ``text`` by a fresh placeholder name; a number with a
+    multiplier but no unit becomes its plain digits.  ``[128k, 1M] token/seq`` gives its unit to both ends."""
+    _check_text(text, where, what="expression")
+    text = _INTERVAL_WITH_UNIT.sub(
+        lambda m: f"{m['open']}{m['a']} {m['unit']}, {m['b']} {m['unit']}{m['close']}", text)
+    tag = "_u"
+    while tag in text:
+        tag += "u"
+    literals: dict[str, _Literal] = {}
+    out: list[str] = []
+    pos = 0
+    for m in _LITERAL.finditer(text):
+        if m.start() < pos:
+            continue
+        number = _decimal(m["num"], where)
+        if m["mult"]:
+            number *= _MULTIPLIERS[m["mult"]]
+        unit = _unit_at(text, m.end(), names)
+        out.append(text[pos:m.start()])
+        if unit is None:
+            out.append(f"({number.numerator}/{number.denominator})")
+            pos = m.end()
+            continue
+        unit_text, end = unit
+        parsed = _read_unit(unit_text.replace("·", "*"), where)
+        dim = parsed.dimension
+        if _is_rate_spelling(unit_text, parsed):
+            dim = dim * Dimension.of(s=-1)  # "900 TFLOPs" in a relation: vendors mean FLOP/s
+        name = f"{tag}{len(literals)}"
+        literals[name] = _Literal(number * parsed.scale, dim, text[m.start():end])
+        out.append(f" {name} ")
+        pos = end
+    out.append(text[pos:])
+    return "".join(out), literals
+
+
+def parse_quantity_expression(text: str, names: Mapping[str, sp.Symbol], lookup: DimensionLookup, *,
+                              where: str = "") -> tuple[sp.Expr, Dimension]:
+    """An expression that may carry units on its numbers (``hbm_bandwidth * 2 ms``): the exact expression
+    in SI base units and its dimension, dimension-checked (``log(flops)`` is refused)."""
+    from derive.model.dimensions import dimension_of
+
+    with _guard(text, where):
+        rewritten, literals = _substitute_literals(text, names, where)
+        placeholders = {n: sp.Symbol(n) for n in literals}
+        expr = parse_expression(rewritten, {**names, **placeholders}, where=where)
+        dim = dimension_of(expr, _lookup_with(lookup, literals), where=where)
+        return expr.xreplace({placeholders[n]: _rational(v.value) for n, v in literals.items()}), dim
+
+
+def parse_quantity_relation(text: str, names: Mapping[str, sp.Symbol], lookup: DimensionLookup, *,
+                            where: str = "", si: bool = False) -> Formula:
+    """A relation whose numbers may carry units (``hbm_bandwidth >= 30 TB/s``, ``context in [128k, 1M]
+    token/seq``), dimension-checked like an expression: both sides of every comparison must have one
+    dimension (``flops > hbm_bandwidth`` is refused).  A bare nonzero number compared with a quantity
+    that has a unit is refused, with the unit suggested, unless ``si`` (then it is in SI base units)."""
+    from derive.model.dimensions import dimension_of
+
+    with _guard(text, where):
+        rewritten, literals = _substitute_literals(text, names, where)
+        placeholders = {n: sp.Symbol(n) for n in literals}
+        formula = parse_relation(rewritten, {**names, **placeholders}, where=where)
+        full_lookup = _lookup_with(lookup, literals)
+        for rel in _relations_of(formula):
+            left, right = rel.lhs, rel.rhs
+            ldim = dimension_of(left, full_lookup, where=where)
+            rdim = dimension_of(right, full_lookup, where=where)
+            if ldim == rdim or left == 0 or right == 0:
+                continue
+            for bare, other, odim in ((left, right, rdim), (right, left, ldim)):
+                if bare.is_number and not odim.is_dimensionless:
+                    if si:
+                        break  # a bare number in SI base units of the other side
+                    shown = _show(str(other.xreplace(_names_of(literals))))
+                    raise UnitError(
+                        f"{_number_words(bare)} has no unit but {shown} is {format_dimension(odim)}", where=where,
+                        hint=f"write the unit, like {_number_words(bare)} {format_dimension(odim)} (or pass --si to "
+                             "read bare numbers in SI base units)")
+            else:
+                raise DimensionError(
+                    f"the sides of '{_show(text)}' differ: {_dimension_words(ldim)} vs {_dimension_words(rdim)}",
+                    where=where, hint="compare quantities of one dimension; numbers take units, like 30 TB/s")
+        return formula.map_exprs(lambda e: e.xreplace({placeholders[n]: _rational(v.value)
+                                                        for n, v in literals.items()}))
+
+
+def _number_words(x: sp.Expr) -> str:
+    from derive.model.display import format_number
+
+    return format_number(x)
+
+
+def _lookup_with(lookup: DimensionLookup, literals: Mapping[str, _Literal]) -> DimensionLookup:
+    def find(sym: sp.Symbol) -> Dimension:
+        lit = literals.get(str(sym))
+        return lit.dimension if lit is not None else lookup(sym)
+    return find
+
+
+def _names_of(literals: Mapping[str, _Literal]) -> dict[sp.Symbol, sp.Symbol]:
+    return {sp.Symbol(n): sp.Symbol(v.text) for n, v in literals.items()}
+
+
+def _rational(x: Fraction) -> sp.Rational:
+    return sp.Rational(x.numerator, x.denominator)
+
+
+def _relations_of(formula: Formula) -> list[Rel]:
+    if isinstance(formula, Rel):
+        return [formula]
+    if isinstance(formula, Not):
+        return _relations_of(formula.arg)
+    out: list[Rel] = []
+    if isinstance(formula, (And, Or)):
+        for child in formula.args:
+            out += _relations_of(child)
+    return out
 
 
 # Reading text -----------------------------------------------------------------------------------

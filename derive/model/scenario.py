@@ -2,7 +2,10 @@
 
 A scenario is built in layers, each overriding the one before: the base scenario (``lecture`` unless
 ``--scenario`` names another one or a TOML file), the hardware preset, the model preset or
-``config.json``, then ``--set`` values; ``--assume`` relations are added on top.  Every value keeps
+``config.json``, then ``--set`` values; ``--assume`` relations are added on top.  ``--measured`` adds a
+layer right after the hardware preset: the chip's measurement files (``measurements/<hardware>/*.toml``),
+each value with its source, date and method, replace the preset's peaks; the scenario's ``ceilings``
+record which values (measured, spec-sheet peak, or set by hand) the formulas used.  Every value keeps
 where it came from.  Giving a value to a *derived* quantity pins it: its definition is cut for this
 scenario, and the scenario says so.
 
@@ -13,6 +16,8 @@ Preset files are TOML data in the library's preset folders (``hardware/``, ``mod
 from __future__ import annotations
 
 import hashlib
+import json
+import sys
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -20,7 +25,7 @@ from pathlib import Path
 
 import sympy as sp
 
-from derive.errors import ScenarioError, UnknownNameError
+from derive.errors import DeriveError, ScenarioError, UnknownNameError
 from derive.kernel.logic import Formula
 from derive.model.library import Library
 from derive.model.units import parse_unit
@@ -36,6 +41,27 @@ class ScenarioValue:
     as_of: str | None = None
     origin: str = ""  # which layer set it: "scenario lecture", "hardware h100-sxm", "--set"
     note: str = ""
+    method: str = ""  # how a measured value was measured (measurement files only)
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """One of the library's ceilings (``CEILINGS``: peak rates a formula divides by) as this scenario set it.
+
+    ``kind``: ``measured`` (a measurement file), ``peak`` (the hardware preset's spec sheet), ``set``
+    (``--set``), or ``scenario`` (the base scenario's own value)."""
+
+    name: str
+    value: sp.Rational
+    kind: str
+    source: str
+    as_of: str | None
+    method: str
+    origin: str
+
+    def to_json(self) -> dict[str, object]:
+        return {"name": self.name, "value": str(self.value), "kind": self.kind, "source": self.source,
+                "as_of": self.as_of, "method": self.method or None, "origin": self.origin}
 
 
 @dataclass(frozen=True)
@@ -45,7 +71,13 @@ class Scenario:
     assumptions: tuple[tuple[str, Formula], ...] = ()
     pinned: frozenset[str] = frozenset()
     layers: tuple[str, ...] = ()
+    ceilings: tuple[Ceiling, ...] = ()  # which peak or measured rates the formulas use
     notes: tuple[str, ...] = ()  # defaults and approximations the layers applied, one sentence each
+
+    @property
+    def measured(self) -> bool:
+        """True when at least one ceiling comes from a measurement file."""
+        return any(c.kind == "measured" for c in self.ceilings)
 
     def value(self, name: str) -> sp.Rational | None:
         v = self.values.get(name)
@@ -71,13 +103,15 @@ class Scenario:
                        for n, v in sorted(self.values.items())},
             "assumptions": [t for t, _ in self.assumptions],
             "pinned": sorted(self.pinned),
+            "ceilings": [c.to_json() for c in self.ceilings],
             "notes": list(self.notes),
         }
 
     def explain(self, library: Library, names: Iterable[str] | None = None) -> list[dict[str, str]]:
         """For each input (all values, or ``names``): its value in the quantity's unit, the unit, the layer
-        that set it (``lecture``, ``scenario NAME``, ``hardware preset``, ``model config``, ``model preset``,
-        ``--set``), where exactly (``origin``), its source and note.  Documents show this table."""
+        that set it (``lecture``, ``scenario file``, ``hardware preset``, ``measured``, ``model config``,
+        ``model preset``, ``--set``), where exactly (``origin``), its source and note.  Documents show
+        this table."""
         rows = []
         for name in sorted(self.values) if names is None else [n for n in names if n in self.values]:
             v = self.values[name]
@@ -85,8 +119,9 @@ class Scenario:
             unit_text = (q.display_unit or q.unit) if q is not None else "1"
             try:
                 scale = parse_unit(unit_text).scale
-            except Exception:  # noqa: BLE001 - an odd unit string shows the SI value instead
-                unit_text, scale = (q.unit if q is not None else "1"), parse_unit(q.unit if q else "1").scale
+            except Exception:  # noqa: BLE001 - an odd display unit shows the quantity's own unit instead
+                unit_text = q.unit if q is not None else "1"
+                scale = parse_unit(unit_text).scale
             value = v.value / sp.Rational(scale.numerator, scale.denominator)
             rows.append({"name": name, "value": _plain(value), "exact": str(v.value), "unit": unit_text,
                          "layer": layer_kind(v.origin), "origin": v.origin, "source": v.source,
@@ -99,8 +134,9 @@ def layer_kind(origin: str) -> str:
     head = origin.split(" ", 1)[0]
     if origin == "scenario lecture":
         return "lecture"
-    return {"scenario": "scenario file", "hardware": "hardware preset", "config": "model config",
-            "hf": "model config", "model": "model preset", "--set": "--set"}.get(head, head or "?")
+    return {"scenario": "scenario file", "hardware": "hardware preset", "measured": "measured",
+            "config": "model config", "hf": "model config", "model": "model preset",
+            "--set": "--set"}.get(head, head or "?")
 
 
 def _plain(value: sp.Rational) -> str:
@@ -115,10 +151,12 @@ class PresetStore:
     """Preset files found in the library's preset folders, by kind and name."""
 
     files: dict[str, dict[str, Path]] = field(default_factory=dict)
+    dirs: list[Path] = field(default_factory=list)
 
     @staticmethod
     def discover(dirs: Iterable[Path]) -> PresetStore:
-        store = PresetStore({k: {} for k in PRESET_KINDS})
+        dirs = [Path(d) for d in dirs]
+        store = PresetStore({k: {} for k in PRESET_KINDS}, dirs)
         for d in dirs:
             for kind, sub in PRESET_KINDS.items():
                 folder = Path(d) / sub
@@ -139,17 +177,117 @@ class PresetStore:
     def names(self, kind: str) -> list[str]:
         return sorted(self.files.get(kind, {}))
 
+    def measurement_files(self, hardware: str) -> list[Path]:
+        """Measurement files of a hardware preset: ``measurements/<hardware>/*.toml`` in every preset folder."""
+        found: dict[str, Path] = {}
+        for d in self.dirs:
+            folder = Path(d) / "measurements" / hardware
+            if folder.is_dir():
+                for f in sorted(folder.glob("*.toml")):
+                    found.setdefault(f.stem, f)
+        return [found[k] for k in sorted(found)]
+
+    def measured_hardware(self) -> list[str]:
+        """Hardware presets that have at least one measurement file."""
+        names: set[str] = set()
+        for d in self.dirs:
+            folder = Path(d) / "measurements"
+            if folder.is_dir():
+                names.update(p.name for p in folder.iterdir() if p.is_dir() and any(p.glob("*.toml")))
+        return sorted(names)
+
+
+MAX_FILE_BYTES = 4 * 2**20  # a scenario, preset or config.json file; real ones are a few kB
+MAX_FILE_DEPTH = 64  # nesting of tables/arrays (TOML) or objects/arrays (JSON)
+
+
+def read_file_bytes(path: Path, *, what: str = "file", limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of a regular file, at most ``limit`` of them (a FIFO or /dev/zero cannot hang the read)."""
+    try:
+        if path.exists() and not path.is_file():
+            kind = "a folder" if path.is_dir() else "not a regular file"
+            raise ScenarioError(f"{what} {path} is {kind}", where=str(path), hint="give the path of a file")
+        with open(path, "rb") as fh:
+            data = fh.read(limit + 1)
+    except FileNotFoundError:
+        raise ScenarioError(f"{what} not found: {path}", where=str(path)) from None
+    except IsADirectoryError:
+        raise ScenarioError(f"{what} is a folder, not a file: {path}", where=str(path)) from None
+    except OSError as err:
+        raise ScenarioError(f"cannot read {what} {path}: {err.strerror or type(err).__name__}", where=str(path),
+                            hint="check that the file exists and is readable") from None
+    if len(data) > limit:
+        raise ScenarioError(f"{what} {path} is larger than {limit // 2**20} MiB", where=str(path),
+                            hint="scenario, preset and config files are small text files")
+    return data
+
+
+def _decode(data: bytes, path: Path, what: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ScenarioError(f"{what} is not UTF-8 text (byte {err.start})", where=str(path),
+                            hint="save the file as UTF-8") from None
+
+
+def _nesting(text: str) -> int:
+    """An upper bound on the bracket nesting of TOML or JSON text (brackets inside strings count too)."""
+    depth = deepest = 0
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth = max(depth - 1, 0)
+    return deepest
+
+
+def _check_nesting(text: str, path: Path, what: str) -> None:
+    if _nesting(text) > MAX_FILE_DEPTH:
+        raise ScenarioError(f"{what} is nested more than {MAX_FILE_DEPTH} levels deep", where=str(path),
+                            hint="scenario, preset and config files are flat tables")
+
 
 def read_toml(path: Path) -> dict:
+    """A TOML file as a dict; every failure (missing, unreadable, not UTF-8, too large, too deep, invalid,
+    integers of more digits than Python converts) is a one-line ``ScenarioError`` naming the file."""
+    path = Path(path)
+    text = _decode(read_file_bytes(path, what="TOML file"), path, "TOML file")
+    _check_nesting(text, path, "TOML file")
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
-        raise ScenarioError(f"file not found: {path}") from None
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ScenarioError(f"invalid TOML: {err}", where=str(path)) from None
-    except OSError as err:
-        raise ScenarioError(f"cannot read {path}: {err.strerror}") from None
+    except (ValueError, RecursionError, MemoryError) as err:  # e.g. an integer of more than 4300 digits
+        raise ScenarioError(f"cannot read TOML: {_reason(err)}", where=str(path),
+                            hint="numbers in presets are short decimals; give large values with an exponent") from None
+
+
+def read_json(path: Path, *, what: str = "JSON file") -> object:
+    """A JSON file, read under the same bounds as ``read_toml`` (size, nesting, digits, UTF-8)."""
+    path = Path(path)
+    text = _decode(read_file_bytes(path, what=what), path, what)
+    _check_nesting(text, path, what)
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as err:
+        raise ScenarioError(f"invalid JSON in {path}: {err}", where=str(path)) from None
+    except (ValueError, RecursionError, MemoryError) as err:
+        raise ScenarioError(f"cannot read JSON {path}: {_reason(err)}", where=str(path),
+                            hint="numbers in a config.json are short decimals") from None
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number (strict JSON has no NaN or Infinity)")
+
+
+def _reason(err: BaseException) -> str:
+    if isinstance(err, RecursionError):
+        return "nested too deeply"
+    text = str(err).split(";")[0].strip()
+    if "integer string conversion" in text:
+        return f"an integer of more than {sys.get_int_max_str_digits() or 4300} digits"
+    return text or type(err).__name__
 
 
 def _value_table(library: Library, data: Mapping, where: str, origin: str) -> dict[str, ScenarioValue]:
@@ -174,38 +312,97 @@ def _value_table(library: Library, data: Mapping, where: str, origin: str) -> di
 
 
 def _assumption_table(library: Library, data: Mapping, where: str) -> list[tuple[str, Formula]]:
-    from derive.model.parse import parse_relation
+    from derive.model.parse import parse_quantity_relation
 
     out = []
-    for i, entry in enumerate(data.get("assume", [])):
+    entries = data.get("assume", [])
+    if isinstance(entries, str):
+        entries = [entries]
+    if not isinstance(entries, list):
+        raise ScenarioError(f"`assume` must be a list of relations, got {type(entries).__name__}", where=where,
+                            hint='write assume = ["flops > 0"] or [[assume]] tables with a `relation`')
+    for i, entry in enumerate(entries):
         text = entry.get("relation") if isinstance(entry, Mapping) else entry
         if not isinstance(text, str):
             raise ScenarioError(f"assume[{i}] needs a `relation` string", where=where)
-        out.append((text, parse_relation(text, library.symbols(), where=f"{where}: assume[{i}]")))
+        out.append((text, parse_quantity_relation(text, library.symbols(), library.dimension,
+                                                  where=f"{where}: assume[{i}]", si=True)))
     return out
 
 
-def _read_json(path: Path, shown: str) -> Mapping:
-    import json
+def measurement_values(library: Library, path: Path, hardware: str) -> tuple[str, str, dict[str, ScenarioValue]]:
+    """One measurement file: its date and its values, each with source, date and method (a value may
+    take them from the file's top level)."""
+    data = read_toml(path)
+    where = str(path)
+    if data.get("hardware", hardware) != hardware:
+        raise ScenarioError(f"measurement file names hardware '{data.get('hardware')}' but lies under "
+                            f"measurements/{hardware}/", where=where)
+    table = data.get("values", {})
+    if not isinstance(table, Mapping):
+        raise ScenarioError("[values] must be a table", where=where)
+    # a value may take its source from the file's top level
+    entries = {name: ({"source": data["source"], **entry} if isinstance(entry, Mapping) and "source" in data
+                      else entry) for name, entry in table.items()}
+    values = _value_table(library, {"values": entries}, where, f"measured {hardware}/{path.stem}")
+    if not values:
+        raise ScenarioError("a measurement file needs at least one [values.NAME] table", where=where)
+    date = data.get("date")
+    out: dict[str, ScenarioValue] = {}
+    for name, v in values.items():
+        entry = entries[name]
+        as_of = entry.get("as_of") or entry.get("date") or date
+        method = entry.get("method") or data.get("method")
+        if not as_of or not method:
+            raise ScenarioError(f"values.{name} needs a date (`as_of`, or `date` at the top) and a `method`",
+                                where=where, hint="every measured value carries source, date and method")
+        out[name] = ScenarioValue(name, v.value, v.source, str(as_of), v.origin, v.note, str(method))
+    return str(date or min(str(v.as_of) for v in out.values())), path.stem, out
 
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise ScenarioError(f"invalid JSON in {shown}: {err}", where="--model") from None
-    except RecursionError:
-        raise ScenarioError(f"invalid JSON in {shown}: nested too deeply", where="--model") from None
-    except OSError as err:
-        raise ScenarioError(f"cannot read {shown}: {err.strerror}", where="--model") from None
-    if not isinstance(config, Mapping):
-        raise ScenarioError(f"{shown} is not a JSON object", where="--model")
-    return config
+
+def _measured_layer(library: Library, store: PresetStore, hardware: str | None,
+                    names: Iterable[str]) -> tuple[str, dict[str, ScenarioValue]]:
+    """The chip's measurement files, oldest first, so that each value comes from its latest measurement;
+    or only the files ``names`` asks for."""
+    if not hardware:
+        raise ScenarioError("--measured needs --hardware NAME (the chip whose measurements to use)",
+                            where="--measured", hint=f"chips with measurements: {', '.join(store.measured_hardware())}")
+    files = store.measurement_files(hardware)
+    if not files:
+        raise ScenarioError(f"no measurement files for hardware '{hardware}'", where="--measured",
+                            hint=f"chips with measurements: {', '.join(store.measured_hardware()) or 'none'}")
+    wanted = list(names)
+    if wanted:
+        by_name = {f.stem: f for f in files}
+        for n in wanted:
+            if n not in by_name:
+                raise UnknownNameError(f"measurement of {hardware}", n, by_name, where="--measurement")
+        files = [by_name[n] for n in wanted]
+    read = sorted(measurement_values(library, f, hardware) for f in files)
+    values: dict[str, ScenarioValue] = {}
+    for _, _, vals in read:
+        values.update(vals)
+    return f"measured {hardware} ({', '.join(stem for _, stem, _ in read)})", values
+
+
+def _ceilings(library: Library, values: Mapping[str, ScenarioValue]) -> tuple[Ceiling, ...]:
+    kinds = {"measured": "measured", "hardware": "peak", "--set": "set"}
+    out = []
+    for name in getattr(library, "ceilings", ()):
+        v = values.get(name)
+        if v is None:
+            continue
+        kind = kinds.get(v.origin.split(" ", 1)[0], "scenario")
+        out.append(Ceiling(name, v.value, kind, v.source, v.as_of, v.method, v.origin))
+    return tuple(out)
 
 
 def _model_layer(library: Library, model: str, store: PresetStore, bytes_per_kv_element: sp.Rational | None,
-                 default_kv: sp.Rational | None
+                 default_kv: sp.Rational | None = None
                  ) -> tuple[str, dict[str, ScenarioValue], frozenset[str], tuple[str, ...]]:
     """A model preset (TOML with a [config] table), a path to a config.json (or to a folder holding one),
-    or a Hugging Face id ``ORG/NAME`` found in the local Hugging Face cache.
+    or a Hugging Face id ``ORG/NAME`` found in the local Hugging Face cache (the reader's
+    ``find_cached_config``).
 
     Returns the layer's label, its values, the names of the values that describe the model's own
     precision and context (``native``: they replace the lecture's round numbers and a hardware preset's,
@@ -225,52 +422,82 @@ def _model_layer(library: Library, model: str, store: PresetStore, bytes_per_kv_
             raise ScenarioError("this library has no model config reader", where=str(preset_path))
         config = data["config"]
         label, source, as_of = f"model {model}", str(data.get("source", preset_path.name)), data.get("as_of")
-    elif path.is_dir() and (path / "config.json").is_file():
-        config = _read_json(path / "config.json", str(path / "config.json"))
-        label, source, as_of = f"config {path.name}/config.json", f"config.json at {path / 'config.json'}", None
-    elif path.is_file() or model.endswith(".json") or path.suffix == ".json" or path.exists():
-        if not path.is_file():
-            raise ScenarioError(f"config file not found: {model}", where="--model")
-        config = _read_json(path, model)
-        label, source, as_of = f"config {path.name}", f"config.json at {model}", None
     else:
-        finder = getattr(reader, "find_cached_config", None)
-        if finder is None:
-            raise ScenarioError(f"config file not found: {model}", where="--model",
-                                hint="this library cannot look up Hugging Face ids; give a path to a config.json")
-        cached = Path(finder(model))
-        config = _read_json(cached, str(cached))
-        label, source, as_of = f"hf {model}", f"Hugging Face cache: {cached}", None
+        if path.is_dir() and (path / "config.json").is_file():
+            path = path / "config.json"
+            label, source = f"config {path.parent.name}/config.json", f"config.json at {path}"
+        elif path.is_file() or model.endswith(".json") or path.suffix == ".json" or path.exists():
+            if not path.is_file():
+                raise ScenarioError(f"config file not found: {model}", where="--model")
+            label, source = f"config {path.name}", f"config.json at {model}"
+        else:
+            finder = getattr(reader, "find_cached_config", None)
+            if finder is None:
+                raise ScenarioError(f"config file not found: {model}", where="--model",
+                                    hint="this library cannot look up Hugging Face ids; give a path to a config.json")
+            path = Path(finder(model))
+            label, source = f"hf {model}", f"Hugging Face cache: {path}"
+        config = read_json(path, what="config file")
+        if not isinstance(config, Mapping):
+            raise ScenarioError(f"{path} is not a JSON object", where="--model")
+        as_of = None
     kwargs: dict = {}
     if bytes_per_kv_element is not None:
         kwargs["bytes_per_kv_element"] = bytes_per_kv_element
     if default_kv is not None:
         kwargs["default_bytes_per_kv_element"] = default_kv
-    try:
-        values = reader(config, where=label, **kwargs)
-    except TypeError:  # a library's reader without the default_bytes_per_kv_element argument
-        kwargs.pop("default_bytes_per_kv_element", None)
-        values = reader(config, where=label, **kwargs)
-    out = {}
     native = set()
-    for name, cv in values.items():
-        if name not in library.quantities:
-            continue  # the reader may know architecture fields this library has no quantity for
-        q = library.quantities[name]
-        unit = parse_unit(cv.unit)
-        if unit.dimension != q.dimension:
-            raise ScenarioError(f"config reader gave {name} in {cv.unit}, expected {q.unit}", where=label)
-        out[name] = ScenarioValue(name, sp.Rational(cv.value) * sp.Rational(unit.scale), source, as_of, label,
-                                  cv.note)
-        if getattr(cv, "native", False):
-            native.add(name)
-    return label, out, frozenset(native), tuple(getattr(values, "notes", ()))
+    try:
+        try:
+            values = reader(config, where=label, **kwargs)
+        except TypeError:
+            if "default_bytes_per_kv_element" not in kwargs:
+                raise
+            kwargs.pop("default_bytes_per_kv_element")  # a library's reader without that argument
+            values = reader(config, where=label, **kwargs)
+        out = {}
+        for name, cv in values.items():
+            if name not in library.quantities:
+                continue  # the reader may know architecture fields this library has no quantity for
+            q = library.quantities[name]
+            unit = parse_unit(cv.unit)
+            if unit.dimension != q.dimension:
+                raise ScenarioError(f"config reader gave {name} in {cv.unit}, expected {q.unit}", where=label)
+            out[name] = ScenarioValue(name, _exact(cv.value) * sp.Rational(unit.scale), source, as_of, label,
+                                      cv.note)
+            if getattr(cv, "native", False):
+                native.add(name)
+        notes = tuple(str(n) for n in getattr(values, "notes", ()))
+    except DeriveError:
+        raise
+    except (RecursionError, MemoryError) as err:
+        raise ScenarioError(f"the config is too large or deep to read ({type(err).__name__})", where=label) from None
+    except Exception as err:  # the library's reader is user code: its failure is a one-line error, not a crash
+        raise ScenarioError(f"the library's config reader failed: {type(err).__name__}: {err}", where=label,
+                            hint="check the fields of the config (or the library's MODEL_CONFIG_READER)") from None
+    return label, out, frozenset(native), notes
+
+
+def _exact(value: object) -> sp.Rational:
+    """A reader's value as an exact rational; a binary float by the one rule of ``derive.model.numbers``."""
+    from derive.model.numbers import exact_from_float
+
+    if isinstance(value, float):
+        return exact_from_float(value)
+    exact = sp.Rational(value)
+    if not isinstance(exact, sp.Rational):
+        raise ScenarioError(f"config reader gave a value that is not a rational number: {value!r}")
+    return exact
 
 
 def build_scenario(library: Library, *, scenario: str | None = None, hardware: str | None = None,
-                   model: str | None = None, sets: Iterable[str] = (), assumes: Iterable[str] = ()) -> Scenario:
-    """Assemble a scenario from its layers (see module docstring)."""
-    from derive.model.parse import parse_assignment, parse_relation, parse_value
+                   model: str | None = None, sets: Iterable[str] = (), assumes: Iterable[str] = (),
+                   si: bool = True, measured: bool = False, measurements: Iterable[str] = ()) -> Scenario:
+    """Assemble a scenario from its layers (see module docstring).  ``si``: a bare number in ``--set``
+    or ``--assume`` for a quantity with a unit is in SI base units; when False it is an error that
+    suggests the unit (the command line's default; ``--si`` turns it back on).  ``measured``: use the
+    hardware's measurement files (all of them, latest value per quantity; only ``measurements`` when given)."""
+    from derive.model.parse import parse_assignment, parse_quantity_relation, parse_value
 
     store = PresetStore.discover(library.preset_dirs)
     values: dict[str, ScenarioValue] = {}
@@ -300,21 +527,27 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
         hw_path = store.path("hardware", hardware)
         values.update(_value_table(library, read_toml(hw_path), str(hw_path), f"hardware {hardware}"))
         layers.append(f"hardware {hardware}")
+    measurements = list(measurements)
+    if measured or measurements:
+        label, measured_values = _measured_layer(library, store, hardware, measurements)
+        values.update(measured_values)
+        layers.append(label)
 
     parsed_sets: list[tuple[str, sp.Rational, str]] = []
     for text in sets:
         qname, value_text = parse_assignment(text, where="--set")
         q = library.quantity(qname)
-        parsed_sets.append((qname, parse_value(value_text, q.dimension, where=f"--set {text}", quantity=qname), text))
+        value = parse_value(value_text, q.dimension, where=f"--set {text}", quantity=qname, si=si,
+                            unit_hint=q.display_unit or q.unit)
+        parsed_sets.append((qname, value, text))
 
     notes: list[str] = []
     default_base = scenario is None
-
     base_origin = f"scenario {name}"
 
     def replaceable(qname: str) -> bool:
         """A value the model's own precision and context may replace: the default lecture scenario's round
-        numbers and a hardware preset's datatype, never a scenario file's or --set's."""
+        numbers and a hardware preset's datatype, never a scenario file's, a measurement's or --set's."""
         v = values.get(qname)
         return v is None or v.origin.startswith("hardware ") or (default_base and v.origin == base_origin)
 
@@ -322,7 +555,7 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
         kv = next((v for n, v, _ in parsed_sets if n == "bytes_per_kv_element"), None)
         default_kv = None
         if kv is None and "bytes_per_kv_element" in values:
-            if replaceable("bytes_per_kv_element") and values["bytes_per_kv_element"].origin.startswith("hardware "):
+            if values["bytes_per_kv_element"].origin.startswith("hardware "):
                 default_kv = values["bytes_per_kv_element"].value  # the chip's native datatype, if the config has none
             elif not replaceable("bytes_per_kv_element"):
                 kv = values["bytes_per_kv_element"].value  # the user's scenario file set it
@@ -350,7 +583,8 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
                 notes.append(f"{qname} = {_plain_q(library, qname, v.value)} is the lecture's round number: the model "
                              f"config does not give it; --set {qname}=... for yours")
     for text in assumes:
-        assumptions.append((text, parse_relation(text, library.symbols(), where=f"--assume {text!r}")))
+        assumptions.append((text, parse_quantity_relation(text, library.symbols(), library.dimension,
+                                                          where=f"--assume {text!r}", si=si)))
         layers.append(f"--assume {text}")
 
     for qname, v in values.items():
@@ -365,10 +599,12 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
     _drop_stale_pins(library, values, layers)
     pinned = frozenset(n for n in values if library.is_derived(n))
     base_layers = 1 if path is not None else 0
-    extra = [layer.split(" ", 1)[-1] for layer in layers[base_layers:] if not layer.startswith("unpinned")]
+    extra = ["measured" if layer.startswith("measured ") else layer.split(" ", 1)[-1]
+             for layer in layers[base_layers:] if not layer.startswith("unpinned")]
     label = name if not extra else f"{name}+" + "+".join(extra)
     notes.extend(f"{layer[len('unpinned '):]}: unpinned" for layer in layers if layer.startswith("unpinned "))
-    return Scenario(label, values, tuple(assumptions), pinned, tuple(layers), tuple(dict.fromkeys(notes)))
+    return Scenario(label, values, tuple(assumptions), pinned, tuple(layers), _ceilings(library, values),
+                    tuple(dict.fromkeys(notes)))
 
 
 def _plain_q(library: Library, name: str, value: sp.Rational) -> str:
@@ -380,7 +616,7 @@ def _plain_q(library: Library, name: str, value: sp.Rational) -> str:
     return shown if unit_text == "1" else f"{shown} {unit_text}"
 
 
-_LAYER_RANK = {"scenario": 0, "hardware": 1, "model": 2, "config": 2, "hf": 2, "--set": 3}
+_LAYER_RANK = {"scenario": 0, "hardware": 1, "measured": 2, "model": 3, "config": 3, "hf": 3, "--set": 4}
 
 
 def _drop_stale_pins(library: Library, values: dict[str, ScenarioValue], layers: list[str]) -> None:

@@ -119,8 +119,10 @@ _add(("param", "params", "parameter", "parameters"), Dimension.of(param=1))
 _add(("USD", "$", "dollar", "dollars"), Dimension.of(USD=1))
 _add(("1",), DIMENSIONLESS)
 _add(("%", "percent"), DIMENSIONLESS, Fraction(1, 100))
-# FLOPS as a rate, as spec sheets write it ("989 TFLOPS").
+# FLOPS as a rate, as spec sheets write it ("989 TFLOPS"); Bps/bps as vendors write rates ("900 GBps").
 _add(("FLOPS",), Dimension.of(FLOP=1, s=-1))
+_add(("Bps",), Dimension.of(byte=1, s=-1))
+_add(("bps",), Dimension.of(byte=1, s=-1), Fraction(1, 8))
 
 _PREFIXES: dict[str, Fraction] = {
     "k": Fraction(10**3), "K": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9),
@@ -130,6 +132,9 @@ _PREFIXES: dict[str, Fraction] = {
 }
 # Prefixes are not applied to these (``h`` with ``m`` would read as milli-hour, "$" has no prefixes).
 _NO_PREFIX = {"1", "%", "percent", "$", "min", "h", "hr", "day", "days", "minute", "minutes", "hour", "hours"}
+# Sub-unit prefixes only make sense on time: ``80 mb`` is a typo for 80 Mb, not 80 millibits.
+_SUBUNIT_PREFIXES = {"m", "u", "µ", "n"}
+_TIME_WORDS = {"s", "sec", "second", "seconds"}
 
 
 Factor = tuple[str, str, int]  # (prefix, unit word, exponent): "TB/s" -> [("T", "B", 1), ("", "s", -1)]
@@ -142,6 +147,12 @@ def _split_word(word: str, text: str) -> tuple[str, str]:
     for plen in (2, 1):
         prefix, rest = word[:plen], word[plen:]
         if prefix in _PREFIXES and rest in _BASE_UNITS and rest not in _NO_PREFIX:
+            if prefix in _SUBUNIT_PREFIXES and rest not in _TIME_WORDS:
+                raise UnitError(
+                    f"'{word}' in '{text}' would be a fraction ({_PREFIXES[prefix]}) of a {rest}; "
+                    "sub-unit prefixes (m, u, n) apply to seconds only",
+                    hint=f"did you mean M{rest} (mega)?" if prefix == "m" else None,
+                )
             return prefix, rest
     raise UnitError(
         f"unknown unit '{word}' in '{text}'",
@@ -151,6 +162,7 @@ def _split_word(word: str, text: str) -> tuple[str, str]:
 
 
 _TOKEN = re.compile(r"\s*(\*\*|[A-Za-zµ$%]+|\d+|[*/·^()\-])")
+RATE_SPELLINGS = frozenset({"FLOPs", "flops"})  # "989 TFLOPs" on a spec sheet means FLOP/s
 
 
 def unit_factors(text: str) -> list[Factor]:

@@ -305,7 +305,7 @@ def diff(library: Library, baseline: Scenario, current: Scenario, *, rlimit: int
     before_own = None
     key = None
     if results_cache is not None:
-        key = results_cache.key(baseline, rlimit, [c.id for c in claims])
+        key = results_cache.key(baseline, rlimit, [c.id for c in claims], library=library)
         before_own = results_cache.get(key)
     cached = before_own is not None and set(before_own) >= {c.id for c in claims}
     if not cached:

@@ -147,16 +147,28 @@ class Margin:
             "notes": self.notes,
         }
 
+    def shown(self, si_value: sp.Expr) -> str:
+        """A number of this result for people: ``56.25 GB/s`` (the unit asked for is kept)."""
+        from derive.model.display import format_value
+        from derive.model.units import parse_unit
+
+        fixed = parse_unit(self.unit).scale != 1
+        return format_value(si_value / self.scale, self.unit, fixed=fixed)
+
+    def interval_text(self, i: Interval) -> str:
+        lo = "-∞" if i.low is None else self.shown(i.low)
+        hi = "∞" if i.high is None else self.shown(i.high)
+        return f"{'[' if i.low_closed and i.low is not None else '('}{lo}, {hi}" \
+               f"{']' if i.high_closed and i.high is not None else ')'}"
+
     def text_lines(self) -> list[str]:
-        unit = "" if self.unit in ("1", "") else f" {self.unit}"
-        sets = " ∪ ".join(i.text(self.scale) for i in self.intervals) or "nowhere (empty set)"
-        out = [f"{self.id} holds for {self.vary} in {sets}{unit}"]
+        sets = " ∪ ".join(self.interval_text(i) for i in self.intervals) or "nowhere (empty set)"
+        out = [f"{self.id} holds for {self.vary} in {sets}"]
         if self.integer:
             out.append(f"  ({self.vary} is an integer quantity: only the integers of these intervals count)")
         if self.value is not None:
             state = "holds" if self.holds_at_value else "does NOT hold"
-            shown = sp.nsimplify(self.value / self.scale)
-            out.append(f"  scenario value {self.vary} = {shown}{unit}: the claim {state}")
+            out.append(f"  scenario value {self.vary} = {self.shown(self.value)}: the claim {state}")
         if self.eliminated:
             out.append(f"  ({self.eliminated} eliminated: solved from {self.vary} = x)")
         out.append(f"  solved: {self.formula}")
@@ -609,7 +621,7 @@ def region(library: Library, scenario: Scenario, claim_id: str, axes: Sequence) 
     """The claim evaluated on the full grid of two ``derive.whatif.sweep.Axis`` (vectorised, numeric)."""
     import numpy as np
 
-    from derive.whatif.sweep import Target, compiled_claim
+    from derive.whatif.sweep import Target, check_grid_size, compiled_claim
 
     claim = library.resolve(claim_id)
     if not isinstance(claim, Claim):
@@ -618,6 +630,7 @@ def region(library: Library, scenario: Scenario, claim_id: str, axes: Sequence) 
         raise MarginError("a region needs two different quantities")
     names = [a.name for a in axes]
     symbols = [library.quantities[n].sym for n in names]
+    check_grid_size([len(a.values) for a in axes], 3)  # before the grid is allocated
     fn = compiled_claim(library, scenario, Target(claim.id, "claim", claim.id, claim=claim), names, symbols)
     mesh = np.meshgrid(axes[0].values, axes[1].values, indexing="ij")
     holds = np.asarray(fn(*mesh), dtype=bool)

@@ -43,6 +43,34 @@ class SweepError(DeriveError):
     """A sweep that cannot be set up (exit code 2)."""
 
 
+# Size budget of a grid, checked before anything is allocated: one axis, the whole grid, and the grid
+# times its columns (each column is one float array of the grid's size).
+MAX_AXIS_POINTS = 1_000_000
+MAX_GRID_POINTS = 2_000_000
+MAX_GRID_VALUES = 20_000_000  # points x columns: 160 MB of float64
+
+
+def check_grid_size(counts: Sequence[int], columns: int = 1, *, where: str = "--vary") -> int:
+    """The number of points of the full grid of axes with ``counts`` points each; ``BudgetError`` (exit 2)
+    when it or ``points x columns`` is beyond the budget.  Called before any grid is allocated."""
+    from derive.errors import BudgetError
+
+    points = 1
+    for n in counts:
+        if n > MAX_AXIS_POINTS:
+            raise BudgetError(f"an axis of {n:,} points is beyond the budget of {MAX_AXIS_POINTS:,}", where=where,
+                              hint="use fewer points per axis")
+        points *= max(int(n), 0)
+    shape = " x ".join(f"{n:,}" for n in counts)
+    if points > MAX_GRID_POINTS:
+        raise BudgetError(f"a grid of {shape} = {points:,} points is beyond the budget of {MAX_GRID_POINTS:,} "
+                          "points", where=where, hint="use fewer points per axis (each --vary multiplies the grid)")
+    if points * max(columns, 1) > MAX_GRID_VALUES:
+        raise BudgetError(f"a grid of {points:,} points with {columns} columns is beyond the budget of "
+                          f"{MAX_GRID_VALUES:,} values", where=where, hint="use fewer points or fewer targets")
+    return points
+
+
 # formulas and expressions to numpy --------------------------------------------------------------------
 
 def numpy_function(expr: sp.Expr, symbols: Sequence[sp.Symbol]) -> Callable[..., np.ndarray]:
@@ -158,8 +186,9 @@ def parse_axis(library: Library, text: str, *, log: bool = False, default_points
             n = int(parts[2]) if len(parts) == 3 else default_points
         except ValueError:
             raise SweepError(f"--vary {text!r}: the number of points must be an integer") from None
-    if n < 1 or n > 10**8:
-        raise SweepError(f"--vary {name}: the number of points must be between 1 and 1e8")
+    if n < 1:
+        raise SweepError(f"--vary {name}: the number of points must be at least 1")
+    check_grid_size([n], where=f"--vary {name}")
     if not (math.isfinite(lo) and math.isfinite(hi)) or hi < lo:
         raise SweepError(f"--vary {name}: need LO <= HI")
     if log:
@@ -295,6 +324,7 @@ def sweep_grid(library: Library, scenario: Scenario, targets: Sequence[Target], 
     names = [a.name for a in axes]
     if len(set(names)) != len(names):
         raise SweepError("each quantity may be swept once")
+    check_grid_size([len(a.values) for a in axes], len(axes) + len(targets))
     symbols = [library.quantities[n].sym for n in names]
     mesh = np.meshgrid(*[a.values for a in axes], indexing="ij")
     flat = [m.reshape(-1) for m in mesh]
@@ -499,7 +529,7 @@ _WORKER: dict = {}
 def _worker_init(library_specs: Sequence[str], scenario: str | None, sets: Sequence[str],
                  assumes: Sequence[str], ids: Sequence[str] | None, rlimit: int, cache_dir: str | None,
                  with_base: bool = True) -> None:
-    from derive.checking.cache import ProofCache, ResultsCache, sources_digest
+    from derive.checking.cache import ProofCache, ResultsCache, library_digest, sources_digest
     from derive.checking.checker import Checker
     from derive.model.loader import load_library
     from derive.model.scenario import build_scenario
@@ -509,7 +539,8 @@ def _worker_init(library_specs: Sequence[str], scenario: str | None, sets: Seque
     base = build_scenario(lib, scenario=scenario, sets=sets, assumes=assumes)
     claims = _matrix_claims(lib, ids)
     results = ResultsCache(cache_dir) if cache_dir else None
-    sources = sources_digest() if results else None
+    # the library's own digest joins the sources: a library may read data files or the environment
+    sources = f"{sources_digest()}:{library_digest(lib)}" if results else None
     _WORKER.clear()
     _WORKER.update(lib=lib, cache=cache, base=base, claims=claims, rlimit=rlimit, scenario=scenario, sets=sets,
                    assumes=assumes, memo={}, results=results, sources=sources)
@@ -642,7 +673,7 @@ def check_matrix(library_specs: Sequence[str], *, pairs: Sequence[tuple[str, str
 
 
 def _base_key(init_args):
-    from derive.checking.cache import ResultsCache, sources_digest
+    from derive.checking.cache import ResultsCache, library_digest, sources_digest
     from derive.model.loader import load_library
     from derive.model.scenario import build_scenario
 
@@ -652,7 +683,8 @@ def _base_key(init_args):
     lib = load_library(list(specs))
     base = build_scenario(lib, scenario=scenario, sets=sets, assumes=assumes)
     results = ResultsCache(cache_dir)
-    return results, results.key(base, rlimit, [c.id for c in _matrix_claims(lib, ids)], sources_digest())
+    sources = f"{sources_digest()}:{library_digest(lib)}"
+    return results, results.key(base, rlimit, [c.id for c in _matrix_claims(lib, ids)], sources)
 
 
 def _cached_base(init_args) -> list[dict] | None:

@@ -8,8 +8,10 @@ COMMANDS: dict[str, str] = {
     "margin": "margin",
     "eval": "eval_cmd",
     "sweep": "sweep",
+    "ledger": "ledger",
     "build": "build",
     "export": "export",
     "graph": "graph",
     "presets": "presets",
+    "cache": "cache_cmd",
 }

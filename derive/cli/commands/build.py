@@ -41,9 +41,11 @@ def run(args, ctx) -> int:
 
     from derive.cli.commands.output import emit
     from derive.documents.build import build, parse_formats
+    from derive.documents.render import check_templates
     from derive.model.scenario import build_scenario
 
     formats = parse_formats(args.format)
+    check_templates()  # a broken installation fails here, before any proving
     library = ctx.library
     scenario = ctx.scenario
     baseline = build_scenario(library)

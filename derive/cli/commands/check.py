@@ -13,7 +13,15 @@ def add_arguments(p) -> None:
 def run(args, ctx) -> int:
     import os
 
-    from derive.cli.commands.output import emit, emit_json, emit_notes, pinned_line, pinned_notes, scenario_notes
+    from derive.cli.commands.output import (
+        assignment_lines,
+        emit,
+        emit_json,
+        emit_notes,
+        pinned_line,
+        pinned_notes,
+        scenario_notes,
+    )
 
     report = ctx.checker(workers=min(2, os.cpu_count() or 1)).check(args.ids or None)
     pinned = pinned_notes(ctx.library, ctx.scenario)
@@ -27,7 +35,9 @@ def run(args, ctx) -> int:
         if not r.meets_expectation:
             emit(f"    expected {r.expected}")
         if r.counterexample:
-            emit("    counterexample: " + ", ".join(f"{k}={v}" for k, v in r.counterexample.items()))
+            emit("    counterexample:")
+            for line in assignment_lines(ctx.library, r.counterexample):
+                emit(f"      {line}")
         if r.reason and r.verdict != "proved":
             emit(f"    reason: {r.reason}")
     if pinned:

@@ -2,11 +2,30 @@
 
 from __future__ import annotations
 
-HELP = "numeric value of a quantity, definition or expression under the scenario"
+HELP = "numeric values of quantities, definitions or expressions under the scenario"
+
+DESCRIPTION = """\
+The value of each NAME (a quantity, a definition id, or an expression such as
+"hbm_bandwidth * 20 ms") under the scenario, with a unit and a sensible prefix.  A value computed
+through a definition outside its declared domain is `undefined`, with the reason.
+
+--json: one name gives {"name", "value", "exact", "unit", "display", "inputs", "pinned", "notes"} ("value"
+is null, with "reason", when undefined); several names give {"values": [...], "scenario", "pinned",
+"notes"}.  --explain adds each input's value, unit and the layer that set it ("explain" in --json).
+
+Examples:
+  derive eval critical_batch step_time cost_per_token
+  derive eval critical_batch_kv --set "context=8k token/seq"
+  derive eval "hbm_capacity / hbm_bandwidth" --unit ms
+"""
 
 
 def add_arguments(p) -> None:
-    p.add_argument("expr", metavar="NAME|EXPR")
+    import argparse
+
+    p.description = DESCRIPTION
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.add_argument("exprs", nargs="+", metavar="NAME|EXPR")
     p.add_argument("--unit", metavar="U", help='express the value in this unit (e.g. "ms", "TB/s")')
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--explain", action="store_true",
@@ -26,18 +45,53 @@ def run(args, ctx) -> int:
     )
     from derive.model.evaluate import evaluate
 
-    ev = evaluate(ctx.library, ctx.scenario, args.expr, args.unit)
-    pinned = pinned_notes(ctx.library, ctx.scenario, only=set(ev.inputs))
-    explain = ctx.scenario.explain(ctx.library, ev.inputs) if getattr(args, "explain", False) else None
+    evs = [evaluate(ctx.library, ctx.scenario, text, args.unit) for text in args.exprs]
+    inputs = {n for ev in evs for n in ev.inputs}
+    pinned = pinned_notes(ctx.library, ctx.scenario, only=inputs)
+    ceilings = [c for c in ctx.scenario.ceilings if c.name in inputs]  # which peak or measured rates were used
     if args.json:
-        extra = {"explain": explain} if explain is not None else {}
-        emit_json({**ev.to_json(), "pinned": pinned, "notes": scenario_notes(ctx.scenario), **extra})
-    else:
-        unit = "" if ev.unit == "1" else f" {ev.unit}"
-        emit(f"{ev.name} = {ev.value:.6g}{unit}   (exact: {ev.exact}; scenario {ctx.scenario.name})")
-        if pinned:
-            emit(pinned_line(pinned))
-        for line in explain_lines(explain or []):
+        extra = {"pinned": pinned, "ceilings": [c.to_json() for c in ceilings],
+                 "notes": scenario_notes(ctx.scenario)}
+        if args.explain:
+            extra["explain"] = ctx.scenario.explain(ctx.library, sorted(inputs))
+        if len(evs) == 1:
+            emit_json({**evs[0].to_json(), **extra})
+        else:
+            emit_json({"values": [ev.to_json() for ev in evs], "scenario": ctx.scenario.name, **extra})
+        return 0
+    for line in eval_lines(evs):
+        emit(line)
+    emit(f"(scenario {ctx.scenario.name})")
+    if pinned:
+        emit(pinned_line(pinned))
+    if ctx.scenario.measured and ceilings:
+        from derive.model.display import format_value
+
+        emit("ceilings: " + ", ".join(
+            f"{c.name} {format_value(c.value, ctx.library.quantities[c.name].unit)} ({c.kind}"
+            + (f" {c.as_of}" if c.kind == "measured" else "") + ")" for c in ceilings))
+    if args.explain:
+        for line in explain_lines(ctx.scenario.explain(ctx.library, sorted(inputs))):
             emit(line)
-        emit_notes(ctx.scenario)
+    emit_notes(ctx.scenario)
     return 0
+
+
+def eval_lines(evs) -> list[str]:
+    """``name = 2,400 seq``; ``name ≈ 3,593 seq  (exactly 11100000/3089 seq)`` when rounded."""
+    from derive.model.display import shown
+
+    width = max((len(ev.name) for ev in evs), default=0) if len(evs) > 1 else 0
+    out = []
+    for ev in evs:
+        if ev.exact is None:
+            out.append(f"{ev.name:<{width}} = {ev.display}")
+            continue
+        s = shown(ev.in_unit(), ev.unit, fixed=ev.fixed_unit)
+        if s.exact:
+            out.append(f"{ev.name:<{width}} = {s.text}")
+            continue
+        exact = ev.in_unit()
+        note = f"  (exactly {exact} {ev.unit})" if len(str(exact)) <= 30 and exact.is_Rational else ""
+        out.append(f"{ev.name:<{width}} ≈ {s.text}{note}".rstrip())
+    return out

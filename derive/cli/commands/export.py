@@ -15,7 +15,9 @@ def run(args, ctx) -> int:
     import sys
 
     from derive.documents.export import export
+    from derive.documents.render import check_templates
 
+    check_templates()  # a broken installation fails here, before any proving
     kind = {"tex": "latex", "md": "markdown"}.get(args.format, args.format)
     sys.stdout.write(export(ctx.library, ctx.scenario, args.ids, kind, checker=ctx.checker()))
     return 0

@@ -2,16 +2,36 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 
 def emit_json(data: object) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    """Strict JSON on stdout: never NaN or Infinity (null plus a ``KEY_note``, see derive.model.numbers)."""
+    from derive.model.numbers import dumps_json
+
+    sys.stdout.write(dumps_json(data) + "\n")
 
 
 def emit(line: str = "") -> None:
     sys.stdout.write(line + "\n")
+
+
+def quantity_text(library, name: str, si_value) -> str:
+    """``20 TB/s``: a value of a quantity (SI, exact or as text) for people."""
+    import sympy as sp
+
+    from derive.model.display import format_quantity, format_value
+
+    value = sp.Rational(si_value) if isinstance(si_value, str) else si_value
+    q = library.quantities.get(name)
+    if q is None:
+        return format_value(value, "1")
+    return format_quantity(value, q.dimension, q.display_unit)
+
+
+def assignment_lines(library, values: dict | None) -> list[str]:
+    """Counterexample or pinned values as ``name = value unit`` lines."""
+    return [f"{name} = {quantity_text(library, name, text)}" for name, text in (values or {}).items()]
 
 
 def pinned_notes(library, scenario, only=None) -> list[dict]:
@@ -23,15 +43,9 @@ def pinned_notes(library, scenario, only=None) -> list[dict]:
             continue
         definition = library.definition_of.get(name)
         out.append({"quantity": name, "value": str(scenario.value(name)),
+                    "display": quantity_text(library, name, scenario.value(name)),
                     "definition": definition.id if definition is not None else None, "note": "definition cut"})
     return out
-
-
-def pinned_line(notes: list[dict]) -> str | None:
-    """``pinned: hardware_ratio=600 (definition cut)``, or None when nothing is pinned."""
-    if not notes:
-        return None
-    return "pinned: " + ", ".join(f"{n['quantity']}={n['value']} (definition cut)" for n in notes)
 
 
 def scenario_notes(scenario) -> list[str]:
@@ -58,3 +72,11 @@ def explain_lines(rows: list[dict]) -> list[str]:
         out.append(f"  {r['name']:<{w_name}}  {r['value']:>{w_value}} {r['unit']:<{w_unit}}  {r['layer']:<{w_layer}}"
                    f"  ({r['origin']})")
     return out
+
+
+def pinned_line(notes: list[dict]) -> str | None:
+    """``pinned: hardware_ratio = 600 (definition cut)``, or None when nothing is pinned."""
+    if not notes:
+        return None
+    return "pinned: " + ", ".join(f"{n['quantity']} = {n.get('display', n['value'])} (definition cut)"
+                                  for n in notes)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-HELP = "hardware and model presets with their sources"
+HELP = "hardware and model presets with their sources, and the measurement files of each hardware preset"
 SCENARIO = False
 
 
@@ -32,10 +32,26 @@ def run(args, ctx) -> int:
                          "as_of": data.get("as_of"), "values": values,
                          "config": sorted(data.get("config", {}))})
         out[kind] = rows
+    measurements = []
+    for hw in store.measured_hardware():
+        for path in store.measurement_files(hw):
+            data = read_toml(path)
+            values = {k: {"value": v.get("value"), "method": v.get("method", data.get("method"))}
+                      for k, v in data.get("values", {}).items()}
+            measurements.append({"hardware": hw, "name": path.stem, "title": data.get("title", ""),
+                                 "source": data.get("source"), "date": data.get("date"), "values": values})
+    out["measurement"] = measurements
     if args.json:
         emit_json(out)
         return 0
     for kind, rows in out.items():
+        if kind == "measurement":
+            emit("measurement files (--measured; --measurement NAME picks one):")
+            for r in rows:
+                emit(f"  {r['hardware'] + '/' + r['name']:<40} {r['date']}  {r['title']}")
+                for k, v in r["values"].items():
+                    emit(f"      {k:<20} {v['value']:<16} {v['method']}")
+            continue
         emit(f"{kind} presets:")
         for r in rows:
             emit(f"  {r['name']:<18} {r['title']}")

@@ -108,9 +108,9 @@ def run(args, ctx) -> int:
     _write(result.to_csv(), args.out, atomic_write)
     if args.figure:
         sweep_figure(result, axes, args.figure, title=f"scenario {ctx.scenario.name}" if not args.presets else "")
-    rate = result.evaluations / result.seconds if result.seconds > 0 else float("inf")
+    rate = float(f"{result.evaluations / result.seconds:.3g}") if result.seconds > 0 else None
     summary = {"points": result.points, "columns": result.columns, "evaluations": result.evaluations,
-               "seconds": round(result.seconds, 4), "evaluations_per_second": float(f"{rate:.3g}"),
+               "seconds": round(result.seconds, 4), "evaluations_per_second": rate,
                "out": args.out, "figure": args.figure, "notes": result.notes}
     _summary(summary, args, emit, emit_json, sys)
     return 0
@@ -141,9 +141,9 @@ def _summary(summary: dict, args, emit, emit_json, sys) -> None:
         if args.out:
             emit_json(summary)
         else:
-            import json
+            from derive.model.numbers import dumps_json
 
-            sys.stderr.write(json.dumps(summary, indent=2) + "\n")
+            sys.stderr.write(dumps_json(summary) + "\n")
         return
     parts = [f"{k}={v}" for k, v in summary.items() if k not in ("columns", "notes") and v not in (None, [])]
     line = "sweep: " + ", ".join(parts)

@@ -1,0 +1,146 @@
+"""What the probe's raw timings mean, and the files it writes.  Pure Python: no torch here, so that the
+analysis and the file formats are tested everywhere.
+
+A probe result is a mapping in the schema of ``shared/measurements/h100-sxm-2026-11-23.json``:
+``read_bytes_per_s``, ``matmul_flops_per_s``, ``copy_bytes_per_s``, ``dense_knee`` {K, N, points:
+[{batch, seconds}]}, ``moe_knee`` [{experts, top_k, points}], ``decode_model`` {layers, kv_heads,
+head_dim, params_read_per_step, ...} and ``decode`` [{batch, context, seconds}].
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+KNEE_FLAT_POINTS = 4  # smallest batches whose median time is the weight-read plateau
+KNEE_SLOPE_POINTS = 3  # largest batches whose median time per token is the compute slope
+MATMUL_METHOD = "square bf16 matrix product on random data, CUDA-event timing, median of repeated runs after warm-up"
+READ_METHOD = ("float32-accumulated sum over a bf16 buffer far larger than the caches, bytes read over time, median "
+               "of repeated runs")
+KNEE_METHOD = (f"intersection of the two asymptotes of time against tokens: the median time of the "
+               f"{KNEE_FLAT_POINTS} smallest batches (weight-read plateau) over the median time per token of the "
+               f"{KNEE_SLOPE_POINTS} largest (compute slope)")
+
+
+class ProbeDataError(ValueError):
+    """A probe result that lacks what the analysis needs (raised with the field it lacks)."""
+
+
+@dataclass(frozen=True)
+class Knee:
+    tokens: float  # where the plateau meets the compute line
+    plateau_s: float
+    seconds_per_token: float
+
+
+def knee(points: Sequence[Mapping[str, float]]) -> Knee:
+    """The knee of a time-against-tokens curve: flat while weight reads dominate, linear once compute does."""
+    pts = sorted((float(p["batch"]), float(p["seconds"])) for p in points)
+    if len(pts) < KNEE_FLAT_POINTS + KNEE_SLOPE_POINTS:
+        raise ProbeDataError(f"a knee needs at least {KNEE_FLAT_POINTS + KNEE_SLOPE_POINTS} points, got {len(pts)}")
+    plateau = statistics.median(t for _, t in pts[:KNEE_FLAT_POINTS])
+    slope = statistics.median(t / b for b, t in pts[-KNEE_SLOPE_POINTS:])
+    if slope <= 0:
+        raise ProbeDataError("the largest batches took no time")
+    return Knee(plateau / slope, plateau, slope)
+
+
+def _num(x: float, digits: int = 6) -> str:
+    """A float as exact decimal text with ``digits`` significant figures (TOML-safe, no exponent games)."""
+    return f"{x:.{digits}g}"
+
+
+def _q(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def kv_bytes_per_token(model: Mapping[str, int], bytes_per_element: int = 2) -> int:
+    """K and V of every layer: 2 x layers x KV heads x head size x bytes per element."""
+    return 2 * int(model["layers"]) * int(model["kv_heads"]) * int(model["head_dim"]) * bytes_per_element
+
+
+def measurement_toml(result: Mapping, *, hardware: str, date: str, source: str) -> str:
+    """A measurement file (``measurements/<hardware>/<name>.toml``) of the probe's achieved ceilings."""
+    for key in ("matmul_flops_per_s", "read_bytes_per_s"):
+        if key not in result:
+            raise ProbeDataError(f"probe result has no '{key}'")
+    device = result.get("device", "unknown device")
+    return "\n".join([
+        'kind = "measurement"', f"hardware = {_q(hardware)}", f"title = {_q(f'{device} measured by derive.probe')}",
+        f"source = {_q(source)}", f"date = {_q(date)}", f"device = {_q(str(device))}", "",
+        "[values.flops]", f'value = "{float(result["matmul_flops_per_s"])!r} FLOP/s"',
+        f"method = {_q(result.get('matmul_method', MATMUL_METHOD))}",
+        "", "[values.hbm_bandwidth]", f'value = "{float(result["read_bytes_per_s"])!r} byte/s"',
+        f"method = {_q(result.get('read_method', READ_METHOD))}",
+        "",
+    ])
+
+
+def ledger_toml(result: Mapping, *, hardware: str, date: str, source: str) -> str:
+    """A ledger file of the probe's matmul knees and decode steps, each with the scenario it ran under."""
+    title = f"{result.get('device', hardware)}: knees and decode steps (derive.probe)"
+    lines = [f"title = {_q(title)}",
+             f"source = {_q(source)}", f"as_of = {_q(date)}", f"hardware = {_q(hardware)}", 'set = ["chips=1"]', ""]
+    lines += ['[figure."knee vs sparsity"]', 'x = "experts_total/experts_active"', ""]
+    dense = result.get("dense_knee")
+    if dense:
+        k = knee(dense["points"])
+        kk, nn = dense["K"], dense["N"]
+        lines += ["[[entry]]", 'id = "dense-knee"', f"title = {_q(f'knee of X[B, {kk}] @ W[{kk}, {nn}]')}",
+                  'check = "gap.knee_tokens"', f'value = "{_num(k.tokens)} token"',
+                  'set = ["experts_total=1", "experts_active=1"]', 'series = "knee vs sparsity"',
+                  f"method = {_q(KNEE_METHOD)}", ""]
+    for moe in result.get("moe_knee", []):
+        e, top = int(moe["experts"]), int(moe["top_k"])
+        k = knee(moe["points"])
+        lines += ["[[entry]]", f'id = "moe-knee-e{e}-k{top}"',
+                  f"title = {_q(f'knee of {e} experts, top-{top}, balanced (S = {e / top:g})')}",
+                  'check = "gap.knee_tokens"', f'value = "{_num(k.tokens)} token"',
+                  f'set = ["experts_total={e}", "experts_active={top}"]', 'series = "knee vs sparsity"',
+                  f"method = {_q(KNEE_METHOD)}", ""]
+    model = result.get("decode_model")
+    if result.get("decode"):
+        if not model:
+            raise ProbeDataError("probe result has decode steps but no 'decode_model'")
+        n = int(model["params_read_per_step"])
+        contexts = sorted({int(p["context"]) for p in result["decode"]})
+        batches = sorted({int(p["batch"]) for p in result["decode"]})
+        by_batch_l = contexts[0]
+        by_context_b = batches[0]
+        lines += [f'[figure."step time vs batch, L = {by_batch_l}"]', 'x = "batch"', "",
+                  f'[figure."step time vs context, B = {by_context_b}"]', 'x = "context"', ""]
+        shape = (f"{model['layers']} layers, d {model.get('d')}, {model.get('heads')} query heads, "
+                 f"{model['kv_heads']} KV heads of {model['head_dim']}, FFN {model.get('ffn')}, "
+                 f"vocab {model.get('vocab')}")
+        method = (f"whole decode step of a {shape} model (plain PyTorch, one CUDA graph), bf16 weights and KV "
+                  "cache; params_total counts the weights read per step (embedding table excluded)")
+        for p in sorted(result["decode"], key=lambda p: (int(p["context"]), int(p["batch"]))):
+            b, ctx = int(p["batch"]), int(p["context"])
+            series = [s for s, cond in ((f"step time vs batch, L = {by_batch_l}", ctx == by_batch_l),
+                                        (f"step time vs context, B = {by_context_b}", b == by_context_b)) if cond]
+            lines += ["[[entry]]", f'id = "decode-b{b}-l{ctx}"', f"title = {_q(f'decode step, B = {b}, L = {ctx}')}",
+                      'check = "gap.roofline_floor_below_measured"', f'value = "{_num(float(p["seconds"]))} s"',
+                      f'set = ["params_total={n} param", "params_active={n} param", '
+                      f'"kv_bytes_per_token={kv_bytes_per_token(model)} byte/token", "batch={b} seq", '
+                      f'"context={ctx} token/seq"]',
+                      "series = [" + ", ".join(_q(s) for s in series) + "]",
+                      f"method = {_q(method)}", ""]
+    return "\n".join(lines)
+
+
+def write_files(result: Mapping, *, hardware: str, date: str, source: str, out: Path,
+                name: str | None = None) -> list[Path]:
+    """Write ``out/measurements/<hardware>/<name>.toml`` and ``out/ledger/<hardware>-<name>.toml``."""
+    name = name or f"probe-{date}"
+    meas = out / "measurements" / hardware / f"{name}.toml"
+    ledger = out / "ledger" / f"{hardware}-{name}.toml"
+    meas.parent.mkdir(parents=True, exist_ok=True)
+    meas.write_text(measurement_toml(result, hardware=hardware, date=date, source=source))
+    text = ledger_toml(result, hardware=hardware, date=date, source=source)
+    if "[[entry]]" not in text:  # only ceilings measured: the measurement file is all there is
+        return [meas]
+    ledger.parent.mkdir(parents=True, exist_ok=True)
+    ledger.write_text(text)
+    return [meas, ledger]

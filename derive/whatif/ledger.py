@@ -1,0 +1,333 @@
+"""The ledger: measured results against the floors (and ceilings) the library proves.
+
+A ledger file (TOML in a preset folder's ``ledger/``) lists measurements, each with the scenario it was
+measured under (hardware preset, model, ``--set`` values) and its source.  Each entry names the
+declaration it is held to (``check``): a claim or assumption whose relation has the measured quantity
+alone on its left (``measured_step_time >= step_time``), or a definition, whose value is then a
+prediction.  The ledger pins the measured value, evaluates the other side under the entry's scenario
+(at the spec-sheet peaks, and at the achieved ceilings when the hardware has measurement files), and
+reports the ratio.  A measurement on the wrong side of a proved bound is a contradiction: the ledger
+names the assumptions whose relations the measurement violates.
+
+Every measured ceiling of a measurement file (a library ``CEILINGS`` quantity with an assumption) is
+also a row: the measured rate against the hardware preset's peak.
+
+File format (every key of an entry may be given once at the top level as a default)::
+
+    title = "..."; source = "..."; as_of = "2026-11-23"; method = "..."
+    check = "gap.roofline_floor_below_measured"; hardware = "h100-sxm"; model = "llama3-8b"
+    set = ["chips=1"]                      # top-level and entry sets are both applied, top-level first
+    [[entry]]
+    id = "decode-b1-l128"; value = "7.2 ms"; set = ["batch=1", "context=128"]
+    series = ["step time vs batch, L = 128"]   # optional: the figures this point is drawn in
+    [figure."step time vs batch, L = 128"]
+    x = "batch"                              # the x-axis: an expression; its first quantity is varied
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+
+import sympy as sp
+
+from derive.errors import ScenarioError, UnknownNameError
+from derive.kernel.logic import Rel
+from derive.model.declarations import Assumption, Claim, Definition
+from derive.model.library import Library
+from derive.model.scenario import Ceiling, PresetStore, Scenario, build_scenario, measurement_values, read_toml
+
+ENTRY_KEYS = {"id", "title", "check", "measured", "value", "hardware", "model", "set", "source", "as_of", "method",
+              "series", "note"}
+_OP_WORDS = {">=": "floor", ">": "floor", "<=": "ceiling", "<": "ceiling", "==": "prediction"}
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One measured result and the scenario it was measured under."""
+
+    id: str  # "<ledger file stem>/<entry id>"; a measured ceiling: "<hardware>/<measurement file>/<quantity>"
+    title: str
+    check: str  # id of the claim, assumption or definition the measurement is held to
+    measured: str  # the quantity the measured value is a value of
+    value: sp.Rational  # SI base units
+    value_text: str
+    hardware: str | None
+    model: str | None
+    sets: tuple[str, ...]
+    source: str
+    as_of: str
+    method: str
+    series: tuple[str, ...] = ()
+    note: str = ""
+    file: str = ""
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """A figure of a ledger file: measured points of the entries in ``series`` over the derived curve."""
+
+    name: str
+    x: str  # an expression in quantities; the curve varies its first quantity (in name order)
+    file: str
+
+
+@dataclass(frozen=True)
+class LedgerRow:
+    """A ledger entry evaluated: its bound at the peaks (and at achieved ceilings), ratio and status."""
+
+    entry: LedgerEntry
+    relation: str  # the check's operator, measured on the left: ">=" (a floor), "<=" (a ceiling), "==" (prediction)
+    bound: sp.Rational  # the other side at the scenario's spec-sheet values
+    bound_achieved: sp.Rational | None  # the same at the hardware's measured ceilings (None: none measured)
+    unit: str  # SI unit of the measured quantity
+    display_unit: str | None
+    status: str  # "above floor", "below ceiling", "prediction", "contradiction"
+    broken: tuple[str, ...]  # assumptions the measurement contradicts
+    scenario: str
+    ceilings: tuple[Ceiling, ...] = ()  # ceilings of the achieved scenario (when there is one)
+
+    @property
+    def kind(self) -> str:
+        return _OP_WORDS.get(self.relation, "bound")
+
+    @property
+    def ratio(self) -> Fraction:
+        return Fraction(int(self.entry.value.p), int(self.entry.value.q)) / _frac(self.bound)
+
+    @property
+    def ratio_achieved(self) -> Fraction | None:
+        if self.bound_achieved is None or self.bound_achieved == 0:
+            return None
+        return Fraction(int(self.entry.value.p), int(self.entry.value.q)) / _frac(self.bound_achieved)
+
+    def to_json(self) -> dict[str, object]:
+        from derive.model.display import display_json
+
+        e = self.entry
+        ra = self.ratio_achieved
+        return {
+            "id": e.id, "title": e.title, "check": e.check, "kind": self.kind, "relation": self.relation,
+            "measured": {"quantity": e.measured, **display_json(e.value, self.unit)},
+            "bound": display_json(self.bound, self.unit),
+            "bound_achieved": None if self.bound_achieved is None else display_json(self.bound_achieved, self.unit),
+            "ratio": float(self.ratio), "ratio_achieved": None if ra is None else float(ra),
+            "status": self.status, "contradicts": list(self.broken),
+            "scenario": {"name": self.scenario, "hardware": e.hardware, "model": e.model, "set": list(e.sets)},
+            "ceilings": [c.to_json() for c in self.ceilings],
+            "source": e.source, "as_of": e.as_of, "method": e.method or None, "note": e.note or None,
+            "series": list(e.series), "file": e.file,
+        }
+
+
+@dataclass
+class Ledger:
+    rows: list[LedgerRow] = field(default_factory=list)
+    figures: list[FigureSpec] = field(default_factory=list)
+
+    @property
+    def contradictions(self) -> list[LedgerRow]:
+        return [r for r in self.rows if r.status == "contradiction"]
+
+    def to_json(self) -> dict[str, object]:
+        counts: dict[str, int] = {}
+        for r in self.rows:
+            counts[r.status] = counts.get(r.status, 0) + 1
+        return {"entries": [r.to_json() for r in self.rows], "summary": counts}
+
+
+def _frac(x: sp.Rational) -> Fraction:
+    return Fraction(int(x.p), int(x.q))
+
+
+def _str_list(value: object, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise ScenarioError("`set` must be a list of QUANTITY=VALUE strings", where=where)
+
+
+def check_relation(library: Library, check: str, where: str) -> tuple[str, str, sp.Expr]:
+    """The measured quantity, the operator and the bound expression of a check declaration."""
+    if check not in library.declarations:
+        raise UnknownNameError("id", check, library.declarations, where=where)
+    decl = library.declarations[check]
+    if isinstance(decl, Definition):
+        return decl.defines.name, "==", decl.expr
+    rel = decl.goal if isinstance(decl, Claim) else decl.relation if isinstance(decl, Assumption) else None
+    if isinstance(decl, Claim) and decl.hypotheses:
+        raise ScenarioError(f"'{check}' has hypotheses; a ledger check needs a claim without them", where=where)
+    if not isinstance(rel, Rel) or not isinstance(rel.lhs, sp.Symbol) or rel.lhs.name not in library.quantities:
+        raise ScenarioError(f"'{check}' is not a relation with a measured quantity alone on its left", where=where,
+                            hint="check a claim like `measured_step_time >= step_time`, or a definition")
+    return rel.lhs.name, rel.op, rel.rhs
+
+
+def read_figures(path: Path) -> list[FigureSpec]:
+    data = read_toml(path)
+    figures = data.get("figure", {})
+    if not isinstance(figures, Mapping):
+        raise ScenarioError("[figure] must be a table of figures", where=str(path))
+    out = []
+    for name, spec in figures.items():
+        if not isinstance(spec, Mapping) or not isinstance(spec.get("x"), str):
+            raise ScenarioError(f"figure '{name}' needs an x-axis expression `x`", where=str(path))
+        out.append(FigureSpec(str(name), spec["x"], path.name))
+    return out
+
+
+def read_ledger_file(library: Library, path: Path) -> list[LedgerEntry]:
+    from derive.model.parse import parse_value
+
+    data = read_toml(path)
+    where = str(path)
+    figures = {f.name for f in read_figures(path)}
+    entries = data.get("entry", [])
+    if not isinstance(entries, list) or not entries:
+        raise ScenarioError("a ledger file needs at least one [[entry]]", where=where)
+    out = []
+    for i, raw in enumerate(entries):
+        w = f"{where}: entry[{i}]"
+        if not isinstance(raw, Mapping):
+            raise ScenarioError("each [[entry]] must be a table", where=w)
+        unknown = sorted(set(raw) - ENTRY_KEYS)
+        if unknown:
+            raise ScenarioError(f"unknown key '{unknown[0]}'", where=w,
+                                hint=f"known keys: {', '.join(sorted(ENTRY_KEYS))}")
+
+        def get(key: str, default: object = None, raw: Mapping = raw) -> object:
+            return raw.get(key, data.get(key, default))
+
+        for key in ("id", "value", "check", "source", "as_of"):
+            if get(key) is None:
+                raise ScenarioError(f"ledger entry needs `{key}`", where=w,
+                                    hint="every measurement carries its value, check, source and date")
+        check = str(get("check"))
+        measured, _, _ = check_relation(library, check, w)
+        if get("measured") not in (None, measured):
+            raise ScenarioError(f"`measured` is {get('measured')!r} but {check} measures {measured}", where=w)
+        q = library.quantities[measured]
+        value_text = str(get("value"))
+        value = parse_value(value_text, q.dimension, where=f"{w}: value", quantity=measured)
+        series = _str_list(raw.get("series"), w)
+        if set(series) - figures:
+            raise ScenarioError(f"series '{sorted(set(series) - figures)[0]}' has no [figure] table", where=w)
+        out.append(LedgerEntry(
+            id=f"{path.stem}/{raw['id'] if 'id' in raw else get('id')}", title=str(get("title", "")), check=check,
+            measured=measured, value=value, value_text=value_text,
+            hardware=None if get("hardware") is None else str(get("hardware")),
+            model=None if get("model") is None else str(get("model")),
+            sets=_str_list(data.get("set"), w) + _str_list(raw.get("set"), w),
+            source=str(get("source")), as_of=str(get("as_of")), method=str(get("method", "") or ""),
+            series=series, note=str(raw.get("note", "")), file=path.name))
+    return out
+
+
+def ceiling_entries(library: Library, store: PresetStore) -> list[LedgerEntry]:
+    """Every measured ceiling of the measurement files, as an entry held to the library's assumption
+    that no measurement exceeds the peak (``CEILINGS``)."""
+    out = []
+    for hw in store.measured_hardware():
+        for path in store.measurement_files(hw):
+            data = read_toml(path)
+            _, stem, values = measurement_values(library, path, hw)
+            for name, v in values.items():
+                check = library.ceilings.get(name)
+                if not check:
+                    continue
+                measured, _, _ = check_relation(library, check, str(path))
+                out.append(LedgerEntry(
+                    id=f"{hw}/{stem}/{name}", title=str(data.get("title", stem)), check=check, measured=measured,
+                    value=v.value, value_text=str(data["values"][name]["value"]), hardware=hw, model=None, sets=(),
+                    source=v.source, as_of=str(v.as_of), method=v.method, note=v.note,
+                    file=f"measurements/{hw}/{path.name}"))
+    return out
+
+
+def ledger_files(library: Library) -> list[Path]:
+    """``ledger/*.toml`` of every preset folder, in name order (the first folder wins a name)."""
+    found: dict[str, Path] = {}
+    for d in library.preset_dirs:
+        folder = Path(d) / "ledger"
+        if folder.is_dir():
+            for f in sorted(folder.glob("*.toml")):
+                found.setdefault(f.name, f)
+    return [found[k] for k in sorted(found)]
+
+
+def load_entries(library: Library) -> list[LedgerEntry]:
+    """Entries of the ledger files, then the measured ceilings of the measurement files."""
+    entries: list[LedgerEntry] = []
+    for f in ledger_files(library):
+        entries.extend(read_ledger_file(library, f))
+    entries.extend(ceiling_entries(library, PresetStore.discover(library.preset_dirs)))
+    ids = [e.id for e in entries]
+    dup = next((i for i in ids if ids.count(i) > 1), None)
+    if dup:
+        raise ScenarioError(f"two ledger entries have the id '{dup}'")
+    return entries
+
+
+def _value(library: Library, scenario: Scenario, expr: sp.Expr, where: str) -> sp.Rational:
+    expanded = library.expand(expr, scenario.pinned)
+    missing = sorted(s.name for s in expanded.free_symbols if s.name not in scenario.values)
+    if missing:
+        raise ScenarioError(f"cannot evaluate the bound: the scenario gives no value for {', '.join(missing)}",
+                            where=where, hint=f"add set = [\"{missing[0]}=VALUE\"] to the entry")
+    value = expanded.xreplace(scenario.substitution(library))  # rationals in, an exact rational out
+    if not value.is_Rational:
+        raise ScenarioError(f"the bound does not evaluate to an exact number ({value})", where=where)
+    return value
+
+
+def _broken(library: Library, check: str, scenario: Scenario, measured: str, value: sp.Rational) -> tuple[str, ...]:
+    decl = library.declarations[check]
+    ids = [check] if isinstance(decl, Assumption) else library.rests_on(decl)
+    subs = dict(scenario.substitution(library))
+    subs[library.quantities[measured].sym] = value
+    out = []
+    for aid in ids:
+        a = library.declarations[aid]
+        if not isinstance(a, Assumption) or a.relation is None:
+            continue
+        rel = library.formula_expand(a.relation, scenario.pinned)
+        if rel.free_symbols() - set(subs):
+            continue  # the assumption speaks of a quantity this scenario does not give
+        if not rel.evaluate(subs):
+            out.append(aid)
+    return tuple(out)
+
+
+def evaluate_entry(library: Library, entry: LedgerEntry, store: PresetStore | None = None) -> LedgerRow:
+    store = store or PresetStore.discover(library.preset_dirs)
+    where = f"ledger {entry.file}: {entry.id}"
+    measured, op, expr = check_relation(library, entry.check, where)
+    scen = build_scenario(library, hardware=entry.hardware, model=entry.model, sets=entry.sets)
+    bound = _value(library, scen, expr, where)
+    achieved_scen = None
+    is_ceiling_row = entry.check in library.ceilings.values()
+    if entry.hardware and not is_ceiling_row and store.measurement_files(entry.hardware):
+        achieved_scen = build_scenario(library, hardware=entry.hardware, model=entry.model, sets=entry.sets,
+                                       measured=True)
+    bound_achieved = None if achieved_scen is None else _value(library, achieved_scen, expr, where)
+    holds = Rel(entry.value, op, bound).evaluate({}) if op != "==" else True
+    broken = () if holds else _broken(library, entry.check, scen, measured, entry.value)
+    status = "contradiction" if not holds else {
+        "floor": "above floor", "ceiling": "below ceiling"}.get(_OP_WORDS.get(op, ""), "prediction")
+    q = library.quantities[measured]
+    return LedgerRow(entry, op, bound, bound_achieved, q.unit, q.display_unit, status, broken, scen.name,
+                     achieved_scen.ceilings if achieved_scen is not None else scen.ceilings)
+
+
+def build_ledger(library: Library, *, hardware: Iterable[str] = ()) -> Ledger:
+    """Every ledger entry of the library's preset folders, evaluated (only ``hardware``'s when given)."""
+    wanted = set(hardware)
+    store = PresetStore.discover(library.preset_dirs)
+    figures = [spec for f in ledger_files(library) for spec in read_figures(f)]
+    return Ledger([evaluate_entry(library, e, store) for e in load_entries(library)
+                   if not wanted or e.hardware in wanted], figures)

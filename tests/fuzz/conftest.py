@@ -1,0 +1,8 @@
+"""The fuzz kit lives beside the tests; make it importable as ``fuzzkit``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -1,0 +1,202 @@
+"""The cache folder: per-user location, sealed entries, re-checked counterexamples, LRU bound, info/clear,
+and replay keyed on everything a run read (data files outside the library, the environment)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+import sympy as sp
+from whatif_fixture import BASE_SETS, write_library
+
+import derive.checking.cache as cache_mod
+from derive.checking.cache import OutputCache, ProofCache, library_digest, prune, seal, unseal
+from derive.cli import main
+from derive.kernel import logic
+from derive.kernel.problem import Problem
+
+x, y = sp.symbols("x y")
+
+
+def refuted_problem() -> Problem:
+    """x >= 1, y >= 1  =>  x + y <= 3: false (x = y = 2)."""
+    return Problem([logic.ge(x, 1), logic.ge(y, 1)], logic.le(x + y, 3))
+
+
+def test_default_folder_is_per_user_not_the_current_folder(monkeypatch, tmp_path):
+    monkeypatch.delenv("DERIVE_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.chdir(tmp_path / "..")
+    folder = cache_mod.cache_dir()
+    assert "derive-llm" in folder.parts
+    assert not str(folder.resolve()).startswith(str(Path.cwd().resolve() / "build"))
+    assert cache_mod.cache_dir(tmp_path / "mine") == tmp_path / "mine"
+    monkeypatch.setenv("DERIVE_CACHE_DIR", str(tmp_path / "env"))
+    assert cache_mod.cache_dir() == tmp_path / "env"
+
+
+def test_check_leaves_no_litter_in_the_current_folder(monkeypatch, tmp_path, capsys):
+    monkeypatch.delenv("DERIVE_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    folder = write_library(tmp_path)
+    argv = ["check", "--library", str(folder), *sum((["--set", s] for s in BASE_SETS), [])]
+    monkeypatch.setattr("sys.argv", ["derive", *argv])
+    assert main(argv, replay=True) == 0
+    assert list(work.iterdir()) == []
+    assert (Path(cache_mod.cache_dir()) / "proofs").is_dir()
+
+
+@pytest.mark.parametrize("damage", ["bitflip", "truncate", "garbage", "edit", "foreign_kind", "other_key", "format"])
+def test_a_damaged_entry_is_never_read(tmp_path, damage):
+    path = tmp_path / "e.json"
+    body = {"verdict": "proved", "engine": "z3", "reason": None, "counterexample": None, "recheck": None}
+    data = seal("proof", "k1", body)
+    assert (path.write_bytes(data), unseal(path, "proof", "k1"))[1] == body
+    if damage == "bitflip":
+        i = data.index(b"proved") + 2
+        data = data[:i] + bytes([data[i] ^ 0x01]) + data[i + 1:]
+    elif damage == "truncate":
+        data = data[: len(data) // 2]
+    elif damage == "garbage":
+        data = os.urandom(64)
+    elif damage == "edit":  # well-formed JSON, hash not recomputed
+        data = data.replace(b'"proved"', b'"refuted"')
+    elif damage == "format":
+        entry = json.loads(data)
+        entry["format"] = 1
+        data = json.dumps(entry).encode()
+    path.write_bytes(data)
+    kind, key = ("output", "k1") if damage == "foreign_kind" else ("proof", "k2" if damage == "other_key" else "k1")
+    assert unseal(path, kind, key) is None
+
+
+def test_a_cached_counterexample_is_rechecked_on_read(tmp_path):
+    problem = refuted_problem()
+    cache = ProofCache(tmp_path)
+    outcome, ran = cache.decide(problem)
+    assert outcome.verdict == "refuted" and ran
+    key = cache.key(problem)
+    path = cache._path(key)  # noqa: SLF001 - the test forges an entry in place
+    body = unseal(path, "proof", key)
+    # a forged entry with a valid seal: the point (1, 1) satisfies the hypotheses and also the goal
+    body["counterexample"] = {"x": "1", "y": "1"}
+    path.write_bytes(seal("proof", key, body))
+    fresh = ProofCache(tmp_path)
+    again, ran = fresh.decide(problem)
+    assert ran, "the forged counterexample must be a miss"
+    assert again.verdict == "refuted"
+    point = {x: sp.Rational(again.counterexample["x"]), y: sp.Rational(again.counterexample["y"])}
+    assert problem.goal.evaluate(point) is False
+    # a counterexample naming a quantity the problem does not have is a miss too
+    body["counterexample"] = {"x": "2", "y": "2", "zz": "1"}
+    path.write_bytes(seal("proof", key, body))
+    assert ProofCache(tmp_path).get(key, problem) is None
+    # and a stored refutation is never replayed without the problem to re-check it against
+    assert ProofCache(tmp_path).get(key) is None
+
+
+def test_a_damaged_proof_entry_is_recomputed_and_rewritten(tmp_path):
+    problem = Problem([logic.ge(x, 1)], logic.ge(x * x, 1))
+    cache = ProofCache(tmp_path)
+    assert cache.decide(problem)[0].verdict == "proved"
+    path = cache._path(cache.key(problem))  # noqa: SLF001
+    path.write_bytes(path.read_bytes().replace(b'"proved"', b'"refuted"'))
+    fresh = ProofCache(tmp_path)
+    outcome, ran = fresh.decide(problem)
+    assert ran and outcome.verdict == "proved" and fresh.writes == 1
+    assert ProofCache(tmp_path).decide(problem) == (outcome, False)
+
+
+def test_prune_removes_least_recently_used_first(tmp_path):
+    proofs = tmp_path / "proofs" / "ab"
+    proofs.mkdir(parents=True)
+    now = time.time()
+    for i in range(10):
+        f = proofs / f"e{i}.json"
+        f.write_bytes(b"x" * 1000)
+        os.utime(f, (now - 1000 + i, now - 1000 + i))  # e0 is the oldest
+    (tmp_path / "README").write_text("not an entry")
+    assert prune(tmp_path, limit=20_000) == 0
+    removed = prune(tmp_path, limit=5_000)
+    left = sorted(p.name for p in proofs.iterdir())
+    assert removed == 6 and left == ["e6.json", "e7.json", "e8.json", "e9.json"]
+    assert (tmp_path / "README").exists()
+
+
+def test_cache_info_and_clear(tmp_path, capsys):
+    cache = ProofCache(tmp_path)
+    cache.decide(refuted_problem())
+    assert main(["cache", "info", "--json", "--cache-dir", str(tmp_path)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["entries"]["proofs"] == 1 and doc["total_bytes"] > 0
+    (tmp_path / "keep.txt").write_text("mine")
+    assert main(["cache", "clear", "--cache-dir", str(tmp_path)]) == 0
+    assert "removed 1 entries" in capsys.readouterr().out
+    assert cache_mod.info(tmp_path).total_bytes == 0 and (tmp_path / "keep.txt").exists()
+
+
+LIB_READING_DATA = '''
+"""A library whose bound comes from a data file outside its folder and from the environment."""
+import json, os, pathlib
+from derive import Claim, Quantity, derived, logic
+
+v = Quantity("v", "v", "1", "a value")
+LIMIT = json.loads(pathlib.Path({data!r}).read_text())["limit"] + int(os.environ.get("EXTRA_LIMIT", "0"))
+bound = Claim("ext.bound", title="v under the limit", statement="v is at most the limit.", source=derived("test"),
+              goal=logic.le(v.sym, LIMIT), instance=True)
+'''
+
+
+def test_replay_follows_data_files_and_environment(tmp_path, capsys, monkeypatch):
+    data = tmp_path / "elsewhere" / "limit.json"
+    data.parent.mkdir()
+    data.write_text('{"limit": 10}')
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "ext.py").write_text(LIB_READING_DATA.format(data=str(data)))
+    argv = ["check", "--library", str(lib), "--set", "v=5", "--cache-dir", str(tmp_path / "c"), "--json"]
+    monkeypatch.setattr("sys.argv", ["derive", *argv])
+
+    def verdict() -> str:
+        code = main(argv, replay=True)
+        out = json.loads(capsys.readouterr().out)
+        assert code in (0, 1)
+        return out["claims"][0]["verdict"]
+
+    assert verdict() == "proved"
+    assert verdict() == "proved"  # replayed
+    data.write_text('{"limit": 3}')
+    assert verdict() == "refuted"  # the data file changed: not replayed
+    data.write_text('{"limit": 10}')
+    monkeypatch.setenv("EXTRA_LIMIT", "-7")
+    assert verdict() == "refuted"  # the environment changed: not replayed
+
+
+def test_library_digest_sees_what_declarations_say(tmp_path):
+    from derive.model.loader import load_library
+
+    data = tmp_path / "limit.json"
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "ext.py").write_text(LIB_READING_DATA.format(data=str(data)))
+    data.write_text('{"limit": 10}')
+    first = library_digest(load_library([str(lib)]))
+    assert library_digest(load_library([str(lib)])) == first
+    data.write_text('{"limit": 11}')
+    assert library_digest(load_library([str(lib)])) != first
+
+
+def test_output_cache_refuses_an_entry_with_an_exit_code_it_never_stores(tmp_path):
+    oc = OutputCache(tmp_path)
+    assert oc.store("k", argv=[], data_dirs=[], stdout="x\n", stderr="", exit_code=0)
+    path = tmp_path / "outputs" / "k.json"
+    body = unseal(path, "output", "k")
+    body["exit"] = 2
+    path.write_bytes(seal("output", "k", body))
+    assert oc.lookup("k") is None

@@ -1,0 +1,140 @@
+"""Units wherever a number is typed: --set, --assume, eval expressions and ranges; definition domains;
+eval of several names.  Quantities here are a tiny set declared inline, plus the lecture where the
+lecture's own numbers are the point."""
+
+from fractions import Fraction
+
+import pytest
+import sympy as sp
+
+from derive.cli import main
+from derive.errors import DeriveError, DimensionError, UnitError
+from derive.model.evaluate import evaluate
+from derive.model.parse import parse_quantity_expression, parse_quantity_relation, parse_value
+from derive.model.scenario import build_scenario
+from derive.model.units import Dimension, parse_unit
+
+BW = Dimension.of(byte=1, s=-1)
+RATE = Dimension.of(FLOP=1, s=-1)
+CTX = Dimension.of(token=1, seq=-1)
+DIMS = {"hbm_bandwidth": BW, "flops": RATE, "context": CTX, "experts_active": Dimension()}
+NAMES = {n: sp.Symbol(n) for n in DIMS}
+
+
+def lookup(sym):
+    return DIMS[str(sym)]
+
+
+@pytest.mark.parametrize(("text", "dim", "si"), [
+    ("1M token/seq", CTX, 10**6),
+    ("128k token/seq", CTX, 128_000),
+    ("1.5k token/seq", CTX, 1500),
+    ("989 TFLOPs", RATE, 989 * 10**12),  # a vendor's rate spelling
+    ("989 TFLOPS", RATE, 989 * 10**12),
+    ("900 GBps", BW, 900 * 10**9),
+    ("400 Gbps", BW, 50 * 10**9),
+    ("3.35 TB/s", BW, Fraction(335, 100) * 10**12),
+])
+def test_values_with_units_and_shorthand(text, dim, si):
+    assert parse_value(text, dim, si=False) == sp.Rational(si)
+
+
+@pytest.mark.parametrize(("text", "dim", "needle"), [
+    ("3.35", BW, "has no unit"),
+    ("1M", CTX, "has no unit"),
+    ("80 mb", Dimension.of(byte=1), "sub-unit"),
+    ("70B", Dimension.of(param=1), "byte"),
+    ("989 FLOPs", RATE, "FLOP"),  # without a prefix FLOPs is a count
+])
+def test_values_refused(text, dim, needle):
+    with pytest.raises(UnitError) as err:
+        parse_value(text, dim, si=False)
+    assert needle in err.value.one_line()
+
+
+def test_bare_number_accepted_with_si():
+    assert parse_value("3.35", BW, si=True) == sp.Rational(335, 100)
+
+
+def test_sub_unit_prefixes_only_on_time():
+    assert parse_unit("ms").scale == Fraction(1, 1000)
+    for text in ("mb", "mB", "uFLOP", "ntoken"):
+        with pytest.raises(UnitError):
+            parse_unit(text)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("hbm_bandwidth >= 30 TB/s", "hbm_bandwidth >= 30000000000000"),
+    ("context in [128k, 1M] token/seq", "(context >= 128000) and (context <= 1000000)"),
+    ("flops >= 900 TFLOPs", "flops >= 900000000000000"),
+    ("flops/hbm_bandwidth >= 600 FLOP/B", "flops/hbm_bandwidth >= 600"),
+    ("experts_active in [4, 16]", "(experts_active >= 4) and (experts_active <= 16)"),
+    ("hbm_bandwidth > 0", "hbm_bandwidth > 0"),
+    ("hbm_bandwidth >= 30GBps", "hbm_bandwidth >= 30000000000"),
+])
+def test_relations_with_units(text, expected):
+    assert str(parse_quantity_relation(text, NAMES, lookup, where="--assume")) == expected
+
+
+@pytest.mark.parametrize(("text", "error"), [
+    ("flops/hbm_bandwidth >= 600", UnitError),  # bare number against FLOP/byte
+    ("context <= 1M", UnitError),
+    ("log(flops) > 1", DimensionError),
+    ("flops > hbm_bandwidth", DimensionError),
+    ("hbm_bandwidth >= 30 TFLOP/s", DimensionError),
+    ("context > 80 mb", UnitError),
+])
+def test_relations_refused(text, error):
+    with pytest.raises(error):
+        parse_quantity_relation(text, NAMES, lookup, where="--assume")
+
+
+def test_relation_bare_number_with_si():
+    f = parse_quantity_relation("flops/hbm_bandwidth >= 600", NAMES, lookup, si=True)
+    assert str(f) == "flops/hbm_bandwidth >= 600"
+
+
+def test_expression_with_units_keeps_its_dimension():
+    expr, dim = parse_quantity_expression("hbm_bandwidth * 20 ms", NAMES, lookup)
+    assert dim == Dimension.of(byte=1) and expr == NAMES["hbm_bandwidth"] / 50
+
+
+def test_user_text_never_executes():
+    with pytest.raises(DeriveError):
+        parse_quantity_relation("__import__('os') > 1 TB/s", NAMES, lookup)
+
+
+# the lecture: domains and the command line ---------------------------------------------------------
+
+def test_definition_outside_its_domain_is_undefined(lecture_library):
+    ev = evaluate(lecture_library, build_scenario(lecture_library), "critical_batch_kv")
+    assert ev.exact is None and ev.value is None
+    assert "context = 200k token/seq" in ev.reason and "critical_context" in ev.reason
+    js = ev.to_json()
+    assert js["value"] is None and js["reason"] == ev.reason
+    inside = evaluate(lecture_library, build_scenario(lecture_library, sets=["context=10k token/seq"]),
+                      "critical_batch_kv")
+    assert inside.exact is not None and inside.exact > 0
+    # an expression through the definition is undefined too
+    assert evaluate(lecture_library, build_scenario(lecture_library), "2 * critical_batch_kv").exact is None
+
+
+def test_scenario_strict_about_bare_numbers(lecture_library):
+    with pytest.raises(UnitError, match="has no unit"):
+        build_scenario(lecture_library, sets=["hbm_bandwidth=3.35"], si=False)
+    with pytest.raises(UnitError, match="has no unit"):
+        build_scenario(lecture_library, assumes=["flops/hbm_bandwidth >= 600"], si=False)
+    sc = build_scenario(lecture_library, assumes=["hbm_bandwidth >= 30 TB/s"], si=False)
+    assert sc.assumptions[0][0] == "hbm_bandwidth >= 30 TB/s"
+
+
+def test_cli_eval_several_names(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("DERIVE_CACHE_DIR", str(tmp_path))
+    assert main(["eval", "critical_batch", "critical_batch_kv", "hbm_bandwidth * 20 ms"]) == 0
+    out = capsys.readouterr().out
+    assert "critical_batch" in out and "2,400 seq" in out
+    assert "undefined (context = 200k token/seq" in out
+    assert "400 GB" in out
+    assert main(["eval", "hbm_bandwidth", "--set", "hbm_bandwidth=3.35"]) == 2
+    assert "has no unit" in capsys.readouterr().err
+    assert main(["eval", "hbm_bandwidth", "--set", "hbm_bandwidth=3.35", "--si"]) == 0
