@@ -123,7 +123,7 @@ def test_hf_id_from_the_local_cache(lecture_library, tmp_path, monkeypatch) -> N
 def test_cli_eval_explain_and_notes(capsys, tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("DERIVE_CACHE_DIR", str(tmp_path / "cache"))
     path = str(CONFIGS / "mistral-7b-v0.1.json")
-    assert main(["eval", "kv_bytes_per_sequence", "--model", path, "--set", "context=8192", "--explain"]) == 0
+    assert main(["eval", "kv_bytes_per_sequence", "--model", path, "--set", "context=8192 token/seq", "--explain"]) == 0
     out = capsys.readouterr().out
     assert "attention_window" in out and "model config" in out and "--set" in out
     assert "note:" in out
