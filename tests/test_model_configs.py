@@ -162,3 +162,153 @@ def test_layout_helpers_agree_with_model_values() -> None:
     assert layout.window == 4096 and layout.window_layers == 32 and layout.full_layers == 0
     assert layout.bytes_per_sequence(10_000, 2) == 4096 * 32 * 2 * 8 * 128 * 2
     assert param_breakdown(config).total == model_values(config)["params_total"].value
+
+
+# --------------------------------------------------------------------------------------------------
+# today's architectures: published counts (in the publisher's convention, within its rounding) and KV
+# bytes per sequence by hand at several contexts
+
+
+def _gqa(layers: int, kv_heads: int, head_dim: int, e: int = 2) -> int:
+    """Bytes per token of ``layers`` attention layers keeping K and V."""
+    return layers * 2 * kv_heads * head_dim * e
+
+
+def _deltanet(layers: int, v_heads: int, k_heads: int, k_dim: int, v_dim: int, kernel: int, e: int = 2) -> int:
+    """Bytes per sequence of Gated DeltaNet layers: recurrent state plus convolution state."""
+    conv_dim = 2 * k_heads * k_dim + v_heads * v_dim
+    return layers * (v_heads * k_dim * v_dim + conv_dim * (kernel - 1)) * e
+
+
+B = 1e9
+# fixture: (total, active, which active count the publisher states, relative tolerance, kv(L) by hand)
+#   active conventions: "compute" = params_active (no input embedding, output head kept),
+#   "with_embedding" = params_active + input embedding, "non_embedding" = no embedding at all
+ARCHITECTURES = {
+    # OpenAI, gpt-oss model card (arXiv:2508.10925), table 1: 116.83B total, 5.13B active
+    "gpt-oss-120b.json": (116.83 * B, 5.13 * B, "compute", 0.002,
+                          lambda L: _gqa(18, 8, 64) * L + _gqa(18, 8, 64) * min(L, 128)),
+    # same table: 20.91B total, 3.61B active
+    "gpt-oss-20b.json": (20.91 * B, 3.61 * B, "compute", 0.002,
+                         lambda L: _gqa(12, 8, 64) * L + _gqa(12, 8, 64) * min(L, 128)),
+    # Qwen3-Next-80B-A3B model card: 80B in total, 3B activated (non-embedding: 3.25B rounds to 3)
+    "qwen3-next-80b-a3b-instruct.json": (80 * B, 3 * B, "non_embedding", 0.09,
+                                         lambda L: _gqa(12, 2, 256) * L + _deltanet(36, 32, 16, 128, 128, 4)),
+    # Qwen3.5-397B-A17B model card: 397B total, 17B activated (language model; vision encoder not counted)
+    "qwen3.5-397b-a17b.json": (397 * B, 17 * B, "with_embedding", 0.03,
+                               lambda L: _gqa(15, 2, 256) * L + _deltanet(45, 64, 16, 128, 128, 4)),
+    # DeepSeek-V3.2-Exp model card: the V3 layout, 671B total, 37B activated; indexer keys FP8 + FP32 scale
+    "deepseek-v3.2-exp.json": (671 * B, 37 * B, "compute", 0.02,
+                               lambda L: (61 * (512 + 64) * 2 + 61 * (128 + 4)) * L),
+    # DeepSeek-V2 README: DeepSeek-V2-Lite 15.7B total, 2.4B activated
+    "deepseek-v2-lite.json": (15.7 * B, 2.4 * B, "compute", 0.03, lambda L: 27 * (512 + 64) * 2 * L),
+    # Z.ai GLM-4.5 model card: 355B total, 32B active (MTP layer not counted here)
+    "glm-4.5.json": (355 * B, 32 * B, "non_embedding", 0.01, lambda L: _gqa(92, 8, 128) * L),
+    # Meta Llama 4 model card: Scout 17B active, 109B total; Maverick 17B active, 400B total (vision not counted)
+    "llama-4-scout-17b-16e.json": (109 * B, 17 * B, "with_embedding", 0.015,
+                                   lambda L: _gqa(12, 8, 128) * L + _gqa(36, 8, 128) * min(L, 8192)),
+    "llama-4-maverick-17b-128e.json": (400 * B, 17 * B, "with_embedding", 0.015,
+                                       lambda L: _gqa(12, 8, 128) * L + _gqa(36, 8, 128) * min(L, 8192)),
+    # TII: Falcon-7B "a 7B parameters causal decoder-only model" (multi-query: one KV head of 64)
+    "falcon-7b.json": (7 * B, 7 * B, "compute", 0.02, lambda L: _gqa(32, 1, 64) * L),
+    # TII: Falcon-40B "a 40B parameters causal decoder-only model" (8 KV groups); 41.3B counted, a rounded name
+    "falcon-40b.json": (40 * B, 40 * B, "compute", 0.035, lambda L: _gqa(60, 8, 64) * L),
+    # Google, Gemma 2 report (arXiv:2408.00118): 9B (9.24B); alternate layers local (4,096), float32 weights
+    "gemma-2-9b.json": (9.24 * B, 9.24 * B, "compute", 0.002,
+                        lambda L: _gqa(21, 8, 256, 4) * L + _gqa(21, 8, 256, 4) * min(L, 4096)),
+    # Mistral AI: "Mistral 7B is a 7.3B parameter model"; every layer on a 4,096 window
+    "mistral-7b-v0.1.json": (7.3 * B, 7.3 * B, "with_embedding", 0.01, lambda L: _gqa(32, 8, 128) * min(L, 4096)),
+    # Meta: Llama 3.1 8B (8.03B)
+    "llama-3.1-8b.json": (8.03 * B, 8.03 * B, "with_embedding", 0.002, lambda L: _gqa(32, 8, 128) * L),
+}
+
+
+@pytest.mark.parametrize("fixture", sorted(ARCHITECTURES))
+def test_published_parameter_counts(fixture: str) -> None:
+    total, active, convention, tol, _ = ARCHITECTURES[fixture]
+    config = _config(fixture)
+    values, pb = model_values(config), param_breakdown(config)
+    assert float(values["params_total"].value) == pytest.approx(total, rel=tol)
+    counted = {"compute": pb.active, "with_embedding": pb.active_with_embedding,
+               "non_embedding": pb.active_non_embedding}[convention]
+    assert float(counted) == pytest.approx(active, rel=tol)
+    assert values["params_active"].value == pb.active  # what the compute formulas use
+    assert values["params_embedding"].value == pb.embedding
+
+
+@pytest.mark.parametrize("fixture", sorted(ARCHITECTURES))
+def test_kv_bytes_by_hand_at_several_contexts(fixture: str) -> None:
+    hand = ARCHITECTURES[fixture][4]
+    layout = kv_layout(_config(fixture))
+    e = model_values(_config(fixture))["bytes_per_kv_element"].value
+    for context in (1, 128, 129, 4096, 4097, 8192, 8193, 131_072, 1_000_000):
+        assert layout.bytes_per_sequence(context, e) == hand(context), context
+
+
+@pytest.mark.parametrize("fixture", ["gpt-oss-120b.json", "qwen3-next-80b-a3b-instruct.json",
+                                     "llama-4-scout-17b-16e.json", "deepseek-v3.2-exp.json", "gemma-2-9b.json"])
+def test_engine_kv_per_sequence_matches_hand_count(lecture_library, fixture: str) -> None:
+    hand = ARCHITECTURES[fixture][4]
+    for context in (100, 10_000, 200_000):
+        assert _kv_at(lecture_library, CONFIGS / fixture, context) == hand(context)
+
+
+def test_gpt_oss_mxfp4_bytes_per_param() -> None:
+    config = _config("gpt-oss-120b.json")
+    pb, values = param_breakdown(config), model_values(config)
+    # experts in MXFP4 (4.25 bits); attention, routers, embedding and head in bf16 (modules_to_not_convert)
+    expected = Fraction(pb.routed_experts * 17, 32) + 2 * (pb.total - pb.routed_experts)
+    assert values["bytes_per_param"].value == expected / pb.total
+    assert 60e9 < float(expected) < 66e9  # the checkpoint is about 65 GB
+    assert "bytes_per_param" in values and values["bytes_per_param"].native
+
+
+def test_deepseek_fp8_block_scales() -> None:
+    config = _config("deepseek-v3.2-exp.json")
+    pb, values = param_breakdown(config), model_values(config)
+    kept = pb.embedding + pb.lm_head + pb.router
+    expected = (pb.total - kept) * (1 + Fraction(4, 128 * 128)) + 2 * kept
+    assert values["bytes_per_param"].value == expected / pb.total
+    assert values["bytes_per_kv_element"].value == 2  # the cache stays in bf16
+
+
+@pytest.mark.parametrize(("quant", "per_weight"), [
+    ({"quant_method": "awq", "bits": 4, "group_size": 128}, Fraction(1, 2) + Fraction(5, 2) / 128),
+    ({"quant_method": "gptq", "bits": 4, "group_size": 32}, Fraction(1, 2) + Fraction(5, 2) / 32),
+    ({"quant_method": "gptq", "bits": 8, "group_size": 128}, 1 + Fraction(3) / 128),
+    ({"quant_method": "fp8"}, Fraction(1)),
+])
+def test_int_and_fp8_quantization(quant: dict, per_weight: Fraction) -> None:
+    config = _config("llama-3.1-8b.json") | {"quantization_config": quant}
+    pb, values = param_breakdown(config), model_values(config)
+    kept = pb.embedding + pb.lm_head
+    assert values["bytes_per_param"].value == ((pb.total - kept) * per_weight + 2 * kept) / pb.total
+    assert values["kv_bytes_per_token"].value == 131_072  # the KV cache is not quantized by these
+
+
+def test_fp8_kv_cache_quantization() -> None:
+    config = _config("llama-3.1-8b.json") | {"quantization_config": {"quant_algo": "FP8",
+                                                                       "kv_cache_quant_algo": "FP8"}}
+    assert model_values(config)["kv_bytes_per_token"].value == 65_536
+
+
+def test_layer_kinds_are_counted_arithmetically() -> None:
+    # 10**5 layers (the cap) read instantly: no per-layer list is built
+    config = _config("qwen3-next-80b-a3b-instruct.json") | {"num_hidden_layers": 100_000}
+    layout = kv_layout(config)
+    assert layout.full_layers == 25_000 and layout.state_layers == 75_000
+    with pytest.raises(ScenarioError, match="num_hidden_layers"):
+        kv_layout(config | {"num_hidden_layers": 100_001})
+
+
+def test_windowed_and_hybrid_claims_hold() -> None:
+    from derive.checking.checker import Checker
+    from derive.model.loader import load_library
+
+    lib = load_library()
+    report = Checker(lib, build_scenario(lib)).check(["capacity.windowed_kv_bounded",
+                                                      "context.hybrid_kv_at_long_context",
+                                                      "context.hybrid_kv_short_context"])
+    verdicts = {r.id: r.verdict for r in report.results}
+    assert verdicts == {"capacity.windowed_kv_bounded": "proved", "context.hybrid_kv_at_long_context": "proved",
+                        "context.hybrid_kv_short_context": "refuted"}

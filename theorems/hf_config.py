@@ -758,6 +758,9 @@ def _analyse(config: Mapping[str, Any], where: str) -> _Analysis:
         router = moe_layers * d * experts
     if experts and active > experts:
         raise ScenarioError(f"{active} experts per token but only {experts} experts", where=where)
+    if mtype == "gpt_oss":
+        f.notes.append("gpt-oss attention sinks are learned per-head logits (parameters), not cached tokens: "
+                       "no KV bytes")
     if f.has("num_nextn_predict_layers") and cfg["num_nextn_predict_layers"]:
         f.notes.append(f"{cfg['num_nextn_predict_layers']} multi-token-prediction layer(s) not counted")
 
