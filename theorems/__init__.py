@@ -18,6 +18,15 @@ model_values.find_cached_config = find_cached_config  # type: ignore[attr-define
 
 TOPICS = [roofline, batching, moe, pipeline, capacity, scaling, context, pricing, revnets, gap]
 PRESET_DIRS = [Path(__file__).parent / "presets"]
+# The numbers a what-if (derive diff, derive.diff) always shows before and after: (label, expression).
+HEADLINES = [
+    ("B* (critical batch)", "critical_batch"),
+    ("latency floor (weight fetch)", "weight_fetch_time"),
+    ("step time", "step_time"),
+    ("cost per token", "cost_per_token"),
+    ("KV per sequence", "kv_bytes_per_token * context"),
+    ("critical context L*", "critical_context"),
+]
 MODEL_CONFIG_READER = model_values
 # Peak rates that --measured may replace by measured ones, each with the assumption that says no measurement
 # exceeds it (derive ledger checks every measured ceiling against it).

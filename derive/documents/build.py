@@ -27,7 +27,6 @@ names the pdflatex to run (empty: behave as if none were installed).
 from __future__ import annotations
 
 import errno
-import json
 import os
 import secrets
 import shutil
@@ -50,6 +49,7 @@ from derive.documents.figures import (
 from derive.documents.render import claims_model, document_model, render, values_model
 from derive.errors import DeriveError, OutputError
 from derive.model.library import Library
+from derive.model.numbers import dumps_json
 from derive.model.scenario import Scenario
 
 FORMATS = ("md", "tex", "pdf")
@@ -91,7 +91,7 @@ def status_json(report: Report) -> str:
     data = report.to_json()
     for claim in data.get("claims", []):
         claim.pop("seconds", None)
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return dumps_json(data) + "\n"
 
 
 def _checker(library: Library, scenario: Scenario, rlimit: int | None, cache) -> Checker:
@@ -204,7 +204,7 @@ def _write_all(library: Library, scenario: Scenario, report: Report, base_report
 
     write("status.json", status_json(report))
     write("graph.dot", graph_dot(library, verdicts))
-    write("graph.json", json.dumps(graph_json(library, verdicts), indent=2, ensure_ascii=False) + "\n")
+    write("graph.json", dumps_json(graph_json(library, verdicts)) + "\n")
 
     fig_formats = tuple(f for f, wanted in (("svg", "md" in formats), ("pdf", "tex" in formats or "pdf" in formats))
                         if wanted)
