@@ -14,7 +14,15 @@ def run(args, ctx) -> int:
     import os
 
     from derive.cli import terminal
-    from derive.cli.commands.output import assignment_lines, emit, emit_json, pinned_line, pinned_notes
+    from derive.cli.commands.output import (
+        assignment_lines,
+        emit,
+        emit_json,
+        emit_notes,
+        pinned_line,
+        pinned_notes,
+        scenario_notes,
+    )
 
     checker = ctx.checker(workers=min(2, os.cpu_count() or 1))
     with terminal.progress("checking claims") as update:
@@ -22,7 +30,7 @@ def run(args, ctx) -> int:
         report = checker.check(args.ids or None)
     pinned = pinned_notes(ctx.library, ctx.scenario)
     if args.json:
-        emit_json({**report.to_json(), "pinned": pinned})
+        emit_json({**report.to_json(), "pinned": pinned, "notes": scenario_notes(ctx.scenario)})
         return 0 if report.ok else 1
     width = max((len(r.id) for r in report.results), default=10)
     rows, lines = [], []
@@ -54,6 +62,7 @@ def run(args, ctx) -> int:
                     emit(f"  {line}")
     if pinned:
         emit(pinned_line(pinned))
+    emit_notes(ctx.scenario)
     summary = ", ".join(f"{n} {v}" for v, n in report.summary().items())
     bad = sum(not r.meets_expectation for r in report.results)
     emit(f"scenario {ctx.scenario.name}: {summary}; {bad} not as expected")

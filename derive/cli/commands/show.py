@@ -13,7 +13,7 @@ def add_arguments(p) -> None:
 def run(args, ctx) -> int:
     import sympy as sp
 
-    from derive.cli.commands.output import emit, emit_json
+    from derive.cli.commands.output import emit, emit_json, emit_notes, scenario_notes
     from derive.model.declarations import Assumption, Claim, Definition
 
     lib = ctx.library
@@ -55,12 +55,15 @@ def run(args, ctx) -> int:
         info["counterexample"] = result.counterexample
         info["steps"] = [{"step": str(s.formula), "why": s.why, "verdict": s.outcome.verdict,
                           "engine": s.outcome.engine} for s in result.steps]
+        info["notes"] = scenario_notes(ctx.scenario)
     if args.json:
         emit_json(info)
         return 0
     from derive.cli.commands.output import assignment_lines
 
     for k, v in info.items():
+        if k == "notes":
+            continue
         if k == "steps":
             for i, s in enumerate(v):
                 emit(f"  step {i + 1}: {s['step']}   [{s['verdict']}, {s['engine']}] {s['why']}")
@@ -72,6 +75,8 @@ def run(args, ctx) -> int:
             emit(f"{k}: {', '.join(map(str, v))}")
         elif v not in (None, [], ""):
             emit(f"{k}: {v}")
+    if "notes" in info:
+        emit_notes(ctx.scenario)
     return 0
 
 
