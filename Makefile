@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: build test lint bench clean
+.PHONY: build test lint bench fuzz clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,10 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+
+# the long fuzz and fault campaign (tests/fuzz/ scaled up, a fresh seed); FUZZ_ARGS="--scale 100 --seed 7"
+fuzz: $(STAMP)
+	$(BIN)/python bench/fuzz.py $(FUZZ_ARGS)
 
 clean:
 	rm -rf build $(VENV)

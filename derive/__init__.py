@@ -6,6 +6,10 @@ arithmetic under stated assumptions.  The public API for writing a library:
 
     from derive import Quantity, Definition, Assumption, Claim, Step, lecture, paper, spec, si, logic
 
+and for checking and what-ifs (notebooks, scripts; see ``derive.api``):
+
+    derive.load, derive.scenario, derive.check, derive.evaluate, derive.diff, derive.margin, derive.claim
+
 Names are resolved lazily so that ``derive --help`` does not pay for importing sympy.
 """
 
@@ -24,6 +28,9 @@ _EXPORTS = {
     "Assumption": _DECL, "Claim": _DECL, "Definition": _DECL, "Quantity": _DECL, "Source": _DECL, "Step": _DECL,
     "derived": _DECL, "lecture": _DECL, "paper": _DECL, "spec": _DECL, "si": "derive.model.units",
     "logic": None, "Figure": _FIG, "Curve": _FIG, "Mark": _FIG,
+    # checking and what-if, for notebooks and scripts (derive/api.py)
+    **{n: "derive.api" for n in ("load", "scenario", "check", "evaluate", "diff", "margin", "claim")},
+    "format_value": "derive.model.display",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -11,14 +11,22 @@ from pathlib import Path
 
 from . import batching, capacity, context, gap, moe, pipeline, pricing, revnets, roofline, scaling
 from .figures import FIGURES  # noqa: F401  (figure specs; derive.model.loader reads FIGURES)
+from .hf_config import find_cached_config, model_values
 
-try:  # TEMP until hf_config lands
-    from .hf_config import model_values
-except ImportError:
-    model_values = None
+# --model ORG/NAME: the scenario asks the reader where a Hugging Face id's config.json is (local cache only).
+model_values.find_cached_config = find_cached_config  # type: ignore[attr-defined]
 
 TOPICS = [roofline, batching, moe, pipeline, capacity, scaling, context, pricing, revnets, gap]
 PRESET_DIRS = [Path(__file__).parent / "presets"]
+# The numbers a what-if (derive diff, derive.diff) always shows before and after: (label, expression).
+HEADLINES = [
+    ("B* (critical batch)", "critical_batch"),
+    ("latency floor (weight fetch)", "weight_fetch_time"),
+    ("step time", "step_time"),
+    ("cost per token", "cost_per_token"),
+    ("KV per sequence", "kv_bytes_per_token * context"),
+    ("critical context L*", "critical_context"),
+]
 MODEL_CONFIG_READER = model_values
 # Peak rates that --measured may replace by measured ones, each with the assumption that says no measurement
 # exceeds it (derive ledger checks every measured ceiling against it).

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import dataclasses
 import errno
-import json
 import os
 import secrets
 import shutil
@@ -61,6 +60,7 @@ from derive.documents.store import ArtifactStore, content_key
 from derive.documents.thresholds import thresholds
 from derive.errors import DeriveError, OutputError
 from derive.model.library import Library
+from derive.model.numbers import dumps_json
 from derive.model.scenario import Scenario
 
 FORMATS = ("md", "tex", "pdf", "html")
@@ -104,7 +104,7 @@ def status_json(report: Report) -> str:
     data = report.to_json()
     for claim in data.get("claims", []):
         claim.pop("seconds", None)
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return dumps_json(data) + "\n"
 
 
 def _checker(library: Library, scenario: Scenario, rlimit: int | None, cache) -> Checker:
@@ -220,7 +220,7 @@ def _write_all(library: Library, scenario: Scenario, report: Report, base_report
 
     write("status.json", status_json(report))
     write("graph.dot", graph_dot(library, verdicts))
-    write("graph.json", json.dumps(graph_json(library, verdicts), indent=2, ensure_ascii=False) + "\n")
+    write("graph.json", dumps_json(graph_json(library, verdicts)) + "\n")
 
     wants_tex = "tex" in formats or "pdf" in formats
     fig_formats = tuple(f for f, wanted in (("svg", "md" in formats or "html" in formats), ("pdf", wants_tex))

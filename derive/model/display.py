@@ -41,6 +41,7 @@ __all__ = [
     "format_quantity",
     "format_range",
     "format_value",
+    "input_text",
     "latex_value",
     "shown",
     "to_fraction",
@@ -374,7 +375,7 @@ def _choose(x: Fraction, factors: list[Factor], sig: int) -> Shown:
             if slots:
                 base, y = _strip_prefix(factors, slots[0], x)
                 picked = _pick(y, _UP, sig, per=True)
-                if base[slots[0]][1] == "token" and abs(y) * 10**6 >= Fraction(1, 100):
+                if base[slots[0]][1] == "token" and Fraction(1, 10**4) <= abs(y) * 10**6 < 1000:
                     picked = ("M", _round_sig(y * 10**6, sig))  # prices are quoted per million tokens
                 if picked is not None:
                     p, m = picked
@@ -384,8 +385,10 @@ def _choose(x: Fraction, factors: list[Factor], sig: int) -> Shown:
         fs[usd] = ("", "USD", 1)
         return _suffixed(x, fs, sig, _MONEY_SUFFIX, money=True)
 
+    # an intensity (FLOP/byte, byte/FLOP): a ratio of two measured non-time units reads like a count
+    intensity = bool(den) and all(words[i] in _MEASURED - {"s"} for i in num + den) and factors[num[0]][0] == ""
     # measured unit first in the numerator: prefix on it
-    if num and factors[num[0]][2] == 1 and words[num[0]] in _MEASURED:
+    if num and factors[num[0]][2] == 1 and words[num[0]] in _MEASURED and not intensity:
         i = num[0]
         binary = factors[i][0] in _BINARY[1:] and words[i] == "byte"
         base, y = _strip_prefix(factors, i, x)
@@ -399,7 +402,7 @@ def _choose(x: Fraction, factors: list[Factor], sig: int) -> Shown:
         return _assemble(_number_text(y, sig), base, None, sig)
 
     # counted units and plain numbers: 200k token/seq
-    if not num or words[num[0]] in _COUNTED:
+    if not num or words[num[0]] in _COUNTED or intensity:
         return _suffixed(x, factors, sig, tuple((p, _PREFIX_VALUE[p]) for p in _COUNT_SUFFIX))
     return _assemble(_number_text(x, sig), factors, None, sig)
 
@@ -468,6 +471,18 @@ def format_quantity(si_value: Value, dimension: Dimension, display_unit: str | N
         if isinstance(x, Fraction):
             return format_value(x / parse_unit(display_unit).scale, display_unit, sig=sig)
     return format_value(si_value, unit, sig=sig)
+
+
+def input_text(value: Value, unit: UnitLike, *, sig: int = 6) -> str:
+    """The value as a user would type it back (``--set``): ``40 TB/s``, ``128k token/seq``,
+    ``2.3 USD/Mtok``; no digit grouping, no ``$``, unit in the engine's grammar."""
+    s = shown(value, unit, sig=sig)
+    if s.number is None:
+        raise UnitError(f"no finite value to write for {format_value(value, unit)}")
+    number = s.number.replace(",", "")
+    if number.endswith("B"):  # money's billions: the grammar reads B as a byte
+        number = _plain(Decimal(number[:-1]) * 10**9, group=False)
+    return number if s.unit == "1" else f"{number} {s.unit}"
 
 
 def _exact_text(x: Fraction) -> str:

@@ -154,12 +154,13 @@ def _failing_relation(library: Library, scenario: Scenario, f: Formula, subst: d
     """A relation of ``f`` that is false under the scenario, in words with values; None when ``f`` holds
     or cannot be evaluated."""
     if isinstance(f, Rel):
-        sides = [_exact(library, scenario, e) for e in (f.lhs, f.rhs)]
+        sides = [value_of(library, scenario, e) for e in (f.lhs, f.rhs)]
         if any(v is None for v in sides):
             return None
         if Rel(sides[0], f.op, sides[1]).evaluate({}):
             return None
-        return f"{_side_words(library, f.lhs, sides[0])} {_NEGATED[f.op]} {_side_words(library, f.rhs, sides[1])}"
+        return (f"{_side_words(library, f.lhs, sides[0], f.rhs)} {_NEGATED[f.op]} "
+                f"{_side_words(library, f.rhs, sides[1], f.lhs)}")
     if isinstance(f, And):
         for a in f.args:
             r = _failing_relation(library, scenario, a, subst)
@@ -170,15 +171,17 @@ def _failing_relation(library: Library, scenario: Scenario, f: Formula, subst: d
         reasons = [_failing_relation(library, scenario, a, subst) for a in f.args]
         return " and ".join(r for r in reasons if r) if all(reasons) else None
     if isinstance(f, Not):
-        values = [_exact(library, scenario, e) for e in f.arg.exprs()]
+        values = [value_of(library, scenario, e) for e in f.arg.exprs()]
         if any(v is None for v in values):
             return None
-        holds = f.arg.map_exprs(lambda e: _exact(library, scenario, e)).evaluate({})
+        holds = f.arg.map_exprs(lambda e: value_of(library, scenario, e)).evaluate({})
         return f"not ({_formula_words(f.arg)})" if holds else None
     return None
 
 
-def _exact(library: Library, scenario: Scenario, e: sp.Expr) -> sp.Expr | None:
+def value_of(library: Library, scenario: Scenario, e: sp.Expr) -> sp.Expr | None:
+    """The exact value of ``e`` under the scenario (definitions expanded, pins kept), or None when an
+    input is missing or the value is not a real number."""
     expanded = library.expand(e, scenario.pinned)
     if any(str(s) not in scenario.values for s in expanded.free_symbols):
         return None
@@ -191,10 +194,10 @@ def _short(expr: object, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _side_words(library: Library, e: sp.Expr, value: sp.Expr) -> str:
+def _side_words(library: Library, e: sp.Expr, value: sp.Expr, other: sp.Expr) -> str:
     from derive.model.display import format_value
 
-    dim = dimension_of(e, library.dimension, where="domain")
+    dim = dimension_of(other if e.is_number else e, library.dimension, where="domain")
     shown = format_value(value, format_dimension(dim))
     return shown if e.is_number else f"{e} = {shown}"
 

@@ -4,7 +4,8 @@ file or folder of declarations written with the same API.
 A library module either is a topic itself or lists its topic modules in ``TOPICS``; it may give
 ``PRESET_DIRS`` (folders with ``hardware/``, ``models/``, ``scenarios/``, ``measurements/``, ``ledger/``
 TOML files), a ``MODEL_CONFIG_READER`` (turns a ``config.json`` mapping into quantity values) and
-``CEILINGS`` (quantities that are peak rates, which ``--measured`` may replace by measured ones).
+``CEILINGS`` (quantities that are peak rates, which ``--measured`` may replace by measured ones), and
+``HEADLINES`` ((label, expression) pairs that ``derive diff`` reports before and after every what-if).
 
 A user's library is code and may misbehave while it loads: an exception, ``sys.exit(0)`` (which would
 otherwise end ``derive check`` with exit 0 and no output, read as success by a paper's CI) or ``print``
@@ -99,6 +100,17 @@ def _captured(notices: list[str], what: str) -> Iterator[None]:
                            "(captured, not shown)")
 
 
+@contextlib.contextmanager
+def _where(where: str) -> Iterator[None]:
+    """A typed error from declarations built while a library loads says which library it is in."""
+    try:
+        yield
+    except DeriveError as err:
+        if not err.where:
+            err.where = where
+        raise
+
+
 def _attribute(root: ModuleType, name: str, default: object, spec: str) -> object:
     try:
         return getattr(root, name, default)
@@ -149,6 +161,17 @@ def _root_parts(root: ModuleType, spec: str) -> tuple[list[ModuleType], list[Pat
     return topics, dirs, reader, figures, title, ceilings
 
 
+def _headlines(root: ModuleType, spec: str) -> list[tuple[str, str]]:
+    """A root's HEADLINES: (label, expression text) pairs."""
+    out = []
+    for i, item in enumerate(_list_attribute(root, "HEADLINES", spec)):
+        if not (isinstance(item, (tuple, list)) and len(item) == 2 and all(isinstance(x, str) for x in item)):
+            raise LibraryError(f"HEADLINES[{i}] must be a (label, expression) pair of strings",
+                               where=f"--library {spec}", hint='write HEADLINES = [("B*", "critical_batch")]')
+        out.append((item[0], item[1]))
+    return out
+
+
 def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
     """Load and merge libraries, in order; 'lecture' names the built-in one."""
     topics: list[ModuleType] = []
@@ -158,18 +181,21 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
     titles: list[str] = []
     notices: list[str] = []
     ceilings: dict[str, str | None] = {}
+    headlines: list[tuple[str, str]] = []
+    specs = list(specs)
     for spec in specs:
         builtin = "/" not in spec and not spec.endswith(".py") and not Path(spec).exists()
-        with _captured(notices, f"library {spec}"):
+        with _captured(notices, f"library {spec}"), _where(f"--library {spec}"):
             roots = [_builtin(spec)] if builtin else _import_path(Path(spec))
             for root in roots:
                 try:
                     parts = _root_parts(root, spec)
+                    headlines.extend(_headlines(root, spec))
                 except DeriveError:
                     raise
                 except Exception as err:  # e.g. a module __getattr__ that raises
-                    raise LibraryError(f"malformed library {spec}: {type(err).__name__}: {err}",
-                                       where="--library") from None
+                    raise LibraryError(f"malformed library: {type(err).__name__}: {err}",
+                                       where=f"--library {spec}") from None
                 topics.extend(parts[0])
                 preset_dirs.extend(parts[1])
                 reader = parts[2] or reader
@@ -180,14 +206,17 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
         if Path(spec).is_dir() and (Path(spec) / "presets").is_dir():
             preset_dirs.append(Path(spec) / "presets")
     try:
-        library = library_from_modules(topics, preset_dirs=preset_dirs, model_config_reader=reader, figures=figures,
-                                       title="; ".join(t.rstrip(".") for t in titles if t), ceilings=ceilings)
+        with _where(f"--library {', '.join(specs)}"):
+            library = library_from_modules(topics, preset_dirs=preset_dirs, model_config_reader=reader, figures=figures,
+                                           title="; ".join(t.rstrip(".") for t in titles if t), ceilings=ceilings,
+                                           headlines=headlines)
     except DeriveError:
         raise
     except RecursionError:
-        raise LibraryError("a declaration of the library is nested too deeply", where="--library") from None
+        raise LibraryError("a declaration of the library is nested too deeply",
+                           where=f"--library {', '.join(specs)}") from None
     except Exception as err:  # a malformed declaration the checks above do not name
-        raise LibraryError(f"malformed library: {type(err).__name__}: {err}", where="--library",
+        raise LibraryError(f"malformed library: {type(err).__name__}: {err}", where=f"--library {', '.join(specs)}",
                            hint="declarations are derive.Quantity, Definition, Claim, ... values") from None
     library.notices.extend(notices)
     return library

@@ -27,6 +27,8 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+import sympy as sp
+
 from derive.checking.checker import Checker, ClaimResult
 from derive.model.declarations import Assumption, Claim, free_symbols_of
 from derive.model.library import Library
@@ -195,6 +197,10 @@ class DiffReport:
     prover_calls: int = 0
     baseline_cached: bool = False
     pinned: dict[str, list[dict]] = field(default_factory=dict)
+    library: Library | None = None
+    headlines: list[dict] = field(default_factory=list)  # explain.headlines_compared
+    explanations: dict[str, dict] = field(default_factory=dict)  # id -> what moved (see ``explain_flips``)
+    conflicts: list = field(default_factory=list)  # explain.Conflict, when the scenario is inconsistent
 
     def changed(self) -> list[str]:
         return [i for i in self.order if self.before[i].verdict != self.after[i].verdict]
@@ -207,7 +213,8 @@ class DiffReport:
         return {"id": cid, "title": a.title, "before": b.verdict, "after": a.verdict, "expected": a.expected,
                 "counterexample": a.counterexample, "counterexample_before": b.counterexample,
                 "reason": a.reason if a.verdict != "proved" else b.reason, "engine": a.engine,
-                "why_rechecked": reach.reason if reach else None, "values": used}
+                "why_rechecked": reach.reason if reach else None, "values": used,
+                **self.explanations.get(cid, {})}
 
     def to_json(self) -> dict:
         changed = self.changed()
@@ -218,29 +225,87 @@ class DiffReport:
             "rechecked": len(self.rechecked), "rechecked_ids": list(self.rechecked),
             "claims": len(self.order), "prover_calls": self.prover_calls,
             "changes": self.change.to_json(), "pinned": self.pinned,
+            "headlines": self.headlines, "conflicts": [c.to_json() for c in self.conflicts],
         }
+
+    def value_text(self, name: str, si_text: str | None) -> str:
+        """A scenario value for people (``20 TB/s``); raw when the library is not at hand."""
+        if si_text is None:
+            return "(no value)"
+        if self.library is None or name not in self.library.quantities:
+            return si_text
+        from derive.model.display import format_quantity
+
+        q = self.library.quantities[name]
+        return format_quantity(sp.Rational(si_text), q.dimension, q.display_unit)
+
+    def change_lines(self) -> list[str]:
+        out = []
+        for n, (b, a) in sorted(self.change.values.items()):
+            layer = self.current.values[n].origin if n in self.current.values else "dropped"
+            out.append(f"{n}: {self.value_text(n, b)} -> {self.value_text(n, a)}   ({layer})")
+        out += [f"pinned {n} (definition cut)" for n in self.change.pinned_added]
+        out += [f"unpinned {n} (definition restored)" for n in self.change.pinned_removed]
+        out += [f"--assume {t}" for t in self.change.assumptions_added]
+        out += [f"dropped assumption {t}" for t in self.change.assumptions_removed]
+        return out
+
+    def groups(self) -> tuple[list[str], list[str]]:
+        """Changed claims split: the lecture's own numbers (instance claims) and qualitative claims."""
+        changed = self.changed()
+        inst = [c for c in changed if self.explanations.get(c, {}).get("group") == "instance"]
+        return inst, [c for c in changed if c not in inst]
+
+    def headline_lines(self) -> list[str]:
+        if not self.headlines:
+            return []
+        width = max(len(h["label"]) for h in self.headlines)
+        bw = max(len(h["before"]["display"]) for h in self.headlines)
+        out = [f"{'headline quantities':<{width + 2}}  {'before':<{bw}}    after"]
+        for h in self.headlines:
+            mark = "" if h["changed"] else "   (unchanged)"
+            after = "" if not h["changed"] else h["after"]["display"]
+            out.append(f"  {h['label']:<{width}}  {h['before']['display']:<{bw}} -> {after or h['before']['display']}"
+                       f"{mark}")
+        return out
+
+    def claim_lines(self, cid: str) -> list[str]:
+        e = self.entry(cid)
+        out = [f"  {cid}  {e['before']} -> {e['after']}   {e['title']}"]
+        for v in e.get("violations", []):
+            out.append(f"      {v['when']}: {v['text']}")
+        if e.get("threshold"):
+            out.append(f"      {e['threshold']['text']}")
+        if e["counterexample"] and not e.get("violations") and self.library is not None:
+            out.append("      counterexample: " + ", ".join(
+                f"{k} = {self.value_text(k, v)}" for k, v in e["counterexample"].items()))
+        if e["reason"] and e["after"] not in ("proved", "refuted"):
+            out.append(f"      reason: {e['reason']}")
+        return out
 
     def text_lines(self) -> list[str]:
         changed = self.changed()
-        out = [f"diff {self.baseline.name} -> {self.current.name}"]
-        out += [f"  {line}" for line in self.change.lines()] or ["  (no change of values, pins or assumptions)"]
+        out = [f"what if: {self.baseline.name} -> {self.current.name}"]
+        out += [f"  {line}" for line in self.change_lines()] or ["  (no change of values, pins or assumptions)"]
         for side in ("baseline", "scenario"):
             notes = self.pinned.get(side) or []
             if notes:
-                out.append(f"pinned in {side}: " + ", ".join(f"{n['quantity']}={n['value']} (definition cut)"
-                                                            for n in notes))
-        if not changed:
-            out.append("no claim changes verdict")
-        width = max((len(c) for c in changed), default=10)
-        for cid in changed:
-            e = self.entry(cid)
-            out.append(f"  {cid:<{width}}  {e['before']} -> {e['after']}")
-            if e["values"]:
-                out.append("      at " + ", ".join(f"{n}={v['after']}" for n, v in e["values"].items()))
-            if e["counterexample"]:
-                out.append("      counterexample: " + ", ".join(f"{k}={v}" for k, v in e["counterexample"].items()))
-            if e["reason"] and e["after"] != "proved":
-                out.append(f"      reason: {e['reason']}")
+                out.append(f"pinned in {side}: " + ", ".join(
+                    f"{n['quantity']} = {n.get('display', n['value'])} (definition cut)" for n in notes))
+        out += self.headline_lines()
+        inst, general = self.groups()
+        out.append(f"the lecture's own numbers that moved ({len(inst)} instance claim{'s' if len(inst) != 1 else ''}):"
+                   if inst else "the lecture's own numbers: no instance claim changes verdict")
+        for cid in inst:
+            out += self.claim_lines(cid)
+        out.append(f"qualitative claims that flipped ({len(general)}):" if general
+                   else "qualitative claims: none flipped")
+        for cid in general:
+            out += self.claim_lines(cid)
+        if self.conflicts:
+            out.append("the scenario contradicts itself (verdict inconsistent: nothing follows from it):")
+            for c in self.conflicts:
+                out += [f"  {line}" for line in c.lines()]
         out.append(f"{len(changed)} of {len(self.order)} claims change verdict; re-checked {len(self.rechecked)} "
                    f"(the other {len(self.order) - len(self.rechecked)} cannot be reached by the change); "
                    f"{self.prover_calls} prover calls")
@@ -250,12 +315,18 @@ class DiffReport:
         changed = self.changed()
         lines = [f"# What changes from `{self.baseline.name}` to `{self.current.name}`", ""]
         lines += ["## Scenario change", ""]
-        lines += [f"- {_md_code(line)}" for line in self.change.lines()] or ["- (none)"]
+        lines += [f"- {_md_code(line)}" for line in self.change_lines()] or ["- (none)"]
         for side in ("baseline", "scenario"):
             notes = self.pinned.get(side) or []
             if notes:
                 lines.append(f"- pinned in {side}: " + ", ".join(f"`{n['quantity']}` = {n['value']} (definition cut)"
                                                                 for n in notes))
+        if self.headlines:
+            lines += ["", "## Headline quantities", "", "| quantity | before | after |", "| --- | --- | --- |"]
+            lines += [f"| {h['label']} | {h['before']['display']} | {h['after']['display']} |" for h in self.headlines]
+        if self.conflicts:
+            lines += ["", "## The scenario contradicts itself", ""]
+            lines += [f"- {_md_code(line.strip())}" for c in self.conflicts for line in c.lines()]
         lines += ["", "## Claims whose verdict changes", ""]
         if not changed:
             lines.append("None.")
@@ -263,11 +334,14 @@ class DiffReport:
             lines += ["| claim | before | after | counterexample or reason |", "| --- | --- | --- | --- |"]
             for cid in changed:
                 e = self.entry(cid)
-                detail = ""
-                if e["counterexample"]:
-                    detail = ", ".join(f"`{k}` = {v}" for k, v in e["counterexample"].items())
-                elif e["values"]:
-                    detail = "at " + ", ".join(f"`{n}` = {v['after']}" for n, v in e["values"].items())
+                detail = "; ".join(v["text"] for v in e.get("violations", []))
+                if e.get("threshold"):
+                    detail = (detail + "; " if detail else "") + e["threshold"]["text"]
+                if not detail and e["counterexample"]:
+                    detail = ", ".join(f"`{k}` = {self.value_text(k, v)}" for k, v in e["counterexample"].items())
+                elif not detail and e["values"]:
+                    detail = "at " + ", ".join(f"`{n}` = {self.value_text(n, v['after'])}"
+                                               for n, v in e["values"].items())
                 if e["reason"] and e["after"] != "proved":
                     detail = (detail + "; " if detail else "") + e["reason"].replace("|", "\\|")
                 lines.append(f"| `{cid}` ({e['title'].replace('|', '/')}) | {e['before']} | **{e['after']}** | "
@@ -293,6 +367,7 @@ def diff(library: Library, baseline: Scenario, current: Scenario, *, rlimit: int
     ``cache``: a ``derive.checking.cache.ProofCache`` shared by both checkers; ``results_cache``: a
     ``derive.checking.cache.ResultsCache`` holding the baseline's own results (the baseline is then not
     re-assembled at all).  ``ids``: restrict to these claims (and the claims they rest on).
+    What moved, in numbers, is added by ``derive.whatif.explain.explain_flips(report)``.
     """
     from derive.kernel.problem import DEFAULT_RLIMIT
 
@@ -319,12 +394,15 @@ def diff(library: Library, baseline: Scenario, current: Scenario, *, rlimit: int
     before = with_blocking(base_checker, claims, before_own)
     after = with_blocking(cur_checker, claims, after_own)
 
-    return DiffReport(
+    report = DiffReport(
         baseline=baseline, current=current, change=change, order=order,
         before={i: before[i] for i in order}, after={i: after[i] for i in order},
         rechecked=reach, prover_calls=base_checker.prover_calls + cur_checker.prover_calls,
-        baseline_cached=cached,
+        baseline_cached=cached, library=library,
     )
+    return report
+
+
 
 
 def select_claims(library: Library, ids: Iterable[str] | None) -> list[Claim]:

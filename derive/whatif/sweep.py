@@ -436,8 +436,6 @@ def _without_values(scenario: Scenario) -> Scenario:
 
 def save_figure(fig, path: str | os.PathLike) -> None:
     """Save deterministically (fixed metadata and SVG hash salt), atomically."""
-    from derive.checking.cache import atomic_write
-
     path = Path(path)
     fmt = path.suffix.lstrip(".").lower() or "png"
     metadata = {"svg": {"Date": None, "Creator": None},
@@ -447,8 +445,27 @@ def save_figure(fig, path: str | os.PathLike) -> None:
         raise SweepError(f"figure format '{fmt}' is not supported (use .png, .svg or .pdf)")
     buf = io.BytesIO()
     fig.savefig(buf, format=fmt, metadata=metadata, dpi=150 if fmt == "png" else "figure")
-    if not atomic_write(path, buf.getvalue()):
-        raise DeriveError(f"cannot write {path}")
+    write_output_file(path, buf.getvalue(), where=f"figure {path}")
+
+
+def write_output_file(path: str | os.PathLike, data: bytes, *, where: str) -> None:
+    """Write a user-named output file atomically; ``OutputError`` (one line, ``where``) when it cannot be.
+    A path that exists and is not a regular file (a folder, ``/dev/null``, a FIFO) is refused: the atomic
+    write renames over its target and would replace a device file."""
+    from derive.checking.cache import atomic_write
+    from derive.errors import OutputError
+
+    path = Path(path)
+    try:
+        special = (path.exists() or path.is_symlink()) and not path.is_file()
+    except OSError as err:
+        raise OutputError(f"cannot write {path}: {err.strerror or type(err).__name__}", where=where) from None
+    if special:
+        raise OutputError(f"{path} exists and is not a regular file", where=where,
+                          hint="name a file to write (omit the option to print to stdout)")
+    if not atomic_write(path, data):
+        raise OutputError(f"cannot write {path}", where=where,
+                          hint="check that its folder exists or can be created, is writable and has space")
 
 
 def pyplot():

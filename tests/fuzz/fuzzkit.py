@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(os.environ.get("FUZZ_ROOT") or Path(__file__).resolve().parents[2])  # the checkout under test
 CASE_SECONDS = 15.0  # per-case wall-clock limit (a "hang" past it); generous for a loaded 2-core machine
 
 # ------------------------------------------------------------------------------------------------------
@@ -161,6 +161,46 @@ def gen_unit(r: random.Random) -> str:
         return r.choice(["", " ", "TB/s/s/s", "s^1000000", "s^(1/2)", "s^-0", "kkB", "K", "Kib", "TB/", "/s",
                          "(TB/s", "TB)/s", "B^" + "9" * 50, "s" * 500, "µs", "μs", "Å", "meters", "\u00b5s"])
     return "".join(r.choice("abcdefghijklmnopqrstuvwxyzKMGTPEBsb/*^()0123456789 .-") for _ in range(r.randrange(1, 12)))
+
+
+SETTABLE = {"flops": ["TFLOP/s", "PFLOP/s", "FLOP/s"], "hbm_bandwidth": ["TB/s", "GB/s", "B/s"],
+            "hbm_capacity": ["GB", "GiB", "TB"], "batch": ["seq"], "context": ["token/seq"],
+            "params_total": ["param"], "kv_heads": [""], "head_dim": [""]}
+
+
+def gen_positive(r: random.Random) -> str:
+    return r.choice(["1e-40", "1e-20", "0.1", "3.35", "989", "1e300", "7", "123456789012345678901",
+                     f"{r.randrange(1, 10**6)}", f"{r.uniform(0.001, 1e4):.{r.randrange(1, 25)}g}",
+                     f"{r.randrange(1, 999)}e{r.randrange(-300, 300)}"])
+
+
+def gen_clean_set(r: random.Random) -> str:
+    """``--set`` that should be accepted: a settable quantity, a positive number, a unit of its dimension."""
+    name = r.choice(list(SETTABLE))
+    unit = r.choice(SETTABLE[name])
+    return f"{name}={gen_positive(r)}{' ' + unit if unit else ''}"
+
+
+def gen_clean_expr(r: random.Random, depth: int = 0) -> str:
+    """An expression that is dimensionally sound: products, quotients and powers of quantities and numbers;
+    functions of plain numbers; sums of one quantity with itself."""
+    k = r.randrange(8) if depth < 3 else 0
+    q = r.choice(QUANTITIES[:10])
+    if k == 0:
+        return r.choice([q, gen_positive(r)])
+    if k == 1:
+        return f"{gen_clean_expr(r, depth + 1)} {r.choice(['*', '/'])} {gen_clean_expr(r, depth + 1)}"
+    if k == 2:
+        return f"({gen_clean_expr(r, depth + 1)})**{r.choice(['2', '-1', '3', '1/2', '-2'])}"
+    if k == 3:
+        return f"{r.choice(['exp', 'log', 'sqrt', 'abs'])}({gen_positive(r)})"
+    if k == 4:
+        return f"{q} {r.choice(['+', '-'])} {q} * {gen_positive(r)}"
+    if k == 5:
+        return f"{r.choice(['max', 'min'])}({q}, {q} * {gen_positive(r)})"
+    if k == 6:
+        return f"exp({q} / {q} * {r.choice(['1000', '10**10', '-10**10', '709.7', '1e-300', '10**60'])})"
+    return f"{q} / {q} - 1 + {r.choice(['1e-40', '1e-20', '0.1', '1e-300'])}"
 
 
 def gen_value(r: random.Random) -> str:
@@ -539,10 +579,13 @@ def string_cases(r: random.Random, n: int, canary: str) -> list[tuple[list[str],
 
         if k == 0:
             expr = pick(gen_expr, seeds_expr) if r.random() > 0.1 else r.choice(load)
+            if r.random() < 0.4:
+                expr = gen_clean_expr(r)
             argv = ["eval", expr] + (["--json"] if r.random() < 0.5 else [])
             cases.append((argv, "eval"))
         elif k == 1:
-            argv = ["eval", r.choice(QUANTITIES[:6]), "--set", pick(gen_set, seeds_set)]
+            value = pick(gen_set, seeds_set) if r.random() > 0.4 else gen_clean_set(r)
+            argv = ["eval", r.choice(QUANTITIES[:6]), "--set", value]
             cases.append((argv + (["--json"] if r.random() < 0.3 else []), "--set"))
         elif k == 2:
             rel = pick(gen_relation, seeds_rel) if r.random() > 0.1 else r.choice(load)
@@ -579,6 +622,10 @@ KNOWN_BAD: list[tuple[list[str], str]] = [
     (["margin", "lecture_batch_near_optimum", "--vary", "flops=1e14:1e16:20000", "--vary",
       "hbm_bandwidth=1e12:1e13:20000"], "20000 x 20000 region"),
     (["sweep", "critical_batch", "--vary", "flops=1e14:1e16:100000000"], "1e8-point axis"),
+    (["sweep", "critical_batch", "--vary", "flops=1e14:1e16:5", "--out", "/tmp"], "a folder as the CSV file"),
+    (["sweep", "critical_batch", "--vary", "flops=1e14:1e16:5", "--figure", "x.gif"], "unknown figure format"),
+    (["eval", "critical_batch", "--model", "/tmp"], "a folder as config.json"),
+    (["eval", "critical_batch", "--scenario", "/dev/"], "a folder without scenario files"),
     (["eval", "critical_batch", "--hardware", "h100\n-sxm"], "newline in a preset name"),
     (["eval", "critical_batch", "--scenario", "/nonexistent/\x1b[31m.toml"], "escape in a path"),
 ]

@@ -25,6 +25,7 @@ from derive.errors import OutputError
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = ["status.json", "derivation.md", "figures/a.svg", "figures/b.svg", "graph.json", "deep/er/c.txt"]
 SEED = int(os.environ.get("FUZZ_SEED", "20261123"))
+KILLS = int(os.environ.get("FUZZ_KILLS", "16"))
 
 
 def writer(token: str, names=NAMES, pause: float = 0.0):
@@ -130,7 +131,7 @@ def test_random_kills_while_writing(tmp_path):
     r = random.Random(SEED)
     out = fresh(tmp_path)
     seen = set()
-    for _ in range(16):
+    for _ in range(KILLS):
         pid = os.fork()
         if pid == 0:
             try:

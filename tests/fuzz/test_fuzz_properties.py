@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from fractions import Fraction
 
 import pytest
@@ -18,7 +19,8 @@ from derive.model.numbers import dumps_json, exact_from_float
 from derive.model.parse import parse_expression, parse_relation, parse_value
 from derive.model.units import DIMENSIONLESS, parse_unit
 
-FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=int(os.environ.get("HYPOTHESIS_MAX_EXAMPLES", "150")), deadline=None,
+                suppress_health_check=[HealthCheck.too_slow])
 ALPHABET = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
 TOKENS = [*"flopsbatch_0123456789.eE+-*/^()[], <>=!%", "exp", "log", "sqrt", "max", "min", "abs", " and ", " in ",
           "**", "1e400", "10**10", "\n", "\x1b[", "flops", "hbm_bandwidth", "critical_batch"]

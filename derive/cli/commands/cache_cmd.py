@@ -14,11 +14,11 @@ def add_arguments(p) -> None:
 
 
 def run(args, ctx) -> int:
-    import json
     import sys
 
     from derive.checking import cache
     from derive.model.display import format_value
+    from derive.model.numbers import dumps_json
 
     def _size(n: int) -> str:
         return format_value(n, "byte", sig=3)
@@ -41,5 +41,5 @@ def run(args, ctx) -> int:
         lines.append(f"  total    {sum(info.entries.values()):>6} entries  {_size(info.total_bytes):>9}"
                      f"  (bound {_size(info.limit)}, set DERIVE_CACHE_MAX_MB)")
         text = "\n".join(lines)
-    sys.stdout.write(json.dumps(doc, indent=2) + "\n" if args.json else text + "\n")
+    sys.stdout.write(dumps_json(doc) + "\n" if args.json else text + "\n")
     return 0

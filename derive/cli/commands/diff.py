@@ -46,6 +46,7 @@ def run(args, ctx) -> int:
     from derive.cli.commands.output import emit, emit_json, pinned_notes
     from derive.model.scenario import build_scenario
     from derive.whatif.diff import diff
+    from derive.whatif.explain import explain_flips
 
     fmt = "json" if args.json else (args.format or "text")
     lib = ctx.library
@@ -54,12 +55,14 @@ def run(args, ctx) -> int:
     results_cache = None if ctx.cache is None else ResultsCache(cache_dir(getattr(args, "cache_dir", None)))
     report = diff(lib, baseline, current, rlimit=ctx.rlimit, cache=ctx.cache, results_cache=results_cache,
                   ids=args.ids or None)
+    explain_flips(report, rlimit=ctx.rlimit)
     report.pinned = {"baseline": pinned_notes(lib, baseline), "scenario": pinned_notes(lib, current)}
     if fmt == "json":
         emit_json(report.to_json())
     elif fmt == "md":
         emit(report.markdown())
     else:
-        for line in report.text_lines():
-            emit(line)
+        from derive.cli.terminal import emit_lines
+
+        emit_lines(report.text_lines())
     return 1 if args.exit_code and report.changed() else 0

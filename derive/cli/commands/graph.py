@@ -12,17 +12,17 @@ def add_arguments(p) -> None:
 
 
 def run(args, ctx) -> int:
-    import json
     import sys
 
     from derive.documents.figures import graph_dot, graph_json, graph_svg
+    from derive.model.numbers import dumps_json
 
     library = ctx.library
     verdicts = {} if args.no_check else {r.id: r.verdict for r in ctx.checker().check().results}
     if args.format == "dot":
         sys.stdout.write(graph_dot(library, verdicts))
     elif args.format == "json":
-        sys.stdout.write(json.dumps(graph_json(library, verdicts), indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(dumps_json(graph_json(library, verdicts)) + "\n")
     else:
         sys.stdout.buffer.write(graph_svg(library, verdicts))
         sys.stdout.flush()

@@ -48,6 +48,7 @@ def add_arguments(p) -> None:
 
 def run(args, ctx) -> int:
     import sys
+    from pathlib import Path
 
     from derive.checking.cache import atomic_write, cache_dir
     from derive.cli.commands.output import emit, emit_json
@@ -62,6 +63,9 @@ def run(args, ctx) -> int:
         sweep_presets,
     )
 
+    if args.figure and Path(args.figure).suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise SweepError(f"figure format '{Path(args.figure).suffix.lstrip('.')}' is not supported",
+                         where=f"--figure {args.figure}", hint="use .png, .svg or .pdf")
     lib = ctx.library
     if args.check:
         if not args.presets:
@@ -123,15 +127,13 @@ def _count(values) -> dict:
     return dict(sorted(out.items()))
 
 
-def _write(text: str, out: str | None, atomic_write) -> None:
+def _write(text: str, out: str | None, atomic_write=None) -> None:
     import sys
-    from pathlib import Path
 
-    from derive.errors import DeriveError
+    from derive.whatif.sweep import write_output_file
 
     if out:
-        if not atomic_write(Path(out), text.encode()):
-            raise DeriveError(f"cannot write {out}")
+        write_output_file(out, text.encode(), where=f"--out {out}")
     else:
         sys.stdout.write(text)
 

@@ -1,0 +1,458 @@
+"""The Python API for notebooks and scripts: load a library, build a scenario, check, evaluate, diff and
+find margins, with results that render themselves.
+
+    import derive
+    lib = derive.load()                                   # the lecture (or derive.load("my_lib/"))
+    sc = derive.scenario(hardware="h100-sxm", set={"context": "128k token/seq"})
+    derive.check(scenario=sc)                             # an HTML table in a notebook; .to_dataframe()
+    derive.evaluate("critical_batch", "step_time", scenario=sc)
+    derive.diff(set={"hbm_bandwidth": "40 TB/s"})        # what moved, headline values before and after
+    derive.margin("scaleout_viability", "scaleout_bandwidth")
+    derive.claim("batch_optimum_lecture")                 # formula, values substituted, verdict
+
+Every function takes ``library=`` (default: the lecture, loaded once) and either ``scenario=`` (a
+``Scenario`` from ``derive.scenario``) or the scenario keywords themselves (``hardware``, ``model``,
+``base``, ``set``, ``assume``, ``si``).  As on the command line, a bare number for a quantity with a unit
+is an error unless ``si=True``.  Nothing here prints; results have ``_repr_html_`` / ``_repr_latex_``
+for Jupyter, ``to_json()`` and, where a table makes sense, ``to_dataframe()`` (pandas is optional).
+
+This module sits above the documents layer (it uses the library's LaTeX printer) and below the command
+line; it is exported lazily from ``derive`` so ``derive --help`` stays instant.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import sympy as sp
+
+from derive.checking.checker import Checker, ClaimResult, Report
+from derive.errors import DeriveError
+from derive.model.declarations import Claim, Declaration, Definition
+from derive.model.display import format_quantity, format_value
+from derive.model.evaluate import Evaluation
+from derive.model.evaluate import evaluate as _evaluate_one
+from derive.model.library import Library
+from derive.model.scenario import Scenario, build_scenario
+from derive.model.units import format_dimension
+
+__all__ = ["CheckReport", "ClaimView", "DiffView", "MarginView", "Values", "check", "claim", "diff", "evaluate",
+           "load", "margin", "scenario"]
+
+VERDICT_COLOURS = {"proved": "#1a7f37", "refuted": "#cf222e", "unknown": "#9a6700", "inconsistent": "#8250df",
+                   "assumed": "#57606a", "blocked": "#bc4c00"}
+
+
+# library and scenario -----------------------------------------------------------------------------------------
+
+@lru_cache(maxsize=8)
+def _load(specs: tuple[str, ...]) -> Library:
+    from derive.model.loader import load_library
+
+    return load_library(list(specs))
+
+
+def load(*libraries: str) -> Library:
+    """A library: ``load()`` is the lecture; ``load("path/to/lib")`` a user's; several are merged in order.
+    Loaded once per process and argument list."""
+    return _load(tuple(libraries) or ("lecture",))
+
+
+def _sets(values: Mapping[str, object] | Iterable[str] | None) -> list[str]:
+    if values is None:
+        return []
+    if isinstance(values, str):
+        return [values]
+    if isinstance(values, Mapping):
+        return [f"{k}={v}" for k, v in values.items()]
+    return [str(v) for v in values]
+
+
+def scenario(library: Library | None = None, *, base: str | None = None, hardware: str | None = None,
+             model: str | None = None, set: Mapping[str, object] | Iterable[str] | None = None,  # noqa: A002
+             assume: str | Iterable[str] | None = None, si: bool = False) -> Scenario:
+    """A scenario from its layers, as on the command line: ``base`` (``--scenario``, default the lecture),
+    ``hardware``, ``model``, ``set`` ({"hbm_bandwidth": "40 TB/s"} or ["hbm_bandwidth=40 TB/s"]),
+    ``assume`` (relations, units allowed: "hbm_bandwidth >= 30 TB/s")."""
+    lib = library or load()
+    assumes = [assume] if isinstance(assume, str) else list(assume or [])
+    return build_scenario(lib, scenario=base, hardware=hardware, model=model, sets=_sets(set), assumes=assumes,
+                          si=si)
+
+
+def _resolve(library: Library | None, sc: Scenario | None, kwargs: dict) -> tuple[Library, Scenario]:
+    lib = library or load()
+    if sc is not None and kwargs:
+        raise DeriveError("give either scenario= or scenario keywords (hardware, model, set, ...), not both")
+    return lib, sc if sc is not None else scenario(lib, **kwargs)
+
+
+# escaping ------------------------------------------------------------------------------------------------------
+
+_MATHJAX_TEXT = {"\\": r"\backslash ", "%": r"\%", "#": r"\#", "&": r"\&", "_": r"\_", "$": r"\$", "{": r"\{",
+                 "}": r"\}", "^": r"\hat{}", "~": r"\sim "}
+
+
+def tex_text(text: str) -> str:
+    """Prose for ``\\text{...}`` inside math rendered by MathJax or LaTeX: every special character escaped
+    (a ``%`` would otherwise start a comment and swallow the rest)."""
+    return "".join(_MATHJAX_TEXT.get(c, c) for c in str(text))
+
+
+def _h(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _verdict_html(verdict: str) -> str:
+    colour = VERDICT_COLOURS.get(verdict, "#57606a")
+    return f'<span style="color:{colour};font-weight:600">{_h(verdict)}</span>'
+
+
+def _dataframe(rows: list[dict]):
+    try:
+        import pandas as pd
+    except ImportError:
+        raise DeriveError("to_dataframe() needs pandas", hint="pip install pandas") from None
+    return pd.DataFrame(rows)
+
+
+# check -----------------------------------------------------------------------------------------------------------
+
+@dataclass
+class CheckReport:
+    """The verdicts of a check, renderable: an HTML table with coloured verdicts in a notebook."""
+
+    report: Report
+    library: Library
+
+    @property
+    def results(self) -> list[ClaimResult]:
+        return self.report.results
+
+    @property
+    def ok(self) -> bool:
+        return self.report.ok
+
+    def __getitem__(self, claim_id: str) -> ClaimResult:
+        return self.report.by_id()[self.library.resolve(claim_id).id]
+
+    def summary(self) -> dict[str, int]:
+        return self.report.summary()
+
+    def rows(self) -> list[dict]:
+        out = []
+        for r in self.results:
+            cex = "; ".join(f"{k} = {_quantity(self.library, k, v)}" for k, v in (r.counterexample or {}).items())
+            out.append({"id": r.id, "title": r.title, "verdict": r.verdict, "expected": r.expected,
+                        "as_expected": r.meets_expectation, "engine": r.engine, "counterexample": cex or None,
+                        "reason": r.reason if r.verdict != "proved" else None})
+        return out
+
+    def to_json(self) -> dict:
+        return self.report.to_json()
+
+    def to_dataframe(self):
+        """One row per claim (pandas; ``pip install pandas``)."""
+        return _dataframe(self.rows())
+
+    def __repr__(self) -> str:
+        summary = ", ".join(f"{n} {v}" for v, n in self.summary().items())
+        bad = sum(not r.meets_expectation for r in self.results)
+        return f"<CheckReport {self.report.scenario.name}: {summary}; {bad} not as expected>"
+
+    def _repr_html_(self) -> str:
+        head = (f"<p><b>scenario {_h(self.report.scenario.name)}</b>: "
+                + ", ".join(f"{n} {_verdict_html(v)}" for v, n in self.summary().items()) + "</p>")
+        rows = []
+        for row in self.rows():
+            mark = "" if row["as_expected"] else f" (expected {_h(row['expected'])})"
+            detail = row["counterexample"] or row["reason"] or ""
+            rows.append(f"<tr><td><code>{_h(row['id'])}</code></td><td>{_h(row['title'])}</td>"
+                        f"<td>{_verdict_html(row['verdict'])}{mark}</td><td>{_h(row['engine'])}</td>"
+                        f"<td>{_h(detail)}</td></tr>")
+        return (head + "<table><thead><tr><th>claim</th><th>title</th><th>verdict</th><th>engine</th>"
+                "<th>counterexample or reason</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+
+
+def _quantity(library: Library, name: str, si_text: object) -> str:
+    value = sp.Rational(str(si_text)) if not isinstance(si_text, sp.Basic) else si_text
+    q = library.quantities.get(name)
+    return format_value(value, "1") if q is None else format_quantity(value, q.dimension, q.display_unit)
+
+
+def check(ids: str | Sequence[str] | None = None, *, library: Library | None = None,
+          scenario: Scenario | None = None, workers: int = 1, **scenario_kwargs) -> CheckReport:
+    """Check claims (all, or ``ids`` and what they rest on) under the scenario."""
+    lib, sc = _resolve(library, scenario, scenario_kwargs)
+    wanted = [ids] if isinstance(ids, str) else (list(ids) if ids else None)
+    return CheckReport(Checker(lib, sc, workers=workers).check(wanted), lib)
+
+
+# evaluate ----------------------------------------------------------------------------------------------------------
+
+@dataclass
+class Values:
+    """Values of quantities or expressions under a scenario: ``name = 2,400 seq`` lines, an HTML table."""
+
+    evaluations: list[Evaluation]
+    scenario: Scenario
+
+    def __getitem__(self, name: str) -> Evaluation:
+        for ev in self.evaluations:
+            if ev.name == name:
+                return ev
+        raise KeyError(name)
+
+    def __iter__(self):
+        return iter(self.evaluations)
+
+    def __len__(self) -> int:
+        return len(self.evaluations)
+
+    def rows(self) -> list[dict]:
+        return [{"name": ev.name, "display": ev.display, "value": ev.value, "unit": ev.unit,
+                 "exact": None if ev.exact is None else str(ev.exact), "reason": ev.reason}
+                for ev in self.evaluations]
+
+    def to_json(self) -> list[dict]:
+        return [ev.to_json() for ev in self.evaluations]
+
+    def to_dataframe(self):
+        return _dataframe(self.rows())
+
+    def __repr__(self) -> str:
+        return "\n".join(f"{ev.name} = {ev.display}" for ev in self.evaluations)
+
+    def _repr_html_(self) -> str:
+        rows = "".join(f"<tr><td><code>{_h(ev.name)}</code></td><td>{_h(ev.display)}</td></tr>"
+                       for ev in self.evaluations)
+        return (f"<table><caption>scenario {_h(self.scenario.name)}</caption><thead><tr><th>name</th>"
+                f"<th>value</th></tr></thead><tbody>{rows}</tbody></table>")
+
+
+def evaluate(*names: str, library: Library | None = None, scenario: Scenario | None = None,
+             unit: str | None = None, **scenario_kwargs) -> Values:
+    """The values of quantities, definition ids or expressions (``"hbm_bandwidth * 20 ms"``).  A value
+    through a definition outside its domain is ``undefined`` with the reason (``exact`` and ``value``
+    None)."""
+    if not names:
+        raise DeriveError("evaluate() needs at least one name or expression")
+    lib, sc = _resolve(library, scenario, scenario_kwargs)
+    return Values([_evaluate_one(lib, sc, n, unit) for n in names], sc)
+
+
+# diff and margin ---------------------------------------------------------------------------------------------------
+
+@dataclass
+class DiffView:
+    """A what-if: ``derive.whatif.diff.DiffReport`` with its explanations, renderable."""
+
+    report: object  # derive.whatif.diff.DiffReport
+
+    def to_json(self) -> dict:
+        return self.report.to_json()  # type: ignore[attr-defined]
+
+    def changed(self) -> list[str]:
+        return self.report.changed()  # type: ignore[attr-defined]
+
+    def headlines_dataframe(self):
+        return _dataframe([{"quantity": h["label"], "before": h["before"]["display"], "after": h["after"]["display"]}
+                           for h in self.report.headlines])  # type: ignore[attr-defined]
+
+    def to_dataframe(self):
+        """One row per claim whose verdict changed."""
+        rows = []
+        for cid in self.changed():
+            e = self.report.entry(cid)  # type: ignore[attr-defined]
+            rows.append({"id": cid, "title": e["title"], "before": e["before"], "after": e["after"],
+                         "group": e.get("group"), "why": "; ".join(v["text"] for v in e.get("violations", [])),
+                         "threshold": (e.get("threshold") or {}).get("text")})
+        return _dataframe(rows)
+
+    def __repr__(self) -> str:
+        return "\n".join(self.report.text_lines())  # type: ignore[attr-defined]
+
+    def _repr_html_(self) -> str:
+        r = self.report
+        parts = [f"<p><b>what if</b>: {_h(r.baseline.name)} &rarr; {_h(r.current.name)}</p>"]  # type: ignore[attr-defined]
+        changes = r.change_lines()  # type: ignore[attr-defined]
+        if changes:
+            parts.append("<ul>" + "".join(f"<li>{_h(line)}</li>" for line in changes) + "</ul>")
+        if r.headlines:  # type: ignore[attr-defined]
+            rows = "".join(f"<tr><td>{_h(h['label'])}</td><td>{_h(h['before']['display'])}</td>"
+                           f"<td>{'<b>' if h['changed'] else ''}{_h(h['after']['display'])}"
+                           f"{'</b>' if h['changed'] else ''}</td></tr>" for h in r.headlines)  # type: ignore[attr-defined]
+            parts.append("<table><thead><tr><th>headline</th><th>before</th><th>after</th></tr></thead>"
+                         f"<tbody>{rows}</tbody></table>")
+        rows = []
+        for cid in self.changed():
+            e = r.entry(cid)  # type: ignore[attr-defined]
+            why = [v["text"] for v in e.get("violations", [])]
+            if e.get("threshold"):
+                why.append(e["threshold"]["text"])
+            rows.append(f"<tr><td><code>{_h(cid)}</code><br>{_h(e['title'])}</td><td>{_h(e.get('group', ''))}</td>"
+                        f"<td>{_verdict_html(e['before'])} &rarr; {_verdict_html(e['after'])}</td>"
+                        f"<td>{'<br>'.join(_h(w) for w in why)}</td></tr>")
+        parts.append("<table><thead><tr><th>claim</th><th>kind</th><th>verdict</th><th>what moved</th></tr></thead>"
+                     f"<tbody>{''.join(rows)}</tbody></table>" if rows else "<p>No claim changes verdict.</p>")
+        for c in r.conflicts:  # type: ignore[attr-defined]
+            parts.append("<p>" + "<br>".join(_h(line) for line in c.lines()) + "</p>")
+        return "".join(parts)
+
+
+def diff(baseline: Scenario | str | None = None, *, library: Library | None = None,
+         scenario: Scenario | None = None, ids: Sequence[str] | None = None, **scenario_kwargs) -> DiffView:
+    """What changes from ``baseline`` (a Scenario, a scenario name or TOML path; default the lecture) to
+    the scenario: verdict flips with the bound each now violates and the flipping value, headline
+    quantities before and after, and any contradiction in the scenario with ``--set`` suggestions."""
+    from derive.whatif.diff import diff as _diff
+    from derive.whatif.explain import explain_flips
+
+    lib, sc = _resolve(library, scenario, scenario_kwargs)
+    base = baseline if isinstance(baseline, Scenario) else build_scenario(lib, scenario=baseline)
+    report = _diff(lib, base, sc, ids=ids)
+    explain_flips(report)
+    return DiffView(report)
+
+
+@dataclass
+class MarginView:
+    """Where a claim holds as one quantity varies (``derive.whatif.margin.Margin``), renderable."""
+
+    margin: object  # derive.whatif.margin.Margin
+
+    def to_json(self) -> dict:
+        return self.margin.to_json()  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return "\n".join(self.margin.text_lines())  # type: ignore[attr-defined]
+
+    def _repr_html_(self) -> str:
+        return "<pre>" + _h(repr(self)) + "</pre>"
+
+
+def margin(claim_id: str, vary: str, *, library: Library | None = None, scenario: Scenario | None = None,
+           unit: str | None = None, verify: bool = True, **scenario_kwargs) -> MarginView:
+    """The exact set of values of ``vary`` on which the claim holds, other values from the scenario."""
+    from derive.whatif.margin import margin as _margin
+
+    lib, sc = _resolve(library, scenario, scenario_kwargs)
+    return MarginView(_margin(lib, sc, claim_id, vary, unit=unit, verify=verify))
+
+
+# a claim, handcalcs-style --------------------------------------------------------------------------------------------
+
+@dataclass
+class ClaimView:
+    """A declaration with its formula and, under the scenario, the formula with values substituted and
+    the result (``B^* = R \\cdot S = 300 \\times 8 = 2{,}400\\ \\text{seq}``)."""
+
+    declaration: Declaration
+    library: Library
+    scenario: Scenario
+    result: ClaimResult | None = None
+    lines: list[str] = field(default_factory=list)  # LaTeX lines
+
+    def __repr__(self) -> str:
+        d = self.declaration
+        out = f"{d.kind} {d.id}: {d.title}"
+        if self.result is not None:
+            out += f"  [{self.result.verdict}]"
+        return out
+
+    def _repr_latex_(self) -> str:
+        d = self.declaration
+        title = rf"\textbf{{{tex_text(d.title)}}}\ \ \text{{({tex_text(d.id)})}}"
+        if self.result is not None:
+            title += rf"\ \ \text{{{tex_text(self.result.verdict)}}}"
+        body = r" \\ ".join(self.lines)
+        return r"$$\begin{array}{l}" + title + (r" \\ " + body if body else "") + r"\end{array}$$"
+
+    def _repr_html_(self) -> str:
+        d = self.declaration
+        verdict = f" {_verdict_html(self.result.verdict)}" if self.result is not None else ""
+        math = "".join(f"<div>$${_h(line)}$$</div>" for line in self.lines)
+        return (f"<p><b>{_h(d.title)}</b> <code>{_h(d.id)}</code>{verdict}</p><p>{_h(d.statement)}</p>{math}")
+
+
+def _value_latex(library: Library, sc: Scenario, sym: sp.Symbol) -> str | None:
+    name = str(sym)
+    try:
+        ev = _evaluate_one(library, sc, name)
+    except DeriveError:
+        return None
+    if ev.exact is None:
+        return r"\text{undefined}"
+    return _shown_latex(format_value(ev.exact, format_dimension(ev.dimension)))
+
+
+def _shown_latex(text: str) -> str:
+    """``2,400 seq`` -> ``2{,}400\\ \\text{seq}``; ``$2.3/Mtok`` -> ``\\$2.3\\text{/Mtok}``."""
+    number, _, unit = text.partition(" ")
+    number = number.replace(",", "{,}").replace("$", r"\$")
+    if "/" in number and not unit:  # $2.3/Mtok
+        number, _, rest = number.partition("/")
+        return number + r"\text{/" + tex_text(rest) + "}"
+    number = number.replace("∞", r"\infty")
+    return number + (r"\ \text{" + tex_text(unit) + "}" if unit else "")
+
+
+def _printer(library: Library):
+    """The library's LaTeX forms, products written with a centred dot (``R \\cdot S``)."""
+    from derive.documents.latex import QuantityLatexPrinter, symbol_latex_map
+
+    return QuantityLatexPrinter(symbol_latex_map(library.quantities), {"mul_symbol": "dot"}).doprint
+
+
+def _handcalc(library: Library, sc: Scenario, d: Definition) -> list[str]:
+    printer = _printer(library)
+    lhs = library.quantities[d.defines.name].latex
+    formula = printer(d.expr)
+    lines = [f"{lhs} = {formula}"]
+    values = {s: _value_latex(library, sc, s) for s in d.expr.free_symbols}
+    if any(v is None for v in values.values()):
+        return lines
+    result = _value_latex(library, sc, d.defines.sym)
+    subs = {s: sp.Symbol(f"v{i}") for i, s in enumerate(sorted(values, key=str))}
+    names = {subs[s]: rf"\left({v}\right)" if " " in v or "-" in v else v for s, v in values.items()}
+    substituted = sp.latex(d.expr.xreplace(subs), symbol_names=names, mul_symbol="times", order="none")
+    lines[0] = f"{lhs} = {formula} = {substituted} = {result}"
+    return lines
+
+
+def claim(claim_id: str, *, library: Library | None = None, scenario: Scenario | None = None, check: bool = True,
+          **scenario_kwargs) -> ClaimView:
+    """A declaration shown with its formula; a definition with its values substituted and its result; a
+    claim with its goal, the values of its quantities, and (``check=True``) its verdict."""
+    from derive.documents.latex import formula_latex
+
+    lib, sc = _resolve(library, scenario, scenario_kwargs)
+    d = lib.resolve(claim_id)
+    printer = _printer(lib)
+    lines: list[str] = []
+    result = None
+    if isinstance(d, Definition):
+        lines = _handcalc(lib, sc, d)
+        if d.domain is not None:
+            lines.append(r"\text{defined where } " + formula_latex(d.domain, printer))
+    elif isinstance(d, Claim):
+        lines.append(formula_latex(d.goal, printer))
+        for h in d.hypotheses:
+            lines.append(r"\text{if } " + formula_latex(h, printer))
+        for sym in sorted(d.goal.free_symbols(), key=str):
+            q = lib.quantities.get(str(sym))
+            value = _value_latex(lib, sc, sym) if q is not None else None
+            if q is not None and value is not None:
+                definition = lib.definition_of.get(q.name)
+                if definition is not None and q.name not in sc.pinned:
+                    lines += _handcalc(lib, sc, definition)
+                else:
+                    lines.append(f"{q.latex} = {value}")
+        if check:
+            result = Checker(lib, sc).check([d.id]).by_id()[d.id]
+    elif getattr(d, "relation", None) is not None:
+        lines.append(formula_latex(d.relation, printer))  # type: ignore[attr-defined]
+    return ClaimView(d, lib, sc, result, lines)

@@ -1,0 +1,81 @@
+"""The notebook API (derive/api.py): lazily exported names, values with units, domains, renderable
+reports with escaped text, dataframes, diffs that say what moved."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import derive
+from derive.errors import DeriveError, UnitError
+
+
+def test_api_names_are_exported_lazily():
+    for name in ("load", "scenario", "check", "evaluate", "diff", "margin", "claim"):
+        assert name in derive.__all__
+    code = "import sys, derive; assert 'sympy' not in sys.modules and 'derive.api' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_evaluate_values_and_domains():
+    values = derive.evaluate("critical_batch", "critical_batch_kv", "hbm_bandwidth * 20 ms")
+    assert values["critical_batch"].display == "2,400 seq"
+    assert values["critical_batch_kv"].value is None and "critical_context" in values["critical_batch_kv"].reason
+    assert values["hbm_bandwidth * 20 ms"].display == "400 GB"
+    assert "2,400 seq" in values._repr_html_() and "2,400 seq" in repr(values)
+    inside = derive.evaluate("critical_batch_kv", set={"context": "8k token/seq"})
+    assert inside["critical_batch_kv"].value > 0
+
+
+def test_scenario_keywords_are_strict_about_units():
+    with pytest.raises(UnitError):
+        derive.scenario(set={"hbm_bandwidth": 3.35})
+    assert derive.scenario(set={"hbm_bandwidth": 3.35}, si=True).value("hbm_bandwidth") == derive.scenario(
+        set={"hbm_bandwidth": "3.35 byte/s"}).value("hbm_bandwidth")
+    with pytest.raises(DeriveError):
+        derive.evaluate("flops", scenario=derive.scenario(), hardware="h100-sxm")
+
+
+def test_check_report_renders_and_escapes(monkeypatch):
+    report = derive.check("batch_optimum_lecture")
+    assert report.ok and report["batch_optimum_lecture"].verdict == "proved"
+    html = report._repr_html_()
+    assert "<table>" in html and "#1a7f37" in html  # a coloured verdict
+    monkeypatch.setattr(report.results[0], "title", "50% <b>bold</b> & more")
+    html = report._repr_html_()
+    assert "50% &lt;b&gt;bold&lt;/b&gt; &amp; more" in html
+    pytest.importorskip("pandas")
+    frame = report.to_dataframe()
+    assert list(frame["verdict"]) == ["proved"]
+
+
+def test_claim_handcalc_substitutes_values():
+    view = derive.claim("batching.critical_batch")
+    latex = view._repr_latex_()
+    assert latex.startswith("$$") and latex.endswith("$$")
+    assert r"\cdot" in latex and "300" in latex and r"2{,}400\ \text{seq}" in latex
+    view = derive.claim("batch_optimum_lecture")
+    assert view.result is not None and view.result.verdict == "proved"
+
+
+def test_tex_text_escapes_mathjax_specials():
+    from derive.api import tex_text
+
+    assert tex_text("50% of $x_1 & {y}#") == r"50\% of \$x\_1 \& \{y\}\#"
+
+
+def test_diff_says_what_moved():
+    view = derive.diff(set={"hbm_bandwidth": "40 TB/s"}, ids=["batch_optimum_lecture"])
+    assert view.changed() == ["batching.batch_optimum_lecture"]
+    entry = view.to_json()["changed"][0]
+    assert entry["violations"][0]["text"] == "critical_batch = 1,200 seq; the claim needs 2,376 seq to 2,424 seq"
+    assert entry["threshold"]["at"] == "20.2 TB/s"
+    html = view._repr_html_()
+    assert "1,200 seq" in html and "20.2 TB/s" in html
+
+
+def test_margin_view():
+    view = derive.margin("scaleout_viability", "scaleout_bandwidth", verify=False)
+    assert "[56.25 GB/s, ∞)" in repr(view)
