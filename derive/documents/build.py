@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import json
 import os
 import secrets
 import shutil
