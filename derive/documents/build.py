@@ -238,7 +238,7 @@ def _write_all(library: Library, scenario: Scenario, report: Report, base_report
     if "html" in formats:
         from derive.documents.html import write_site
 
-        files.extend(write_site(library, model, staging, verdicts))
+        files.extend(write_site(library, model, staging, verdicts, formats))
     if wants_tex:
         write("derivation.tex", render("latex", "derivation.tex.j2", model))
         write("claims.tex", render("latex", "claims.tex.j2", claims_model(library, scenario, report)))

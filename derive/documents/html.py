@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import importlib.resources
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from derive.documents.figures import VERDICT_COLOURS, claim_graph, node_status
@@ -86,8 +86,10 @@ def graph_data(library: Library, verdicts: Mapping[str, str], hrefs: Mapping[str
             "colours": {**VERDICT_COLOURS, "proved": PARTLY_PROVED_COLOUR, "fully": FULLY_PROVED_COLOUR}}
 
 
-def write_site(library: Library, model: Mapping, staging: Path, verdicts: Mapping[str, str]) -> list[str]:
-    """Write the site into ``staging``; the files written, relative to it."""
+def write_site(library: Library, model: Mapping, staging: Path, verdicts: Mapping[str, str],
+               formats: Sequence[str] = ()) -> list[str]:
+    """Write the site into ``staging``; the files written, relative to it.  ``formats``: the other
+    outputs of the same build, which the pages link to (the PDF, the Markdown)."""
     files = _copy_assets(staging)
     pages = {t["name"]: f"chapter-{t['name']}.html" for t in model["topics"]}
     hrefs = {d["id"]: f"{pages[t['name']]}#{d['anchor']}" for t in model["topics"] for d in t["declarations"]}
@@ -105,7 +107,7 @@ def write_site(library: Library, model: Mapping, staging: Path, verdicts: Mappin
         if n["fully"]:
             fully[n["topic"]] = fully.get(n["topic"], 0) + 1
     site = {**model, "pages": pages, "legend": _legend(data), "href": hrefs, "fully": fully,
-            "fully_total": sum(fully.values())}
+            "fully_total": sum(fully.values()), "has_pdf": "pdf" in formats, "has_md": "md" in formats}
     out = {"index.html": render("html", "index.html.j2", site), "graph.html": render("html", "graph.html.j2", site)}
     chapters = {c["name"]: c for c in model["chapters"]}
     for t in model["topics"]:
