@@ -109,7 +109,8 @@ def test_pdf_has_every_claim_title(built, lecture_library):
 def test_two_builds_are_byte_identical(built, lecture_library, lecture_scenario, tmp_path, cache_dir):
     """A second build with a cold artifact cache (figures redrawn, LaTeX run again) gives the same bytes."""
     formats = FORMATS if WITH_PDF else ("md", "tex", "html")
-    shutil.copytree(cache_dir / "proofs", tmp_path / "cache" / "proofs")  # proofs warm, artifacts cold
+    # the check's caches warm (the report is the same), the documents' artifact cache cold
+    shutil.copytree(cache_dir, tmp_path / "cache", ignore=shutil.ignore_patterns("documents"))
     again = build(lecture_library, lecture_scenario, tmp_path / "build", formats, baseline=lecture_scenario,
                   cache=_proof_cache(tmp_path / "cache"))
     first, second = _snapshot(built.out), _snapshot(again.out)
@@ -405,3 +406,18 @@ def test_site_screenshots(built, browser):
                              f"--window-size={size}")
         assert target.exists() and target.stat().st_size > 10_000, name
         assert not console, console[:3]
+
+
+@needs_pdf
+def test_chapter_graphs_print_at_a_legible_size(built, lecture_library):
+    """Each chapter's dependency subgraph fits the text width at its natural size, so its labels print
+    at their own point size (no shrinking to fit), which is at least 7 pt."""
+    from derive.documents.figures import CHAPTER_GRAPH_FONT
+
+    text_width_in = (21.0 - 2 * 2.3) / 2.54  # a4paper, margin=2.3cm
+    assert CHAPTER_GRAPH_FONT >= 7
+    for t in lecture_library.topics:
+        pdf = built.out / "figures" / f"graph_{t.name}.pdf"
+        info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
+        width_pt = float(re.search(r"Page size:\s+([\d.]+) x", info).group(1))
+        assert width_pt / 72 <= text_width_in, f"{pdf.name} is {width_pt / 72:.2f} in wide: it would be shrunk"

@@ -481,9 +481,14 @@ def _draw_graph(graph, library: Library, verdicts: Mapping[str, str], directory:
     for v in sorted(graph.nodes, key=order.get):
         layers.setdefault(depth[v], []).append(v)
     label = {v: v.rsplit(".", 1)[-1] for v in graph.nodes}
-    columns, pos, width, height = _graph_layout(layers, label, char=_GRAPH_CHAR * fontsize / 6,
-                                                row=_GRAPH_ROW * fontsize / 6, aspect=aspect, max_width=max_width)
     char = _GRAPH_CHAR * fontsize / 6
+    vertical = max_width is not None
+    if vertical:  # a page-width figure: layers top to bottom, each wrapped into lines of the page width
+        pos, width, height = _graph_rows(layers, label, char=char, row=_GRAPH_ROW * fontsize / 6 * 1.9,
+                                         max_width=max_width)
+    else:
+        _, pos, width, height = _graph_layout(layers, label, char=char, row=_GRAPH_ROW * fontsize / 6,
+                                              aspect=aspect)
     status = node_status(library, verdicts)
     plt = _pyplot()
     with _rc():
@@ -493,9 +498,11 @@ def _draw_graph(graph, library: Library, verdicts: Mapping[str, str], directory:
         ax.axis("off")
         ax.grid(False)
         half = {v: char * len(label[v]) / 2 + 0.06 for v in graph.nodes}
+        box = fontsize / 72 * 0.75  # half a label's height, inches
         for u, v in graph.edges:
             (x0, y0), (x1, y1) = pos[u], pos[v]
-            ax.annotate("", xy=(x1 - half[v], y1), xytext=(x0 + half[u], y0),
+            start, end = ((x0, y0 - box), (x1, y1 + box)) if vertical else ((x0 + half[u], y0), (x1 - half[v], y1))
+            ax.annotate("", xy=end, xytext=start,
                         arrowprops={"arrowstyle": "-|>", "color": "#90a4ae", "lw": 0.6, "shrinkA": 0, "shrinkB": 1,
                                     "mutation_scale": 6})
         for v, (x, y) in pos.items():
@@ -511,7 +518,8 @@ def _draw_graph(graph, library: Library, verdicts: Mapping[str, str], directory:
         used = [s for s in VERDICT_COLOURS if s in set(status[v] for v in graph.nodes if v in status)]
         handles = [Line2D([0], [0], marker="s", linestyle="", markersize=6, color=VERDICT_COLOURS[s], label=s)
                    for s in used]
-        ax.legend(handles=handles, loc="lower left", ncol=max(1, len(handles)), fontsize=7, frameon=False)
+        ax.legend(handles=handles, loc="upper right" if vertical else "lower left", ncol=max(1, len(handles)),
+                  fontsize=7, frameon=False)
         try:
             return _save(fig, directory, stem, formats)
         finally:
@@ -520,6 +528,39 @@ def _draw_graph(graph, library: Library, verdicts: Mapping[str, str], directory:
 
 _GRAPH_CHAR = 0.048  # inches per character of a 6-point label
 _GRAPH_ROW = 0.2  # inches between rows
+
+
+def _graph_rows(layers: Mapping[int, list[str]], label: Mapping[str, str], *, char: float, row: float,
+                max_width: float) -> tuple[dict[str, tuple[float, float]], float, float]:
+    """Layers top to bottom (what a statement rests on is above it); a layer wider than ``max_width``
+    inches wraps into several lines.  Positions in inches; the figure is at most ``max_width`` wide, so
+    it prints at its natural size and its labels keep their point size."""
+    gap = 0.18
+    lines: list[list[str]] = []
+    for layer in sorted(layers):
+        line: list[str] = []
+        used = 0.0
+        for v in layers[layer]:
+            w = char * len(label[v]) + 0.12
+            if line and used + gap + w > max_width - 0.6:
+                lines.append(line)
+                line, used = [], 0.0
+            used += (gap if line else 0) + w
+            line.append(v)
+        if line:
+            lines.append(line)
+    height = len(lines) * row + 0.5  # room at the top for the legend
+    width = max_width - 0.2  # the saved figure's tight bounding box pads 0.1 inch each side
+    pos: dict[str, tuple[float, float]] = {}
+    for i, line in enumerate(lines):
+        widths = [char * len(label[v]) + 0.12 for v in line]
+        total = sum(widths) + gap * (len(line) - 1)
+        x = (width - total) / 2
+        y = height - 0.45 - i * row
+        for v, w in zip(line, widths, strict=True):
+            pos[v] = (x + w / 2, y)
+            x += w + gap
+    return pos, width, height
 
 
 def _graph_layout(layers: Mapping[int, list[str]], label: Mapping[str, str], *, char: float = _GRAPH_CHAR,

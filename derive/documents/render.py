@@ -332,6 +332,24 @@ def _plain(x: sp.Expr) -> str:
     return f"{float(x):.4g}"
 
 
+def _decimal_latex(x: sp.Expr, printer: Printer) -> str:
+    """An exact number as a terminating decimal when it is one (0.016, not 2/125), else as the printer
+    writes it."""
+    x = sp.nsimplify(x)
+    if x.is_Rational and not x.is_Integer:
+        q = int(x.q)
+        for p in (2, 5):
+            while q % p == 0:
+                q //= p
+        if q == 1:
+            from decimal import Decimal
+
+            text = format(Decimal(int(x.p)) / Decimal(int(x.q)), "f")
+            if len(text.replace("-", "").replace(".", "").lstrip("0")) <= 8:
+                return text
+    return printer(x)
+
+
 def _factor(x: float) -> str:
     """A ratio for a reader: 1.04, 2.0, 6.6, 31, 1,200."""
     if x < 1.1:
@@ -440,6 +458,13 @@ class ModelBuilder:
         if isinstance(d, Assumption):
             return d.relation.latex(self.printer) if d.relation is not None else None
         if isinstance(d, Claim):
+            band = tolerance_band(d.goal)
+            if band is not None and band.kind in ("percent", "factor"):
+                # "about X" as people write it: B^{*} = 2400 \pm 1\,\%, not 2376 <= B^{*} <= 2424
+                lhs, center = self.printer(band.expr), _decimal_latex(band.center, self.printer)
+                if band.kind == "percent":
+                    return rf"{lhs} = {center} \pm {_plain(band.amount)}\,\%"
+                return rf"{lhs} = {center} \cdot {_plain(band.amount)}^{{\pm 1}}"
             return d.goal.latex(self.printer)
         return None
 
