@@ -55,9 +55,10 @@ Verdicts
 Budgets (deterministic, never wall-clock; running out gives ``unknown`` naming the budget)
 ------------------------------------------------------------------------------------------
 z3: ``Problem.rlimit`` (plus ``Z3_SAFETY_MS`` of wall clock as a net under steps the rlimit does not
-interrupt; ``translate.MAX_ROOT_DEGREE`` keeps high-degree roots away from z3).  Exact evaluation: rationals up to ``EXACT_BITS`` bits, certified intervals up to
-``PRECISIONS[-1]`` bits.  Algebra: ``ALGEBRA_TERMS`` estimated terms of an expansion.  The proposers
-have their own (``interval.MAX_BOXES``, ``prover.SEARCH_STEPS``).
+interrupt; ``translate.MAX_ROOT_DEGREE`` keeps high-degree roots away from z3).  Exact evaluation:
+rationals up to ``EXACT_BITS`` bits, certified intervals up to ``PRECISIONS[-1]`` bits.  Algebra:
+``ALGEBRA_TERMS`` estimated terms of an expansion.  The proposers have their own
+(``interval.MAX_BOXES``, ``prover.SEARCH_STEPS``).
 """
 
 from __future__ import annotations
@@ -257,7 +258,8 @@ def _exact(e: sp.Expr, point: Mapping[sp.Symbol, sp.Rational]) -> sp.Rational | 
     if isinstance(e, sp.Symbol):
         if e not in point:
             raise Undefined(f"no value for {e}")
-        return point[e]
+        v = point[e]
+        return sp.Integer(v) if isinstance(v, int) else v
     if e.is_Rational:
         return e
     if isinstance(e, (sp.Add, sp.Mul, sp.Max, sp.Min, sp.Abs)):
@@ -428,7 +430,7 @@ def _compare(lhs: sp.Expr, rhs: sp.Expr, point: Mapping[sp.Symbol, sp.Rational])
     try:
         for prec in PRECISIONS:
             _iv.prec = prec
-            box = {s: _iv.mpf(_ivnum(v)) for s, v in point.items()}
+            box = {s: _iv.mpf(_ivnum(sp.Rational(v))) for s, v in point.items()}
             try:
                 d = enclose(lhs, box) - enclose(rhs, box)
             except (MaybeUndefined, ZeroDivisionError, ValueError, mpmath.libmp.libmpf.ComplexResult) as err:
