@@ -312,3 +312,31 @@ def test_windowed_and_hybrid_claims_hold() -> None:
     verdicts = {r.id: r.verdict for r in report.results}
     assert verdicts == {"capacity.windowed_kv_bounded": "proved", "context.hybrid_kv_at_long_context": "proved",
                         "context.hybrid_kv_short_context": "refuted"}
+
+
+def test_refinedweb_field_names_read_as_falcon() -> None:
+    falcon = _config("falcon-40b.json")
+    old = {k: v for k, v in falcon.items() if k not in ("num_attention_heads", "num_hidden_layers", "num_kv_heads",
+                                                         "model_type", "architectures")}
+    old |= {"model_type": "RefinedWeb", "architectures": ["RWForCausalLM"], "n_head": 128, "n_layer": 60,
+            "n_head_kv": 8}
+    assert model_values(old)["params_total"] == model_values(falcon)["params_total"]
+    assert model_values(old)["kv_bytes_per_token"].value == _gqa(60, 8, 64)
+
+
+def test_hardware_layer_and_model_dtype_in_explain(lecture_library) -> None:
+    sc = build_scenario(lecture_library, hardware="h100-sxm-fp8", model=str(CONFIGS / "llama-3.1-8b.json"))
+    rows = {r["name"]: r for r in sc.explain(lecture_library)}
+    assert rows["flops"]["layer"] == "hardware preset"
+    # the model's bf16 weights replace the FP8 preset's byte per weight, and a note says so
+    assert rows["bytes_per_param"]["layer"] == "model config" and sc.value("bytes_per_param") == 2
+    assert any(n.startswith("bytes_per_param") and "h100-sxm-fp8" in n for n in sc.notes)
+
+
+def test_show_json_carries_notes(capsys, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("DERIVE_CACHE_DIR", str(tmp_path / "cache"))
+    assert main(["show", "capacity.windowed_kv_bounded", "--model", str(CONFIGS / "gpt-oss-20b.json"),
+                 "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["verdict"] == "proved"
+    assert any("sinks" in n for n in data["notes"])
