@@ -340,3 +340,17 @@ def test_show_json_carries_notes(capsys, tmp_path, monkeypatch) -> None:
     data = json.loads(capsys.readouterr().out)
     assert data["verdict"] == "proved"
     assert any("sinks" in n for n in data["notes"])
+
+
+@pytest.mark.parametrize("with_hub", [True, False])
+def test_hf_cache_layout_with_and_without_huggingface_hub(tmp_path, monkeypatch, with_hub: bool) -> None:
+    from theorems.hf_config import find_cached_config
+
+    expected = _fake_cache(tmp_path, "openai/gpt-oss-20b", _config("gpt-oss-20b.json"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    if not with_hub:
+        monkeypatch.setitem(__import__("sys").modules, "huggingface_hub", None)  # import fails: plain layout
+    assert find_cached_config("openai/gpt-oss-20b").resolve() == expected.resolve()
+    for bad in ("gpt-oss-20b", "a/b/c", "../x", "openai/.."):
+        with pytest.raises(ScenarioError):
+            find_cached_config(bad)
