@@ -354,3 +354,14 @@ def test_hf_cache_layout_with_and_without_huggingface_hub(tmp_path, monkeypatch,
     for bad in ("gpt-oss-20b", "a/b/c", "../x", "openai/.."):
         with pytest.raises(ScenarioError):
             find_cached_config(bad)
+
+
+def test_check_json_and_text_carry_notes(capsys, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("DERIVE_CACHE_DIR", str(tmp_path / "cache"))
+    args = ["check", "capacity.windowed_kv_bounded", "--model", str(CONFIGS / "qwen3-next-80b-a3b-instruct.json")]
+    assert main([*args, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert any("KV by layer kind" in n for n in data["notes"])
+    assert data["scenario"]["notes"] == data["notes"]
+    assert main(args) == 0
+    assert "note: " in capsys.readouterr().out
