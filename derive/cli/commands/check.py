@@ -47,6 +47,19 @@ def run(args, ctx) -> int:
     if not terminal.verdict_table(rows):
         for line in lines:
             emit(line)
+    inconsistent = [r.id for r in report.results if r.verdict == "inconsistent"]
+    if inconsistent:
+        from derive.whatif.explain import conflicts
+
+        seen: dict[str, object] = {}
+        for cid in inconsistent:
+            for c in conflicts(ctx.library, ctx.scenario, ctx.library.declarations[cid]):
+                seen.setdefault(f"{c.origin} {c.relation}", c)
+        if seen:
+            emit("inconsistent: the scenario's values contradict")
+            for c in seen.values():
+                for line in c.lines():
+                    emit(f"  {line}")
     if pinned:
         emit(pinned_line(pinned))
     emit_notes(ctx.scenario)
