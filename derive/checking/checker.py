@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -106,6 +106,8 @@ class Checker:
         self.cache = cache  # a derive.checking.cache.ProofCache, or None to always run the prover
         self.prover_calls = 0  # problems the prover actually decided (cache misses)
         self.workers = workers  # processes for a large check (see _own_in_parallel)
+        # called as progress(done, total) while check() runs (the command line draws a progress bar)
+        self.progress: Callable[[int, int], None] | None = None
 
     def decide(self, problem: Problem) -> Outcome:
         """``prover.decide`` through the proof cache, when there is one."""
@@ -280,9 +282,11 @@ class Checker:
         todo = [d for d in lib.topological() if d.id in needed and isinstance(d, Claim)]
         own = self._own_in_parallel(todo) if self.workers > 1 else {}
         results: dict[str, ClaimResult] = {}
-        for decl in todo:
+        for k, decl in enumerate(todo, start=1):
             result = own.get(decl.id) or self.check_own(decl)
             results[decl.id] = self.apply_blocking(decl, result, results)
+            if self.progress is not None and not own:  # a parallel run reported while it ran
+                self.progress(k, len(todo))
         order = [d.id for d in (wanted if wanted is not None else lib.claims())]
         return Report(self.scenario, [results[i] for i in order])
 
@@ -302,7 +306,11 @@ class Checker:
         chunks = [[c.id for c in claims[i:i + 4]] for i in range(0, len(claims), 4)]
         try:
             with multiprocessing.get_context("fork").Pool(self.workers) as pool:
-                parts = list(pool.imap_unordered(_check_own_ids, chunks))  # small chunks balance the load
+                parts = []
+                for part in pool.imap_unordered(_check_own_ids, chunks):  # small chunks balance the load
+                    parts.append(part)
+                    if self.progress is not None:
+                        self.progress(sum(len(p) for p in parts), len(claims))
         except (OSError, RuntimeError):
             return {}
         finally:
