@@ -383,7 +383,10 @@ def _model_layer(library: Library, model: str, store: PresetStore,
         label, source, as_of = f"model {model}", str(data.get("source", preset_path.name)), data.get("as_of")
     kwargs = {} if bytes_per_kv_element is None else {"bytes_per_kv_element": bytes_per_kv_element}
     try:
-        values = reader(config, where=label, **kwargs)
+        import contextlib
+
+        with contextlib.redirect_stdout(sys.stderr):  # a library's reader is user code: stdout stays derive's
+            values = reader(config, where=label, **kwargs)
         out = {}
         for name, cv in values.items():
             if name not in library.quantities:
