@@ -386,7 +386,8 @@ def _choose(x: Fraction, factors: list[Factor], sig: int) -> Shown:
         return _suffixed(x, fs, sig, _MONEY_SUFFIX, money=True)
 
     # an intensity (FLOP/byte, byte/FLOP): a ratio of two measured non-time units reads like a count
-    intensity = bool(den) and all(words[i] in _MEASURED - {"s"} for i in num + den) and factors[num[0]][0] == ""
+    intensity = bool(num) and bool(den) and all(words[i] in _MEASURED - {"s"} for i in num + den) \
+        and factors[num[0]][0] == ""
     # measured unit first in the numerator: prefix on it
     if num and factors[num[0]][2] == 1 and words[num[0]] in _MEASURED and not intensity:
         i = num[0]

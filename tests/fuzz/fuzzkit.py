@@ -657,6 +657,8 @@ KNOWN_GOOD: list[tuple[list[str], str]] = [
     (["eval", "exp(1000)", "--json"], "exp(1000) as strict JSON"),
     (["eval", "1+1e-20", "--json"], "exact sum"),
     (["eval", "1e-40", "--json"], "tiny"),
+    (["eval", "1/hbm_capacity**2"], "a unit with nothing in its numerator"),
+    (["eval", "((max(hbm_capacity, hbm_capacity * 123456789012345678901))**-2)**1/2", "--json"], "found by fuzzing"),
     (["eval", "drain_time", "--hardware", "tpu-v5p", "--json"], "exact rational"),
     (["sweep", "critical_batch", "--vary", "flops=1e14:1e16:30"], "small sweep"),
 ]
