@@ -122,6 +122,9 @@ def _huge(value: Value, sig: int = 4) -> str | None:
         return None
     import mpmath
 
+    from derive.model.numbers import check_exponentials
+
+    check_exponentials(value)  # exp(-exp(10**60)) would never finish: a BudgetError instead
     try:
         approx = value if value.is_Float else value.evalf(sig + 10, maxn=400)
     except (ValueError, TypeError, ArithmeticError, RecursionError):

@@ -633,6 +633,8 @@ KNOWN_BAD: list[tuple[list[str], str]] = [
     (["eval", "2**" + "9" * 5000], "5000-digit exponent"),
     (["eval", "9" * 5000], "5000-digit integer"),
     (["eval", "10**10**10"], "tower"),
+    (["eval", "exp(-14975 * exp(10**60))"], "exp tower (found by fuzzing: mpmath never finished)"),
+    (["eval", "exp(exp(10**60))", "--json"], "exp tower"),
     (["eval", "(" * 5000 + "1" + ")" * 5000], "deep nesting"),
     (["eval", "flops", "--set", "flops=" + "9" * 5000], "5000-digit value"),
     (["sweep", "critical_batch", "--vary", "flops=1e14:1e16:20000", "--vary", "hbm_bandwidth=1e12:1e13:20000"],
