@@ -35,14 +35,14 @@ def _deepseek_v3() -> dict[str, int]:
     dense_layers, moe_layers = 3, 58
     total = (2 * vocab * d + 61 * attention + dense_layers * 3 * d * 18432
              + moe_layers * (256 * expert + 1 * expert + d * 256))
-    active = total - moe_layers * (256 - 8) * expert
+    active = total - moe_layers * (256 - 8) * expert - vocab * d  # the input embedding is a lookup
     return {"params_total": total, "params_active": active, "kv": 61 * (512 + 64) * 2, "layers": 61}
 
 
 def _llama3_70b() -> dict[str, int]:
     d, kv, hd = 8192, 8, 128
     total = 2 * 128256 * d + 80 * (2 * d * 64 * hd + 2 * d * kv * hd + 3 * d * 28672)
-    return {"params_total": total, "params_active": total, "kv": 2 * 80 * 8 * 128 * 2, "layers": 80}
+    return {"params_total": total, "params_active": total - 128256 * d, "kv": 2 * 80 * 8 * 128 * 2, "layers": 80}
 
 
 def _mixtral_8x7b() -> dict[str, int]:
@@ -50,14 +50,14 @@ def _mixtral_8x7b() -> dict[str, int]:
     attention = 2 * d * 32 * 128 + 2 * d * 8 * 128
     expert = 3 * d * 14336
     total = 2 * 32000 * d + 32 * (attention + 8 * expert + d * 8)
-    active = 2 * 32000 * d + 32 * (attention + 2 * expert + d * 8)
+    active = 32000 * d + 32 * (attention + 2 * expert + d * 8)  # output head, no input embedding
     return {"params_total": total, "params_active": active, "kv": 2 * 32 * 8 * 128 * 2, "layers": 32}
 
 
 def _mha_13b() -> dict[str, int]:
     d = 5120
     total = 2 * 32000 * d + 40 * (4 * d * d + 3 * d * 13824)
-    return {"params_total": total, "params_active": total, "kv": 2 * 40 * 40 * 128 * 2, "layers": 40}
+    return {"params_total": total, "params_active": total - 32000 * d, "kv": 2 * 40 * 40 * 128 * 2, "layers": 40}
 
 
 def _mqa_palm() -> dict[str, int]:
@@ -69,7 +69,8 @@ def _mqa_palm() -> dict[str, int]:
 def _gemma3_27b() -> dict[str, int]:
     d = 5376
     total = 262144 * d + 62 * (2 * d * 32 * 128 + 2 * d * 16 * 128 + 3 * d * 21504)  # tied embedding
-    return {"params_total": total, "params_active": total, "kv": 2 * 62 * 16 * 128 * 2, "layers": 62}
+    # 10 of 62 layers global (5 local : 1 global); the 52 local layers hold 1,024 tokens at most
+    return {"params_total": total, "params_active": total, "kv": 2 * 10 * 16 * 128 * 2, "layers": 62}
 
 
 CASES = {
@@ -78,7 +79,7 @@ CASES = {
     # Llama 3.1 model card (meta-llama/llama-models:models/llama3_1/MODEL_CARD.md): 70B.
     "llama3_70b.json": (_llama3_70b(), 70e9, 70e9),
     # Mistral, https://mistral.ai/news/mixtral-of-experts/: 46.7B total, 12.9B used per token.
-    "mixtral_8x7b.json": (_mixtral_8x7b(), 46.7e9, 12.9e9),
+    "mixtral_8x7b.json": (_mixtral_8x7b(), 46.7e9, 12.9e9 - 32000 * 4096),  # Mistral counts the embedding
     # LLaMA-2 13B (scaling-book inference.md): 13B.
     "mha_llama2_13b.json": (_mha_13b(), 13e9, 13e9),
     # PaLM (Chowdhery et al. 2022): 540B.
@@ -150,12 +151,20 @@ def test_mqa_single_kv_head() -> None:
 def test_gemma3_text_config_and_sliding_window_note() -> None:
     values = load_config_json(FIXTURES / "gemma3_27b_multimodal.json")
     assert "text_config" in values["params_total"].note
-    assert "52 of 62 layers" in values["kv_bytes_per_token"].note  # 5 local : 1 global
+    assert "sliding window of 1024: 52 layers" in values["kv_bytes_per_token"].note  # 5 local : 1 global
+    assert values["kv_window_bytes_per_token"].value == 2 * 52 * 16 * 128 * 2
+    assert values["attention_window"].value == 1024
 
 
 def test_units_parse_with_the_right_dimension() -> None:
+    per_token = Dimension.of(byte=1, token=-1)
     expected = {"params_total": Dimension.of(param=1), "params_active": Dimension.of(param=1),
-                "kv_bytes_per_token": Dimension.of(byte=1, token=-1), "bytes_per_kv_element": Dimension.of(byte=1)}
+                "params_embedding": Dimension.of(param=1), "bytes_per_param": parse_unit("B/param").dimension,
+                "kv_bytes_per_token": per_token, "kv_window_bytes_per_token": per_token,
+                "kv_chunk_bytes_per_token": per_token, "bytes_per_kv_element": Dimension.of(byte=1),
+                "attention_window": parse_unit("token/seq").dimension,
+                "attention_chunk": parse_unit("token/seq").dimension,
+                "context": parse_unit("token/seq").dimension, "kv_state_bytes": parse_unit("B/seq").dimension}
     for fixture in CASES:
         for name, cv in load_config_json(FIXTURES / fixture).items():
             assert isinstance(cv, ConfigValue) and isinstance(cv.value, Fraction)
@@ -178,7 +187,7 @@ def test_bytes_per_kv_element_scales_kv_and_is_echoed() -> None:
     assert half["kv_bytes_per_token"].value == Fraction(61 * 576, 2)
 
 
-@pytest.mark.parametrize("bad", [0, -2, True, "two", None])
+@pytest.mark.parametrize("bad", [0, -2, True, "two"])
 def test_bad_bytes_per_kv_element(bad: object) -> None:
     config = json.loads((FIXTURES / "llama3_70b.json").read_text())
     with pytest.raises(ScenarioError, match="bytes_per_kv_element"):
@@ -321,7 +330,7 @@ def test_deepseek_v2_lite_plain_query() -> None:
     total = 2 * 7 * d + 3 * attention + 3 * d * 10 + 2 * (4 * expert + 2 * expert + d * 4)
     values = model_values(config)
     assert values["params_total"].value == total
-    assert values["params_active"].value == total - 2 * 2 * expert
+    assert values["params_active"].value == total - 2 * 2 * expert - 7 * d  # no input embedding
     assert values["kv_bytes_per_token"].value == 3 * (4 + 2) * 2
     assert "uncompressed query" in values["params_total"].note
 
@@ -337,7 +346,7 @@ def test_qwen2_moe_shared_expert_and_sparse_step() -> None:
     total = 2 * 10 * d + 4 * attention + 3 * 3 * d * 12 + (4 * 3 * d * 6 + 3 * d * 20 + d + d * 4)
     values = model_values(config)
     assert values["params_total"].value == total
-    assert values["params_active"].value == total - 3 * 3 * d * 6
+    assert values["params_active"].value == total - 3 * 3 * d * 6 - 10 * d
     assert values["experts_shared"].value == 1
     assert "1 of 4 layers are MoE" in values["experts_total"].note
 
@@ -364,8 +373,9 @@ def test_gpt_oss_openai_field_name_and_embedding_convention() -> None:
     pb = param_breakdown(hf)
     # OpenAI (gpt-oss model card): 116.8B total, 5.1B active, the latter without the input embedding
     assert pb.total == pytest.approx(116.8e9, rel=0.01)
-    assert pb.active - pb.embedding == pytest.approx(5.1e9, rel=0.02)
-    assert "18 of 36 layers" in model_values(hf)["kv_bytes_per_token"].note
+    assert pb.active == pytest.approx(5.1e9, rel=0.02)
+    assert model_values(hf)["params_active"].value == pb.active
+    assert "sliding window of 128: 18 layers" in model_values(hf)["kv_bytes_per_token"].note
 
 
 def test_breakdown_sums() -> None:
@@ -412,5 +422,6 @@ def test_active_never_exceeds_total(experts: int, data: st.DataObject) -> None:
     config = json.loads((FIXTURES / "mixtral_8x7b.json").read_text()) | {
         "num_local_experts": experts, "num_experts_per_tok": active}
     values = model_values(config)
-    assert values["params_active"].value <= values["params_total"].value
-    assert (values["params_active"].value == values["params_total"].value) == (active == experts)
+    with_embedding = values["params_active"].value + values["params_embedding"].value
+    assert with_embedding <= values["params_total"].value
+    assert (with_embedding == values["params_total"].value) == (active == experts)

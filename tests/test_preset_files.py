@@ -37,6 +37,7 @@ HARDWARE_DIMENSIONS = {
     "hbm_bandwidth": Dimension.of(byte=1, s=-1),
     "hbm_capacity": Dimension.of(byte=1),
     "bytes_per_param": Dimension.of(byte=1, param=-1),
+    "bytes_per_kv_element": Dimension.of(byte=1),
     "chips": DIMENSIONLESS,
     "scaleup_bandwidth": Dimension.of(byte=1, s=-1),
     "scaleout_bandwidth": Dimension.of(byte=1, s=-1),
@@ -116,6 +117,8 @@ def test_hardware_values(path: Path) -> None:
 def test_hardware_plausible_ranges(path: Path) -> None:
     data = _load(path)
     assert _si(data, "bytes_per_param") == BYTES_PER_PRECISION[data["precision"]]
+    # the native KV datatype: bf16 chips 2 bytes, FP8 and FP4 setups an FP8 cache
+    assert _si(data, "bytes_per_kv_element") == max(BYTES_PER_PRECISION[data["precision"]], 1)
     assert 1e14 <= _si(data, "flops") <= 2e16
     assert 5e11 <= _si(data, "hbm_bandwidth") <= 3e13
     assert 1e10 <= _si(data, "hbm_capacity") <= 3e11  # per chip, never per rack
@@ -144,7 +147,7 @@ def test_precision_variants(base: Path, variant: Path) -> None:
     """A low-precision variant is the same chip: same memory and links, FLOPs scaled by the byte ratio."""
     b, v = _load(base), _load(variant)
     assert b["precision"] == "bf16"
-    for key in set(b["values"]) - {"flops", "bytes_per_param"}:
+    for key in set(b["values"]) - {"flops", "bytes_per_param", "bytes_per_kv_element"}:
         assert b["values"][key]["value"] == v["values"][key]["value"], f"{variant.stem} differs in {key}"
     speedup = _si(b, "bytes_per_param") / _si(v, "bytes_per_param")
     assert float(_si(v, "flops") / _si(b, "flops")) == pytest.approx(float(speedup), rel=0.01)
@@ -215,13 +218,13 @@ def test_model_schema(path: Path) -> None:
 def test_model_config_matches_published(path: Path) -> None:
     data = _load(path)
     values = model_values(data["config"], where=str(path))
-    embedding = param_breakdown(data["config"]).embedding
+    pb = param_breakdown(data["config"])
     for key in ("params_total", "params_active"):
         entry = data["published"][key]
         published = _quantity(entry["value"])[0]
         derived = values[key].value
-        if "excludes the input embedding" in entry.get("note", ""):
-            derived -= embedding  # e.g. OpenAI's gpt-oss active count
+        if key == "params_active" and "excludes the input embedding" not in entry.get("note", ""):
+            derived = pb.active_with_embedding  # most publishers count the embedding (gpt-oss's does not)
         assert float(derived) == pytest.approx(float(published), rel=0.05), (path.stem, key, float(derived))
     assert values["layers"].value == data["config"]["num_hidden_layers"]
     assert values["kv_bytes_per_token"].value > 0
@@ -233,10 +236,12 @@ def test_model_moe_fields_consistent(path: Path) -> None:
     values = model_values(data["config"])
     moe = any(k in data["config"] for k in ("num_local_experts", "num_experts", "n_routed_experts"))
     assert ("experts_total" in values) == moe
+    pb = param_breakdown(data["config"])
+    assert values["params_active"].value == pb.active
     if moe:
-        assert values["params_active"].value < values["params_total"].value
+        assert pb.active_with_embedding < values["params_total"].value
     else:
-        assert values["params_active"].value == values["params_total"].value
+        assert pb.active_with_embedding == values["params_total"].value
 
 
 def test_model_kv_headline_numbers() -> None:

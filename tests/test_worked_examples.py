@@ -44,8 +44,9 @@ EXAMPLES = [
     (None, "deepseek-v3", [], "params_active", "param", 37e9, 0.03, "DeepSeek-V3 README: 37B activated per token"),
     (None, "mixtral-8x7b", [], "params_total", "param", 46.7e9, 0.01,
      "Mixtral of Experts (Jiang et al. 2024): 47B parameters"),
-    (None, "mixtral-8x7b", [], "params_active", "param", 12.9e9, 0.01,
-     "Mixtral of Experts (Jiang et al. 2024): 13B active parameters per token"),
+    (None, "mixtral-8x7b", [], "params_active + params_embedding", "param", 12.9e9, 0.01,
+     "Mixtral of Experts (Jiang et al. 2024): 13B active parameters per token; Mistral's 12.9B counts the input "
+     "embedding, which derive's params_active (what a token multiplies) leaves out"),
     (None, "qwen3-235b-a22b", [], "params_active", "param", 22e9, 0.03,
      "Qwen3 technical report: 235B total, 22B activated"),
     (None, "llama3-405b", [], "params_total", "param", 405e9, 0.01, "Llama 3 herd of models paper: 405B parameters"),

@@ -11,11 +11,10 @@ from pathlib import Path
 
 from . import batching, capacity, context, gap, moe, pipeline, pricing, revnets, roofline, scaling
 from .figures import FIGURES  # noqa: F401  (figure specs; derive.model.loader reads FIGURES)
+from .hf_config import find_cached_config, model_values
 
-try:  # TEMP until hf_config lands
-    from .hf_config import model_values
-except ImportError:
-    model_values = None
+# --model ORG/NAME: the scenario asks the reader where a Hugging Face id's config.json is (local cache only).
+model_values.find_cached_config = find_cached_config  # type: ignore[attr-defined]
 
 TOPICS = [roofline, batching, moe, pipeline, capacity, scaling, context, pricing, revnets, gap]
 PRESET_DIRS = [Path(__file__).parent / "presets"]

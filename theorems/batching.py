@@ -64,11 +64,13 @@ from derive import Assumption, Claim, Definition, Quantity, Step, lecture, logic
 from .roofline import (
     B2,
     CHAPTER,
+    FULL_ATTENTION_ONLY,
     B,
     F,
     L,
     N_act,
     N_tot,
+    S_kv,
     W,
     c_fwd,
     compute_time_q,
@@ -193,6 +195,7 @@ goldilocks_context_and_mfu = Claim(
               "context L*; beyond it KV reads dominate and the MFU is L*/L, so it falls in inverse "
               "proportion to the context (dense attention).",
     source=lecture("00:12-00:13", CHAPTER),
+    hypotheses=FULL_ATTENTION_ONLY,
     goal=logic.And((
         logic.Iff(logic.ge(t_kv, t_c), logic.ge(L, Lstar)),
         logic.eq(mfu_amortized_q.sym, sp.Min(1, Lstar / L)),
@@ -212,6 +215,7 @@ mfu_bounded_by_context = Claim(
     statement="Weight reads only add to the step time, so at any batch the MFU is at most its "
               "weights-amortized value min(1, L*/L).",
     source=lecture("00:12-00:13", CHAPTER, reconstructed=True),
+    hypotheses=FULL_ATTENTION_ONLY,
     goal=logic.le(mfu_q.sym, sp.Min(1, Lstar / L)),
     uses=(goldilocks_context_and_mfu,),
 )
@@ -220,7 +224,7 @@ mfu_half_at_double_context = Claim(
     statement="Going from the balance context to twice that context (the lecture's 100K to 200K example) "
               "halves the MFU, even with weights fully amortized.",
     source=lecture("00:12-00:13", CHAPTER),
-    hypotheses=(logic.eq(L, 2 * Lstar),),
+    hypotheses=(*FULL_ATTENTION_ONLY, logic.eq(L, 2 * Lstar),),
     goal=logic.And((logic.eq(mfu_amortized_q.sym, sp.Rational(1, 2)), logic.le(mfu_q.sym, sp.Rational(1, 2)))),
     uses=(goldilocks_context_and_mfu, mfu_bounded_by_context),
 )
@@ -370,11 +374,11 @@ critical_batch_kv_balance = Claim(
     statement="Below the balance context, a step is compute-bound (compute time at least weight plus KV "
               "fetch time) exactly when the batch is at least the KV-corrected critical batch.",
     source=lecture("00:19", CHAPTER, reconstructed=True),
-    hypotheses=(logic.lt(L, Lstar),),
+    hypotheses=(*FULL_ATTENTION_ONLY, logic.lt(L, Lstar),),
     goal=logic.Iff(logic.ge(t_c, t_mem), logic.ge(B, Bkv)),
     steps=(
         Step(logic.ge(t_c, t_mem), "compute-bound", link="iff"),
-        Step(logic.ge(c_fwd * N_act * B * tau / F - B * L * k / W, N_tot * q / W),
+        Step(logic.ge(c_fwd * N_act * B * tau / F - B * S_kv / W, N_tot * q / W),
              "move the KV term to the left (times n)", link="iff"),
         Step(logic.ge(B * (c_fwd * N_act * tau / F) * (1 - L / Lstar), N_tot * q / W),
              "L·k/W = (2·N_act·τ/F)·(L/L*)", link="iff"),
@@ -389,7 +393,7 @@ kv_raises_batch_optimum = Claim(
               "memory traffic needs a larger batch than R·S, and the longer the context the larger "
               "(for any two contexts below the balance context).",
     source=lecture("00:19", CHAPTER),
-    hypotheses=(logic.lt(L, L2), logic.lt(L2, Lstar)),
+    hypotheses=(*FULL_ATTENTION_ONLY, logic.lt(L, L2), logic.lt(L2, Lstar)),
     goal=logic.And((logic.gt(Bkv, Bstar), logic.lt(Bkv, Bstar / (1 - L2 / Lstar)))),
     steps=(
         Step(logic.And((logic.lt(0, 1 - L2 / Lstar), logic.lt(1 - L2 / Lstar, 1 - L / Lstar),
@@ -407,7 +411,7 @@ kv_memory_bound_past_critical_context = Claim(
     statement="At or beyond the balance context every sequence's KV reads already take as long as its "
               "multiplies, so with the weight reads on top the step is memory-bound at every batch.",
     source=lecture("00:19", CHAPTER, reconstructed=True),
-    hypotheses=(logic.ge(L, Lstar),),
+    hypotheses=(*FULL_ATTENTION_ONLY, logic.ge(L, Lstar),),
     goal=logic.lt(t_c, t_mem),
     uses=(goldilocks_context_and_mfu,),
 )

@@ -12,8 +12,8 @@ Main claims:
 - ``capacity.memory_capacity_per_gpu``: bytes per chip, (N_tot·q + B_glob·L·k)/(n·P), with weights
   and contexts sharded evenly (``capacity.perfect_sharding``).
 - **KV-cache dominance** ``capacity.kv_cache_dominance``: with P micro-batches in flight the memory
-  per chip is N_tot·q/(n·P) + B·L·k/n: the weight term falls as 1/P, the KV term does not depend on P.
-- ``capacity.kv_dominance_threshold``: the KV term is the larger exactly when P > N_tot·q/(B·L·k);
+  per chip is N_tot·q/(n·P) + B·S/n: the weight term falls as 1/P, the KV term does not depend on P.
+- ``capacity.kv_dominance_threshold``: the KV term is the larger exactly when P > N_tot·q/(B·S);
   ``capacity.kv_cache_dominance_lecture``: with the lecture's 3.5e11 weight bytes, 2,400-sequence
   micro-batches, 200k context and 1,667 bytes per token, P = 2 already suffices.
 - ``capacity.pipelining_cannot_extend_context`` and ``capacity.pipelining_fits_any_model``: pipelining
@@ -61,18 +61,26 @@ from .pipeline import (
     stages,
 )
 from .roofline import (
+    FULL_ATTENTION_ONLY,
     B,
     C,
     L,
+    L_chunk,
+    L_win,
     N_tot,
+    S_kv,
     W,
     batch,
     k,
+    k_chunk,
+    k_win,
+    kv_bytes_per_sequence,
     kv_bytes_per_token,
     latency_floor,
     memory_time,
     n,
     q,
+    s_state,
     step_time_q,
     weight_fetch_time_q,
 )
@@ -110,7 +118,7 @@ memory_capacity_per_gpu = Definition(
     statement="The whole system holds the weights once and the KV cache of every sequence in flight; "
               "n chips per rack times P racks share it evenly.",
     source=lecture("01:05-01:07", CHAPTER),
-    defines=memory_per_chip_q, expr=(N_tot * q + N_seq * L * k) / (n * P),
+    defines=memory_per_chip_q, expr=(N_tot * q + N_seq * S_kv) / (n * P),
     uses=(perfect_sharding, memory_time),
 )
 
@@ -123,12 +131,12 @@ kv_cache_dominance = Claim(
               "the KV term stays where it is, because P times more sequences are in flight, each with P "
               "times fewer layers per rack.  So the KV cache soon dominates and further stages save nothing.",
     source=lecture("01:08-01:11", CHAPTER),
-    goal=logic.eq(M_chip, N_tot * q / (n * P) + B * L * k / n),
+    goal=logic.eq(M_chip, N_tot * q / (n * P) + B * S_kv / n),
     hypotheses=(logic.eq(m, P),),
     steps=(
-        Step((N_tot * q + N_seq * L * k) / (n * P), "memory_capacity_per_gpu"),
-        Step(N_tot * q / (n * P) + m * B * L * k / (n * P), "m micro-batches of B sequences are in flight"),
-        Step(N_tot * q / (n * P) + B * L * k / n, "m = P: the Ps cancel in the KV term"),
+        Step((N_tot * q + N_seq * S_kv) / (n * P), "memory_capacity_per_gpu"),
+        Step(N_tot * q / (n * P) + m * B * S_kv / (n * P), "m micro-batches of B sequences are in flight"),
+        Step(N_tot * q / (n * P) + B * S_kv / n, "m = P: the Ps cancel in the KV term"),
     ),
     uses=(pipeline_neutrality, bubble_vanishes_when_filled),
 )
@@ -137,15 +145,15 @@ kv_dominance_threshold = Claim(
     statement="With P micro-batches in flight, a chip holds more KV-cache bytes than weight bytes exactly "
               "when the number of stages exceeds the weight bytes over one micro-batch's KV bytes.",
     source=lecture("01:10-01:11", CHAPTER, reconstructed=True),
-    goal=logic.Iff(logic.lt(N_tot * q / (n * P), kv_bytes_per_chip_q.sym), logic.gt(P, N_tot * q / (B * L * k))),
-    hypotheses=(logic.eq(m, P),),
+    goal=logic.Iff(logic.lt(N_tot * q / (n * P), kv_bytes_per_chip_q.sym), logic.gt(P, N_tot * q / (B * S_kv))),
+    hypotheses=(logic.gt(S_kv, 0), logic.eq(m, P),),
     steps=(
         Step(logic.lt(N_tot * q / (n * P), kv_bytes_per_chip_q.sym), "weights per chip below KV per chip",
              link="iff"),
-        Step(logic.lt(N_tot * q / (n * P), B * L * k / n), "pipeline_neutrality: the KV per chip is B·L·k/n",
+        Step(logic.lt(N_tot * q / (n * P), B * S_kv / n), "pipeline_neutrality: the KV per chip is B·S/n",
              link="iff"),
-        Step(logic.lt(N_tot * q, P * B * L * k), "multiply by n·P > 0", link="iff"),
-        Step(logic.gt(P, N_tot * q / (B * L * k)), "divide by B·L·k > 0", link="iff"),
+        Step(logic.lt(N_tot * q, P * B * S_kv), "multiply by n·P > 0", link="iff"),
+        Step(logic.gt(P, N_tot * q / (B * S_kv)), "divide by B·S > 0", link="iff"),
     ),
     uses=(kv_cache_dominance,),
 )
@@ -158,7 +166,7 @@ kv_cache_dominance_lecture = Claim(
     source=lecture("01:10-01:11", CHAPTER, reconstructed=True),
     goal=logic.And((
         logic.within_percent(N_tot * q, si("3.5e11 B"), 1),
-        logic.within_percent(B * L * k, si("8e11 B"), 1),
+        logic.within_percent(B * S_kv, si("8e11 B"), 1),
         logic.lt(N_tot * q / (n * P), kv_bytes_per_chip_q.sym),
     )),
     hypotheses=(logic.ge(P, 2), logic.eq(m, P), logic.eq(B, critical_batch_q.sym),
@@ -184,24 +192,39 @@ pipelining_cannot_extend_context = Claim(
               "over one micro-batch's KV bytes per token of context: the bound has no P in it.",
     source=lecture("01:12", CHAPTER),
     goal=logic.le(L, n * C / (B * k)),
-    hypotheses=(logic.eq(m, P), logic.le(M_chip, C)),
+    hypotheses=(*FULL_ATTENTION_ONLY, logic.eq(m, P), logic.le(M_chip, C)),
     steps=(
-        Step(logic.le(N_tot * q / (n * P) + B * L * k / n, C), "kv_cache_dominance"),
-        Step(logic.le(B * L * k / n, C), "the weight term is positive"),
+        Step(logic.le(N_tot * q / (n * P) + B * S_kv / n, C), "kv_cache_dominance"),
+        Step(logic.le(B * S_kv / n, C), "the weight term is positive"),
         Step(logic.le(L, n * C / (B * k)), "solve for L"),
     ),
     uses=(kv_cache_dominance,),
 )
+windowed_kv_bounded = Claim(
+    "capacity.windowed_kv_bounded", title="Windowed, chunked and linear layers: a cache that stops growing",
+    statement="A sliding-window layer holds at most its window, a chunked layer at most one chunk and a "
+              "linear-attention layer a state of fixed size, whatever the context.  So a sequence's KV cache "
+              "is at most L·k plus the constant L_win·k_win + L_chunk·k_chunk + s: only the full-attention "
+              "layers make memory grow with the context.  For a hybrid model (Gemma 3, gpt-oss, Llama 4, "
+              "Qwen3-Next) the context that fits is set by its full layers alone, and a model with none "
+              "(Mistral-7B: every layer windowed) holds any context once that constant fits.",
+    source=lecture("01:12", CHAPTER, reconstructed=True),
+    goal=logic.And((logic.le(S_kv, L * k + L_win * k_win + L_chunk * k_chunk + s_state),
+                    logic.Implies(logic.eq(k, 0), logic.le(S_kv, L_win * k_win + L_chunk * k_chunk + s_state)))),
+    uses=(kv_bytes_per_sequence, pipelining_cannot_extend_context),
+    notes="The lecture's layout has only full layers (S = L·k), and capacity.pipelining_cannot_extend_context "
+          "is stated for it.",
+)
 pipelining_fits_any_model = Claim(
     "capacity.pipelining_fits_any_model", title="Pipelining does help with model size",
     statement="As long as one micro-batch's KV cache fits in a rack, any model fits once it is split over "
-              "enough stages: P >= N_tot·q/(n·C - B·L·k) suffices.",
+              "enough stages: P >= N_tot·q/(n·C - B·S) suffices.",
     source=lecture("01:12", CHAPTER),
     goal=logic.le(M_chip, C),
-    hypotheses=(logic.eq(m, P), logic.lt(B * L * k, n * C), logic.ge(P, N_tot * q / (n * C - B * L * k))),
+    hypotheses=(logic.eq(m, P), logic.lt(B * S_kv, n * C), logic.ge(P, N_tot * q / (n * C - B * S_kv))),
     steps=(
-        Step(logic.le(N_tot * q, P * (n * C - B * L * k)), "multiply the bound on P by n·C - B·L·k > 0"),
-        Step(logic.le(N_tot * q / (n * P) + B * L * k / n, C), "divide by n·P and rearrange"),
+        Step(logic.le(N_tot * q, P * (n * C - B * S_kv)), "multiply the bound on P by n·C - B·S > 0"),
+        Step(logic.le(N_tot * q / (n * P) + B * S_kv / n, C), "divide by n·P and rearrange"),
         Step(logic.le(M_chip, C), "kv_cache_dominance"),
     ),
     uses=(kv_cache_dominance,),

@@ -55,10 +55,13 @@ from derive import Assumption, Claim, Definition, Quantity, Step, lecture, logic
 
 from .batching import critical_context_q, goldilocks_context_and_mfu, hardware_ratio_q, hw_ratio_300
 from .roofline import (
+    FULL_ATTENTION_ONLY,
     B,
     F,
     L,
+    L_win,
     N_act,
+    S_kv,
     W,
     bytes_per_kv_element,
     bytes_per_param,
@@ -67,11 +70,15 @@ from .roofline import (
     cost_floor_q,
     flops,
     k,
+    k_chunk,
+    k_win,
+    kv_bytes_per_sequence,
     kv_fetch_time_q,
     n,
     p_chip,
     params_active,
     q,
+    s_state,
     tau,
 )
 from .scaling import frontier_params_active
@@ -109,6 +116,7 @@ context_crossover = Claim(
               "the cost grows in proportion to the context.  A flat price below a tier and a higher one above "
               "keeps a provider near cost on both sides.",
     source=lecture("01:33-01:37", CHAPTER),
+    hypotheses=FULL_ATTENTION_ONLY,
     goal=logic.And((
         logic.Implies(logic.le(L, Lstar), logic.eq(cost_floor_q.sym, p_chip * c_fwd * N_act / F)),
         logic.Implies(logic.ge(L, Lstar), logic.eq(cost_floor_q.sym, p_chip * L * k / (tau * W))),
@@ -152,6 +160,7 @@ kv_bytes_per_token_claim = Claim(
               "q·N_act/(R·L_tier): KV reads and multiplies per token balance there, and the batch and the "
               "chip count cancel.  This is bytes per token of context for the whole model, not per layer.",
     source=lecture("01:36-01:38", CHAPTER),
+    hypotheses=(logic.gt(k, 0),),
     goal=logic.Iff(logic.eq(Lstar, L_tier), logic.eq(k, k_tier)),
     steps=(
         Step(logic.eq(Lstar, L_tier), "suppose the balance context is the tier", link="iff"),
@@ -333,7 +342,7 @@ attention_slope_below_memory_slope = Claim(
               "600 on the lecture's hardware; grouped-query attention uses 1 to 16.  The compute slope in the "
               "context is 'forced by fundamental principles' to be the smaller one.",
     source=lecture("01:49", CHAPTER),
-    hypotheses=(logic.eq(k, kv_bytes_from_heads_q.sym), logic.eq(n_attn, n_kvl)),
+    hypotheses=(*FULL_ATTENTION_ONLY, logic.eq(k, kv_bytes_from_heads_q.sym), logic.eq(n_attn, n_kvl)),
     goal=logic.Iff(logic.le(t_attn, t_kv),
                    logic.le(n_q / n_kv, F * kv_vectors_per_token.sym * e / (c_attn * W))),
     uses=(quadratic_attention_negligible, kv_bytes_from_heads),
@@ -346,4 +355,33 @@ attention_slope_lecture = Claim(
     goal=logic.le(10 * t_attn, t_kv),
     instance=True,
     uses=(attention_slope_below_memory_slope,),
+)
+
+# ---------------------------------------------------------------------------------------------------
+# 4. Windowed and hybrid models: the KV per sequence at long context (issue 9)
+# ---------------------------------------------------------------------------------------------------
+_gemma3_like = (logic.eq(k_win, 5 * k), logic.eq(L_win, 1024), logic.eq(k_chunk, 0), logic.eq(s_state, 0))
+hybrid_kv_at_long_context = Claim(
+    "context.hybrid_kv_at_long_context", title="Five local layers in six: past 32K, under a fifth of the KV",
+    statement="In a model where five of every six layers attend over a 1,024-token window (Gemma 3's layout), "
+              "the KV cache of a sequence of 32K tokens or more is under a fifth of what it would be if every "
+              "layer attended over the whole context.  The lecture's bytes-per-token reasoning applies to the "
+              "full layers alone; counting every layer overstates the cache about six-fold at long context.",
+    source=lecture("01:40-01:41", CHAPTER, reconstructed=True),
+    hypotheses=(*_gemma3_like, logic.gt(k, 0), logic.ge(L, 32768)),
+    goal=logic.le(5 * S_kv, L * (k + k_win)),
+    uses=(kv_bytes_per_sequence, kv_bytes_from_heads),
+    notes="Exact: S = L·k + 1024·5k, against L·6k with every layer full.  See capacity.windowed_kv_bounded for "
+          "the general bound.",
+)
+hybrid_kv_short_context = Claim(
+    "context.hybrid_kv_short_context", title="False twin: windows cut the KV five-fold at 8K too",
+    statement="The same five-fold saving at an 8K context.  It does not hold: at 8,192 tokens the windowed "
+              "layers still hold an eighth of the context each, and the cache is 1/6 + 5/48 = 13/48 of the "
+              "all-full figure, over a fifth.",
+    source=lecture("01:40-01:41", CHAPTER, reconstructed=True),
+    hypotheses=(*_gemma3_like, logic.gt(k, 0), logic.eq(L, 8192)),
+    goal=logic.le(5 * S_kv, L * (k + k_win)),
+    expected="refuted",
+    uses=(hybrid_kv_at_long_context,), tags=INCONSISTENCY,
 )

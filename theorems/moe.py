@@ -53,13 +53,12 @@ from .roofline import (
     B,
     C,
     F,
-    L,
     N_act,
     N_tot,
+    S_kv,
     c_fwd,
     cost_per_token_and_floor,
     cost_per_token_q,
-    k,
     n,
     p_chip,
     q,
@@ -291,7 +290,7 @@ scaleup_capacity_unlock = Claim(
               "instead set the cost floor per token.  A larger scale-up domain is what allows more total "
               "parameters.",
     source=lecture("00:43-00:46", CHAPTER),
-    hypotheses=(logic.le(N_tot * q + B * L * k, C_su),),
+    hypotheses=(logic.le(N_tot * q + B * S_kv, C_su),),
     goal=logic.And((logic.le(N_tot, C_su / q), logic.ge(cost_per_token_q.sym, p_chip * c_fwd * N_act / F))),
     uses=(cost_per_token_and_floor, scaleup_domain_growth),
     notes="Pipelining later lifts the weight-capacity limit (pipeline.pipeline_neutrality): scale-up size "

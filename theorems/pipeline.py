@@ -65,13 +65,12 @@ from .moe import (
 from .roofline import (
     B,
     C,
-    L,
     N_tot,
+    S_kv,
     bytes_per_param,
     chip_price,
     compute_time_q,
     cost_per_token_q,
-    k,
     memory_time_q,
     n,
     params_total,
@@ -260,7 +259,7 @@ kv_bytes_per_chip = Definition(
     statement="Every sequence in flight keeps its context's KV cache; a stage holds the share of its own "
               "layers, spread over the rack's chips.",
     source=lecture("01:07-01:10", "Why Ilya said pipelining is not wise"),
-    defines=kv_bytes_per_chip_q, expr=sequences_in_flight_q.sym * L * k / (P * n),
+    defines=kv_bytes_per_chip_q, expr=sequences_in_flight_q.sym * S_kv / (P * n),
 )
 
 pipeline_neutrality = Claim(
@@ -274,7 +273,7 @@ pipeline_neutrality = Claim(
         logic.eq(T_P, T_1),
         logic.eq(pipelined_cost_per_token_q.sym, p_chip * n * T_1 / (B * tau)),
         logic.eq(P * stage_weight_bytes_q.sym, N_tot * q),
-        logic.eq(kv_bytes_per_chip_q.sym, B * L * k / n),
+        logic.eq(kv_bytes_per_chip_q.sym, B * S_kv / n),
     )),
     hypotheses=(logic.eq(m, P),),
     steps=(
@@ -286,9 +285,9 @@ pipeline_neutrality = Claim(
         Step(logic.eq(pipelined_cost_per_token_q.sym, p_chip * n * T_1 / (B * tau)), "m = P and T_P = T"),
         Step(logic.eq(pipelined_cost_per_token_q.sym, cost_per_token_q.sym), "the cost per token of one rack"),
         Step(logic.eq(P * stage_weight_bytes_q.sym, N_tot * q), "each stage holds the weights of 1/P of the layers"),
-        Step(logic.eq(kv_bytes_per_chip_q.sym, m * B * L * k / (P * n)),
+        Step(logic.eq(kv_bytes_per_chip_q.sym, m * B * S_kv / (P * n)),
              "m·B sequences in flight; a chip holds the KV of 1/P of the layers"),
-        Step(logic.eq(kv_bytes_per_chip_q.sym, B * L * k / n),
+        Step(logic.eq(kv_bytes_per_chip_q.sym, B * S_kv / n),
              "m = P: P times more sequences exactly offset P times fewer layers"),
     ),
 )

@@ -286,6 +286,7 @@ cache_tier_drain_time = Claim(
               "times the fraction of capacity used.  By equalisation, the cheapest tier for a hold time is the "
               "one whose drain time is about that hold time.",
     source=lecture("01:58-02:03", CHAPTER),
+    hypotheses=(logic.gt(k, 0),),
     goal=logic.And((logic.Iff(logic.le(c_hold, c_get), logic.le(T_hold, T_X)),
                     logic.Iff(logic.eq(c_hold, c_get), logic.eq(T_hold, T_X)))),
     steps=(

@@ -66,12 +66,38 @@ chips = Quantity("chips", "n", "1", "chips whose bandwidth and capacity are pool
 
 # Model and workload -----------------------------------------------------------------------------------
 params_total = Quantity("params_total", r"N_{\mathrm{tot}}", "param", "total parameters of the model")
-params_active = Quantity("params_active", r"N_{\mathrm{act}}", "param", "parameters used per token")
+params_active = Quantity("params_active", r"N_{\mathrm{act}}", "param",
+                         "parameters multiplied per token: routed experts a token skips and the input embedding "
+                         "(a lookup) left out, the output head counted")
+params_embedding = Quantity("params_embedding", r"N_{\mathrm{emb}}", "param",
+                            "parameters of the input token embedding (a model config gives it); params_active + "
+                            "params_embedding is the count with every weight on a token's path")
 bytes_per_param = Quantity("bytes_per_param", "q", "byte/param", "bytes per stored weight (FP4 = 1/2, FP8 = 1)")
 batch = Quantity("batch", "B", "seq", "sequences decoded together in one step")
 context = Quantity("context", "L", "token/seq", "tokens of context per sequence")
 kv_bytes_per_token = Quantity("kv_bytes_per_token", "k", "byte/token",
-                              "KV-cache bytes per token of context, summed over all layers")
+                              "KV-cache bytes per token of context at long context, summed over the layers whose "
+                              "cache grows with the context (full attention, latent attention, indexer keys)",
+                              domain="nonnegative")
+# Layers whose cache stops growing: sliding-window layers keep the last L_win tokens, chunked-attention layers at
+# most one chunk, linear-attention (recurrent) layers a state of fixed size.  The lecture's model has none (0).
+kv_window_bytes_per_token = Quantity("kv_window_bytes_per_token", r"k_{\mathrm{win}}", "byte/token",
+                                     "KV-cache bytes per token held by the sliding-window layers, summed over them",
+                                     domain="nonnegative")
+attention_window = Quantity("attention_window", r"L_{\mathrm{win}}", "token/seq",
+                            "tokens a sliding-window layer keeps (its window)", domain="nonnegative")
+kv_chunk_bytes_per_token = Quantity("kv_chunk_bytes_per_token", r"k_{\mathrm{chunk}}", "byte/token",
+                                    "KV-cache bytes per token held by the chunked-attention layers, summed over them",
+                                    domain="nonnegative")
+attention_chunk = Quantity("attention_chunk", r"L_{\mathrm{chunk}}", "token/seq",
+                           "tokens of a chunked-attention layer's chunk (it attends within its chunk only)",
+                           domain="nonnegative")
+kv_state_bytes = Quantity("kv_state_bytes", r"s_{\mathrm{state}}", "byte/seq",
+                          "bytes per sequence of fixed-size state (linear-attention and recurrent layers), whatever "
+                          "the context", domain="nonnegative", display_unit="MB/seq")
+kv_bytes_per_sequence_q = Quantity("kv_bytes_per_sequence", r"S_{\mathrm{kv}}", "byte/seq",
+                                   "KV-cache bytes one sequence holds at the scenario's context, every layer kind "
+                                   "counted", display_unit="GB/seq")
 bytes_per_kv_element = Quantity("bytes_per_kv_element", "e", "byte", "bytes per stored KV element")
 layers = Quantity("layers", r"N_{\mathrm{layers}}", "1", "transformer layers of the model (a model preset or "
                   "config.json gives it)")
@@ -102,6 +128,9 @@ cost_floor_q = Quantity("cost_per_token_floor", r"c_{\mathrm{tok}}^{\min}", "USD
 # A second batch size, for claims that compare two batches (monotonicity) -------------------------------
 batch_other = Quantity("batch_other", "B'", "seq", "a second batch size, for comparisons between two batches")
 
+k_win, L_win, k_chunk, L_chunk, s_state = (kv_window_bytes_per_token.sym, attention_window.sym,
+                                           kv_chunk_bytes_per_token.sym, attention_chunk.sym, kv_state_bytes.sym)
+S_kv = kv_bytes_per_sequence_q.sym
 F, W, C, n = flops.sym, hbm_bandwidth.sym, hbm_capacity.sym, chips.sym
 N_tot, N_act, q, B, L, k = (params_total.sym, params_active.sym, bytes_per_param.sym, batch.sym,
                             context.sym, kv_bytes_per_token.sym)
@@ -111,7 +140,7 @@ p_chip, B2 = chip_price.sym, batch_other.sym
 
 def step_time_at(b: sp.Expr, ntot: sp.Expr = N_tot) -> sp.Expr:
     """The roofline step time written out at batch ``b`` (and total parameters ``ntot``)."""
-    return sp.Max(c_fwd * N_act * b * tau / (n * F), (ntot * q + b * L * k) / (n * W))
+    return sp.Max(c_fwd * N_act * b * tau / (n * F), (ntot * q + b * S_kv) / (n * W))
 
 
 def cost_at(b: sp.Expr, ntot: sp.Expr = N_tot) -> sp.Expr:
@@ -131,11 +160,23 @@ weight_fetch_time = Definition(
     source=lecture("00:05", CHAPTER),
     defines=weight_fetch_time_q, expr=N_tot * q / (n * W),
 )
+kv_bytes_per_sequence = Definition(
+    "roofline.kv_bytes_per_sequence", title="KV cache of one sequence, by layer kind",
+    statement="A full-attention (or latent-attention) layer keeps every token of the context; a sliding-window "
+              "layer only the last L_win, a chunked layer at most one chunk of L_chunk, and a linear-attention "
+              "layer a state of fixed size.  The lecture's model has only the first kind, so there S = L·k.",
+    source=lecture("00:06", CHAPTER, reconstructed=True),
+    defines=kv_bytes_per_sequence_q,
+    expr=L * k + sp.Min(L, L_win) * k_win + sp.Min(L, L_chunk) * k_chunk + s_state,
+)
+FULL_ATTENTION_ONLY = (logic.gt(k, 0), logic.eq(k_win, 0), logic.eq(k_chunk, 0), logic.eq(s_state, 0))
+"""Hypotheses of a claim about the lecture's layout, where every cached layer attends over the whole context."""
+
 kv_fetch_time = Definition(
     "roofline.kv_fetch_time", title="KV-cache fetch time",
-    statement="Every sequence in the batch reads its whole context's KV cache once per step.",
+    statement="Every sequence in the batch reads its whole KV cache once per step.",
     source=lecture("00:06", CHAPTER),
-    defines=kv_fetch_time_q, expr=B * L * k / (n * W),
+    defines=kv_fetch_time_q, expr=B * S_kv / (n * W),
 )
 memory_time = Definition(
     "roofline.memory_time", title="Memory time of a decode step",
@@ -175,7 +216,7 @@ cost_per_token_floor = Definition(
     statement="Per token, the multiplies and the token's own KV reads cannot be shared with other "
               "sequences; the slower of the two, at the chip's rental price, is a cost no batch can beat.",
     source=lecture("00:14", CHAPTER),
-    defines=cost_floor_q, expr=p_chip * sp.Max(c_fwd * N_act / F, L * k / (tau * W)),
+    defines=cost_floor_q, expr=p_chip * sp.Max(c_fwd * N_act / F, S_kv / (tau * W)),
 )
 
 step_time_ge_compute_time = Claim(
@@ -202,7 +243,7 @@ latency_vs_batch_shape = Claim(
         logic.le(step_time_q.sym, step_time_at(B2)),
         logic.ge(step_time_q.sym, weight_fetch_time_q.sym),
         logic.le(step_time_q.sym, weight_fetch_time_q.sym
-                 + B * (c_fwd * N_act * tau / (n * F) + L * k / (n * W))),
+                 + B * (c_fwd * N_act * tau / (n * F) + S_kv / (n * W))),
     )),
     notes="B' is any larger batch: the first part says T(B) <= T(B').",
 )
@@ -215,7 +256,7 @@ latency_floor = Claim(
     goal=logic.ge(step_time_q.sym, N_tot * q / (n * W)),
     steps=(
         Step(logic.ge(step_time_q.sym, memory_time_q.sym), "the roofline: T is the max of both times"),
-        Step(logic.ge(step_time_q.sym, N_tot * q / (n * W) + B * L * k / (n * W)),
+        Step(logic.ge(step_time_q.sym, N_tot * q / (n * W) + B * S_kv / (n * W)),
              "memory time is weight fetch plus KV fetch"),
         Step(logic.ge(step_time_q.sym, N_tot * q / (n * W)), "the KV term is non-negative"),
     ),
@@ -230,16 +271,16 @@ cost_per_token_and_floor = Claim(
     source=lecture("00:13-00:15", CHAPTER),
     goal=logic.And((
         logic.eq(cost_per_token_q.sym,
-                 p_chip * sp.Max(c_fwd * N_act / F, N_tot * q / (W * B * tau) + L * k / (W * tau))),
+                 p_chip * sp.Max(c_fwd * N_act / F, N_tot * q / (W * B * tau) + S_kv / (W * tau))),
         logic.ge(cost_per_token_q.sym, cost_floor_q.sym),
     )),
     steps=(
         Step(logic.eq(cost_per_token_q.sym, p_chip * n * step_time_at(B) / (B * tau)),
              "cost is chip price times chips times step time, per token", link="implies"),
         Step(logic.eq(cost_per_token_q.sym,
-                      p_chip * sp.Max(c_fwd * N_act / F, N_tot * q / (W * B * tau) + L * k / (W * tau))),
+                      p_chip * sp.Max(c_fwd * N_act / F, N_tot * q / (W * B * tau) + S_kv / (W * tau))),
              "divide each branch of the max by B·τ (the chip count cancels)"),
-        Step(logic.ge(cost_per_token_q.sym, p_chip * sp.Max(c_fwd * N_act / F, L * k / (tau * W))),
+        Step(logic.ge(cost_per_token_q.sym, p_chip * sp.Max(c_fwd * N_act / F, S_kv / (tau * W))),
              "the weight term N_tot·q/(W·B·τ) is positive"),
     ),
     uses=(latency_floor,),
@@ -254,8 +295,8 @@ cost_per_token_nonincreasing = Claim(
     steps=(
         Step(logic.le(N_tot * q / (W * B2 * tau), N_tot * q / (W * B * tau)),
              "the weight share per token falls as 1/B", link="implies"),
-        Step(logic.le(p_chip * sp.Max(c_fwd * N_act / F, N_tot * q / (W * B2 * tau) + L * k / (W * tau)),
-                      p_chip * sp.Max(c_fwd * N_act / F, N_tot * q / (W * B * tau) + L * k / (W * tau))),
+        Step(logic.le(p_chip * sp.Max(c_fwd * N_act / F, N_tot * q / (W * B2 * tau) + S_kv / (W * tau)),
+                      p_chip * sp.Max(c_fwd * N_act / F, N_tot * q / (W * B * tau) + S_kv / (W * tau))),
              "the max is monotone in each argument"),
     ),
     uses=(cost_per_token_and_floor,),
@@ -293,7 +334,7 @@ full_hbm_step_ge_drain_time = Claim(
               "takes at least the drain time; a longer step would leave time to read memory twice, which "
               "nothing needs, so the natural step time is the drain time.",
     source=lecture("00:21-00:23", CHAPTER, reconstructed=True),
-    hypotheses=(logic.eq(N_tot * q + B * L * k, n * C),),
+    hypotheses=(logic.eq(N_tot * q + B * S_kv, n * C),),
     goal=logic.And((logic.eq(memory_time_q.sym, drain_time_q.sym), logic.ge(step_time_q.sym, drain_time_q.sym))),
     uses=(step_time_ge_memory_time,),
 )

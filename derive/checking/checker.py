@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -106,6 +106,8 @@ class Checker:
         self.cache = cache  # a derive.checking.cache.ProofCache, or None to always run the prover
         self.prover_calls = 0  # problems the prover actually decided (cache misses)
         self.workers = workers  # processes for a large check (see _own_in_parallel)
+        # called as progress(done, total) while check() runs (the command line draws a progress bar)
+        self.progress: Callable[[int, int], None] | None = None
 
     def decide(self, problem: Problem) -> Outcome:
         """``prover.decide`` through the proof cache, when there is one."""
@@ -120,8 +122,12 @@ class Checker:
 
     def pinned_for(self, claim: Claim) -> frozenset[str]:
         """Pinned derived quantities cut their definitions only in instance claims: a general claim
-        is about the definitions themselves."""
-        return self.scenario.pinned if claim.instance else frozenset()
+        is about the definitions themselves.  A derived quantity named in ``forall`` is a variable of
+        the instance claim: its definition is cut too (otherwise the claim would be checked only at the
+        value the scenario's inputs give it)."""
+        if not claim.instance:
+            return frozenset()
+        return frozenset(self.scenario.pinned) | forall_derived(self.library, claim)
 
     def hypotheses_for(self, claim: Claim) -> list[Formula]:
         """Cited assumptions (transitively) and the claim's own premises."""
@@ -162,7 +168,7 @@ class Checker:
             symbols |= h.free_symbols()
         domain: list[Formula] = []
         integer: set[sp.Symbol] = set()
-        bounds = {q.sym: (sp.Rational(lo), sp.Rational(hi)) for q, lo, hi in claim.bounds}
+        bounds = {q.sym: (_exact_bound(lo), _exact_bound(hi)) for q, lo, hi in claim.bounds}
         for s in sorted(symbols, key=str):
             q = lib.quantity_of(s)
             d = q.domain_formula()
@@ -195,9 +201,13 @@ class Checker:
             outcome = Outcome("unknown", "none", "the scenario gives no value for " + ", ".join(missing)
                               + " (use --set or a preset)")
             return self._result(claim, outcome, [], rests_on, start)
-        hyps = self.hypotheses_for(claim)
-        steps = self._check_steps(claim, hyps)
-        outcome = self.decide(self.problem(claim, claim.goal, hyps))
+        try:
+            hyps = self.hypotheses_for(claim)
+            steps = self._check_steps(claim, hyps)
+            outcome = self.decide(self.problem(claim, claim.goal, hyps))
+        except Exception as err:  # noqa: BLE001 - one claim's internal error never stops the others
+            outcome = Outcome("unknown", "none", f"internal error, so no verdict: {type(err).__name__}: {err}")
+            return self._result(claim, outcome, [], rests_on, start)
         result = self._result(claim, outcome, steps, rests_on, start)
         if result.verdict == "refuted" and claim.instance:
             # The point where an instance claim fails includes the scenario values it was checked at.
@@ -272,9 +282,11 @@ class Checker:
         todo = [d for d in lib.topological() if d.id in needed and isinstance(d, Claim)]
         own = self._own_in_parallel(todo) if self.workers > 1 else {}
         results: dict[str, ClaimResult] = {}
-        for decl in todo:
+        for k, decl in enumerate(todo, start=1):
             result = own.get(decl.id) or self.check_own(decl)
             results[decl.id] = self.apply_blocking(decl, result, results)
+            if self.progress is not None and not own:  # a parallel run reported while it ran
+                self.progress(k, len(todo))
         order = [d.id for d in (wanted if wanted is not None else lib.claims())]
         return Report(self.scenario, [results[i] for i in order])
 
@@ -294,7 +306,11 @@ class Checker:
         chunks = [[c.id for c in claims[i:i + 4]] for i in range(0, len(claims), 4)]
         try:
             with multiprocessing.get_context("fork").Pool(self.workers) as pool:
-                parts = list(pool.imap_unordered(_check_own_ids, chunks))  # small chunks balance the load
+                parts = []
+                for part in pool.imap_unordered(_check_own_ids, chunks):  # small chunks balance the load
+                    parts.append(part)
+                    if self.progress is not None:
+                        self.progress(sum(len(p) for p in parts), len(claims))
         except (OSError, RuntimeError):
             return {}
         finally:
@@ -312,10 +328,12 @@ class Checker:
         return out
 
     def apply_blocking(self, claim: Claim, own: ClaimResult, done: dict[str, ClaimResult]) -> ClaimResult:
+        """A proved claim that rests on a claim that is not proved, through any path of the dependency
+        graph (directly, or through assumptions and definitions that use it), is ``blocked``."""
         if own.verdict != "proved":
             return own
-        bad = [u.id for u in self.library.claim_dependencies(claim)
-               if u.id in done and done[u.id].verdict not in ("proved",)]
+        bad = [u for u in resting_claims(self.library, claim)
+               if u in done and done[u].verdict not in ("proved",)]
         if bad:
             own.verdict = "blocked"
             own.reason = "rests on " + ", ".join(f"{b} ({done[b].verdict})" for b in bad)
@@ -323,6 +341,38 @@ class Checker:
 
 
 _FORKED: Checker | None = None
+
+
+def forall_derived(library: Library, claim: Claim) -> frozenset[str]:
+    """Derived quantities a claim quantifies over (``forall``): their definitions are cut."""
+    return frozenset(q.name for q in claim.forall if library.is_derived(q.name))
+
+
+def resting_claims(library: Library, claim: Claim) -> list[str]:
+    """Claims this one rests on through paths whose inner nodes are assumptions or definitions (a
+    claim further back is reached through the claim in between, whose own verdict carries it)."""
+    out: list[str] = []
+    seen: set[str] = set()
+    todo = list(library.graph.predecessors(claim.id))
+    while todo:
+        d = todo.pop()
+        if d in seen:
+            continue
+        seen.add(d)
+        if isinstance(library.declarations[d], Claim):
+            out.append(d)
+        else:
+            todo.extend(library.graph.predecessors(d))
+    order = {d.id: i for i, d in enumerate(library.ordered())}
+    return sorted(out, key=order.get)
+
+
+def _exact_bound(value: object) -> sp.Expr:
+    """A bound as written: exact numbers become Rationals; a float stays a Float, which the kernel
+    refuses (the float rule, see derive.kernel.trusted)."""
+    if isinstance(value, (float, sp.Float)):
+        return sp.Float(value)
+    return sp.Rational(value)
 
 
 def _check_own_ids(ids: list[str]) -> list[ClaimResult]:

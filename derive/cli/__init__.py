@@ -91,9 +91,13 @@ def main(argv: list[str] | None = None, *, replay: bool = False) -> int:
 
 
 def _run(args: argparse.Namespace, ctx: Context) -> int:
+    from derive.cli import terminal
     from derive.errors import DeriveError
 
     try:
+        if args.command in _LONG:
+            with terminal.working(f"derive {args.command}"):
+                return args._module.run(args, ctx)
         return args._module.run(args, ctx)
     except DeriveError as err:
         error_line(f"derive {args.command}: error", err.one_line())
@@ -126,6 +130,9 @@ def _run(args: argparse.Namespace, ctx: Context) -> int:
         return EXIT_BAD_INPUT
 
 
+# Commands that can take more than a few seconds and report no count: a spinner on a terminal's stderr.
+_LONG = ("build", "diff", "margin", "sweep", "presets", "ledger", "export")
+
 # Commands whose output is a function of their inputs only (no files written): replayable.
 _REPLAYABLE = ("check", "diff", "margin")
 
@@ -156,7 +163,10 @@ def _run_replayed(args: argparse.Namespace, ctx: Context, argv: list[str]) -> in
     from derive.checking.cache import OutputCache, ReadTracker, cache_dir
 
     cache = OutputCache(cache_dir(getattr(args, "cache_dir", None)))
-    key = cache.run_key(argv)
+    from derive.cli.terminal import colour
+
+    # coloured output (a terminal) and plain output are cached apart, so a pipe never replays colours
+    key = cache.run_key(argv + (["<colour>"] if colour() else []))
     hit = cache.lookup(key)
     if hit is not None:
         out, err, code = hit

@@ -241,12 +241,20 @@ def between(expr: sp.Expr, low: sp.Expr, high: sp.Expr) -> Formula:
 
 
 def within_factor(expr: sp.Expr, target: sp.Expr, factor: sp.Expr) -> Formula:
-    """``target/factor <= expr <= target*factor`` (factor > 1)."""
-    return between(expr, sp.sympify(target) / factor, sp.sympify(target) * factor)
+    """``expr`` between ``target/factor`` and ``target*factor`` (factor > 1), in that order for a
+    positive target and the other way round for a negative one (a numeric target's sign is known;
+    a symbolic target is taken as it comes, as quantities are positive by default)."""
+    target, factor = sp.sympify(target), sp.sympify(factor)
+    low, high = target / factor, target * factor
+    if target.is_number and target.is_negative:
+        low, high = high, low
+    return between(expr, low, high)
 
 
 def within_percent(expr: sp.Expr, target: sp.Expr, percent: sp.Expr) -> Formula:
-    """``|expr - target| <= percent/100 * |target|``, written without Abs."""
+    """``|expr - target| <= percent/100 * |target|``, written without Abs when the target is a number
+    (a negative target too: the tolerance is taken on its magnitude); with ``Abs`` of a symbolic target."""
     tol = sp.Rational(percent) / 100 if not isinstance(percent, sp.Expr) else percent / 100
     target = sp.sympify(target)
-    return between(expr, target * (1 - tol), target * (1 + tol))
+    size = abs(target) if target.is_number else sp.Abs(target)
+    return between(expr, target - tol * size, target + tol * size)

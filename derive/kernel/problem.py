@@ -1,11 +1,13 @@
 """What the kernel decides: a problem (hypotheses, goal, domains, bounds, budget) and its outcome.
 
+The meaning of a problem is fixed by ``derive.kernel.trusted`` (bounds are hypotheses; integrality;
+side conditions; floats refused).
+
 Shared by every engine (z3, sympy, interval, search) so that none of them imports another.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import sympy as sp
@@ -23,7 +25,8 @@ class Outcome:
     engine: str  # z3 | sympy | exact | interval | none
     reason: str | None = None
     counterexample: dict[str, sp.Rational] | None = None
-    recheck: str | None = None  # how a sympy result or a counterexample was re-checked
+    recheck: str | None = None  # how the kernel confirmed the verdict (see derive.kernel.trusted)
+    side_conditions: tuple[str, ...] = ()  # of a ``proved``: the goal's side conditions and how each was shown
 
     def as_text_counterexample(self) -> dict[str, str] | None:
         if self.counterexample is None:
@@ -47,13 +50,3 @@ class Problem:
         for h in self.hypotheses:
             out |= h.free_symbols()
         return out
-
-
-def confirms(problem: Problem, point: Mapping[sp.Symbol, sp.Expr]) -> bool:
-    """Exact re-check: every hypothesis holds and the goal fails at ``point``."""
-    try:
-        if any(not h.evaluate(point) for h in problem.hypotheses):
-            return False
-        return not problem.goal.evaluate(point)
-    except (ValueError, TypeError, ZeroDivisionError):
-        return False

@@ -72,6 +72,7 @@ class Scenario:
     pinned: frozenset[str] = frozenset()
     layers: tuple[str, ...] = ()
     ceilings: tuple[Ceiling, ...] = ()  # which peak or measured rates the formulas use
+    notes: tuple[str, ...] = ()  # defaults and approximations the layers applied, one sentence each
 
     @property
     def measured(self) -> bool:
@@ -103,7 +104,46 @@ class Scenario:
             "assumptions": [t for t, _ in self.assumptions],
             "pinned": sorted(self.pinned),
             "ceilings": [c.to_json() for c in self.ceilings],
+            "notes": list(self.notes),
         }
+
+    def explain(self, library: Library, names: Iterable[str] | None = None) -> list[dict[str, str]]:
+        """For each input (all values, or ``names``): its value in the quantity's unit, the unit, the layer
+        that set it (``lecture``, ``scenario file``, ``hardware preset``, ``measured``, ``model config``,
+        ``model preset``, ``--set``), where exactly (``origin``), its source and note.  Documents show
+        this table."""
+        rows = []
+        for name in sorted(self.values) if names is None else [n for n in names if n in self.values]:
+            v = self.values[name]
+            q = library.quantities.get(name)
+            unit_text = (q.display_unit or q.unit) if q is not None else "1"
+            try:
+                scale = parse_unit(unit_text).scale
+            except Exception:  # noqa: BLE001 - an odd display unit shows the quantity's own unit instead
+                unit_text = q.unit if q is not None else "1"
+                scale = parse_unit(unit_text).scale
+            value = v.value / sp.Rational(scale.numerator, scale.denominator)
+            rows.append({"name": name, "value": _plain(value), "exact": str(v.value), "unit": unit_text,
+                         "layer": layer_kind(v.origin), "origin": v.origin, "source": v.source,
+                         "note": v.note})
+        return rows
+
+
+def layer_kind(origin: str) -> str:
+    """The kind of layer an origin string names, in the words ``--explain`` uses."""
+    head = origin.split(" ", 1)[0]
+    if origin == "scenario lecture":
+        return "lecture"
+    return {"scenario": "scenario file", "hardware": "hardware preset", "measured": "measured",
+            "config": "model config", "hf": "model config", "model": "model preset",
+            "--set": "--set"}.get(head, head or "?")
+
+
+def _plain(value: sp.Rational) -> str:
+    """A value for people: an integer exactly, else 6 significant digits."""
+    if value.is_Integer:
+        return f"{int(value):,}"
+    return f"{float(value):.6g}"
 
 
 @dataclass
@@ -357,36 +397,67 @@ def _ceilings(library: Library, values: Mapping[str, ScenarioValue]) -> tuple[Ce
     return tuple(out)
 
 
-def _model_layer(library: Library, model: str, store: PresetStore,
-                 bytes_per_kv_element: sp.Rational | None) -> tuple[str, dict[str, ScenarioValue]]:
-    """A model preset (TOML with a [config] table) or a path to a config.json."""
+def _model_layer(library: Library, model: str, store: PresetStore, bytes_per_kv_element: sp.Rational | None,
+                 default_kv: sp.Rational | None = None
+                 ) -> tuple[str, dict[str, ScenarioValue], frozenset[str], tuple[str, ...]]:
+    """A model preset (TOML with a [config] table), a path to a config.json (or to a folder holding one),
+    or a Hugging Face id ``ORG/NAME`` found in the local Hugging Face cache (the reader's
+    ``find_cached_config``).
+
+    Returns the layer's label, its values, the names of the values that describe the model's own
+    precision and context (``native``: they replace the lecture's round numbers and a hardware preset's,
+    not a value the user gave) and the reader's notes."""
     path = Path(model)
-    is_file = model.endswith(".json") or path.suffix == ".json" or "/" in model
     reader = library.model_config_reader
-    if is_file:
-        if reader is None:
-            raise ScenarioError("this library has no config.json reader", where="--model")
-        if not path.is_file():
-            raise ScenarioError(f"config file not found: {model}", where="--model")
-        config = read_json(path, what="config file")
-        if not isinstance(config, Mapping):
-            raise ScenarioError(f"{model} is not a JSON object", where="--model")
-        label, source, as_of = f"config {path.name}", f"config.json at {model}", None
-    else:
+    is_preset = "/" not in model and "\\" not in model and not model.endswith(".json")
+    if not is_preset and reader is None:
+        raise ScenarioError("this library has no config.json reader", where="--model")
+    if is_preset:
         preset_path = store.path("model", model)
         data = read_toml(preset_path)
         if "config" not in data:
-            return f"model {model}", _value_table(library, data, str(preset_path), f"model {model}")
+            return (f"model {model}", _value_table(library, data, str(preset_path), f"model {model}"),
+                    frozenset(), ())
         if reader is None:
             raise ScenarioError("this library has no model config reader", where=str(preset_path))
         config = data["config"]
         label, source, as_of = f"model {model}", str(data.get("source", preset_path.name)), data.get("as_of")
-    kwargs = {} if bytes_per_kv_element is None else {"bytes_per_kv_element": bytes_per_kv_element}
+    else:
+        if path.is_dir() and (path / "config.json").is_file():
+            path = path / "config.json"
+            label, source = f"config {path.parent.name}/config.json", f"config.json at {path}"
+        elif path.is_file() or model.endswith(".json") or path.suffix == ".json" or path.exists():
+            if not path.is_file():
+                raise ScenarioError(f"config file not found: {model}", where="--model")
+            label, source = f"config {path.name}", f"config.json at {model}"
+        else:
+            finder = getattr(reader, "find_cached_config", None)
+            if finder is None:
+                raise ScenarioError(f"config file not found: {model}", where="--model",
+                                    hint="this library cannot look up Hugging Face ids; give a path to a config.json")
+            path = Path(finder(model))
+            label, source = f"hf {model}", f"Hugging Face cache: {path}"
+        config = read_json(path, what="config file")
+        if not isinstance(config, Mapping):
+            raise ScenarioError(f"{path} is not a JSON object", where="--model")
+        as_of = None
+    kwargs: dict = {}
+    if bytes_per_kv_element is not None:
+        kwargs["bytes_per_kv_element"] = bytes_per_kv_element
+    if default_kv is not None:
+        kwargs["default_bytes_per_kv_element"] = default_kv
+    native = set()
     try:
         import contextlib
 
         with contextlib.redirect_stdout(sys.stderr):  # a library's reader is user code: stdout stays derive's
-            values = reader(config, where=label, **kwargs)
+            try:
+                values = reader(config, where=label, **kwargs)
+            except TypeError:
+                if "default_bytes_per_kv_element" not in kwargs:
+                    raise
+                kwargs.pop("default_bytes_per_kv_element")  # a library's reader without that argument
+                values = reader(config, where=label, **kwargs)
         out = {}
         for name, cv in values.items():
             if name not in library.quantities:
@@ -397,6 +468,9 @@ def _model_layer(library: Library, model: str, store: PresetStore,
                 raise ScenarioError(f"config reader gave {name} in {cv.unit}, expected {q.unit}", where=label)
             out[name] = ScenarioValue(name, _exact(cv.value) * sp.Rational(unit.scale), source, as_of, label,
                                       cv.note)
+            if getattr(cv, "native", False):
+                native.add(name)
+        notes = tuple(str(n) for n in getattr(values, "notes", ()))
     except DeriveError:
         raise
     except (RecursionError, MemoryError) as err:
@@ -404,7 +478,7 @@ def _model_layer(library: Library, model: str, store: PresetStore,
     except Exception as err:  # the library's reader is user code: its failure is a one-line error, not a crash
         raise ScenarioError(f"the library's config reader failed: {type(err).__name__}: {err}", where=label,
                             hint="check the fields of the config (or the library's MODEL_CONFIG_READER)") from None
-    return label, out
+    return label, out, frozenset(native), notes
 
 
 def _exact(value: object) -> sp.Rational:
@@ -470,16 +544,47 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
                             unit_hint=q.display_unit or q.unit)
         parsed_sets.append((qname, value, text))
 
+    notes: list[str] = []
+    default_base = scenario is None
+    base_origin = f"scenario {name}"
+
+    def replaceable(qname: str) -> bool:
+        """A value the model's own precision and context may replace: the default lecture scenario's round
+        numbers and a hardware preset's datatype, never a scenario file's, a measurement's or --set's."""
+        v = values.get(qname)
+        return v is None or v.origin.startswith("hardware ") or (default_base and v.origin == base_origin)
+
     if model:
         kv = next((v for n, v, _ in parsed_sets if n == "bytes_per_kv_element"), None)
+        default_kv = None
         if kv is None and "bytes_per_kv_element" in values:
-            kv = values["bytes_per_kv_element"].value
-        label, model_values = _model_layer(library, model, store, kv)
-        values.update(model_values)
+            if values["bytes_per_kv_element"].origin.startswith("hardware "):
+                default_kv = values["bytes_per_kv_element"].value  # the chip's native datatype, if the config has none
+            elif not replaceable("bytes_per_kv_element"):
+                kv = values["bytes_per_kv_element"].value  # the user's scenario file set it
+        label, model_vals, native, reader_notes = _model_layer(library, model, store, kv, default_kv)
+        notes.extend(reader_notes)
+        for qname, v in model_vals.items():
+            before = values.get(qname)
+            if qname in native and not replaceable(qname):
+                if before is not None and before.value != v.value:
+                    notes.append(f"{qname}: the model's {_plain_q(library, qname, v.value)} not used; "
+                                 f"{before.origin} sets {_plain_q(library, qname, before.value)}")
+                continue
+            if qname in native and before is not None and before.value != v.value:
+                notes.append(f"{qname}: {_plain_q(library, qname, v.value)} from the model ({v.note}) replaces "
+                             f"{before.origin}'s {_plain_q(library, qname, before.value)}")
+            values[qname] = v
         layers.append(label)
     for qname, value, text in parsed_sets:
         values[qname] = ScenarioValue(qname, value, f"--set {text}", None, "--set")
         layers.append(f"--set {text}")
+    if model and default_base:
+        for qname in ("bytes_per_param", "bytes_per_kv_element", "context"):
+            v = values.get(qname)
+            if v is not None and v.origin == base_origin and qname in library.quantities:
+                notes.append(f"{qname} = {_plain_q(library, qname, v.value)} is the lecture's round number: the model "
+                             f"config does not give it; --set {qname}=... for yours")
     for text in assumes:
         assumptions.append((text, parse_quantity_relation(text, library.symbols(), library.dimension,
                                                           where=f"--assume {text!r}", si=si)))
@@ -500,10 +605,21 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
     extra = ["measured" if layer.startswith("measured ") else layer.split(" ", 1)[-1]
              for layer in layers[base_layers:] if not layer.startswith("unpinned")]
     label = name if not extra else f"{name}+" + "+".join(extra)
-    return Scenario(label, values, tuple(assumptions), pinned, tuple(layers), _ceilings(library, values))
+    notes.extend(f"{layer[len('unpinned '):]}: unpinned" for layer in layers if layer.startswith("unpinned "))
+    return Scenario(label, values, tuple(assumptions), pinned, tuple(layers), _ceilings(library, values),
+                    tuple(dict.fromkeys(notes)))
 
 
-_LAYER_RANK = {"scenario": 0, "hardware": 1, "measured": 2, "model": 3, "config": 3, "--set": 4}
+def _plain_q(library: Library, name: str, value: sp.Rational) -> str:
+    """A scenario value in its quantity's unit, for a note."""
+    q = library.quantities.get(name)
+    unit_text = (q.display_unit or q.unit) if q is not None else "1"
+    scale = parse_unit(unit_text).scale
+    shown = _plain(value / sp.Rational(scale.numerator, scale.denominator))
+    return shown if unit_text == "1" else f"{shown} {unit_text}"
+
+
+_LAYER_RANK = {"scenario": 0, "hardware": 1, "measured": 2, "model": 3, "config": 3, "hf": 3, "--set": 4}
 
 
 def _drop_stale_pins(library: Library, values: dict[str, ScenarioValue], layers: list[str]) -> None:

@@ -76,6 +76,8 @@ class Conflict:
             out.append("  given: " + ", ".join(f"{v['quantity']} = {v['display']} ({v['layer']})" for v in self.values))
         if self.suggestions:
             out.append("  to ask 'what if' instead, change a value: " + " or ".join(self.suggestions))
+        elif self.origin.startswith("hypothesis"):
+            out.append("  the claim is stated only where this holds: under these values it says nothing")
         return out
 
 
@@ -200,18 +202,25 @@ def flip_threshold(library: Library, before: Scenario, after: Scenario, claim: C
 # inconsistent scenarios ---------------------------------------------------------------------------------------
 
 def conflicts(library: Library, scenario: Scenario, claim: Claim | None = None) -> list[Conflict]:
-    """Relations the scenario's own values contradict: its ``--assume`` relations, and the assumptions
-    ``claim`` rests on (all of the library's when ``claim`` is None).  Each names the values involved,
-    the layer that set each, and ``--set`` changes that would satisfy it."""
+    """Relations the scenario's own values contradict: its ``--assume`` relations, the assumptions
+    ``claim`` rests on (all of the library's when ``claim`` is None), and ``claim``'s hypotheses on a
+    quantity the scenario pins (an instance claim's other hypotheses may fix values of their own).  Each
+    names the values involved, the layer that set each, and ``--set`` changes that would satisfy it."""
     formulas: list[tuple[str, str, Formula]] = [("--assume", text, f) for text, f in scenario.assumptions]
+    if claim is not None:  # an instance claim's own hypotheses meet the scenario's values too
+        formulas += [(f"hypothesis of {claim.id}", str(h), h) for h in claim.hypotheses
+                     if {str(x) for x in h.free_symbols()} & scenario.pinned]
     ids = library.rests_on(claim) if claim is not None else list(library.declarations)
     for aid in ids:
         a = library.declarations.get(aid)
         if isinstance(a, Assumption) and a.relation is not None:
             formulas.append((f"assumption {a.id}", str(a.relation), a.relation))
+    free = {q.name for q in claim.forall} if claim is not None else set()  # never given scenario values
     out = []
     for origin, text, f in formulas:
         for rel in _relations(f) if isinstance(f, (Rel, And)) else []:
+            if {str(x) for x in (rel.lhs - rel.rhs).free_symbols} & free:
+                continue
             lv, rv = value_of(library, scenario, rel.lhs), value_of(library, scenario, rel.rhs)
             if lv is None or rv is None or Rel(lv, rel.op, rv).evaluate({}):
                 continue
@@ -221,7 +230,8 @@ def conflicts(library: Library, scenario: Scenario, claim: Claim | None = None) 
             values = [{"quantity": n, "display": format_value(scenario.value(n), format_dimension(
                 library.quantities[n].dimension)), "layer": scenario.values[n].origin}
                 for n in names if n in scenario.values]
-            out.append(Conflict(text, origin, failing, values, _suggest(library, scenario, rel)))
+            hypothesis = origin.startswith("hypothesis")
+            out.append(Conflict(text, origin, failing, values, [] if hypothesis else _suggest(library, scenario, rel)))
             break
     return out
 

@@ -171,7 +171,7 @@ class Margin:
             out.append(f"  scenario value {self.vary} = {self.shown(self.value)}: the claim {state}")
         if self.eliminated:
             out.append(f"  ({self.eliminated} eliminated: solved from {self.vary} = x)")
-        out.append(f"  solved: {self.formula}")
+        # the solved formula is in SI base units (numbers like 900000000000): JSON "formula" keeps it
         if self.checks:
             ok = sum(c.agrees for c in self.checks)
             out.append(f"  z3 cross-check of the endpoints: {ok}/{len(self.checks)} points agree"

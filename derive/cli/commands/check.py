@@ -13,27 +13,56 @@ def add_arguments(p) -> None:
 def run(args, ctx) -> int:
     import os
 
-    from derive.cli.commands.output import assignment_lines, emit, emit_json, pinned_line, pinned_notes
+    from derive.cli import terminal
+    from derive.cli.commands.output import (
+        assignment_lines,
+        emit,
+        emit_json,
+        emit_notes,
+        pinned_line,
+        pinned_notes,
+        scenario_notes,
+    )
 
-    report = ctx.checker(workers=min(2, os.cpu_count() or 1)).check(args.ids or None)
+    checker = ctx.checker(workers=min(2, os.cpu_count() or 1))
+    with terminal.progress("checking claims") as update:
+        checker.progress = update
+        report = checker.check(args.ids or None)
     pinned = pinned_notes(ctx.library, ctx.scenario)
     if args.json:
-        emit_json({**report.to_json(), "pinned": pinned})
+        emit_json({**report.to_json(), "pinned": pinned, "notes": scenario_notes(ctx.scenario)})
         return 0 if report.ok else 1
     width = max((len(r.id) for r in report.results), default=10)
+    rows, lines = [], []
     for r in report.results:
         mark = " " if r.meets_expectation else "!"
-        emit(f"{mark} {r.verdict:<12} {r.id:<{width}}  {r.title}  [{r.engine}]")
-        if not r.meets_expectation:
-            emit(f"    expected {r.expected}")
+        detail = [] if r.meets_expectation else [f"expected {r.expected}"]
         if r.counterexample:
-            emit("    counterexample:")
-            for line in assignment_lines(ctx.library, r.counterexample):
-                emit(f"      {line}")
+            detail += ["counterexample:"] + [f"  {line}" for line in assignment_lines(ctx.library, r.counterexample)]
         if r.reason and r.verdict != "proved":
-            emit(f"    reason: {r.reason}")
+            detail.append(f"reason: {r.reason}")
+        rows.append((mark, r.verdict, r.id, r.title, r.engine, "\n".join(detail)))
+        lines.append(f"{mark} {r.verdict:<12} {r.id:<{width}}  {r.title}  [{r.engine}]")
+        lines += [f"    {line}" for line in detail]
+    if not terminal.verdict_table(rows):
+        for line in lines:
+            emit(line)
+    inconsistent = [r.id for r in report.results if r.verdict == "inconsistent"]
+    if inconsistent:
+        from derive.whatif.explain import conflicts
+
+        seen: dict[str, object] = {}
+        for cid in inconsistent:
+            for c in conflicts(ctx.library, ctx.scenario, ctx.library.declarations[cid]):
+                seen.setdefault(f"{c.origin} {c.relation}", c)
+        if seen:
+            emit("inconsistent: the scenario's values contradict")
+            for c in seen.values():
+                for line in c.lines():
+                    emit(f"  {line}")
     if pinned:
         emit(pinned_line(pinned))
+    emit_notes(ctx.scenario)
     summary = ", ".join(f"{n} {v}" for v, n in report.summary().items())
     bad = sum(not r.meets_expectation for r in report.results)
     emit(f"scenario {ctx.scenario.name}: {summary}; {bad} not as expected")

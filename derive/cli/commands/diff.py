@@ -62,6 +62,7 @@ def run(args, ctx) -> int:
     elif fmt == "md":
         emit(report.markdown())
     else:
-        for line in report.text_lines():
-            emit(line)
+        from derive.cli.terminal import emit_lines
+
+        emit_lines(report.text_lines())
     return 1 if args.exit_code and report.changed() else 0

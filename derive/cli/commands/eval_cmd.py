@@ -9,8 +9,9 @@ The value of each NAME (a quantity, a definition id, or an expression such as
 "hbm_bandwidth * 20 ms") under the scenario, with a unit and a sensible prefix.  A value computed
 through a definition outside its declared domain is `undefined`, with the reason.
 
---json: one name gives {"name", "value", "exact", "unit", "display", "inputs", "pinned"} ("value" is
-null, with "reason", when undefined); several names give {"values": [...], "scenario", "pinned"}.
+--json: one name gives {"name", "value", "exact", "unit", "display", "inputs", "pinned", "notes"} ("value"
+is null, with "reason", when undefined); several names give {"values": [...], "scenario", "pinned",
+"notes"}.  --explain adds each input's value, unit and the layer that set it ("explain" in --json).
 
 Examples:
   derive eval critical_batch step_time cost_per_token
@@ -27,10 +28,21 @@ def add_arguments(p) -> None:
     p.add_argument("exprs", nargs="+", metavar="NAME|EXPR")
     p.add_argument("--unit", metavar="U", help='express the value in this unit (e.g. "ms", "TB/s")')
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--explain", action="store_true",
+                   help="show each input's value, unit and the layer that set it (lecture, hardware preset, "
+                        "model config, --set)")
 
 
 def run(args, ctx) -> int:
-    from derive.cli.commands.output import emit, emit_json, pinned_line, pinned_notes
+    from derive.cli.commands.output import (
+        emit,
+        emit_json,
+        emit_notes,
+        explain_lines,
+        pinned_line,
+        pinned_notes,
+        scenario_notes,
+    )
     from derive.model.evaluate import evaluate
 
     evs = [evaluate(ctx.library, ctx.scenario, text, args.unit) for text in args.exprs]
@@ -38,7 +50,10 @@ def run(args, ctx) -> int:
     pinned = pinned_notes(ctx.library, ctx.scenario, only=inputs)
     ceilings = [c for c in ctx.scenario.ceilings if c.name in inputs]  # which peak or measured rates were used
     if args.json:
-        extra = {"pinned": pinned, "ceilings": [c.to_json() for c in ceilings]}
+        extra = {"pinned": pinned, "ceilings": [c.to_json() for c in ceilings],
+                 "notes": scenario_notes(ctx.scenario)}
+        if args.explain:
+            extra["explain"] = ctx.scenario.explain(ctx.library, sorted(inputs))
         if len(evs) == 1:
             emit_json({**evs[0].to_json(), **extra})
         else:
@@ -55,6 +70,10 @@ def run(args, ctx) -> int:
         emit("ceilings: " + ", ".join(
             f"{c.name} {format_value(c.value, ctx.library.quantities[c.name].unit)} ({c.kind}"
             + (f" {c.as_of}" if c.kind == "measured" else "") + ")" for c in ceilings))
+    if args.explain:
+        for line in explain_lines(ctx.scenario.explain(ctx.library, sorted(inputs))):
+            emit(line)
+    emit_notes(ctx.scenario)
     return 0
 
 

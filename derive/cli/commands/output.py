@@ -48,6 +48,32 @@ def pinned_notes(library, scenario, only=None) -> list[dict]:
     return out
 
 
+def scenario_notes(scenario) -> list[str]:
+    """Defaults and approximations the scenario's layers applied (config reader, native precision)."""
+    return list(getattr(scenario, "notes", ()) or ())
+
+
+def emit_notes(scenario) -> None:
+    """One ``note:`` line per default or approximation, so that none is silent."""
+    for note in scenario_notes(scenario):
+        emit(f"note: {note}")
+
+
+def explain_lines(rows: list[dict]) -> list[str]:
+    """``--explain``: each input's value, unit and the layer that set it, as aligned columns."""
+    if not rows:
+        return []
+    w_name = max(len(r["name"]) for r in rows)
+    w_value = max(len(r["value"]) for r in rows)
+    w_unit = max(len(r["unit"]) for r in rows)
+    w_layer = max(len(r["layer"]) for r in rows)
+    out = ["inputs:"]
+    for r in rows:
+        out.append(f"  {r['name']:<{w_name}}  {r['value']:>{w_value}} {r['unit']:<{w_unit}}  {r['layer']:<{w_layer}}"
+                   f"  ({r['origin']})")
+    return out
+
+
 def pinned_line(notes: list[dict]) -> str | None:
     """``pinned: hardware_ratio = 600 (definition cut)``, or None when nothing is pinned."""
     if not notes:

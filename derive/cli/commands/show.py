@@ -13,7 +13,7 @@ def add_arguments(p) -> None:
 def run(args, ctx) -> int:
     import sympy as sp
 
-    from derive.cli.commands.output import emit, emit_json
+    from derive.cli.commands.output import emit, emit_json, emit_notes, scenario_notes
     from derive.model.declarations import Assumption, Claim, Definition
 
     lib = ctx.library
@@ -21,16 +21,25 @@ def run(args, ctx) -> int:
         q = lib.quantities[args.id]
         info = {"quantity": q.name, "latex": q.latex, "unit": q.unit, "meaning": q.meaning,
                 "defined_by": lib.definition_of[q.name].id if q.name in lib.definition_of else None}
+        value = _value(lib, ctx.scenario, q.name)
         if args.json:
-            emit_json(info)
+            emit_json({**info, "value": None if value is None else value.to_json()})
         else:
             for k, v in info.items():
-                emit(f"{k}: {v}")
+                if v is not None:
+                    emit(f"{k}: {v}")
+            if value is not None:
+                emit(f"value: {value.display}   (scenario {ctx.scenario.name})")
         return 0
     d = lib.resolve(args.id)
     info: dict = {"id": d.id, "kind": d.kind, "title": d.title, "statement": d.statement, "source": str(d.source)}
     if isinstance(d, Definition):
         info["formula"] = f"{d.defines.name} = {sp.sstr(d.expr)}"
+        if d.domain is not None:
+            info["domain"] = str(d.domain)
+        value = _value(lib, ctx.scenario, d.defines.name)
+        if value is not None:
+            info["value"] = value.display if not args.json else value.to_json()
     elif isinstance(d, Assumption):
         info["formula"] = str(d.relation) if d.relation is not None else None
     info["depends_on"] = sorted(lib.graph.predecessors(d.id))
@@ -46,13 +55,37 @@ def run(args, ctx) -> int:
         info["counterexample"] = result.counterexample
         info["steps"] = [{"step": str(s.formula), "why": s.why, "verdict": s.outcome.verdict,
                           "engine": s.outcome.engine} for s in result.steps]
+        info["notes"] = scenario_notes(ctx.scenario)
     if args.json:
         emit_json(info)
         return 0
+    from derive.cli.commands.output import assignment_lines
+
     for k, v in info.items():
+        if k == "notes":
+            continue
         if k == "steps":
             for i, s in enumerate(v):
                 emit(f"  step {i + 1}: {s['step']}   [{s['verdict']}, {s['engine']}] {s['why']}")
+        elif k == "counterexample" and v:
+            emit("counterexample:")
+            for line in assignment_lines(lib, v):
+                emit(f"  {line}")
+        elif isinstance(v, list) and v:
+            emit(f"{k}: {', '.join(map(str, v))}")
         elif v not in (None, [], ""):
             emit(f"{k}: {v}")
+    if "notes" in info:
+        emit_notes(ctx.scenario)
     return 0
+
+
+def _value(lib, scenario, name: str):
+    """The quantity's value under the scenario (``derive eval``'s), or None when it has none there."""
+    from derive.errors import DeriveError
+    from derive.model.evaluate import evaluate
+
+    try:
+        return evaluate(lib, scenario, name)
+    except DeriveError:
+        return None

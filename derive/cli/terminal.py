@@ -1,0 +1,156 @@
+"""Terminal output that reads well: coloured verdicts, tables and progress with ``rich``, only when
+a person is watching.  Plain text when stdout is not a terminal, with ``NO_COLOR`` set (no-color.org)
+or ``TERM=dumb``; rich itself is imported only when it will be used, so ``derive --help`` stays instant.
+
+Progress goes to the real stderr, never into captured output (the output cache replays what a
+command printed, so a progress bar must not be part of it), and appears only once work has taken
+longer than ``DELAY`` seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+VERDICT_STYLES = {"proved": "bold green", "refuted": "bold red", "unknown": "yellow", "inconsistent": "bold magenta",
+                  "assumed": "dim", "blocked": "dark_orange"}
+DELAY = 2.0  # seconds of work before progress is shown
+
+
+def _real(stream):
+    """The terminal behind a capturing wrapper (the output cache's tee keeps the real one as ``stream``)."""
+    return getattr(stream, "stream", stream)
+
+
+def _is_terminal(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def plain() -> bool:
+    """True when output should carry no colour or cursor movement."""
+    return bool(os.environ.get("NO_COLOR")) or os.environ.get("TERM") == "dumb"
+
+
+def colour(stream=None) -> bool:
+    """Whether ``stream`` (stdout by default) gets colours and tables."""
+    return not plain() and _is_terminal(stream if stream is not None else sys.stdout)
+
+
+def _console(stream):
+    from rich.console import Console
+
+    return Console(file=stream, highlight=False, soft_wrap=True)
+
+
+def emit_lines(lines: list[str]) -> None:
+    """Lines of text, with verdict words coloured on a terminal; unchanged otherwise."""
+    if not colour():
+        for line in lines:
+            sys.stdout.write(line + "\n")
+        return
+    from rich.text import Text
+
+    console = _console(sys.stdout)
+    for line in lines:
+        text = Text(line)
+        for word, style in VERDICT_STYLES.items():
+            text.highlight_regex(rf"(?<![\w.]){word}(?![\w.])", style)
+        console.print(text)
+
+
+def verdict_table(rows: list[tuple[str, str, str, str, str, str]], caption: str | None = None) -> bool:
+    """(mark, verdict, id, title, engine, detail) rows as a table with coloured verdicts; False (nothing
+    printed) when stdout is not a terminal, so the caller prints its plain lines."""
+    if not colour():
+        return False
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(show_edge=False, pad_edge=False, box=None, caption=caption)
+    for name in ("", "verdict", "claim", "title", "engine", "detail"):
+        table.add_column(name, no_wrap=name in ("verdict", "claim"), overflow="fold")
+    for mark, verdict, cid, title, engine, detail in rows:
+        table.add_row(Text(mark, style="bold red"), Text(verdict, style=VERDICT_STYLES.get(verdict, "")),
+                      Text(cid), Text(title), Text(engine, style="dim"), Text(detail))
+    _console(sys.stdout).print(table)
+    return True
+
+
+@contextmanager
+def progress(label: str) -> Iterator[Callable[[int, int], None]]:
+    """A callback ``update(done, total)`` drawing a progress bar on the terminal's stderr once the work
+    has taken ``DELAY`` seconds; a no-op when stderr is not a terminal."""
+    err = _real(sys.stderr)
+    if plain() or not _is_terminal(err):
+        yield lambda done, total: None
+        return
+    start = time.monotonic()
+    state: dict = {}
+
+    def update(done: int, total: int) -> None:
+        if "bar" not in state:
+            if time.monotonic() - start < DELAY:
+                return
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                           console=_console(err), transient=True, redirect_stdout=False, redirect_stderr=False)
+            bar.start()
+            state["bar"], state["task"] = bar, bar.add_task(label, total=total)
+        state["bar"].update(state["task"], completed=done, total=total)
+
+    try:
+        yield update
+    finally:
+        if "bar" in state:
+            state["bar"].stop()
+
+
+@contextmanager
+def working(label: str) -> Iterator[None]:
+    """A spinner with elapsed time on the terminal's stderr, shown once work has taken ``DELAY`` seconds
+    (for work with no count to report: a build, a sweep, a what-if)."""
+    err = _real(sys.stderr)
+    if plain() or not _is_terminal(err):
+        yield
+        return
+    state: dict = {}
+    lock = threading.Lock()
+
+    def show() -> None:
+        with lock:
+            if state.get("done"):
+                return
+            from rich.live import Live
+            from rich.spinner import Spinner
+
+            started = time.monotonic() - DELAY
+            spinner = Spinner("dots", text=label)
+
+            def render():
+                spinner.update(text=f"{label}  {time.monotonic() - started:.0f} s")
+                return spinner
+
+            live = Live(get_renderable=render, console=_console(err), transient=True, refresh_per_second=8,
+                        redirect_stdout=False, redirect_stderr=False)
+            live.start()
+            state["status"] = live
+
+    timer = threading.Timer(DELAY, show)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        with lock:
+            state["done"] = True
+            if "status" in state:
+                state["status"].stop()

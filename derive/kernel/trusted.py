@@ -1,0 +1,900 @@
+"""The trusted kernel: what a claim means, and the gate every verdict passes.  Read this module first.
+
+Everything else that decides (``prover``: the z3 route, the sympy shortcut, the counterexample search;
+``interval``: branch and bound) is an untrusted *proposer*.  A proposal becomes a verdict only through
+``Kernel.proved``, ``Kernel.refuted`` or ``Kernel.inconsistent`` below; a proposal the kernel cannot
+confirm becomes ``unknown`` with the reason.  The trusted base is this module, ``translate`` (sympy to
+z3, exact rationals), ``logic`` (formula trees), z3's ``sat``/``unsat`` answers, sympy's
+``expand``/``together``/``cancel`` on assumption-free symbols, and mpmath's outward-rounded intervals.
+
+Meaning of a problem
+--------------------
+``Problem(hypotheses, goal, integer, bounds)`` states: at every real point where
+
+* every quantity in ``integer`` is an integer,
+* every bound ``lo <= x <= hi`` holds (``bounds`` are hypotheses, the same for every engine: a region
+  the claim is stated on, never a hint),
+* every hypothesis is *defined* and true,
+
+the goal is defined and true.  *Defined* is strict: every denominator is non-zero, the base of a
+fractional power is >= 0 (> 0 when the power is negative), a logarithm's argument is > 0, and a power
+whose exponent is not a rational literal (``N**alpha``, ``a**(k+1)``) has a base > 0; a ``Piecewise``
+needs only its active branch defined.  These are the *side conditions* (``side_conditions``).
+
+Refused statements (``unknown``, never decided): floating-point numbers anywhere (the float rule
+below), complex numbers, infinities, functions without a domain rule here, symbols carrying sympy
+assumptions, and bounds that are not exact rationals or are written high-to-low.
+
+The float rule: floats are refused
+----------------------------------
+sympy folds floats at 53 bits *when the expression is built*, before any engine sees it
+(``p + 1e-20*p`` is already ``1.0*p``), so no reading of a float can recover what was written.  A
+statement containing a float (a sympy ``Float``, or a float in ``bounds``) gets ``unknown`` with a
+hint to write an exact rational (``sp.Rational('0.1')``).
+
+Verdicts
+--------
+``inconsistent``
+    z3 shows the region (hypotheses, bounds, integrality) unsatisfiable.
+``proved``
+    (a) the region is non-empty: an exact witness point the kernel checks, or z3 ``sat`` when no
+    hypothesis has a side condition; (b) the side conditions of the goal hold on the region, each shown
+    syntactically (a positive symbol, ``exp``, sums/products/powers of positives) or by z3 ``unsat``
+    (listed in ``Outcome.side_conditions``); (c) the goal by one sound route: z3 ``unsat`` of region and
+    negated goal; an equation whose ``lhs - rhs`` sympy's expand/together/cancel reduce to 0 (identities
+    valid for all complex values); or an interval certificate, a bisection tree of the bounded box in
+    which the kernel re-evaluates every leaf with outward-rounded intervals and finds the goal defined
+    and true on all of it, a hypothesis defined and false on all of it, or no integer point for an
+    integer quantity.  Strict enclosures make the certificate its own proof of (b).
+``refuted``
+    a point of exact rationals that the kernel re-checks against the statement: every quantity has a
+    value, integer quantities are integers, the bounds hold, every hypothesis is defined and true, and
+    the goal is defined and false.  Values are decided by exact rational arithmetic, or where a value is
+    irrational by certified interval enclosures at increasing precision.
+
+Budgets (deterministic, never wall-clock; running out gives ``unknown`` naming the budget)
+------------------------------------------------------------------------------------------
+z3: ``Problem.rlimit``.  Exact evaluation: rationals up to ``EXACT_BITS`` bits, certified intervals up to
+``PRECISIONS[-1]`` bits.  Algebra: ``ALGEBRA_TERMS`` estimated terms of an expansion.  The proposers
+have their own (``interval.MAX_BOXES``, ``prover.SEARCH_STEPS``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+import mpmath
+import sympy as sp
+import z3
+
+from derive.errors import TranslationError
+from derive.kernel.logic import And, Formula, Iff, Implies, Not, Or, Rel
+from derive.kernel.problem import Outcome, Problem
+from derive.kernel.translate import Translator, make_variables, z3_value_to_rational
+
+EXACT_BITS = 20_000  # largest exact rational (numerator or denominator bits) exact evaluation builds
+PRECISIONS = (64, 256, 1024, 4096)  # bits of the certified interval evaluation at a point, tried in order
+BOX_PRECISION = 64  # bits of interval evaluation on a box
+ALGEBRA_TERMS = 5_000  # largest expansion the identity route normalises
+FLOAT_HINT = "floats are refused (sympy folds them at 53 bits); write an exact rational, e.g. sp.Rational('0.1')"
+
+_TOTAL = (sp.exp, sp.sin, sp.cos, sp.Abs, sp.Max, sp.Min)  # defined for every real argument
+_CONSTANTS = (sp.E, sp.pi)
+_iv = mpmath.iv
+
+
+class Unsettled(Exception):
+    """A value the kernel cannot settle at a point or on a box: undefined, or over a budget."""
+
+
+class Undefined(Unsettled):
+    """Certainly undefined (a zero denominator, a negative radicand, ...)."""
+
+
+class MaybeUndefined(Unsettled):
+    """An enclosure that cannot exclude an undefined point."""
+
+
+class OverBudget(Unsettled):
+    """Exact or interval evaluation beyond its budget."""
+
+
+# refusal ---------------------------------------------------------------------------------------------
+
+def refusal(problem: Problem) -> str | None:
+    """Why the kernel gives this problem no meaning (see the module docstring), or None."""
+    for sym, (lo, hi) in sorted(problem.bounds.items(), key=lambda kv: str(kv[0])):
+        for end in (lo, hi):
+            if isinstance(end, (float, sp.Float)):
+                return f"bound {end} of {sym} is a floating-point number: {FLOAT_HINT}"
+            if isinstance(end, bool) or not isinstance(end, (int, sp.Rational)):
+                return f"bound {end} of {sym} is not an exact rational number"
+        if lo > hi:
+            return f"bounds of {sym} are written high-to-low ({lo} > {hi}): write (low, high)"
+    for f in [*problem.hypotheses, problem.goal]:
+        for e in f.exprs():
+            why = _refused_expr(e)
+            if why:
+                return why
+    carrying = sorted(str(s) for s in problem.symbols() if set(s.assumptions0) - {"commutative"})
+    if carrying:
+        return f"symbol(s) {', '.join(carrying)} carry sympy assumptions; state domains as hypotheses instead"
+    return None
+
+
+def _refused_expr(e: sp.Expr) -> str | None:
+    for a in sp.preorder_traversal(e):
+        if isinstance(a, sp.Float):
+            return f"floating-point number {a} in {sp.sstr(e)}: {FLOAT_HINT}"
+        if a.is_Number and not a.is_Rational:
+            return f"{a} is not a real number"
+        if a is sp.I or isinstance(a, (sp.core.numbers.ImaginaryUnit,)):
+            return f"complex number in {sp.sstr(e)}"
+        if isinstance(a, sp.NumberSymbol) and a not in _CONSTANTS:
+            return f"constant {a} is not supported (only E and pi)"
+        if isinstance(a, (sp.Symbol, sp.Number, sp.Add, sp.Mul, sp.Pow, sp.log, sp.Piecewise,
+                          sp.NumberSymbol, sp.logic.boolalg.Boolean, sp.core.relational.Relational,
+                          sp.core.containers.Tuple, sp.core.numbers.ImaginaryUnit)):
+            continue
+        if isinstance(a, _TOTAL) or (isinstance(a, sp.Function) and
+                                     isinstance(a.func, sp.core.function.UndefinedFunction)):
+            continue
+        if isinstance(a, sp.Piecewise) or type(a).__name__ == "ExprCondPair":
+            continue
+        return f"{type(a).__name__} in {sp.sstr(e)} has no domain rule in the kernel"
+    return None
+
+
+# side conditions -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SideCondition:
+    """``condition`` must hold wherever the expression it comes from is evaluated."""
+
+    kind: str  # denominator | radicand | logarithm | power base
+    condition: Formula
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.condition}"
+
+
+def side_conditions(e: sp.Expr, guard: Formula | None = None) -> list[SideCondition]:
+    """The side conditions of ``e`` (inner ones first), each under ``guard`` when given."""
+    out: list[SideCondition] = []
+
+    def add(kind: str, cond: Rel) -> None:
+        if cond.lhs.is_number:  # a number: settled now, exactly
+            if _number_holds(cond):
+                return
+        sc = SideCondition(kind, cond if guard is None else Implies(guard, cond))
+        if sc not in out:
+            out.append(sc)
+
+    def walk(a: sp.Expr) -> None:
+        if isinstance(a, sp.Piecewise):
+            earlier: list[Formula] = []
+            for expr, cond in a.args:
+                c = bool_formula(cond)
+                for f in (c.exprs() if c is not None else []):
+                    walk(f)
+                branch = And((*[Not(x) for x in earlier], c)) if c is not None else (
+                    And(tuple(Not(x) for x in earlier)) if earlier else None)
+                if guard is not None and branch is not None:
+                    branch = And((guard, branch))
+                for sc in side_conditions(expr, branch if branch is not None else guard):
+                    if sc not in out:
+                        out.append(sc)
+                if c is not None:
+                    earlier.append(c)
+            return
+        for arg in a.args:
+            if isinstance(arg, sp.Basic) and not isinstance(arg, (sp.logic.boolalg.Boolean,)):
+                walk(arg)
+        if isinstance(a, sp.Pow):
+            b, x = a.base, a.exp
+            if x.is_Integer:
+                if x < 0:
+                    add("denominator", Rel(b, "!=", 0))
+            elif x.is_Rational:
+                add("radicand", Rel(b, ">=", 0) if x > 0 else Rel(b, ">", 0))
+            else:
+                add("power base", Rel(b, ">", 0))
+        elif isinstance(a, sp.log):
+            add("logarithm", Rel(a.args[0], ">", 0))
+
+    walk(e)
+    return out
+
+
+def formula_side_conditions(f: Formula) -> list[SideCondition]:
+    out: list[SideCondition] = []
+    for e in f.exprs():
+        for sc in side_conditions(e):
+            if sc not in out:
+                out.append(sc)
+    return out
+
+
+def bool_formula(c: sp.Basic) -> Formula | None:
+    """A sympy condition (inside ``Piecewise``) as a formula; None for ``true``."""
+    if c is sp.true:
+        return None
+    if c is sp.false:
+        return Rel(sp.Integer(0), "==", 1)
+    if isinstance(c, sp.core.relational.Relational):
+        return Rel(c.lhs, c.rel_op, c.rhs)
+    if isinstance(c, (sp.And, sp.Or)):
+        parts = [bool_formula(a) for a in c.args]
+        parts = [p if p is not None else Rel(sp.Integer(0), "==", 0) for p in parts]
+        return And(tuple(parts)) if isinstance(c, sp.And) else Or(tuple(parts))
+    if isinstance(c, sp.Not):
+        inner = bool_formula(c.args[0])
+        return Not(inner if inner is not None else Rel(sp.Integer(0), "==", 0))
+    raise Undefined(f"unsupported condition {c}")
+
+
+def _number_holds(cond: Rel) -> bool:
+    try:
+        return evaluate_at(cond, {})
+    except Unsettled:
+        return False
+
+
+# evaluation at a point: exact first, certified intervals where a value is irrational -------------------
+
+def _bits(q: sp.Rational) -> int:
+    return max(int(q.p).bit_length(), int(q.q).bit_length())
+
+
+def _exact(e: sp.Expr, point: Mapping[sp.Symbol, sp.Rational]) -> sp.Rational | None:
+    """The exact rational value of ``e`` at ``point``; None when it is irrational (or too large to
+    build, which interval evaluation then settles).  Raises ``Undefined``.  Every argument is evaluated
+    (definedness is strict), even where another already settles the value."""
+    if isinstance(e, sp.Symbol):
+        if e not in point:
+            raise Undefined(f"no value for {e}")
+        return point[e]
+    if e.is_Rational:
+        return e
+    if isinstance(e, (sp.Add, sp.Mul, sp.Max, sp.Min, sp.Abs)):
+        vals = [_exact(a, point) for a in e.args]
+        if any(v is None for v in vals):
+            return None
+        if isinstance(e, sp.Add):
+            out = sum(vals, sp.Integer(0))
+        elif isinstance(e, sp.Mul):
+            out = sp.Integer(1)
+            for v in vals:
+                out *= v
+        elif isinstance(e, sp.Max):
+            out = max(vals)
+        elif isinstance(e, sp.Min):
+            out = min(vals)
+        else:
+            out = abs(vals[0])
+        return out if _bits(out) <= EXACT_BITS else None
+    if isinstance(e, sp.Pow):
+        b, x = _exact(e.base, point), _exact(e.exp, point)
+        literal = e.exp.is_Rational
+        if b is not None and not literal and b <= 0:
+            raise Undefined(f"power base {sp.sstr(e.base)} = {b} is not > 0")
+        if b is None or x is None:
+            return None
+        if x.is_Integer:
+            if x < 0 and b == 0:
+                raise Undefined(f"denominator {sp.sstr(e.base)} is zero")
+            if _bits(b) * abs(int(x)) > EXACT_BITS:
+                return None
+            return b ** x
+        if b < 0 or (b == 0 and x < 0):
+            raise Undefined(f"radicand {sp.sstr(e.base)} = {b} is negative" if b < 0 else
+                            f"denominator {sp.sstr(e.base)} is zero")
+        if b == 0:
+            return sp.Integer(0)
+        if _bits(b) > EXACT_BITS:
+            return None
+        num, ok1 = sp.integer_nthroot(int(b.p), int(x.q))
+        den, ok2 = sp.integer_nthroot(int(b.q), int(x.q))
+        if not (ok1 and ok2):
+            return None
+        root = sp.Rational(num, den)
+        return root ** int(x.p) if _bits(root) * abs(int(x.p)) <= EXACT_BITS else None
+    if isinstance(e, sp.log):
+        a = _exact(e.args[0], point)
+        if a is not None and a <= 0:
+            raise Undefined(f"logarithm of {sp.sstr(e.args[0])} = {a}")
+        return sp.Integer(0) if a == 1 else None
+    if isinstance(e, (sp.exp, sp.sin, sp.cos)):
+        a = _exact(e.args[0], point)
+        if a == 0:
+            return sp.Integer(0) if isinstance(e, sp.sin) else sp.Integer(1)
+        return None
+    if isinstance(e, sp.Piecewise):
+        for expr, cond in e.args:
+            c = bool_formula(cond)
+            if c is None or evaluate_at(c, point):
+                return _exact(expr, point)
+        raise Undefined(f"no branch of {sp.sstr(e)} applies")
+    if e in _CONSTANTS:
+        return None
+    raise Undefined(f"cannot evaluate {type(e).__name__} ({sp.sstr(e)})")
+
+
+def _ivnum(q: sp.Rational):
+    return _iv.mpf(int(q.p)) / int(q.q)
+
+
+def enclose(e: sp.Expr, box: Mapping[sp.Symbol, object]):
+    """An outward-rounded interval containing every value of ``e`` on ``box`` (a mapping to mpmath
+    intervals) at the current ``mpmath.iv.prec``.  Raises ``MaybeUndefined`` where the box may hold a
+    point where ``e`` is undefined (strict: a closed box touching a pole is not accepted)."""
+    if isinstance(e, sp.Symbol):
+        return box[e]
+    if e.is_Rational:
+        return _ivnum(e)
+    if e is sp.E:
+        return _iv.e
+    if e is sp.pi:
+        return _iv.pi
+    if isinstance(e, sp.Add):
+        out = _iv.mpf(0)
+        for a in e.args:
+            out = out + enclose(a, box)
+        return out
+    if isinstance(e, sp.Mul):
+        out = _iv.mpf(1)
+        for a in e.args:
+            out = out * enclose(a, box)
+        return out
+    if isinstance(e, sp.Pow):
+        b = enclose(e.base, box)
+        x = e.exp
+        if x.is_Integer:
+            n = int(x)
+            if n >= 0:
+                return b ** n
+            if b.a <= 0 <= b.b:
+                raise MaybeUndefined(f"denominator {sp.sstr(e.base)} may be zero")
+            return 1 / (b ** (-n))
+        if x.is_Rational:
+            if b.a < 0 or (x < 0 and b.a <= 0):
+                raise MaybeUndefined(f"radicand {sp.sstr(e.base)} may be {'negative' if b.a < 0 else 'zero'}")
+            return _monotone_power(b, x)
+        if b.a <= 0:
+            raise MaybeUndefined(f"power base {sp.sstr(e.base)} may be <= 0")
+        return _iv.exp(enclose(x, box) * _iv.log(b))
+    if isinstance(e, sp.exp):
+        return _iv.exp(enclose(e.args[0], box))
+    if isinstance(e, sp.log):
+        a = enclose(e.args[0], box)
+        if a.a <= 0:
+            raise MaybeUndefined(f"logarithm argument {sp.sstr(e.args[0])} may be <= 0")
+        return _iv.log(a)
+    if isinstance(e, (sp.sin, sp.cos)):
+        return (_iv.sin if isinstance(e, sp.sin) else _iv.cos)(enclose(e.args[0], box))
+    if isinstance(e, sp.Abs):
+        a = enclose(e.args[0], box)
+        if a.a >= 0:
+            return a
+        if a.b <= 0:
+            return -a
+        return _iv.mpf([0, max(-a.a, a.b)])
+    if isinstance(e, (sp.Max, sp.Min)):
+        vals = [enclose(a, box) for a in e.args]
+        pick = max if isinstance(e, sp.Max) else min
+        return _iv.mpf([pick(v.a for v in vals), pick(v.b for v in vals)])
+    if isinstance(e, sp.Piecewise):
+        hull = None
+        for expr, cond in e.args:
+            c = bool_formula(cond)
+            t = True if c is None else truth_on_box(c, box)
+            if t is False:
+                continue
+            v = enclose(expr, box)
+            hull = v if hull is None else _iv.mpf([min(hull.a, v.a), max(hull.b, v.b)])
+            if t is True:
+                return hull
+        if hull is None:
+            raise MaybeUndefined(f"no branch of {sp.sstr(e)} applies")
+        raise MaybeUndefined(f"the branch of {sp.sstr(e)} is not settled on the box")
+    raise MaybeUndefined(f"no interval rule for {type(e).__name__}")
+
+
+def _monotone_power(b, x: sp.Rational):
+    """``b**x`` for an interval ``b >= 0`` and a rational ``x``: monotone, so from its ends."""
+    def at(v):
+        if v == 0:
+            return _iv.mpf(0)
+        return _iv.exp(_iv.log(v) * (_iv.mpf(int(x.p)) / int(x.q)))
+    lo, hi = at(b.a), at(b.b)
+    if x < 0:
+        lo, hi = hi, lo
+    return _iv.mpf([lo.a, hi.b])
+
+
+def _compare(lhs: sp.Expr, rhs: sp.Expr, point: Mapping[sp.Symbol, sp.Rational]) -> int:
+    """The sign of ``lhs - rhs`` at ``point``, each side evaluated on its own (so a zero denominator
+    is never cancelled away).  Raises ``Undefined`` or ``OverBudget``."""
+    a, b = _exact(lhs, point), _exact(rhs, point)
+    if a is not None and b is not None:
+        d = a - b
+        return 0 if d == 0 else (1 if d > 0 else -1)
+    saved = _iv.prec
+    why = "no precision separated them"
+    try:
+        for prec in PRECISIONS:
+            _iv.prec = prec
+            box = {s: _iv.mpf(_ivnum(v)) for s, v in point.items()}
+            try:
+                d = enclose(lhs, box) - enclose(rhs, box)
+            except (MaybeUndefined, ZeroDivisionError, ValueError, mpmath.libmp.libmpf.ComplexResult) as err:
+                why = str(err)
+                continue
+            if d.a > 0:
+                return 1
+            if d.b < 0:
+                return -1
+            if lhs.xreplace(dict(point)) == rhs.xreplace(dict(point)):
+                return 0  # the same closed form on both sides (and defined: the enclosure worked)
+    finally:
+        _iv.prec = saved
+    raise OverBudget(f"exact-evaluation budget ({PRECISIONS[-1]}-bit intervals) could not settle "
+                     f"{sp.sstr(lhs)} against {sp.sstr(rhs)}: {why}")
+
+
+_OPS = {"==": lambda s: s == 0, "!=": lambda s: s != 0, "<": lambda s: s < 0, "<=": lambda s: s <= 0,
+        ">": lambda s: s > 0, ">=": lambda s: s >= 0}
+
+
+def evaluate_at(f: Formula, point: Mapping[sp.Symbol, sp.Rational]) -> bool:
+    """The truth of ``f`` at a point of exact rationals; strict (every part must be defined).
+    Raises ``Unsettled`` (``Undefined`` or ``OverBudget``)."""
+    if isinstance(f, Rel):
+        return _OPS[f.op](_compare(f.lhs, f.rhs, point))
+    if isinstance(f, (And, Or)):
+        vals = [evaluate_at(a, point) for a in f.args]
+        return all(vals) if isinstance(f, And) else any(vals)
+    if isinstance(f, Not):
+        return not evaluate_at(f.arg, point)
+    if isinstance(f, Implies):
+        p, c = evaluate_at(f.premise, point), evaluate_at(f.conclusion, point)
+        return (not p) or c
+    if isinstance(f, Iff):
+        return evaluate_at(f.left, point) == evaluate_at(f.right, point)
+    raise Undefined(f"unknown formula {f!r}")
+
+
+def truth_on_box(f: Formula, box: Mapping[sp.Symbol, object]) -> bool | None:
+    """True/False when ``f`` is certainly defined and true/false on the whole box; None otherwise."""
+    if isinstance(f, Rel):
+        try:
+            # each side on its own, so that nothing undefined is cancelled away; then the difference as
+            # sympy writes it (its automatic simplifications are identities), which loses less width
+            d = enclose(f.lhs, box) - enclose(f.rhs, box)
+            joint = enclose(f.lhs - f.rhs, box)
+        except (MaybeUndefined, ZeroDivisionError, ValueError, mpmath.libmp.libmpf.ComplexResult):
+            return None
+        lo, hi = max(d.a, joint.a), min(d.b, joint.b)
+        if f.op in (">=", ">", "<=", "<"):
+            sure, never = {">=": (lo >= 0, hi < 0), ">": (lo > 0, hi <= 0),
+                           "<=": (hi <= 0, lo > 0), "<": (hi < 0, lo >= 0)}[f.op]
+            return True if sure else False if never else None
+        differs = lo > 0 or hi < 0
+        same = lo == hi == 0
+        if f.op == "==":
+            return False if differs else (True if same else None)
+        return True if differs else (False if same else None)
+    vals = [truth_on_box(a, box) for a in _children(f)]
+    if None in vals:
+        return None
+    if isinstance(f, And):
+        return all(vals)
+    if isinstance(f, Or):
+        return any(vals)
+    if isinstance(f, Not):
+        return not vals[0]
+    if isinstance(f, Implies):
+        return (not vals[0]) or vals[1]
+    if isinstance(f, Iff):
+        return vals[0] == vals[1]
+    return None
+
+
+def _children(f: Formula) -> tuple[Formula, ...]:
+    if isinstance(f, (And, Or)):
+        return f.args
+    if isinstance(f, Not):
+        return (f.arg,)
+    if isinstance(f, Implies):
+        return (f.premise, f.conclusion)
+    if isinstance(f, Iff):
+        return (f.left, f.right)
+    return ()
+
+
+# syntactic positivity (a sound, purely structural proof) ------------------------------------------
+
+def _surely(e: sp.Expr, want: str, pos: set[sp.Symbol], nonneg: set[sp.Symbol]) -> bool:
+    """``e > 0`` (want="pos") or ``e >= 0`` ("nonneg") by structure alone."""
+    if e.is_Rational:
+        return e > 0 if want == "pos" else e >= 0
+    if e in _CONSTANTS:
+        return True
+    if isinstance(e, sp.Symbol):
+        return e in pos or (want == "nonneg" and e in nonneg)
+    if isinstance(e, sp.exp):
+        return True
+    if isinstance(e, (sp.Add, sp.Mul)):
+        return all(_surely(a, want, pos, nonneg) for a in e.args)
+    if isinstance(e, sp.Pow):
+        if e.exp.is_Integer and int(e.exp) % 2 == 0 and want == "nonneg":
+            return True
+        return _surely(e.base, want, pos, nonneg) and (want == "nonneg" or e.exp.is_Rational or
+                                                        _surely(e.base, "pos", pos, nonneg))
+    if isinstance(e, sp.Abs):
+        return want == "nonneg" or _surely(e.args[0], "pos", pos, nonneg)
+    if isinstance(e, sp.Max):
+        return any(_surely(a, want, pos, nonneg) for a in e.args)
+    if isinstance(e, sp.Min):
+        return all(_surely(a, want, pos, nonneg) for a in e.args)
+    return False
+
+
+# the kernel of one problem ---------------------------------------------------------------------------
+
+@dataclass
+class _Z3:
+    solver: z3.Solver
+    translator: Translator
+    variables: dict
+
+
+class Kernel:
+    """The statement of one problem and the checks that admit verdicts on it.  Construction raises
+    ``Refused`` for a statement without a meaning (``refusal``)."""
+
+    def __init__(self, problem: Problem) -> None:
+        why = refusal(problem)
+        if why:
+            raise Refused(why)
+        self.problem = problem
+        present = problem.symbols()
+        self.bounds = {s: (sp.Rational(lo), sp.Rational(hi)) for s, (lo, hi) in problem.bounds.items() if s in present}
+        self.integer = frozenset(s for s in problem.integer if s in present)
+        self.symbols = sorted(present, key=str)
+        self.region: list[Formula] = list(problem.hypotheses)
+        for s, (lo, hi) in sorted(self.bounds.items(), key=lambda kv: str(kv[0])):
+            self.region += [Rel(s, ">=", lo), Rel(s, "<=", hi)]
+        self.goal = problem.goal
+        self._z3: _Z3 | None | str = None
+        self._goal_unsat = False
+        self._consistency: tuple[str, str | None] | None = None
+        self._discharged: tuple[tuple[str, ...] | None, str | None] | None = None
+        self._pos, self._nonneg = self._signed_symbols()
+
+    # z3, one solver per problem -----------------------------------------------------------------
+
+    def _solver(self) -> _Z3 | str:
+        """The region asserted in a fresh z3 context (or why it cannot be translated)."""
+        if self._z3 is None:
+            ctx = z3.Context()
+            variables = make_variables(set(self.symbols), ctx=ctx)
+            tr = Translator(variables, ctx)
+            try:
+                region = [tr.formula(h) for h in self.region]
+            except TranslationError as err:
+                self._z3 = err.message
+                return self._z3
+            s = z3.Solver(ctx=ctx)
+            s.set("rlimit", self.problem.rlimit)
+            for sym in self.integer:
+                s.add(z3.IsInt(variables[sym]))
+            s.add(*tr.definitions)
+            s.add(*region)
+            self._z3 = _Z3(s, tr, variables)
+        return self._z3
+
+    def _z3_check(self, extra: Formula | None) -> tuple[str, dict | None, str | None]:
+        """(sat|unsat|unknown|untranslatable, model point, reason) of region plus ``extra``."""
+        zs = self._solver()
+        if isinstance(zs, str):
+            return "untranslatable", None, zs
+        try:
+            zextra = zs.translator.formula(extra) if extra is not None else None
+        except TranslationError as err:
+            return "untranslatable", None, err.message
+        zs.solver.push()
+        try:
+            if zextra is not None:
+                zs.solver.add(*zs.translator.definitions, zextra)
+            r = zs.solver.check()
+            if r == z3.unsat:
+                return "unsat", None, None
+            if r == z3.unknown:
+                why = zs.solver.reason_unknown()
+                budget = "z3 resource limit (rlimit " + str(self.problem.rlimit) + ") reached" \
+                    if "limit" in why or "canceled" in why else f"z3 gave up ({why})"
+                return "unknown", None, budget
+            model = zs.solver.model()
+            point = {}
+            for sym, var in zs.variables.items():
+                point[sym] = z3_value_to_rational(model.eval(var, model_completion=True))[0]
+            return "sat", point, None
+        finally:
+            zs.solver.pop()
+
+    # the region ---------------------------------------------------------------------------------
+
+    def consistency(self, witness: Mapping[sp.Symbol, sp.Rational] | None = None) -> tuple[str, str | None]:
+        """("unsat"|"nonempty"|"unknown", reason).  "nonempty" needs an exact witness the kernel
+        checks (z3's model, or ``witness`` from a proposer), or z3 sat on a region with no side
+        conditions (then z3's reading of it is exact)."""
+        if self._consistency is not None and (self._consistency[0] != "unknown" or witness is None):
+            return self._consistency
+        if witness is not None and self.in_region(witness):
+            self._consistency = ("nonempty", None)
+            return self._consistency
+        status, point, why = self._z3_check(None)
+        if status == "unsat":
+            self._consistency = ("unsat", None)
+        elif status == "sat":
+            plain = not any(formula_side_conditions(h) for h in self.region)
+            ok = plain or self.in_region(point) or any(self.in_region(c) for c in _neighbours(point))
+            self._consistency = ("nonempty", None) if ok else (
+                "unknown", "z3 finds the assumptions satisfiable only at points the kernel cannot confirm")
+        elif status == "unknown":
+            self._consistency = ("unknown", f"could not establish that the assumptions are satisfiable: {why}")
+        else:
+            self._consistency = ("unknown", f"could not establish that the assumptions are satisfiable ({why})")
+        return self._consistency
+
+    def in_region(self, point: Mapping[sp.Symbol, sp.Rational] | None) -> bool:
+        if point is None:
+            return False
+        return self._region_failure(point) is None
+
+    def _region_failure(self, point: Mapping[sp.Symbol, sp.Rational]) -> str | None:
+        for s in self.symbols:
+            v = point.get(s)
+            if not isinstance(v, sp.Rational):
+                return f"{s} has no exact rational value ({v})"
+            if s in self.integer and not v.is_integer:
+                return f"{s} = {v} is not an integer (an integer quantity)"
+            if s in self.bounds and not (self.bounds[s][0] <= v <= self.bounds[s][1]):
+                lo, hi = self.bounds[s]
+                return f"{s} = {v} lies outside its bounds [{lo}, {hi}]"
+        for h in self.problem.hypotheses:
+            try:
+                if not evaluate_at(h, point):
+                    return f"hypothesis {h} fails there"
+            except Unsettled as err:
+                return f"hypothesis {h} is not settled there ({err})"
+        return None
+
+    # side conditions of the goal ------------------------------------------------------------------
+
+    def _signed_symbols(self) -> tuple[set[sp.Symbol], set[sp.Symbol]]:
+        """Symbols that a top-level hypothesis or a bound makes > 0 / >= 0."""
+        pos: set[sp.Symbol] = set()
+        nonneg: set[sp.Symbol] = set()
+        todo = list(self.region)
+        while todo:
+            h = todo.pop()
+            if isinstance(h, And):
+                todo.extend(h.args)
+                continue
+            if not isinstance(h, Rel):
+                continue
+            lhs, op, rhs = h.lhs, h.op, h.rhs
+            if op in ("<", "<="):
+                lhs, rhs, op = rhs, lhs, {"<": ">", "<=": ">="}[op]
+            if isinstance(lhs, sp.Symbol) and rhs.is_Rational and op in (">", ">="):
+                if rhs > 0 or (rhs == 0 and op == ">"):
+                    pos.add(lhs)
+                elif rhs == 0:
+                    nonneg.add(lhs)
+        return pos, nonneg
+
+    def _syntactic(self, sc: SideCondition) -> bool:
+        c = sc.condition
+        if not isinstance(c, Rel) or c.rhs != 0:
+            return False
+        if c.op == ">=":
+            return _surely(c.lhs, "nonneg", self._pos, self._nonneg)
+        return _surely(c.lhs, "pos", self._pos, self._nonneg) or (
+            c.op == "!=" and _surely(-c.lhs, "pos", self._pos, self._nonneg))
+
+    def discharge(self) -> tuple[tuple[str, ...] | None, str | None]:
+        """(the goal's side conditions, each with how it was shown; or None and why not)."""
+        if self._discharged is not None:
+            return self._discharged
+        shown: list[str] = []
+        pending: list[SideCondition] = []
+        for sc in formula_side_conditions(self.goal):
+            if self._syntactic(sc):
+                shown.append(f"{sc} [structure]")
+            else:
+                pending.append(sc)
+        if pending:
+            status, point, why = self._z3_check(Or(tuple(Not(sc.condition) for sc in pending)))
+            if status == "unsat":
+                shown += [f"{sc} [z3]" for sc in pending]
+            else:
+                first = pending[0]
+                if status == "sat":
+                    for sc in pending:  # name the side condition that fails
+                        st, _, _ = self._z3_check(Not(sc.condition))
+                        if st == "sat":
+                            first = sc
+                            break
+                    where = ", ".join(f"{k} = {v}" for k, v in sorted(point.items(), key=lambda kv: str(kv[0]))
+                                      if k in first.condition.free_symbols())
+                    reason = (f"side condition not implied by the assumptions: {first}"
+                              + (f" fails e.g. at {where}" if where else "")
+                              + "; state an assumption or bounds that rule it out")
+                else:
+                    reason = f"could not show the side condition {first} ({why})"
+                self._discharged = (None, reason)
+                return self._discharged
+        self._discharged = (tuple(shown), None)
+        return self._discharged
+
+    # admitting verdicts ------------------------------------------------------------------------
+
+    def inconsistent(self, engine: str = "z3") -> Outcome | None:
+        """``inconsistent`` when z3 shows the region unsatisfiable, else None."""
+        status, _ = self.consistency()
+        if status == "unsat":
+            return Outcome("inconsistent", engine, "the assumptions contradict each other"
+                           + (" (integer quantities considered)" if self.integer else ""), recheck="z3 unsat")
+        return None
+
+    def z3_goal(self) -> tuple[str, dict | None, str | None]:
+        """z3 on region and negated goal.  ``unsat`` is remembered: it is the z3 route's proof."""
+        status, point, why = self._z3_check(Not(self.goal))
+        if status == "unsat":
+            self._goal_unsat = True
+        return status, point, why
+
+    def proved(self, engine: str, certificate: object = None,
+               witness: Mapping[sp.Symbol, sp.Rational] | None = None) -> Outcome:
+        """Admit ``proved`` from ``engine`` (z3 | sympy | interval) or say why not (``unknown``)."""
+        if engine == "z3":
+            if not self._goal_unsat:
+                return Outcome("unknown", engine, "kernel: z3 did not show the negated goal unsatisfiable")
+            method = "z3: negated goal unsatisfiable under the assumptions"
+        elif engine == "sympy":
+            why = self._identity_failure()
+            if why:
+                return Outcome("unknown", engine, f"kernel: {why}")
+            method = "sympy expand/together/cancel: lhs - rhs is identically 0"
+        elif engine == "exact":
+            if self.symbols:
+                return Outcome("unknown", engine, "kernel: exact evaluation proves only statements without quantities")
+            try:
+                if not evaluate_at(self.goal, {}):
+                    return Outcome("unknown", engine, "kernel: the goal is false")
+            except Unsettled as err:
+                return Outcome("unknown", engine, f"kernel: {err}")
+            method = "exact evaluation of a statement without quantities"
+        elif engine == "interval":
+            why = self._cover_failure(certificate)
+            if why:
+                return Outcome("unknown", engine, f"kernel: interval certificate rejected: {why}")
+            method = "interval certificate re-evaluated by the kernel over the stated bounds"
+        else:
+            return Outcome("unknown", engine, f"kernel: no proof rule for engine {engine}")
+        status, why = self.consistency(witness)
+        if status == "unsat":
+            return self.inconsistent() or Outcome("unknown", engine, "inconsistent")
+        if status != "nonempty":
+            return Outcome("unknown", engine, why)
+        if engine == "interval":
+            conditions: tuple[str, ...] = tuple(f"{sc} [interval]" for sc in formula_side_conditions(self.goal))
+        else:
+            shown, why = self.discharge()
+            if shown is None:
+                return Outcome("unknown", engine, why)
+            conditions = shown
+        return Outcome("proved", engine, recheck=method, side_conditions=conditions)
+
+    def refuted(self, point: Mapping, engine: str) -> Outcome | None:
+        """``refuted`` when the kernel confirms ``point`` (by name or symbol) as a counterexample, else None."""
+        pt = {s: point.get(s, point.get(str(s))) for s in self.symbols}
+        if self.counterexample_failure(pt) is not None:
+            return None
+        return Outcome("refuted", engine, counterexample={str(k): v for k, v in pt.items()},
+                       recheck="exact")
+
+    def counterexample_failure(self, point: Mapping[sp.Symbol, sp.Rational]) -> str | None:
+        """Why ``point`` is not a counterexample of the statement, or None when it is one."""
+        why = self._region_failure(point)
+        if why:
+            return why
+        try:
+            if evaluate_at(self.goal, point):
+                return "the goal holds there"
+        except Unsettled as err:
+            return f"the goal is not settled there ({err})"
+        return None
+
+    # the sound routes the kernel runs itself -----------------------------------------------------
+
+    def _identity_failure(self) -> str | None:
+        g = self.goal
+        if not (isinstance(g, Rel) and g.op == "=="):
+            return "the identity route needs an equation"
+        diff = g.lhs - g.rhs
+        if expansion_size(diff) > ALGEBRA_TERMS:
+            return f"algebra budget ({ALGEBRA_TERMS} terms) exceeded by the expansion of {sp.sstr(diff)}"
+        if sp.cancel(sp.together(sp.expand(diff))) != 0:
+            return "expand/together/cancel do not reduce lhs - rhs to 0"
+        return None
+
+    def _cover_failure(self, tree: object) -> str | None:
+        """Replays a bisection tree: ``("leaf",)`` or ``("split", symbol, point, low, high)``."""
+        if any(s not in self.bounds for s in self.symbols):
+            return "some quantity has no bounds"
+        saved = _iv.prec
+        _iv.prec = BOX_PRECISION
+        try:
+            stack: list[tuple[dict, object]] = [({s: self.bounds[s] for s in self.symbols}, tree)]
+            while stack:
+                box, node = stack.pop()
+                if not isinstance(node, tuple) or not node:
+                    return "malformed node"
+                if node[0] == "split":
+                    _, s, m, low, high = node
+                    lo, hi = box.get(s, (None, None))
+                    if lo is None or not (isinstance(m, sp.Rational) and lo < m < hi):
+                        return f"bad split of {s} at {m}"
+                    stack += [({**box, s: (lo, m)}, low), ({**box, s: (m, hi)}, high)]
+                    continue
+                if not self._leaf_closed(box):
+                    return "a leaf box is not closed: " + ", ".join(f"{s} in [{a}, {b}]" for s, (a, b) in box.items())
+        finally:
+            _iv.prec = saved
+        return None
+
+    def _leaf_closed(self, box: Mapping[sp.Symbol, tuple[sp.Rational, sp.Rational]]) -> bool:
+        box = dict(box)
+        for s in self.integer:  # integer quantities range over the integers of their side
+            lo, hi = sp.ceiling(box[s][0]), sp.floor(box[s][1])
+            if lo > hi:
+                return True  # no integer point in the box
+            box[s] = (sp.Integer(lo), sp.Integer(hi))
+        ivbox = {s: _iv.mpf([_ivnum(lo).a, _ivnum(hi).b]) for s, (lo, hi) in box.items()}
+        if truth_on_box(self.goal, ivbox) is True:
+            return True
+        return any(truth_on_box(h, ivbox) is False for h in self.problem.hypotheses)
+
+
+class Refused(Exception):
+    """A statement the kernel gives no meaning to (see ``refusal``)."""
+
+
+def _neighbours(point: Mapping[sp.Symbol, sp.Rational] | None) -> Iterator[dict]:
+    """Simple rationals near an (approximated) point: z3 may answer with algebraic numbers."""
+    if not point:
+        return
+    for digits in (3, 6, 12, 24):
+        yield {k: sp.nsimplify(sp.Float(v, 40), tolerance=sp.Rational(1, 10**digits), rational=True)
+               for k, v in point.items()}
+
+
+def expansion_size(e: sp.Expr) -> int:
+    """A cheap over-estimate of the number of terms ``expand`` builds."""
+    if isinstance(e, sp.Add):
+        return sum(expansion_size(a) for a in e.args)
+    if isinstance(e, sp.Mul):
+        out = 1
+        for a in e.args:
+            out *= expansion_size(a)
+        return out
+    if isinstance(e, sp.Pow) and e.exp.is_Integer and e.exp > 1:
+        m = expansion_size(e.base)
+        n = int(e.exp)
+        return math.comb(n + m - 1, m - 1) if m > 1 else 1
+    return 1

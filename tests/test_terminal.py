@@ -1,0 +1,68 @@
+"""Terminal output (derive/cli/terminal.py): colours and tables only on a terminal without NO_COLOR,
+progress only on a terminal's stderr, rich never imported by ``derive --help``."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+
+from derive.cli import terminal
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_plain_when_not_a_terminal(monkeypatch):
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    terminal.emit_lines(["  a.b  proved -> refuted"])
+    assert out.getvalue() == "  a.b  proved -> refuted\n"
+    assert terminal.verdict_table([(" ", "proved", "a.b", "t", "z3", "")]) is False
+    assert out.getvalue().count("\n") == 1
+
+
+def test_colours_on_a_terminal_and_none_with_no_color(monkeypatch):
+    out = FakeTerminal()
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    terminal.emit_lines(["x.y  proved -> refuted"])
+    assert "\x1b[" in out.getvalue() and "proved" in out.getvalue()
+    assert terminal.verdict_table([("!", "refuted", "a.b", "title", "z3", "counterexample:\n  n = 2 seq")])
+    monkeypatch.setenv("NO_COLOR", "1")
+    plain = FakeTerminal()
+    monkeypatch.setattr(sys, "stdout", plain)
+    terminal.emit_lines(["x.y  proved -> refuted"])
+    assert plain.getvalue() == "x.y  proved -> refuted\n"
+
+
+def test_progress_is_silent_off_a_terminal(monkeypatch):
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    monkeypatch.setattr(terminal, "DELAY", 0.0)
+    with terminal.progress("checking") as update:
+        update(1, 2)
+    with terminal.working("building"):
+        pass
+    assert err.getvalue() == ""
+
+
+def test_progress_draws_on_a_terminal_after_the_delay(monkeypatch):
+    err = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", err)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    monkeypatch.setattr(terminal, "DELAY", 0.0)
+    with terminal.progress("checking claims") as update:
+        update(1, 4)
+        update(4, 4)
+    assert "checking claims" in err.getvalue()
+
+
+def test_help_stays_light():
+    code = ("import sys; from derive.cli import build_parser; build_parser(); "
+            "assert 'rich' not in sys.modules and 'sympy' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
