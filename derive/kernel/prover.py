@@ -24,7 +24,7 @@ from collections.abc import Iterator
 
 import sympy as sp
 
-from derive.kernel.logic import Rel
+from derive.kernel.logic import And, Not, Rel
 from derive.kernel.problem import Outcome, Problem
 from derive.kernel.trusted import Kernel, Refused
 
@@ -69,6 +69,13 @@ def _decide(problem: Problem) -> Outcome:
             out = k.refuted(cand, "z3")
             if out is not None:
                 return out
+        conditions = k.goal_side_conditions()
+        if conditions:  # z3 may have picked a point where the goal is undefined: ask for a defined one
+            st, defined, _ = k.z3_point(And((Not(goal), *conditions)))
+            for cand in (defined, *_neighbours(defined)) if st == "sat" else ():
+                out = k.refuted(cand, "z3")
+                if out is not None:
+                    return out
         shown, sc_why = k.discharge()
         reasons.append(sc_why if shown is None else
                        f"z3's counterexample is not confirmed by the kernel ({k.counterexample_failure(point)})")

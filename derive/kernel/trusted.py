@@ -54,9 +54,11 @@ Verdicts
 
 Budgets (deterministic, never wall-clock; running out gives ``unknown`` naming the budget)
 ------------------------------------------------------------------------------------------
-z3: ``Problem.rlimit``.  Exact evaluation: rationals up to ``EXACT_BITS`` bits, certified intervals up to
-``PRECISIONS[-1]`` bits.  Algebra: ``ALGEBRA_TERMS`` estimated terms of an expansion.  The proposers
-have their own (``interval.MAX_BOXES``, ``prover.SEARCH_STEPS``).
+z3: ``Problem.rlimit`` (plus ``Z3_SAFETY_MS`` of wall clock as a net under steps the rlimit does not
+interrupt; ``translate.MAX_ROOT_DEGREE`` keeps high-degree roots away from z3).  Exact evaluation:
+rationals up to ``EXACT_BITS`` bits, certified intervals up to ``PRECISIONS[-1]`` bits.  Algebra:
+``ALGEBRA_TERMS`` estimated terms of an expansion.  The proposers have their own
+(``interval.MAX_BOXES``, ``prover.SEARCH_STEPS``).
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ EXACT_BITS = 20_000  # largest exact rational (numerator or denominator bits) ex
 PRECISIONS = (64, 256, 1024, 4096)  # bits of the certified interval evaluation at a point, tried in order
 BOX_PRECISION = 64  # bits of interval evaluation on a box
 ALGEBRA_TERMS = 5_000  # largest expansion the identity route normalises
+Z3_SAFETY_MS = 60_000  # a wall-clock safety net only, for z3 steps its rlimit does not interrupt
 FLOAT_HINT = "floats are refused (sympy folds them at 53 bits); write an exact rational, e.g. sp.Rational('0.1')"
 
 _TOTAL = (sp.exp, sp.sin, sp.cos, sp.Abs, sp.Max, sp.Min)  # defined for every real argument
@@ -255,7 +258,8 @@ def _exact(e: sp.Expr, point: Mapping[sp.Symbol, sp.Rational]) -> sp.Rational | 
     if isinstance(e, sp.Symbol):
         if e not in point:
             raise Undefined(f"no value for {e}")
-        return point[e]
+        v = point[e]
+        return sp.Integer(v) if isinstance(v, int) else v
     if e.is_Rational:
         return e
     if isinstance(e, (sp.Add, sp.Mul, sp.Max, sp.Min, sp.Abs)):
@@ -426,7 +430,7 @@ def _compare(lhs: sp.Expr, rhs: sp.Expr, point: Mapping[sp.Symbol, sp.Rational])
     try:
         for prec in PRECISIONS:
             _iv.prec = prec
-            box = {s: _iv.mpf(_ivnum(v)) for s, v in point.items()}
+            box = {s: _iv.mpf(_ivnum(sp.Rational(v))) for s, v in point.items()}
             try:
                 d = enclose(lhs, box) - enclose(rhs, box)
             except (MaybeUndefined, ZeroDivisionError, ValueError, mpmath.libmp.libmpf.ComplexResult) as err:
@@ -589,6 +593,7 @@ class Kernel:
                 return self._z3
             s = z3.Solver(ctx=ctx)
             s.set("rlimit", self.problem.rlimit)
+            s.set("timeout", Z3_SAFETY_MS)
             for sym in self.integer:
                 s.add(z3.IsInt(variables[sym]))
             s.add(*tr.definitions)
@@ -614,7 +619,7 @@ class Kernel:
                 return "unsat", None, None
             if r == z3.unknown:
                 why = zs.solver.reason_unknown()
-                budget = "z3 resource limit (rlimit " + str(self.problem.rlimit) + ") reached" \
+                budget = f"z3 resource limit (rlimit {self.problem.rlimit}) reached" \
                     if "limit" in why or "canceled" in why else f"z3 gave up ({why})"
                 return "unknown", None, budget
             model = zs.solver.model()
@@ -750,6 +755,13 @@ class Kernel:
             return Outcome("inconsistent", engine, "the assumptions contradict each other"
                            + (" (integer quantities considered)" if self.integer else ""), recheck="z3 unsat")
         return None
+
+    def z3_point(self, extra: Formula) -> tuple[str, dict | None, str | None]:
+        """z3 on region and ``extra``: a proposer's way to look for points (never a verdict by itself)."""
+        return self._z3_check(extra)
+
+    def goal_side_conditions(self) -> list[Formula]:
+        return [sc.condition for sc in formula_side_conditions(self.goal)]
 
     def z3_goal(self) -> tuple[str, dict | None, str | None]:
         """z3 on region and negated goal.  ``unsat`` is remembered: it is the z3 route's proof."""

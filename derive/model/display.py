@@ -44,6 +44,7 @@ __all__ = [
     "input_text",
     "latex_value",
     "shown",
+    "tex_text",
     "to_fraction",
 ]
 
@@ -487,6 +488,16 @@ def input_text(value: Value, unit: UnitLike, *, sig: int = 6) -> str:
     if number.endswith("B"):  # money's billions: the grammar reads B as a byte
         number = _plain(Decimal(number[:-1]) * 10**9, group=False)
     return number if s.unit == "1" else f"{number} {s.unit}"
+
+
+_TEX_TEXT = {"\\": r"\backslash ", "%": r"\%", "#": r"\#", "&": r"\&", "_": r"\_", "$": r"\$", "{": r"\{",
+             "}": r"\}", "^": r"\hat{}", "~": r"\sim "}
+
+
+def tex_text(text: object) -> str:
+    """Prose for ``\\text{...}`` inside math rendered by MathJax or LaTeX: every special character escaped
+    (a ``%`` would otherwise start a comment and swallow the rest of the formula)."""
+    return "".join(_TEX_TEXT.get(c, c) for c in str(text))
 
 
 def _exact_text(x: Fraction) -> str:

@@ -224,7 +224,9 @@ class DiffReport:
             "unchanged": len(self.order) - len(changed),
             "rechecked": len(self.rechecked), "rechecked_ids": list(self.rechecked),
             "claims": len(self.order), "prover_calls": self.prover_calls,
-            "changes": self.change.to_json(), "pinned": self.pinned,
+            "changes": {**self.change.to_json(), "display": {n: {"before": self.value_text(n, b), "after":
+                        self.value_text(n, a)} for n, (b, a) in sorted(self.change.values.items())}},
+            "pinned": self.pinned,
             "headlines": self.headlines, "conflicts": [c.to_json() for c in self.conflicts],
         }
 
