@@ -157,6 +157,8 @@ class Margin:
             "verified": self.verified, "checks": [c.to_json(s) for c in self.checks],
             "method": "sympy solveset critical points + exact evaluation per cell; endpoints cross-checked by z3",
             "notes": self.notes,
+            "display": {"holds_on": [self.interval_text(i) for i in self.intervals],
+                        "value": None if self.value is None else self.shown(self.value)},
         }
 
     def shown(self, si_value: sp.Expr) -> str:
