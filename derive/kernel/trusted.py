@@ -66,6 +66,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 import mpmath
 import sympy as sp
@@ -326,8 +327,26 @@ def _exact(e: sp.Expr, point: Mapping[sp.Symbol, sp.Rational]) -> sp.Rational | 
     raise Undefined(f"cannot evaluate {type(e).__name__} ({sp.sstr(e)})")
 
 
-def _ivnum(q: sp.Rational):
+@lru_cache(maxsize=65536)
+def _ivnum_at(q: sp.Rational, prec: int):
     return _iv.mpf(int(q.p)) / int(q.q)
+
+
+def _ivnum(q: sp.Rational):
+    return _ivnum_at(q, _iv.prec)
+
+
+@lru_cache(maxsize=65536)
+def _closed(e: sp.Expr) -> bool:
+    return not e.free_symbols
+
+
+_CONSTANT_ENCLOSURES: dict = {}  # (closed expression, precision) -> enclosure: constants are enclosed once
+
+
+@lru_cache(maxsize=4096)
+def _difference(lhs: sp.Expr, rhs: sp.Expr) -> sp.Expr:
+    return lhs - rhs
 
 
 def enclose(e: sp.Expr, box: Mapping[sp.Symbol, object]):
@@ -338,6 +357,17 @@ def enclose(e: sp.Expr, box: Mapping[sp.Symbol, object]):
         return box[e]
     if e.is_Rational:
         return _ivnum(e)
+    if not e.is_Atom and _closed(e):
+        key = (e, _iv.prec)
+        if key not in _CONSTANT_ENCLOSURES:
+            if len(_CONSTANT_ENCLOSURES) > 20000:
+                _CONSTANT_ENCLOSURES.clear()
+            _CONSTANT_ENCLOSURES[key] = _enclose(e, box)  # an error is raised, not stored
+        return _CONSTANT_ENCLOSURES[key]
+    return _enclose(e, box)
+
+
+def _enclose(e: sp.Expr, box: Mapping[sp.Symbol, object]):
     if e is sp.E:
         return _iv.e
     if e is sp.pi:
@@ -474,10 +504,14 @@ def truth_on_box(f: Formula, box: Mapping[sp.Symbol, object]) -> bool | None:
     """True/False when ``f`` is certainly defined and true/false on the whole box; None otherwise."""
     if isinstance(f, Rel):
         try:
-            # each side on its own, so that nothing undefined is cancelled away; then the difference as
-            # sympy writes it (its automatic simplifications are identities), which loses less width
+            # the difference as sympy writes it (its automatic simplifications are identities: less
+            # width); when that settles the relation, each side on its own, so that nothing undefined
+            # was cancelled away
+            joint = enclose(_difference(f.lhs, f.rhs), box)
+            lo, hi = joint.a, joint.b
+            if not (lo > 0 or hi < 0 or lo >= 0 or hi <= 0):
+                return None
             d = enclose(f.lhs, box) - enclose(f.rhs, box)
-            joint = enclose(f.lhs - f.rhs, box)
         except (MaybeUndefined, ZeroDivisionError, ValueError, mpmath.libmp.libmpf.ComplexResult):
             return None
         lo, hi = max(d.a, joint.a), min(d.b, joint.b)
@@ -834,7 +868,16 @@ class Kernel:
 
     # the sound routes the kernel runs itself -----------------------------------------------------
 
+    def identity_holds(self) -> bool:
+        """Whether sympy's expand/together/cancel reduce the goal's ``lhs - rhs`` to 0."""
+        return self._identity_failure() is None
+
     def _identity_failure(self) -> str | None:
+        if not hasattr(self, "_identity"):
+            self._identity = self._identity_check()
+        return self._identity
+
+    def _identity_check(self) -> str | None:
         g = self.goal
         if not (isinstance(g, Rel) and g.op == "=="):
             return "the identity route needs an equation"
