@@ -312,3 +312,56 @@ def test_windowed_and_hybrid_claims_hold() -> None:
     verdicts = {r.id: r.verdict for r in report.results}
     assert verdicts == {"capacity.windowed_kv_bounded": "proved", "context.hybrid_kv_at_long_context": "proved",
                         "context.hybrid_kv_short_context": "refuted"}
+
+
+def test_refinedweb_field_names_read_as_falcon() -> None:
+    falcon = _config("falcon-40b.json")
+    old = {k: v for k, v in falcon.items() if k not in ("num_attention_heads", "num_hidden_layers", "num_kv_heads",
+                                                         "model_type", "architectures")}
+    old |= {"model_type": "RefinedWeb", "architectures": ["RWForCausalLM"], "n_head": 128, "n_layer": 60,
+            "n_head_kv": 8}
+    assert model_values(old)["params_total"] == model_values(falcon)["params_total"]
+    assert model_values(old)["kv_bytes_per_token"].value == _gqa(60, 8, 64)
+
+
+def test_hardware_layer_and_model_dtype_in_explain(lecture_library) -> None:
+    sc = build_scenario(lecture_library, hardware="h100-sxm-fp8", model=str(CONFIGS / "llama-3.1-8b.json"))
+    rows = {r["name"]: r for r in sc.explain(lecture_library)}
+    assert rows["flops"]["layer"] == "hardware preset"
+    # the model's bf16 weights replace the FP8 preset's byte per weight, and a note says so
+    assert rows["bytes_per_param"]["layer"] == "model config" and sc.value("bytes_per_param") == 2
+    assert any(n.startswith("bytes_per_param") and "h100-sxm-fp8" in n for n in sc.notes)
+
+
+def test_show_json_carries_notes(capsys, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("DERIVE_CACHE_DIR", str(tmp_path / "cache"))
+    assert main(["show", "capacity.windowed_kv_bounded", "--model", str(CONFIGS / "gpt-oss-20b.json"),
+                 "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["verdict"] == "proved"
+    assert any("sinks" in n for n in data["notes"])
+
+
+@pytest.mark.parametrize("with_hub", [True, False])
+def test_hf_cache_layout_with_and_without_huggingface_hub(tmp_path, monkeypatch, with_hub: bool) -> None:
+    from theorems.hf_config import find_cached_config
+
+    expected = _fake_cache(tmp_path, "openai/gpt-oss-20b", _config("gpt-oss-20b.json"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    if not with_hub:
+        monkeypatch.setitem(__import__("sys").modules, "huggingface_hub", None)  # import fails: plain layout
+    assert find_cached_config("openai/gpt-oss-20b").resolve() == expected.resolve()
+    for bad in ("gpt-oss-20b", "a/b/c", "../x", "openai/.."):
+        with pytest.raises(ScenarioError):
+            find_cached_config(bad)
+
+
+def test_check_json_and_text_carry_notes(capsys, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("DERIVE_CACHE_DIR", str(tmp_path / "cache"))
+    args = ["check", "capacity.windowed_kv_bounded", "--model", str(CONFIGS / "qwen3-next-80b-a3b-instruct.json")]
+    assert main([*args, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert any("KV by layer kind" in n for n in data["notes"])
+    assert data["scenario"]["notes"] == data["notes"]
+    assert main(args) == 0
+    assert "note: " in capsys.readouterr().out

@@ -758,6 +758,9 @@ def _analyse(config: Mapping[str, Any], where: str) -> _Analysis:
         router = moe_layers * d * experts
     if experts and active > experts:
         raise ScenarioError(f"{active} experts per token but only {experts} experts", where=where)
+    if layout == "deepseek":
+        f.notes.append("latent attention: kv_heads, head_dim and kv_cache_layers (the lecture's per-head KV "
+                       "layout, context chapter) are not read from this config")
     if mtype == "gpt_oss":
         f.notes.append("gpt-oss attention sinks are learned per-head logits (parameters), not cached tokens: "
                        "no KV bytes")

@@ -288,7 +288,9 @@ class ProofCache:
 def _still_refutes(problem: Problem | None, outcome: Outcome) -> bool:
     """A cached counterexample is an answer only when it still refutes the problem, exactly: every name
     is a symbol of the problem and the point satisfies the hypotheses and violates the goal."""
-    from derive.kernel.problem import confirms
+    import sympy as sp
+
+    from derive.kernel.trusted import Kernel
 
     if problem is None or outcome.verdict != "refuted":
         return False
@@ -296,7 +298,9 @@ def _still_refutes(problem: Problem | None, outcome: Outcome) -> bool:
     cex = outcome.counterexample or {}
     if not set(cex) <= set(symbols):
         return False
-    return confirms(problem, {symbols[name]: value for name, value in cex.items()})
+    # the trusted kernel's own exact re-check (derive.kernel.problem.confirms moved there)
+    point = {symbols[name]: sp.Rational(value) for name, value in cex.items()}
+    return Kernel(problem).refuted(point, outcome.engine) is not None
 
 
 # the output cache ------------------------------------------------------------------------------------

@@ -56,9 +56,13 @@ class ClaimResult:
         return self.verdict == self.expected
 
     def _repr_latex_(self) -> str:
-        text = rf"\textbf{{{self.title}}}: \texttt{{{self.verdict}}} ({self.engine})"
+        from derive.model.display import format_number, tex_text
+
+        text = rf"\textbf{{{tex_text(self.title)}}}\text{{: {tex_text(self.verdict)} ({tex_text(self.engine)})}}"
         if self.counterexample:
-            text += r"; counterexample " + ", ".join(rf"\texttt{{{k}}} = {v}" for k, v in self.counterexample.items())
+            text += r"\text{; counterexample } " + ", ".join(
+                rf"\text{{{tex_text(k)}}} = {format_number(sp.Rational(v)).replace(',', '{,}')}"
+                for k, v in self.counterexample.items())
         return f"${text}$"
 
     def to_json(self) -> dict:

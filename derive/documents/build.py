@@ -345,7 +345,8 @@ def publish(out: Path, write: Callable[[Path], list[str]], notices: list[str] | 
     notices = notices if notices is not None else []
     out = Path(out)
     where = f"--out {out}"
-    absolute = Path(os.path.abspath(out))
+    # a symlinked --out: the folder it points to is replaced (the link stays a link)
+    absolute = Path(os.path.realpath(out) if out.is_symlink() else os.path.abspath(out))
     cwd = Path.cwd()
     if absolute == cwd or absolute in cwd.parents or absolute.parent == absolute:
         raise OutputError(f"the output folder {out} is the current folder or contains it", where=where,
