@@ -105,6 +105,10 @@ class OverBudget(Unsettled):
     """Exact or interval evaluation beyond its budget."""
 
 
+class OverBudgetEnclosure(MaybeUndefined):
+    """An enclosure beyond its budget: the box (or point) stays unsettled."""
+
+
 # refusal ---------------------------------------------------------------------------------------------
 
 def refusal(problem: Problem) -> str | None:
@@ -398,9 +402,9 @@ def _enclose(e: sp.Expr, box: Mapping[sp.Symbol, object]):
             return _monotone_power(b, x)
         if b.a <= 0:
             raise MaybeUndefined(f"power base {sp.sstr(e.base)} may be <= 0")
-        return _iv.exp(enclose(x, box) * _iv.log(b))
+        return _exp(enclose(x, box) * _iv.log(b))
     if isinstance(e, sp.exp):
-        return _iv.exp(enclose(e.args[0], box))
+        return _exp(enclose(e.args[0], box))
     if isinstance(e, sp.log):
         a = enclose(e.args[0], box)
         if a.a <= 0:
@@ -434,6 +438,13 @@ def _enclose(e: sp.Expr, box: Mapping[sp.Symbol, object]):
             raise MaybeUndefined(f"no branch of {sp.sstr(e)} applies")
         raise MaybeUndefined(f"the branch of {sp.sstr(e)} is not settled on the box")
     raise MaybeUndefined(f"no interval rule for {type(e).__name__}")
+
+
+def _exp(v):
+    """``exp`` of an interval, within the evaluation budget (an exponent beyond 1e30 is not evaluated)."""
+    if v.b > 10**30 or v.a < -(10**30):
+        raise OverBudgetEnclosure("exponent beyond the interval budget (|x| > 1e30 in exp(x))")
+    return _iv.exp(v)
 
 
 def _monotone_power(b, x: sp.Rational):
@@ -470,8 +481,8 @@ def _compare(lhs: sp.Expr, rhs: sp.Expr, point: Mapping[sp.Symbol, sp.Rational])
                 return 1
             if d.b < 0:
                 return -1
-            if lhs.xreplace(dict(point)) == rhs.xreplace(dict(point)):
-                return 0  # the same closed form on both sides (and defined: the enclosure worked)
+            if lhs == rhs:
+                return 0  # the same expression on both sides (and defined: the enclosure worked)
     finally:
         _iv.prec = saved
     raise OverBudget(f"exact-evaluation budget ({PRECISIONS[-1]}-bit intervals) could not settle "
