@@ -96,6 +96,16 @@ def bench_check(cache: str) -> dict:
             "warm_cpu_s": warm_cpu, "warm_proof_cache_only_s": warm_proofs}
 
 
+IMPORTS = "import sympy, z3, networkx, jinja2"
+
+
+def bench_imports(cold_check_s: float, repeat: int = 5) -> dict:
+    """Issue 13's speed target: a cold ``derive check`` within 3x of importing what it stands on."""
+    _time([sys.executable, "-c", IMPORTS])  # warm the OS file cache
+    t = statistics.median(_time([sys.executable, "-c", IMPORTS]) for _ in range(repeat))
+    return {"imports_s": t, "cold_check_s": cold_check_s, "ratio": cold_check_s / t}
+
+
 def slowest_claims(n: int = 3) -> list[tuple[str, float]]:
     from derive.checking.checker import Checker
     from derive.model.loader import load_library
@@ -217,6 +227,9 @@ def main() -> int:
               f"--no-cache {c['cold_no_cache_s']:.2f} s)")
         print(f"check, warm            {c['warm_s']:.3f} s   (target <= 0.3; cold/warm = "
               f"{c['cold_s'] / c['warm_s']:.0f}x; proof cache only, no replay: {c['warm_proof_cache_only_s']:.2f} s)")
+        results["imports"] = im = bench_imports(c["cold_s"])
+        print(f"check, cold vs imports {c['cold_s']:.2f} s vs {im['imports_s']:.2f} s for `{IMPORTS}`: "
+              f"{im['ratio']:.1f}x (target <= 3x)")
         slow = slowest_claims()
         results["slowest"] = {k: v for k, v in slow}
         print("  slowest claims cold:  " + ", ".join(f"{k} {v:.2f} s" for k, v in slow))
@@ -260,6 +273,8 @@ def write_results(r: dict, load) -> None:
         f"| `derive check`, warm (output replayed) | {c['warm_s']:.3f} s ({c['cold_s'] / c['warm_s']:.0f}x faster) "
         "| <= 0.3 s |",
         f"| `derive check`, proofs from cache, no replay | {c['warm_proof_cache_only_s']:.2f} s | |",
+        f"| `derive check`, cold vs `{IMPORTS}` | {r['imports']['cold_check_s']:.2f} s vs "
+        f"{r['imports']['imports_s']:.2f} s = {r['imports']['ratio']:.1f}x | <= 3x |",
         f"| `derive diff`, one value changed vs full re-check | {d['diff_s']:.2f} s vs "
         f"{d['full_recheck_no_cache_s']:.2f} s = {d['ratio']:.1f}x (in-process {d['in_process_ratio']:.0f}x; "
         f"re-checked {d['rechecked']} of "

@@ -66,6 +66,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 import mpmath
 import sympy as sp
@@ -102,6 +103,10 @@ class MaybeUndefined(Unsettled):
 
 class OverBudget(Unsettled):
     """Exact or interval evaluation beyond its budget."""
+
+
+class OverBudgetEnclosure(MaybeUndefined):
+    """An enclosure beyond its budget: the box (or point) stays unsettled."""
 
 
 # refusal ---------------------------------------------------------------------------------------------
@@ -326,8 +331,26 @@ def _exact(e: sp.Expr, point: Mapping[sp.Symbol, sp.Rational]) -> sp.Rational | 
     raise Undefined(f"cannot evaluate {type(e).__name__} ({sp.sstr(e)})")
 
 
-def _ivnum(q: sp.Rational):
+@lru_cache(maxsize=65536)
+def _ivnum_at(q: sp.Rational, prec: int):
     return _iv.mpf(int(q.p)) / int(q.q)
+
+
+def _ivnum(q: sp.Rational):
+    return _ivnum_at(q, _iv.prec)
+
+
+@lru_cache(maxsize=65536)
+def _closed(e: sp.Expr) -> bool:
+    return not e.free_symbols
+
+
+_CONSTANT_ENCLOSURES: dict = {}  # (closed expression, precision) -> enclosure: constants are enclosed once
+
+
+@lru_cache(maxsize=4096)
+def _difference(lhs: sp.Expr, rhs: sp.Expr) -> sp.Expr:
+    return lhs - rhs
 
 
 def enclose(e: sp.Expr, box: Mapping[sp.Symbol, object]):
@@ -338,6 +361,17 @@ def enclose(e: sp.Expr, box: Mapping[sp.Symbol, object]):
         return box[e]
     if e.is_Rational:
         return _ivnum(e)
+    if not e.is_Atom and _closed(e):
+        key = (e, _iv.prec)
+        if key not in _CONSTANT_ENCLOSURES:
+            if len(_CONSTANT_ENCLOSURES) > 20000:
+                _CONSTANT_ENCLOSURES.clear()
+            _CONSTANT_ENCLOSURES[key] = _enclose(e, box)  # an error is raised, not stored
+        return _CONSTANT_ENCLOSURES[key]
+    return _enclose(e, box)
+
+
+def _enclose(e: sp.Expr, box: Mapping[sp.Symbol, object]):
     if e is sp.E:
         return _iv.e
     if e is sp.pi:
@@ -368,9 +402,9 @@ def enclose(e: sp.Expr, box: Mapping[sp.Symbol, object]):
             return _monotone_power(b, x)
         if b.a <= 0:
             raise MaybeUndefined(f"power base {sp.sstr(e.base)} may be <= 0")
-        return _iv.exp(enclose(x, box) * _iv.log(b))
+        return _exp(enclose(x, box) * _iv.log(b))
     if isinstance(e, sp.exp):
-        return _iv.exp(enclose(e.args[0], box))
+        return _exp(enclose(e.args[0], box))
     if isinstance(e, sp.log):
         a = enclose(e.args[0], box)
         if a.a <= 0:
@@ -404,6 +438,13 @@ def enclose(e: sp.Expr, box: Mapping[sp.Symbol, object]):
             raise MaybeUndefined(f"no branch of {sp.sstr(e)} applies")
         raise MaybeUndefined(f"the branch of {sp.sstr(e)} is not settled on the box")
     raise MaybeUndefined(f"no interval rule for {type(e).__name__}")
+
+
+def _exp(v):
+    """``exp`` of an interval, within the evaluation budget (an exponent beyond 1e30 is not evaluated)."""
+    if v.b > 10**30 or v.a < -(10**30):
+        raise OverBudgetEnclosure("exponent beyond the interval budget (|x| > 1e30 in exp(x))")
+    return _iv.exp(v)
 
 
 def _monotone_power(b, x: sp.Rational):
@@ -440,8 +481,8 @@ def _compare(lhs: sp.Expr, rhs: sp.Expr, point: Mapping[sp.Symbol, sp.Rational])
                 return 1
             if d.b < 0:
                 return -1
-            if lhs.xreplace(dict(point)) == rhs.xreplace(dict(point)):
-                return 0  # the same closed form on both sides (and defined: the enclosure worked)
+            if lhs == rhs:
+                return 0  # the same expression on both sides (and defined: the enclosure worked)
     finally:
         _iv.prec = saved
     raise OverBudget(f"exact-evaluation budget ({PRECISIONS[-1]}-bit intervals) could not settle "
@@ -474,10 +515,14 @@ def truth_on_box(f: Formula, box: Mapping[sp.Symbol, object]) -> bool | None:
     """True/False when ``f`` is certainly defined and true/false on the whole box; None otherwise."""
     if isinstance(f, Rel):
         try:
-            # each side on its own, so that nothing undefined is cancelled away; then the difference as
-            # sympy writes it (its automatic simplifications are identities), which loses less width
+            # the difference as sympy writes it (its automatic simplifications are identities: less
+            # width); when that settles the relation, each side on its own, so that nothing undefined
+            # was cancelled away
+            joint = enclose(_difference(f.lhs, f.rhs), box)
+            lo, hi = joint.a, joint.b
+            if not (lo > 0 or hi < 0 or lo >= 0 or hi <= 0):
+                return None
             d = enclose(f.lhs, box) - enclose(f.rhs, box)
-            joint = enclose(f.lhs - f.rhs, box)
         except (MaybeUndefined, ZeroDivisionError, ValueError, mpmath.libmp.libmpf.ComplexResult):
             return None
         lo, hi = max(d.a, joint.a), min(d.b, joint.b)
@@ -834,7 +879,16 @@ class Kernel:
 
     # the sound routes the kernel runs itself -----------------------------------------------------
 
+    def identity_holds(self) -> bool:
+        """Whether sympy's expand/together/cancel reduce the goal's ``lhs - rhs`` to 0."""
+        return self._identity_failure() is None
+
     def _identity_failure(self) -> str | None:
+        if not hasattr(self, "_identity"):
+            self._identity = self._identity_check()
+        return self._identity
+
+    def _identity_check(self) -> str | None:
         g = self.goal
         if not (isinstance(g, Rel) and g.op == "=="):
             return "the identity route needs an equation"
