@@ -82,10 +82,11 @@ def _decide(problem: Problem) -> Outcome:
         shown, sc_why = k.discharge()
         reasons.append(sc_why if shown is None else
                        f"z3's counterexample is not confirmed by the kernel ({k.counterexample_failure(point)})")
-    elif status == "unknown":
-        reasons.append(why or "z3 gave up")
     else:
-        reasons.append(f"cannot be expressed in z3: {why}")
+        # z3 cannot express the claim, or ran out of its budget: the interval engine on the bounded box
+        reasons.append((why or "z3 gave up") if status == "unknown" else f"cannot be expressed in z3: {why}")
+        if status == "unknown" and any(s not in k.bounds for s in k.symbols):
+            return Outcome("unknown", "z3", "; ".join(dict.fromkeys(reasons)))
         from derive.kernel.interval import propose  # lazy: mpmath work only when needed
 
         kind, payload, witness = propose(k)
