@@ -56,8 +56,10 @@ def run(args, ctx) -> int:
     baseline = build_scenario(library)
     result = build(library, scenario, args.out, formats, baseline=baseline, rlimit=getattr(args, "rlimit", None),
                    cache=getattr(ctx, "cache", None))
-    for notice in result.notices:
-        sys.stderr.write(f"derive build: notice: {notice}\n")
+    from derive.errors import escape_control
+
+    for notice in result.notices:  # one line each, whatever the paths in them hold
+        sys.stderr.write(f"derive build: notice: {escape_control(notice)}\n")
     summary = ", ".join(f"{n} {v}" for v, n in result.report.summary().items())
     emit(f"wrote {len(result.files)} files to {result.out}/ (scenario {scenario.name}: {summary})")
     return 0
