@@ -49,7 +49,7 @@ NO_CACHE_ENV = "DERIVE_NO_CACHE"
 MAX_MB_ENV = "DERIVE_CACHE_MAX_MB"
 DEFAULT_MAX_MB = 256
 APP_NAME = "derive-llm"
-FORMAT = 2  # bump when the entry layout changes
+FORMAT = 3  # bump when the entry layout changes
 KINDS = ("proofs", "outputs", "results")
 
 
@@ -198,7 +198,8 @@ def problem_text(problem: Problem) -> str:
 
 def outcome_to_json(outcome: Outcome) -> dict:
     return {"verdict": outcome.verdict, "engine": outcome.engine, "reason": outcome.reason,
-            "counterexample": outcome.as_text_counterexample(), "recheck": outcome.recheck}
+            "counterexample": outcome.as_text_counterexample(), "recheck": outcome.recheck,
+            "side_conditions": list(outcome.side_conditions)}
 
 
 def outcome_from_json(data: object) -> Outcome | None:
@@ -215,6 +216,9 @@ def outcome_from_json(data: object) -> Outcome | None:
     reason, recheck, cex = data.get("reason"), data.get("recheck"), data.get("counterexample")
     if not (reason is None or isinstance(reason, str)) or not (recheck is None or isinstance(recheck, str)):
         return None
+    sides = data.get("side_conditions", [])
+    if not isinstance(sides, list) or not all(isinstance(c, str) for c in sides):
+        return None
     point = None
     if cex is not None:
         if not isinstance(cex, Mapping):
@@ -223,7 +227,7 @@ def outcome_from_json(data: object) -> Outcome | None:
             point = {str(k): sp.Rational(str(v)) for k, v in cex.items()}
         except (TypeError, ValueError):
             return None
-    return Outcome(verdict, engine, reason, point, recheck)
+    return Outcome(verdict, engine, reason, point, recheck, tuple(sides))
 
 
 # the proof cache -------------------------------------------------------------------------------------
