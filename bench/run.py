@@ -7,7 +7,8 @@
 Each measurement runs the installed ``derive`` console script in a fresh process (so start-up and
 imports count), with its own cache folder under a temporary directory, except where "in-process" is
 said.  Targets (2 cores): cold check <= 1.5 s, warm <= 0.3 s, ``derive --help`` <= 0.15 s, diff >= 3x
-faster than a full re-check, sweep >= 1e7 point-evaluations/s, matrix <= 30 s.
+faster than a full re-check, sweep >= 1e7 point-evaluations/s, matrix <= 30 s, ``derive build`` (md, tex,
+pdf) cold <= 30 s and warm <= 10 s.
 
 Not timed tests: numbers depend on the machine and its load (printed with the results).
 """
@@ -94,6 +95,16 @@ def bench_check(cache: str) -> dict:
     warm_proofs = run(["check", "--cache-dir", cache], repeat=3, replay=False)  # every proof from the cache
     return {"cold_no_cache_s": cold_nocache, "cold_s": cold, "cold_cpu_s": cold_cpu, "warm_s": warm,
             "warm_cpu_s": warm_cpu, "warm_proof_cache_only_s": warm_proofs}
+
+
+IMPORTS = "import sympy, z3, networkx, jinja2"
+
+
+def bench_imports(cold_check_s: float, repeat: int = 5) -> dict:
+    """Issue 13's speed target: a cold ``derive check`` within 3x of importing what it stands on."""
+    _time([sys.executable, "-c", IMPORTS])  # warm the OS file cache
+    t = statistics.median(_time([sys.executable, "-c", IMPORTS]) for _ in range(repeat))
+    return {"imports_s": t, "cold_check_s": cold_check_s, "ratio": cold_check_s / t}
 
 
 def slowest_claims(n: int = 3) -> list[tuple[str, float]]:
@@ -197,6 +208,20 @@ def bench_matrix(cache: str) -> dict:
             "one_pair_cli_no_cache_s": one, "naive_serial_estimate_s": one * pairs}
 
 
+def bench_build(tmp: str) -> dict:
+    """`derive build` (md, tex, pdf): cold with an empty cache folder (checks, thresholds, figures and
+    pdflatex all run), then warm (everything read from the caches).  Targets: cold <= 30 s, warm <= 10 s.
+    Also the HTML site alone, warm.  pdflatex must be installed for the PDF to be part of it."""
+    cache = str(Path(tmp) / "build-cache")
+    out = str(Path(tmp) / "build-out")
+    env = {"DERIVE_CACHE_DIR": cache}
+    cold, cold_cpu = timed(["build", "--out", out, "--format", "md,tex,pdf"], env=env, replay=False)
+    warm, warm_cpu = timed(["build", "--out", out, "--format", "md,tex,pdf"], env=env, replay=False, repeat=3)
+    html = run(["build", "--out", out + "-html", "--format", "html"], env=env, replay=False, repeat=3)
+    return {"cold_s": cold, "cold_cpu_s": cold_cpu, "warm_s": warm, "warm_cpu_s": warm_cpu, "html_warm_s": html,
+            "pdf": shutil.which("pdflatex") is not None}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="skip the chip x model matrix")
@@ -217,6 +242,9 @@ def main() -> int:
               f"--no-cache {c['cold_no_cache_s']:.2f} s)")
         print(f"check, warm            {c['warm_s']:.3f} s   (target <= 0.3; cold/warm = "
               f"{c['cold_s'] / c['warm_s']:.0f}x; proof cache only, no replay: {c['warm_proof_cache_only_s']:.2f} s)")
+        results["imports"] = im = bench_imports(c["cold_s"])
+        print(f"check, cold vs imports {c['cold_s']:.2f} s vs {im['imports_s']:.2f} s for `{IMPORTS}`: "
+              f"{im['ratio']:.1f}x (target <= 3x)")
         slow = slowest_claims()
         results["slowest"] = {k: v for k, v in slow}
         print("  slowest claims cold:  " + ", ".join(f"{k} {v:.2f} s" for k, v in slow))
@@ -229,6 +257,10 @@ def main() -> int:
         print(f"sweep                  {s['vectorised_evals_per_s']:.3g} point-evals/s (target >= 1e7) vs subs"
               f" {s['subs_evals_per_s']:.3g}/s: {s['ratio']:.3g}x; 1e6 points via the CLI with CSV"
               f" {s['cli_1e6_points_with_csv_s']:.2f} s")
+        results["build"] = b = bench_build(tmp)
+        print(f"build md,tex,pdf       cold {b['cold_s']:.1f} s (target <= 30; CPU {b['cold_cpu_s']:.1f} s), warm "
+              f"{b['warm_s']:.1f} s (target <= 10; CPU {b['warm_cpu_s']:.1f} s); html warm {b['html_warm_s']:.1f} s"
+              + ("" if b["pdf"] else " (no pdflatex: PDF not compiled)"))
         if not args.quick:
             results["matrix"] = m = bench_matrix(cache)
             print(f"matrix ({m['pairs']} pairs)    cold {m['cold_s']:.1f} s (CPU {m['cold_cpu_s']:.1f} s), "
@@ -260,6 +292,8 @@ def write_results(r: dict, load) -> None:
         f"| `derive check`, warm (output replayed) | {c['warm_s']:.3f} s ({c['cold_s'] / c['warm_s']:.0f}x faster) "
         "| <= 0.3 s |",
         f"| `derive check`, proofs from cache, no replay | {c['warm_proof_cache_only_s']:.2f} s | |",
+        f"| `derive check`, cold vs `{IMPORTS}` | {r['imports']['cold_check_s']:.2f} s vs "
+        f"{r['imports']['imports_s']:.2f} s = {r['imports']['ratio']:.1f}x | <= 3x |",
         f"| `derive diff`, one value changed vs full re-check | {d['diff_s']:.2f} s vs "
         f"{d['full_recheck_no_cache_s']:.2f} s = {d['ratio']:.1f}x (in-process {d['in_process_ratio']:.0f}x; "
         f"re-checked {d['rechecked']} of "
@@ -267,6 +301,11 @@ def write_results(r: dict, load) -> None:
         f"| sweep, vectorised | {s['vectorised_evals_per_s']:.3g} point-evals/s vs `subs` "
         f"{s['subs_evals_per_s']:.3g}/s ({s['ratio']:.3g}x) | >= 1e7/s |",
     ]
+    b = r.get("build")
+    if b:
+        lines.append(f"| `derive build` (md, tex, pdf{'' if b['pdf'] else '; no pdflatex'}), cold / warm | "
+                     f"{b['cold_s']:.1f} s (CPU {b['cold_cpu_s']:.1f} s) / {b['warm_s']:.1f} s "
+                     f"(CPU {b['warm_cpu_s']:.1f} s); html site warm {b['html_warm_s']:.1f} s | <= 30 s / <= 10 s |")
     if m:
         lines.append(f"| chip x model matrix ({m['pairs']} pairs, real checks, 2 workers) | cold {m['cold_s']:.1f} s "
                      f"(CPU {m['cold_cpu_s']:.1f} s over 2 cores), baseline cached {m['baseline_cached_s']:.1f} s, "

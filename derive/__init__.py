@@ -19,6 +19,7 @@ import importlib
 import importlib.abc
 import importlib.util
 import sys
+import types
 
 __version__ = "0.2.0"
 
@@ -63,6 +64,20 @@ class _MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 sys.meta_path.insert(0, _MovedModuleFinder())
+
+
+class _Package(types.ModuleType):
+    """``import derive.diff`` (a 0.1.0 module path) makes the import system set ``derive.diff`` to the module;
+    the public function of that name (``derive.diff(...)``) must keep its place."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if isinstance(value, types.ModuleType) and _EXPORTS.get(name) not in (None, value.__name__) \
+                and f"derive.{name}" in MOVED_MODULES:
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str):

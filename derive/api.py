@@ -32,7 +32,7 @@ import sympy as sp
 from derive.checking.checker import Checker, ClaimResult, Report
 from derive.errors import DeriveError
 from derive.model.declarations import Claim, Declaration, Definition
-from derive.model.display import format_quantity, format_value
+from derive.model.display import format_quantity, format_value, tex_text
 from derive.model.evaluate import Evaluation
 from derive.model.evaluate import evaluate as _evaluate_one
 from derive.model.library import Library
@@ -91,16 +91,6 @@ def _resolve(library: Library | None, sc: Scenario | None, kwargs: dict) -> tupl
 
 
 # escaping ------------------------------------------------------------------------------------------------------
-
-_MATHJAX_TEXT = {"\\": r"\backslash ", "%": r"\%", "#": r"\#", "&": r"\&", "_": r"\_", "$": r"\$", "{": r"\{",
-                 "}": r"\}", "^": r"\hat{}", "~": r"\sim "}
-
-
-def tex_text(text: str) -> str:
-    """Prose for ``\\text{...}`` inside math rendered by MathJax or LaTeX: every special character escaped
-    (a ``%`` would otherwise start a comment and swallow the rest)."""
-    return "".join(_MATHJAX_TEXT.get(c, c) for c in str(text))
-
 
 def _h(text: object) -> str:
     return html.escape(str(text), quote=True)

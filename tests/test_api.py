@@ -79,3 +79,16 @@ def test_diff_says_what_moved():
 def test_margin_view():
     view = derive.margin("scaleout_viability", "scaleout_bandwidth", verify=False)
     assert "[56.25 GB/s, ∞)" in repr(view)
+
+
+def test_declaration_reprs_escape_and_show_the_formula():
+    from derive import Claim, Quantity, derived, logic
+
+    x = Quantity("share_x", "x", "1", "a share")
+    c = Claim("fx.pct", title="Within 5% of 100 & #1_a", statement="s.", source=derived("t"),
+              goal=logic.le(x.sym, 2))
+    latex = c._repr_latex_()
+    assert r"5\% of 100 \& \#1\_a" in latex and r"\mathit{share\_x} \le 2" in latex
+    assert "%" not in latex.replace(r"\%", "")
+    r = derive.check("hw_ratio_a100")["hw_ratio_a100"]
+    assert r._repr_latex_().count("$") == 2 and "counterexample" in r._repr_latex_()

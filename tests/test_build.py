@@ -45,7 +45,7 @@ def cache_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory, lecture_library, lecture_scenario, cache_dir):
     out = tmp_path_factory.mktemp("lecture") / "build"
-    formats = FORMATS if WITH_PDF else ("md", "tex")
+    formats = FORMATS if WITH_PDF else ("md", "tex", "html")
     return build(lecture_library, lecture_scenario, out, formats, baseline=lecture_scenario,
                  cache=_proof_cache(cache_dir))
 
@@ -92,7 +92,8 @@ def test_documents_hold_every_declaration(built, lecture_library):
     for name in ("claimBatchOptimum", "claimLatencyFloor", "defnCriticalBatch"):
         assert rf"\newcommand{{\{name}}}" in claims
     values = (built.out / "values.tex").read_text()
-    assert r"\newcommand{\valCriticalBatch}{\SI{2400}{\sequence}}" in values
+    assert r"\newcommand{\valCriticalBatch}{\texorpdfstring{\deriveValue{critical_batch}}{2,400 seq}}" in values
+    assert r"\expandafter\def\csname derive@v@batch_optimum\endcsname{proved}" in values
     assert "What breaks" not in md  # the default scenario is the baseline
 
 
@@ -106,9 +107,12 @@ def test_pdf_has_every_claim_title(built, lecture_library):
 
 
 def test_two_builds_are_byte_identical(built, lecture_library, lecture_scenario, tmp_path, cache_dir):
-    formats = FORMATS if WITH_PDF else ("md", "tex")
+    """A second build with a cold artifact cache (figures redrawn, LaTeX run again) gives the same bytes."""
+    formats = FORMATS if WITH_PDF else ("md", "tex", "html")
+    # the check's caches warm (the report is the same), the documents' artifact cache cold
+    shutil.copytree(cache_dir, tmp_path / "cache", ignore=shutil.ignore_patterns("documents"))
     again = build(lecture_library, lecture_scenario, tmp_path / "build", formats, baseline=lecture_scenario,
-                  cache=_proof_cache(cache_dir))
+                  cache=_proof_cache(tmp_path / "cache"))
     first, second = _snapshot(built.out), _snapshot(again.out)
     assert sorted(first) == sorted(second)
     differing = [name for name in first if first[name] != second[name]]
@@ -183,7 +187,7 @@ def test_cli_build_with_a_changed_scenario_has_what_breaks(tmp_path, cache_dir, 
     assert code == 0, captured.err
     assert captured.out.startswith("wrote ") and captured.err == ""
     md = (tmp_path / "b" / "derivation.md").read_text()
-    assert "## What breaks" in md and "`lecture`" in md
+    assert "## C. What breaks" in md and "`lecture`" in md
     assert "| roofline.hbm_drain_time" not in md  # rows link titles, ids are in anchors
     assert "(#hbm_drain_time) | proved | **refuted**" in md
 
@@ -202,15 +206,107 @@ def test_build_refuses_a_file_as_output_folder(lecture_library, lecture_scenario
 
 
 @needs_pdf
-def test_example_paper_compiles_against_the_macros(built, tmp_path):
+def test_example_paper_compiles_to_a_fixed_point_with_latexmk(built, tmp_path):
+    """examples/paper uses every macro (formulas, values, per-value rounding, verdicts in a section title
+    and a caption, strict mode); latexmk brings it to a fixed point without a warning."""
+    if shutil.which("latexmk") is None:
+        if REQUIRE_LATEX:
+            pytest.fail("latexmk is not installed and DERIVE_REQUIRE_LATEX is set")
+        pytest.skip("latexmk is not installed")
     shutil.copy(ROOT / "examples" / "paper" / "paper.tex", tmp_path / "paper.tex")
-    first_line = rf"\def\derivebuild{{{built.out}}}\input{{paper.tex}}"
-    proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", first_line],
+    proc = subprocess.run(["latexmk", "-pdf", "-interaction=nonstopmode", "-halt-on-error",
+                           rf"-usepretex=\def\derivebuild{{{built.out}}}", "paper.tex"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout[-2000:]
+    log = (tmp_path / "paper.log").read_text(errors="replace")
+    assert proc.returncode == 0, log[-3000:]
+    warnings = [line for line in log.splitlines() if "Warning" in line and "infwarerr" not in line]
+    assert not warnings, warnings  # no undefined reference, no "Rerun", no hyperref token dropped from a bookmark
     text = subprocess.run(["pdftotext", str(tmp_path / "paper.pdf"), "-"], capture_output=True, text=True).stdout
-    assert "2400 seq" in text  # \valCriticalBatch
-    assert "Undefined control sequence" not in proc.stdout
+    assert "2,400 seq" in text  # \valCriticalBatch, with the paper's own siunitx grouping
+    assert "2,000 seq to one significant figure" in " ".join(text.split())  # \deriveValue[round-...]
+    assert "14 ms" in text  # \deriveSetValueOptions{drain_time}{round-mode=figures, round-precision=2}
+    assert "The latency floor (proved)" in text  # \deriveVerdict in a section title
+    bookmarks = (tmp_path / "paper.out").read_text(errors="replace")
+    assert r"\000p\000r\000o\000v\000e\000d" in bookmarks  # ... and in its PDF bookmark, as text
+    again = subprocess.run(["latexmk", "-pdf", "-interaction=nonstopmode", "-halt-on-error",
+                            rf"-usepretex=\def\derivebuild{{{built.out}}}", "paper.tex"],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and "Nothing to do" in again.stdout + again.stderr  # a fixed point
+
+
+@needs_pdf
+def test_strict_paper_stops_when_a_cited_claim_is_not_proved(built, tmp_path):
+    """With \\derivestricttrue, a paper citing a claim whose verdict is not proved stops with a clear
+    LaTeX error that names the claim and its verdict."""
+    macros = tmp_path / "macros"
+    macros.mkdir()
+    shutil.copy(built.out / "claims.tex", macros / "claims.tex")
+    values = (built.out / "values.tex").read_text()
+    for name in ("batching.batch_optimum", "batch_optimum"):
+        values = values.replace(rf"\csname derive@v@{name}\endcsname{{proved}}",
+                                rf"\csname derive@v@{name}\endcsname{{refuted}}")
+    (macros / "values.tex").write_text(values)
+    shutil.copy(ROOT / "examples" / "paper" / "paper.tex", tmp_path / "paper.tex")
+    proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error",
+                           rf"\def\derivebuild{{{macros}}}\input{{paper.tex}}"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0
+    flat = " ".join(proc.stdout.split())
+    assert "Package derive Error: Claim `batching.batch_optimum' is refuted, not proved, under scenario lecture" in flat
+
+
+@needs_pdf
+def test_latex_log_is_kept_and_has_no_overfull_box(built):
+    log = (built.out / "derivation.log").read_text(errors="replace")
+    assert "derivation.tex" in log and "Output written on derivation.pdf" in log
+    boxes = [line for line in log.splitlines() if line.startswith(("Overfull \\hbox", "Overfull \\vbox"))]
+    assert not boxes, f"{len(boxes)} overfull boxes, first: {boxes[:5]}"
+
+
+@needs_pdf
+def test_pdf_reads_like_the_lecture(built, lecture_library):
+    """Part I follows the lecture: chapters in order, then the catalogue as appendices; the title page
+    names the version, the scenario and the date of the inputs; the lecture's numbers read as it says them."""
+    text = subprocess.run(["pdftotext", "-layout", str(built.out / "derivation.pdf"), "-"], check=True,
+                          capture_output=True, text=True).stdout
+    flat = " ".join(text.split())
+    title_page = " ".join(text.split("\f")[0].split())
+    assert "scenario lecture" in title_page and "engine derive 0." in title_page and "inputs dated" in title_page
+    part1, _, appendix = flat.partition("Part II Appendices")
+    assert part1.startswith(title_page[:40]) or "Part I The argument" in part1
+    titles = [t.title for t in lecture_library.topics]
+    positions = [part1.find(f"{i} {_first_words(t)}", part1.find("Part I The argument")) for i, t in
+                 enumerate(titles, start=1)]
+    assert all(p > 0 for p in positions) and positions == sorted(positions), positions
+    assert "Catalogue:" in appendix
+    assert "B ∗ = 2,400 seq (within 1 %)" in flat or "B∗ = 2,400 seq (within 1 %)" in flat
+    assert "56.25 GB/s, 2.0× below the scenario’s 112.5 GB/s" in flat
+    assert "Not evaluated" not in flat
+
+
+def _first_words(title: str) -> str:
+    return " ".join(title.split()[:3])
+
+
+def test_markdown_renders_on_github(built, lecture_library):
+    """The constructs GitHub's math renderer breaks on are absent; numbering is the PDF's."""
+    md = (built.out / "derivation.md").read_text()
+    lines = md.splitlines()
+    first_chapter = next(i for i, line in enumerate(lines) if line.startswith("## 1. "))
+    assert lines.index("## Contents") < first_chapter  # Contents first
+    for line in lines:
+        assert "^{*}" not in line, line  # two of them on a line read as emphasis
+        prose = re.sub(r"\$(?:\\.|[^$\\])+\$", "", line)  # math spans (where \\$ is the documented escape)
+        assert "\\$" not in prose, line  # a backslash-dollar in prose beside math breaks; GitHub's is <span>$</span>
+        if line.startswith("#"):
+            assert "\\" not in line and "$" not in line.replace("<span>$</span>", ""), line  # plain headings
+    chapters = [line for line in lines if re.match(r"## \d+\. ", line)]
+    assert [c.split(". ", 1)[0] for c in chapters] == [f"## {i}" for i in range(1, len(lecture_library.topics) + 1)]
+    tex = (built.out / "derivation.tex").read_text()
+    part1 = tex.split(r"\appendix")[0]
+    tex_titles = re.findall(r"^\\section\{(.*)\}\\label\{sec:topic-", part1, flags=re.M)
+    assert len(tex_titles) == len(chapters)  # the same chapters, in the same order, numbered by LaTeX 1, 2, ...
+    assert "<span>$</span>" in md  # prices in prose, escaped the GitHub way
 
 
 @needs_pdf
@@ -221,12 +317,107 @@ def test_small_document_with_what_breaks_compiles(tmp_path):
     sys.path.insert(0, str(ROOT / "tests"))
     import doclib
 
-    from derive.documents.figures import render_figure, render_graph
+    from derive.documents.figures import render_chapter_graph, render_figure, render_graph
 
     lib = doclib.library()
     for spec in lib.figures:
         render_figure(spec, lib, doclib.scenario(), tmp_path / "figures")
     render_graph(lib, {}, tmp_path / "figures")
+    for t in lib.topics:
+        render_chapter_graph(lib, {}, t.name, tmp_path / "figures")
     proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "small.tex"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:]
+
+
+# the web site, in a real browser -------------------------------------------------------------------------
+
+REQUIRE_BROWSER = os.environ.get("DERIVE_REQUIRE_BROWSER", "") not in ("", "0")
+SCREENSHOTS = ROOT / "build" / "browser-test"
+
+
+def _chromium() -> str | None:
+    for name in (os.environ.get("DERIVE_CHROMIUM", ""), "chromium", "chromium-browser", "google-chrome"):
+        if name and shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser():
+    path = _chromium()
+    if path is None:
+        if REQUIRE_BROWSER:
+            pytest.fail("no chromium found and DERIVE_REQUIRE_BROWSER is set")
+        pytest.skip("chromium is not installed (set DERIVE_REQUIRE_BROWSER=1 to fail)")
+    return path
+
+
+def _chrome(browser: str, url: str, *args: str) -> tuple[str, list[str]]:
+    """Run headless Chromium on ``url``: (stdout, console lines)."""
+    proc = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                           "--enable-logging=stderr", "--v=0", "--allow-file-access-from-files",
+                           "--virtual-time-budget=5000", *args, url],
+                          capture_output=True, text=True, timeout=180)
+    console = [line for line in proc.stderr.splitlines() if ":CONSOLE" in line]
+    return proc.stdout, console
+
+
+def test_site_pages_load_without_error_and_render_math(built, browser):
+    out = built.out
+    pages = ["index.html", "graph.html"] + sorted(p.name for p in out.glob("chapter-*.html"))
+    assert len(pages) > 2
+    for page in pages:
+        dom, console = _chrome(browser, (out / page).as_uri(), "--dump-dom")
+        assert 'data-derive-ready="1"' in dom, f"{page}: the page script did not finish"
+        assert "data-derive-error" not in dom and not console, f"{page}: {console[:3]}"
+        assert "katex-error" not in dom, page
+        maths = dom.count('class="math')
+        assert dom.count('class="katex"') >= maths, f"{page}: {maths} math elements, not all rendered"
+        text = re.sub(r"<[^>]+>", " ", re.sub(r"<(script|style|annotation)[^>]*>.*?</\\1>", " ", dom, flags=re.S))
+        assert not re.search(r"\\$[^$<]*\\\\[a-zA-Z]+", text), f"{page}: raw TeX between dollars left in the page"
+
+
+def test_site_graph_nodes_link_to_their_claims(built, browser, lecture_library):
+    out = built.out
+    dom, console = _chrome(browser, (out / "graph.html").as_uri() + "#pipeline.scaleout_viability", "--dump-dom")
+    assert not console, console[:3]
+    hrefs = dict(re.findall(r'<g class="node[^"]*"[^>]*data-id="([^"]+)"[^>]*>.*?<a href="([^"]+)"', dom, flags=re.S))
+    claims = [c.id for c in lecture_library.claims()]
+    assert set(claims) <= set(hrefs), "every claim is a node of the graph"
+    for decl_id in claims:
+        page, _, anchor = hrefs[decl_id].partition("#")
+        html = (out / page).read_text()
+        assert f'id="{anchor}" data-id="{decl_id}"' in html, decl_id
+    # the selected node's subgraph: what it rests on and what rests on it, and a link to its declaration
+    assert 'id="open-declaration"' in dom and "Rests on" in dom and "Rests on it" in dom
+    assert 'class="node selected' in dom or 'class="node outline selected' in dom
+
+
+def test_site_screenshots(built, browser):
+    """Screenshots of the index, a chapter and the graph (kept under build/browser-test for CI)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    for page, size in (("index.html", "1280,1600"), ("chapter-batching.html", "1280,2400"),
+                       ("graph.html#batching.batch_optimum", "1600,1200")):
+        name = page.split(".")[0] + ".png"
+        target = SCREENSHOTS / name
+        target.unlink(missing_ok=True)
+        _, console = _chrome(browser, built.out.as_uri() + "/" + page, f"--screenshot={target}",
+                             f"--window-size={size}")
+        assert target.exists() and target.stat().st_size > 10_000, name
+        assert not console, console[:3]
+
+
+@needs_pdf
+def test_chapter_graphs_print_at_a_legible_size(built, lecture_library):
+    """Each chapter's dependency subgraph fits the text width at its natural size, so its labels print
+    at their own point size (no shrinking to fit), which is at least 7 pt."""
+    from derive.documents.figures import CHAPTER_GRAPH_FONT
+
+    text_width_in = (21.0 - 2 * 2.3) / 2.54  # a4paper, margin=2.3cm
+    assert CHAPTER_GRAPH_FONT >= 7
+    for t in lecture_library.topics:
+        pdf = built.out / "figures" / f"graph_{t.name}.pdf"
+        info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
+        width_pt = float(re.search(r"Page size:\s+([\d.]+) x", info).group(1))
+        assert width_pt / 72 <= text_width_in, f"{pdf.name} is {width_pt / 72:.2f} in wide: it would be shrunk"

@@ -200,3 +200,11 @@ def test_output_cache_refuses_an_entry_with_an_exit_code_it_never_stores(tmp_pat
     body["exit"] = 2
     path.write_bytes(seal("output", "k", body))
     assert oc.lookup("k") is None
+
+
+def test_a_replayed_proof_keeps_its_side_conditions(tmp_path):
+    problem = Problem([logic.gt(x, 0)], logic.gt(1 / x, 0))
+    first, ran = ProofCache(tmp_path).decide(problem)
+    assert ran and first.verdict == "proved" and first.side_conditions
+    again, ran = ProofCache(tmp_path).decide(problem)
+    assert not ran and again == first

@@ -62,3 +62,14 @@ def test_old_module_paths_are_aliases_of_the_new_ones():
     assert Checker is derive.checking.checker.Checker and ge is derive.kernel.logic.ge
     for old, new in derive.MOVED_MODULES.items():
         assert importlib.import_module(old) is importlib.import_module(new), old
+
+
+def test_an_old_module_path_does_not_shadow_a_public_function():
+    import derive.diff  # noqa: F401 - the 0.1.0 module path
+    import derive.evaluate  # noqa: F401
+    import derive.margin  # noqa: F401
+
+    from derive import api
+
+    assert derive.diff is api.diff and derive.margin is api.margin and derive.evaluate is api.evaluate
+    assert callable(derive.diff)

@@ -179,9 +179,14 @@ def test_positive_symbol_from_outside_is_rejected():
 
 
 def test_division_by_possibly_zero_denominator_is_unknown():
-    claim = Claim("t.div", title="div", statement="s", source=SRC, goal=logic.ge(Y / Z, 0), expected="unknown")
+    # true wherever it is defined, but undefined at z = 0: never proved
+    claim = Claim("t.div", title="div", statement="s", source=SRC, goal=logic.ge((Y / Z) ** 2, 0), expected="unknown")
     r = check(claim)["t.div"]
     assert r.verdict == "unknown" and "denominator" in r.reason
+    # false at a point where it is defined: refuted there (z != 0), never at the pole
+    false = Claim("t.div2", title="div", statement="s", source=SRC, goal=logic.ge(Y / Z, 0), expected="refuted")
+    r = check(false)["t.div2"]
+    assert r.verdict == "refuted" and sp.Rational(r.counterexample["z"]) != 0
 
 
 def test_floats_are_refused():

@@ -138,3 +138,17 @@ def test_cli_eval_several_names(capsys, tmp_path, monkeypatch):
     assert main(["eval", "hbm_bandwidth", "--set", "hbm_bandwidth=3.35"]) == 2
     assert "has no unit" in capsys.readouterr().err
     assert main(["eval", "hbm_bandwidth", "--set", "hbm_bandwidth=3.35", "--si"]) == 0
+
+
+def test_errors_name_what_the_user_wrote():
+    with pytest.raises(DeriveError) as err:
+        parse_quantity_expression("hbm_bandwidth / 0 TB/s", NAMES, lookup, where="eval")
+    assert "division by zero" in err.value.one_line() and "zoo" not in err.value.one_line()
+    with pytest.raises(DimensionError) as err:
+        parse_quantity_relation("log(2 TB/s) > 1 and flops > 0", NAMES, lookup, where="--assume")
+    assert "_u" not in err.value.one_line()
+    with pytest.raises(UnitError, match="neither a unit nor a quantity"):
+        parse_quantity_relation("flops >= 5 furlongs", NAMES, lookup)
+    with pytest.raises(DeriveError):
+        parse_quantity_expression("2 flops", NAMES, lookup)  # a word is never split into unit + rest
+    assert str(parse_quantity_relation("flops > 3", NAMES, lookup, si=True)) == "flops > 3"

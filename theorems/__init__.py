@@ -24,7 +24,7 @@ HEADLINES = [
     ("latency floor (weight fetch)", "weight_fetch_time"),
     ("step time", "step_time"),
     ("cost per token", "cost_per_token"),
-    ("KV per sequence", "kv_bytes_per_token * context"),
+    ("KV per sequence", "kv_bytes_per_sequence"),
     ("critical context L*", "critical_context"),
 ]
 MODEL_CONFIG_READER = model_values

@@ -205,7 +205,7 @@ goldilocks_context_and_mfu = Claim(
              link="implies"),
         Step(logic.And((logic.Iff(logic.ge(t_kv, t_c), logic.ge(L, Lstar)),
                         logic.eq(mfu_amortized_q.sym, sp.Min(1, t_c / t_kv)))),
-             "t_c/max(t_c, t_kv) = min(1, t_c/t_kv)"),
+             r"\(t_c/\max(t_c, t_{\mathrm{kv}}) = \min(1, t_c/t_{\mathrm{kv}})\)"),
     ),
     notes="Sparse attention (DeepSeek) replaces the linear KV term by something like its square root; "
           "this claim is the dense model the lecture draws.",
@@ -312,8 +312,8 @@ batch_optimum = Claim(
              link="iff"),
         Step(logic.eq(B, F * q * N_tot / (c_fwd * W * N_act * tau)), "solve for B (the chip count cancels)",
              link="iff"),
-        Step(logic.eq(B, R * S / tau), "R = Fq/(2W) and S = N_tot/N_act", link="iff"),
-        Step(logic.eq(B, Bstar), "the definition of B*", link="iff"),
+        Step(logic.eq(B, R * S / tau), r"\(R = F q/(2W)\) and \(S = N_{\mathrm{tot}}/N_{\mathrm{act}}\)", link="iff"),
+        Step(logic.eq(B, Bstar), r"the definition of \(B^{*}\)", link="iff"),
     ),
 )
 batch_optimum_lecture = Claim(
@@ -398,10 +398,10 @@ kv_raises_batch_optimum = Claim(
     steps=(
         Step(logic.And((logic.lt(0, 1 - L2 / Lstar), logic.lt(1 - L2 / Lstar, 1 - L / Lstar),
                         logic.lt(1 - L / Lstar, 1))),
-             "0 < L < L' < L*", link="implies"),
+             r"\(0 < L < L' < L^{*}\)", link="implies"),
         Step(logic.And((logic.gt(Bstar / (1 - L / Lstar), Bstar),
                         logic.lt(Bstar / (1 - L / Lstar), Bstar / (1 - L2 / Lstar)))),
-             "B* divided by a smaller positive number is larger"),
+             r"\(B^{*}\) divided by a smaller positive number is larger"),
     ),
     uses=(critical_batch_kv_balance,),
     notes="B*_kv(L') is written out as B*/(1 - L'/L*).",
@@ -487,7 +487,8 @@ fast_mode_pricing = Claim(
              "at the critical batch compute time equals weight-fetch time", link="implies"),
         Step(logic.And((logic.eq(step_time_weights_only(m * Bstar), m * t_w),
                         logic.eq(step_time_weights_only(Bf), t_w))),
-             "m ≥ 1 makes the normal step compute-bound; B_f ≤ B* leaves the fast step on the weight floor"),
+             r"\(m \ge 1\) makes the normal step compute-bound; \(B_f \le B^{*}\) leaves the fast step on the "
+             "weight floor"),
     ),
     uses=(batch_optimum, fast_mode_premise),
 )
@@ -524,7 +525,7 @@ unbatched_cost_penalty = Claim(
     goal=logic.eq(cost_weights_only(B2) / cost_weights_only(Bstar), Bstar / B2),
     steps=(
         Step(logic.And((logic.eq(step_time_weights_only(B2), t_w), logic.eq(step_time_weights_only(Bstar), t_w))),
-             "one sequence is below B*, and at B* compute equals weight fetch", link="implies"),
+             r"one sequence is below \(B^{*}\), and at \(B^{*}\) compute equals weight fetch", link="implies"),
     ),
     uses=(batch_optimum, cost_per_token_and_floor),
     notes="B' = 1 sequence is the unbatched mode.",

@@ -136,7 +136,7 @@ kv_cache_dominance = Claim(
     steps=(
         Step((N_tot * q + N_seq * S_kv) / (n * P), "memory_capacity_per_gpu"),
         Step(N_tot * q / (n * P) + m * B * S_kv / (n * P), "m micro-batches of B sequences are in flight"),
-        Step(N_tot * q / (n * P) + B * S_kv / n, "m = P: the Ps cancel in the KV term"),
+        Step(N_tot * q / (n * P) + B * S_kv / n, r"\(m = P\): the \(P\)s cancel in the KV term"),
     ),
     uses=(pipeline_neutrality, bubble_vanishes_when_filled),
 )

@@ -123,7 +123,8 @@ context_crossover = Claim(
     )),
     steps=(
         Step(logic.Iff(logic.le(L, Lstar), logic.le(L * k / (tau * W), c_fwd * N_act / F)),
-             "L* = 2·N_act·τ·W/(F·k): the KV reads of a token take as long as its multiplies", link="implies"),
+             r"\(L^{*} = 2 N_{\mathrm{act}} \tau W/(F k)\): the KV reads of a token take as long as its multiplies",
+             link="implies"),
     ),
     uses=(goldilocks_context_and_mfu,),
     notes="Attention's own multiplies, which do grow with the context, are left out as in the lecture; "
@@ -164,9 +165,10 @@ kv_bytes_per_token_claim = Claim(
     goal=logic.Iff(logic.eq(Lstar, L_tier), logic.eq(k, k_tier)),
     steps=(
         Step(logic.eq(Lstar, L_tier), "suppose the balance context is the tier", link="iff"),
-        Step(logic.eq(c_fwd * N_act * tau * W / (F * k), L_tier), "L* = 2·N_act·τ·W/(F·k)", link="iff"),
+        Step(logic.eq(c_fwd * N_act * tau * W / (F * k), L_tier),
+             r"\(L^{*} = 2 N_{\mathrm{act}} \tau W/(F k)\)", link="iff"),
         Step(logic.eq(k, c_fwd * N_act * tau * W / (F * L_tier)), "solve for k", link="iff"),
-        Step(logic.eq(k, q * N_act * tau / (R * L_tier)), "2·W/F = q/R", link="iff"),
+        Step(logic.eq(k, q * N_act * tau / (R * L_tier)), r"\(2W/F = q/R\)", link="iff"),
     ),
     uses=(context_crossover,),
     notes="R is the hardware ratio of batching.hw_ratio_300; it is not cited as a dependency because that "

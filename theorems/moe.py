@@ -225,9 +225,10 @@ moe_rack_bound = Claim(
     hypotheses=(logic.ge(Rr, 2),),
     goal=logic.And((logic.eq(t_x / t_in, (Rr - 1) * r), logic.ge(t_x, r * t_in))),
     steps=(
-        Step(logic.eq(t_x / t_in, f_x / (1 - f_x) * (W_up / W_out)), "E_act, a and n cancel", link="implies"),
-        Step(logic.eq(t_x / t_in, (Rr - 1) * r), "f/(1-f) = R-1 and r = W_up/W_out"),
-        Step(logic.And((logic.eq(t_x / t_in, (Rr - 1) * r), logic.ge(t_x, r * t_in))), "R - 1 >= 1"),
+        Step(logic.eq(t_x / t_in, f_x / (1 - f_x) * (W_up / W_out)),
+             r"\(E_{\mathrm{act}}\), \(a\) and \(n\) cancel", link="implies"),
+        Step(logic.eq(t_x / t_in, (Rr - 1) * r), r"\(f/(1-f) = R-1\) and \(r = W_{\mathrm{up}}/W_{\mathrm{out}}\)"),
+        Step(logic.And((logic.eq(t_x / t_in, (Rr - 1) * r), logic.ge(t_x, r * t_in))), r"\(R - 1 \ge 1\)"),
     ),
     uses=(scaleout_bandwidth_ratio_and_rack,),
 )

@@ -149,8 +149,10 @@ decode_memory_bound = Claim(
     goal=logic.And((logic.eq(p_out / p_in, t_mem / t_c), logic.eq(mfu_q.sym, p_in / p_out))),
     steps=(
         Step(logic.eq(c_pre, p_chip * c_fwd * N_act / F), "prefill sits on the compute floor", link="implies"),
-        Step(logic.eq(c_dec, p_chip * n * t_mem / (B * tau)), "decode is memory-bound: its step takes t_mem"),
-        Step(logic.eq(p_out / p_in, t_mem / t_c), "the markup cancels; 2·N_act/F per token is t_c·n/(B·τ)"),
+        Step(logic.eq(c_dec, p_chip * n * t_mem / (B * tau)),
+             r"decode is memory-bound: its step takes \(t_{\mathrm{mem}}\)"),
+        Step(logic.eq(p_out / p_in, t_mem / t_c),
+             r"the markup cancels; \(2 N_{\mathrm{act}}/F\) per token is \(t_c n/(B\tau)\)"),
     ),
     uses=(price_tracks_cost, prefill_at_compute_floor, cost_per_token_and_floor),
 )
@@ -292,7 +294,7 @@ cache_tier_drain_time = Claim(
     steps=(
         Step(logic.le(c_hold, c_get), "suppose holding is no dearer", link="iff"),
         Step(logic.le(p_X * k * T_hold / C_X, p_X * k / W_X), "substitute", link="iff"),
-        Step(logic.le(T_hold, C_X / W_X), "p_X·k > 0 cancels", link="iff"),
+        Step(logic.le(T_hold, C_X / W_X), r"\(p_X k > 0\) cancels", link="iff"),
     ),
     uses=(kv_tier_costs, compute_equalisation),
     notes="The HBM rule of thumb (roofline.hbm_drain_time) and the cache prices (pricing.cache_hit_discount) "

@@ -279,9 +279,9 @@ cost_per_token_and_floor = Claim(
              "cost is chip price times chips times step time, per token", link="implies"),
         Step(logic.eq(cost_per_token_q.sym,
                       p_chip * sp.Max(c_fwd * N_act / F, N_tot * q / (W * B * tau) + S_kv / (W * tau))),
-             "divide each branch of the max by B·τ (the chip count cancels)"),
+             r"divide each branch of the max by \(B\tau\) (the chip count cancels)"),
         Step(logic.ge(cost_per_token_q.sym, p_chip * sp.Max(c_fwd * N_act / F, S_kv / (tau * W))),
-             "the weight term N_tot·q/(W·B·τ) is positive"),
+             r"the weight term \(q N_{\mathrm{tot}}/(B W \tau)\) is positive"),
     ),
     uses=(latency_floor,),
 )

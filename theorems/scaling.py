@@ -274,9 +274,9 @@ token_equalisation = Claim(
     goal=logic.And((logic.eq(D_pre, D_inf), logic.eq(D_pre, sp.Rational(3, 2) * D_rl))),
     steps=(
         Step(logic.And((logic.eq(6 * N_act * D_pre, 9 * N_act * D_rl), logic.eq(6 * N_act * D_pre, 6 * N_act * D_inf))),
-             "substitute the three costs with c_RL = 3, η = 3"),
+             r"substitute the three costs with \(c_{\mathrm{RL}} = 3\), \(\eta = 3\)"),
         Step(logic.And((logic.eq(D_pre, D_inf), logic.eq(D_pre, sp.Rational(3, 2) * D_rl))),
-             "divide by N_act > 0: it cancels"),
+             r"divide by \(N_{\mathrm{act}} > 0\): it cancels"),
     ),
     uses=(token_split_general, compute_equalisation),
     tags=("inconsistency",),

@@ -49,7 +49,7 @@ NO_CACHE_ENV = "DERIVE_NO_CACHE"
 MAX_MB_ENV = "DERIVE_CACHE_MAX_MB"
 DEFAULT_MAX_MB = 256
 APP_NAME = "derive-llm"
-FORMAT = 2  # bump when the entry layout changes
+FORMAT = 3  # bump when the entry layout changes
 KINDS = ("proofs", "outputs", "results")
 
 
@@ -198,7 +198,8 @@ def problem_text(problem: Problem) -> str:
 
 def outcome_to_json(outcome: Outcome) -> dict:
     return {"verdict": outcome.verdict, "engine": outcome.engine, "reason": outcome.reason,
-            "counterexample": outcome.as_text_counterexample(), "recheck": outcome.recheck}
+            "counterexample": outcome.as_text_counterexample(), "recheck": outcome.recheck,
+            "side_conditions": list(outcome.side_conditions)}
 
 
 def outcome_from_json(data: object) -> Outcome | None:
@@ -215,6 +216,9 @@ def outcome_from_json(data: object) -> Outcome | None:
     reason, recheck, cex = data.get("reason"), data.get("recheck"), data.get("counterexample")
     if not (reason is None or isinstance(reason, str)) or not (recheck is None or isinstance(recheck, str)):
         return None
+    sides = data.get("side_conditions", [])
+    if not isinstance(sides, list) or not all(isinstance(c, str) for c in sides):
+        return None
     point = None
     if cex is not None:
         if not isinstance(cex, Mapping):
@@ -223,7 +227,7 @@ def outcome_from_json(data: object) -> Outcome | None:
             point = {str(k): sp.Rational(str(v)) for k, v in cex.items()}
         except (TypeError, ValueError):
             return None
-    return Outcome(verdict, engine, reason, point, recheck)
+    return Outcome(verdict, engine, reason, point, recheck, tuple(sides))
 
 
 # the proof cache -------------------------------------------------------------------------------------
@@ -288,7 +292,9 @@ class ProofCache:
 def _still_refutes(problem: Problem | None, outcome: Outcome) -> bool:
     """A cached counterexample is an answer only when it still refutes the problem, exactly: every name
     is a symbol of the problem and the point satisfies the hypotheses and violates the goal."""
-    from derive.kernel.problem import confirms
+    import sympy as sp
+
+    from derive.kernel.trusted import Kernel
 
     if problem is None or outcome.verdict != "refuted":
         return False
@@ -296,7 +302,9 @@ def _still_refutes(problem: Problem | None, outcome: Outcome) -> bool:
     cex = outcome.counterexample or {}
     if not set(cex) <= set(symbols):
         return False
-    return confirms(problem, {symbols[name]: value for name, value in cex.items()})
+    # the trusted kernel's own exact re-check (derive.kernel.problem.confirms moved there)
+    point = {symbols[name]: sp.Rational(value) for name, value in cex.items()}
+    return Kernel(problem).refuted(point, outcome.engine) is not None
 
 
 # the output cache ------------------------------------------------------------------------------------

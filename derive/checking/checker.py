@@ -50,15 +50,20 @@ class ClaimResult:
     steps: list[StepResult] = field(default_factory=list)
     recheck: str | None = None
     own_verdict: str | None = None  # before blocking by dependencies
+    side_conditions: list[str] = field(default_factory=list)  # of a proof: what the kernel discharged
 
     @property
     def meets_expectation(self) -> bool:
         return self.verdict == self.expected
 
     def _repr_latex_(self) -> str:
-        text = rf"\textbf{{{self.title}}}: \texttt{{{self.verdict}}} ({self.engine})"
+        from derive.model.display import format_number, tex_text
+
+        text = rf"\textbf{{{tex_text(self.title)}}}\text{{: {tex_text(self.verdict)} ({tex_text(self.engine)})}}"
         if self.counterexample:
-            text += r"; counterexample " + ", ".join(rf"\texttt{{{k}}} = {v}" for k, v in self.counterexample.items())
+            text += r"\text{; counterexample } " + ", ".join(
+                rf"\text{{{tex_text(k)}}} = {format_number(sp.Rational(v)).replace(',', '{,}')}"
+                for k, v in self.counterexample.items())
         return f"${text}$"
 
     def to_json(self) -> dict:
@@ -66,7 +71,7 @@ class ClaimResult:
             "id": self.id, "title": self.title, "kind": self.kind, "verdict": self.verdict,
             "expected": self.expected, "engine": self.engine, "counterexample": self.counterexample,
             "reason": self.reason, "rests_on": self.rests_on, "seconds": round(self.seconds, 4),
-            "recheck": self.recheck,
+            "recheck": self.recheck, "side_conditions": list(self.side_conditions),
             "steps": [{"index": s.index, "verdict": s.outcome.verdict, "engine": s.outcome.engine,
                        "reason": s.outcome.reason} for s in self.steps],
         }
@@ -266,6 +271,7 @@ class Checker:
             expected=claim.expected, engine=worst.engine, counterexample=worst.as_text_counterexample(),
             reason=reason, rests_on=rests_on, seconds=time.perf_counter() - start, steps=steps,
             recheck=worst.recheck, own_verdict=worst.verdict,
+            side_conditions=list(outcome.side_conditions) if worst.verdict == "proved" else [],
         )
 
     def check(self, ids: Iterable[str] | None = None) -> Report:

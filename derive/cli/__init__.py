@@ -111,6 +111,13 @@ def _run(args: argparse.Namespace, ctx: Context) -> int:
         error_line(f"derive {args.command}: error", f"user code called sys.exit({err.code!r}) while the command ran "
                    "(in --library); a library raises errors, it never exits")
         return EXIT_BAD_INPUT
+    except OSError as err:  # the file system refused a path the user gave (name too long, permission denied)
+        from derive.errors import escape_control
+
+        name = f" ({escape_control(err.filename, limit=120)})" if err.filename else ""
+        error_line(f"derive {args.command}: error", f"{err.strerror or type(err).__name__}{name}: a path given on the "
+                   "command line or named in a file cannot be used; check the path")
+        return EXIT_BAD_INPUT
     except MemoryError:
         error_line(f"derive {args.command}: error", "out of memory (a value, grid or file too large for this "
                    "machine); use smaller inputs")

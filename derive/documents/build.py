@@ -5,7 +5,14 @@ Outputs (relative to the output folder):
 - ``derivation.md`` (``md``) and ``figures/*.svg``;
 - ``derivation.tex``, ``claims.tex``, ``values.tex`` (``tex``) and ``figures/*.pdf``;
 - ``derivation.pdf`` (``pdf``), compiled with pdflatex when it is installed (otherwise a notice);
+- ``index.html``, ``chapter-*.html``, ``graph.html`` and ``assets/`` (``html``): a static, offline site
+  (``derive.documents.html``);
+- ``derivation.log`` beside the PDF: the LaTeX log (tests read it for overfull boxes);
 - always: ``status.json`` (the check report without timings), ``graph.dot`` and ``graph.json``.
+
+Part I of the documents states thresholds of the headline claims (``derive.documents.thresholds``),
+computed once and cached; figures and the compiled PDF are cached by content in the cache folder
+(``derive.documents.store``), so a warm build redraws and recompiles nothing.
 
 Atomic: ``--out`` is always exactly one complete build, the old one or the new one (``publish``).
 Everything is written into a staging folder beside ``--out`` (``.NAME.staging-PID-XXXX``); files of
@@ -26,7 +33,9 @@ names the pdflatex to run (empty: behave as if none were installed).
 
 from __future__ import annotations
 
+import dataclasses
 import errno
+import json
 import os
 import secrets
 import shutil
@@ -43,16 +52,20 @@ from derive.documents.figures import (
     figures_of,
     graph_dot,
     graph_json,
+    render_chapter_graph,
     render_figure,
     render_graph,
 )
 from derive.documents.render import claims_model, document_model, render, values_model
+from derive.documents.store import ArtifactStore, content_key
+from derive.documents.thresholds import thresholds
 from derive.errors import DeriveError, OutputError
 from derive.model.library import Library
 from derive.model.numbers import dumps_json
 from derive.model.scenario import Scenario
 
-FORMATS = ("md", "tex", "pdf")
+FORMATS = ("md", "tex", "pdf", "html")
+DEFAULT_FORMATS = ("md", "tex", "pdf")
 REQUIRE_LATEX_ENV = "DERIVE_REQUIRE_LATEX"
 LATEX_ENGINE_ENV = "DERIVE_PDFLATEX"
 
@@ -78,11 +91,12 @@ def parse_formats(text: str | Iterable[str]) -> tuple[str, ...]:
             continue
         item = {"markdown": "md", "latex": "tex"}.get(item, item)
         if item not in FORMATS:
-            raise DeriveError(f"unknown format '{item}'", where="--format", hint="use md, tex, pdf (comma-separated)")
+            raise DeriveError(f"unknown format '{item}'", where="--format",
+                              hint="use md, tex, pdf, html (comma-separated)")
         if item not in out:
             out.append(item)
     if not out:
-        raise DeriveError("no format given", where="--format", hint="use md, tex, pdf (comma-separated)")
+        raise DeriveError("no format given", where="--format", hint="use md, tex, pdf, html (comma-separated)")
     return tuple(f for f in FORMATS if f in out)
 
 
@@ -154,7 +168,7 @@ def _first_error(log: str, stdout: bytes) -> str:
     return "see the LaTeX log"
 
 
-def build(library: Library, scenario: Scenario, out: Path | str = "build", formats: Sequence[str] = FORMATS, *,
+def build(library: Library, scenario: Scenario, out: Path | str = "build", formats: Sequence[str] = DEFAULT_FORMATS, *,
           baseline: Scenario | None = None, rlimit: int | None = None, cache=None,
           report: Report | None = None) -> BuildResult:
     """Check the library under ``scenario`` and write every output into ``out`` (see module docstring).
@@ -187,14 +201,17 @@ def build(library: Library, scenario: Scenario, out: Path | str = "build", forma
         report = _checker(library, scenario, rlimit, cache).check()
     verdicts = {r.id: r.verdict for r in report.results}
 
+    cache_root = getattr(cache, "root", None)
     files = publish(out, lambda staging: _write_all(library, scenario, report, base_report, figures, verdicts,
-                                                   staging, formats, engine), notices)
+                                                   staging, formats, engine, cache_root), notices)
     return BuildResult(out, files, report, base_report, notices)
 
 
 def _write_all(library: Library, scenario: Scenario, report: Report, base_report: Report | None, figures: list,
-               verdicts: dict[str, str], staging: Path, formats: Sequence[str], engine: str | None) -> list[str]:
+               verdicts: dict[str, str], staging: Path, formats: Sequence[str], engine: str | None,
+               cache_root: Path | None = None) -> list[str]:
     files: list[str] = []
+    store = ArtifactStore(cache_root) if cache_root is not None else None
 
     def write(name: str, text: str) -> None:
         path = staging / name
@@ -206,29 +223,111 @@ def _write_all(library: Library, scenario: Scenario, report: Report, base_report
     write("graph.dot", graph_dot(library, verdicts))
     write("graph.json", dumps_json(graph_json(library, verdicts)) + "\n")
 
-    fig_formats = tuple(f for f, wanted in (("svg", "md" in formats), ("pdf", "tex" in formats or "pdf" in formats))
+    wants_tex = "tex" in formats or "pdf" in formats
+    fig_formats = tuple(f for f, wanted in (("svg", "md" in formats or "html" in formats), ("pdf", wants_tex))
                         if wanted)
-    fig_dir = staging / "figures"
-    drawn: list[FigureResult] = [render_figure(f, library, scenario, fig_dir, fig_formats) for f in figures]
-    graph = render_graph(library, verdicts, fig_dir, formats=fig_formats)
-    for r in [*drawn, graph]:
+    drawn, graph, chapter_graphs = _figures(library, scenario, verdicts, figures, staging, fig_formats, store)
+    for r in [*drawn, graph, *chapter_graphs.values()]:
         files.extend(r.files.values())
 
-    from derive.whatif.margin import robustness
-
-    rows = robustness(library, scenario)
+    rows = thresholds(library, scenario, cache_dir=cache_root)
     model = document_model(library, scenario, report, baseline=base_report, figures=drawn, graph=graph,
-                           robustness=rows)
+                           thresholds=rows, chapter_graphs=chapter_graphs, measured=_measured(library, store))
     if "md" in formats:
         write("derivation.md", render("markdown", "derivation.md.j2", model))
-    if "tex" in formats or "pdf" in formats:
+    if "html" in formats:
+        from derive.documents.html import write_site
+
+        files.extend(write_site(library, model, staging, verdicts, formats))
+    if wants_tex:
         write("derivation.tex", render("latex", "derivation.tex.j2", model))
         write("claims.tex", render("latex", "claims.tex.j2", claims_model(library, scenario, report)))
-        write("values.tex", render("latex", "values.tex.j2", values_model(library, scenario)))
+        write("values.tex", render("latex", "values.tex.j2", values_model(library, scenario, report)))
     if "pdf" in formats and engine is not None:
-        compile_pdf("derivation.tex", staging, engine)
-        files.append("derivation.pdf")
+        names = sorted(f for f in files if f.startswith("figures/") and f.endswith(".pdf"))
+        key = content_key("pdf", _engine_id(engine), (staging / "derivation.tex").read_bytes(),
+                          *[n.encode() + b"\0" + (staging / n).read_bytes() for n in names])
+        if store is None or store.get("pdf", key, staging) is None:
+            compile_pdf("derivation.tex", staging, engine)
+            if store is not None:
+                store.put("pdf", key, staging, ["derivation.pdf", "derivation.log"])
+        files.extend(["derivation.pdf", "derivation.log"])
     return sorted(set(files))
+
+
+def _measured(library: Library, store: ArtifactStore | None) -> dict | None:
+    """The "Measured against derived" appendix (``derive.documents.measured``): the ledger's rows, or None
+    when the library has no ledger.  Cached by the sources and the preset folders (the ledger's data);
+    its figures are left to ``derive ledger --figures DIR``, which keeps a cold build within its budget."""
+    from derive.checking.cache import dir_digest, sources_digest
+    from derive.documents.measured import measured_section
+
+    key = None
+    if store is not None:
+        key = content_key("measured", sources_digest(), *[f"{d}:{dir_digest(str(d))}" for d in library.preset_dirs])
+        entry = store.dir / f"measured-{key}" / "section.json"
+        try:
+            return json.loads(entry.read_text())["section"]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    try:
+        section = measured_section(library, None)
+    except DeriveError:
+        return None
+    data = None
+    if section.rows:
+        data = {"title": section.title, "intro": section.intro,
+                "rows": [dataclasses.asdict(r) | {"ratio_text": f"{r.ratio:.2f}",
+                                                  "ratio_achieved_text": None if r.ratio_achieved is None
+                                                  else f"{r.ratio_achieved:.2f}"} for r in section.rows],
+                "summary": [{"status": k, "count": v} for k, v in sorted(section.summary.items())]}
+    if store is not None and key is not None:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "section.json").write_text(json.dumps({"section": data}, sort_keys=True))
+            store.put("measured", key, Path(tmp), ["section.json"])
+    return data
+
+
+def _engine_id(engine: str) -> str:
+    """The LaTeX engine's path and size (a changed TeX installation gives other PDFs)."""
+    path = shutil.which(engine) or engine
+    try:
+        st = os.stat(path)
+        return f"{path}:{st.st_size}:{int(st.st_mtime)}"
+    except OSError:
+        return path
+
+
+def _figures(library: Library, scenario: Scenario, verdicts: dict[str, str], figures: list, staging: Path,
+             formats: Sequence[str], store: ArtifactStore | None
+             ) -> tuple[list[FigureResult], FigureResult, dict[str, FigureResult]]:
+    """Draw (or read from the artifact cache) every figure, the dependency graph and one subgraph per
+    chapter.  The key covers the engine's and libraries' sources, the scenario and the verdicts."""
+    key = None
+    if store is not None:
+        from derive.checking.cache import sources_digest
+
+        key = content_key("figures", sources_digest(), scenario.fingerprint(), json.dumps(verdicts, sort_keys=True),
+                          ",".join(formats), json.dumps([f.id for f in figures]))
+        manifest = store.get("figures", key, staging)
+        if manifest is not None:
+            try:
+                results = [FigureResult(**r) for r in manifest["results"]]
+                drawn, graph, chapters = results[:len(figures)], results[len(figures)], results[len(figures) + 1:]
+                return drawn, graph, {r.topic: r for r in chapters if r.topic}
+            except (KeyError, TypeError, IndexError):
+                pass
+    fig_dir = staging / "figures"
+    drawn = [render_figure(f, library, scenario, fig_dir, formats) for f in figures]
+    graph = render_graph(library, verdicts, fig_dir, formats=formats)
+    chapters = {t.name: render_chapter_graph(library, verdicts, t.name, fig_dir, formats) for t in library.topics}
+    if store is not None and key is not None:
+        results = [*drawn, graph, *chapters.values()]
+        names = [n for r in results for n in r.files.values()]
+        store.put("figures", key, staging, names, {"results": [dataclasses.asdict(r) for r in results]})
+    return drawn, graph, chapters
 
 
 # the write and switch phase ---------------------------------------------------------------------------
@@ -246,7 +345,8 @@ def publish(out: Path, write: Callable[[Path], list[str]], notices: list[str] | 
     notices = notices if notices is not None else []
     out = Path(out)
     where = f"--out {out}"
-    absolute = Path(os.path.abspath(out))
+    # a symlinked --out: the folder it points to is replaced (the link stays a link)
+    absolute = Path(os.path.realpath(out) if out.is_symlink() else os.path.abspath(out))
     cwd = Path.cwd()
     if absolute == cwd or absolute in cwd.parents or absolute.parent == absolute:
         raise OutputError(f"the output folder {out} is the current folder or contains it", where=where,

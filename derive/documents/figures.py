@@ -423,6 +423,43 @@ def render_graph(library: Library, verdicts: Mapping[str, str], directory: Path,
     return result
 
 
+PRINT_WIDTH_IN = 6.3  # the text width of the documents' LaTeX page, inches
+CHAPTER_GRAPH_FONT = 7.5  # points, at natural size
+
+
+def chapter_graph(library: Library, topic: str):
+    """The claims and assumptions of one topic, with the ones of other topics they rest on directly
+    (drawn as outside nodes); edges as in ``claim_graph``."""
+    full = claim_graph(library)
+    own = [d.id for d in library.ordered() if d.topic == topic and d.id in full]
+    nodes = set(own)
+    for v in own:
+        nodes |= set(full.predecessors(v))
+    sub = full.subgraph(nodes).copy()
+    # an outside node only matters through its edges into the chapter
+    sub.remove_edges_from([(u, v) for u, v in list(sub.edges) if v not in own])
+    return sub, set(own)
+
+
+def render_chapter_graph(library: Library, verdicts: Mapping[str, str], topic: str, directory: Path,
+                         formats: Sequence[str] = ("svg", "pdf"), prefix: str = "figures/") -> FigureResult:
+    """One chapter's dependency subgraph, laid out for a portrait page so that its labels stay
+    legible at print size (at least 6 pt after scaling to the text width)."""
+    graph, own = chapter_graph(library, topic)
+    stem = f"graph_{topic}"
+    result = FigureResult(stem, "Dependency graph of the chapter", "", topic)
+    if graph.number_of_nodes() == 0:
+        result.note = "Figure skipped: the chapter has no claims or assumptions."
+        return result
+    outside = set(graph.nodes) - own
+    result.caption = ("Claims and assumptions of the chapter; an arrow points from what a statement rests on "
+                      "to the statement." + (" Outlined nodes belong to earlier chapters." if outside else ""))
+    files = _draw_graph(graph, library, verdicts, directory, stem, formats, fontsize=CHAPTER_GRAPH_FONT,
+                        aspect=1.1, outside=outside, max_width=PRINT_WIDTH_IN)
+    result.files = {fmt: prefix + name for fmt, name in files.items()}
+    return result
+
+
 def graph_svg(library: Library, verdicts: Mapping[str, str]) -> bytes:
     """The full dependency graph as SVG bytes (``derive graph --format svg``)."""
     import tempfile
@@ -433,16 +470,25 @@ def graph_svg(library: Library, verdicts: Mapping[str, str]) -> bytes:
 
 
 def _draw_graph(graph, library: Library, verdicts: Mapping[str, str], directory: Path, stem: str,
-                formats: Sequence[str]) -> dict[str, str]:
+                formats: Sequence[str], *, fontsize: float = 6, aspect: float = 0.62,
+                outside: Iterable[str] = (), max_width: float | None = None) -> dict[str, str]:
     from matplotlib.lines import Line2D
 
+    outside = set(outside)
     order = {d.id: i for i, d in enumerate(library.ordered())}
     depth = _layers(graph, order)
     layers: dict[int, list[str]] = {}
     for v in sorted(graph.nodes, key=order.get):
         layers.setdefault(depth[v], []).append(v)
     label = {v: v.rsplit(".", 1)[-1] for v in graph.nodes}
-    columns, pos, width, height = _graph_layout(layers, label)
+    char = _GRAPH_CHAR * fontsize / 6
+    vertical = max_width is not None
+    if vertical:  # a page-width figure: layers top to bottom, each wrapped into lines of the page width
+        pos, width, height = _graph_rows(layers, label, char=char, row=_GRAPH_ROW * fontsize / 6 * 1.9,
+                                         max_width=max_width)
+    else:
+        _, pos, width, height = _graph_layout(layers, label, char=char, row=_GRAPH_ROW * fontsize / 6,
+                                              aspect=aspect)
     status = node_status(library, verdicts)
     plt = _pyplot()
     with _rc():
@@ -451,22 +497,29 @@ def _draw_graph(graph, library: Library, verdicts: Mapping[str, str], directory:
         ax = fig.add_axes((0, 0, 1, 1))
         ax.axis("off")
         ax.grid(False)
-        half = {v: _GRAPH_CHAR * len(label[v]) / 2 + 0.06 for v in graph.nodes}
+        half = {v: char * len(label[v]) / 2 + 0.06 for v in graph.nodes}
+        box = fontsize / 72 * 0.75  # half a label's height, inches
         for u, v in graph.edges:
             (x0, y0), (x1, y1) = pos[u], pos[v]
-            ax.annotate("", xy=(x1 - half[v], y1), xytext=(x0 + half[u], y0),
+            start, end = ((x0, y0 - box), (x1, y1 + box)) if vertical else ((x0 + half[u], y0), (x1 - half[v], y1))
+            ax.annotate("", xy=end, xytext=start,
                         arrowprops={"arrowstyle": "-|>", "color": "#90a4ae", "lw": 0.6, "shrinkA": 0, "shrinkB": 1,
                                     "mutation_scale": 6})
         for v, (x, y) in pos.items():
             colour = VERDICT_COLOURS[status.get(v, "unchecked")]
-            ax.text(x, y, label[v], ha="center", va="center", fontsize=6, color="white",
-                    bbox={"boxstyle": "round,pad=0.2", "facecolor": colour, "edgecolor": "none"})
+            if v in outside:
+                ax.text(x, y, label[v], ha="center", va="center", fontsize=fontsize, color=colour,
+                        bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": colour, "lw": 0.8})
+            else:
+                ax.text(x, y, label[v], ha="center", va="center", fontsize=fontsize, color="white",
+                        bbox={"boxstyle": "round,pad=0.2", "facecolor": colour, "edgecolor": "none"})
         ax.set_xlim(0, width)
         ax.set_ylim(0, height)
         used = [s for s in VERDICT_COLOURS if s in set(status[v] for v in graph.nodes if v in status)]
         handles = [Line2D([0], [0], marker="s", linestyle="", markersize=6, color=VERDICT_COLOURS[s], label=s)
                    for s in used]
-        ax.legend(handles=handles, loc="lower left", ncol=max(1, len(handles)), fontsize=7, frameon=False)
+        ax.legend(handles=handles, loc="upper right" if vertical else "lower left", ncol=max(1, len(handles)),
+                  fontsize=7, frameon=False)
         try:
             return _save(fig, directory, stem, formats)
         finally:
@@ -477,26 +530,61 @@ _GRAPH_CHAR = 0.048  # inches per character of a 6-point label
 _GRAPH_ROW = 0.2  # inches between rows
 
 
-def _graph_layout(layers: Mapping[int, list[str]], label: Mapping[str, str]):
+def _graph_rows(layers: Mapping[int, list[str]], label: Mapping[str, str], *, char: float, row: float,
+                max_width: float) -> tuple[dict[str, tuple[float, float]], float, float]:
+    """Layers top to bottom (what a statement rests on is above it); a layer wider than ``max_width``
+    inches wraps into several lines.  Positions in inches; the figure is at most ``max_width`` wide, so
+    it prints at its natural size and its labels keep their point size."""
+    gap = 0.18
+    lines: list[list[str]] = []
+    for layer in sorted(layers):
+        line: list[str] = []
+        used = 0.0
+        for v in layers[layer]:
+            w = char * len(label[v]) + 0.12
+            if line and used + gap + w > max_width - 0.6:
+                lines.append(line)
+                line, used = [], 0.0
+            used += (gap if line else 0) + w
+            line.append(v)
+        if line:
+            lines.append(line)
+    height = len(lines) * row + 0.5  # room at the top for the legend
+    width = max_width - 0.2  # the saved figure's tight bounding box pads 0.1 inch each side
+    pos: dict[str, tuple[float, float]] = {}
+    for i, line in enumerate(lines):
+        widths = [char * len(label[v]) + 0.12 for v in line]
+        total = sum(widths) + gap * (len(line) - 1)
+        x = (width - total) / 2
+        y = height - 0.45 - i * row
+        for v, w in zip(line, widths, strict=True):
+            pos[v] = (x + w / 2, y)
+            x += w + gap
+    return pos, width, height
+
+
+def _graph_layout(layers: Mapping[int, list[str]], label: Mapping[str, str], *, char: float = _GRAPH_CHAR,
+                  row: float = _GRAPH_ROW, aspect: float = 0.62, max_width: float | None = None):
     """Columns by dependency depth; a tall layer wraps into adjacent columns, the wrap height chosen so
-    that the whole graph has roughly the shape of a landscape page.  Positions in inches."""
+    that the whole graph has roughly the shape ``aspect`` (height over width; a landscape page by
+    default), preferring layouts no wider than ``max_width``.  Positions in inches."""
     tallest_layer = max(len(m) for m in layers.values())
     best = None
-    for per_column in range(min(8, tallest_layer), tallest_layer + 1):
+    for per_column in range(1 if max_width else min(8, tallest_layer), tallest_layer + 1):
         columns = [members[i:i + per_column] for layer in sorted(layers)
                    for members in [layers[layer]] for i in range(0, len(members), per_column)]
-        widths = [max(len(label[v]) for v in c) * _GRAPH_CHAR + 0.5 for c in columns]
+        widths = [max(len(label[v]) for v in c) * char + 0.5 for c in columns]
         width = sum(widths) + 0.4
-        height = max(len(c) for c in columns) * _GRAPH_ROW + 0.6
-        score = abs(height / width - 0.62)
+        height = max(len(c) for c in columns) * row + 0.6
+        score = abs(height / width - aspect) + (100 + width if max_width and width > max_width else 0)
         if best is None or score < best[0]:
             best = (score, columns, widths, width, height)
     _, columns, widths, width, height = best
     pos = {}
     x = 0.2
     for members, w in zip(columns, widths, strict=True):
-        for row, v in enumerate(members):
-            pos[v] = (x + w / 2, height / 2 + 0.15 - (row - (len(members) - 1) / 2) * _GRAPH_ROW)
+        for i, v in enumerate(members):
+            pos[v] = (x + w / 2, height / 2 + 0.15 - (i - (len(members) - 1) / 2) * row)
         x += w
     return columns, pos, width, height
 

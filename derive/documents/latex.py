@@ -167,19 +167,23 @@ def latex_comment(text: object) -> str:
     return " ".join(str(text).split())
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|$~])")
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~])")
 
 
 def markdown_escape(text: object) -> str:
-    """Plain text -> Markdown text that GitHub shows verbatim (no emphasis, links, math or table breaks)."""
-    escaped = _MD_SPECIAL.sub(r"\\\1", str(text))
+    """Plain text -> Markdown text that GitHub shows verbatim (no emphasis, links, math or table breaks).
+    A dollar becomes ``<span>$</span>``: GitHub documents that form for a dollar on a line that also
+    holds math (a backslash-escaped dollar beside math is known to break its renderer)."""
+    escaped = _MD_SPECIAL.sub(r"\\\1", str(text)).replace("$", "<span>$</span>")
     # A line that starts with "1." or "-" would become a list item; prose here is one paragraph.
     return " ".join(escaped.split())
 
 
 def markdown_math(latex: str) -> str:
-    """LaTeX math made safe inside Markdown ``$...$`` on GitHub (pipes would split a table row)."""
-    return latex.replace("|", r"\vert ")
+    """LaTeX math made safe inside Markdown ``$...$`` on GitHub: pipes would split a table row, and
+    ``^{*}`` twice on a line reads as emphasis to GitHub's Markdown pass (``^{\\ast}`` does not)."""
+    latex = latex.replace("|", r"\vert ")
+    return re.sub(r"\^\{\*\}|\^\*", r"^{\\ast}", latex)
 
 
 def label_text(text: str) -> str:
@@ -200,3 +204,55 @@ def macro_name(prefix: str, text: str) -> str:
         for p in parts:
             out.append(digits[int(p)] if p.isdigit() else p[:1].upper() + p[1:])
     return "".join(out)
+
+
+# prose with inline math ------------------------------------------------------------------------------
+
+_PROSE_MATH = re.compile(r"\\\((.+?)\\\)", re.S)
+
+
+def prose_parts(text: object) -> list[tuple[str, str]]:
+    """Prose split into ``("text", ...)`` and ``("math", latex)`` parts: math is written ``\\(...\\)``
+    in a declaration's prose (a dollar stays a dollar: prices are common in prose)."""
+    text = str(text)
+    out: list[tuple[str, str]] = []
+    pos = 0
+    for m in _PROSE_MATH.finditer(text):
+        if m.start() > pos:
+            out.append(("text", text[pos:m.start()]))
+        out.append(("math", m.group(1).strip()))
+        pos = m.end()
+    if pos < len(text):
+        out.append(("text", text[pos:]))
+    return out
+
+
+def latex_prose(text: object) -> str:
+    """``latex_escape`` for prose that may hold ``\\(...\\)`` math, which passes through as math."""
+    return "".join(latex_escape(t) if kind == "text" else rf"\({t}\)" for kind, t in prose_parts(text))
+
+
+def markdown_prose(text: object) -> str:
+    """``markdown_escape`` for prose that may hold ``\\(...\\)`` math, written as GitHub's ``$...$``;
+    a dollar of the prose becomes ``<span>$</span>``, the escape GitHub documents for a dollar on a
+    line with math."""
+    parts = prose_parts(text)
+    out = []
+    for kind, t in parts:
+        if kind == "math":
+            out.append("$" + markdown_math(t) + "$")
+        else:
+            lead = " " if t[:1].isspace() else ""
+            trail = " " if t[-1:].isspace() and t.strip() else ""
+            out.append(lead + markdown_escape(t) + trail)
+    return "".join(out).strip()
+
+
+def markdown_heading(text: object) -> str:
+    """A title for a Markdown heading: GitHub shows headings verbatim enough that escaping ASCII math
+    (``B\\*``, ``N\\_tot``) only adds backslashes to the anchor and the page; keep the characters
+    that cannot start Markdown syntax inside a heading, and drop the rest to plain look-alikes."""
+    t = " ".join(str(text).split())
+    t = t.replace("*", "∗").replace("_", " ").replace("`", "'").replace("<", "‹").replace(">", "›")
+    t = t.replace("$", "<span>$</span>").replace("[", "(").replace("]", ")").replace("|", "/").replace("#", "No. ")
+    return t.replace("\\", "/")

@@ -31,11 +31,15 @@ from derive.documents.latex import (
     latex_comment,
     latex_escape,
     latex_escape_breakable,
+    latex_prose,
     macro_name,
     make_printer,
     markdown_escape,
+    markdown_heading,
     markdown_math,
+    markdown_prose,
 )
+from derive.documents.thresholds import Threshold, tolerance_band
 from derive.errors import DeriveError, ResourceError, UnitError
 from derive.kernel.logic import And, Formula, Iff, Implies, Not, Or, Rel
 from derive.model.declarations import VERDICTS, Assumption, Claim, Declaration, Definition, Quantity
@@ -44,7 +48,7 @@ from derive.model.library import Library
 from derive.model.scenario import Scenario
 from derive.model.units import format_dimension, parse_unit, unit_factors
 
-TEMPLATE_KINDS = ("latex", "markdown")
+TEMPLATE_KINDS = ("latex", "markdown", "html")
 Printer = Callable[[sp.Expr], str]
 
 
@@ -133,51 +137,60 @@ def siunitx_unit(text: str) -> str:
 
 def markdown_unit(text: str) -> str:
     t = text.strip()
+    t = re.sub(r"^u(?=(s|B|FLOP)\b)", "µ", t)
     return "" if t in ("", "1") else t.replace("*", "·")
 
 
 def value_text(value: sp.Expr | float, unit: str) -> dict[str, str]:
-    """A number with a unit, rendered for both formats: ``{"tex": "\\SI{14.4}{\\milli\\second}",
-    "md": "14.4 ms", "num": "14.4", "unit": "ms"}``."""
-    mantissa, exponent = format_number(value)
-    si_unit = siunitx_unit(unit)
-    tex_num = mantissa if exponent is None else f"{mantissa}e{exponent}"
-    tex = rf"\SI{{{tex_num}}}{{{si_unit}}}" if si_unit else rf"\num{{{tex_num}}}"
-    md_num = _group(mantissa) if exponent is None else f"{mantissa} × 10{str(exponent).translate(_SUPERSCRIPT)}"
-    md_unit = markdown_unit(unit)
-    return {"tex": tex, "md": f"{md_num} {md_unit}".strip(), "num": tex_num, "unit": md_unit, "eq_md": "=",
-            "eq_tex": "="}
+    """A number given in ``unit``, rendered for every format through the shared formatter
+    (``derive.model.display``, which picks the prefix: 24 PFLOP/s, 14.4 ms, 2,400 seq, 5.75e25 FLOP):
+    ``{"tex": "\\SI{14.4}{\\milli\\second}", "md": "14.4 ms", "num": "14.4", "unit": "ms", ...}``."""
+    from derive.model.display import latex_value, shown
+
+    s = shown(value, unit)
+    lv = latex_value(value, unit)
+    if lv.num is None:
+        return {"tex": rf"\ensuremath{{{lv.text}}}", "md": s.text, "num": "", "unit": "", "eq_md": "=",
+                "eq_tex": "=", "si_unit": ""}
+    si_unit = siunitx_unit(lv.unit)
+    tex = rf"\SI{{{lv.num}}}{{{si_unit}}}" if si_unit else rf"\num{{{lv.num}}}"
+    return {"tex": tex, "md": s.text, "num": lv.num, "unit": markdown_unit(s.unit), "eq_md": "=",
+            "eq_tex": "=", "si_unit": si_unit}
+
+
+def si_value_text(si_value: sp.Expr | float, unit: str) -> dict[str, str]:
+    """An SI value shown starting from ``unit`` (the formatter picks the prefix)."""
+    return value_text(in_unit(si_value, unit), unit)
 
 
 def _group(mantissa: str) -> str:
     sign = "-" if mantissa.startswith("-") else ""
     body = mantissa.lstrip("-")
     whole, _, frac = body.partition(".")
-    if len(whole) > 4:
+    if len(whole) > 3:
         whole = f"{int(whole):,}"
     return sign + whole + ("." + frac if frac else "")
 
 
 def exact_value_text(si_value: sp.Rational, q: Quantity) -> dict[str, str]:
-    """An exact value (a counterexample) for a reader: in the quantity's display unit when that is
-    exact in four significant digits, else as the exact fraction in SI units, else rounded."""
+    """An exact value (a counterexample) for a reader, in the quantity's unit through the shared
+    formatter; ``eq_md``/``eq_tex`` say "approximately" when the text is rounded."""
+    from derive.model.display import shown
+
     unit = quantity_unit(q)
-    shown = in_unit(si_value, unit)
-    mantissa, exponent = format_number(shown)
-    if exponent is None and sp.Rational(mantissa) == shown:
-        return value_text(shown, unit)
-    si = format_dimension(q.dimension)
+    value = in_unit(si_value, unit)
+    out = value_text(value, unit)
+    if shown(value, unit).exact:
+        return out
     r = sp.Rational(si_value)
-    if r.q < 10**6 and abs(r.p) < 10**9:
+    if r.q < 10**6 and abs(r.p) < 10**9:  # a small fraction reads exactly, in SI units
+        si = format_dimension(q.dimension)
         si_unit, md_unit = siunitx_unit(si), markdown_unit(si)
-        frac = rf"\ensuremath{{\tfrac{{{abs(r.p)}}}{{{r.q}}}}}"
         sign = "-" if r.p < 0 else ""
-        tex = sign + frac + (rf"\,\si{{{si_unit}}}" if si_unit else "")
+        tex = sign + rf"\ensuremath{{\tfrac{{{abs(r.p)}}}{{{r.q}}}}}" + (rf"\,\si{{{si_unit}}}" if si_unit else "")
         return {"tex": tex, "md": f"{r} {md_unit}".strip(), "num": str(r), "unit": md_unit, "eq_md": "=",
-                "eq_tex": "="}
-    out = value_text(shown, unit)
-    if sp.Rational(mantissa) * sp.Rational(10) ** (exponent or 0) != shown:
-        out.update(eq_md="≈", eq_tex=r"\approx")
+                "eq_tex": "=", "si_unit": si_unit}
+    out.update(eq_md="≈", eq_tex=r"\approx")
     return out
 
 
@@ -311,6 +324,41 @@ def in_unit(si_value: sp.Expr, unit: str) -> sp.Expr:
     return sp.sympify(si_value) / sp.Rational(scale.numerator, scale.denominator)
 
 
+def _plain(x: sp.Expr) -> str:
+    """A small exact number as text: 1, 2.5, 1.25."""
+    x = sp.nsimplify(x)
+    if x.is_Integer:
+        return str(int(x))
+    return f"{float(x):.4g}"
+
+
+def _decimal_latex(x: sp.Expr, printer: Printer) -> str:
+    """An exact number as a terminating decimal when it is one (0.016, not 2/125), else as the printer
+    writes it."""
+    x = sp.nsimplify(x)
+    if x.is_Rational and not x.is_Integer:
+        q = int(x.q)
+        for p in (2, 5):
+            while q % p == 0:
+                q //= p
+        if q == 1:
+            from decimal import Decimal
+
+            text = format(Decimal(int(x.p)) / Decimal(int(x.q)), "f")
+            if len(text.replace("-", "").replace(".", "").lstrip("0")) <= 8:
+                return text
+    return printer(x)
+
+
+def _factor(x: float) -> str:
+    """A ratio for a reader: 1.04, 2.0, 6.6, 31, 1,200."""
+    if x < 1.1:
+        return f"{x:.2f}"
+    if x < 10:
+        return f"{x:.1f}"
+    return f"{x:,.0f}"
+
+
 # the model -------------------------------------------------------------------------------------------
 
 def _relations(f: Formula) -> list[Rel]:
@@ -335,8 +383,11 @@ class ModelBuilder:
 
     def __init__(self, library: Library, scenario: Scenario, report: Report, *,
                  baseline: Report | None = None, figures: Sequence[FigureResult] = (),
-                 graph: FigureResult | None = None, robustness: Sequence | None = None) -> None:
-        self.robustness_rows = list(robustness or [])
+                 graph: FigureResult | None = None, thresholds: Sequence[Threshold] = (),
+                 chapter_graphs: Mapping[str, FigureResult] | None = None, measured: Mapping | None = None) -> None:
+        self.thresholds = list(thresholds)
+        self.measured = dict(measured) if measured else None
+        self.chapter_graphs = dict(chapter_graphs or {})
         self.library = library
         self.scenario = scenario
         self.report = report
@@ -407,6 +458,13 @@ class ModelBuilder:
         if isinstance(d, Assumption):
             return d.relation.latex(self.printer) if d.relation is not None else None
         if isinstance(d, Claim):
+            band = tolerance_band(d.goal)
+            if band is not None and band.kind in ("percent", "factor"):
+                # "about X" as people write it: B^{*} = 2400 \pm 1\,\%, not 2376 <= B^{*} <= 2424
+                lhs, center = self.printer(band.expr), _decimal_latex(band.center, self.printer)
+                if band.kind == "percent":
+                    return rf"{lhs} = {center} \pm {_plain(band.amount)}\,\%"
+                return rf"{lhs} = {center} \cdot {_plain(band.amount)}^{{\pm 1}}"
             return d.goal.latex(self.printer)
         return None
 
@@ -528,7 +586,9 @@ class ModelBuilder:
             "rests_on": [self.ref(i) for i in rests_on if i in self.library.declarations],
             "verdict": "assumed" if isinstance(d, Assumption) else None, "expected": None, "meets": True,
             "engine": None, "reason": None, "counterexample": [], "recheck": None,
-            "numbers": numbers, "missing": missing,
+            "numbers": numbers, "missing": missing, "topic": d.topic,
+            "discussed": d.id in self.in_argument, "eq_elsewhere": d.id in self.headlines,
+            "chapter_number": self.chapter_numbers.get(d.topic),
         }
         if isinstance(d, Definition):
             q = d.defines
@@ -566,10 +626,20 @@ class ModelBuilder:
             if v is None:
                 continue
             unit = quantity_unit(q)
-            rows.append({"name": name, "symbol": q.latex, "value": value_text(in_unit(v.value, unit), unit),
+            rows.append({"name": name, "symbol": q.latex, "value": si_value_text(v.value, unit),
                          "source": v.source, "as_of": v.as_of or "", "origin": v.origin, "note": v.note,
                          "pinned": name in sc.pinned})
-        return {"name": sc.name, "layers": list(sc.layers), "rows": rows,
+        # model-reader notes (``Scenario.notes``, from the config helper) when the scenario has them
+        notes = [str(n) for n in (getattr(sc, "notes", None) or ())]
+        ceilings = []
+        for c in getattr(sc, "ceilings", ()) or ():
+            q = lib.quantities.get(c.name)
+            unit = quantity_unit(q) if q is not None else "1"
+            ceilings.append({"name": c.name, "symbol": q.latex if q is not None else c.name,
+                             "value": si_value_text(c.value, unit), "kind": c.kind, "source": c.source,
+                             "as_of": c.as_of or "", "method": c.method or ""})
+        return {"name": sc.name, "layers": list(sc.layers), "rows": rows, "notes": notes, "ceilings": ceilings,
+                "measured_ceilings": any(c["kind"] == "measured" for c in ceilings),
                 "assumptions": [{"text": t, "latex": f.latex(self.printer)} for t, f in sc.assumptions],
                 "pinned": sorted(sc.pinned)}
 
@@ -587,26 +657,150 @@ class ModelBuilder:
         return {"baseline": self.baseline.scenario.name, "changed": changed,
                 "unchanged": sum(1 for r in self.report.results if r.id in before) - len(changed)}
 
-    def robustness(self) -> list[dict]:
-        """Rows of the robustness table: how far each input of a headline claim's numbers can move
-        before the claim breaks (rows of ``derive.whatif.margin.robustness``; general claims and rows
-        without a computable margin are left out: the table is about numbers)."""
-        def factor(x: float | None) -> str | None:
-            return None if x is None else f"{x:.3g}"
+    # part I: the argument ----------------------------------------------------------------------------
 
-        rows = []
-        for row in self.robustness_rows:
-            if row.quantity is None or row.holds is None:
+    @cached_property
+    def chapter_numbers(self) -> dict[str, int]:
+        """Topic name -> chapter number, shared by every format."""
+        return {t.name: i for i, t in enumerate(self.library.topics, start=1)}
+
+    @cached_property
+    def headlines(self) -> set[str]:
+        """Claims whose formula part I displays with its equation label."""
+        return {c.id for c in self.library.claims() if c.label}
+
+    @cached_property
+    def in_argument(self) -> set[str]:
+        """Claims part I discusses: the headlines and the lecture's inconsistencies."""
+        return self.headlines | {c.id for c in self.library.claims() if "inconsistency" in c.tags}
+
+    def band_reading(self, claim: Claim) -> dict | None:
+        """An "about X" claim as the lecture says it: ``B* = 2,400 seq (within 1 %)``, with the value
+        the engine computes for the same expression."""
+        band = tolerance_band(claim.goal)
+        if band is None:
+            return None
+        expr = band.expr
+        try:
+            dim = dimension_of(expr, self.library.dimension, where=claim.id)
+        except DeriveError:
+            return None
+        unit = quantity_unit(self.library.quantity_of(expr)) if isinstance(expr, sp.Symbol) else format_dimension(dim)
+        stated = si_value_text(band.center, unit)
+        if band.kind == "percent":
+            tol_tex = rf"within \SI{{{_plain(band.amount)}}}{{\percent}}"
+            tol_md = f"within {_plain(band.amount)} %"
+        elif band.kind == "factor":
+            tol_tex = tol_md = f"within a factor {_plain(band.amount)}"
+        else:
+            low, high = si_value_text(band.low, unit), si_value_text(band.high, unit)
+            tol_tex, tol_md = f"between {low['tex']} and {high['tex']}", f"between {low['md']} and {high['md']}"
+        computed, _ = evaluate_expr(self.library, self.scenario, expr, unit)
+        latex = self.printer(expr)
+        return {"lhs": latex if latex_width(latex) <= 2 * INLINE_WIDTH else None, "stated": stated,
+                "tol_tex": tol_tex, "tol_md": tol_md, "computed": computed}
+
+    def threshold_rows(self, claim_id: str) -> list[dict]:
+        """Phrases for the thresholds of one claim, one per input: where the claim flips as that input
+        moves alone ("$W_{out} \\ge$ 56.25 GB/s, 2.0x below the scenario's 112.5 GB/s")."""
+        out = []
+        for t in self.thresholds:
+            if t.claim != claim_id:
                 continue
-            q = self.library.quantities[row.quantity]
-            rows.append({
-                "headline": self.ref(row.headline or row.claim), "claim": self.ref(row.claim),
-                "quantity": row.quantity, "latex": q.latex,
-                "value": f"{row.value:.4g}" if row.value is not None else "",
-                "unit": row.unit, "holds": bool(row.holds),
-                "down": factor(row.factor_down), "up": factor(row.factor_up),
-            })
-        return rows
+            q = self.library.quantities[t.quantity]
+            unit = quantity_unit(q)
+            value = si_value_text(sp.nsimplify(t.value), unit)
+
+            def edge_text(edge: float, exact: str | None, unit: str = unit) -> dict[str, str]:
+                return si_value_text(sp.Rational(exact) if exact is not None else sp.nsimplify(edge), unit)
+
+            sym_md = markdown_math(q.latex)
+            if t.low is not None and t.high is not None:
+                lo, hi = edge_text(t.low, t.low_exact), edge_text(t.high, t.high_exact)
+                op_lo = r"\le" if t.low_closed else "<"
+                op_hi = r"\le" if t.high_closed else "<"
+                tex = rf"{lo['tex']} ${op_lo} {q.latex} {op_hi}$ {hi['tex']} (the scenario's {value['tex']})"
+                md = f"{lo['md']} ${op_lo} {sym_md} {op_hi}$ {hi['md']} (the scenario's {value['md']})"
+            else:
+                below = t.low is not None
+                edge = t.low if below else t.high
+                shown = edge_text(edge, t.low_exact if below else t.high_exact)
+                closed = t.low_closed if below else t.high_closed
+                op = (r"\ge" if closed else ">") if below else (r"\le" if closed else "<")
+                tail_tex = tail_md = ""
+                if t.value > 0 and edge > 0:
+                    factor = t.value / edge if t.value >= edge else edge / t.value
+                    where = "below" if edge < t.value else "above"
+                    tail_tex = rf", {_factor(factor)}$\times$ {where} the scenario's {value['tex']}"
+                    tail_md = f", {_factor(factor)}× {where} the scenario's {value['md']}"
+                tex = f"${q.latex} {op}$ {shown['tex']}{tail_tex}"
+                md = f"${sym_md} {op}$ {shown['md']}{tail_md}"
+            out.append({"quantity": q.name, "symbol": q.latex, "meaning": q.meaning, "holds": t.holds,
+                        "verified": t.verified, "tex": tex, "md": md})
+        return out
+
+    def reading(self, c: Claim) -> dict:
+        """A claim as it appears in the argument: its verdict, its number as the lecture states it,
+        its thresholds."""
+        r = self.results.get(c.id)
+        return {**self.ref(c.id), "verdict": r.verdict if r else "unchecked",
+                "meets": r.meets_expectation if r else False,
+                "expected": r.expected if r else c.expected, "band": self.band_reading(c),
+                "statement": c.statement, "thresholds": self.threshold_rows(c.id),
+                "counterexample": self.counterexample(r.counterexample if r else None),
+                "inconsistency": "inconsistency" in c.tags, "notes": c.notes or "",
+                "formula": self.formula(c), "formula_tex": self.formula_display(c)}
+
+    def chapter(self, topic, number: int, placed: Sequence[dict]) -> dict:
+        """One chapter of part I: its prose, its headline results (formula, derivation, verdict), the
+        lecture's numbers that rest on them, thresholds, inconsistencies (once, where they arise) and
+        figures."""
+        lib = self.library
+        claims = [d for d in topic.declarations if isinstance(d, Claim)]
+        used_by: dict[str, list[Claim]] = {}
+        for u in lib.claims():
+            if u.instance:
+                for x in u.uses:
+                    used_by.setdefault(x.id, []).append(u)
+        items: list[dict] = []
+        shown: set[str] = set()
+        for c in claims:
+            if not c.label or c.id in shown:
+                continue
+            shown.add(c.id)
+            numbers = []
+            for u in ([c] if c.instance else []) + [u for u in used_by.get(c.id, []) if u.topic == c.topic]:
+                if u.id in shown and u is not c:
+                    continue
+                shown.add(u.id)
+                numbers.append(self.reading(u))
+            items.append({"kind": "result", "decl": self.declaration(c), "numbers": numbers,
+                          "reading": self.reading(c)})
+        for c in claims:
+            if "inconsistency" in c.tags and c.id not in shown:
+                shown.add(c.id)
+                items.append({"kind": "inconsistency", "reading": self.reading(c), "decl": self.declaration(c)})
+        others = [self.reading(c) for c in claims if c.id not in shown and c.instance
+                  and tolerance_band(c.goal) is not None]
+        counts: dict[str, int] = {}
+        for c in claims:
+            r = self.results.get(c.id)
+            v = r.verdict if r else "unchecked"
+            counts[v] = counts.get(v, 0) + 1
+        paragraphs = [p for p in (topic.summary, *getattr(topic, "prose", ())) if p]
+        graph = self.chapter_graphs.get(topic.name)
+        return {"number": number, "name": topic.name, "title": topic.title, "anchor": "topic-" + topic.name,
+                "prose": paragraphs, "entries": items, "also": others, "figures": list(placed),
+                "stats": [{"verdict": v, "count": counts[v]} for v in VERDICTS if counts.get(v)],
+                "counts": {v: counts.get(v, 0) for v in VERDICTS},
+                "claims": len(claims), "graph": self.figure_model(graph) if graph is not None else None}
+
+    def title_page(self) -> dict:
+        from derive import __version__
+
+        dates = sorted({v.as_of for v in self.scenario.values.values() if v.as_of})
+        return {"version": __version__, "scenario": self.scenario.name, "inputs_date": dates[-1] if dates else None,
+                "inputs_from": dates[0] if len(dates) > 1 else None}
 
     @staticmethod
     def figure_model(f: FigureResult) -> dict:
@@ -625,11 +819,35 @@ class ModelBuilder:
             else:
                 loose.append(self.figure_model(f))
         topics = []
-        for t in lib.topics:
-            topics.append({"name": t.name, "title": t.title, "summary": t.summary, "anchor": "topic-" + t.name,
-                           "notation": self.notation(t.quantities),
+        chapters = []
+        for number, t in enumerate(lib.topics, start=1):
+            graph = self.chapter_graphs.get(t.name)
+            topics.append({"name": t.name, "title": t.title, "summary": t.summary, "anchor": "cat-" + t.name,
+                           "number": number, "notation": self.notation(t.quantities),
                            "declarations": [self.declaration(d) for d in t.declarations],
-                           "figures": placed.get(t.name, [])})
+                           "figures": placed.get(t.name, []),
+                           "graph": self.figure_model(graph) if graph is not None else None})
+            chapters.append(self.chapter(t, number, placed.get(t.name, [])))
+        # appendix letters, in the order of both templates (LaTeX letters them itself, in the same order)
+        letters = iter("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        appendices = [{"letter": next(letters), "title": f"Scenario {self.scenario.name}", "anchor": "scenario"},
+                      {"letter": next(letters), "title": "Verdicts", "anchor": "summary"}]
+        if self.baseline is not None:
+            appendices.append({"letter": next(letters), "title": "What breaks", "anchor": "what-breaks"})
+        measured_appendix = None
+        if self.measured:
+            measured_appendix = next(letters)
+            appendices.append({"letter": measured_appendix, "title": self.measured["title"], "anchor": "measured"})
+        for t, ch in zip(topics, chapters, strict=True):
+            t["appendix"] = ch["appendix"] = next(letters)
+            appendices.append({"letter": t["appendix"], "title": "Catalogue: " + t["title"], "anchor": t["anchor"]})
+        figures_appendix = graph_appendix = None
+        if loose:
+            figures_appendix = next(letters)
+            appendices.append({"letter": figures_appendix, "title": "Figures", "anchor": "figures"})
+        if self.graph is not None:
+            graph_appendix = next(letters)
+            appendices.append({"letter": graph_appendix, "title": "Dependency graph", "anchor": "dependency-graph"})
         counts = self.report.summary()
         claims = [{**self.ref(r.id), "verdict": r.verdict, "expected": r.expected, "meets": r.meets_expectation,
                    "engine": r.engine} for r in self.report.results]
@@ -645,20 +863,52 @@ class ModelBuilder:
             "figures": loose,
             "graph": self.figure_model(self.graph) if self.graph is not None else None,
             "what_breaks": self.what_breaks(),
-            "robustness": self.robustness(),
+            "chapters": chapters,
+            "appendices": appendices,
+            "figures_appendix": figures_appendix,
+            "measured": self.measured,
+            "measured_appendix": measured_appendix,
+            "graph_appendix": graph_appendix,
+            "titlepage": self.title_page(),
+            "verdict_names": [v for v in VERDICTS if counts.get(v, 0) and v != "assumed"],
+            "verdict_counts": {v: counts.get(v, 0) for v in VERDICTS},
             "siunit_declarations": list(SIUNIT_DECLARATIONS),
         }
 
 
 def document_model(library: Library, scenario: Scenario, report: Report, *, baseline: Report | None = None,
                    figures: Sequence[FigureResult] = (), graph: FigureResult | None = None,
-                   robustness: Sequence | None = None) -> dict:
-    """The whole document as plain data (see the module docstring)."""
+                   thresholds: Sequence[Threshold] = (),
+                   chapter_graphs: Mapping[str, FigureResult] | None = None, measured: Mapping | None = None) -> dict:
+    """The whole document as plain data (see the module docstring).  ``measured``: the "Measured against
+    derived" appendix (``derive.documents.build._measured``), when the library has a ledger."""
     return ModelBuilder(library, scenario, report, baseline=baseline, figures=figures, graph=graph,
-                        robustness=robustness).build()
+                        thresholds=thresholds, chapter_graphs=chapter_graphs, measured=measured).build()
 
 
 # paper macros -------------------------------------------------------------------------------------------
+
+_PDF_ASCII = {"×": "x", "·": "*", "≈": "~", "≤": "<=", "≥": ">=", "≠": "!=", "—": "--", "–": "-", "’": "'",
+              "‘": "'", "“": '"', "”": '"', "…": "...", "µ": "u", "−": "-", "\u00a0": " ", "→": "->", "±": "+-"}
+_PDF_SPECIAL = {"#": r"\#", "%": r"\%", "&": r"\&", "_": r"\_", "$": r"\$", "{": r"\{", "}": r"\}",
+                "\\": "/", "^": "", "~": "-"}
+
+
+def pdf_text(text: object) -> str:
+    """Plain text for a PDF string (the second argument of ``\\texorpdfstring``, hence bookmarks):
+    ASCII, with LaTeX's special characters as the commands ``\\pdfstringdef`` knows."""
+    out = []
+    for ch in str(text).translate(str.maketrans({**{c: v for c, v in _PDF_ASCII.items()},
+                                                  **{d: str(i) for i, d in enumerate("⁰¹²³⁴⁵⁶⁷⁸⁹")},
+                                                  "⁻": "-"})):
+        if ch in _PDF_SPECIAL:
+            out.append(_PDF_SPECIAL[ch])
+        elif 32 <= ord(ch) < 127:
+            out.append(ch)
+        elif ch.isspace():
+            out.append(" ")
+    return " ".join("".join(out).split())
+
 
 def claims_model(library: Library, scenario: Scenario, report: Report | None = None) -> dict:
     """A macro per declaration with a formula: ``\\claimBatchOptimum``, ``\\defnCriticalBatch``."""
@@ -670,13 +920,15 @@ def claims_model(library: Library, scenario: Scenario, report: Report | None = N
         if formula is None:
             continue
         r = mb.results.get(d.id)
-        rows.append({"id": d.id, "macro": mb.macro_names[d.id], "formula": formula, "title": d.title,
-                     "label": mb.eq_label(d.id), "verdict": r.verdict if r else None})
+        rows.append({"id": d.id, "short": mb.short_names[d.id], "macro": mb.macro_names[d.id], "formula": formula,
+                     "title": d.title, "pdf_title": pdf_text(d.title), "label": mb.eq_label(d.id), "kind": d.kind,
+                     "verdict": r.verdict if r else None})
     return {"scenario": scenario.name, "macros": rows}
 
 
-def values_model(library: Library, scenario: Scenario) -> dict:
-    """A macro per quantity with a value under the scenario: given ones and computed ones."""
+def values_model(library: Library, scenario: Scenario, report: Report | None = None) -> dict:
+    """A macro per quantity with a value under the scenario (given ones and computed ones), and the
+    verdict of every claim of the report."""
     rows = []
     for name, q in library.quantities.items():
         if q.value is not None:
@@ -685,8 +937,16 @@ def values_model(library: Library, scenario: Scenario) -> dict:
         if value is None:
             continue
         origin = "scenario" if name in scenario.values else "computed"
-        rows.append({"name": name, "macro": macro_name("val", name), "value": value, "origin": origin})
-    return {"scenario": scenario.name, "values": rows, "siunit_declarations": list(SIUNIT_DECLARATIONS)}
+        rows.append({"name": name, "macro": macro_name("val", name), "value": {**value, "pdf": pdf_text(value["md"])},
+                     "si_unit": value.get("si_unit", ""), "origin": origin})
+    verdicts = []
+    if report is not None:
+        mb = ModelBuilder(library, scenario, report)
+        for r in report.results:
+            if r.id in library.declarations:
+                verdicts.append({"id": r.id, "short": mb.short_names[r.id], "verdict": r.verdict})
+    return {"scenario": scenario.name, "values": rows, "verdicts": verdicts,
+            "siunit_declarations": list(SIUNIT_DECLARATIONS)}
 
 
 # templates --------------------------------------------------------------------------------------------
@@ -722,6 +982,12 @@ def _environment(kind: str, template_dir: Path | None = None) -> jinja2.Environm
                                  variable_start_string=r"\VAR{", variable_end_string="}",
                                  comment_start_string=r"\#{", comment_end_string="}",
                                  line_statement_prefix=None, line_comment_prefix=None, **common)
+    elif kind == "html":
+        from derive.documents.htmltext import html_filters
+
+        env = jinja2.Environment(**{**common, "autoescape": True})
+        env.filters.update(html_filters())
+        return env
     else:
         env = jinja2.Environment(**common)
     env.filters["tex"] = latex_escape
@@ -729,6 +995,9 @@ def _environment(kind: str, template_dir: Path | None = None) -> jinja2.Environm
     env.filters["texcomment"] = latex_comment
     env.filters["md"] = markdown_escape
     env.filters["mdmath"] = markdown_math
+    env.filters["texprose"] = latex_prose
+    env.filters["mdprose"] = markdown_prose
+    env.filters["mdheading"] = markdown_heading
     return env
 
 

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 
 import sympy as sp
 
-from derive.kernel.logic import Rel
+from derive.kernel.logic import And, Not, Rel
 from derive.kernel.problem import Outcome, Problem
 from derive.kernel.trusted import Kernel, Refused
 
@@ -55,11 +55,14 @@ def _decide(problem: Problem) -> Outcome:
         return out if out.verdict == "proved" else (k.refuted({}, "exact") or out)
 
     goal = problem.goal
-    if isinstance(goal, Rel) and goal.op == "==" and _reduces_to_zero(goal):
-        out = k.proved("sympy", witness=_witness(k) if k.consistency()[0] == "unknown" else None)
+    if isinstance(goal, Rel) and goal.op == "==" and goal.free_symbols():
+        # the kernel runs sympy's expand/together/cancel itself (no second run here)
+        witness = _witness(k) if k.identity_holds() and k.consistency()[0] == "unknown" else None
+        out = k.proved("sympy", witness=witness)
         if out.verdict == "proved":
             return out
-        reasons.append(out.reason or "sympy identity not admitted")
+        if "do not reduce" not in (out.reason or ""):
+            reasons.append(out.reason or "sympy identity not admitted")
 
     status, point, why = k.z3_goal()
     if status == "unsat":
@@ -69,13 +72,21 @@ def _decide(problem: Problem) -> Outcome:
             out = k.refuted(cand, "z3")
             if out is not None:
                 return out
+        conditions = k.goal_side_conditions()
+        if conditions:  # z3 may have picked a point where the goal is undefined: ask for a defined one
+            st, defined, _ = k.z3_point(And((Not(goal), *conditions)))
+            for cand in (defined, *_neighbours(defined)) if st == "sat" else ():
+                out = k.refuted(cand, "z3")
+                if out is not None:
+                    return out
         shown, sc_why = k.discharge()
         reasons.append(sc_why if shown is None else
                        f"z3's counterexample is not confirmed by the kernel ({k.counterexample_failure(point)})")
-    elif status == "unknown":
-        reasons.append(why or "z3 gave up")
     else:
-        reasons.append(f"cannot be expressed in z3: {why}")
+        # z3 cannot express the claim, or ran out of its budget: the interval engine on the bounded box
+        reasons.append((why or "z3 gave up") if status == "unknown" else f"cannot be expressed in z3: {why}")
+        if status == "unknown" and any(s not in k.bounds for s in k.symbols):
+            return Outcome("unknown", "z3", "; ".join(dict.fromkeys(reasons)))
         from derive.kernel.interval import propose  # lazy: mpmath work only when needed
 
         kind, payload, witness = propose(k)
@@ -93,18 +104,6 @@ def _decide(problem: Problem) -> Outcome:
             return found
         reasons.append(f"no counterexample among {SEARCH_STEPS} points searched (search budget)")
     return Outcome("unknown", "z3" if status in ("sat", "unknown") else "none", "; ".join(dict.fromkeys(reasons)))
-
-
-def _reduces_to_zero(goal: Rel) -> bool:
-    """The proposer's guess (the kernel re-runs it): expand/together/cancel give 0."""
-    from derive.kernel.trusted import ALGEBRA_TERMS, expansion_size
-
-    diff = goal.lhs - goal.rhs
-    if diff == 0:
-        return True
-    if not diff.free_symbols or expansion_size(diff) > ALGEBRA_TERMS:
-        return False
-    return sp.cancel(sp.together(sp.expand(diff))) == 0
 
 
 def _neighbours(point: dict | None) -> Iterator[dict]:

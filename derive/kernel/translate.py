@@ -20,6 +20,10 @@ from derive.errors import TranslationError
 from derive.kernel.logic import And, Formula, Iff, Implies, Not, Or, Rel
 
 MAX_POWER = 64
+# A root x**(p/q) becomes r with r**q == x**p: past this degree z3's nonlinear arithmetic can run for
+# minutes inside one step that its resource limit does not interrupt (a Chinchilla-style N**(-17/50)
+# took 130 s), so such powers go to the interval engine instead (a translation budget).
+MAX_ROOT_DEGREE = 6
 
 
 @dataclass
@@ -101,6 +105,9 @@ class Translator:
         p, q = int(exp.p), int(exp.q)
         if abs(p) > MAX_POWER or q > MAX_POWER:
             raise TranslationError(f"exponent {exp} too large in {sp.sstr(e)}")
+        if q > 1 and max(abs(p), q) > MAX_ROOT_DEGREE:
+            raise TranslationError(f"root degree budget: {sp.sstr(e)} would need a degree-{max(abs(p), q)} "
+                                   f"polynomial in z3 (at most {MAX_ROOT_DEGREE})")
         if q == 1:
             if p == 0:
                 return z3.RealVal(1, self.ctx)

@@ -54,9 +54,11 @@ Verdicts
 
 Budgets (deterministic, never wall-clock; running out gives ``unknown`` naming the budget)
 ------------------------------------------------------------------------------------------
-z3: ``Problem.rlimit``.  Exact evaluation: rationals up to ``EXACT_BITS`` bits, certified intervals up to
-``PRECISIONS[-1]`` bits.  Algebra: ``ALGEBRA_TERMS`` estimated terms of an expansion.  The proposers
-have their own (``interval.MAX_BOXES``, ``prover.SEARCH_STEPS``).
+z3: ``Problem.rlimit`` (plus ``Z3_SAFETY_MS`` of wall clock as a net under steps the rlimit does not
+interrupt; ``translate.MAX_ROOT_DEGREE`` keeps high-degree roots away from z3).  Exact evaluation:
+rationals up to ``EXACT_BITS`` bits, certified intervals up to ``PRECISIONS[-1]`` bits.  Algebra:
+``ALGEBRA_TERMS`` estimated terms of an expansion.  The proposers have their own
+(``interval.MAX_BOXES``, ``prover.SEARCH_STEPS``).
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 import mpmath
 import sympy as sp
@@ -78,6 +81,7 @@ EXACT_BITS = 20_000  # largest exact rational (numerator or denominator bits) ex
 PRECISIONS = (64, 256, 1024, 4096)  # bits of the certified interval evaluation at a point, tried in order
 BOX_PRECISION = 64  # bits of interval evaluation on a box
 ALGEBRA_TERMS = 5_000  # largest expansion the identity route normalises
+Z3_SAFETY_MS = 60_000  # a wall-clock safety net only, for z3 steps its rlimit does not interrupt
 FLOAT_HINT = "floats are refused (sympy folds them at 53 bits); write an exact rational, e.g. sp.Rational('0.1')"
 
 _TOTAL = (sp.exp, sp.sin, sp.cos, sp.Abs, sp.Max, sp.Min)  # defined for every real argument
@@ -99,6 +103,10 @@ class MaybeUndefined(Unsettled):
 
 class OverBudget(Unsettled):
     """Exact or interval evaluation beyond its budget."""
+
+
+class OverBudgetEnclosure(MaybeUndefined):
+    """An enclosure beyond its budget: the box (or point) stays unsettled."""
 
 
 # refusal ---------------------------------------------------------------------------------------------
@@ -255,7 +263,8 @@ def _exact(e: sp.Expr, point: Mapping[sp.Symbol, sp.Rational]) -> sp.Rational | 
     if isinstance(e, sp.Symbol):
         if e not in point:
             raise Undefined(f"no value for {e}")
-        return point[e]
+        v = point[e]
+        return sp.Integer(v) if isinstance(v, int) else v
     if e.is_Rational:
         return e
     if isinstance(e, (sp.Add, sp.Mul, sp.Max, sp.Min, sp.Abs)):
@@ -322,8 +331,26 @@ def _exact(e: sp.Expr, point: Mapping[sp.Symbol, sp.Rational]) -> sp.Rational | 
     raise Undefined(f"cannot evaluate {type(e).__name__} ({sp.sstr(e)})")
 
 
-def _ivnum(q: sp.Rational):
+@lru_cache(maxsize=65536)
+def _ivnum_at(q: sp.Rational, prec: int):
     return _iv.mpf(int(q.p)) / int(q.q)
+
+
+def _ivnum(q: sp.Rational):
+    return _ivnum_at(q, _iv.prec)
+
+
+@lru_cache(maxsize=65536)
+def _closed(e: sp.Expr) -> bool:
+    return not e.free_symbols
+
+
+_CONSTANT_ENCLOSURES: dict = {}  # (closed expression, precision) -> enclosure: constants are enclosed once
+
+
+@lru_cache(maxsize=4096)
+def _difference(lhs: sp.Expr, rhs: sp.Expr) -> sp.Expr:
+    return lhs - rhs
 
 
 def enclose(e: sp.Expr, box: Mapping[sp.Symbol, object]):
@@ -334,6 +361,17 @@ def enclose(e: sp.Expr, box: Mapping[sp.Symbol, object]):
         return box[e]
     if e.is_Rational:
         return _ivnum(e)
+    if not e.is_Atom and _closed(e):
+        key = (e, _iv.prec)
+        if key not in _CONSTANT_ENCLOSURES:
+            if len(_CONSTANT_ENCLOSURES) > 20000:
+                _CONSTANT_ENCLOSURES.clear()
+            _CONSTANT_ENCLOSURES[key] = _enclose(e, box)  # an error is raised, not stored
+        return _CONSTANT_ENCLOSURES[key]
+    return _enclose(e, box)
+
+
+def _enclose(e: sp.Expr, box: Mapping[sp.Symbol, object]):
     if e is sp.E:
         return _iv.e
     if e is sp.pi:
@@ -364,9 +402,9 @@ def enclose(e: sp.Expr, box: Mapping[sp.Symbol, object]):
             return _monotone_power(b, x)
         if b.a <= 0:
             raise MaybeUndefined(f"power base {sp.sstr(e.base)} may be <= 0")
-        return _iv.exp(enclose(x, box) * _iv.log(b))
+        return _exp(enclose(x, box) * _iv.log(b))
     if isinstance(e, sp.exp):
-        return _iv.exp(enclose(e.args[0], box))
+        return _exp(enclose(e.args[0], box))
     if isinstance(e, sp.log):
         a = enclose(e.args[0], box)
         if a.a <= 0:
@@ -402,6 +440,13 @@ def enclose(e: sp.Expr, box: Mapping[sp.Symbol, object]):
     raise MaybeUndefined(f"no interval rule for {type(e).__name__}")
 
 
+def _exp(v):
+    """``exp`` of an interval, within the evaluation budget (an exponent beyond 1e30 is not evaluated)."""
+    if v.b > 10**30 or v.a < -(10**30):
+        raise OverBudgetEnclosure("exponent beyond the interval budget (|x| > 1e30 in exp(x))")
+    return _iv.exp(v)
+
+
 def _monotone_power(b, x: sp.Rational):
     """``b**x`` for an interval ``b >= 0`` and a rational ``x``: monotone, so from its ends."""
     def at(v):
@@ -426,7 +471,7 @@ def _compare(lhs: sp.Expr, rhs: sp.Expr, point: Mapping[sp.Symbol, sp.Rational])
     try:
         for prec in PRECISIONS:
             _iv.prec = prec
-            box = {s: _iv.mpf(_ivnum(v)) for s, v in point.items()}
+            box = {s: _iv.mpf(_ivnum(sp.Rational(v))) for s, v in point.items()}
             try:
                 d = enclose(lhs, box) - enclose(rhs, box)
             except (MaybeUndefined, ZeroDivisionError, ValueError, mpmath.libmp.libmpf.ComplexResult) as err:
@@ -436,8 +481,8 @@ def _compare(lhs: sp.Expr, rhs: sp.Expr, point: Mapping[sp.Symbol, sp.Rational])
                 return 1
             if d.b < 0:
                 return -1
-            if lhs.xreplace(dict(point)) == rhs.xreplace(dict(point)):
-                return 0  # the same closed form on both sides (and defined: the enclosure worked)
+            if lhs == rhs:
+                return 0  # the same expression on both sides (and defined: the enclosure worked)
     finally:
         _iv.prec = saved
     raise OverBudget(f"exact-evaluation budget ({PRECISIONS[-1]}-bit intervals) could not settle "
@@ -470,10 +515,14 @@ def truth_on_box(f: Formula, box: Mapping[sp.Symbol, object]) -> bool | None:
     """True/False when ``f`` is certainly defined and true/false on the whole box; None otherwise."""
     if isinstance(f, Rel):
         try:
-            # each side on its own, so that nothing undefined is cancelled away; then the difference as
-            # sympy writes it (its automatic simplifications are identities), which loses less width
+            # the difference as sympy writes it (its automatic simplifications are identities: less
+            # width); when that settles the relation, each side on its own, so that nothing undefined
+            # was cancelled away
+            joint = enclose(_difference(f.lhs, f.rhs), box)
+            lo, hi = joint.a, joint.b
+            if not (lo > 0 or hi < 0 or lo >= 0 or hi <= 0):
+                return None
             d = enclose(f.lhs, box) - enclose(f.rhs, box)
-            joint = enclose(f.lhs - f.rhs, box)
         except (MaybeUndefined, ZeroDivisionError, ValueError, mpmath.libmp.libmpf.ComplexResult):
             return None
         lo, hi = max(d.a, joint.a), min(d.b, joint.b)
@@ -589,6 +638,7 @@ class Kernel:
                 return self._z3
             s = z3.Solver(ctx=ctx)
             s.set("rlimit", self.problem.rlimit)
+            s.set("timeout", Z3_SAFETY_MS)
             for sym in self.integer:
                 s.add(z3.IsInt(variables[sym]))
             s.add(*tr.definitions)
@@ -614,7 +664,7 @@ class Kernel:
                 return "unsat", None, None
             if r == z3.unknown:
                 why = zs.solver.reason_unknown()
-                budget = "z3 resource limit (rlimit " + str(self.problem.rlimit) + ") reached" \
+                budget = f"z3 resource limit (rlimit {self.problem.rlimit}) reached" \
                     if "limit" in why or "canceled" in why else f"z3 gave up ({why})"
                 return "unknown", None, budget
             model = zs.solver.model()
@@ -751,6 +801,13 @@ class Kernel:
                            + (" (integer quantities considered)" if self.integer else ""), recheck="z3 unsat")
         return None
 
+    def z3_point(self, extra: Formula) -> tuple[str, dict | None, str | None]:
+        """z3 on region and ``extra``: a proposer's way to look for points (never a verdict by itself)."""
+        return self._z3_check(extra)
+
+    def goal_side_conditions(self) -> list[Formula]:
+        return [sc.condition for sc in formula_side_conditions(self.goal)]
+
     def z3_goal(self) -> tuple[str, dict | None, str | None]:
         """z3 on region and negated goal.  ``unsat`` is remembered: it is the z3 route's proof."""
         status, point, why = self._z3_check(Not(self.goal))
@@ -822,7 +879,16 @@ class Kernel:
 
     # the sound routes the kernel runs itself -----------------------------------------------------
 
+    def identity_holds(self) -> bool:
+        """Whether sympy's expand/together/cancel reduce the goal's ``lhs - rhs`` to 0."""
+        return self._identity_failure() is None
+
     def _identity_failure(self) -> str | None:
+        if not hasattr(self, "_identity"):
+            self._identity = self._identity_check()
+        return self._identity
+
+    def _identity_check(self) -> str | None:
         g = self.goal
         if not (isinstance(g, Rel) and g.op == "=="):
             return "the identity route needs an equation"

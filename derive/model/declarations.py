@@ -25,6 +25,13 @@ VERDICTS = ("proved", "refuted", "unknown", "inconsistent", "assumed", "blocked"
 DOMAINS = ("positive", "nonnegative", "real")
 
 
+def _plain_latex(expr: sp.Expr) -> str:
+    """LaTeX with each symbol by its name (``\\mathit{critical\\_batch}``): sympy's own guesses turn
+    ``critical_batch`` into a calligraphic subscript.  The library-aware form is ``derive.claim``."""
+    names = {s: r"\mathit{" + str(s).replace("_", r"\_") + "}" for s in expr.free_symbols}
+    return sp.latex(expr, symbol_names=names)
+
+
 @dataclass(frozen=True)
 class Source:
     """Where a declaration or a number comes from."""
@@ -113,7 +120,9 @@ class Quantity:
         return None
 
     def _repr_latex_(self) -> str:
-        return f"${self.latex}$: {self.meaning} [{self.unit}]"
+        from derive.model.display import tex_text
+
+        return rf"${self.latex}\ \text{{{tex_text(f': {self.meaning} [{self.unit}]')}}}$"
 
     def __repr__(self) -> str:
         return f"Quantity({self.name!r})"
@@ -152,7 +161,18 @@ class Declaration:
         return ()
 
     def _repr_latex_(self) -> str:
-        return rf"$\textbf{{{self.title}}}$"
+        """Title and formula, for Jupyter (``derive.claim(id)`` adds the library's symbols and values)."""
+        from derive.model.display import tex_text
+
+        title = rf"\textbf{{{tex_text(self.title)}}}"
+        formula = self.formula_latex()
+        if formula is None:
+            return f"${title}$"
+        return rf"$$\begin{{array}}{{l}}{title} \\ {formula}\end{{array}}$$"
+
+    def formula_latex(self) -> str | None:
+        """The declaration's formula in plain sympy LaTeX (symbols by name), or None."""
+        return None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.id!r})"
@@ -182,6 +202,9 @@ class Definition(Declaration):
     def exprs(self) -> list[sp.Expr]:
         return [self.defines.sym, self.expr]
 
+    def formula_latex(self) -> str | None:
+        return f"{self.defines.latex} = {_plain_latex(self.expr)}"
+
     def explicit_uses(self) -> tuple[Declaration, ...]:
         return tuple(self.uses)
 
@@ -197,6 +220,9 @@ class Assumption(Declaration):
 
     def exprs(self) -> list[sp.Expr]:
         return self.relation.exprs() if self.relation is not None else []
+
+    def formula_latex(self) -> str | None:
+        return self.relation.latex(_plain_latex) if self.relation is not None else None
 
     def explicit_uses(self) -> tuple[Declaration, ...]:
         return tuple(self.uses)
@@ -264,6 +290,9 @@ class Claim(Declaration):
             out.extend(s.formula.exprs() if isinstance(s.formula, Formula) else [s.formula])
         return out
 
+    def formula_latex(self) -> str | None:
+        return self.goal.latex(_plain_latex)
+
     def explicit_uses(self) -> tuple[Declaration, ...]:
         return tuple(self.uses)
 
@@ -284,6 +313,7 @@ class Topic:
     summary: str
     quantities: tuple[Quantity, ...] = field(default=())
     declarations: tuple[Declaration, ...] = field(default=())
+    prose: tuple[str, ...] = field(default=())  # the module's PROSE: paragraphs of the chapter's argument
 
 
 def _exact_value(name: str, value: object) -> sp.Rational:

@@ -44,6 +44,7 @@ __all__ = [
     "input_text",
     "latex_value",
     "shown",
+    "tex_text",
     "to_fraction",
 ]
 
@@ -122,6 +123,9 @@ def _huge(value: Value, sig: int = 4) -> str | None:
         return None
     import mpmath
 
+    from derive.model.numbers import check_exponentials
+
+    check_exponentials(value)  # exp(-exp(10**60)) would never finish: a BudgetError instead
     try:
         approx = value if value.is_Float else value.evalf(sig + 10, maxn=400)
     except (ValueError, TypeError, ArithmeticError, RecursionError):
@@ -386,7 +390,8 @@ def _choose(x: Fraction, factors: list[Factor], sig: int) -> Shown:
         return _suffixed(x, fs, sig, _MONEY_SUFFIX, money=True)
 
     # an intensity (FLOP/byte, byte/FLOP): a ratio of two measured non-time units reads like a count
-    intensity = bool(den) and all(words[i] in _MEASURED - {"s"} for i in num + den) and factors[num[0]][0] == ""
+    intensity = bool(num) and bool(den) and all(words[i] in _MEASURED - {"s"} for i in num + den) \
+        and factors[num[0]][0] == ""
     # measured unit first in the numerator: prefix on it
     if num and factors[num[0]][2] == 1 and words[num[0]] in _MEASURED and not intensity:
         i = num[0]
@@ -483,6 +488,16 @@ def input_text(value: Value, unit: UnitLike, *, sig: int = 6) -> str:
     if number.endswith("B"):  # money's billions: the grammar reads B as a byte
         number = _plain(Decimal(number[:-1]) * 10**9, group=False)
     return number if s.unit == "1" else f"{number} {s.unit}"
+
+
+_TEX_TEXT = {"\\": r"\backslash ", "%": r"\%", "#": r"\#", "&": r"\&", "_": r"\_", "$": r"\$", "{": r"\{",
+             "}": r"\}", "^": r"\hat{}", "~": r"\sim "}
+
+
+def tex_text(text: object) -> str:
+    """Prose for ``\\text{...}`` inside math rendered by MathJax or LaTeX: every special character escaped
+    (a ``%`` would otherwise start a comment and swallow the rest of the formula)."""
+    return "".join(_TEX_TEXT.get(c, c) for c in str(text))
 
 
 def _exact_text(x: Fraction) -> str:

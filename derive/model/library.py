@@ -261,8 +261,10 @@ def topic_from_module(module: ModuleType, seen_quantities: set[int], seen_decls:
             seen_decls.add(id(value))
             decls.append(value)
     summary = rest.strip().split("\n\n")[0].replace("\n", " ") if rest.strip() else ""
+    prose = getattr(module, "PROSE", ())
+    prose = (prose,) if isinstance(prose, str) else tuple(str(p) for p in prose)
     return Topic(name=name, title=title.strip(), summary=summary, quantities=tuple(quantities),
-                 declarations=tuple(decls))
+                 declarations=tuple(decls), prose=prose)
 
 
 def library_from_modules(modules: Iterable[ModuleType], *, preset_dirs: Iterable[Path] = (),

@@ -31,11 +31,12 @@ import sympy as sp
 
 from derive.errors import BudgetError, ScenarioError
 
-__all__ = ["MAX_WORKING_DIGITS", "NumericValue", "dumps_json", "exact_from_float", "exactify", "json_safe",
-           "numeric"]
+__all__ = ["MAX_WORKING_DIGITS", "NumericValue", "check_exponentials", "dumps_json", "exact_from_float", "exactify",
+           "json_safe", "numeric"]
 
 PRINT_DIGITS = 15  # significant digits a value is computed to (6 are shown)
 MAX_WORKING_DIGITS = 400  # the most working precision evalf may use to reach them (about 1330 bits)
+MAX_EXP_ARGUMENT_BITS = 4096  # |x| in exp(x) below 2**4096: reducing a larger argument needs that many bits
 
 
 def exact_from_float(x: float | sp.Float) -> sp.Rational:
@@ -77,6 +78,7 @@ def numeric(expr: sp.Expr, *, what: str = "the value", where: str | None = None)
 
     Raises ``BudgetError`` when the digits cannot be had within ``MAX_WORKING_DIGITS`` (heavy
     cancellation) and ``ScenarioError`` when ``expr`` is not a real number."""
+    check_exponentials(expr, what=what, where=where)
     if isinstance(expr, sp.Rational):
         return _from_mpf(mpmath.mpf(expr.p) / expr.q if expr.q != 1 else mpmath.mpf(expr.p), exact_zero=expr == 0)
     try:
@@ -94,6 +96,26 @@ def numeric(expr: sp.Expr, *, what: str = "the value", where: str | None = None)
             return NumericValue(0.0, "0")
         raise ScenarioError(f"{what} does not evaluate to a real number ({_short(approx)})", where=where)
     return _from_mpf(mpmath.mpf(approx._mpf_), exact_zero=False)
+
+
+def check_exponentials(expr: sp.Expr, *, what: str = "the value", where: str | None = None) -> None:
+    """``BudgetError`` when some ``exp(x)`` in ``expr`` has ``|x|`` beyond 2**MAX_EXP_ARGUMENT_BITS.
+
+    Evaluating ``exp(x)`` reduces ``x`` modulo log 2 with about log2|x| extra bits; for
+    ``exp(-14975*exp(10**60))`` that is 1.4e60 bits, which mpmath would try (and never finish) whatever
+    precision evalf was asked for.  Arguments are checked innermost first, each with a 5-digit estimate."""
+    if not isinstance(expr, sp.Basic) or not expr.has(sp.exp):
+        return
+    for e in sorted(expr.atoms(sp.exp), key=lambda a: (a.count(sp.exp), sp.default_sort_key(a))):
+        try:
+            arg = e.args[0].evalf(5, maxn=60)
+        except (ValueError, TypeError, ArithmeticError, RecursionError):
+            continue
+        if isinstance(arg, sp.Float) and arg.is_finite and not arg.is_zero \
+                and int(mpmath.mag(mpmath.mpf(arg._mpf_))) > MAX_EXP_ARGUMENT_BITS:
+            raise BudgetError(f"{what} needs exp of a number beyond 2**{MAX_EXP_ARGUMENT_BITS} in size "
+                              f"({_short(e, 60)})", where=where,
+                              hint="beyond the evaluation budget; use smaller numbers")
 
 
 def _from_mpf(x: mpmath.mpf, *, exact_zero: bool) -> NumericValue:

@@ -317,7 +317,7 @@ class _Literal:
     text: str
 
 
-def _unit_at(text: str, start: int, names: Mapping[str, object]) -> tuple[str, int] | None:
+def _unit_at(text: str, start: int, names: Mapping[str, object], where: str = "") -> tuple[str, int] | None:
     """The longest unit string starting at ``start`` (after optional blanks) that the unit grammar
     reads and that names no quantity or function; (unit text, end) or None."""
     pos = start
@@ -328,16 +328,24 @@ def _unit_at(text: str, start: int, names: Mapping[str, object]) -> tuple[str, i
         return None
     candidate = m.group(0)
     first = re.match(r"[A-Za-zµ$%]+", candidate)
-    if first is not None and first.group(0) not in names and first.group(0) not in _FUNCTIONS:
+    if first is not None and first.group(0) not in names and first.group(0) not in _FUNCTIONS \
+            and first.group(0) not in ("and", "or", "not", "in", "if", "else", "is"):
         try:
             parse_unit(first.group(0))
         except UnitError as exc:
             if not exc.message.startswith("unknown unit"):
                 raise  # a unit word with a prefix that cannot apply ("80 mb")
+            word = first.group(0)
+            close = difflib.get_close_matches(word, list(names), n=2, cutoff=0.75)
+            raise UnitError(f"'{_show(word)}' after a number is neither a unit nor a quantity", where=where,
+                            hint=(f"did you mean {', '.join(close)}? (write * between a number and a quantity)"
+                                  if close else exc.hint)) from None
     for end in range(len(candidate), 0, -1):
         piece = candidate[:end]
         if piece.count("(") != piece.count(")") or piece[-1] in "/·^(":
             continue
+        if end < len(candidate) and (candidate[end].isalpha() or candidate[end] in "µ$%") and piece[-1].isalpha():
+            continue  # never split a word: "2 flops" is not "2 flop" and "s"
         words = re.findall(r"[A-Za-zµ$%]+", piece)
         if any(w in names or w in _FUNCTIONS or w in ("and", "or", "not", "in") for w in words):
             continue
@@ -368,10 +376,11 @@ def _substitute_literals(text: str, names: Mapping[str, object], where: str
         number = _decimal(m["num"], where)
         if m["mult"]:
             number *= _MULTIPLIERS[m["mult"]]
-        unit = _unit_at(text, m.end(), names)
+        unit = _unit_at(text, m.end(), names, where)
         out.append(text[pos:m.start()])
         if unit is None:
-            out.append(f"({number.numerator}/{number.denominator})")
+            # a plain number stays as written; "128k" becomes its digits
+            out.append(f"({number.numerator}/{number.denominator})" if m["mult"] else m.group(0))
             pos = m.end()
             continue
         unit_text, end = unit
@@ -395,10 +404,13 @@ def parse_quantity_expression(text: str, names: Mapping[str, sp.Symbol], lookup:
 
     with _guard(text, where):
         rewritten, literals = _substitute_literals(text, names, where)
-        placeholders = {n: sp.Symbol(n) for n in literals}
-        expr = parse_expression(rewritten, {**names, **placeholders}, where=where)
-        dim = dimension_of(expr, _lookup_with(lookup, literals), where=where)
-        return expr.xreplace({placeholders[n]: _rational(v.value) for n, v in literals.items()}), dim
+        with _literal_names(literals):
+            placeholders = {n: sp.Symbol(n) for n in literals}
+            expr = parse_expression(rewritten, {**names, **placeholders}, where=where)
+            dim = dimension_of(expr, _lookup_with(lookup, literals), where=where)
+            value = expr.xreplace({placeholders[n]: _rational(v.value) for n, v in literals.items()})
+            _check_defined(value, text, where)
+            return value, dim
 
 
 def parse_quantity_relation(text: str, names: Mapping[str, sp.Symbol], lookup: DimensionLookup, *,
@@ -409,7 +421,7 @@ def parse_quantity_relation(text: str, names: Mapping[str, sp.Symbol], lookup: D
     that has a unit is refused, with the unit suggested, unless ``si`` (then it is in SI base units)."""
     from derive.model.dimensions import dimension_of
 
-    with _guard(text, where):
+    with _guard(text, where), _literal_names(_substitute_literals(text, names, where)[1]):
         rewritten, literals = _substitute_literals(text, names, where)
         placeholders = {n: sp.Symbol(n) for n in literals}
         formula = parse_relation(rewritten, {**names, **placeholders}, where=where)
@@ -433,14 +445,35 @@ def parse_quantity_relation(text: str, names: Mapping[str, sp.Symbol], lookup: D
                 raise DimensionError(
                     f"the sides of '{_show(text)}' differ: {_dimension_words(ldim)} vs {_dimension_words(rdim)}",
                     where=where, hint="compare quantities of one dimension; numbers take units, like 30 TB/s")
-        return formula.map_exprs(lambda e: e.xreplace({placeholders[n]: _rational(v.value)
-                                                        for n, v in literals.items()}))
+        out = formula.map_exprs(lambda e: e.xreplace({placeholders[n]: _rational(v.value)
+                                                       for n, v in literals.items()}))
+        for e in out.exprs():
+            _check_defined(e, text, where)
+        return out
 
 
 def _number_words(x: sp.Expr) -> str:
     from derive.model.display import format_number
 
     return format_number(x)
+
+
+@contextmanager
+def _literal_names(literals: Mapping[str, _Literal]) -> Iterator[None]:
+    """Errors raised while reading a rewritten text name the user's ``30 TB/s``, never a placeholder."""
+    try:
+        yield
+    except DeriveError as err:
+        for name in sorted(literals, key=len, reverse=True):
+            err.message = err.message.replace(name, literals[name].text)
+        err.args = (err.one_line(),)
+        raise
+
+
+def _check_defined(e: sp.Expr, text: str, where: str) -> None:
+    if e.has(sp.zoo, sp.oo, sp.S.NegativeInfinity, sp.nan):
+        raise ParseError(f"'{_show(text)}' is undefined (division by zero)", where=where,
+                         hint="check denominators")
 
 
 def _lookup_with(lookup: DimensionLookup, literals: Mapping[str, _Literal]) -> DimensionLookup:

@@ -448,13 +448,16 @@ def _model_layer(library: Library, model: str, store: PresetStore, bytes_per_kv_
         kwargs["default_bytes_per_kv_element"] = default_kv
     native = set()
     try:
-        try:
-            values = reader(config, where=label, **kwargs)
-        except TypeError:
-            if "default_bytes_per_kv_element" not in kwargs:
-                raise
-            kwargs.pop("default_bytes_per_kv_element")  # a library's reader without that argument
-            values = reader(config, where=label, **kwargs)
+        import contextlib
+
+        with contextlib.redirect_stdout(sys.stderr):  # a library's reader is user code: stdout stays derive's
+            try:
+                values = reader(config, where=label, **kwargs)
+            except TypeError:
+                if "default_bytes_per_kv_element" not in kwargs:
+                    raise
+                kwargs.pop("default_bytes_per_kv_element")  # a library's reader without that argument
+                values = reader(config, where=label, **kwargs)
         out = {}
         for name, cv in values.items():
             if name not in library.quantities:

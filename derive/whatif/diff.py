@@ -224,7 +224,9 @@ class DiffReport:
             "unchanged": len(self.order) - len(changed),
             "rechecked": len(self.rechecked), "rechecked_ids": list(self.rechecked),
             "claims": len(self.order), "prover_calls": self.prover_calls,
-            "changes": self.change.to_json(), "pinned": self.pinned,
+            "changes": {**self.change.to_json(), "display": {n: {"before": self.value_text(n, b), "after":
+                        self.value_text(n, a)} for n, (b, a) in sorted(self.change.values.items())}},
+            "pinned": self.pinned,
             "headlines": self.headlines, "conflicts": [c.to_json() for c in self.conflicts],
         }
 
@@ -287,10 +289,11 @@ class DiffReport:
         changed = self.changed()
         out = [f"what if: {self.baseline.name} -> {self.current.name}"]
         out += [f"  {line}" for line in self.change_lines()] or ["  (no change of values, pins or assumptions)"]
-        for side in ("baseline", "scenario"):
+        same = (self.pinned.get("baseline") or []) == (self.pinned.get("scenario") or [])
+        for side in ("scenario",) if same else ("baseline", "scenario"):
             notes = self.pinned.get(side) or []
             if notes:
-                out.append(f"pinned in {side}: " + ", ".join(
+                out.append(f"pinned{'' if same else ' in ' + side}: " + ", ".join(
                     f"{n['quantity']} = {n.get('display', n['value'])} (definition cut)" for n in notes))
         out += self.headline_lines()
         inst, general = self.groups()

@@ -39,7 +39,9 @@ def instance_formula(library: Library, scenario: Scenario, claim: Claim, keep: I
     definitions) plus ``pinned``, scenario values substituted except for ``keep`` and the claim's
     ``forall`` quantities.  Returns (goal, hypotheses)."""
     lib = library
-    pins = (frozenset(scenario.pinned) if claim.instance else frozenset()) | frozenset(pinned)
+    # an instance claim's derived ``forall`` quantities are variables: their definitions are cut (as the checker does)
+    derived_forall = frozenset(q.name for q in claim.forall if lib.is_derived(q.name))
+    pins = (frozenset(scenario.pinned) | derived_forall if claim.instance else frozenset()) | frozenset(pinned)
     keep = set(keep)
     hyps: list[Formula] = []
     for aid in lib.rests_on(claim):

@@ -44,6 +44,7 @@ import sympy as sp
 
 from derive.errors import DeriveError
 from derive.kernel.logic import And, Formula, Rel
+from derive.kernel.trusted import side_conditions
 from derive.model.declarations import Assumption, Claim, Quantity
 from derive.model.library import Library
 from derive.model.scenario import Scenario
@@ -94,9 +95,14 @@ class BoundaryCheck:
     def agrees(self) -> bool:
         return (self.verdict == "proved") == self.expected and self.verdict != "unknown"
 
+    @property
+    def confirmed(self) -> bool:
+        """z3 decided the point (``unknown`` neither agrees nor disagrees: it could not confirm)."""
+        return self.verdict != "unknown"
+
     def to_json(self, scale: sp.Rational) -> dict:
         return {"point": str(self.point / scale), "where": self.where, "in_set": self.expected,
-                "z3": self.verdict, "agrees": self.agrees}
+                "z3": self.verdict, "agrees": self.agrees if self.confirmed else None}
 
 
 @dataclass
@@ -117,7 +123,13 @@ class Margin:
 
     @property
     def verified(self) -> bool | None:
-        return None if not self.checks else all(c.agrees for c in self.checks)
+        """False on a real disagreement; True when z3 confirmed every point; None otherwise (no checks,
+        or some points z3 could not decide)."""
+        if not self.checks:
+            return None
+        if any(c.confirmed and not c.agrees for c in self.checks):
+            return False
+        return True if all(c.confirmed for c in self.checks) else None
 
     @property
     def holds_at_value(self) -> bool | None:
@@ -145,6 +157,8 @@ class Margin:
             "verified": self.verified, "checks": [c.to_json(s) for c in self.checks],
             "method": "sympy solveset critical points + exact evaluation per cell; endpoints cross-checked by z3",
             "notes": self.notes,
+            "display": {"holds_on": [self.interval_text(i) for i in self.intervals],
+                        "value": None if self.value is None else self.shown(self.value)},
         }
 
     def shown(self, si_value: sp.Expr) -> str:
@@ -173,9 +187,11 @@ class Margin:
             out.append(f"  ({self.eliminated} eliminated: solved from {self.vary} = x)")
         # the solved formula is in SI base units (numbers like 900000000000): JSON "formula" keeps it
         if self.checks:
-            ok = sum(c.agrees for c in self.checks)
+            ok = sum(c.confirmed and c.agrees for c in self.checks)
+            open_ = sum(not c.confirmed for c in self.checks)
             out.append(f"  z3 cross-check of the endpoints: {ok}/{len(self.checks)} points agree"
-                       + ("" if self.verified else "  <-- DISAGREEMENT"))
+                       + (f", {open_} could not be confirmed (z3: unknown)" if open_ else "")
+                       + ("  <-- DISAGREEMENT" if self.verified is False else ""))
         out += [f"  note: {n}" for n in self.notes]
         return out
 
@@ -246,7 +262,7 @@ def _value_of(library: Library, scenario: Scenario, expr: sp.Expr) -> sp.Expr:
     e = library.expand(expr, scenario.pinned).xreplace(scenario.substitution(library))
     if e.free_symbols:
         raise MarginError(f"no scenario value for {', '.join(sorted(map(str, e.free_symbols)))}")
-    return sp.nsimplify(e)
+    return e  # exact as given: user values are never rounded (no nsimplify)
 
 
 # the solver --------------------------------------------------------------------------------------------
@@ -288,6 +304,9 @@ def critical_points(formula: Formula, x: sp.Symbol) -> list[sp.Expr]:
         for expr, cond in pieces:
             pts |= _zeros(expr, x)
             pts |= _zeros(sp.denom(sp.together(expr)), x)
+            for sc in side_conditions(expr):  # where a radicand, logarithm or denominator changes sign
+                for r in relations(sc.condition):
+                    pts |= _zeros(r.lhs - r.rhs, x)
             if isinstance(cond, sp.Basic) and cond not in (sp.true, sp.false):
                 for r in cond.atoms(sp.core.relational.Relational):
                     pts |= _zeros(r.lhs - r.rhs, x)
@@ -301,11 +320,25 @@ def critical_points(formula: Formula, x: sp.Symbol) -> list[sp.Expr]:
     return out
 
 
-def _truth(formula: Formula, x: sp.Symbol, point: sp.Expr) -> bool:
+def _truth(formula: Formula, x: sp.Symbol, point: sp.Expr, undefined: list | None = None) -> bool:
+    """The formula at one point, by the kernel's strict exact evaluation: where any part of it is
+    undefined (a negative radicand, a zero denominator) the claim cannot hold (recorded in ``undefined``)."""
+    from derive.kernel.trusted import OverBudget, Unsettled, evaluate_at
+
     try:
+        if point.is_Rational:  # evaluated at the point: messages name the expression that fails
+            return bool(evaluate_at(formula, {x: point}))
+        return bool(evaluate_at(formula.subs({x: point}), {}))
+    except OverBudget:
+        pass
+    except Unsettled as err:
+        if undefined is not None:
+            undefined.append((point, str(err)))
+        return False
+    try:  # beyond the kernel's evaluation budget: sympy's exact comparison of closed forms
         return bool(formula.evaluate({x: point}))
     except (ValueError, TypeError, ZeroDivisionError):
-        return False  # undefined there: the claim cannot hold
+        return False
 
 
 def _rational_between(a: sp.Expr | None, b: sp.Expr | None) -> sp.Rational:
@@ -341,8 +374,11 @@ def _domain_bounds(domain: str) -> tuple[sp.Expr | None, bool]:
     return None, False
 
 
-def solve_intervals(formula: Formula, x: sp.Symbol, domain: str = "real") -> tuple[list[Interval], list[sp.Expr]]:
-    """The exact set where ``formula`` (in ``x`` only) is true, within the domain; and the critical points."""
+def solve_intervals(formula: Formula, x: sp.Symbol, domain: str = "real",
+                    undefined: list[str] | None = None) -> tuple[list[Interval], list[sp.Expr]]:
+    """The exact set where ``formula`` (in ``x`` only) is true, within the domain; and the critical points.
+    Where the formula is undefined (a negative radicand, ...) it does not hold; ``undefined``, when
+    given, receives one line per such cell or point."""
     extra = formula.free_symbols() - {x}
     if extra:
         raise MarginError(f"the formula still has {', '.join(sorted(map(str, extra)))} free")
@@ -351,13 +387,23 @@ def solve_intervals(formula: Formula, x: sp.Symbol, domain: str = "real") -> tup
     # the sequence: (open cell), point, (open cell), point, ..., (open cell)
     elements: list[tuple[str, sp.Expr | None, sp.Expr | None, bool]] = []
     bounds = [lo, *pts, None]
+    bad: list = []
+
+    def truth(point: sp.Expr, where: str) -> bool:
+        before = len(bad)
+        ok = _truth(formula, x, point, bad)
+        if len(bad) > before and undefined is not None:
+            undefined.append(f"undefined for {x} {where} ({bad[-1][1]}): the claim cannot hold there")
+        return ok
+
     if lo is not None and lo_closed:
-        elements.append(("point", lo, lo, _truth(formula, x, lo)))
+        elements.append(("point", lo, lo, truth(lo, f"= {lo}")))
     for i in range(len(bounds) - 1):
         a, b = bounds[i], bounds[i + 1]
-        elements.append(("cell", a, b, _truth(formula, x, _rational_between(a, b))))
+        cell = f"in ({'-inf' if a is None else a}, {'inf' if b is None else b})"
+        elements.append(("cell", a, b, truth(_rational_between(a, b), cell)))
         if b is not None:
-            elements.append(("point", b, b, _truth(formula, x, b)))
+            elements.append(("point", b, b, truth(b, f"= {b}")))
     intervals: list[Interval] = []
     start: tuple[sp.Expr | None, bool] | None = None
     prev = None
@@ -450,7 +496,8 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
         raise MarginError(f"the scenario gives no value for {', '.join(names)}",
                           hint=f"add --set {names[0]}=VALUE or choose a preset")
     formula = And((*hyps, goal)) if hyps else goal
-    intervals, critical = solve_intervals(formula, v.symbol, v.domain)
+    undefined: list[str] = []
+    intervals, critical = solve_intervals(formula, v.symbol, v.domain, undefined)
     if unit:
         u = parse_unit(unit)
         if u.dimension != v.dimension:
@@ -461,6 +508,7 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
         scale, unit_text = sp.Integer(1), format_dimension(v.dimension)
     out = Margin(claim.id, vary, unit_text, scale, intervals, v.domain, v.integer, formula, v.symbol,
                  value=v.value, eliminated=v.eliminated)
+    out.notes.extend(undefined)
     if not claim.instance:
         out.notes.append("a general claim, read at the scenario's values (instance semantics)")
     if v.symbol not in formula.free_symbols():

@@ -569,8 +569,26 @@ def string_cases(r: random.Random, n: int, canary: str) -> list[tuple[list[str],
     seeds_rel = ["flops / hbm_bandwidth >= 600", "batch in [1, 4096]", "flops > 0 and not batch < 1"]
     seeds_set = ["flops=989 TFLOP/s", "hbm_bandwidth=3.35 TB/s", "batch=128", "hbm_capacity=80 GB"]
     cases: list[tuple[list[str], str]] = []
+    names = ["h100-sxm", "b200", "tpu-v5p", "llama3-70b", "deepseek-v3", "lecture", "roofline.latency_floor",
+             "critical_batch", "flops"]
     for i in range(n):
         k = i % 6
+        if i % 10 == 9:  # preset, measurement and declaration names; a real check under a fuzzed assumption
+            name = mutate(r, r.choice(names), load)
+            j = (i // 10) % 5
+            if j == 0:
+                cases.append((["show", name], "show"))
+            elif j == 1:
+                cases.append((["eval", "critical_batch", "--hardware", name], "--hardware"))
+            elif j == 2:
+                cases.append((["eval", "params_total", "--model", name], "--model"))
+            elif j == 3:
+                cases.append((["eval", "flops", "--hardware", "h100-sxm", "--measurement", name], "--measurement"))
+            else:
+                rel = pick_relation = gen_relation(r) if r.random() < 0.5 else mutate(r, "flops > 100 TFLOP/s", load)
+                cases.append((["check", "roofline.latency_floor", "--assume", pick_relation or rel, "--json"],
+                              "check --assume"))
+            continue
         mutated = r.random() < 0.5
 
         def pick(gen, seeds, mutated=mutated):
@@ -615,6 +633,8 @@ KNOWN_BAD: list[tuple[list[str], str]] = [
     (["eval", "2**" + "9" * 5000], "5000-digit exponent"),
     (["eval", "9" * 5000], "5000-digit integer"),
     (["eval", "10**10**10"], "tower"),
+    (["eval", "exp(-14975 * exp(10**60))"], "exp tower (found by fuzzing: mpmath never finished)"),
+    (["eval", "exp(exp(10**60))", "--json"], "exp tower"),
     (["eval", "(" * 5000 + "1" + ")" * 5000], "deep nesting"),
     (["eval", "flops", "--set", "flops=" + "9" * 5000], "5000-digit value"),
     (["sweep", "critical_batch", "--vary", "flops=1e14:1e16:20000", "--vary", "hbm_bandwidth=1e12:1e13:20000"],
@@ -626,6 +646,10 @@ KNOWN_BAD: list[tuple[list[str], str]] = [
     (["sweep", "critical_batch", "--vary", "flops=1e14:1e16:5", "--figure", "x.gif"], "unknown figure format"),
     (["eval", "critical_batch", "--model", "/tmp"], "a folder as config.json"),
     (["eval", "critical_batch", "--scenario", "/dev/"], "a folder without scenario files"),
+    (["eval", "params_total", "--model", "m" * 300 + ".json"], "a file name too long (--model)"),
+    (["eval", "flops", "--scenario", "s" * 300 + ".toml"], "a file name too long (--scenario)"),
+    (["eval", "flops", "--library", "l" * 300 + ".py"], "a file name too long (--library)"),
+    (["eval", "flops", "--scenario", "/dev/zero"], "a device as a scenario file"),
     (["eval", "critical_batch", "--hardware", "h100\n-sxm"], "newline in a preset name"),
     (["eval", "critical_batch", "--scenario", "/nonexistent/\x1b[31m.toml"], "escape in a path"),
 ]
@@ -635,6 +659,8 @@ KNOWN_GOOD: list[tuple[list[str], str]] = [
     (["eval", "exp(1000)", "--json"], "exp(1000) as strict JSON"),
     (["eval", "1+1e-20", "--json"], "exact sum"),
     (["eval", "1e-40", "--json"], "tiny"),
+    (["eval", "1/hbm_capacity**2"], "a unit with nothing in its numerator"),
+    (["eval", "((max(hbm_capacity, hbm_capacity * 123456789012345678901))**-2)**1/2", "--json"], "found by fuzzing"),
     (["eval", "drain_time", "--hardware", "tpu-v5p", "--json"], "exact rational"),
     (["sweep", "critical_batch", "--vary", "flops=1e14:1e16:30"], "small sweep"),
 ]

@@ -235,3 +235,12 @@ def test_cli_build_write_error_is_one_line_and_a_killed_build_is_cleaned(tmp_pat
     assert f"--out {out}" in err and "Permission denied" in err and "internal error" not in err
     assert {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
     assert leftovers(out) == [], "the stale staging folder of a killed build was not removed"
+
+
+def test_a_symlinked_output_folder_stays_a_link(tmp_path):
+    real = fresh(tmp_path, "real")
+    link = tmp_path / "site"
+    link.symlink_to(real, target_is_directory=True)
+    publish(link, writer("NEW"))
+    assert link.is_symlink() and whole_build(link) == "NEW" and whole_build(real) == "NEW"
+    assert leftovers(real) == [] and leftovers(link) == []

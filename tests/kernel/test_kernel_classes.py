@@ -141,3 +141,20 @@ def test_internal_error_in_one_claim_leaves_the_others(monkeypatch):
     res = checker.check().by_id()
     assert res["t.good"].verdict == "proved"
     assert res["t.other"].verdict == "unknown" and "boom" in res["t.other"].reason
+
+
+def test_huge_values_end_within_budget():
+    n_ = sp.Symbol("n")
+    out = run([], logic.eq(10**n_, 10**n_ + 0 * n_), integer={n_}, bounds={n_: (R(10**9), R(10**9 + 5))})
+    assert out.verdict == "proved"
+    out = run([], logic.le(sp.exp(sp.exp(x)), sp.exp(x)), bounds={x: (R(0), R(100))})
+    assert out.verdict == "refuted"
+
+
+def test_z3_out_of_budget_falls_back_to_the_interval_engine():
+    bounds = {x: (R(0), R(10))}
+    tight = Problem([logic.gt(x, 0)], logic.le(x**3 - x, 1000), set(), bounds, 50, 0)
+    assert decide(tight).verdict == "proved"
+    false = Problem([logic.gt(x, 0)], logic.le(x**3 - x, 100), set(), bounds, 50, 0)
+    out = decide(false)
+    assert out.verdict == "refuted" and 0 <= sp.Rational(out.counterexample["x"]) <= 10

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-HELP = "the derivation document (Markdown, LaTeX, PDF), paper macros, figures, status.json"
+HELP = "the derivation document (Markdown, LaTeX, PDF, web site), paper macros, figures, status.json"
 
 DESCRIPTION = """\
 Check every claim under the scenario and write, into --out (default build/):
   derivation.md     the document, renders on GitHub (figures/*.svg)
-  derivation.tex    the document as a LaTeX article (figures/*.pdf); derivation.pdf when pdflatex is installed
+  derivation.tex    the document as a LaTeX article (figures/*.pdf); derivation.pdf (and its .log) when
+                    pdflatex is installed: part I follows the lecture, the catalogue is in the appendices
   claims.tex        a macro per formula (\\claimBatchOptimum, \\defnCriticalBatch, ...)
-  values.tex        a macro per value under the scenario, with its unit (\\valCriticalBatch, ...)
+  values.tex        a macro per value under the scenario, with its unit (\\valCriticalBatch, ...), and a
+                    verdict per claim (\\deriveVerdict{batch_optimum}; \\derivestricttrue stops a paper
+                    that cites a claim no longer proved)
+  index.html, chapter-*.html, graph.html, assets/   with --format html: a static offline web site
   status.json       the check report (as `derive check --json`, without timings)
   graph.dot, graph.json   the dependency graph
 With a scenario other than the baseline `lecture` (--hardware, --model, --set, --assume, --scenario), the
@@ -22,6 +26,7 @@ the .tex is still written (exit 0); with DERIVE_REQUIRE_LATEX=1 that is an error
 Examples:
   derive build
   derive build --format md --out docs/
+  derive build --format html --out site/
   derive build --hardware b200 --model deepseek-v3 --set "context=32000 token/seq" --out build/b200
 """
 
@@ -32,7 +37,7 @@ def add_arguments(p) -> None:
     p.description = DESCRIPTION
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.add_argument("--format", default="md,tex,pdf", metavar="md,tex,pdf",
-                   help="which documents to write, comma-separated (default: all)")
+                   help="which documents to write, comma-separated: md, tex, pdf, html (default: md,tex,pdf)")
     p.add_argument("--out", default="build", metavar="DIR", help="output folder (default: build)")
 
 
@@ -51,8 +56,10 @@ def run(args, ctx) -> int:
     baseline = build_scenario(library)
     result = build(library, scenario, args.out, formats, baseline=baseline, rlimit=getattr(args, "rlimit", None),
                    cache=getattr(ctx, "cache", None))
-    for notice in result.notices:
-        sys.stderr.write(f"derive build: notice: {notice}\n")
+    from derive.errors import escape_control
+
+    for notice in result.notices:  # one line each, whatever the paths in them hold
+        sys.stderr.write(f"derive build: notice: {escape_control(notice)}\n")
     summary = ", ".join(f"{n} {v}" for v, n in result.report.summary().items())
     emit(f"wrote {len(result.files)} files to {result.out}/ (scenario {scenario.name}: {summary})")
     return 0

@@ -21,6 +21,7 @@ def run(args, ctx) -> int:
         emit_notes,
         pinned_line,
         pinned_notes,
+        quantity_text,
         scenario_notes,
     )
 
@@ -30,7 +31,12 @@ def run(args, ctx) -> int:
         report = checker.check(args.ids or None)
     pinned = pinned_notes(ctx.library, ctx.scenario)
     if args.json:
-        emit_json({**report.to_json(), "pinned": pinned, "notes": scenario_notes(ctx.scenario)})
+        data = report.to_json()
+        for claim in data["claims"]:  # exact values stay; a reader's form beside them
+            if claim.get("counterexample"):
+                claim["counterexample_display"] = {k: quantity_text(ctx.library, k, v)
+                                                   for k, v in claim["counterexample"].items()}
+        emit_json({**data, "pinned": pinned, "notes": scenario_notes(ctx.scenario)})
         return 0 if report.ok else 1
     width = max((len(r.id) for r in report.results), default=10)
     rows, lines = [], []

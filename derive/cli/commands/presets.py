@@ -50,13 +50,29 @@ def run(args, ctx) -> int:
             for r in rows:
                 emit(f"  {r['hardware'] + '/' + r['name']:<40} {r['date']}  {r['title']}")
                 for k, v in r["values"].items():
-                    emit(f"      {k:<20} {v['value']:<16} {v['method']}")
+                    emit(f"      {k:<20} {_shown(ctx.library, k, v['value']):<16} {v['method']}")
             continue
         emit(f"{kind} presets:")
         for r in rows:
             emit(f"  {r['name']:<18} {r['title']}")
             for k, v in r["values"].items():
-                emit(f"      {k:<20} {v['value']:<16} {v['source']} ({v['as_of']})")
+                emit(f"      {k:<20} {_shown(ctx.library, k, v['value']):<16} {v['source']} ({v['as_of']})")
             if r["source"]:
                 emit(f"      config fields from {r['source']} ({r['as_of']})")
     return 0
+
+
+def _shown(library, name: str, text: object) -> str:
+    """A preset's value text for people (``3048255290975.663 byte/s`` -> ``3.048 TB/s``); as written when it
+    cannot be read (the check that rejects it happens where the preset is used)."""
+    from derive.errors import DeriveError
+    from derive.model.display import format_quantity
+    from derive.model.parse import parse_value
+
+    q = library.quantities.get(name)
+    if q is None or text is None:
+        return str(text)
+    try:
+        return format_quantity(parse_value(str(text), q.dimension, quantity=name), q.dimension, q.display_unit)
+    except DeriveError:
+        return str(text)

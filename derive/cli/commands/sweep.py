@@ -148,7 +148,9 @@ def _summary(summary: dict, args, emit, emit_json, sys) -> None:
             sys.stderr.write(dumps_json(summary) + "\n")
         return
     parts = [f"{k}={v}" for k, v in summary.items() if k not in ("columns", "notes") and v not in (None, [])]
-    line = "sweep: " + ", ".join(parts)
+    from derive.errors import escape_control
+
+    line = escape_control("sweep: " + ", ".join(parts))
     notes = summary.get("notes") or []
     if args.out:
         emit(line)

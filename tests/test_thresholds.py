@@ -1,0 +1,73 @@
+"""Thresholds of the headline claims: the exact edge of each input where a claim flips, the inputs and
+claims left out, the cache, and the units in which documents state them."""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from derive.documents.render import ModelBuilder, si_value_text
+from derive.documents.thresholds import (
+    Threshold,
+    compute_thresholds,
+    has_band,
+    headline_pairs,
+    thresholds,
+    tolerance_band,
+)
+from derive.kernel import logic
+
+
+def test_tolerance_bands_are_recognised():
+    x = sp.Symbol("x", positive=True)
+    band = tolerance_band(logic.within_percent(x, 2400, 1))
+    assert band is not None and band.kind == "percent" and band.center == 2400 and band.amount == 1
+    band = tolerance_band(logic.within_factor(x, 300, sp.Rational(5, 4)))
+    assert band is not None and band.kind == "factor" and band.center == 300 and band.amount == sp.Rational(5, 4)
+    assert tolerance_band(logic.ge(x, 3)) is None
+    assert has_band(logic.And((logic.within_percent(x, 5, 10), logic.ge(x, 1))))
+
+
+def test_about_x_and_quantified_claims_are_left_out(lecture_library):
+    pairs = {(h.id, c.id) for h, c in headline_pairs(lecture_library)}
+    assert ("pipeline.scaleout_viability", "pipeline.scaleout_viability") in pairs
+    varied = {c for _, c in pairs}
+    assert "batching.batch_optimum_lecture" not in varied  # "about 2,400": its edges are the +-1 % band
+    for _, claim in headline_pairs(lecture_library):
+        assert not has_band(claim.goal) and not claim.forall
+
+
+def test_scaleout_threshold_is_exact_and_stated_with_units(lecture_library, lecture_scenario, report):
+    rows = [r for r in compute_thresholds(lecture_library, lecture_scenario)
+            if r.claim == "pipeline.scaleout_viability"]
+    by_input = {r.quantity: r for r in rows}
+    row = by_input["scaleout_bandwidth"]
+    assert row.holds and row.high is None and row.low_exact == str(sp.Rational(5625, 100) * 10**9)
+    assert row.verified is True  # z3 agreed just inside and just outside the edge
+    assert set(by_input) <= {q for q in lecture_scenario.values}
+    from derive.checking.checker import Report
+
+    mb = ModelBuilder(lecture_library, lecture_scenario, Report(lecture_scenario, list(report.values())),
+                      thresholds=rows)
+    phrases = {t["quantity"]: t["md"] for t in mb.threshold_rows("pipeline.scaleout_viability")}
+    assert phrases["scaleout_bandwidth"].endswith("$ 56.25 GB/s, 2.0× below the scenario's 112.5 GB/s")
+
+
+def test_thresholds_are_cached(lecture_library, lecture_scenario, tmp_path, monkeypatch):
+    first = thresholds(lecture_library, lecture_scenario, cache_dir=tmp_path)
+    assert first and list((tmp_path / "documents").glob("thresholds-*.json"))
+    import derive.documents.thresholds as module
+
+    def boom(*args, **kwargs):
+        raise AssertionError("recomputed although cached")
+
+    monkeypatch.setattr(module, "compute_thresholds", boom)
+    again = thresholds(lecture_library, lecture_scenario, cache_dir=tmp_path)
+    assert [r.to_json() for r in again] == [r.to_json() for r in first]
+    assert all(isinstance(r, Threshold) for r in again)
+
+
+def test_one_scaling_rule_for_every_number():
+    assert si_value_text(sp.Integer(24) * 10**15, "TFLOP/s")["md"] == "24 PFLOP/s"
+    assert si_value_text(sp.Rational(5754) * 10**22, "EFLOP")["md"] == "5.754e25 FLOP"
+    assert si_value_text(sp.Rational(144, 10000), "s")["md"] == "14.4 ms"
+    assert si_value_text(sp.Integer(2400), "seq")["md"] == "2,400 seq"
