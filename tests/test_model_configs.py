@@ -14,6 +14,8 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from derive.cli import main
 from derive.errors import ScenarioError
@@ -365,3 +367,31 @@ def test_check_json_and_text_carry_notes(capsys, tmp_path, monkeypatch) -> None:
     assert data["scenario"]["notes"] == data["notes"]
     assert main(args) == 0
     assert "note: " in capsys.readouterr().out
+
+
+@st.composite
+def _hybrid_configs(draw: st.DrawFn) -> dict:
+    kv, group, hd = draw(st.integers(1, 8)), draw(st.integers(1, 4)), draw(st.sampled_from([64, 128, 256]))
+    layers = draw(st.integers(1, 120))
+    kinds = draw(st.lists(st.sampled_from(["full_attention", "sliding_attention"]), min_size=layers,
+                          max_size=layers))
+    return {"model_type": "gemma3_text", "hidden_size": 64 * kv * group, "num_hidden_layers": layers,
+            "num_attention_heads": kv * group, "num_key_value_heads": kv, "head_dim": hd,
+            "intermediate_size": 256, "vocab_size": 1000, "sliding_window": draw(st.integers(1, 8192)),
+            "layer_types": kinds, "torch_dtype": draw(st.sampled_from(["bfloat16", "float32"]))}
+
+
+@settings(max_examples=40, deadline=None)
+@given(config=_hybrid_configs(), contexts=st.lists(st.integers(1, 10**7), min_size=2, max_size=4))
+def test_kv_per_sequence_is_the_sum_over_layers(config: dict, contexts: list[int]) -> None:
+    # the arithmetic by kind equals a plain sum over the listed layers, and never falls as the context grows
+    values, layout = model_values(config), kv_layout(config)
+    e = values["bytes_per_kv_element"].value
+    per_layer = 2 * config["num_key_value_heads"] * config["head_dim"] * e
+    for context in contexts:
+        plain = sum(per_layer * (context if kind == "full_attention" else min(context, config["sliding_window"]))
+                    for kind in config["layer_types"])
+        assert layout.bytes_per_sequence(context, e) == plain
+    ordered = sorted(contexts)
+    sizes = [layout.bytes_per_sequence(c, e) for c in ordered]
+    assert sizes == sorted(sizes)

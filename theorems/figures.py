@@ -49,10 +49,11 @@ memory_vs_context = Figure(
     "memory_vs_context", "Weights against KV cache, by context length",
     x="context", x_range=(1_000, 1_000_000), log_x=True, log_y=True,
     curves=(Curve("params_total * bytes_per_param", "weights"),
-            Curve("batch * context * kv_bytes_per_token", "KV cache of the batch")),
+            Curve("batch * kv_bytes_per_sequence", "KV cache of the batch")),
     crossings=((0, 1),), y_unit="GB", y_label="bytes held [GB]",
-    caption="Weights are held once; the KV cache grows with the context of every sequence in the batch.  Past "
-            "the crossover the KV cache is the larger part of memory.",
+    caption="Weights are held once; the KV cache grows with the context of every sequence in the batch (only "
+            "through the full-attention layers: windowed, chunked and linear layers stop growing).  Past the "
+            "crossover the KV cache is the larger part of memory.",
     topic="context",
 )
 
@@ -60,8 +61,8 @@ pipeline_memory_split = Figure(
     "pipeline_memory_split", "Memory per chip against pipeline stages",
     x="stages", x_range=(1, 16), integer_x=True,
     curves=(Curve("params_total * bytes_per_param / (stages * chips)", "weights per chip"),
-            Curve("batch * context * kv_bytes_per_token / chips", "KV cache per chip (P micro-batches in flight)"),
-            Curve("(params_total * bytes_per_param + stages * batch * context * kv_bytes_per_token) "
+            Curve("batch * kv_bytes_per_sequence / chips", "KV cache per chip (P micro-batches in flight)"),
+            Curve("(params_total * bytes_per_param + stages * batch * kv_bytes_per_sequence) "
                   "/ (stages * chips)", "total per chip", "--")),
     y_unit="GB", y_label="bytes per chip [GB]",
     caption="Each stage holds 1/P of the weights, but keeping P stages busy takes P micro-batches in flight, so "
