@@ -746,7 +746,8 @@ class ModelBuilder:
         return {**self.ref(c.id), "verdict": r.verdict if r else "unchecked",
                 "meets": r.meets_expectation if r else False,
                 "expected": r.expected if r else c.expected, "band": self.band_reading(c),
-                "statement": c.statement, "thresholds": self.threshold_rows(c.id),
+                "statement": c.statement, "clause": c.statement.rstrip().rstrip("."),
+                "thresholds": self.threshold_rows(c.id),
                 "counterexample": self.counterexample(r.counterexample if r else None),
                 "inconsistency": "inconsistency" in c.tags, "notes": c.notes or "",
                 "formula": self.formula(c), "formula_tex": self.formula_display(c)}
