@@ -208,3 +208,20 @@ def test_a_replayed_proof_keeps_its_side_conditions(tmp_path):
     assert ran and first.verdict == "proved" and first.side_conditions
     again, ran = ProofCache(tmp_path).decide(problem)
     assert not ran and again == first
+
+
+def test_a_damaged_document_artifact_is_a_miss(tmp_path):
+    from derive.documents.store import ArtifactStore
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "figure.svg").write_text("<svg>right</svg>")
+    store = ArtifactStore(tmp_path / "cache")
+    store.put("figures", "k1", src, ["figure.svg"], {"note": "x"})
+    dest = tmp_path / "dest"
+    assert store.get("figures", "k1", dest)["note"] == "x" and (dest / "figure.svg").read_text() == "<svg>right</svg>"
+    entry = tmp_path / "cache" / "documents" / "figures-k1" / "figure.svg"
+    entry.write_text("<svg>wrong</svg>")
+    other = tmp_path / "other"
+    assert store.get("figures", "k1", other) is None and not (other / "figure.svg").exists()
+    assert cache_mod.info(tmp_path / "cache").entries["documents"] == 2  # the file and its manifest

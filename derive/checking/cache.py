@@ -50,7 +50,7 @@ MAX_MB_ENV = "DERIVE_CACHE_MAX_MB"
 DEFAULT_MAX_MB = 256
 APP_NAME = "derive-llm"
 FORMAT = 3  # bump when the entry layout changes
-KINDS = ("proofs", "outputs", "results")
+KINDS = ("proofs", "outputs", "results", "documents")  # documents: derive.documents.store, thresholds
 
 
 def default_cache_dir() -> Path:

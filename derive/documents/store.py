@@ -4,8 +4,9 @@
 pdflatex on a ``.tex`` that has not changed.  Each is keyed by everything its bytes depend on (for
 figures: the engine and library sources, the scenario and the verdicts; for the PDF: the ``.tex``
 and the figure files it includes, and the LaTeX engine) and kept under ``<cache>/documents/``.
-An entry is a folder written atomically (a temporary folder, then one rename); a missing or damaged
-entry is a miss, never an error, and a folder that cannot be written just means no caching.
+An entry is a folder written atomically (a temporary folder, then one rename) whose manifest holds a
+SHA-256 of every file; a missing, damaged or edited entry is a miss (rebuilt and rewritten), never an
+error and never copied into a build, and a folder that cannot be written just means no caching.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-FORMAT = 1
+FORMAT = 2
 
 
 def content_key(*parts: str | bytes) -> str:
@@ -27,6 +28,10 @@ def content_key(*parts: str | bytes) -> str:
         data = p.encode() if isinstance(p, str) else p
         h.update(len(data).to_bytes(8, "big") + data)
     return h.hexdigest()[:40]
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 class ArtifactStore:
@@ -40,9 +45,11 @@ class ArtifactStore:
         entry = self.dir / f"{kind}-{key}"
         try:
             manifest = json.loads((entry / "manifest.json").read_text())
-            names = manifest["files"]
+            names, digests = manifest["files"], manifest["sha256"]
+            if manifest.get("key") != key or sorted(digests) != sorted(names):
+                return None
             for name in names:
-                if not (entry / name).is_file():
+                if _digest(entry / name) != digests[name]:
                     return None
             for name in names:
                 target = dest / name
@@ -64,7 +71,9 @@ class ArtifactStore:
                     target = tmp / name
                     target.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(src / name, target)
-                (tmp / "manifest.json").write_text(json.dumps({**(manifest or {}), "files": names}, sort_keys=True))
+                digests = {name: _digest(tmp / name) for name in names}
+                (tmp / "manifest.json").write_text(json.dumps({**(manifest or {}), "files": names, "key": key,
+                                                               "sha256": digests}, sort_keys=True))
                 if entry.exists():
                     shutil.rmtree(entry, ignore_errors=True)
                 os.replace(tmp, entry)

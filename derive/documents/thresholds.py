@@ -192,11 +192,11 @@ def compute_thresholds(library: Library, scenario: Scenario, *, verify: bool = T
 def _cache_path(directory: Path, library: Library, scenario: Scenario, verify: bool) -> Path:
     import hashlib
 
-    from derive.checking.cache import sources_digest
+    from derive.checking.cache import library_digest, sources_digest
 
     key = hashlib.sha256(json.dumps({"sources": sources_digest(), "scenario": scenario.fingerprint(),
                                      "verify": verify, "format": FORMAT,
-                                     "library": [d.id for d in library.ordered()]}).encode()).hexdigest()
+                                     "library": library_digest(library)}).encode()).hexdigest()
     return directory / "documents" / f"thresholds-{key[:32]}.json"
 
 
@@ -204,17 +204,17 @@ def thresholds(library: Library, scenario: Scenario, *, cache_dir: Path | None =
                verify: bool = True) -> list[Threshold]:
     """``compute_thresholds``, read from / written to ``cache_dir`` when given."""
     path = _cache_path(cache_dir, library, scenario, verify) if cache_dir is not None else None
+    from derive.checking.cache import atomic_write, seal, unseal
+
     if path is not None:
+        data = unseal(path, "thresholds", path.stem)  # sealed: a damaged or edited entry is a miss
         try:
-            data = json.loads(path.read_text())
             return [Threshold.from_json(r) for r in data["rows"]]
-        except (OSError, ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError):
             pass
     rows = compute_thresholds(library, scenario, verify=verify)
     if path is not None:
-        from derive.checking.cache import atomic_write
-
-        atomic_write(path, json.dumps({"rows": [r.to_json() for r in rows]}, sort_keys=True).encode())
+        atomic_write(path, seal("thresholds", path.stem, {"rows": [r.to_json() for r in rows]}))
     return rows
 
 

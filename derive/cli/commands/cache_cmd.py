@@ -37,8 +37,8 @@ def run(args, ctx) -> int:
         doc = {"folder": str(folder), "entries": info.entries, "bytes": info.bytes, "total_bytes": info.total_bytes,
                "limit_bytes": info.limit}
         lines = [f"cache folder: {folder}"]
-        lines += [f"  {kind:<8} {info.entries[kind]:>6} entries  {_size(info.bytes[kind]):>9}" for kind in cache.KINDS]
-        lines.append(f"  total    {sum(info.entries.values()):>6} entries  {_size(info.total_bytes):>9}"
+        lines += [f"  {kind:<9} {info.entries[kind]:>6} entries  {_size(info.bytes[kind]):>9}" for kind in cache.KINDS]
+        lines.append(f"  total     {sum(info.entries.values()):>6} entries  {_size(info.total_bytes):>9}"
                      f"  (bound {_size(info.limit)}, set DERIVE_CACHE_MAX_MB)")
         text = "\n".join(lines)
     sys.stdout.write(dumps_json(doc) + "\n" if args.json else text + "\n")
