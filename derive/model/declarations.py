@@ -281,6 +281,7 @@ class Claim(Declaration):
         for h in self.hypotheses:
             if not isinstance(h, Formula):
                 raise LibraryError(f"claim '{self.id}': hypotheses must be Formulas, got {h!r}")
+        object.__setattr__(self, "bounds", _bounds_triples(self.id, self.bounds))
 
     def exprs(self) -> list[sp.Expr]:
         out = list(self.goal.exprs())
@@ -295,6 +296,23 @@ class Claim(Declaration):
 
     def explicit_uses(self) -> tuple[Declaration, ...]:
         return tuple(self.uses)
+
+
+def _bounds_triples(claim_id: str, bounds: object) -> tuple:
+    """``bounds`` as (Quantity, low, high) triples; a mapping {Quantity: (low, high)} is accepted too.  The
+    kernel judges the numbers (exact, low <= high); here only the shape is checked, so a malformed
+    library is a load error, not a claim that fails at check time."""
+    hint = "write bounds=((quantity, low, high), ...) or {quantity: (low, high)}"
+    try:
+        items = [(q, *pair) for q, pair in bounds.items()] if isinstance(bounds, dict) else list(bounds)
+        triples = tuple(tuple(t) for t in items)
+    except TypeError:
+        raise LibraryError(f"claim '{claim_id}': malformed bounds", where=f"claim {claim_id}", hint=hint) from None
+    for t in triples:
+        if len(t) != 3 or not isinstance(t[0], Quantity):
+            raise LibraryError(f"claim '{claim_id}': malformed bounds entry {t!r}", where=f"claim {claim_id}",
+                               hint=hint)
+    return triples
 
 
 def free_symbols_of(exprs: Sequence[sp.Expr]) -> set[sp.Symbol]:
