@@ -225,3 +225,14 @@ def test_a_damaged_document_artifact_is_a_miss(tmp_path):
     other = tmp_path / "other"
     assert store.get("figures", "k1", other) is None and not (other / "figure.svg").exists()
     assert cache_mod.info(tmp_path / "cache").entries["documents"] == 2  # the file and its manifest
+
+
+def test_sources_digest_covers_the_whole_engine_whatever_was_imported(monkeypatch):
+    """Two processes that imported different engine modules (a cold check imports the interval engine, a warm
+    one need not) agree on the digest; it covers every module of the package."""
+    first = cache_mod.sources_digest()
+    loaded = cache_mod.loaded_source_files()
+    engine = os.path.dirname(os.path.dirname(os.path.abspath(cache_mod.__file__)))
+    monkeypatch.setattr(cache_mod, "loaded_source_files",
+                        lambda: [f for f in loaded if not f.startswith(engine + os.sep)])
+    assert cache_mod.sources_digest() == first

@@ -504,7 +504,7 @@ def sources_digest() -> str:
     """One digest of the engine's source (every ``.py`` of the ``derive`` package, loaded or not) and of
     every other loaded source file outside the standard library and installed packages (the libraries
     of declarations).  Processes that loaded the same libraries agree on it, whatever commands they ran."""
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the derive package
     files = {f for f in loaded_source_files() if not f.startswith(here + os.sep)}
     for root, dirs, names in os.walk(here):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
