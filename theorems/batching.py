@@ -138,7 +138,7 @@ t_c, t_w, t_kv, t_mem, T = (compute_time_q.sym, weight_fetch_time_q.sym, kv_fetc
 
 def step_time_weights_only(b: sp.Expr, ntot: sp.Expr = N_tot) -> sp.Expr:
     """The roofline step time with the KV term left out, at batch ``b``."""
-    return sp.Max(c_fwd * N_act * b * tau / (n * F), ntot * q / (n * W))
+    return sp.Max(c_fwd * N_act * b * tau / (n * F), ntot * q / (n * W), evaluate=False)
 
 
 def cost_weights_only(b: sp.Expr, ntot: sp.Expr = N_tot) -> sp.Expr:

@@ -315,7 +315,8 @@ T5, T60 = cache_hold_short.sym, cache_hold_long.sym
 
 def ratio_gap(a: sp.Expr, b: sp.Expr) -> sp.Expr:
     """max(a, b)/min(a, b): how many times apart two positive times are (the log-free |log(a/b)|)."""
-    return sp.Max(a, b) / sp.Min(a, b)
+    # unevaluated: both are positive times and sympy's pairwise comparisons cost ~5 ms a call
+    return sp.Max(a, b, evaluate=False) / sp.Min(a, b, evaluate=False)
 
 
 def nearest(hold: sp.Expr, tier: sp.Expr, others: tuple[sp.Expr, ...]) -> logic.Formula:

@@ -140,7 +140,7 @@ p_chip, B2 = chip_price.sym, batch_other.sym
 
 def step_time_at(b: sp.Expr, ntot: sp.Expr = N_tot) -> sp.Expr:
     """The roofline step time written out at batch ``b`` (and total parameters ``ntot``)."""
-    return sp.Max(c_fwd * N_act * b * tau / (n * F), (ntot * q + b * S_kv) / (n * W))
+    return sp.Max(c_fwd * N_act * b * tau / (n * F), (ntot * q + b * S_kv) / (n * W), evaluate=False)
 
 
 def cost_at(b: sp.Expr, ntot: sp.Expr = N_tot) -> sp.Expr:
