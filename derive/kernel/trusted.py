@@ -55,9 +55,10 @@ Verdicts
 Budgets (deterministic, never wall-clock; running out gives ``unknown`` naming the budget)
 ------------------------------------------------------------------------------------------
 z3: ``Problem.rlimit`` (plus ``Z3_SAFETY_MS`` of wall clock as a net under steps the rlimit does not
-interrupt; ``translate.MAX_ROOT_DEGREE`` keeps high-degree roots away from z3).  Exact evaluation:
-rationals up to ``EXACT_BITS`` bits, certified intervals up to ``PRECISIONS[-1]`` bits.  Algebra:
-``ALGEBRA_TERMS`` estimated terms of an expansion.  The proposers have their own
+interrupt; ``translate.MAX_ROOT_DEGREE`` keeps high-degree roots away from z3, ``translate.MAX_MONOMIALS``
+polynomials z3 would multiply out past that size).  Exact evaluation: rationals up to ``EXACT_BITS``
+bits, certified intervals up to ``PRECISIONS[-1]`` bits.  Algebra: ``ALGEBRA_TERMS`` estimated terms of
+the expanded common fraction (``expansion_size``, denominators included).  The proposers have their own
 (``interval.MAX_BOXES``, ``prover.SEARCH_STEPS``).
 """
 
@@ -963,16 +964,37 @@ def _neighbours(point: Mapping[sp.Symbol, sp.Rational] | None) -> Iterator[dict]
 
 
 def expansion_size(e: sp.Expr) -> int:
-    """A cheap over-estimate of the number of terms ``expand`` builds."""
-    if isinstance(e, sp.Add):
-        return sum(expansion_size(a) for a in e.args)
-    if isinstance(e, sp.Mul):
-        out = 1
-        for a in e.args:
-            out *= expansion_size(a)
-        return out
-    if isinstance(e, sp.Pow) and e.exp.is_Integer and e.exp > 1:
-        m = expansion_size(e.base)
-        n = int(e.exp)
-        return math.comb(n + m - 1, m - 1) if m > 1 else 1
-    return 1
+    """A cheap over-estimate of the terms ``cancel(together(expand(e)))`` builds: the numerator and the
+    denominator of the expanded common fraction (an integer power of a sum is expanded, a negative one
+    into a denominator; a sum of fractions goes over the product of their denominators), or the largest
+    function argument, which is expanded on its own."""
+    num, den, inner = _sizes(e)
+    return max(num + den, inner)
+
+
+_SIZE_CAP = 10**9  # sizes beyond any budget are capped, to keep the estimate itself cheap
+
+
+def _sizes(e: sp.Expr) -> tuple[int, int, int]:
+    """(numerator terms, denominator terms, largest inner expansion) of ``e``; see ``expansion_size``."""
+    cap = lambda v: min(v, _SIZE_CAP)  # noqa: E731
+    if isinstance(e, (sp.Add, sp.Mul)):
+        parts = [_sizes(a) for a in e.args]
+        inner = max(p[2] for p in parts)
+        den = 1
+        for _, d, _ in parts:
+            den = cap(den * d)
+        if isinstance(e, sp.Mul):
+            num = 1
+            for n, _, _ in parts:
+                num = cap(num * n)
+            return num, den, inner
+        return cap(sum(cap(n * (den // d)) for n, d, _ in parts)), den, inner
+    if isinstance(e, sp.Pow) and e.exp.is_Rational:
+        nb, db, inner = _sizes(e.base)
+        m = int(abs(e.exp.p) // e.exp.q)  # x**(7/2) is expanded as x**3 * sqrt(x)
+        pn, pd = (cap(math.comb(m + k - 1, k - 1)) if 1 < k < _SIZE_CAP and m > 1 else (k if m else 1)
+                  for k in (nb, db))
+        return (pn, pd, inner) if e.exp > 0 else (pd, pn, inner)
+    inner = max((expansion_size(a) for a in e.args if isinstance(a, sp.Expr)), default=1)
+    return 1, 1, inner

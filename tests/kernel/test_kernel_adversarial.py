@@ -153,3 +153,37 @@ def test_blocking_through_a_chain_of_assumptions_and_a_definition():
     lib = Library([Topic("t", "t", "", QUANTITIES, (bad, first, second, defn, user))])
     res = Checker(lib, Scenario("s", {})).check(["t.user"]).by_id()
     assert res["t.user"].verdict == "blocked" and "t.bad" in res["t.user"].reason
+
+
+# --- budgets: what used to hang or kill the process --------------------------------------------------
+
+def _decide(hyps, goal, bounds=None):
+    from derive.kernel.problem import Problem
+    from derive.kernel.prover import decide
+
+    return decide(Problem(list(hyps), goal, set(), dict(bounds or {}), 2_000_000, 0))
+
+
+def test_large_denominators_stay_within_the_algebra_and_z3_budgets():
+    # the identity route expanded both denominators and cancelled for minutes; z3 then crashed the
+    # process (a segmentation fault) on the power 30
+    v = sp.symbols("v0:6")
+    s1, s2 = sum(v[:5]), sum(v[1:])
+    positive = [logic.gt(s, 0) for s in v]
+    for power in (12, 30):
+        out = _decide(positive, logic.eq(1 / s1**power, 1 / s2**power))
+        assert out.verdict in ("refuted", "unknown"), out
+    out = _decide(positive, logic.ge(s1**30, 0))  # true, beyond z3's polynomial budget
+    assert out.verdict in ("proved", "unknown") and "internal" not in (out.reason or "")
+
+
+def test_expansion_estimates_count_denominators():
+    from derive.kernel.translate import monomials
+    from derive.kernel.trusted import ALGEBRA_TERMS, expansion_size
+
+    v = sp.symbols("v0:6")
+    s1, s2 = sum(v[:5]), sum(v[1:])
+    assert expansion_size(1 / s1**12 - 1 / s2**12) > ALGEBRA_TERMS
+    assert expansion_size((v[0] + 1) ** 2 - v[0] ** 2) < 10
+    assert monomials(s1**16) < 5000 < monomials(s1**20)
+    assert monomials(1 / s1**12) > monomials(s1**12)
