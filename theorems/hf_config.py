@@ -30,7 +30,11 @@ Supported architectures (by ``model_type``, else by ``architectures``; nested ``
   fixed-size state, full attention on one layer in ``full_attention_interval``);
 - multi-head latent attention with mixture of experts: ``deepseek_v2``, ``deepseek_v3``, ``kimi_k2``,
   and ``deepseek_v32`` (DeepSeek-V3.2: MLA plus the sparse-attention indexer's key cache).
-An unknown ``model_type`` whose fields match one of these layouts is read with a note saying which.
+An unknown ``model_type`` whose fields match one of these layouts is read with a note saying which, and so
+is a config with no ``model_type`` at all (gpt-oss's ``original/config.json``).  Real files' forms: Gemma 3
+files leave out what equals transformers' class default (``_CLASS_DEFAULTS``, filled in with a note);
+transformers 5 re-saves (``dtype``, ``num_local_experts`` for Qwen MoE); Falcon's ``RefinedWeb`` (grouped
+KV heads) and ``RefinedWebModel`` (multi-query) files.
 
 Counting conventions
 --------------------
@@ -59,7 +63,14 @@ fixed size, whatever the context).  The counts per kind are computed arithmetica
 ``kv_window_bytes_per_token`` and ``attention_window``, ``kv_chunk_bytes_per_token`` and
 ``attention_chunk``, ``kv_state_bytes``.  The library's ``kv_bytes_per_sequence`` combines them at the
 scenario's context.  DeepSeek-V3.2's indexer keeps ``index_head_dim`` FP8 keys per token and layer plus
-one FP32 scale per 128 (DeepSeek's reference inference code), whatever the KV element size.
+one FP32 scale per 128 (DeepSeek's reference inference code), whatever the KV element size.  A linear-attention
+recurrent state is kept at ``mamba_ssm_dtype`` when the config names one (Qwen3.5: float32), else at the KV
+element size.
+
+For the context chapter's per-head formula (``kv_cache_layers * kv_elements_per_layer * e`` with
+``kv_elements_per_layer = 2 * kv_heads * head_dim``), latent attention pins ``kv_elements_per_layer`` to
+``kv_lora_rank + qk_rope_head_dim`` and reads decoding as multi-query attention over the latent
+(``kv_heads`` 1, ``head_dim`` the latent's width, every query head), as absorbed MLA decoding runs.
 
 Precision
 ---------
