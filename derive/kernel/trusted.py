@@ -593,6 +593,10 @@ def _surely(e: sp.Expr, want: str, pos: set[sp.Symbol], nonneg: set[sp.Symbol]) 
 
 # the kernel of one problem ---------------------------------------------------------------------------
 
+# z3's answer on a region alone (hypotheses, bounds, integrality), keyed by everything it reads
+_REGION_Z3: dict[tuple, tuple[str, dict | None, str | None]] = {}
+
+
 @dataclass
 class _Z3:
     solver: z3.Solver
@@ -686,7 +690,15 @@ class Kernel:
         if witness is not None and self.in_region(witness):
             self._consistency = ("nonempty", None)
             return self._consistency
-        status, point, why = self._z3_check(None)
+        key = (tuple(self.region), self.integer, tuple(self.symbols), self.problem.rlimit)
+        if key not in _REGION_Z3:
+            # z3 in a fresh context is deterministic, so one answer per region serves every problem on it
+            # (a claim's derivation steps and many claims share their assumptions); a model point is
+            # still re-checked below, problem by problem
+            if len(_REGION_Z3) >= 4096:
+                _REGION_Z3.clear()
+            _REGION_Z3[key] = self._z3_check(None)
+        status, point, why = _REGION_Z3[key]
         if status == "unsat":
             self._consistency = ("unsat", None)
         elif status == "sat":
