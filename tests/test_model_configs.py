@@ -696,3 +696,23 @@ def test_context_chapter_reads_the_latent_cache(lecture_library) -> None:
     assert any("latent attention" in n and "576" in n for n in sc.notes)
     # the lecture's own layout is untouched: 1 layer * 2 * 8 heads * 128 * 1 byte
     assert evaluate(lecture_library, build_scenario(lecture_library), "kv_bytes_from_heads").exact == 2048
+
+
+def test_compressed_tensors_ignore_list_names_modules_not_biases() -> None:
+    # zai-org/GLM-4.5-FP8 (scripts/models/glm_4.5_fp8.md@cbff706): compressed-tensors FP8 weights per channel;
+    # its ignore list names norms, biases and routers one by one (a few of its entries here) and the head.
+    # The attention weights themselves are FP8 in the checkpoint (k_proj.weight float8_e4m3fn).
+    quant = {"config_groups": {"group_0": {"targets": ["Linear"], "weights": {
+        "num_bits": 8, "type": "float", "strategy": "channel", "symmetric": True, "dynamic": False}}},
+        "format": "float-quantized", "quant_method": "compressed-tensors",
+        "ignore": ["model.layers.12.input_layernorm", "model.layers.5.self_attn.q_norm",
+                   "model.layers.11.self_attn.k_proj.bias", "model.layers.52.mlp.gate",
+                   "model.layers.29.mlp.gate.e_score_correction_bias", "lm_head", "model.norm"]}
+    config = _config("glm-4.5.json") | {"quantization_config": quant}
+    pb, values = param_breakdown(config), model_values(config)
+    kept = 151552 * 5120 * 2 + 89 * 5120 * 160  # embedding and head, the 89 MoE layers' routers, at bf16
+    assert pb.embedding + pb.lm_head + pb.router == kept
+    assert values["bytes_per_param"].value * pb.total == (pb.total - kept) * 1 + kept * 2
+    # gpt-oss names its whole attention blocks: those stay at bf16
+    oss = model_values(_config("gpt-oss-20b.json"))
+    assert "attention" in oss["bytes_per_param"].note

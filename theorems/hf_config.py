@@ -898,8 +898,12 @@ def _not_converted(q: Mapping[str, Any]) -> set[str]:
     """The parameter groups ``modules_to_not_convert`` keeps at the model's datatype."""
     out: set[str] = set()
     for pattern in q.get("modules_to_not_convert") or q.get("ignore") or ():
-        p = str(pattern)
-        if "attn" in p or "attention" in p:
+        p = str(pattern).removeprefix("re:").rstrip("$")
+        # norms, biases and correction terms are not weight matrices (compressed-tensors lists each one:
+        # "model.layers.11.self_attn.k_proj.bias", "model.layers.5.self_attn.q_norm")
+        if "norm" in p or p.endswith("bias") or p.endswith("sinks"):
+            continue
+        if p.rstrip(".*$").endswith(("attn", "attention")):  # the whole attention block
             out.add("attention")
         if "router" in p or p.endswith("mlp.gate") or "gate.weight" in p:
             out.add("router")
