@@ -114,6 +114,16 @@ TIMING = Topic(
     (work, rate, size, bandwidth, jobs, two, run_time_q, load_time_q, total_time_q, intensity_q, balance_jobs_q),
     (run_time, load_time, total_time, intensity, balance_jobs, intensity_range, qualitative, total_ge_run,
      total_le_run),
+    prose=(
+        "The first topic's argument, with special characters a renderer must escape (50% & more, $2/h, "
+        "a_b, <tags>, {braces}, #1): at the fixture's numbers the run takes {{value:run_time}} and the load "
+        "{{value:load_time}}, so the roofline \\(T = \\max(t_{\\mathrm{run}}, t_{\\mathrm{load}})\\) gives "
+        "{{value:total_time}}.",
+        "{{result:total_ge_run}}",
+        "The floor is {{verdict:total_ge_run}}; its false twin is {{verdict:timing.total_le_run}}.",
+        "{{figure:time_vs_jobs}}",
+        "A closing paragraph after the figure.",
+    ),
 )
 MONEY = Topic(
     "money", "Money", "What the time costs, and where work balances reads (50% of the 'story').",

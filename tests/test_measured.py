@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tomllib
 from fractions import Fraction
 from pathlib import Path
 
@@ -18,6 +19,10 @@ from derive.probe.analysis import ProbeDataError, knee, ledger_toml, measurement
 from derive.whatif.ledger import build_ledger
 
 SHARED = Path(__file__).resolve().parents[1] / "theorems" / "presets"
+PROBE_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "probe"
+# the two H100 probe runs (2026-11-23 and 2026-11-25), exact values of their measurement files
+H100_23 = (sp.Rational("770354535201479.1"), sp.Rational("3048255290975.663"))
+H100_25 = (sp.Rational("744668256475974.9"), sp.Rational("3047251742096.966"))
 
 
 @pytest.fixture(scope="module")
@@ -28,14 +33,13 @@ def lib():
 def test_measured_layer_replaces_peaks_and_records_ceilings(lib):
     peak = build_scenario(lib, hardware="h100-sxm")
     meas = build_scenario(lib, hardware="h100-sxm", measured=True)
-    assert meas.value("flops") == sp.Rational("770354535201479.1")
-    assert meas.value("hbm_bandwidth") == sp.Rational("3048255290975.663")
+    assert (meas.value("flops"), meas.value("hbm_bandwidth")) == H100_25  # the latest of three files
     assert meas.value("hbm_capacity") == peak.value("hbm_capacity")  # only measured values change
     kinds = {c.name: c.kind for c in meas.ceilings}
     assert kinds["flops"] == "measured" and kinds["scaleup_bandwidth"] == "peak"
     assert {c.name: c.kind for c in peak.ceilings}["flops"] == "peak" and not peak.measured
     flops = next(c for c in meas.ceilings if c.name == "flops")
-    assert flops.as_of == "2026-11-23" and flops.method and flops.source
+    assert flops.as_of == "2026-11-25" and flops.method and flops.source
     assert meas.name.endswith("+measured") and meas.fingerprint() != peak.fingerprint()
 
 
@@ -65,7 +69,11 @@ def test_cli_eval_measured(capsys):
     assert main(["eval", "critical_intensity", "--hardware", "h100-sxm", "--measured", "--json",
                  "--no-cache"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert Fraction(out["exact"]) == Fraction("770354535201479.1") / Fraction("3048255290975.663")
+    assert Fraction(out["exact"]) == Fraction(str(H100_25[0])) / Fraction(str(H100_25[1]))
+    assert main(["eval", "critical_intensity", "--hardware", "h100-sxm", "--measurement", "probe-2026-11-23",
+                 "--json", "--no-cache"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert Fraction(out["exact"]) == Fraction(str(H100_23[0])) / Fraction(str(H100_23[1]))
     assert main(["eval", "hardware_ratio", "--measured", "--no-cache"]) == 2
     assert "needs --hardware" in capsys.readouterr().err
 
@@ -81,6 +89,63 @@ def test_seeded_ledger_has_no_contradiction(lib):
     knee_row = rows["h100-sxm-probe-2026-11-23/dense-knee"]
     assert knee_row.kind == "prediction" and abs(float(knee_row.ratio_achieved) - 1) < 0.1
     assert rows["mi300x/stas00-mamf/flops"].status == "below ceiling"
+    h200 = [r for i, r in rows.items() if i.startswith("h200-probe-2026-11-25/decode-")]
+    assert len(h200) == 17 and all(1 < r.ratio < 3 for r in h200)
+
+
+def test_two_probe_runs_of_one_chip_are_both_listed_each_with_its_own_ceilings(lib):
+    """Two probe runs of the H100: --measured takes the latest; the ledger lists both runs, and holds each
+    run's knees and decode steps to the ceilings measured that day (not to the later run's)."""
+    rows = {r.entry.id: r for r in build_ledger(lib, hardware=["h100-sxm"]).rows}
+    for date, (flops, hbm), steps in (("2026-11-23", H100_23, 18), ("2026-11-25", H100_25, 17)):
+        assert rows[f"h100-sxm/probe-{date}/flops"].entry.value == flops
+        knee_row = rows[f"h100-sxm-probe-{date}/dense-knee"]
+        assert knee_row.bound_achieved == flops / (2 * hbm / 2)  # R_ach = F_ach * q / (2 W_ach), q = 2 bytes
+        assert {c.name: c.as_of for c in knee_row.ceilings}["flops"] == date
+        assert len([i for i in rows if i.startswith(f"h100-sxm-probe-{date}/decode-")]) == steps
+    # an entry older than every measurement file is held to the latest (all files, latest winning)
+    from derive.model.scenario import PresetStore
+    from derive.whatif.ledger import measurements_as_of
+
+    store = PresetStore.discover(lib.preset_dirs)
+    assert measurements_as_of(lib, store, "h100-sxm", "2024-01") == []
+    assert measurements_as_of(lib, store, "h100-sxm", "2026-11-24") == ["stas00-mamf", "probe-2026-11-23"]
+
+
+def test_committed_probe_files_are_what_the_probe_makes_of_their_raw_results():
+    """Each probe-<date>.json beside a measurement file is the raw result; --from-json on it, with the
+    committed file's source and date, writes the committed measurement and ledger files byte for byte."""
+    raws = sorted((SHARED / "measurements").glob("*/probe-*.json"))
+    assert {p.parent.name for p in raws} >= {"h100-sxm", "h200"}
+    for raw in raws:
+        hardware, name = raw.parent.name, raw.stem
+        committed = SHARED / "measurements" / hardware / f"{name}.toml"
+        top = tomllib.loads(committed.read_text())
+        result = json.loads(raw.read_text())
+        assert measurement_toml(result, hardware=hardware, date=top["date"], source=top["source"]) \
+            == committed.read_text()
+        assert ledger_toml(result, hardware=hardware, date=top["date"], source=top["source"]) \
+            == (SHARED / "ledger" / f"{hardware}-{name}.toml").read_text()
+
+
+def test_probe_repeats_on_one_day():
+    """Three runs on 2026-11-25 (H100): decode steps repeat within 2 %; the achieved ceilings within 5 %
+    and the knees within 10 % of their median (the spread a single run's numbers carry)."""
+    runs = [json.loads((SHARED / "measurements" / "h100-sxm" / "probe-2026-11-25.json").read_text())]
+    runs += [json.loads(p.read_text()) for p in sorted(PROBE_FIXTURES.glob("h100-sxm-2026-11-25-repeat-*.json"))]
+    assert len(runs) == 3
+
+    def within(values, tol):
+        mid = sorted(values)[1]
+        return all(abs(v / mid - 1) <= tol for v in values)
+
+    for key in ("matmul_flops_per_s", "read_bytes_per_s"):
+        assert within([r[key] for r in runs], 0.05)
+    assert within([knee(r["dense_knee"]["points"]).tokens for r in runs], 0.10)
+    for i in range(3):
+        assert within([knee(r["moe_knee"][i]["points"]).tokens for r in runs], 0.10)
+    for j in range(len(runs[0]["decode"])):
+        assert within([r["decode"][j]["seconds"] for r in runs], 0.02)
 
 
 def test_planted_contradiction_names_the_broken_assumption(lib, tmp_path):
@@ -199,7 +264,7 @@ def test_draw_ledger_figures_is_deterministic(tmp_path, lib):
     ledger = build_ledger(lib, hardware=["h100-sxm"])
     first = draw_ledger_figures(lib, ledger, tmp_path / "a", formats=("svg",))
     second = draw_ledger_figures(lib, ledger, tmp_path / "b", formats=("svg",))
-    assert len(first) == 3 and [p.read_bytes() for p in first] == [p.read_bytes() for p in second]
+    assert len(first) == 6 and [p.read_bytes() for p in first] == [p.read_bytes() for p in second]
     section = measured_section(lib)
     assert section.title == "Measured against derived" and section.rows and not section.contradictions
     assert any(r.ratio_achieved for r in section.rows)

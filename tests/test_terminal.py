@@ -7,6 +7,8 @@ import io
 import subprocess
 import sys
 
+import pytest
+
 from derive.cli import terminal
 
 
@@ -66,3 +68,26 @@ def test_help_stays_light():
     code = ("import sys; from derive.cli import build_parser; build_parser(); "
             "assert 'rich' not in sys.modules and 'sympy' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("tex, text", [
+    (r"N_{\mathrm{tot}}/N_{\mathrm{act}}", "N_tot/N_act"),
+    (r"B^{*}", "B*"),
+    (r"B^{*}_{\mathrm{kv}} = \frac{B^{*}}{1 - L/L^{*}}", "B*_kv = B*/(1 - L/L*)"),
+    (r"R = F q/(2W)", "R = F q/(2W)"),
+    (r"a\cdot e^{-u/2}", "a · e^(-u/2)"),
+    (r"\sqrt{ab} \le x^{2}", "√(ab) ≤ x²"),
+    (r"t_c/\max(t_c, t_{\mathrm{kv}})", "t_c/max(t_c, t_kv)"),
+    (r"2 \cdot 10^{15}\,\mathrm{FLOP}", "2 · 10¹⁵ FLOP"),
+    (r"\alpha\,C_A = \beta\,C_B", "α C_A = β C_B"),
+])
+def test_inline_math_reads_as_plain_text(tex, text):
+    assert terminal.plain_math(tex) == text
+
+
+def test_prose_math_in_derive_show_is_plain_text(capsys):
+    from derive.cli import main
+
+    assert main(["show", "roofline.cost_per_token_and_floor"]) == 0
+    out = capsys.readouterr().out
+    assert "q N_tot/(B W τ) is positive" in out and "\\(" not in out and "\\mathrm" not in out

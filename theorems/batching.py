@@ -192,8 +192,8 @@ goldilocks_context_and_mfu = Claim(
     "batching.goldilocks_context_and_mfu", title="Past the balance context, MFU falls as 1/L",
     label="Goldilocks context",
     statement="With weights amortized, a step is equally compute- and memory-bound exactly at the balance "
-              "context L*; beyond it KV reads dominate and the MFU is L*/L, so it falls in inverse "
-              "proportion to the context (dense attention).",
+              r"context \(L^{*}\); beyond it KV reads dominate and the MFU is \(L^{*}/L\), so it falls in "
+              "inverse proportion to the context (dense attention).",
     source=lecture("00:12-00:13", CHAPTER),
     hypotheses=FULL_ATTENTION_ONLY,
     goal=logic.And((
@@ -211,9 +211,9 @@ goldilocks_context_and_mfu = Claim(
           "this claim is the dense model the lecture draws.",
 )
 mfu_bounded_by_context = Claim(
-    "batching.mfu_bounded_by_context", title="MFU never exceeds min(1, L*/L)",
+    "batching.mfu_bounded_by_context", title="MFU never exceeds its weights-amortized value",
     statement="Weight reads only add to the step time, so at any batch the MFU is at most its "
-              "weights-amortized value min(1, L*/L).",
+              r"weights-amortized value \(\min(1, L^{*}/L)\).",
     source=lecture("00:12-00:13", CHAPTER, reconstructed=True),
     hypotheses=FULL_ATTENTION_ONLY,
     goal=logic.le(mfu_q.sym, sp.Min(1, Lstar / L)),
@@ -244,7 +244,7 @@ hw_ratio_300 = Claim(
     source=lecture("00:15:16-00:17", CHAPTER),
     goal=logic.within_factor(R, 300, sp.Rational(3, 2)),
     instance=True,
-    notes="Under the lecture scenario R = 300 by construction (24 PFLOP/s, FP4, 20 TB/s).  Presets "
+    notes=r"Under the lecture scenario \(R = 300\) by construction (24 PFLOP/s, FP4, 20 TB/s).  Presets "
           "test the 'stable from A100 to B100' remark: h100-sxm gives 295 and b200 281, but a100-80gb "
           "gives 153, outside the band (see hw_ratio_a100).",
 )
@@ -277,12 +277,12 @@ hw_ratio_a100 = Claim(
 )
 hw_ratio_as_flops_per_byte = Claim(
     "batching.hw_ratio_as_flops_per_byte", title="'300 FLOPs per byte' is a different number",
-    statement="A summary gives the ratio as about 300 FLOPs per byte.  The FLOPs-per-byte intensity F/W is "
-              "a different quantity: 2R/q, which is 1,200 FLOP/byte for FP4 at the lecture's R = 300.",
+    statement=r"A summary gives the ratio as about 300 FLOPs per byte.  The FLOPs-per-byte intensity \(F/W\) "
+              r"is a different quantity: \(2R/q\), which is 1,200 FLOP/byte for FP4 at the lecture's \(R = 300\).",
     source=lecture("00:16", CHAPTER),
     goal=logic.within_factor(critical_intensity_q.sym, 300, sp.Rational(3, 2)),
     instance=True, expected="refuted", tags=INCONSISTENCY,
-    notes="At bf16 (q = 2 bytes) the two numbers coincide, F/W = R: under the h100-sxm preset this claim "
+    notes=r"At bf16 (\(q = 2\) bytes) the two numbers coincide, \(F/W = R\): under the h100-sxm preset this claim "
           "holds (295 FLOP/byte).  The lecture's FP4 reading makes them differ by a factor 4.",
 )
 
@@ -328,11 +328,11 @@ sparsity_inconsistency = Claim(
     "batching.sparsity_inconsistency", title="Sparsity 8 does not follow from 700B/37B",
     statement="The lecture takes DeepSeek's sparsity as 8 ('32 out of 256 experts'), but its own 700B total "
               "and 37B active parameters give about 18.9.  Read as 'the sparsity is within 25% of "
-              "N_tot/N_act', the lecture's two statements disagree.",
+              r"\(N_{\mathrm{tot}}/N_{\mathrm{act}}\)', the lecture's two statements disagree.",
     source=lecture("00:06, 00:18", CHAPTER),
     goal=logic.within_factor(S, N_tot / N_act, sp.Rational(5, 4)),
     instance=True, expected="refuted", tags=INCONSISTENCY, uses=(deepseek_v3_params,),
-    notes="The lecture scenario pins sparsity = 8 and keeps params_total/params_active = 700e9/37e9; "
+    notes=r"The lecture scenario pins \(S = 8\) and keeps \(N_{\mathrm{tot}}/N_{\mathrm{act}}\) = 700B/37B; "
           "this claim compares the two.  The real DeepSeek-V3 routes 8 of 256 experts (a ratio of 32, "
           "see moe.moe_routing_vs_sparsity) and has 671B/37B, about 18.1.",
 )
@@ -345,7 +345,7 @@ batch_optimum_from_params = Claim(
     instance=True, tags=INCONSISTENCY, uses=(batch_optimum, deepseek_v3_params),
 )
 lecture_batch_near_optimum = Claim(
-    "batching.lecture_batch_near_optimum", title="The lecture's 2,000 sequences sit near B*",
+    "batching.lecture_batch_near_optimum", title="The lecture's 2,000 sequences sit near the critical batch",
     statement="The batch the lecture uses for throughput, 2,000 sequences, is within 25% of the critical "
               "batch of 2,400 ('two to three thousand tokens per batch').",
     source=lecture("00:20, 00:25", CHAPTER),
@@ -365,12 +365,12 @@ lecture_batch_double_or_triple = Claim(
 critical_batch_kv = Definition(
     "batching.critical_batch_kv", title="KV-corrected critical batch",
     statement="The batch at which compute time equals weight plus KV fetch time: the critical batch "
-              "divided by 1 - L/L*, defined for contexts below the balance context.",
+              r"divided by \(1 - L/L^{*}\), defined for contexts below the balance context.",
     source=lecture("00:19", CHAPTER, reconstructed=True),
     defines=critical_batch_kv_q, expr=Bstar / (1 - L / Lstar), domain=logic.lt(L, Lstar),
 )
 critical_batch_kv_balance = Claim(
-    "batching.critical_batch_kv_balance", title="With KV reads, compute-bound iff B >= B*_kv",
+    "batching.critical_batch_kv_balance", title="With KV reads, compute-bound from the KV-corrected critical batch on",
     statement="Below the balance context, a step is compute-bound (compute time at least weight plus KV "
               "fetch time) exactly when the batch is at least the KV-corrected critical batch.",
     source=lecture("00:19", CHAPTER, reconstructed=True),
@@ -381,8 +381,9 @@ critical_batch_kv_balance = Claim(
         Step(logic.ge(c_fwd * N_act * B * tau / F - B * S_kv / W, N_tot * q / W),
              "move the KV term to the left (times n)", link="iff"),
         Step(logic.ge(B * (c_fwd * N_act * tau / F) * (1 - L / Lstar), N_tot * q / W),
-             "L·k/W = (2·N_act·τ/F)·(L/L*)", link="iff"),
-        Step(logic.ge(B, Bstar / (1 - L / Lstar)), "divide by the positive 2·N_act·τ·(1 - L/L*)/F", link="iff"),
+             r"\(L k/W = (2 N_{\mathrm{act}} \tau/F)\,(L/L^{*})\)", link="iff"),
+        Step(logic.ge(B, Bstar / (1 - L / Lstar)),
+             r"divide by the positive \(2 N_{\mathrm{act}} \tau (1 - L/L^{*})/F\)", link="iff"),
     ),
     uses=(batch_optimum,),
 )
@@ -390,7 +391,7 @@ kv_raises_batch_optimum = Claim(
     "batching.kv_raises_batch_optimum", title="KV reads raise the optimal batch, more so at longer context",
     label="KV-corrected batch optimum",
     statement="KV reads take memory bandwidth away from the weight reads, so balancing compute against all "
-              "memory traffic needs a larger batch than R·S, and the longer the context the larger "
+              r"memory traffic needs a larger batch than \(R S\), and the longer the context the larger "
               "(for any two contexts below the balance context).",
     source=lecture("00:19", CHAPTER),
     hypotheses=(*FULL_ATTENTION_ONLY, logic.lt(L, L2), logic.lt(L2, Lstar)),
@@ -404,7 +405,7 @@ kv_raises_batch_optimum = Claim(
              r"\(B^{*}\) divided by a smaller positive number is larger"),
     ),
     uses=(critical_batch_kv_balance,),
-    notes="B*_kv(L') is written out as B*/(1 - L'/L*).",
+    notes=r"\(B^{*}_{\mathrm{kv}}(L')\) is written out as \(B^{*}/(1 - L'/L^{*})\).",
 )
 kv_memory_bound_past_critical_context = Claim(
     "batching.kv_memory_bound_past_critical_context", title="Past the balance context, no batch is compute-bound",
@@ -426,7 +427,7 @@ kv_optimum_at_lecture_context = Claim(
     goal=logic.lt(L, Lstar),
     instance=True, expected="refuted", tags=INCONSISTENCY, uses=(kv_raises_batch_optimum,),
     notes="The numbers come from different parts of the lecture: 200k tokens and 2 KB/token are the "
-          "long-context chapter's, where the active parameters are a frontier guess of 1e11 and W/F is "
+          r"long-context chapter's, where the active parameters are a frontier guess of 1e11 and \(W/F\) is "
           "read as 1/300; that chapter (context.py) handles the factor between the two readings.",
 )
 
@@ -471,11 +472,12 @@ train_interval_near_drain_time = Claim(
 
 # 14. Fast mode as a smaller batch -----------------------------------------------------------------------------
 fast_mode_pricing = Claim(
-    "batching.fast_mode_pricing", title="Fast mode: m times faster, B*/B_f times dearer",
+    "batching.fast_mode_pricing", title="Fast mode: faster by the batch multiple, dearer by the batch ratio",
     label="Fast-mode pricing",
-    statement="Ignoring KV reads, let the normal mode run at m ≥ 1 times the critical batch (compute-bound) "
-              "and the fast mode at a batch at most B* (on the weight-read floor).  Then the fast mode is "
-              "m times faster per step and costs B*/B_f times more per token.",
+    statement=r"Ignoring KV reads, let the normal mode run at \(m \ge 1\) times the critical batch "
+              r"(compute-bound) and the fast mode at a batch \(B_{\mathrm{f}}\) at most \(B^{*}\) (on the "
+              r"weight-read floor).  Then the fast mode is \(m\) times faster per step and costs "
+              r"\(B^{*}/B_{\mathrm{f}}\) times more per token.",
     source=lecture("00:02, 00:19", CHAPTER, reconstructed=True),
     hypotheses=(logic.ge(m, 1), logic.le(Bf, Bstar)),
     goal=logic.And((
@@ -493,7 +495,7 @@ fast_mode_pricing = Claim(
     uses=(batch_optimum, fast_mode_premise),
 )
 fast_mode_pricing_lecture = Claim(
-    "batching.fast_mode_pricing_lecture", title="6x the price for 2.5x the speed: m = 2.5, B_f = 400",
+    "batching.fast_mode_pricing_lecture", title="6x the price for 2.5x the speed: a fast batch of 400",
     statement="Matching the model of fast_mode_pricing to the observed ratios, 2.5x speed means the normal "
               "batch is 2.5 times the critical batch (inside 'double or triple it') and 6x price means a "
               "fast batch of 2,400/6 = 400 sequences.",
@@ -503,23 +505,24 @@ fast_mode_pricing_lecture = Claim(
     instance=True, forall=(normal_batch_multiple, fast_batch), uses=(fast_mode_pricing,),
 )
 fast_mode_speedup_cap = Claim(
-    "batching.fast_mode_speedup_cap", title="No price buys more than T/t_w of speed-up",
+    "batching.fast_mode_speedup_cap", title="No price buys more speed-up than the step over the weight fetch",
     statement="Whatever batch a fast mode picks, its step is no faster than the weight-fetch time, so its "
-              "speed-up over a mode with step time T is at most T/t_w: about m, two or three, for a normal "
+              r"speed-up over a mode with step time \(T\) is at most \(T/t_{\mathrm{w}}\): about \(m\), two or "
+              "three, for a normal "
               "mode at m times the critical batch.  Paying 100 times more cannot buy 100 times the speed.",
     source=lecture("00:09-00:11", CHAPTER),
     goal=logic.le(T / step_time_at(B2), T / t_w),
     uses=(latency_floor,),
-    notes="B' is the fast mode's batch.",
+    notes=r"\(B'\) is the fast mode's batch.",
 )
 
 # 15. The cost of not batching -------------------------------------------------------------------------------
 unbatched_cost_penalty = Claim(
-    "batching.unbatched_cost_penalty", title="One sequence at a time costs B* times more",
+    "batching.unbatched_cost_penalty", title="One sequence at a time costs the critical batch times more",
     label="Unbatched cost penalty",
     statement="Ignoring KV reads, a single sequence per step pays the whole weight-fetch time for one token, "
-              "while the critical batch shares the same step time among B* tokens: the cost per token is "
-              "B* times higher (whenever B* is at least one sequence).",
+              r"while the critical batch shares the same step time among \(B^{*}\) tokens: the cost per token "
+              r"is \(B^{*}\) times higher (whenever \(B^{*}\) is at least one sequence).",
     source=lecture("00:04:35", CHAPTER, reconstructed=True),
     hypotheses=(logic.eq(B2, 1), logic.ge(Bstar, B2)),
     goal=logic.eq(cost_weights_only(B2) / cost_weights_only(Bstar), Bstar / B2),
@@ -528,7 +531,7 @@ unbatched_cost_penalty = Claim(
              r"one sequence is below \(B^{*}\), and at \(B^{*}\) compute equals weight fetch", link="implies"),
     ),
     uses=(batch_optimum, cost_per_token_and_floor),
-    notes="B' = 1 sequence is the unbatched mode.",
+    notes=r"\(B' = 1\) sequence is the unbatched mode.",
 )
 unbatched_cost_penalty_thousandfold = Claim(
     "batching.unbatched_cost_penalty_thousandfold", title="With R ≥ 300 and S ≥ 4, the penalty passes 1,000x",
@@ -541,7 +544,7 @@ unbatched_cost_penalty_thousandfold = Claim(
 )
 unbatched_cost_penalty_lecture = Claim(
     "batching.unbatched_cost_penalty_lecture", title="'A thousand times worse': 2,400x for the lecture",
-    statement="With the lecture's numbers the unbatched penalty is B*/(1 sequence) = 2,400, of the order "
+    statement=r"With the lecture's numbers the unbatched penalty is \(B^{*}/(1\,\mathrm{seq})\) = 2,400, of the order "
               "of the 'thousand times worse' the lecture warns of (read as 1,000 to 10,000).",
     source=lecture("00:04:35", CHAPTER),
     goal=logic.between(Bstar, 1000, 10000),

@@ -126,23 +126,23 @@ memory_capacity_per_gpu = Definition(
 kv_cache_dominance = Claim(
     "capacity.kv_cache_dominance", title="More stages shrink the weights per chip, not the KV cache",
     label="KV-cache dominance",
-    statement="With as many micro-batches in flight as stages, the memory per chip is the weights over n·P "
-              "plus one micro-batch's KV caches over n.  The weight term keeps falling as stages are added; "
-              "the KV term stays where it is, because P times more sequences are in flight, each with P "
+    statement=r"With as many micro-batches in flight as stages, the memory per chip is the weights over \(n P\) "
+              r"plus one micro-batch's KV caches over \(n\).  The weight term keeps falling as stages are added; "
+              r"the KV term stays where it is, because \(P\) times more sequences are in flight, each with \(P\) "
               "times fewer layers per rack.  So the KV cache soon dominates and further stages save nothing.",
     source=lecture("01:08-01:11", CHAPTER),
     goal=logic.eq(M_chip, N_tot * q / (n * P) + B * S_kv / n),
     hypotheses=(logic.eq(m, P),),
     steps=(
-        Step((N_tot * q + N_seq * S_kv) / (n * P), "memory_capacity_per_gpu"),
-        Step(N_tot * q / (n * P) + m * B * S_kv / (n * P), "m micro-batches of B sequences are in flight"),
+        Step((N_tot * q + N_seq * S_kv) / (n * P), "the definition of memory per chip"),
+        Step(N_tot * q / (n * P) + m * B * S_kv / (n * P), r"\(m\) micro-batches of \(B\) sequences are in flight"),
         Step(N_tot * q / (n * P) + B * S_kv / n, r"\(m = P\): the \(P\)s cancel in the KV term"),
     ),
     uses=(pipeline_neutrality, bubble_vanishes_when_filled),
 )
 kv_dominance_threshold = Claim(
     "capacity.kv_dominance_threshold", title="When the KV cache is the larger share",
-    statement="With P micro-batches in flight, a chip holds more KV-cache bytes than weight bytes exactly "
+    statement=r"With \(P\) micro-batches in flight, a chip holds more KV-cache bytes than weight bytes exactly "
               "when the number of stages exceeds the weight bytes over one micro-batch's KV bytes.",
     source=lecture("01:10-01:11", CHAPTER, reconstructed=True),
     goal=logic.Iff(logic.lt(N_tot * q / (n * P), kv_bytes_per_chip_q.sym), logic.gt(P, N_tot * q / (B * S_kv))),
@@ -150,10 +150,10 @@ kv_dominance_threshold = Claim(
     steps=(
         Step(logic.lt(N_tot * q / (n * P), kv_bytes_per_chip_q.sym), "weights per chip below KV per chip",
              link="iff"),
-        Step(logic.lt(N_tot * q / (n * P), B * S_kv / n), "pipeline_neutrality: the KV per chip is B·S/n",
-             link="iff"),
-        Step(logic.lt(N_tot * q, P * B * S_kv), "multiply by n·P > 0", link="iff"),
-        Step(logic.gt(P, N_tot * q / (B * S_kv)), "divide by B·S > 0", link="iff"),
+        Step(logic.lt(N_tot * q / (n * P), B * S_kv / n),
+             r"pipeline neutrality: the KV per chip is \(B S_{\mathrm{kv}}/n\)", link="iff"),
+        Step(logic.lt(N_tot * q, P * B * S_kv), r"multiply by \(n P > 0\)", link="iff"),
+        Step(logic.gt(P, N_tot * q / (B * S_kv)), r"divide by \(B S_{\mathrm{kv}} > 0\)", link="iff"),
     ),
     uses=(kv_cache_dominance,),
 )
@@ -161,7 +161,7 @@ kv_cache_dominance_lecture = Claim(
     "capacity.kv_cache_dominance_lecture", title="The lecture's numbers: two stages are already enough",
     statement="With 3.5e11 weight bytes (700B parameters at FP4), micro-batches of 2,400 sequences (300 times "
               "sparsity 8), 200k tokens of context and 1,667 KV bytes per token, one micro-batch's KV cache "
-              "is 8.0e11 bytes, more than the whole model; from P = 2 on, each chip holds more KV cache "
+              r"is 8.0e11 bytes, more than the whole model; from \(P = 2\) on, each chip holds more KV cache "
               "than weights.",
     source=lecture("01:10-01:11", CHAPTER, reconstructed=True),
     goal=logic.And((
@@ -173,8 +173,9 @@ kv_cache_dominance_lecture = Claim(
                 logic.eq(k, sp.Rational(5000, 3))),
     instance=True, forall=(stages, microbatches, batch, kv_bytes_per_token),
     uses=(kv_dominance_threshold, batch_optimum),
-    notes="The micro-batch is the lecture's 'train', b = 300 x sparsity (batching.critical_batch); k = 1e11/"
-          "(300 x 2e5) = 1,667 B/token is the lecture's estimate from chapter 6, not the scenario's 2,048.",
+    notes=r"The micro-batch is the lecture's 'train', \(b = 300 \times 8\) (the critical batch); "
+          r"\(k = 10^{11}/(300 \times 2 \cdot 10^{5})\) = 1,667 B/token is the lecture's estimate from chapter 6, "
+          "not the scenario's 2,048.",
 )
 memory_fits_in_hbm = Claim(
     "capacity.memory_fits_in_hbm", title="The scenario's model and contexts fit in HBM",
@@ -188,13 +189,13 @@ memory_fits_in_hbm = Claim(
 # 32. What practice does --------------------------------------------------------------------------------
 pipelining_cannot_extend_context = Claim(
     "capacity.pipelining_cannot_extend_context", title="Pipelining does not help with context length",
-    statement="With P micro-batches in flight, whatever P, the context that fits is at most the rack's HBM "
+    statement=r"With \(P\) micro-batches in flight, whatever \(P\), the context that fits is at most the rack's HBM "
               "over one micro-batch's KV bytes per token of context: the bound has no P in it.",
     source=lecture("01:12", CHAPTER),
     goal=logic.le(L, n * C / (B * k)),
     hypotheses=(*FULL_ATTENTION_ONLY, logic.eq(m, P), logic.le(M_chip, C)),
     steps=(
-        Step(logic.le(N_tot * q / (n * P) + B * S_kv / n, C), "kv_cache_dominance"),
+        Step(logic.le(N_tot * q / (n * P) + B * S_kv / n, C), "KV-cache dominance: the memory per chip"),
         Step(logic.le(B * S_kv / n, C), "the weight term is positive"),
         Step(logic.le(L, n * C / (B * k)), "solve for L"),
     ),
@@ -204,7 +205,8 @@ windowed_kv_bounded = Claim(
     "capacity.windowed_kv_bounded", title="Windowed, chunked and linear layers: a cache that stops growing",
     statement="A sliding-window layer holds at most its window, a chunked layer at most one chunk and a "
               "linear-attention layer a state of fixed size, whatever the context.  So a sequence's KV cache "
-              "is at most L·k plus the constant L_win·k_win + L_chunk·k_chunk + s: only the full-attention "
+              r"is at most \(L k\) plus the constant \(L_{\mathrm{win}} k_{\mathrm{win}} + L_{\mathrm{chunk}} "
+              r"k_{\mathrm{chunk}} + s_{\mathrm{state}}\): only the full-attention "
               "layers make memory grow with the context.  For a hybrid model (Gemma 3, gpt-oss, Llama 4, "
               "Qwen3-Next) the context that fits is set by its full layers alone, and a model with none "
               "(Mistral-7B: every layer windowed) holds any context once that constant fits.",
@@ -212,20 +214,21 @@ windowed_kv_bounded = Claim(
     goal=logic.And((logic.le(S_kv, L * k + L_win * k_win + L_chunk * k_chunk + s_state),
                     logic.Implies(logic.eq(k, 0), logic.le(S_kv, L_win * k_win + L_chunk * k_chunk + s_state)))),
     uses=(kv_bytes_per_sequence, pipelining_cannot_extend_context),
-    notes="The lecture's layout has only full layers (S = L·k), and capacity.pipelining_cannot_extend_context "
-          "is stated for it.",
+    notes=r"The lecture's layout has only full layers (\(S_{\mathrm{kv}} = L k\)), and "
+          "capacity.pipelining_cannot_extend_context is stated for it.",
 )
 pipelining_fits_any_model = Claim(
     "capacity.pipelining_fits_any_model", title="Pipelining does help with model size",
     statement="As long as one micro-batch's KV cache fits in a rack, any model fits once it is split over "
-              "enough stages: P >= N_tot·q/(n·C - B·S) suffices.",
+              r"enough stages: \(P \ge q N_{\mathrm{tot}}/(n C_{\mathrm{HBM}} - B S_{\mathrm{kv}})\) suffices.",
     source=lecture("01:12", CHAPTER),
     goal=logic.le(M_chip, C),
     hypotheses=(logic.eq(m, P), logic.lt(B * S_kv, n * C), logic.ge(P, N_tot * q / (n * C - B * S_kv))),
     steps=(
-        Step(logic.le(N_tot * q, P * (n * C - B * S_kv)), "multiply the bound on P by n·C - B·S > 0"),
-        Step(logic.le(N_tot * q / (n * P) + B * S_kv / n, C), "divide by n·P and rearrange"),
-        Step(logic.le(M_chip, C), "kv_cache_dominance"),
+        Step(logic.le(N_tot * q, P * (n * C - B * S_kv)),
+             r"multiply the bound on \(P\) by \(n C_{\mathrm{HBM}} - B S_{\mathrm{kv}} > 0\)"),
+        Step(logic.le(N_tot * q / (n * P) + B * S_kv / n, C), r"divide by \(n P\) and rearrange"),
+        Step(logic.le(M_chip, C), "KV-cache dominance: the memory per chip"),
     ),
     uses=(kv_cache_dominance,),
 )
@@ -274,8 +277,8 @@ scaleup_bandwidth_latency = Claim(
     source=lecture("01:15-01:18", CHAPTER),
     goal=logic.ge(T_P, N_tot * q / (n * W)),
     steps=(
-        Step(logic.eq(T_P, step_time_q.sym), "pipeline_neutrality: the stages add up to one rack's step"),
-        Step(logic.ge(T_P, N_tot * q / (n * W)), "latency_floor"),
+        Step(logic.eq(T_P, step_time_q.sym), "pipeline neutrality: the stages add up to one rack's step"),
+        Step(logic.ge(T_P, N_tot * q / (n * W)), "the latency floor"),
     ),
     uses=(pipeline_neutrality, latency_floor, scaleup_domain_growth),
 )

@@ -112,7 +112,7 @@ context_crossover = Claim(
     "context.context_crossover", title="The cost per token has a knee at the balance context",
     label="Context crossover",
     statement="With the weights amortized over a large batch, the cost per generated token is the compute "
-              "cost, flat in the context, up to the balance context L*; beyond it the KV reads dominate and "
+              r"cost, flat in the context, up to the balance context \(L^{*}\); beyond it the KV reads dominate and "
               "the cost grows in proportion to the context.  A flat price below a tier and a higher one above "
               "keeps a provider near cost on both sides.",
     source=lecture("01:33-01:37", CHAPTER),
@@ -135,7 +135,7 @@ _frontier = logic.eq(N_act, frontier_params_active.sym)
 _one_byte_reading = (logic.eq(q, 1), logic.eq(R, 300))
 context_crossover_lecture = Claim(
     "context.context_crossover_lecture", title="The lecture's frontier model crosses over near 200K",
-    statement="For a model with 1e11 active parameters and 2 KB of KV per token, on hardware with R = 300 "
+    statement=r"For a model with 1e11 active parameters and 2 KB of KV per token, on hardware with \(R = 300\) "
               "read at one byte per weight as on the board, the balance context is about 163K tokens, within "
               "a factor 1.25 of Gemini's 200K tier.",
     source=lecture("01:35-01:37", CHAPTER),
@@ -158,7 +158,8 @@ kv_bytes_per_token_claim = Claim(
     "context.kv_bytes_per_token", title="Solving the tier for the KV bytes per token",
     label="KV bytes per token",
     statement="The balance context falls on the price tier exactly when the KV bytes per token are "
-              "q·N_act/(R·L_tier): KV reads and multiplies per token balance there, and the batch and the "
+              r"\(q N_{\mathrm{act}}/(R L_{\mathrm{tier}})\): KV reads and multiplies per token balance there, and the "
+              "batch and the "
               "chip count cancel.  This is bytes per token of context for the whole model, not per layer.",
     source=lecture("01:36-01:38", CHAPTER),
     hypotheses=(logic.gt(k, 0),),
@@ -167,16 +168,17 @@ kv_bytes_per_token_claim = Claim(
         Step(logic.eq(Lstar, L_tier), "suppose the balance context is the tier", link="iff"),
         Step(logic.eq(c_fwd * N_act * tau * W / (F * k), L_tier),
              r"\(L^{*} = 2 N_{\mathrm{act}} \tau W/(F k)\)", link="iff"),
-        Step(logic.eq(k, c_fwd * N_act * tau * W / (F * L_tier)), "solve for k", link="iff"),
+        Step(logic.eq(k, c_fwd * N_act * tau * W / (F * L_tier)), r"solve for \(k\)", link="iff"),
         Step(logic.eq(k, q * N_act * tau / (R * L_tier)), r"\(2W/F = q/R\)", link="iff"),
     ),
     uses=(context_crossover,),
-    notes="R is the hardware ratio of batching.hw_ratio_300; it is not cited as a dependency because that "
-          "claim is about the scenario's hardware while this one holds for every R.",
+    notes=r"\(R\) is the hardware ratio of batching.hw_ratio_300; it is not cited as a dependency because that "
+          r"claim is about the scenario's hardware while this one holds for every \(R\).",
 )
 kv_bytes_per_token_fp8_reading = Claim(
     "context.kv_bytes_per_token_fp8_reading", title="One byte per weight: 1e11/(300 × 200K) = 1,667 bytes",
-    statement="Reading W/F = 1/300 as the board does (one byte per weight, R = 300), a 1e11-active-parameter "
+    statement=r"Reading \(W/F = 1/300\) as the board does (one byte per weight, \(R = 300\)), a "
+              "1e11-active-parameter "
               "model whose balance context is the 200K tier keeps 1,667 bytes of KV per token: 'almost two "
               "kilobytes'.",
     source=lecture("01:37", CHAPTER),
@@ -184,12 +186,12 @@ kv_bytes_per_token_fp8_reading = Claim(
     goal=logic.within_percent(k_tier, 1667, 1),
     instance=True, forall=(params_active, bytes_per_param, flops),
     uses=(kv_bytes_per_token_claim,), tags=INCONSISTENCY,
-    notes="The lecture plugs in W/F = 1/300 directly, which equals q/R only for q = 1 byte (FP8); "
+    notes=r"The lecture plugs in \(W/F = 1/300\) directly, which equals \(q/R\) only for \(q = 1\) byte (FP8); "
           "catalogue inconsistency 4.",
 )
 kv_bytes_per_token_fp4_reading = Claim(
     "context.kv_bytes_per_token_fp4_reading", title="FP4 weights: the same solve gives 833 bytes",
-    statement="With the lecture scenario's FP4 weights (half a byte) and R = 300, the same solve gives "
+    statement=r"With the lecture scenario's FP4 weights (half a byte) and \(R = 300\), the same solve gives "
               "833 bytes per token: the answer halves with the weights' precision.",
     source=lecture("01:37", CHAPTER, reconstructed=True),
     hypotheses=(_frontier,),
@@ -215,15 +217,28 @@ kv_vectors_per_token = Quantity(
     "kv_vectors_per_token", r"\kappa", "1/token", "cached vectors per KV head per token of context: a key and a value",
     value=2, source=lecture("01:40", CHAPTER),
 )
+kv_elements_per_layer_q = Quantity(
+    "kv_elements_per_layer", r"\epsilon_{\mathrm{kv}}", "1/token",
+    "elements one KV layer caches per token of context (a key and a value per KV head; for multi-head latent "
+    "attention the latent and its rotary key, which a model config pins)")
+kv_elements_per_layer = Definition(
+    "context.kv_elements_per_layer", title="Cached elements per layer and token",
+    statement="Per token of context a layer caches a key and a value vector of the head dimension for each KV "
+              "head.  Multi-head latent attention (DeepSeek-V2/V3, Kimi K2) caches one latent vector and one "
+              "rotary key instead, kv_lora_rank + qk_rope_head_dim elements; a model config with latent "
+              "attention pins this quantity to that sum, and the per-head count does not apply to it.",
+    source=lecture("01:40", CHAPTER),
+    defines=kv_elements_per_layer_q, expr=kv_vectors_per_token.sym * kv_heads.sym * head_dim.sym,
+)
 kv_bytes_from_heads_q = Quantity("kv_bytes_from_heads", r"k_{\mathrm{arch}}", "byte/token",
                                  "KV bytes per token of context computed from the attention layout")
 kv_bytes_from_heads = Definition(
     "context.kv_bytes_from_heads", title="KV bytes per token from the attention layout",
-    statement="Each layer with its own KV cache stores a key and a value vector of the head dimension for "
-              "every KV head, for every token of context.",
+    statement="Each layer with its own KV cache stores its cached elements (a key and a value vector of the "
+              "head dimension for every KV head) for every token of context.",
     source=lecture("01:40", CHAPTER),
     defines=kv_bytes_from_heads_q,
-    expr=kv_cache_layers.sym * kv_vectors_per_token.sym * kv_heads.sym * head_dim.sym * bytes_per_kv_element.sym,
+    expr=kv_cache_layers.sym * kv_elements_per_layer_q.sym * bytes_per_kv_element.sym,
 )
 kv_bytes_architecture = Claim(
     "context.kv_bytes_architecture", title="One shared layer, 8 heads of 128: 2,048 bytes",
@@ -241,7 +256,8 @@ kv_bytes_architecture = Claim(
     instance=True, forall=(params_active, bytes_per_param, flops),
     uses=(kv_bytes_per_token_claim, kv_bytes_per_token_fp8_reading), tags=INCONSISTENCY,
     notes="Per token for the whole model, not per layer (catalogue inconsistency 5).  The standard count "
-          "2·n_layers·n_kv·d_head·e (Pope et al. 2022) has n_layers = 1 here.  Sparse attention would "
+          r"\(2 n_{\mathrm{layers}} n_{\mathrm{kv}} d_{\mathrm{head}} e\) (Pope et al. 2022) has "
+          r"\(n_{\mathrm{layers}} = 1\) here.  Sparse attention would "
           "allow larger layouts by its sparsity factor.",
 )
 kv_bytes_architecture_fp4 = Claim(
@@ -300,9 +316,10 @@ context_length_plateau = Assumption(
     source=lecture("01:49-01:51", CHAPTER),
 )
 quadratic_attention_negligible = Claim(
-    "context.quadratic_attention_negligible", title="Attention compute is small below L_quad",
+    "context.quadratic_attention_negligible", title="Attention compute is small below a quadratic context",
     statement="The attention multiplies of a decode step are at most its weight multiplies exactly when the "
-              "context is at most L_quad = 2·N_act·τ/(4·n_attn·n_q·d_head); below that the compute line stays "
+              r"context is at most \(L_{\mathrm{quad}} = 2 N_{\mathrm{act}} \tau/(4 n_{\mathrm{attn}} n_{q} "
+              r"d_{\mathrm{head}})\); below that the compute line stays "
               "nearly flat in the context, as the lecture draws it.",
     source=lecture("01:48-01:49", CHAPTER),
     goal=logic.Iff(logic.le(t_attn, t_c), logic.le(L, L_quad)),
@@ -311,7 +328,7 @@ quadratic_attention_negligible = Claim(
         Step(logic.le(c_attn * n_attn * n_q * d_head * L * B / (n * F), c_fwd * N_act * B * tau / (n * F)),
              "substitute both times", link="iff"),
         Step(logic.le(L, c_fwd * N_act * tau / (c_attn * n_attn * n_q * d_head)),
-             "the batch, the chips and F cancel", link="iff"),
+             r"the batch, the chips and \(F\) cancel", link="iff"),
     ),
     uses=(context_crossover, context_length_plateau),
 )
@@ -340,7 +357,7 @@ quadratic_attention_all_layers = Claim(
 attention_slope_below_memory_slope = Claim(
     "context.attention_slope_below_memory_slope", title="Per context token, attention compute trails KV reads",
     statement="When every attention layer reads its own KV cache, the attention multiplies of a step take no "
-              "longer than its KV reads exactly when each KV head serves at most F·e/(2·W) query heads, about "
+              r"longer than its KV reads exactly when each KV head serves at most \(F e/(2W)\) query heads, about "
               "600 on the lecture's hardware; grouped-query attention uses 1 to 16.  The compute slope in the "
               "context is 'forced by fundamental principles' to be the smaller one.",
     source=lecture("01:49", CHAPTER),
@@ -373,13 +390,13 @@ hybrid_kv_at_long_context = Claim(
     hypotheses=(*_gemma3_like, logic.gt(k, 0), logic.ge(L, 32768)),
     goal=logic.le(5 * S_kv, L * (k + k_win)),
     uses=(kv_bytes_per_sequence, kv_bytes_from_heads),
-    notes="Exact: S = L·k + 1024·5k, against L·6k with every layer full.  See capacity.windowed_kv_bounded for "
-          "the general bound.",
+    notes=r"Exact: \(S_{\mathrm{kv}} = L k + 1024 \cdot 5k\), against \(6 L k\) with every layer full.  See "
+          "capacity.windowed_kv_bounded for the general bound.",
 )
 hybrid_kv_short_context = Claim(
     "context.hybrid_kv_short_context", title="False twin: windows cut the KV five-fold at 8K too",
     statement="The same five-fold saving at an 8K context.  It does not hold: at 8,192 tokens the windowed "
-              "layers still hold an eighth of the context each, and the cache is 1/6 + 5/48 = 13/48 of the "
+              r"layers still hold an eighth of the context each, and the cache is \(1/6 + 5/48 = 13/48\) of the "
               "all-full figure, over a fifth.",
     source=lecture("01:40-01:41", CHAPTER, reconstructed=True),
     hypotheses=(*_gemma3_like, logic.gt(k, 0), logic.eq(L, 8192)),

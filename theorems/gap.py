@@ -147,8 +147,9 @@ step_reads_its_bytes = Assumption(
 )
 tokens_cost_their_flops = Assumption(
     "gap.tokens_cost_their_flops", title="Each output token costs its multiplies",
-    statement="Every token a server outputs took at least 2·N_act FLOPs on some chip, done at no more than "
-              "the peak FLOP/s, so the tokens per second of one chip times 2·N_act is at most F.",
+    statement=r"Every token a server outputs took at least \(2 N_{\mathrm{act}}\) FLOPs on some chip, done at no "
+              r"more than the peak FLOP/s, so the tokens per second of one chip times \(2 N_{\mathrm{act}}\) is at "
+              r"most \(F\).",
     source=paper("Kaplan et al. 2020, Scaling Laws for Neural Language Models", "C_forward = 2N, at most F per second"),
     relation=logic.le(Theta * c_fwd * N_act, F),
 )
@@ -165,9 +166,9 @@ roofline_floor_below_measured = Claim(
     uses=(step_does_its_flops, step_reads_its_bytes),
 )
 throughput_per_chip_ceiling = Claim(
-    "gap.throughput_per_chip_ceiling", title="Tokens per second per chip are at most F/(2·N_act)",
+    "gap.throughput_per_chip_ceiling", title="Tokens per second per chip are at most peak FLOP/s over a token's FLOPs",
     statement="However large the batch, one chip cannot output more tokens per second than its peak FLOP/s "
-              "over the FLOPs of one token, 2·N_act.",
+              r"over the FLOPs of one token, \(2 N_{\mathrm{act}}\).",
     source=paper(ROOFLINE, "the compute side of the roofline, per token"),
     goal=logic.le(Theta, F / (c_fwd * N_act)),
     uses=(tokens_cost_their_flops,),
@@ -184,7 +185,8 @@ achieved_ratio = Definition(
 )
 achieved_ratio_from_efficiencies = Claim(
     "gap.achieved_ratio_from_efficiencies", title="The achieved ratio is the peak ratio times two efficiencies",
-    statement="R_ach = R · (F_ach/F) / (W_ach/W): the spec-sheet ratio scaled by the share of FLOP/s a kernel "
+    statement=r"\(R_{\mathrm{ach}} = R\,(F_{\mathrm{ach}}/F)/(W_{\mathrm{ach}}/W)\): the spec-sheet ratio scaled "
+              "by the share of FLOP/s a kernel "
               "reaches over the share of bandwidth it reaches.",
     source=derived("algebra on the two definitions"),
     goal=logic.eq(R_ach, R * (F_ach / F) / (W_ach / W)),
@@ -224,28 +226,30 @@ achieved_ratio_gb200_fp8 = Claim(
 # The knee of an expert layer -------------------------------------------------------------------------
 expert_layer_compute_time = Definition(
     "gap.expert_layer_compute_time", title="Compute time of an expert layer",
-    statement="B_layer tokens each go to E_act experts of P_e parameters: 2·B_layer·E_act·P_e FLOPs at the "
-              "peak FLOP/s.",
+    statement=r"\(B_{\mathrm{layer}}\) tokens each go to \(E_{\mathrm{act}}\) experts of \(P_{e}\) parameters: "
+              r"\(2 B_{\mathrm{layer}} E_{\mathrm{act}} P_{e}\) FLOPs at the peak FLOP/s.",
     source=derived("the expert-layer benchmark of shared/measurements (balanced routing)"),
     defines=expert_compute_time_q, expr=c_fwd * B_layer * E_act * P_e / F,
 )
 expert_layer_weight_time = Definition(
     "gap.expert_layer_weight_time", title="Weight-read time of an expert layer",
-    statement="Every one of the E_tot experts is read once per call, q bytes per parameter.",
+    statement=r"Every one of the \(E_{\mathrm{tot}}\) experts is read once per call, \(q\) bytes per parameter.",
     source=derived("the expert-layer benchmark of shared/measurements (balanced routing)"),
     defines=expert_weight_time_q, expr=E_tot * P_e * q / W,
 )
 knee_tokens = Definition(
     "gap.knee_tokens", title="Knee of an expert layer",
-    statement="The hardware ratio times the layer's sparsity E_tot/E_act: R × S tokens.",
+    statement=r"The hardware ratio times the layer's sparsity \(E_{\mathrm{tot}}/E_{\mathrm{act}}\): "
+              r"\(R \times S\) tokens.",
     source=derived("batching.batch_optimum for one layer"),
     defines=knee_tokens_q, expr=R * E_tot / E_act,
 )
 knee_moves_with_sparsity = Claim(
     "gap.knee_moves_with_sparsity", title="The knee moves with sparsity as R × S", label="Knee against sparsity",
     statement="An expert layer's compute time equals its weight-read time exactly when it receives "
-              "R·E_tot/E_act tokens: the knee of a dense matrix product (E_tot = E_act = 1) is R, and a "
-              "layer of sparsity S = E_tot/E_act needs S times as many tokens to become compute-bound.",
+              r"\(R E_{\mathrm{tot}}/E_{\mathrm{act}}\) tokens: the knee of a dense matrix product "
+              r"(\(E_{\mathrm{tot}} = E_{\mathrm{act}} = 1\)) is \(R\), and a layer of sparsity "
+              r"\(S = E_{\mathrm{tot}}/E_{\mathrm{act}}\) needs \(S\) times as many tokens to become compute-bound.",
     source=measured("presets/ledger/h100-sxm-probe-2026-11-23.toml (knees)",
                     "the lecture's R x S for one layer; measured 4.0x the dense knee at S = 4, 13.2-13.5x at S = 16"),
     goal=logic.Iff(logic.eq(expert_compute_time_q.sym, expert_weight_time_q.sym),

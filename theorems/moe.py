@@ -199,8 +199,8 @@ rack_about_64 = Claim(
 # 21. One rack bounds an expert layer ------------------------------------------------------------------------
 cross_rack_fraction = Definition(
     "moe.cross_rack_fraction", title="Cross-rack share of routed tokens",
-    statement="With experts spread evenly over R racks and uniform routing, a token's expert is in another "
-              "rack with probability (R-1)/R.",
+    statement=r"With experts spread evenly over \(R\) racks and uniform routing, a token's expert is in another "
+              r"rack with probability \((R-1)/R\).",
     source=lecture("00:36:39", CHAPTER, reconstructed=True),
     defines=cross_rack_fraction_q, expr=(Rr - 1) / Rr,
 )
@@ -218,8 +218,8 @@ alltoall_crossrack_time = Definition(
 )
 moe_rack_bound = Claim(
     "moe.moe_rack_bound", title="One rack bounds the size of an expert layer", label="Rack bound",
-    statement="Spread one MoE layer over R >= 2 racks and the cross-rack share of its all-to-all takes "
-              "(R-1)·r times as long as the in-rack share, at least r: the slow network becomes the "
+    statement=r"Spread one MoE layer over \(R \ge 2\) racks and the cross-rack share of its all-to-all takes "
+              r"\((R-1)\,r\) times as long as the in-rack share, at least \(r\): the slow network becomes the "
               "bottleneck.  So an expert layer should fit one rack's chips and memory.",
     source=lecture("00:36:39", CHAPTER),
     hypotheses=(logic.ge(Rr, 2),),

@@ -142,27 +142,28 @@ boundary_scaleout_time = Definition(
 scaleup_scaleout_time_ratio = Claim(
     "pipeline.scaleup_scaleout_time_ratio", title="Scale-up over scale-out time per token",
     statement="Per token, the stage's scale-up time over its scale-out time is two (dispatch and combine) "
-              "times the activated experts times the layers per stage, divided by the bandwidth ratio r.  "
+              r"times the activated experts times the layers per stage, divided by the bandwidth ratio \(r\).  "
               "The activation size and the chip count cancel.",
     source=lecture("00:51-00:54", CHAPTER),
     goal=logic.eq(t_up / t_out, 2 * E * Ls / r),
     steps=(
         Step((2 * E * Ls * a / (n * W_up)) / (a / (n * W_out)), "substitute both times"),
-        Step(2 * E * Ls * W_out / W_up, "a and n cancel"),
-        Step(2 * E * Ls / r, "r = W_up/W_out"),
+        Step(2 * E * Ls * W_out / W_up, r"\(a\) and \(n\) cancel"),
+        Step(2 * E * Ls / r, r"\(r = W_{\mathrm{up}}/W_{\mathrm{out}}\)"),
     ),
 )
 scaleout_viability_criterion = Claim(
     "pipeline.scaleout_viability_criterion", title="When the scale-out hand-over is no bottleneck",
     statement="A stage spends at least as long on its scale-up traffic as on its scale-out hand-over "
-              "exactly when 2·E_act·L_stage >= r; the slow network is then hidden behind the fast one.",
+              r"exactly when \(2 E_{\mathrm{act}} L_{\mathrm{stage}} \ge r\); the slow network is then hidden "
+              "behind the fast one.",
     source=lecture("00:53-00:54", CHAPTER),
     goal=logic.Iff(logic.ge(t_up, t_out), logic.ge(2 * E * Ls, r)),
     steps=(
         Step(logic.ge(t_up, t_out), "the stage is bound by scale-up, not by the hand-over", link="iff"),
-        Step(logic.ge(t_up / t_out, 1), "divide by t_out > 0", link="iff"),
-        Step(logic.ge(2 * E * Ls / r, 1), "scaleup_scaleout_time_ratio", link="iff"),
-        Step(logic.ge(2 * E * Ls, r), "multiply by r > 0", link="iff"),
+        Step(logic.ge(t_up / t_out, 1), r"divide by \(t_{\mathrm{out}} > 0\)", link="iff"),
+        Step(logic.ge(2 * E * Ls / r, 1), "the ratio of the two times (scaleup_scaleout_time_ratio)", link="iff"),
+        Step(logic.ge(2 * E * Ls, r), r"multiply by \(r > 0\)", link="iff"),
     ),
     uses=(scaleup_scaleout_time_ratio,),
 )
@@ -170,13 +171,14 @@ scaleout_viability = Claim(
     "pipeline.scaleout_viability", title="A stage boundary on scale-out is viable", label="Scale-out viability",
     statement="At the scenario's values, twice the activated experts times the layers per stage reaches "
               "the scale-up/scale-out bandwidth ratio, so a pipeline boundary between racks costs no "
-              "time.  In the lecture 8 activated experts and one layer per stage give 16 >= 8: one rack "
-              "per layer works.  Holds for experts_active >= r/(2·layers_per_stage).",
+              r"time.  In the lecture 8 activated experts and one layer per stage give \(16 \ge 8\): one rack "
+              r"per layer works.  Holds for \(E_{\mathrm{act}} \ge r/(2 L_{\mathrm{stage}})\).",
     source=lecture("00:53-00:54", CHAPTER),
     goal=logic.ge(2 * E * Ls, r),
     instance=True, uses=(scaleout_viability_criterion, scaleout_bandwidth_ratio_and_rack),
-    notes="The goal is kept in the ratio form 2·E_act·L_stage >= W_up/W_out so that a margin over any one "
-          "of its quantities is a single interval.",
+    notes=r"The goal is kept in the ratio form "
+          r"\(2 E_{\mathrm{act}} L_{\mathrm{stage}} \ge W_{\mathrm{up}}/W_{\mathrm{out}}\) so that a margin over "
+          "any one of its quantities is a single interval.",
 )
 scaleout_ratio_lecture = Claim(
     "pipeline.scaleout_ratio_lecture", title="The lecture's ratio: 2·8·1/8 = 2",
@@ -196,28 +198,32 @@ scaleout_viability_four_experts = Claim(
     uses=(scaleout_viability_criterion,),
 )
 scaleout_viability_at_boundary = Claim(
-    "pipeline.scaleout_viability_at_boundary", title="At 2·E_act·L_stage = r the boundary is (just) viable",
+    "pipeline.scaleout_viability_at_boundary", title="At the bandwidth ratio exactly, the boundary is (just) viable",
     statement="The transcript asks for the ratio to be 'greater than or equal to one': when "
-              "2·E_act·L_stage equals r exactly, scale-up and scale-out times are equal and the boundary "
-              "costs nothing.",
+              r"\(2 E_{\mathrm{act}} L_{\mathrm{stage}}\) equals \(r\) exactly, scale-up and scale-out times are "
+              "equal and the boundary costs nothing.",
     source=lecture("00:53-00:54", CHAPTER),
     goal=logic.ge(t_up, t_out),
     hypotheses=(logic.eq(2 * E * Ls, r),),
     uses=(scaleout_viability_criterion,),
     tags=("inconsistency",),
-    notes="Transcript: ratio >= 1, i.e. 2·E_act·L_stage >= 8 (non-strict).  A summary (seed 002) writes "
+    notes=r"Transcript: ratio \(\ge 1\), i.e. \(2 E_{\mathrm{act}} L_{\mathrm{stage}} \ge 8\) (non-strict).  "
+          "A summary (seed 002) writes "
           "'(activated_experts x layers_per_stage x 2) > 8'; see scaleout_viability_strict_reading.",
 )
 scaleout_viability_strict_reading = Claim(
-    "pipeline.scaleout_viability_strict_reading", title="The strict reading '> r' misstates the criterion",
-    statement="A summary states the condition as 2·E_act·L_stage > 8 (strict).  As an exact criterion for "
-              "'scale-up time at least scale-out time' it is false: at 2·E_act·L_stage = r the times are "
-              "equal, which the transcript's '>= 1' accepts.",
+    "pipeline.scaleout_viability_strict_reading",
+    title="The strict reading 'more than the ratio' misstates the criterion",
+    statement=r"A summary states the condition as \(2 E_{\mathrm{act}} L_{\mathrm{stage}} > 8\) (strict).  As an "
+              r"exact criterion for 'scale-up time at least scale-out time' it is false: at "
+              r"\(2 E_{\mathrm{act}} L_{\mathrm{stage}} = r\) the times are equal, which the transcript's "
+              r"'\(\ge 1\)' accepts.",
     source=lecture("00:53-00:54", CHAPTER),
     goal=logic.Iff(logic.ge(t_up, t_out), logic.gt(2 * E * Ls, r)),
     hypotheses=(logic.ge(E, 1), logic.ge(Ls, 1), logic.ge(n, 1)),
     expected="refuted", tags=("inconsistency",),
-    notes="Every counterexample lies on the boundary 2·E_act·L_stage = r; elsewhere both readings agree.",
+    notes=r"Every counterexample lies on the boundary \(2 E_{\mathrm{act}} L_{\mathrm{stage}} = r\); elsewhere both "
+          "readings agree.",
 )
 
 # 26. Pipelining is neutral for latency and cost --------------------------------------------------------
@@ -243,8 +249,8 @@ sequences_in_flight = Definition(
 )
 pipelined_cost_per_token = Definition(
     "pipeline.pipelined_cost_per_token", title="Cost per token of a pipeline",
-    statement="P racks are rented for the duration of a step, during which each of the m micro-batches "
-              "produces one token per sequence (m <= P).",
+    statement=r"\(P\) racks are rented for the duration of a step, during which each of the \(m\) micro-batches "
+              r"produces one token per sequence (\(m \le P\)).",
     source=lecture("01:00-01:02", CHAPTER, reconstructed=True),
     defines=pipelined_cost_per_token_q, expr=p_chip * P * n * T_P / (sequences_in_flight_q.sym * tau),
 )
@@ -300,15 +306,15 @@ pipelined_step_time_with_hops = Definition(
 )
 pipeline_latency_with_hops = Claim(
     "pipeline.pipeline_latency_with_hops", title="Hops make a pipeline slower, never faster",
-    statement="With a hop latency h between racks, a decode step through P stages takes the one-rack step "
-              "time plus (P-1)·h, so never less than on one rack.",
+    statement=r"With a hop latency \(h\) between racks, a decode step through \(P\) stages takes the one-rack "
+              r"step time plus \((P-1)\,h\), so never less than on one rack.",
     source=lecture("01:14-01:16", "Why Ilya said pipelining is not wise", reconstructed=True),
     goal=logic.And((logic.eq(T_Ph, T_1 + (P - 1) * h), logic.ge(T_Ph, T_1))),
     hypotheses=(logic.ge(P, 1),),
     steps=(
-        Step(logic.eq(T_Ph, T_P + (P - 1) * h), "P-1 hand-overs between P stages"),
-        Step(logic.eq(T_Ph, T_1 + (P - 1) * h), "pipeline_neutrality: T_P = T"),
-        Step(logic.ge(T_Ph, T_1), "P >= 1 and h >= 0"),
+        Step(logic.eq(T_Ph, T_P + (P - 1) * h), r"\(P-1\) hand-overs between \(P\) stages"),
+        Step(logic.eq(T_Ph, T_1 + (P - 1) * h), r"pipeline neutrality: \(T_{P} = T\)"),
+        Step(logic.ge(T_Ph, T_1), r"\(P \ge 1\) and \(h \ge 0\)"),
     ),
     uses=(pipeline_neutrality,),
 )
@@ -323,8 +329,8 @@ pipeline_quarter_model = Claim(
 # 27. The bubble ---------------------------------------------------------------------------------------
 idle_fraction = Definition(
     "pipeline.idle_fraction", title="Idle fraction of a stage",
-    statement="With m micro-batches cycling through P stages (m <= P), a stage works m of every P stage "
-              "times.",
+    statement=r"With \(m\) micro-batches cycling through \(P\) stages (\(m \le P\)), a stage works \(m\) of "
+              r"every \(P\) stage times.",
     source=lecture("00:56-00:58", CHAPTER),
     defines=idle_fraction_q, expr=1 - m / P,
 )
@@ -378,7 +384,7 @@ rack_capacity_many_tens_tb = Claim(
 capacity_surplus_inference = Claim(
     "pipeline.capacity_surplus_inference", title="A trillion parameters need 1 TB: one rack suffices",
     statement="A trillion-parameter model at one byte per weight needs 1 TB; one rack's pooled HBM holds it "
-              "at least ten times over, and with P = 4 a rack would hold only a quarter of it.  For "
+              r"at least ten times over, and with \(P = 4\) a rack would hold only a quarter of it.  For "
               "inference, pipelining's capacity saving is rarely needed for the weights.",
     source=lecture("01:01-01:02", CHAPTER),
     goal=logic.And((

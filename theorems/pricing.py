@@ -120,21 +120,22 @@ prefill_step_time = Definition(
 )
 prefill_cost_per_token = Definition(
     "pricing.prefill_cost_per_token", title="Cost per input token",
-    statement="Chip rental for one prefill pass, shared by the B·ℓ tokens it processes.",
+    statement=r"Chip rental for one prefill pass, shared by the \(B \ell\) tokens it processes.",
     source=lecture("01:43", CHAPTER),
     defines=prefill_cost_per_token_q, expr=p_chip * n * T_pre / (B * ell),
 )
 prefill_at_compute_floor = Claim(
     "pricing.prefill_at_compute_floor", title="A long prefill is compute-bound and costs the compute floor",
     statement="Once a pass has enough new tokens per sequence that its multiplies outlast its memory "
-              "traffic, the cost per input token is the compute floor p·2·N_act/F, however long the context.",
+              r"traffic, the cost per input token is the compute floor \(2 p_{\mathrm{chip}} N_{\mathrm{act}}/F\), "
+              "however long the context.",
     source=lecture("01:43-01:44", CHAPTER),
     hypotheses=(logic.ge(t_cp, t_mem),),
     goal=logic.eq(c_pre, p_chip * c_fwd * N_act / F),
     steps=(
         Step(logic.eq(T_pre, t_cp), "the pass is compute-bound", link="implies"),
         Step(logic.eq(c_pre, p_chip * n * t_cp / (B * ell)), "cost is rental times time, per token"),
-        Step(logic.eq(c_pre, p_chip * c_fwd * N_act / F), "the batch, the chips and ℓ cancel"),
+        Step(logic.eq(c_pre, p_chip * c_fwd * N_act / F), r"the batch, the chips and \(\ell\) cancel"),
     ),
 )
 decode_memory_bound = Claim(
@@ -176,7 +177,7 @@ decode_memory_bound_at_lecture_point = Claim(
     goal=logic.ge(t_mem, t_c),
     instance=True,
     uses=(decode_memory_bound,), tags=INCONSISTENCY,
-    notes="Catalogue inconsistency 15: a batch near B* balances compute against the WEIGHT reads only; "
+    notes=r"Catalogue inconsistency 15: a batch near \(B^{*}\) balances compute against the weight reads only; "
           "long-context KV traffic tips the step to memory-bound, consistent with the 5x price ratio.",
 )
 
@@ -253,12 +254,12 @@ tier_drain_time = Definition(
 )
 kv_hold_cost = Definition(
     "pricing.kv_hold_cost", title="Cost of holding a token's KV",
-    statement="The token occupies k/C_X of the device, paid at the device's rate for the hold time.",
+    statement=r"The token occupies \(k/C_{X}\) of the device, paid at the device's rate for the hold time.",
     source=lecture("01:52-01:55", CHAPTER), defines=kv_hold_cost_q, expr=p_X * k * T_hold / C_X,
 )
 kv_retrieve_cost = Definition(
     "pricing.kv_retrieve_cost", title="Cost of retrieving a token's KV",
-    statement="Reading k bytes uses the device's bandwidth for k/W_X seconds, paid at the device's rate.",
+    statement=r"Reading \(k\) bytes uses the device's bandwidth for \(k/W_{X}\) seconds, paid at the device's rate.",
     source=lecture("01:52-01:55", CHAPTER), defines=kv_retrieve_cost_q, expr=p_X * k / W_X,
 )
 remat_cost = Definition(
@@ -270,7 +271,7 @@ remat_cost = Definition(
 kv_tier_costs = Claim(
     "pricing.kv_tier_costs", title="A tier's cost: retrieval times (1 + hold time over drain time)",
     statement="Keeping a token's KV in a tier and reading it back once costs the retrieval cost times "
-              "1 + T_hold/T_X: a tier is cheap for hold times short against its drain time.  "
+              r"\(1 + T_{\mathrm{hold}}/T_{X}\): a tier is cheap for hold times short against its drain time.  "
               "Rematerialization is the limit with nothing to hold and the compute floor to retrieve; HBM "
               "the one with almost nothing to retrieve and the dearest hold.",
     source=lecture("01:52-01:57", CHAPTER),

@@ -82,8 +82,8 @@ feistel_right_recovered = Definition(
 )
 feistel_inverse = Claim(
     "revnets.feistel_inverse", title="A Feistel round is invertible for any f",
-    statement="Subtracting f(x) from z = y + f(x) gives back y, whatever the function f is: f itself need "
-              "not be invertible.  (Ciphers use XOR where this uses addition.)",
+    statement=r"Subtracting \(f(x)\) from \(z = y + f(x)\) gives back \(y\), whatever the function \(f\) is: "
+              r"\(f\) itself need not be invertible.  (Ciphers use XOR where this uses addition.)",
     source=lecture("02:09-02:10", CHAPTER),
     goal=logic.eq(feistel_back_q.sym, y),
 )
@@ -139,7 +139,8 @@ revnet_invertibility = Claim(
     source=lecture("02:10:41-02:11", CHAPTER),
     goal=logic.eq(rev_x1_back_q.sym, x1),
     uses=(feistel_inverse, revnet_inverse_second_half),
-    notes="The lecture's single-function form (x, y) ↦ (y + f(x), x) is the case G = 0 followed by a swap.",
+    notes=r"The lecture's single-function form \((x, y) \mapsto (y + f(x), x)\) is the case \(G = 0\) followed by "
+          "a swap.",
 )
 
 # ---------------------------------------------------------------------------------------------------
@@ -199,7 +200,7 @@ revnet_memory_tradeoff = Claim(
     "revnets.revnet_memory_tradeoff", title="RevNets: constant activation memory for a third more compute",
     statement="A standard network stores activations linear in its depth; a RevNet stores a constant two "
               "layers' worth, so from three layers on it stores less, by a factor of depth/2.  The price is "
-              "one extra forward pass per layer: 8·N·D training FLOPs instead of 6·N·D, a third more.",
+              r"one extra forward pass per layer: \(8 N D\) training FLOPs instead of \(6 N D\), a third more.",
     source=lecture("02:11-02:13", CHAPTER),
     hypotheses=(logic.ge(n_layers, 3),),
     goal=logic.And((

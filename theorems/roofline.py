@@ -163,8 +163,9 @@ weight_fetch_time = Definition(
 kv_bytes_per_sequence = Definition(
     "roofline.kv_bytes_per_sequence", title="KV cache of one sequence, by layer kind",
     statement="A full-attention (or latent-attention) layer keeps every token of the context; a sliding-window "
-              "layer only the last L_win, a chunked layer at most one chunk of L_chunk, and a linear-attention "
-              "layer a state of fixed size.  The lecture's model has only the first kind, so there S = L·k.",
+              r"layer only the last \(L_{\mathrm{win}}\), a chunked layer at most one chunk of \(L_{\mathrm{chunk}}\), "
+              "and a linear-attention layer a state of fixed size.  The lecture's model has only the first kind, so "
+              r"there \(S_{\mathrm{kv}} = L k\).",
     source=lecture("00:06", CHAPTER, reconstructed=True),
     defines=kv_bytes_per_sequence_q,
     expr=L * k + sp.Min(L, L_win) * k_win + sp.Min(L, L_chunk) * k_chunk + s_state,
@@ -245,7 +246,7 @@ latency_vs_batch_shape = Claim(
         logic.le(step_time_q.sym, weight_fetch_time_q.sym
                  + B * (c_fwd * N_act * tau / (n * F) + S_kv / (n * W))),
     )),
-    notes="B' is any larger batch: the first part says T(B) <= T(B').",
+    notes=r"\(B'\) is any larger batch: the first part says \(T(B) \le T(B')\).",
 )
 latency_floor = Claim(
     "roofline.latency_floor", title="Latency floor", label="Latency floor",

@@ -94,23 +94,24 @@ CA, CB, CA0, CB0 = falling_cost.sym, rising_cost.sym, falling_cost_balanced.sym,
 
 reciprocal_linear_bound = Claim(
     "scaling.reciprocal_linear_bound", title="A falling a/x plus a rising b·x never drops below 2√(ab)",
-    statement="For all positive a, b and x, a/x + b·x is at least 2√(ab): the arithmetic mean of the two "
-              "terms is at least their geometric mean, which does not depend on x.",
+    statement=r"For all positive \(a\), \(b\) and \(x\), \(a/x + b x\) is at least \(2\sqrt{ab}\): the "
+              r"arithmetic mean of the two terms is at least their geometric mean, which does not depend on \(x\).",
     source=lecture("01:20-01:22", CHAPTER),
     goal=logic.ge(a / x + b * x, 2 * sp.sqrt(a * b)),
 )
 
 exp_total_cost = Definition(
     "scaling.exp_total_cost", title="Total of two exponential costs (square completed)",
-    statement="The total a·e^-u + b·e^u, written as a square plus 2√a√b; scaling.exp_total_cost_expanded "
-              "checks that this is the plain sum.",
+    statement=r"The total \(a e^{-u} + b e^{u}\), written as a square plus \(2\sqrt{a}\sqrt{b}\); "
+              "scaling.exp_total_cost_expanded checks that this is the plain sum.",
     source=lecture("01:21", CHAPTER, reconstructed=True),
     defines=exp_total_cost_q,
     expr=(sp.sqrt(a) * sp.exp(-u / 2) - sp.sqrt(b) * sp.exp(u / 2)) ** 2 + 2 * sp.sqrt(a) * sp.sqrt(b),
 )
 exp_total_cost_expanded = Claim(
     "scaling.exp_total_cost_expanded", title="The completed square is the plain sum of the two costs",
-    statement="(√a·e^(-u/2) − √b·e^(u/2))² + 2√a√b equals a·e^-u + b·e^u for every a, b > 0 and real u.",
+    statement=r"\((\sqrt{a}\,e^{-u/2} - \sqrt{b}\,e^{u/2})^{2} + 2\sqrt{a}\sqrt{b}\) equals \(a e^{-u} + b e^{u}\) "
+              r"for every \(a, b > 0\) and real \(u\).",
     source=lecture("01:21", CHAPTER, reconstructed=True),
     goal=logic.eq(exp_total_cost_q.sym, a * sp.exp(-u) + b * sp.exp(u)),
     bounds=((cost_scale_falling, sp.Rational(1, 100), 100), (cost_scale_rising, sp.Rational(1, 100), 100),
@@ -118,24 +119,26 @@ exp_total_cost_expanded = Claim(
 )
 exp_equalisation = Claim(
     "scaling.exp_equalisation", title="Exponential costs: the total never drops below 2√(ab)",
-    statement="For a·e^-u + b·e^u (a, b between 0.01 and 100 USD, u between -10 and 10) the total is at "
-              "least 2√a√b, with equality exactly where the square vanishes, i.e. where a·e^-u = b·e^u: "
-              "the minimum sits where the two costs are equal.",
+    statement=r"For \(a e^{-u} + b e^{u}\) (\(a\), \(b\) between 0.01 and 100 USD, \(u\) between -10 and 10) "
+              r"the total is at least \(2\sqrt{a}\sqrt{b}\), with equality exactly where the square vanishes, i.e. "
+              r"where \(a e^{-u} = b e^{u}\): the minimum sits where the two costs are equal.",
     source=lecture("01:21", CHAPTER),
     goal=logic.ge(exp_total_cost_q.sym, 2 * sp.sqrt(a) * sp.sqrt(b)),
     bounds=((cost_scale_falling, sp.Rational(1, 100), 100), (cost_scale_rising, sp.Rational(1, 100), 100),
             (exp_knob, -10, 10)),
     uses=(exp_total_cost_expanded,),
     notes="Decided by interval branch-and-bound over the stated box.  Interval arithmetic cannot certify "
-          "a bound that is attained on the plain sum (the enclosure of a·e^-u + b·e^u − 2√a√b always dips "
+          r"a bound that is attained on the plain sum (the enclosure of \(a e^{-u} + b e^{u} - 2\sqrt{a}\sqrt{b}\) "
+          "always dips "
           "below zero around the touching curve), hence the completed-square form, checked separately.",
 )
 
 _power_total = a * x ** (-alpha) + b * x ** beta
 power_law_stationarity = Claim(
     "scaling.power_law_stationarity", title="Where a power-law pair is stationary",
-    statement="For a·x^-α + b·x^β the derivative is (β·b·x^β − α·a·x^-α)/x: the slope vanishes exactly "
-              "where α times the falling term equals β times the rising term.",
+    statement=r"For \(a x^{-\alpha} + b x^{\beta}\) the derivative is "
+              r"\((\beta b x^{\beta} - \alpha a x^{-\alpha})/x\): the slope vanishes exactly "
+              r"where \(\alpha\) times the falling term equals \(\beta\) times the rising term.",
     source=lecture("01:22", CHAPTER, reconstructed=True),
     goal=logic.eq(sp.diff(_power_total, x), (beta * b * x ** beta - alpha * a * x ** (-alpha)) / x),
     bounds=((cost_scale_falling, sp.Rational(1, 100), 100), (cost_scale_rising, sp.Rational(1, 100), 100),
@@ -144,20 +147,22 @@ power_law_stationarity = Claim(
 )
 power_law_term_ratio = Claim(
     "scaling.power_law_term_ratio", title="Power laws: at the optimum the terms are in the ratio β/α",
-    statement="At a stationary point of a·x^-α + b·x^β the falling term C_A and the rising term C_B satisfy "
-              "α·C_A = β·C_B, so C_A/C_B = β/α: the two costs are equal only when α = β, and otherwise "
-              "within the factor β/α of equal.",
+    statement=r"At a stationary point of \(a x^{-\alpha} + b x^{\beta}\) the falling term \(C_{A}\) and the "
+              r"rising term \(C_{B}\) satisfy \(\alpha C_{A} = \beta C_{B}\), so \(C_{A}/C_{B} = \beta/\alpha\): the "
+              r"two costs are equal only when \(\alpha = \beta\), and otherwise within the factor "
+              r"\(\beta/\alpha\) of equal.",
     source=lecture("01:22", CHAPTER, reconstructed=True),
     hypotheses=(logic.eq(alpha * CA, beta * CB), logic.gt(CB, 0)),
     goal=logic.eq(CA / CB, beta / alpha),
     uses=(power_law_stationarity,),
     notes="The lecture conjectures that power laws equalise; the catalogue's correction: they equalise "
-          "up to the factor β/α.",
+          r"up to the factor \(\beta/\alpha\).",
 )
 equalisation_within_factor_two = Claim(
     "scaling.equalisation_within_factor_two", title="Equalising costs is never worse than twice the optimum",
-    statement="Let C_A fall and C_B rise with the knob, crossing at x_0 with common value C_A(x_0) = C_B(x_0). "
-              "At any setting x, one of the two costs is at least its value at the crossing, so the total "
+    statement=r"Let \(C_{A}\) fall and \(C_{B}\) rise with the knob, crossing at \(x_{0}\) with common value "
+              r"\(C_{A}(x_{0}) = C_{B}(x_{0})\).  At any setting \(x\), one of the two costs is at least its value at "
+              "the crossing, so the total "
               "is at least half the total at the crossing: equalising is within a factor 2 of optimal.",
     source=lecture("01:20-01:22", CHAPTER, reconstructed=True),
     hypotheses=(
@@ -170,9 +175,10 @@ equalisation_within_factor_two = Claim(
 
 compute_equalisation = Claim(
     "scaling.compute_equalisation", title="Compute equalisation", label="Compute equalisation",
-    statement="When one cost falls as a/x and the other rises as b·x, the total is smallest where the two "
-              "costs are equal, and that minimum is 2√(ab).  The same holds for e^-u against e^u; for power "
-              "laws the optimal terms are in the ratio β/α, and for any falling/rising pair the crossing "
+    statement=r"When one cost falls as \(a/x\) and the other rises as \(b x\), the total is smallest where the "
+              r"two costs are equal, and that minimum is \(2\sqrt{ab}\).  The same holds for \(e^{-u}\) against "
+              r"\(e^{u}\); for power laws the optimal terms are in the ratio \(\beta/\alpha\), and for any "
+              "falling/rising pair the crossing "
               "point costs at most twice the optimum.",
     source=lecture("01:20-01:22", CHAPTER),
     hypotheses=(logic.eq(a / x0, b * x0),),
@@ -217,8 +223,8 @@ pretrain_compute = Definition(
 )
 rl_compute = Definition(
     "scaling.rl_compute", title="RL compute",
-    statement="c_RL FLOPs per active parameter per token, inflated by the inefficiency of decode-heavy "
-              "rollouts.",
+    statement=r"\(c_{\mathrm{RL}}\) FLOPs per active parameter per token, inflated by the inefficiency of "
+              "decode-heavy rollouts.",
     source=lecture("01:23", CHAPTER), defines=rl_compute_q, expr=c_rl * N_act * D_rl * eta,
 )
 inference_compute = Definition(
@@ -244,9 +250,10 @@ lifecycle_split_heuristic = Assumption(
 )
 
 lifecycle_compute_costs = Claim(
-    "scaling.lifecycle_compute_costs", title="Lifecycle compute: N_act factors out",
-    statement="The three stages cost N_act times (6·D_pre + c_RL·η·D_RL + 2·η·D_inf): every stage is "
-              "proportional to the active parameters, so how compute splits between the stages depends "
+    "scaling.lifecycle_compute_costs", title="Lifecycle compute: the active parameters factor out",
+    statement=r"The three stages cost \(N_{\mathrm{act}}\) times "
+              r"\((6 D_{\mathrm{pre}} + c_{\mathrm{RL}} \eta D_{\mathrm{RL}} + 2 \eta D_{\mathrm{inf}})\): every "
+              "stage is proportional to the active parameters, so how compute splits between the stages depends "
               "only on the token counts and the per-token constants.",
     source=lecture("01:22-01:24", CHAPTER),
     goal=logic.eq(C_pre + C_rl + C_inf, N_act * (c_train * D_pre + c_rl * eta * D_rl + c_fwd * eta * D_inf)),
@@ -256,8 +263,8 @@ lifecycle_compute_costs = Claim(
 )
 token_split_general = Claim(
     "scaling.token_split_general", title="Equal compute fixes the token ratios",
-    statement="If the three stages spend equal compute, D_inf = 6·D_pre/(2·η) and D_RL = 6·D_pre/(c_RL·η), "
-              "for any number of active parameters.",
+    statement=r"If the three stages spend equal compute, \(D_{\mathrm{inf}} = 6 D_{\mathrm{pre}}/(2\eta)\) and "
+              r"\(D_{\mathrm{RL}} = 6 D_{\mathrm{pre}}/(c_{\mathrm{RL}} \eta)\), for any number of active parameters.",
     source=lecture("01:24-01:27", CHAPTER, reconstructed=True),
     hypotheses=(logic.eq(C_pre, C_rl), logic.eq(C_pre, C_inf)),
     goal=logic.And((logic.eq(D_inf, c_train * D_pre / (c_fwd * eta)),
@@ -267,7 +274,8 @@ token_split_general = Claim(
 token_equalisation = Claim(
     "scaling.token_equalisation", title="Token equalisation", label="Token equalisation",
     statement="With equal compute in the three stages, RL at 3 FLOPs per parameter-token and decode at a "
-              "third of peak (η = 3): 6·D_pre = 9·D_RL = 6·D_inf, so D_pre = D_inf = 3/2·D_RL.  The active "
+              r"third of peak (\(\eta = 3\)): \(6 D_{\mathrm{pre}} = 9 D_{\mathrm{RL}} = 6 D_{\mathrm{inf}}\), so "
+              r"\(D_{\mathrm{pre}} = D_{\mathrm{inf}} = \tfrac{3}{2} D_{\mathrm{RL}}\).  The active "
               "parameters cancel: serve about as many tokens as you pre-train on, and somewhat fewer RL tokens.",
     source=lecture("01:24-01:27", CHAPTER),
     hypotheses=(logic.eq(C_pre, C_rl), logic.eq(C_pre, C_inf), logic.eq(c_rl, 3), logic.eq(eta, 3)),
@@ -280,14 +288,15 @@ token_equalisation = Claim(
     ),
     uses=(token_split_general, compute_equalisation),
     tags=("inconsistency",),
-    notes="The on-board algebra with α and β was garbled and self-corrected in the lecture; this is the "
-          "flashcard form.  The '2-6' of RL is FLOPs per parameter-token, separate from the MFU "
-          "inefficiency η (one summary conflates them).",
+    notes=r"The on-board algebra with \(\alpha\) and \(\beta\) was garbled and self-corrected in the lecture; "
+          "this is the flashcard form.  The '2-6' of RL is FLOPs per parameter-token, separate from the MFU "
+          r"inefficiency \(\eta\) (one summary conflates them).",
 )
 rl_tokens_fewer_than_pretrain = Claim(
     "scaling.rl_tokens_fewer_than_pretrain", title="Fewer RL tokens than pre-training tokens",
     statement="With equal compute, RL at 2-6 FLOPs per parameter-token and decode at a third of peak or "
-              "worse (η >= 3), each RL token costs at least as much as a pre-training token, so D_RL <= D_pre.",
+              r"worse (\(\eta \ge 3\)), each RL token costs at least as much as a pre-training token, so "
+              r"\(D_{\mathrm{RL}} \le D_{\mathrm{pre}}\).",
     source=lecture("01:26", CHAPTER),
     hypotheses=(logic.eq(C_pre, C_rl), logic.ge(eta, 3)),
     goal=logic.le(D_rl, D_pre),
@@ -320,7 +329,8 @@ inference_tokens = Definition(
 )
 fleet_token_estimate = Claim(
     "scaling.fleet_token_estimate", title="Half a billion tokens a second for two months: 2.6e15",
-    statement="500 million tokens per second for 60 days is 2.592e15 tokens, Dwarkesh's '2.6 × 10^15'.",
+    statement=r"500 million tokens per second for 60 days is 2.592e15 tokens, Dwarkesh's "
+              r"'\(2.6 \times 10^{15}\)'.",
     source=lecture("01:28", CHAPTER),
     goal=logic.within_percent(fleet_token_rate.sym * deployment_time.sym, sp.Rational(26, 10) * 10**15, 1),
     instance=True,
@@ -446,17 +456,17 @@ loss_overtrained_q = Quantity("chinchilla_loss_overtrained", r"L_{2000}", "1",
                               "fitted loss at the same compute with 10x fewer parameters and 10x more tokens")
 loss_at_20 = Definition(
     "scaling.chinchilla_loss_at_20", title="Fitted loss at 20 tokens per parameter",
-    statement="N = 10^n parameters, D = 20·N tokens.",
+    statement=r"\(N = 10^{n}\) parameters, \(D = 20 N\) tokens.",
     source=paper(HOFFMANN, _fit), defines=loss_at_20_q, expr=fitted_loss(n_, n_ + _LOG20),
 )
 loss_overtrained = Definition(
     "scaling.chinchilla_loss_overtrained", title="Fitted loss of the 100x over-trained model",
-    statement="Same compute 6·N·D: N/10 parameters on 10·D tokens, i.e. 2,000 tokens per parameter.",
+    statement=r"Same compute \(6 N D\): \(N/10\) parameters on \(10 D\) tokens, i.e. 2,000 tokens per parameter.",
     source=paper(HOFFMANN, _fit), defines=loss_overtrained_q, expr=fitted_loss(n_ - 1, n_ + _LOG20 + 1),
 )
 chinchilla_overtraining_penalty = Claim(
     "scaling.chinchilla_overtraining_penalty", title="Over-training 100x at fixed compute costs under 3% of the loss",
-    statement="Under the fitted loss, take a model of N parameters (10B to 1T) trained on 20 tokens per "
+    statement=r"Under the fitted loss, take a model of \(N\) parameters (10B to 1T) trained on 20 tokens per "
               "parameter, and spend the same compute on a model 10x smaller trained on 10x more tokens "
               "(2,000 tokens per parameter).  The loss rises, by less than 3%: over-training buys a 10x "
               "cheaper model to serve for a small loss in quality.",
@@ -464,7 +474,8 @@ chinchilla_overtraining_penalty = Claim(
     goal=logic.And((logic.ge(loss_overtrained_q.sym, loss_at_20_q.sym),
                     logic.le(loss_overtrained_q.sym, sp.Rational(103, 100) * loss_at_20_q.sym))),
     bounds=((log_params, 10, 12),),
-    notes="Decided by the interval engine on n = log10 N in [10, 12]; at N = 1e11 the rise is about 0.9%.  "
+    notes=r"Decided by the interval engine on \(n = \log_{10} N \in [10, 12]\); at \(N = 10^{11}\) the rise is "
+          "about 0.9%.  "
           "This is the quality side of scaling.chinchilla_overtraining.",
 )
 
@@ -480,8 +491,10 @@ _n_opt = (_lam_opt + be_ * c_) / (al_ + be_)
 _n_eq = (_lam_eq + be_ * c_) / (al_ + be_)
 chinchilla_optimum_condition = Claim(
     "scaling.chinchilla_optimum_condition", title="The fit's optimum: the terms in the ratio β/α",
-    statement="At fixed N·D = 10^c, the parameter term A/N^α and the data term B/D^β are in the ratio β/α "
-              "at log10 N = (log10(αA/(βB)) + β·c)/(α + β); in logarithms the condition is linear.",
+    statement=r"At fixed \(N D = 10^{c}\), the parameter term \(A/N^{\alpha}\) and the data term \(B/D^{\beta}\) "
+              r"are in the ratio \(\beta/\alpha\) at "
+              r"\(\log_{10} N = (\log_{10}(\alpha A/(\beta B)) + \beta c)/(\alpha + \beta)\); in logarithms the "
+              "condition is linear.",
     source=paper(HOFFMANN, _fit + " (closed form of the compute-optimal allocation)"),
     goal=logic.eq(_log10(A_) - al_ * _n_opt - (_log10(B_) - be_ * (c_ - _n_opt)), _log10(be_) - _log10(al_)),
     bounds=((log_compute, 20, 26),),
@@ -495,24 +508,27 @@ fit_optimal_ratio_q = Quantity("fit_optimal_tokens_per_param", r"\rho_{\mathrm{o
                                "tokens per parameter of the fitted law's compute-optimal allocation")
 loss_equalised = Definition(
     "scaling.chinchilla_loss_equalised", title="Fitted loss with the two terms equalised",
-    statement="log10 N = (log10(A/B) + β·c)/(α + β), log10 D = c − log10 N: A/N^α = B/D^β.",
+    statement=r"\(\log_{10} N = (\log_{10}(A/B) + \beta c)/(\alpha + \beta)\), "
+              r"\(\log_{10} D = c - \log_{10} N\): \(A/N^{\alpha} = B/D^{\beta}\).",
     source=paper(HOFFMANN, _fit), defines=loss_equalised_q, expr=fitted_loss(_n_eq, c_ - _n_eq),
 )
 loss_optimal = Definition(
     "scaling.chinchilla_loss_optimal", title="Fitted loss at the compute-optimal allocation",
-    statement="log10 N = (log10(αA/(βB)) + β·c)/(α + β), log10 D = c − log10 N.",
+    statement=r"\(\log_{10} N = (\log_{10}(\alpha A/(\beta B)) + \beta c)/(\alpha + \beta)\), "
+              r"\(\log_{10} D = c - \log_{10} N\).",
     source=paper(HOFFMANN, _fit), defines=loss_optimal_q, expr=fitted_loss(_n_opt, c_ - _n_opt),
 )
 fit_optimal_ratio = Definition(
     "scaling.fit_optimal_tokens_per_param", title="The fit's compute-optimal tokens per parameter",
-    statement="D/N = 10^(c − 2·log10 N) at the optimal allocation.",
+    statement=r"\(D/N = 10^{c - 2 \log_{10} N}\) at the optimal allocation.",
     source=paper(HOFFMANN, _fit), defines=fit_optimal_ratio_q, expr=10 ** (c_ - 2 * _n_opt),
 )
 L_eq, L_opt = loss_equalised_q.sym, loss_optimal_q.sym
 chinchilla_equalisation_near_optimal = Claim(
     "scaling.chinchilla_equalisation_near_optimal",
     title="Chinchilla: equalising the two loss terms is within 5% of optimal",
-    statement="For training compute 6·10^c FLOP with c from 20 to 26, allocating parameters and tokens so "
+    statement=r"For training compute \(6 \cdot 10^{c}\) FLOP with \(c\) from 20 to 26, allocating parameters and "
+              "tokens so "
               "that the two reducible loss terms are EQUAL gives a loss above the optimal one by less than 5% "
               "of the optimal reducible loss: the equalisation heuristic, tested on the fitted law.",
     source=paper(HOFFMANN, _fit),
@@ -526,7 +542,8 @@ chinchilla_equalisation_near_optimal = Claim(
 chinchilla_equalisation_at_chinchilla_budget = Claim(
     "scaling.chinchilla_equalisation_at_chinchilla_budget",
     title="At Chinchilla's budget, equalising costs 0-1% of the reducible loss",
-    statement="At Chinchilla's own training compute (5.76e23 FLOP; here 6·10^c with c from 22.98 to 22.99, "
+    statement=r"At Chinchilla's own training compute (5.76e23 FLOP; here \(6 \cdot 10^{c}\) with \(c\) from "
+              "22.98 to 22.99, "
               "5.74e23 to 5.87e23 FLOP), the equalised allocation has a higher loss than the optimal one, by "
               "less than 1% of the optimal reducible loss.",
     source=paper(HOFFMANN, _fit + "; Chinchilla and Gopher share the budget of 5.76e23 FLOP"),
@@ -536,7 +553,8 @@ chinchilla_equalisation_at_chinchilla_budget = Claim(
 )
 chinchilla_optimal_tokens_per_param = Claim(
     "scaling.chinchilla_optimal_tokens_per_param", title="The fit's own optimum: 40-200 tokens per parameter",
-    statement="For training compute 6·10^c FLOP with c from 20 to 26, the fitted law's compute-optimal "
+    statement=r"For training compute \(6 \cdot 10^{c}\) FLOP with \(c\) from 20 to 26, the fitted law's "
+              "compute-optimal "
               "allocation trains on 40 to 200 tokens per parameter, more than the 20 of Chinchilla's other "
               "two estimation approaches that the lecture uses.",
     source=paper(HOFFMANN, _fit),

@@ -10,6 +10,7 @@ longer than ``DELAY`` seconds.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
 import time
@@ -154,3 +155,115 @@ def working(label: str) -> Iterator[None]:
             state["done"] = True
             if "status" in state:
                 state["status"].stop()
+
+
+# inline math for a terminal ---------------------------------------------------------------------------------
+
+_TEX_SYMBOLS = {
+    "cdot": "·", "times": "×", "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "ne": "≠", "neq": "≠",
+    "approx": "≈", "sim": "~", "pm": "±", "to": "→", "rightarrow": "→", "Rightarrow": "⇒", "implies": "⇒",
+    "iff": "⇔", "Leftrightarrow": "⇔", "infty": "∞", "in": "∈", "ldots": "…", "dots": "…", "cdots": "⋯",
+    "ast": "*", "star": "*", "prime": "′", "propto": "∝", "ll": "≪", "gg": "≫", "partial": "∂",
+    "sum": "Σ", "prod": "Π", "oplus": "⊕", "wedge": "∧", "vee": "∨", "neg": "¬", "circ": "∘",
+    "max": "max", "min": "min", "log": "log", "ln": "ln", "exp": "exp", "sin": "sin", "cos": "cos",
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε", "zeta": "ζ",
+    "eta": "η", "theta": "θ", "kappa": "κ", "lambda": "λ", "mu": "µ", "nu": "ν", "xi": "ξ", "pi": "π",
+    "rho": "ρ", "sigma": "σ", "tau": "τ", "phi": "φ", "varphi": "φ", "chi": "χ", "psi": "ψ", "omega": "ω",
+    "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Pi": "Π", "Sigma": "Σ", "Phi": "Φ",
+    "Psi": "Ψ", "Omega": "Ω", "Theta_": "Θ",
+    "%": "%", "$": "$", "&": "&", "#": "#", "_": "_", "{": "{", "}": "}",
+    ",": " ", ";": " ", ":": " ", "!": "", " ": " ", "quad": "  ", "qquad": "    ",
+    "left": "", "right": "", "big": "", "Big": "", "bigl": "", "bigr": "", "displaystyle": "",
+}
+_SPACED = {"cdot", "times", "le", "leq", "ge", "geq", "ne", "neq", "approx", "sim", "pm", "to", "rightarrow",
+           "Rightarrow", "implies", "iff", "Leftrightarrow", "in", "propto", "ll", "gg", "wedge", "vee"}
+_SUPER = str.maketrans("0123456789-+=()n", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺⁼⁽⁾ⁿ")
+_TEXT_MACROS = ("mathrm", "text", "mathit", "mathbf", "operatorname", "textrm", "mathsf", "texttt", "mathcal")
+
+
+def _group(tex: str, i: int) -> tuple[str, int]:
+    """The argument at ``tex[i]``: a brace group's content, one control word, or one character."""
+    while i < len(tex) and tex[i] == " ":
+        i += 1
+    if i >= len(tex):
+        return "", i
+    if tex[i] == "{":
+        depth = 0
+        for j in range(i, len(tex)):
+            depth += {"{": 1, "}": -1}.get(tex[j], 0)
+            if depth == 0:
+                return tex[i + 1:j], j + 1
+        return tex[i + 1:], len(tex)
+    if tex[i] == "\\":
+        m = re.match(r"\\([A-Za-z]+|.)", tex[i:])
+        return (m.group(0), i + m.end()) if m else ("", i + 1)
+    return tex[i], i + 1
+
+
+def _bracket(text: str) -> str:
+    return f"({text})" if re.search(r"[\s+\-·×/]", text) else text
+
+
+def plain_math(tex: str) -> str:
+    """Simple inline LaTeX as plain text for a terminal: ``N_{\\mathrm{tot}}/N_{\\mathrm{act}}`` gives
+    ``N_tot/N_act``, ``B^{*}`` gives ``B*``, ``\\frac{a}{b}`` gives ``a/b``, ``e^{-u/2}`` gives ``e^(-u/2)``,
+    ``\\sqrt{ab}`` gives ``√(ab)``, ``\\le`` gives ``≤``.  What it does not know it leaves as written."""
+    out: list[str] = []
+    i = 0
+    while i < len(tex):
+        ch = tex[i]
+        if ch == "\\":
+            m = re.match(r"\\([A-Za-z]+|.)", tex[i:])
+            name = m.group(1) if m else ""
+            i += m.end() if m else 1
+            if name in _TEXT_MACROS:
+                arg, i = _group(tex, i)
+                out.append(plain_math(arg))
+            elif name in ("frac", "tfrac", "dfrac"):
+                num, i = _group(tex, i)
+                den, i = _group(tex, i)
+                out.append(f"{_bracket(plain_math(num))}/{_bracket(plain_math(den))}")
+            elif name == "sqrt":
+                arg, i = _group(tex, i)
+                inner = plain_math(arg)
+                out.append("√" + (inner if len(inner) == 1 else f"({inner})"))
+            elif name in _TEX_SYMBOLS:
+                sym = _TEX_SYMBOLS[name]
+                if name.isalpha():
+                    while i < len(tex) and tex[i] == " ":
+                        i += 1
+                    if name in _SPACED:
+                        sym = f" {sym} "
+                    elif sym.isalpha() and i < len(tex) and tex[i].isalnum():
+                        sym += " "
+                out.append(sym)
+            else:
+                out.append("\\" + name)
+        elif ch in "^_":
+            arg, i = _group(tex, i + 1)
+            inner = plain_math(arg)
+            if ch == "_":
+                out.append("_" + (inner if re.fullmatch(r"[\w.]+", inner) else f"({inner})"))
+            elif inner in ("*", "′", "'"):
+                out.append(inner)
+            elif inner and all(c in "0123456789-+=()n" for c in inner):
+                out.append(inner.translate(_SUPER))
+            else:
+                out.append("^" + (inner if len(inner) == 1 else f"({inner})"))
+        elif ch in "{}":
+            i += 1
+        elif ch == "~":
+            out.append(" ")
+            i += 1
+        else:
+            out.append(ch)
+            i += 1
+    text = re.sub(r" {2,}", " ", "".join(out)).strip()
+    return re.sub(r"([(\[]) | (?=[)\],])", r"\1", text)
+
+
+def plain_prose(text: str) -> str:
+    """Prose with ``\\( ... \\)`` math (statements, step reasons, notes) as plain terminal text."""
+    from derive.model.prose import PROSE_MATH
+
+    return PROSE_MATH.sub(lambda m: plain_math(m.group(1)), str(text))

@@ -21,8 +21,19 @@ def math_html(latex: str, display: bool = False) -> Markup:
 
 
 def prose_html(text: object) -> Markup:
-    """Prose with ``\\(...\\)`` math: text escaped, math as KaTeX spans."""
-    return Markup("").join(escape(t) if kind == "text" else math_html(t) for kind, t in prose_parts(text))
+    """Prose with ``\\(...\\)`` math: text escaped, math as KaTeX spans; a resolved value as its text, a
+    resolved verdict as the verdict badge the pages use elsewhere."""
+    out = []
+    for kind, t in prose_parts(text):
+        if kind == "text":
+            out.append(escape(t))
+        elif kind == "math":
+            out.append(math_html(str(t)))
+        elif kind == "value":
+            out.append(Markup('<span class="value">{}</span>').format(t["md"]))  # type: ignore[index]
+        else:
+            out.append(Markup('<span class="verdict v-{0}">{0}</span>').format(t))
+    return Markup("").join(out)
 
 
 _DOLLAR_MATH = re.compile(r"\$([^$]+)\$")

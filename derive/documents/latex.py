@@ -21,6 +21,7 @@ import sympy as sp
 from sympy.printing.latex import LatexPrinter
 
 from derive.kernel.logic import Formula
+from derive.model.prose import PROSE_MATH
 
 _COMPOUND = re.compile(r"[/+\-]|\\cdot|\\times|\s")
 
@@ -208,16 +209,22 @@ def macro_name(prefix: str, text: str) -> str:
 
 # prose with inline math ------------------------------------------------------------------------------
 
-_PROSE_MATH = re.compile(r"\\\((.+?)\\\)", re.S)
+class ResolvedProse(tuple):
+    """A paragraph whose placeholders the document model has filled in (``ModelBuilder.prose``): parts
+    ``("text", plain)``, ``("math", latex)``, ``("value", {"tex", "md", ...})`` and ``("verdict", word)``.
+    The prose filters take it as well as a plain string."""
 
 
-def prose_parts(text: object) -> list[tuple[str, str]]:
+def prose_parts(text: object) -> list[tuple[str, object]]:
     """Prose split into ``("text", ...)`` and ``("math", latex)`` parts: math is written ``\\(...\\)``
-    in a declaration's prose (a dollar stays a dollar: prices are common in prose)."""
+    in a declaration's prose (a dollar stays a dollar: prices are common in prose).  A
+    ``ResolvedProse`` is returned as its parts."""
+    if isinstance(text, ResolvedProse):
+        return list(text)
     text = str(text)
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, object]] = []
     pos = 0
-    for m in _PROSE_MATH.finditer(text):
+    for m in PROSE_MATH.finditer(text):
         if m.start() > pos:
             out.append(("text", text[pos:m.start()]))
         out.append(("math", m.group(1).strip()))
@@ -228,20 +235,36 @@ def prose_parts(text: object) -> list[tuple[str, str]]:
 
 
 def latex_prose(text: object) -> str:
-    """``latex_escape`` for prose that may hold ``\\(...\\)`` math, which passes through as math."""
-    return "".join(latex_escape(t) if kind == "text" else rf"\({t}\)" for kind, t in prose_parts(text))
+    """``latex_escape`` for prose that may hold ``\\(...\\)`` math, which passes through as math; resolved
+    values and verdicts come as the engine rendered them (``\\SI{...}{...}``, ``\\verdict{...}``)."""
+    out = []
+    for kind, t in prose_parts(text):
+        if kind == "text":
+            out.append(latex_escape(t))
+        elif kind == "math":
+            out.append(rf"\({t}\)")
+        elif kind == "value":
+            out.append(t["tex"])  # type: ignore[index]
+        else:
+            out.append(rf"\verdict{{{t}}}")
+    return "".join(out)
 
 
 def markdown_prose(text: object) -> str:
     """``markdown_escape`` for prose that may hold ``\\(...\\)`` math, written as GitHub's ``$...$``;
     a dollar of the prose becomes ``<span>$</span>``, the escape GitHub documents for a dollar on a
-    line with math."""
+    line with math.  Resolved values are their text form, verdicts in bold."""
     parts = prose_parts(text)
     out = []
     for kind, t in parts:
         if kind == "math":
-            out.append("$" + markdown_math(t) + "$")
+            out.append("$" + markdown_math(str(t)) + "$")
+        elif kind == "value":
+            out.append(markdown_escape(t["md"]))  # type: ignore[index]
+        elif kind == "verdict":
+            out.append(f"**{t}**")
         else:
+            t = str(t)
             lead = " " if t[:1].isspace() else ""
             trail = " " if t[-1:].isspace() and t.strip() else ""
             out.append(lead + markdown_escape(t) + trail)

@@ -27,6 +27,7 @@ import sympy as sp
 from derive.checking.checker import ClaimResult, Report
 from derive.documents.figures import FigureResult
 from derive.documents.latex import (
+    ResolvedProse,
     label_text,
     latex_comment,
     latex_escape,
@@ -38,6 +39,7 @@ from derive.documents.latex import (
     markdown_heading,
     markdown_math,
     markdown_prose,
+    prose_parts,
 )
 from derive.documents.thresholds import Threshold, tolerance_band
 from derive.errors import DeriveError, ResourceError, UnitError
@@ -45,6 +47,7 @@ from derive.kernel.logic import And, Formula, Iff, Implies, Not, Or, Rel
 from derive.model.declarations import VERDICTS, Assumption, Claim, Declaration, Definition, Quantity
 from derive.model.dimensions import dimension_of
 from derive.model.library import Library
+from derive.model.prose import placement, split
 from derive.model.scenario import Scenario
 from derive.model.units import format_dimension, parse_unit, unit_factors
 
@@ -760,15 +763,20 @@ class ModelBuilder:
     def chapter(self, topic, number: int, placed: Sequence[dict]) -> dict:
         """One chapter of part I: its prose, its headline results (formula, derivation, verdict), the
         lecture's numbers that rest on them, thresholds, inconsistencies (once, where they arise) and
-        figures."""
+        figures.  ``flow`` is the reading order: prose paragraphs with their placeholders resolved, and a
+        result, inconsistency or figure where the prose places it (``{{result:ID}}``, ``{{figure:ID}}``);
+        what the prose does not place follows it, in library order."""
         lib = self.library
         claims = [d for d in topic.declarations if isinstance(d, Claim)]
+        paragraphs = [p for p in (topic.summary, *getattr(topic, "prose", ())) if p]
+        placements = [placement(p) for p in paragraphs]
+        boxed = {lib.resolve(ref).id for kind, ref in filter(None, placements) if kind == "result"}
         used_by: dict[str, list[Claim]] = {}
         for u in lib.claims():
             if u.instance:
                 for x in u.uses:
                     used_by.setdefault(x.id, []).append(u)
-        items: list[dict] = []
+        items: dict[str, dict] = {}
         shown: set[str] = set()
         for c in claims:
             if not c.label or c.id in shown:
@@ -776,16 +784,31 @@ class ModelBuilder:
             shown.add(c.id)
             numbers = []
             for u in ([c] if c.instance else []) + [u for u in used_by.get(c.id, []) if u.topic == c.topic]:
-                if u.id in shown and u is not c:
+                if (u.id in shown and u is not c) or u.id in boxed:
                     continue
                 shown.add(u.id)
                 numbers.append(self.reading(u))
-            items.append({"kind": "result", "decl": self.declaration(c), "numbers": numbers,
-                          "reading": self.reading(c)})
+            items[c.id] = {"kind": "result", "decl": self.declaration(c), "numbers": numbers,
+                           "reading": self.reading(c)}
         for c in claims:
             if "inconsistency" in c.tags and c.id not in shown:
                 shown.add(c.id)
-                items.append({"kind": "inconsistency", "reading": self.reading(c), "decl": self.declaration(c)})
+                items[c.id] = {"kind": "inconsistency", "reading": self.reading(c), "decl": self.declaration(c)}
+        figures = {f["id"]: f for f in placed}
+        flow: list[dict] = []
+        for p, where in zip(paragraphs, placements, strict=True):
+            if where is None:
+                flow.append({"kind": "prose", "text": self.prose(p)})
+            elif where[0] == "result":
+                flow.append(items.pop(lib.resolve(where[1]).id))
+            elif where[1] in figures:  # a figure the build did not draw is left out of the flow
+                flow.append({"kind": "figure", "figure": figures.pop(where[1])})
+        flow += list(items.values()) + [{"kind": "figure", "figure": f} for f in figures.values()]
+        k = 0
+        for block in flow:
+            if block["kind"] == "result":
+                k += 1
+                block["number"] = f"{number}.{k}"
         others = [self.reading(c) for c in claims if c.id not in shown and c.instance
                   and tolerance_band(c.goal) is not None]
         counts: dict[str, int] = {}
@@ -793,13 +816,41 @@ class ModelBuilder:
             r = self.results.get(c.id)
             v = r.verdict if r else "unchecked"
             counts[v] = counts.get(v, 0) + 1
-        paragraphs = [p for p in (topic.summary, *getattr(topic, "prose", ())) if p]
         graph = self.chapter_graphs.get(topic.name)
         return {"number": number, "name": topic.name, "title": topic.title, "anchor": "topic-" + topic.name,
-                "prose": paragraphs, "entries": items, "also": others, "figures": list(placed),
+                "flow": flow, "entries": [b for b in flow if b["kind"] in ("result", "inconsistency")],
+                "prose": [b["text"] for b in flow if b["kind"] == "prose"], "also": others,
+                "figures": list(placed),
                 "stats": [{"verdict": v, "count": counts[v]} for v in VERDICTS if counts.get(v)],
                 "counts": {v: counts.get(v, 0) for v in VERDICTS},
                 "claims": len(claims), "graph": self.figure_model(graph) if graph is not None else None}
+
+    def prose(self, text: str) -> ResolvedProse:
+        """A paragraph of a chapter's prose with its placeholders filled in under the scenario
+        (``derive.model.prose``): values with their units, as everywhere else, and verdicts."""
+        parts: list[tuple[str, object]] = []
+        for kind, ref in split(text):
+            if kind == "text":
+                parts += prose_parts(ref)
+            elif kind == "value":
+                parts.append(("value", self.placeholder_value(ref)))
+            elif kind == "verdict":
+                r = self.results.get(self.library.resolve(ref).id)
+                parts.append(("verdict", r.verdict if r else "unchecked"))
+            else:
+                raise DeriveError(f"{{{{{kind}:{ref}}}}} must be a paragraph on its own")
+        return ResolvedProse(parts)
+
+    def placeholder_value(self, name: str) -> dict[str, str]:
+        """``{{value:NAME}}``: the quantity's value under the scenario (the path of ``derive eval``), or,
+        when the scenario gives it none, a visible note saying why (never a blank)."""
+        q = self.library.quantity(name)
+        value, missing = evaluate_expr(self.library, self.scenario, q.sym, quantity_unit(q))
+        if value is not None:
+            return value
+        why = f"needs {', '.join(missing)}" if missing else "not a real number"
+        text = f"[{name}: no value under scenario {self.scenario.name}, {why}]"
+        return {"tex": latex_escape(text), "md": text, "num": "", "unit": ""}
 
     def title_page(self) -> dict:
         from derive import __version__

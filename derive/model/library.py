@@ -15,6 +15,7 @@ from derive.errors import AmbiguousNameError, DimensionError, LibraryError, Unkn
 from derive.kernel.logic import Formula
 from derive.model.declarations import Assumption, Claim, Declaration, Definition, Quantity, Step, Topic, free_symbols_of
 from derive.model.dimensions import check_formula, dimension_of
+from derive.model.prose import check_no_placeholder, check_topic_prose
 from derive.model.units import format_dimension
 
 
@@ -61,6 +62,7 @@ class Library:
                 self.definition_of[name] = d
         self.graph = self._build_graph()
         self._check_dimensions()
+        self._check_prose()
         self._expanded: dict[tuple[str, frozenset[str]], sp.Expr] = {}
         self._reach: dict[tuple[str, frozenset[str]], frozenset[str]] = {}
 
@@ -87,6 +89,9 @@ class Library:
         for d in self.declarations.values():
             g.add_node(d.id)
         for d in self.declarations.values():
+            if isinstance(d, Definition) and d.defines.sym in d.expr.free_symbols:
+                raise LibraryError(f"definition '{d.id}' defines '{d.defines.name}' in terms of itself",
+                                   hint="a definition's expression must not use the quantity it defines")
             for sym in sorted(free_symbols_of(d.exprs()), key=str):
                 q = self._symbol_quantity(sym, d.id)
                 definition = self.definition_of.get(q.name)
@@ -131,6 +136,16 @@ class Library:
                 for h in d.hypotheses:
                     check_formula(h, lookup, where=d.id)
                 _check_steps(d.steps, lookup, d.id)
+
+    def _check_prose(self) -> None:
+        """Placeholders (``derive.model.prose``) name what exists, and appear in PROSE only."""
+        for topic in self.topics:
+            check_topic_prose(topic, self.resolve, self.quantities, self.figures)
+        for d in self.declarations.values():
+            check_no_placeholder(d.statement, d.id)
+            check_no_placeholder(getattr(d, "notes", "") or "", f"{d.id} (notes)")
+            for i, step in enumerate(getattr(d, "steps", ()), start=1):
+                check_no_placeholder(step.why, f"{d.id}, step {i}")
 
     # look-ups ------------------------------------------------------------------------------------
 

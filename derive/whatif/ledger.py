@@ -5,9 +5,10 @@ measured under (hardware preset, model, ``--set`` values) and its source.  Each 
 declaration it is held to (``check``): a claim or assumption whose relation has the measured quantity
 alone on its left (``measured_step_time >= step_time``), or a definition, whose value is then a
 prediction.  The ledger pins the measured value, evaluates the other side under the entry's scenario
-(at the spec-sheet peaks, and at the achieved ceilings when the hardware has measurement files), and
-reports the ratio.  A measurement on the wrong side of a proved bound is a contradiction: the ledger
-names the assumptions whose relations the measurement violates.
+(at the spec-sheet peaks, and at the achieved ceilings when the hardware has measurement files: those
+dated no later than the entry, the latest value winning), and reports the ratio.  A measurement on the
+wrong side of a proved bound is a contradiction: the ledger names the assumptions whose relations the
+measurement violates.
 
 Every measured ceiling of a measurement file (a library ``CEILINGS`` quantity with an assumption) is
 also a row: the measured rate against the hardware preset's peak.
@@ -303,6 +304,15 @@ def _broken(library: Library, check: str, scenario: Scenario, measured: str, val
     return tuple(out)
 
 
+def measurements_as_of(library: Library, store: PresetStore, hardware: str, as_of: str) -> list[str]:
+    """The chip's measurement files dated no later than ``as_of`` (ISO dates compare as text; ``2025-03``
+    counts as no later than ``2025-03-01``), so that a probe run's knees and decode steps are held to the
+    ceilings that run measured, not to a later run's.  Empty (every file, the latest value winning) when no
+    file is that old."""
+    dated = [measurement_values(library, f, hardware)[:2] for f in store.measurement_files(hardware)]
+    return [stem for date, stem in sorted(dated) if date <= as_of]
+
+
 def evaluate_entry(library: Library, entry: LedgerEntry, store: PresetStore | None = None) -> LedgerRow:
     store = store or PresetStore.discover(library.preset_dirs)
     where = f"ledger {entry.file}: {entry.id}"
@@ -313,7 +323,8 @@ def evaluate_entry(library: Library, entry: LedgerEntry, store: PresetStore | No
     is_ceiling_row = entry.check in library.ceilings.values()
     if entry.hardware and not is_ceiling_row and store.measurement_files(entry.hardware):
         achieved_scen = build_scenario(library, hardware=entry.hardware, model=entry.model, sets=entry.sets,
-                                       measured=True)
+                                       measured=True,
+                                       measurements=measurements_as_of(library, store, entry.hardware, entry.as_of))
     bound_achieved = None if achieved_scen is None else _value(library, achieved_scen, expr, where)
     holds = Rel(entry.value, op, bound).evaluate({}) if op != "==" else True
     broken = () if holds else _broken(library, entry.check, scen, measured, entry.value)

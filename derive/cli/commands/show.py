@@ -60,17 +60,20 @@ def run(args, ctx) -> int:
         emit_json(info)
         return 0
     from derive.cli.commands.output import assignment_lines
+    from derive.cli.terminal import plain_prose
 
     for k, v in info.items():
         if k == "notes":
             continue
         if k == "steps":
             for i, s in enumerate(v):
-                emit(f"  step {i + 1}: {s['step']}   [{s['verdict']}, {s['engine']}] {s['why']}")
+                emit(f"  step {i + 1}: {s['step']}   [{s['verdict']}, {s['engine']}] {plain_prose(s['why'])}")
         elif k == "counterexample" and v:
             emit("counterexample:")
             for line in assignment_lines(lib, v):
                 emit(f"  {line}")
+        elif k == "statement" and v:
+            emit(f"{k}: {plain_prose(v)}")
         elif isinstance(v, list) and v:
             emit(f"{k}: {', '.join(map(str, v))}")
         elif v not in (None, [], ""):
