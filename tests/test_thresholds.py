@@ -24,6 +24,11 @@ def test_tolerance_bands_are_recognised():
     band = tolerance_band(logic.within_factor(x, 300, sp.Rational(5, 4)))
     assert band is not None and band.kind == "factor" and band.center == 300 and band.amount == sp.Rational(5, 4)
     assert tolerance_band(logic.ge(x, 3)) is None
+    # a factor 4/3 of 128,000 is also +-28 % of 133,333: the claim's own, rounder centre is the one shown
+    band = tolerance_band(logic.within_factor(x, 128000, sp.Rational(4, 3)))
+    assert band is not None and band.kind == "factor" and band.center == 128000
+    band = tolerance_band(logic.between(x, 1000, 10000))
+    assert band is not None and band.kind == "between" and (band.low, band.high) == (1000, 10000)
     assert has_band(logic.And((logic.within_percent(x, 5, 10), logic.ge(x, 1))))
 
 
