@@ -76,3 +76,14 @@ def test_one_scaling_rule_for_every_number():
     assert si_value_text(sp.Rational(5754) * 10**22, "EFLOP")["md"] == "5.754e25 FLOP"
     assert si_value_text(sp.Rational(144, 10000), "s")["md"] == "14.4 ms"
     assert si_value_text(sp.Integer(2400), "seq")["md"] == "2,400 seq"
+
+
+def test_an_input_that_never_flips_the_claim_gives_no_row(lecture_library, lecture_scenario):
+    """Under another scenario an input may move over its whole range without the claim flipping: no edge,
+    so no threshold phrase (and no crash on the missing edge)."""
+    from derive.checking.checker import Report
+
+    t = Threshold("batching.batch_optimum_lecture", "batching.batch_optimum_lecture", "flops", 2.4e16, False,
+                  None, False, None, False)
+    mb = ModelBuilder(lecture_library, lecture_scenario, Report(lecture_scenario, []), thresholds=[t])
+    assert mb.threshold_rows("batching.batch_optimum_lecture") == []

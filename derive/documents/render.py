@@ -709,8 +709,8 @@ class ModelBuilder:
         moves alone ("$W_{out} \\ge$ 56.25 GB/s, 2.0x below the scenario's 112.5 GB/s")."""
         out = []
         for t in self.thresholds:
-            if t.claim != claim_id:
-                continue
+            if t.claim != claim_id or (t.low is None and t.high is None):
+                continue  # another claim's, or no edge: the claim does not flip as this input moves
             q = self.library.quantities[t.quantity]
             unit = quantity_unit(q)
             value = si_value_text(sp.nsimplify(t.value), unit)
