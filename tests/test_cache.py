@@ -113,9 +113,25 @@ def test_results_cache_round_trip(lib, tmp_path):
     rc = ResultsCache(tmp_path / "c")
     key = rc.key(scenario, 10, list(own))
     assert rc.put(key, own)
-    back = rc.get(key)
+    back = rc.get(key, confirm=Checker(lib, scenario).confirms)
     assert {i: (r.verdict, r.counterexample, r.reason) for i, r in back.items()} == \
         {i: (r.verdict, r.counterexample, r.reason) for i, r in own.items()}
+
+
+def test_results_cache_replays_a_counterexample_only_when_the_kernel_confirms_it(lib, tmp_path):
+    scenario = scen(lib, "aa=3")
+    checker = Checker(lib, scenario)
+    own = own_results(checker, lib.claims())
+    refuted = [r for r in own.values() if r.verdict == "refuted"]
+    assert refuted
+    rc = ResultsCache(tmp_path / "c")
+    key = rc.key(scenario, 10, list(own))
+    rc.put(key, own)
+    assert rc.get(key) is None  # a refuted result is never replayed unchecked
+    for r in refuted:  # a sealed entry whose counterexample does not refute (stale, or forged)
+        r.counterexample = {k: "1" for k in r.counterexample}
+    rc.put(key, own)
+    assert rc.get(key, confirm=checker.confirms) is None
 
 
 def test_output_cache_replays_until_an_input_changes(tmp_path, capsys, monkeypatch):

@@ -217,15 +217,28 @@ kv_vectors_per_token = Quantity(
     "kv_vectors_per_token", r"\kappa", "1/token", "cached vectors per KV head per token of context: a key and a value",
     value=2, source=lecture("01:40", CHAPTER),
 )
+kv_elements_per_layer_q = Quantity(
+    "kv_elements_per_layer", r"\epsilon_{\mathrm{kv}}", "1/token",
+    "elements one KV layer caches per token of context (a key and a value per KV head; for multi-head latent "
+    "attention the latent and its rotary key, which a model config pins)")
+kv_elements_per_layer = Definition(
+    "context.kv_elements_per_layer", title="Cached elements per layer and token",
+    statement="Per token of context a layer caches a key and a value vector of the head dimension for each KV "
+              "head.  Multi-head latent attention (DeepSeek-V2/V3, Kimi K2) caches one latent vector and one "
+              "rotary key instead, kv_lora_rank + qk_rope_head_dim elements; a model config with latent "
+              "attention pins this quantity to that sum, and the per-head count does not apply to it.",
+    source=lecture("01:40", CHAPTER),
+    defines=kv_elements_per_layer_q, expr=kv_vectors_per_token.sym * kv_heads.sym * head_dim.sym,
+)
 kv_bytes_from_heads_q = Quantity("kv_bytes_from_heads", r"k_{\mathrm{arch}}", "byte/token",
                                  "KV bytes per token of context computed from the attention layout")
 kv_bytes_from_heads = Definition(
     "context.kv_bytes_from_heads", title="KV bytes per token from the attention layout",
-    statement="Each layer with its own KV cache stores a key and a value vector of the head dimension for "
-              "every KV head, for every token of context.",
+    statement="Each layer with its own KV cache stores its cached elements (a key and a value vector of the "
+              "head dimension for every KV head) for every token of context.",
     source=lecture("01:40", CHAPTER),
     defines=kv_bytes_from_heads_q,
-    expr=kv_cache_layers.sym * kv_vectors_per_token.sym * kv_heads.sym * head_dim.sym * bytes_per_kv_element.sym,
+    expr=kv_cache_layers.sym * kv_elements_per_layer_q.sym * bytes_per_kv_element.sym,
 )
 kv_bytes_architecture = Claim(
     "context.kv_bytes_architecture", title="One shared layer, 8 heads of 128: 2,048 bytes",

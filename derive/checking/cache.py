@@ -22,7 +22,8 @@ Three layers, all in the per-user cache folder (``platformdirs.user_cache_dir("d
 
 Every entry is sealed: it carries its kind, its key and a SHA-256 of its own content, and a read checks
 all three, so a damaged, truncated, edited or foreign entry is a miss (re-computed and rewritten), never
-an answer.  A cached counterexample is re-checked exactly against its problem on every read.  Writes are
+an answer.  A cached counterexample is re-checked by the kernel against its problem on every read (a
+proof's against the stored problem, a claim's in the results cache against the claim as it is now).  Writes are
 atomic (a temporary file, then ``os.replace``); a cache folder that cannot be written is not an error.
 The folder is bounded (``DERIVE_CACHE_MAX_MB``, default 256): after a command that wrote entries, the
 least recently used ones (a hit refreshes an entry's modification time) are removed down to 80 % of it.
@@ -36,7 +37,7 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -569,7 +570,10 @@ class ResultsCache:
                                 "library": None if library is None else library_digest(library),
                                 "rlimit": rlimit, "ids": sorted(ids), "format": FORMAT}))
 
-    def get(self, key: str) -> dict | None:
+    def get(self, key: str, confirm: Callable[[Any], bool] | None = None) -> dict | None:
+        """The stored results, or None.  A stored ``refuted`` is replayed only when ``confirm`` (the
+        checker's ``Checker.confirms``: the kernel's re-check of its counterexample) accepts it; without
+        ``confirm``, an entry holding one is a miss."""
         path = self.dir / f"{key}.json"
         data = unseal(path, "results", key)
         if not isinstance(data, list):
@@ -577,6 +581,8 @@ class ResultsCache:
         try:
             results = {r["id"]: result_from_json(r) for r in data}
         except (KeyError, TypeError, ValueError, AttributeError):
+            return None
+        if any(r.verdict == "refuted" and (confirm is None or not confirm(r)) for r in results.values()):
             return None
         touch(path)
         return results

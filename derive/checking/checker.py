@@ -13,6 +13,7 @@ import sympy as sp
 from derive.kernel.logic import Formula, Iff, Implies, Rel
 from derive.kernel.problem import DEFAULT_RLIMIT, Outcome, Problem
 from derive.kernel.prover import decide
+from derive.kernel.trusted import Kernel
 from derive.model.declarations import Assumption, Claim, Declaration
 from derive.model.library import Library
 from derive.model.scenario import Scenario
@@ -166,14 +167,14 @@ class Checker:
             claim_symbols |= h.free_symbols()
         extra = [lib.formula_expand(f, pinned) for _, f in self.scenario.assumptions]
         extra = [f for f in extra if f.free_symbols() & claim_symbols]
-        formulas, _ = self._instantiate(claim, [goal, *hyps, *extra])
+        bounds, boxed = self._bounds(claim, pinned)
+        formulas, _ = self._instantiate(claim, [goal, *hyps, *extra, *boxed])
         goal, hyps = formulas[0], formulas[1:]
         symbols = set(goal.free_symbols())
         for h in hyps:
             symbols |= h.free_symbols()
         domain: list[Formula] = []
         integer: set[sp.Symbol] = set()
-        bounds = {q.sym: (_exact_bound(lo), _exact_bound(hi)) for q, lo, hi in claim.bounds}
         for s in sorted(symbols, key=str):
             q = lib.quantity_of(s)
             d = q.domain_formula()
@@ -183,6 +184,24 @@ class Checker:
                 integer.add(s)
         seed = zlib.crc32(claim.id.encode())
         return Problem(domain + hyps, goal, integer, bounds, self.rlimit, seed)
+
+    def _bounds(self, claim: Claim, pinned: frozenset[str]) -> tuple[dict, list[Formula]]:
+        """A claim's ``bounds`` (hypotheses, see derive.kernel.trusted): those of quantities that stay
+        variables of the problem, and relations for the others (a derived quantity's bounds on its
+        definition, a constant's or an instance value's on that value: a value outside its bounds makes
+        the assumptions contradict each other, it is never a counterexample)."""
+        fixed = set(self.scenario.substitution(self.library)) - {q.sym for q in claim.forall} \
+            if claim.instance else set()
+        bounds: dict = {}
+        boxed: list[Formula] = []
+        for q, lo, hi in claim.bounds:
+            lo, hi = _exact_bound(lo), _exact_bound(hi)
+            value = self.library.expand(q.sym, pinned) if self.library.quantities.get(q.name) is q else q.sym
+            if (value == q.sym and q.sym not in fixed) or not all(isinstance(v, sp.Number) for v in (lo, hi)):
+                bounds[q.sym] = (lo, hi)  # a malformed bound stays here, for the kernel to refuse
+            else:
+                boxed += [Rel(value, ">=", lo), Rel(value, "<=", hi)]
+        return bounds, boxed
 
     def missing_values(self, claim: Claim) -> list[str]:
         if not claim.instance:
@@ -218,6 +237,27 @@ class Checker:
             # The point where an instance claim fails includes the scenario values it was checked at.
             result.counterexample = {**self.instance_values(claim, hyps), **(result.counterexample or {})}
         return result
+
+    def confirms(self, result: ClaimResult) -> bool:
+        """Whether a stored own result (a cache's) may be replayed: a ``refuted`` one only when the
+        kernel re-checks its counterexample against the claim's problem as it is assembled now (a step's
+        counterexample is not re-checked here: such a result is simply recomputed)."""
+        if result.verdict != "refuted":
+            return True
+        claim = self.library.declarations.get(result.id)
+        if not isinstance(claim, Claim) or not result.counterexample:
+            return False
+        try:
+            hyps = self.hypotheses_for(claim)
+            fixed = self.instance_values(claim, hyps) if claim.instance else {}
+            if any(result.counterexample.get(name) != value for name, value in fixed.items()):
+                return False
+            problem = self.problem(claim, claim.goal, hyps)
+            point = {s: sp.Rational(result.counterexample[str(s)]) for s in problem.symbols()
+                     if str(s) in result.counterexample}
+            return Kernel(problem).refuted(point, result.engine) is not None
+        except Exception:  # noqa: BLE001 - a result that cannot be re-checked is recomputed, never replayed
+            return False
 
     def instance_values(self, claim: Claim, hyps: list[Formula]) -> dict[str, str]:
         """Scenario values substituted into an instance claim, by quantity name."""
@@ -350,8 +390,10 @@ _FORKED: Checker | None = None
 
 
 def forall_derived(library: Library, claim: Claim) -> frozenset[str]:
-    """Derived quantities a claim quantifies over (``forall``): their definitions are cut."""
-    return frozenset(q.name for q in claim.forall if library.is_derived(q.name))
+    """Derived quantities and constants a claim quantifies over (``forall``): their definitions (or
+    values) are cut, so that they stay variables."""
+    return frozenset(q.name for q in claim.forall
+                     if library.is_derived(q.name) or q.value is not None)
 
 
 def resting_claims(library: Library, claim: Claim) -> list[str]:
@@ -373,12 +415,17 @@ def resting_claims(library: Library, claim: Claim) -> list[str]:
     return sorted(out, key=order.get)
 
 
-def _exact_bound(value: object) -> sp.Expr:
-    """A bound as written: exact numbers become Rationals; a float stays a Float, which the kernel
-    refuses (the float rule, see derive.kernel.trusted)."""
+def _exact_bound(value: object) -> object:
+    """A bound as written: exact numbers become Rationals; a float stays a Float and anything else (a
+    bool, infinity, an expression) stays as it is, for the kernel to refuse (see derive.kernel.trusted)."""
     if isinstance(value, (float, sp.Float)):
         return sp.Float(value)
-    return sp.Rational(value)
+    if isinstance(value, bool):
+        return value
+    try:
+        return sp.Rational(value)
+    except (TypeError, ValueError, ArithmeticError, sp.SympifyError):
+        return value
 
 
 def _check_own_ids(ids: list[str]) -> list[ClaimResult]:

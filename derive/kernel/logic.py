@@ -254,7 +254,8 @@ def within_factor(expr: sp.Expr, target: sp.Expr, factor: sp.Expr) -> Formula:
 def within_percent(expr: sp.Expr, target: sp.Expr, percent: sp.Expr) -> Formula:
     """``|expr - target| <= percent/100 * |target|``, written without Abs when the target is a number
     (a negative target too: the tolerance is taken on its magnitude); with ``Abs`` of a symbolic target."""
-    tol = sp.Rational(percent) / 100 if not isinstance(percent, sp.Expr) else percent / 100
+    # an int or a Fraction is exact; a float stays a Float, which the kernel refuses (its float rule)
+    tol = sp.sympify(percent) / 100 if isinstance(percent, (float, sp.Expr)) else sp.Rational(percent) / 100
     target = sp.sympify(target)
     size = abs(target) if target.is_number else sp.Abs(target)
     return between(expr, target - tol * size, target + tol * size)

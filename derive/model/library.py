@@ -88,6 +88,9 @@ class Library:
         for d in self.declarations.values():
             g.add_node(d.id)
         for d in self.declarations.values():
+            if isinstance(d, Definition) and d.defines.sym in d.expr.free_symbols:
+                raise LibraryError(f"definition '{d.id}' defines '{d.defines.name}' in terms of itself",
+                                   hint="a definition's expression must not use the quantity it defines")
             for sym in sorted(free_symbols_of(d.exprs()), key=str):
                 q = self._symbol_quantity(sym, d.id)
                 definition = self.definition_of.get(q.name)

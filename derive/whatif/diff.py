@@ -384,7 +384,7 @@ def diff(library: Library, baseline: Scenario, current: Scenario, *, rlimit: int
     key = None
     if results_cache is not None:
         key = results_cache.key(baseline, rlimit, [c.id for c in claims], library=library)
-        before_own = results_cache.get(key)
+        before_own = results_cache.get(key, confirm=base_checker.confirms)
     cached = before_own is not None and set(before_own) >= {c.id for c in claims}
     if not cached:
         before_own = own_results(base_checker, claims)

@@ -584,7 +584,7 @@ def _own_for(checker) -> dict:
     claims, results = w["claims"], w["results"]
     ids = [c.id for c in claims]
     key = results.key(checker.scenario, w["rlimit"], ids, w["sources"]) if results else None
-    own = results.get(key) if results else None
+    own = results.get(key, confirm=checker.confirms) if results else None
     if own is None or not set(own) >= set(ids):
         own = own_results(checker, claims)
         if results:
@@ -614,7 +614,7 @@ def _check_pair(pair: tuple[str, str]) -> MatrixRow:
     checker = Checker(lib, scen, rlimit=w["rlimit"], cache=w["cache"])
     results = w["results"]
     key = results.key(scen, w["rlimit"], [c.id for c in claims], w["sources"]) if results else None
-    cached = results.get(key) if results else None
+    cached = results.get(key, confirm=checker.confirms) if results else None
     if cached is not None and set(cached) >= {c.id for c in claims}:
         final = with_blocking(checker, claims, cached)
         return MatrixRow(hw, model, {i: r.verdict for i, r in final.items()}, 0, len(claims), 0, sorted(scen.pinned))
@@ -691,31 +691,33 @@ def check_matrix(library_specs: Sequence[str], *, pairs: Sequence[tuple[str, str
 
 def _base_key(init_args):
     from derive.checking.cache import ResultsCache, library_digest, sources_digest
+    from derive.checking.checker import Checker
     from derive.model.loader import load_library
     from derive.model.scenario import build_scenario
 
     specs, scenario, sets, assumes, ids, rlimit, cache_dir = init_args
     if not cache_dir:
-        return None, None
+        return None, None, None
     lib = load_library(list(specs))
     base = build_scenario(lib, scenario=scenario, sets=sets, assumes=assumes)
     results = ResultsCache(cache_dir)
     sources = f"{sources_digest()}:{library_digest(lib)}"
-    return results, results.key(base, rlimit, [c.id for c in _matrix_claims(lib, ids)], sources)
+    key = results.key(base, rlimit, [c.id for c in _matrix_claims(lib, ids)], sources)
+    return results, key, Checker(lib, base, rlimit=rlimit).confirms  # replayed counterexamples are re-checked
 
 
 def _cached_base(init_args) -> list[dict] | None:
     from derive.checking.cache import result_to_json
 
-    results, key = _base_key(init_args)
-    own = results.get(key) if results else None
+    results, key, confirm = _base_key(init_args)
+    own = results.get(key, confirm=confirm) if results else None
     return None if own is None else [result_to_json(r) for r in own.values()]
 
 
 def _store_base(init_args, base_json: list[dict]) -> None:
     from derive.checking.cache import result_from_json
 
-    results, key = _base_key(init_args)
+    results, key, _ = _base_key(init_args)
     if results:
         results.put(key, {r["id"]: result_from_json(r) for r in base_json})
 
