@@ -185,7 +185,8 @@ def _deltanet(layers: int, v_heads: int, k_heads: int, k_dim: int, v_dim: int, k
 B = 1e9
 # fixture: (total, active, which active count the publisher states, relative tolerance, kv(L) by hand)
 #   active conventions: "compute" = params_active (no input embedding, output head kept),
-#   "with_embedding" = params_active + input embedding, "non_embedding" = no embedding at all
+#   "with_embedding" = params_active + input embedding, "non_embedding" = no embedding at all.
+#   The tolerance is the publisher's rounding (or the parts it counts and the reader does not, named).
 ARCHITECTURES = {
     # OpenAI, gpt-oss model card (arXiv:2508.10925), table 1: 116.83B total, 5.13B active
     "gpt-oss-120b.json": (116.83 * B, 5.13 * B, "compute", 0.002,
@@ -193,24 +194,38 @@ ARCHITECTURES = {
     # same table: 20.91B total, 3.61B active
     "gpt-oss-20b.json": (20.91 * B, 3.61 * B, "compute", 0.002,
                          lambda L: _gqa(12, 8, 64) * L + _gqa(12, 8, 64) * min(L, 128)),
-    # Qwen3-Next-80B-A3B model card: 80B in total, 3B activated (non-embedding: 3.25B rounds to 3)
-    "qwen3-next-80b-a3b-instruct.json": (80 * B, 3 * B, "non_embedding", 0.09,
+    # Qwen3-Next-80B-A3B model card: "80B in total and 3B activated"; 79.67B and 3.25B (non-embedding)
+    # counted, each the publisher's figure to its one significant digit (a rounded name, 8 % for 3.25 -> 3)
+    "qwen3-next-80b-a3b-instruct.json": (80 * B, 3 * B, "non_embedding", 0.085,
                                          lambda L: _gqa(12, 2, 256) * L + _deltanet(36, 32, 16, 128, 128, 4)),
-    # Qwen3.5-397B-A17B model card: 397B total, 17B activated (language model; vision encoder not counted)
+    # Qwen3.5-397B-A17B model card: 397B total, 17B activated (language model; the vision encoder, counted in
+    # the 397B, is not)
     "qwen3.5-397b-a17b.json": (397 * B, 17 * B, "with_embedding", 0.03,
                                lambda L: _gqa(15, 2, 256) * L + _deltanet(45, 64, 16, 128, 128, 4)),
-    # DeepSeek-V3.2-Exp model card: the V3 layout, 671B total, 37B activated; indexer keys FP8 + FP32 scale
-    "deepseek-v3.2-exp.json": (671 * B, 37 * B, "compute", 0.02,
-                               lambda L: (61 * (512 + 64) * 2 + 61 * (128 + 4)) * L),
+    # DeepSeek-V3.2 (deepseek-ai/DeepSeek-V3.2-Exp README: the V3.1-Terminus layout plus the indexer; V3 README:
+    # "671B total parameters with 37B activated"); indexer keys FP8 + one FP32 scale per 128 per layer
+    "deepseek-v3.2.json": (671 * B, 37 * B, "compute", 0.015,
+                           lambda L: (61 * (512 + 64) * 2 + 61 * (128 + 4)) * L),
+    # Moonshot AI, Kimi-K2 README: "1 trillion total parameters", "32 billion activated parameters"
+    "kimi-k2-instruct.json": (1000 * B, 32 * B, "compute", 0.03, lambda L: 61 * (512 + 64) * 2 * L),
     # DeepSeek-V2 README: DeepSeek-V2-Lite 15.7B total, 2.4B activated
-    "deepseek-v2-lite.json": (15.7 * B, 2.4 * B, "compute", 0.03, lambda L: 27 * (512 + 64) * 2 * L),
-    # Z.ai GLM-4.5 model card: 355B total, 32B active (MTP layer not counted here)
+    "deepseek-v2-lite.json": (15.7 * B, 2.4 * B, "compute", 0.025, lambda L: 27 * (512 + 64) * 2 * L),
+    # Z.ai GLM-4.5 model card: 355B total, 32B active (the MTP layer, about 5.7B of the 355B, is not counted)
     "glm-4.5.json": (355 * B, 32 * B, "non_embedding", 0.01, lambda L: _gqa(92, 8, 128) * L),
-    # Meta Llama 4 model card: Scout 17B active, 109B total; Maverick 17B active, 400B total (vision not counted)
+    # Meta Llama 4 model card: Scout 17B active, 109B total; Maverick 17B active, 400B total (the vision
+    # encoder, counted in the totals, is not here)
     "llama-4-scout-17b-16e.json": (109 * B, 17 * B, "with_embedding", 0.015,
                                    lambda L: _gqa(12, 8, 128) * L + _gqa(36, 8, 128) * min(L, 8192)),
     "llama-4-maverick-17b-128e.json": (400 * B, 17 * B, "with_embedding", 0.015,
                                        lambda L: _gqa(12, 8, 128) * L + _gqa(36, 8, 128) * min(L, 8192)),
+    # Mistral AI, "Mixtral of experts" (mistral.ai/news/mixtral-of-experts): 46.7B total, 12.9B used per token
+    "mixtral-8x7b-v0.1.json": (46.7 * B, 12.9 * B, "with_embedding", 0.002, lambda L: _gqa(32, 8, 128) * L),
+    # Qwen2-57B-A14B model card: 57B parameters, 14B activated
+    "qwen2-57b-a14b.json": (57 * B, 14 * B, "with_embedding", 0.02, lambda L: _gqa(28, 4, 128) * L),
+    # Google, Gemma 3 technical report (arXiv:2503.19786), table 1: 27B, 25,600M non-embedding parameters;
+    # five local layers (1,024-token window) to one global
+    "gemma-3-27b-it.json": (27 * B, 25.6 * B, "non_embedding", 0.002,
+                            lambda L: _gqa(10, 16, 128) * L + _gqa(52, 16, 128) * min(L, 1024)),
     # TII: Falcon-7B "a 7B parameters causal decoder-only model" (multi-query: one KV head of 64)
     "falcon-7b.json": (7 * B, 7 * B, "compute", 0.02, lambda L: _gqa(32, 1, 64) * L),
     # TII: Falcon-40B "a 40B parameters causal decoder-only model" (8 KV groups); 41.3B counted, a rounded name
@@ -248,7 +263,8 @@ def test_kv_bytes_by_hand_at_several_contexts(fixture: str) -> None:
 
 
 @pytest.mark.parametrize("fixture", ["gpt-oss-120b.json", "qwen3-next-80b-a3b-instruct.json",
-                                     "llama-4-scout-17b-16e.json", "deepseek-v3.2-exp.json", "gemma-2-9b.json"])
+                                     "llama-4-scout-17b-16e.json", "deepseek-v3.2.json", "gemma-2-9b.json",
+                                     "gemma-3-27b-it.json"])
 def test_engine_kv_per_sequence_matches_hand_count(lecture_library, fixture: str) -> None:
     hand = ARCHITECTURES[fixture][4]
     for context in (100, 10_000, 200_000):
@@ -266,7 +282,7 @@ def test_gpt_oss_mxfp4_bytes_per_param() -> None:
 
 
 def test_deepseek_fp8_block_scales() -> None:
-    config = _config("deepseek-v3.2-exp.json")
+    config = _config("deepseek-v3.2.json")
     pb, values = param_breakdown(config), model_values(config)
     kept = pb.embedding + pb.lm_head + pb.router
     expected = (pb.total - kept) * (1 + Fraction(4, 128 * 128)) + 2 * kept
@@ -395,3 +411,308 @@ def test_kv_per_sequence_is_the_sum_over_layers(config: dict, contexts: list[int
     ordered = sorted(contexts)
     sizes = [layout.bytes_per_sequence(c, e) for c in ordered]
     assert sizes == sorted(sizes)
+
+
+# --------------------------------------------------------------------------------------------------
+# the counts against real checkpoints: the tensor totals of gogongxt/python's checkpoint reports
+# (scripts/models/*.md, "参数总量", every tensor of the safetensors files), less the tensors the reader does
+# not count, written out from the shapes those reports list.  Equality is exact: the reader counts exactly
+# the weight matrices of the checkpoint.
+
+_QWEN3_30B_A3B = {  # Qwen/Qwen3-30B-A3B-Instruct-2507 as transformers 5.7 writes it (num_local_experts)
+    "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 2048,
+    "num_hidden_layers": 48, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
+    "intermediate_size": 6144, "moe_intermediate_size": 768, "num_local_experts": 128, "num_experts_per_tok": 8,
+    "decoder_sparse_step": 1, "mlp_only_layers": [], "max_window_layers": 48, "sliding_window": None,
+    "use_sliding_window": False, "vocab_size": 151936, "tie_word_embeddings": False, "dtype": "bfloat16"}
+
+
+def _deepseek_v32_not_counted() -> int:
+    L = 62  # 61 layers and the multi-token-prediction layer 61
+    fp8_scales = (3 * (56 * 144 + 144 * 56 * 2) + L * (5 * 56 + 256 * 4 + 56 * 128 + 12 * 56 + 192 * 12 + 56 + 64 * 12)
+                  + 59 * 256 * (56 * 16 + 16 * 56 * 2) + 59 * (56 * 16 + 16 * 56 * 2))
+    norms = L * (7168 * 2 + 128 * 2 + 512 + 1536) + 7168 * 4  # + enorm, hnorm, shared_head.norm, model.norm
+    e_score_bias = 59 * 256
+    mtp = (7168 * 1536 + 24576 * 1536 + 576 * 7168 + 32768 * 512 + 7168 * 16384  # its attention
+           + 64 * 7168 + 128 * 7168 + 8192 * 1536  # its indexer
+           + 256 * 3 * 2048 * 7168 + 256 * 7168 + 3 * 2048 * 7168  # its experts, router, shared expert
+           + 7168 * 14336 + 2 * 129280 * 7168)  # eh_proj, its embedding and head
+    return fp8_scales + norms + e_score_bias + mtp
+
+
+def _kimi_k2_not_counted() -> int:
+    fp8_scales = (61 * (5 * 56 + 128 * 4 + 56 * 64 + 12 * 56 + 96 * 12) + (56 * 144 + 144 * 56 * 2)
+                  + 60 * 384 * (56 * 16 + 16 * 56 * 2) + 60 * (56 * 16 + 16 * 56 * 2))
+    return fp8_scales + 61 * 56 + 60 * 384 + 61 * (7168 * 2 + 512 + 1536) + 7168  # inv_freq, biases, norms
+
+
+def _qwen3_next_not_counted() -> int:
+    norms = 48 * 2 * 2048 + 2048 + 36 * (32 + 32 + 128) + 12 * (256 + 256)  # + A_log, dt_bias, gated norm, q/k norm
+    mtp = (2048 * 4096 + 512 * 3 * 512 * 2048 + 512 * 2048 + 3 * 512 * 2048 + 2048  # fc, experts, router, shared
+           + 8192 * 2048 + 2 * 512 * 2048 + 4096 * 2048 + 2 * 256 + 5 * 2048)  # attention, q/k norms, its norms
+    return norms + mtp
+
+
+def _gpt_oss_20b_not_counted() -> int:
+    # MXFP4 blocks hold two values per uint8 and one uint8 scale per 32 values: the report counts bytes there
+    experts = 24 * 32 * (5760 * 2880 + 2880 * 2880)
+    biases = 24 * 32 * (2880 + 5760 + 1) + 24 * (4096 + 512 + 512 + 2880) + 24 * 64 + 24 * 2 * 2880 + 2880
+    return biases - experts + experts // 2 + experts // 32  # (sinks and norms included in biases)
+
+
+def _glm_45_not_counted() -> int:
+    L = 93  # 92 layers and the multi-token-prediction layer 92
+    fp8_scales = (3 * (5120 + 12288 * 2) + L * (1024 + 5120 + 12288 + 1024) + 90 * 160 * (5120 + 1536 * 2)
+                  + 90 * (5120 + 1536 * 2) + 151552)
+    biases = L * (1024 + 12288 + 1024) + 90 * 160  # q, k, v biases; e_score_correction_bias
+    norms = L * (5120 * 2 + 128 * 2) + 5120 * 4
+    mtp = (5120 * 12288 * 2 + 5120 * 1024 * 2 + 160 * 3 * 5120 * 1536 + 160 * 5120 + 3 * 5120 * 1536
+           + 5120 * 10240 + 2 * 151552 * 5120)
+    return fp8_scales + biases + norms + mtp
+
+
+CHECKPOINTS = {
+    # (config, the report's tensor total, what the reader does not count, report path @ commit)
+    "deepseek-v2-lite": ("deepseek-v2-lite.json", 15_706_484_224, 27 * (2 * 2048 + 512) + 2048,
+                         "scripts/DeepSeek-V2-Lite-Chat.md@9582923"),
+    "qwen3-next-80b-a3b": ("qwen3-next-80b-a3b-instruct.json", 81_324_862_720, _qwen3_next_not_counted(),
+                           "scripts/models/qwen3_next_80b_a3b_instruct.md@ec99626"),
+    "deepseek-v3.2": ("deepseek-v3.2.json", 685_396_921_376, _deepseek_v32_not_counted(),
+                      "scripts/models/deepseek_v3.2.md@cbff706"),
+    "kimi-k2-instruct": ("kimi-k2-instruct.json", 1_026_470_731_056, _kimi_k2_not_counted(),
+                         "scripts/models/kimi_k2_instruct.md@ec99626"),
+    "gpt-oss-20b": ("gpt-oss-20b.json", 11_956_805_184, _gpt_oss_20b_not_counted(),
+                    "scripts/models/gpt_oss_20b.md@cbff706"),
+    "glm-4.5": ("glm-4.5.json", 358_458_543_424, _glm_45_not_counted(), "scripts/models/glm_4.5_fp8.md@cbff706"),
+    "qwen3-30b-a3b": (_QWEN3_30B_A3B, 30_532_122_624, 48 * (2 * 2048 + 2 * 128) + 2048,
+                      "scripts/models/qwen3_30b_a3b_instruct_2507.md@cbff706"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHECKPOINTS))
+def test_counts_equal_the_checkpoint_tensors(name: str) -> None:
+    config, tensors, not_counted, _ = CHECKPOINTS[name]
+    config = _config(config) if isinstance(config, str) else config
+    assert model_values(config)["params_total"].value == tensors - not_counted
+
+
+def test_qwen3_30b_a3b_published() -> None:
+    # Qwen3-30B-A3B model card: "30.5B in total and 3.3B activated" (with embeddings), 29.9B non-embedding
+    pb = param_breakdown(_QWEN3_30B_A3B)
+    assert round(pb.total / 1e8) == 305 and round(pb.total_non_embedding / 1e8) == 299
+    assert float(pb.active_with_embedding) == pytest.approx(3.3e9, rel=0.02)
+    # KV: 48 layers * 2 * 4 kv heads * 128 * 2 bytes; no window (use_sliding_window false)
+    assert model_values(_QWEN3_30B_A3B)["kv_bytes_per_token"].value == 48 * 2 * 4 * 128 * 2
+
+
+# --------------------------------------------------------------------------------------------------
+# bytes per weight against the size of quantized checkpoints (the same reports' "张量累计大小", in GiB)
+
+_QWEN3_32B = {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 5120,
+              "num_hidden_layers": 64, "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128,
+              "intermediate_size": 25600, "vocab_size": 151936, "tie_word_embeddings": False}
+_QWEN3_8B = {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 4096,
+             "num_hidden_layers": 36, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+             "intermediate_size": 12288, "vocab_size": 151936, "tie_word_embeddings": False}
+QUANTIZED = {
+    # Qwen/Qwen3-32B-AWQ (scripts/qwen3_32b_awq.md@6a3ceab): 18.00 GiB
+    "awq": (_QWEN3_32B | {"dtype": "float16", "quantization_config": {
+        "bits": 4, "group_size": 128, "modules_to_not_convert": None, "quant_method": "awq", "version": "gemm",
+        "zero_point": True}}, 18.00),
+    # Qwen/Qwen3-8B-FP8 (scripts/qwen3_8b_fp8.md@d881ab7): 8.79 GiB
+    "fp8": (_QWEN3_8B | {"dtype": "bfloat16", "quantization_config": {
+        "activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8", "weight_block_size": [128, 128]}}, 8.79),
+    # openai/gpt-oss-20b (scripts/models/gpt_oss_20b.md@cbff706): 12.82 GiB (13 MB of biases not counted)
+    "mxfp4": ("gpt-oss-20b.json", 12.82),
+}
+
+
+@pytest.mark.parametrize("scheme", sorted(QUANTIZED))
+def test_bytes_per_weight_reproduce_quantized_checkpoints(scheme: str) -> None:
+    config, gib = QUANTIZED[scheme]
+    config = _config(config) if isinstance(config, str) else config
+    values = model_values(config)
+    size = values["bytes_per_param"].value * values["params_total"].value / 2**30
+    assert float(size) == pytest.approx(gib, rel=0.003)
+    # and by hand, for the AWQ file: 4-bit weights, an FP16 scale and a 4-bit zero per 128 in every linear
+    # layer; embedding and head at float16
+    if scheme == "awq":
+        linear = 64 * (5120 * 8192 + 2 * 5120 * 1024 + 8192 * 5120 + 3 * 5120 * 25600)
+        by_hand = linear * (Fraction(1, 2) + Fraction(2 + Fraction(1, 2), 128)) + 2 * 151936 * 5120 * 2
+        assert values["bytes_per_param"].value * values["params_total"].value == by_hand
+
+
+# --------------------------------------------------------------------------------------------------
+# the reader on the forms real files take
+
+
+def test_gemma3_sparse_config_takes_transformers_defaults() -> None:
+    # google/gemma-3-4b-it names only what differs from transformers' Gemma3TextConfig (a public copy of the
+    # file: boi/eoi/image tokens, torch_dtype and a text_config of four sizes, rope_scaling, sliding_window)
+    config = {"architectures": ["Gemma3ForConditionalGeneration"], "boi_token_index": 255999,
+              "eoi_token_index": 256000, "eos_token_id": [1, 106], "image_token_index": 262144,
+              "initializer_range": 0.02, "mm_tokens_per_image": 256, "model_type": "gemma3",
+              "text_config": {"hidden_size": 2560, "intermediate_size": 10240, "model_type": "gemma3_text",
+                              "num_hidden_layers": 34, "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+                              "sliding_window": 1024},
+              "torch_dtype": "bfloat16", "transformers_version": "4.50.0.dev0"}
+    values, pb = model_values(config), param_breakdown(config)
+    # defaults: 8 heads, 4 KV heads of 256, vocabulary 262,208, tied; Gemma 3 report table 1: 4B has
+    # 3,209M non-embedding parameters
+    d = 2560
+    assert pb.total_non_embedding == 34 * (d * 8 * 256 + 2 * d * 4 * 256 + 8 * 256 * d + 3 * d * 10240)
+    # Google's figure counts the four norm gains of each layer and the q/k norms, which the reader leaves out
+    assert pb.total_non_embedding + 34 * (4 * d + 2 * 256) == pytest.approx(3209e6, abs=0.5e6)
+    assert pb.embedding == 262208 * d and pb.lm_head == 0
+    # five local layers to one global: layers 5, 11, 17, 23, 29 global, 29 local on a 1,024 window
+    layout = kv_layout(config)
+    for context in (500, 1024, 50_000):
+        assert layout.bytes_per_sequence(context, 2) == _gqa(5, 4, 256) * context + _gqa(29, 4, 256) * min(context,
+                                                                                                           1024)
+    assert any("'vocab_size' absent" in n and "262,208" in n for n in values.notes)
+
+
+def test_gemma3_12b_non_embedding_count() -> None:
+    # Gemma 3 report table 1: 12B has 10,759M non-embedding parameters (google/gemma-3-12b-it text sizes:
+    # hidden 3840, 48 layers, 16 heads, 8 KV heads, intermediate 15360; head_dim left to the default 256)
+    config = {"model_type": "gemma3_text", "hidden_size": 3840, "num_hidden_layers": 48,
+              "num_attention_heads": 16, "num_key_value_heads": 8, "intermediate_size": 15360,
+              "sliding_window": 1024}
+    pb = param_breakdown(config)
+    assert pb.total_non_embedding == 48 * (3840 * 16 * 256 + 2 * 3840 * 8 * 256 + 16 * 256 * 3840 + 3 * 3840 * 15360)
+    # + the norm gains Google's table counts: four of the width and two of the head dimension per layer
+    assert pb.total_non_embedding + 48 * (4 * 3840 + 2 * 256) == pytest.approx(10_759e6, abs=0.5e6)
+
+
+def test_refinedweb_falcon_40b_reads_grouped_kv_heads() -> None:
+    # tiiuae/falcon-40b before its move to the falcon model type (model_type RefinedWeb, tiiuae's code):
+    # no new_decoder_architecture field, n_head_kv 8 groups
+    old = {"alibi": False, "apply_residual_connection_post_layernorm": False, "architectures": ["RWForCausalLM"],
+           "bias": False, "bos_token_id": 11, "eos_token_id": 11, "hidden_dropout": 0.0, "hidden_size": 8192,
+           "initializer_range": 0.02, "layer_norm_epsilon": 1e-05, "model_type": "RefinedWeb", "n_head": 128,
+           "n_head_kv": 8, "n_layer": 60, "parallel_attn": True, "torch_dtype": "bfloat16", "vocab_size": 65024}
+    values = model_values(old)
+    assert values["kv_bytes_per_token"].value == _gqa(60, 8, 64)
+    d = 8192  # fused query_key_value (128 + 2 * 8 heads of 64), dense, 4x MLP without a gate, tied embedding
+    assert values["params_total"].value == 65024 * d + 60 * (d * (128 + 16) * 64 + d * d + 2 * d * 4 * d)
+    # Falcon-7B's RefinedWebModel: multi_query, one KV head
+    seven = {"architectures": ["RWForCausalLM"], "model_type": "RefinedWebModel", "hidden_size": 4544, "n_head": 71,
+             "n_layer": 32, "multi_query": True, "parallel_attn": True, "vocab_size": 65024, "bias": False}
+    assert model_values(seven)["kv_bytes_per_token"].value == _gqa(32, 1, 64)
+
+
+def test_gpt_oss_original_config_without_model_type() -> None:
+    # OpenAI's own original/config.json of gpt-oss-120b names no architecture and uses num_experts,
+    # experts_per_token (as quoted in NVIDIA/TensorRT-LLM tests/unittest/_torch/modeling/test_modeling_gpt_oss.py)
+    original = {"num_hidden_layers": 36, "num_experts": 128, "experts_per_token": 4, "vocab_size": 201088,
+                "hidden_size": 2880, "intermediate_size": 2880, "swiglu_limit": 7.0, "head_dim": 64,
+                "num_attention_heads": 64, "num_key_value_heads": 8, "sliding_window": 128,
+                "initial_context_length": 4096, "rope_theta": 150000, "rope_scaling_factor": 32.0,
+                "rope_ntk_alpha": 1, "rope_ntk_beta": 32}
+    values, hf = model_values(original), model_values(_config("gpt-oss-120b.json"))
+    for name in ("params_total", "params_active", "params_embedding"):
+        assert values[name].value == hf[name].value, name
+    assert values["kv_bytes_per_token"].value == hf["kv_bytes_per_token"].value == _gqa(18, 8, 64)
+    assert any("names no architecture" in n and "gpt_oss" in n for n in values.notes)
+
+
+def test_qwen_sliding_window_needs_use_sliding_window() -> None:
+    # transformers' Qwen2Config: use_sliding_window defaults to false, so sliding_window alone windows nothing
+    config = _config("qwen2-57b-a14b.json")
+    assert kv_layout(config).window_layers == 0
+    no_flag = {k: v for k, v in config.items() if k != "use_sliding_window"}
+    assert kv_layout(no_flag).window_layers == 0
+    on = kv_layout(config | {"use_sliding_window": True, "sliding_window": 4096})
+    assert (on.full_layers, on.window_layers, on.window) == (28, 0, 4096)  # max_window_layers 28: none windowed
+    on = kv_layout(config | {"use_sliding_window": True, "sliding_window": 4096, "max_window_layers": 20})
+    assert (on.full_layers, on.window_layers) == (20, 8)
+
+
+@pytest.mark.parametrize("fixture", ["llama-4-scout-17b-16e.json", "llama-4-maverick-17b-128e.json"])
+def test_llama4_resaved_with_full_layer_lists(fixture: str) -> None:
+    # transformers 4.51+ writes no_rope_layers and moe_layers in full (a Scout file re-saved that way is quoted
+    # in vllm-project/vllm#20581); newer versions add layer_types
+    config = _config(fixture)
+    text = config["text_config"]
+    step = text["interleave_moe_layer_step"]
+    full = dict(text, no_rope_layers=[1, 1, 1, 0] * 12, moe_layers=list(range(step - 1, 48, step)))
+    typed = dict(full, layer_types=["chunked_attention", "chunked_attention", "chunked_attention",
+                                    "full_attention"] * 12)
+    base = model_values(config)
+    for variant in (full, typed):
+        values = model_values(dict(config, text_config=variant))
+        for name in ("params_total", "params_active", "kv_bytes_per_token", "kv_chunk_bytes_per_token"):
+            assert values[name].value == base[name].value, name
+    assert base["kv_chunk_bytes_per_token"].value == _gqa(36, 8, 128)
+
+
+def test_qwen35_recurrent_state_in_its_own_datatype() -> None:
+    # Qwen/Qwen3.5-35B-A3B text_config as transformers 5.7 prints it (scripts/models/qwen3.5_35b_a3b.md@cbff706):
+    # 40 layers, 3 linear-attention layers to 1 full, mamba_ssm_dtype float32.  Model card: 35B total, 3B active
+    text = {"attn_output_gate": True, "dtype": "bfloat16", "full_attention_interval": 4, "head_dim": 256,
+            "hidden_size": 2048, "layer_types": (["linear_attention"] * 3 + ["full_attention"]) * 10,
+            "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_num_key_heads": 16,
+            "linear_num_value_heads": 32, "linear_value_head_dim": 128, "mamba_ssm_dtype": "float32",
+            "max_position_embeddings": 262144, "mlp_only_layers": [], "model_type": "qwen3_5_moe_text",
+            "moe_intermediate_size": 512, "num_attention_heads": 16, "num_experts": 256, "num_experts_per_tok": 8,
+            "num_hidden_layers": 40, "num_key_value_heads": 2, "shared_expert_intermediate_size": 512,
+            "tie_word_embeddings": False, "vocab_size": 248320}
+    config = {"architectures": ["Qwen3_5MoeForConditionalGeneration"], "model_type": "qwen3_5_moe",
+              "text_config": text, "tie_word_embeddings": False}
+    values, pb = model_values(config), param_breakdown(config)
+    # state: 30 layers * (32 value heads * 128 * 128 at 4 bytes + (2 * 16 * 128 + 32 * 128) channels * 3 at 2 bytes)
+    state = 30 * (32 * 128 * 128 * 4 + (2 * 16 * 128 + 32 * 128) * 3 * 2)
+    assert values["kv_state_bytes"].value == state
+    for context in (1, 4096, 262_144):
+        assert kv_layout(config).bytes_per_sequence(context, 2) == _gqa(10, 2, 256) * context + state
+    assert round(pb.total / 1e9) == 35 and round(pb.active / 1e9) == 3  # the vision encoder is not counted
+
+
+def test_glm45_air_published() -> None:
+    # zai-org/GLM-4.5-Air config.json sizes (not byte-verified): 46 layers, hidden 4096, 96 heads of 128, 8 KV
+    # heads, 128 experts (8 per token, 1 shared, width 1408), 1 dense layer of 10944.  Z.ai: 106B total, 12B active
+    config = {"architectures": ["Glm4MoeForCausalLM"], "model_type": "glm4_moe", "hidden_size": 4096,
+              "num_hidden_layers": 46, "num_attention_heads": 96, "num_key_value_heads": 8, "head_dim": 128,
+              "intermediate_size": 10944, "moe_intermediate_size": 1408, "n_routed_experts": 128,
+              "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 1, "vocab_size": 151552,
+              "tie_word_embeddings": False, "torch_dtype": "bfloat16"}
+    pb = param_breakdown(config)
+    d, attention = 4096, 4096 * 96 * 128 + 2 * 4096 * 8 * 128 + 96 * 128 * 4096
+    expert = 3 * d * 1408
+    assert pb.total == 2 * 151552 * d + 46 * attention + 3 * d * 10944 + 45 * (128 * expert + expert + d * 128)
+    assert float(pb.total) == pytest.approx(106e9, rel=0.01)
+    assert float(pb.active_non_embedding) == pytest.approx(12e9, rel=0.02)
+    assert model_values(config)["kv_bytes_per_token"].value == _gqa(46, 8, 128)
+
+
+def test_context_chapter_reads_the_latent_cache(lecture_library) -> None:
+    # DeepSeek-V3.2: the chapter's KV bytes per token from the layout is 61 layers * (512 + 64) * 2 bytes,
+    # not 2 * kv_heads * head_dim; the indexer's keys come on top in kv_bytes_per_token
+    sc = build_scenario(lecture_library, model=str(CONFIGS / "deepseek-v3.2.json"))
+    assert evaluate(lecture_library, sc, "kv_bytes_from_heads").exact == 61 * (512 + 64) * 2
+    assert sc.value("kv_bytes_per_token") == 61 * (512 + 64) * 2 + 61 * (128 + 4)
+    rows = {r["name"]: r for r in sc.explain(lecture_library, ["kv_elements_per_layer", "kv_cache_layers"])}
+    assert rows["kv_elements_per_layer"]["layer"] == rows["kv_cache_layers"]["layer"] == "model config"
+    assert any("latent attention" in n and "576" in n for n in sc.notes)
+    # the lecture's own layout is untouched: 1 layer * 2 * 8 heads * 128 * 1 byte
+    assert evaluate(lecture_library, build_scenario(lecture_library), "kv_bytes_from_heads").exact == 2048
+
+
+def test_compressed_tensors_ignore_list_names_modules_not_biases() -> None:
+    # zai-org/GLM-4.5-FP8 (scripts/models/glm_4.5_fp8.md@cbff706): compressed-tensors FP8 weights per channel;
+    # its ignore list names norms, biases and routers one by one (a few of its entries here) and the head.
+    # The attention weights themselves are FP8 in the checkpoint (k_proj.weight float8_e4m3fn).
+    quant = {"config_groups": {"group_0": {"targets": ["Linear"], "weights": {
+        "num_bits": 8, "type": "float", "strategy": "channel", "symmetric": True, "dynamic": False}}},
+        "format": "float-quantized", "quant_method": "compressed-tensors",
+        "ignore": ["model.layers.12.input_layernorm", "model.layers.5.self_attn.q_norm",
+                   "model.layers.11.self_attn.k_proj.bias", "model.layers.52.mlp.gate",
+                   "model.layers.29.mlp.gate.e_score_correction_bias", "lm_head", "model.norm"]}
+    config = _config("glm-4.5.json") | {"quantization_config": quant}
+    pb, values = param_breakdown(config), model_values(config)
+    kept = 151552 * 5120 * 2 + 89 * 5120 * 160  # embedding and head, the 89 MoE layers' routers, at bf16
+    assert pb.embedding + pb.lm_head + pb.router == kept
+    assert values["bytes_per_param"].value * pb.total == (pb.total - kept) * 1 + kept * 2
+    # gpt-oss names its whole attention blocks: those stay at bf16
+    oss = model_values(_config("gpt-oss-20b.json"))
+    assert "attention" in oss["bytes_per_param"].note

@@ -217,15 +217,28 @@ kv_vectors_per_token = Quantity(
     "kv_vectors_per_token", r"\kappa", "1/token", "cached vectors per KV head per token of context: a key and a value",
     value=2, source=lecture("01:40", CHAPTER),
 )
+kv_elements_per_layer_q = Quantity(
+    "kv_elements_per_layer", r"\epsilon_{\mathrm{kv}}", "1/token",
+    "elements one KV layer caches per token of context (a key and a value per KV head; for multi-head latent "
+    "attention the latent and its rotary key, which a model config pins)")
+kv_elements_per_layer = Definition(
+    "context.kv_elements_per_layer", title="Cached elements per layer and token",
+    statement="Per token of context a layer caches a key and a value vector of the head dimension for each KV "
+              "head.  Multi-head latent attention (DeepSeek-V2/V3, Kimi K2) caches one latent vector and one "
+              "rotary key instead, kv_lora_rank + qk_rope_head_dim elements; a model config with latent "
+              "attention pins this quantity to that sum, and the per-head count does not apply to it.",
+    source=lecture("01:40", CHAPTER),
+    defines=kv_elements_per_layer_q, expr=kv_vectors_per_token.sym * kv_heads.sym * head_dim.sym,
+)
 kv_bytes_from_heads_q = Quantity("kv_bytes_from_heads", r"k_{\mathrm{arch}}", "byte/token",
                                  "KV bytes per token of context computed from the attention layout")
 kv_bytes_from_heads = Definition(
     "context.kv_bytes_from_heads", title="KV bytes per token from the attention layout",
-    statement="Each layer with its own KV cache stores a key and a value vector of the head dimension for "
-              "every KV head, for every token of context.",
+    statement="Each layer with its own KV cache stores its cached elements (a key and a value vector of the "
+              "head dimension for every KV head) for every token of context.",
     source=lecture("01:40", CHAPTER),
     defines=kv_bytes_from_heads_q,
-    expr=kv_cache_layers.sym * kv_vectors_per_token.sym * kv_heads.sym * head_dim.sym * bytes_per_kv_element.sym,
+    expr=kv_cache_layers.sym * kv_elements_per_layer_q.sym * bytes_per_kv_element.sym,
 )
 kv_bytes_architecture = Claim(
     "context.kv_bytes_architecture", title="One shared layer, 8 heads of 128: 2,048 bytes",
@@ -390,4 +403,33 @@ hybrid_kv_short_context = Claim(
     goal=logic.le(5 * S_kv, L * (k + k_win)),
     expected="refuted",
     uses=(hybrid_kv_at_long_context,), tags=INCONSISTENCY,
+)
+
+# The chapter's argument, for part I of the documents (placeholders: derive.model.prose) ------------------
+PROSE = (
+    "The lecture's sixth chapter (minutes 93 to 124) reads API prices as measurements of cost, beginning with "
+    "long context.  Per generated token, compute does not depend on the context but the KV reads grow with it.  "
+    "Gemini 3.1 Pro charges more for prompts above 200K tokens, and the lecture reads that tier as the point "
+    "where the cost per token starts to grow ('maybe not exactly'), which explains where the price steps, not "
+    "by how much.",
+    "{{result:context_crossover}}",
+    "{{figure:memory_vs_context}}",
+    "Turned around, the tier measures the model.",
+    "{{result:kv_bytes_per_token}}",
+    r"The readings above hold both precisions.  The lecture plugs in \(W/F = 1/300\) directly, which is "
+    r"\(q/R\) only at one byte per weight, and it is the one-byte answer that a real layout matches; against "
+    r"the FP4 answer the shared-KV layout is {{verdict:kv_bytes_architecture_fp4}}.",
+    r"Attention's own multiplies, the one part of compute that grows with the context, were left out.  They stay "
+    r"below the weight multiplies up to a context \(L_{\mathrm{quad}}\) that shrinks with the number of global "
+    r"attention layers.  For one shared layer of 128 query heads in a 1e11-parameter model that is 'up in the "
+    r"millions of tokens', as the lecture says ({{verdict:quadratic_attention_millions}}); had all 100 layers "
+    r"attended over the whole context, it would be tens of thousands, and 'millions' "
+    r"{{verdict:quadratic_attention_all_layers}}.  Per context token, attention's multiplies also trail its KV "
+    r"reads unless a KV head serves hundreds of query heads, which grouped-query attention never does.",
+    "Real models mix layer kinds.  Sliding-window, chunked and linear-attention layers keep a cache that stops "
+    "growing, so at long context only the full-attention layers count: with five local layers in six (Gemma 3's "
+    "layout) a sequence of 32K tokens or more holds under a fifth of the all-global cache, though the saving is "
+    "not yet five-fold at 8K ({{verdict:hybrid_kv_short_context}} there).  Served contexts rose from about 8K to "
+    "100-200K tokens and have stayed there, a balance that moves only as HBM improves; sparse attention buys "
+    "about a square root of the KV traffic, not an unlimited gain.",
 )

@@ -30,7 +30,11 @@ Supported architectures (by ``model_type``, else by ``architectures``; nested ``
   fixed-size state, full attention on one layer in ``full_attention_interval``);
 - multi-head latent attention with mixture of experts: ``deepseek_v2``, ``deepseek_v3``, ``kimi_k2``,
   and ``deepseek_v32`` (DeepSeek-V3.2: MLA plus the sparse-attention indexer's key cache).
-An unknown ``model_type`` whose fields match one of these layouts is read with a note saying which.
+An unknown ``model_type`` whose fields match one of these layouts is read with a note saying which, and so
+is a config with no ``model_type`` at all (gpt-oss's ``original/config.json``).  Real files' forms: Gemma 3
+files leave out what equals transformers' class default (``_CLASS_DEFAULTS``, filled in with a note);
+transformers 5 re-saves (``dtype``, ``num_local_experts`` for Qwen MoE); Falcon's ``RefinedWeb`` (grouped
+KV heads) and ``RefinedWebModel`` (multi-query) files.
 
 Counting conventions
 --------------------
@@ -59,7 +63,14 @@ fixed size, whatever the context).  The counts per kind are computed arithmetica
 ``kv_window_bytes_per_token`` and ``attention_window``, ``kv_chunk_bytes_per_token`` and
 ``attention_chunk``, ``kv_state_bytes``.  The library's ``kv_bytes_per_sequence`` combines them at the
 scenario's context.  DeepSeek-V3.2's indexer keeps ``index_head_dim`` FP8 keys per token and layer plus
-one FP32 scale per 128 (DeepSeek's reference inference code), whatever the KV element size.
+one FP32 scale per 128 (DeepSeek's reference inference code), whatever the KV element size.  A linear-attention
+recurrent state is kept at ``mamba_ssm_dtype`` when the config names one (Qwen3.5: float32), else at the KV
+element size.
+
+For the context chapter's per-head formula (``kv_cache_layers * kv_elements_per_layer * e`` with
+``kv_elements_per_layer = 2 * kv_heads * head_dim``), latent attention pins ``kv_elements_per_layer`` to
+``kv_lora_rank + qk_rope_head_dim`` and reads decoding as multi-query attention over the latent
+(``kv_heads`` 1, ``head_dim`` the latent's width, every query head), as absorbed MLA decoding runs.
 
 Precision
 ---------
@@ -208,6 +219,19 @@ _ARCHITECTURES: dict[str, str] = {
 
 SUPPORTED_MODEL_TYPES: tuple[str, ...] = tuple(sorted(_MODEL_TYPES))
 
+# Fields that transformers' config class fills in when config.json leaves them out.  Google's Gemma 3 files
+# omit whatever equals the class default (gemma-3-27b-it's text_config has no vocab_size; gemma-3-4b-it's has
+# no head counts), so the default is part of what the file says.  (configuration_gemma2.py,
+# configuration_gemma3.py: Gemma2Config, Gemma3TextConfig.)
+_CLASS_DEFAULTS: dict[str, dict[str, int]] = {
+    "gemma2": {"vocab_size": 256_000, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
+               "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "sliding_window": 4096},
+    "gemma3_text": {"vocab_size": 262_208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
+                    "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "sliding_window": 4096,
+                    "max_position_embeddings": 131_072},
+}
+_CLASS_DEFAULTS["gemma3"] = _CLASS_DEFAULTS["gemma3_text"]
+
 _DTYPE_BYTES: dict[str, Fraction] = {
     "float32": Fraction(4), "float": Fraction(4), "fp32": Fraction(4),
     "bfloat16": Fraction(2), "bf16": Fraction(2), "float16": Fraction(2), "half": Fraction(2), "fp16": Fraction(2),
@@ -291,12 +315,17 @@ class KVLayout:
     state_elements: int = 0
     indexer_bytes_per_token: Fraction = Fraction(0)
     formulas: tuple[str, ...] = ()
+    state_bytes: Fraction = Fraction(0)  # state held in a datatype of its own (Qwen3.5's float32 recurrent state)
+
+    def state_bytes_at(self, bytes_per_element: int | Fraction) -> Fraction:
+        """Bytes of the fixed-size linear-attention state of one sequence."""
+        return self.state_elements * Fraction(bytes_per_element) + self.state_bytes
 
     def bytes_per_sequence(self, context: int | Fraction, bytes_per_element: int | Fraction) -> Fraction:
         """KV bytes one sequence holds at ``context`` tokens (the library's ``kv_bytes_per_sequence``)."""
         e, L = Fraction(bytes_per_element), Fraction(context)
         return (L * (self.full_elements * e + self.indexer_bytes_per_token) + min(L, self.window)
-                * self.window_elements * e + min(L, self.chunk) * self.chunk_elements * e + self.state_elements * e)
+                * self.window_elements * e + min(L, self.chunk) * self.chunk_elements * e + self.state_bytes_at(e))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -413,10 +442,13 @@ def _model_type(config: Mapping[str, Any], where: str) -> tuple[str, list[str]]:
         return mtype, []
     if from_arch is not None:
         return from_arch, []
-    if archs is None and mtype is None:
-        raise ScenarioError("missing fields 'architectures' and 'model_type': cannot tell the architecture",
-                            where=where, hint=f"supported model_type values: {', '.join(SUPPORTED_MODEL_TYPES)}")
     guess = _guess_family(config)
+    if archs is None and mtype is None:
+        if guess is None:
+            raise ScenarioError("missing fields 'architectures' and 'model_type': cannot tell the architecture",
+                                where=where, hint=f"supported model_type values: {', '.join(SUPPORTED_MODEL_TYPES)}")
+        return guess, [f"config names no architecture (no 'architectures', no 'model_type'): read as {guess}, "
+                       "whose fields it has; check the counts against the publisher's"]
     if guess is not None:
         return guess, [f"unknown architecture (architectures={list(archs or [])}, model_type={mtype!r}) read as "
                        f"{guess}, whose fields it has; check the counts against the publisher's"]
@@ -438,6 +470,8 @@ def _guess_family(config: Mapping[str, Any]) -> str | None:
         return "glm4_moe"
     if "intermediate_size_mlp" in keys or "interleave_moe_layer_step" in keys:
         return "llama4_text"
+    if "experts_per_token" in keys or "swiglu_limit" in keys:
+        return "gpt_oss"  # OpenAI's own gpt-oss config (original/config.json): num_experts, experts_per_token
     if "num_local_experts" in keys:
         return "mixtral"
     if "num_experts" in keys and "moe_intermediate_size" in keys:
@@ -474,20 +508,27 @@ class _Attention:
     head_dim: int | None
     kv_heads: int | None
     query_heads: int
+    latent: bool = False  # multi-head latent attention: one cached latent serves keys and values
 
 
 def _gqa(f: _Fields, d: int, *, gated_query: bool = False) -> _Attention:
     heads = f.need("num_attention_heads", aliases=("n_head",))
     kv = f.optional("num_key_value_heads", None, minimum=1, aliases=("num_kv_heads", "n_head_kv"))
     if f.model_type == "falcon":
-        new_arch = f.flag("new_decoder_architecture", False, "")
+        # tiiuae's own RefinedWeb code (Falcon-40B/180B) always groups the KV heads (n_head_kv); RefinedWebModel
+        # (Falcon-7B) and transformers' FalconConfig default to the old decoder with multi_query.
+        refined_web = f.config.get("model_type") == "RefinedWeb"
+        new_arch = f.flag("new_decoder_architecture", refined_web,
+                          "RefinedWeb config: grouped KV heads (n_head_kv), as tiiuae's code reads it"
+                          if refined_web else "")
         multi_query = f.flag("multi_query", True, "")
         if not new_arch:
             kv = 1 if multi_query else heads
             f.notes.append(f"falcon {'multi-query' if multi_query else 'multi-head'} attention: {kv} kv head(s)")
         elif kv is None:
-            raise ScenarioError("missing field 'num_kv_heads'", where=f.where,
-                                hint="a falcon config with new_decoder_architecture needs 'num_kv_heads'")
+            kv = heads
+            f.notes.append(f"'num_kv_heads' absent: transformers' FalconConfig default, one KV head per query head "
+                           f"({heads})")
     if kv is None:
         kv = heads
         f.notes.append(f"'num_key_value_heads' absent: multi-head attention, {heads} kv heads")
@@ -522,15 +563,20 @@ def _mla(f: _Fields, d: int) -> _Attention:
     kv_a = d * (kv_rank + rope)
     kv_b = kv_rank * heads * (nope + v)
     o = heads * v * d
+    # Decoding with the up-projections absorbed (DeepSeek's FlashMLA) is multi-query attention over the cache:
+    # one shared "head" of kv_lora_rank + qk_rope_head_dim elements, read as keys and (its first kv_lora_rank
+    # elements) as values.  That is the per-head layout the context chapter's formulas see.
     return _Attention(q + kv_a + kv_b + o, kv_rank + rope,
-                      f"(kv_lora_rank {kv_rank} + qk_rope_head_dim {rope}) latent elements", None, None, heads)
+                      f"(kv_lora_rank {kv_rank} + qk_rope_head_dim {rope}) latent elements", kv_rank + rope, 1,
+                      heads, latent=True)
 
 
 @dataclass(frozen=True)
 class _Linear:
     params_per_layer: int
-    state_elements_per_layer: int
+    state_elements_per_layer: int  # at the KV element size
     formula: str
+    state_bytes_per_layer: Fraction = Fraction(0)  # state kept in a datatype of its own (mamba_ssm_dtype)
 
 
 def _gated_deltanet(f: _Fields, d: int) -> _Linear:
@@ -547,10 +593,20 @@ def _gated_deltanet(f: _Fields, d: int) -> _Linear:
               + d * 2 * v_heads  # beta and the decay a, one per value head
               + conv_dim * kernel  # depthwise causal convolution over q, k, v
               + value_dim * d)  # out_proj
-    state = v_heads * k_dim * v_dim + conv_dim * (kernel - 1)
+    recurrent, conv = v_heads * k_dim * v_dim, conv_dim * (kernel - 1)
     formula = (f"{v_heads} value heads * {k_dim} * {v_dim} recurrent state + {conv_dim} channels * {kernel - 1} "
                "convolution state")
-    return _Linear(params, state, formula)
+    ssm = f.config.get("mamba_ssm_dtype")
+    if ssm is not None:
+        if not isinstance(ssm, str) or ssm.removeprefix("torch.") not in _DTYPE_BYTES:
+            raise ScenarioError(f"field 'mamba_ssm_dtype' names an unknown datatype {ssm!r}", where=f.where,
+                                hint=f"known: {', '.join(sorted(_DTYPE_BYTES))}")
+        each = _DTYPE_BYTES[ssm.removeprefix("torch.")]
+        f.notes.append(f"mamba_ssm_dtype {ssm}: the linear-attention recurrent state is kept at {_n(each)} B per "
+                       "element, the convolution state at the KV element size")
+        return _Linear(params, conv, formula.replace("recurrent state", f"recurrent state at {_n(each)} B"),
+                       recurrent * each)
+    return _Linear(params, recurrent + conv, formula)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -569,7 +625,10 @@ def _layer_kinds(f: _Fields, mtype: str, n: int) -> tuple[dict[str, int], int, i
     types = f.str_list("layer_types", n)
     sliding = f.optional("sliding_window", None, minimum=1)
     if mtype == "mistral" or mtype == "mixtral" or mtype.startswith("qwen2") or mtype in ("qwen3", "qwen3_moe"):
-        if sliding is not None and f.config.get("use_sliding_window", True) is not False and types is None:
+        # Mistral and Mixtral window every layer when sliding_window is set; Qwen2/Qwen3 only with
+        # use_sliding_window true (transformers' default there is false)
+        use = f.config.get("use_sliding_window", not mtype.startswith("qwen"))
+        if sliding is not None and use is True and types is None:
             first = f.optional("max_window_layers", 0) if mtype.startswith("qwen") else 0
             first = min(first or 0, n)
             counts.update(full=first, window=n - first)
@@ -597,7 +656,7 @@ def _layer_kinds(f: _Fields, mtype: str, n: int) -> tuple[dict[str, int], int, i
         f.notes.append("'layer_types' absent: every other layer (0, 2, ...) uses the sliding window "
                        f"({counts['window']} of {n})")
     elif mtype in ("gemma3", "gemma3_text") and sliding is not None:
-        pattern = f.optional("sliding_window_pattern", 6, minimum=1,
+        pattern = f.optional("sliding_window_pattern", 6, minimum=1, aliases=("_sliding_window_pattern",),
                              meaning="five local layers to one global (Gemma 3's pattern, 6)")
         full = _count_every(n, pattern, offset=1)
         counts.update(full=full, window=n - full)
@@ -658,6 +717,10 @@ def _analyse(config: Mapping[str, Any], where: str) -> _Analysis:
     cfg, where, notes = _text_config(config, mtype, where)
     if mtype in ("qwen3_5", "qwen3_5_moe", "llama4") and cfg is not config:
         mtype = mtype + "_text" if mtype + "_text" in _MODEL_TYPES else mtype
+    filled = {k: v for k, v in _CLASS_DEFAULTS.get(mtype, {}).items() if cfg.get(k) is None}
+    if filled:
+        cfg = {**cfg, **filled}
+        notes = notes + [f"'{k}' absent: transformers' {mtype} default {v:,}" for k, v in filled.items()]
     f = _Fields(cfg, where, mtype)
     f.notes.extend(type_notes + notes)
 
@@ -702,14 +765,14 @@ def _analyse(config: Mapping[str, Any], where: str) -> _Analysis:
             f.notes.append(f"'ffn_hidden_size' absent: 4 * hidden_size = {width} (Falcon's MLP)")
         dense_mlp = n_layers * 2 * d * width  # dense_h_to_4h, dense_4h_to_h: no gate
     elif layout == "mixtral":
-        experts = f.need("num_local_experts", why=mtype)
+        experts = f.need("num_local_experts", why=mtype, aliases=("num_experts",))
         active = _experts_per_token(f, mtype)
         width = f.need("intermediate_size", why=mtype)
         moe_layers = n_layers
         routed, routed_active = moe_layers * experts * gated(width), moe_layers * active * gated(width)
         router = moe_layers * d * experts
     elif layout == "qwen_moe":
-        experts = f.need("num_experts", why=mtype)
+        experts = f.need("num_experts", why=mtype, aliases=("num_local_experts",))  # transformers 5 renames it
         active = _experts_per_token(f, mtype)
         width = f.need("moe_intermediate_size", why=mtype)
         step = f.optional("decoder_sparse_step", 1, minimum=1, meaning="every layer may be sparse (1)")
@@ -759,8 +822,13 @@ def _analyse(config: Mapping[str, Any], where: str) -> _Analysis:
     if experts and active > experts:
         raise ScenarioError(f"{active} experts per token but only {experts} experts", where=where)
     if layout == "deepseek":
-        f.notes.append("latent attention: kv_heads, head_dim and kv_cache_layers (the lecture's per-head KV "
-                       "layout, context chapter) are not read from this config")
+        rank = att.kv_elements_per_layer - f.need("qk_rope_head_dim")
+        f.notes.append(f"latent attention: each layer caches kv_lora_rank + qk_rope_head_dim = "
+                       f"{att.kv_elements_per_layer} elements per token (kv_elements_per_layer, pinned: the per-head "
+                       "count 2 * kv_heads * head_dim does not apply); decoding with the up-projections absorbed is "
+                       f"multi-query attention over that cache, so kv_heads = 1, head_dim = {att.head_dim} and "
+                       f"{att.query_heads} query heads (4 * head_dim FLOPs per context token and query head "
+                       f"overstate the 2 * {att.head_dim} + 2 * {rank} by under 10 %)")
     if mtype == "gpt_oss":
         f.notes.append("gpt-oss attention sinks are learned per-head logits (parameters), not cached tokens: "
                        "no KV bytes")
@@ -786,6 +854,7 @@ def _analyse(config: Mapping[str, Any], where: str) -> _Analysis:
                   chunk_layers=counts["chunk"], chunk=chunk, chunk_elements=counts["chunk"] * per,
                   state_layers=counts["linear"],
                   state_elements=counts["linear"] * linear.state_elements_per_layer if linear else 0,
+                  state_bytes=counts["linear"] * linear.state_bytes_per_layer if linear else Fraction(0),
                   indexer_bytes_per_token=indexer_bytes, formulas=tuple(formulas))
     return _Analysis(pb, kv, cfg, d, att, where, list(f.notes))
 
@@ -829,8 +898,12 @@ def _not_converted(q: Mapping[str, Any]) -> set[str]:
     """The parameter groups ``modules_to_not_convert`` keeps at the model's datatype."""
     out: set[str] = set()
     for pattern in q.get("modules_to_not_convert") or q.get("ignore") or ():
-        p = str(pattern)
-        if "attn" in p or "attention" in p:
+        p = str(pattern).removeprefix("re:").rstrip("$")
+        # norms, biases and correction terms are not weight matrices (compressed-tensors lists each one:
+        # "model.layers.11.self_attn.k_proj.bias", "model.layers.5.self_attn.q_norm")
+        if "norm" in p or p.endswith("bias") or p.endswith("sinks"):
+            continue
+        if p.rstrip(".*$").endswith(("attn", "attention")):  # the whole attention block
             out.add("attention")
         if "router" in p or p.endswith("mlp.gate") or "gate.weight" in p:
             out.add("router")
@@ -1024,9 +1097,14 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
                + (f" (+ indexer {_n(kv.indexer_bytes_per_token)} B)" if kv.indexer_bytes_per_token else "")
                + defaults)
     if kv.window_layers or kv.chunk_layers or kv.state_layers:
-        every = Fraction(kv.full_elements + kv.window_elements + kv.chunk_elements) * e + kv.indexer_bytes_per_token
-        notes.append(f"KV by layer kind: {layout}; at long context {_n(k_full)} B per token (every layer counted "
-                     f"as full would be {_n(every)}); see kv_bytes_per_sequence")
+        parts_kv = [f"at long context {_n(k_full)} B per token"]
+        if kv.window_layers or kv.chunk_layers:
+            every = (Fraction(kv.full_elements + kv.window_elements + kv.chunk_elements) * e
+                     + kv.indexer_bytes_per_token)
+            parts_kv.append(f"every attention layer counted as full would be {_n(every)}")
+        if kv.state_layers:
+            parts_kv.append(f"plus a fixed {_n(kv.state_bytes_at(e))} B per sequence of linear-attention state")
+        notes.append(f"KV by layer kind: {layout}; " + ", ".join(parts_kv) + "; see kv_bytes_per_sequence")
 
     out = ModelValues({
         "params_total": ConfigValue(Fraction(pb.total), "param", total_note),
@@ -1048,7 +1126,7 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
         "attention_chunk": ConfigValue(Fraction(kv.chunk), "token/seq",
                                        f"attention_chunk_size = {kv.chunk}" if kv.chunk_layers else
                                        "no chunked-attention layers"),
-        "kv_state_bytes": ConfigValue(Fraction(kv.state_elements) * e, "B/seq",
+        "kv_state_bytes": ConfigValue(kv.state_bytes_at(e), "B/seq",
                                       f"{kv.state_layers} linear-attention layers, a fixed state each"
                                       if kv.state_layers else "no linear-attention layers"),
         "bytes_per_kv_element": ConfigValue(e, "B", e_note, native=bytes_per_kv_element is None),
@@ -1062,10 +1140,22 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
                                      f"the model's maximum context, max_position_embeddings = {max_ctx:,}",
                                      native=True)
     att = a.attention
-    if att.head_dim is not None and att.kv_heads is not None:
+    if att.latent:
+        rank = att.kv_elements_per_layer
+        out["head_dim"] = ConfigValue(Fraction(att.head_dim), "1",
+                                      f"latent attention: the cached vector, kv_lora_rank + qk_rope_head_dim = {rank}")
+        out["kv_heads"] = ConfigValue(Fraction(1), "1", "latent attention: one cached latent shared by every query "
+                                      "head (multi-query over the cache)")
+        out["kv_elements_per_layer"] = ConfigValue(Fraction(rank), "1/token",
+                                                   f"latent attention: kv_lora_rank + qk_rope_head_dim = {rank} "
+                                                   "elements per layer and token, one latent serving as keys and "
+                                                   "values (not 2 * kv_heads * head_dim)")
+        out["query_heads"] = ConfigValue(Fraction(att.query_heads), "1", f"num_attention_heads = {att.query_heads}")
+    elif att.head_dim is not None and att.kv_heads is not None:
         out["head_dim"] = ConfigValue(Fraction(att.head_dim), "1", f"head_dim = {att.head_dim}" + defaults)
         out["kv_heads"] = ConfigValue(Fraction(att.kv_heads), "1", f"num_key_value_heads = {att.kv_heads}" + defaults)
         out["query_heads"] = ConfigValue(Fraction(att.query_heads), "1", f"num_attention_heads = {att.query_heads}")
+    if att.head_dim is not None and att.kv_heads is not None:
         if kv.full_layers:
             out["kv_cache_layers"] = ConfigValue(Fraction(kv.full_layers), "1",
                                                  "layers whose KV cache spans the whole context")

@@ -650,29 +650,34 @@ class Kernel:
     # z3, one solver per problem -----------------------------------------------------------------
 
     def _solver(self) -> _Z3 | str:
-        """The region asserted in a fresh z3 context (or why it cannot be translated)."""
+        """The region asserted in a fresh z3 context (or why it cannot be translated), for the queries
+        about the goal."""
         if self._z3 is None:
-            ctx = z3.Context()
-            variables = make_variables(set(self.symbols), ctx=ctx)
-            tr = Translator(variables, ctx)
-            try:
-                region = [tr.formula(h) for h in self.region]
-            except TranslationError as err:
-                self._z3 = err.message
-                return self._z3
-            s = z3.Solver(ctx=ctx)
-            s.set("rlimit", self.problem.rlimit)
-            s.set("timeout", Z3_SAFETY_MS)
-            for sym in self.integer:
-                s.add(z3.IsInt(variables[sym]))
-            s.add(*tr.definitions)
-            s.add(*region)
-            self._z3 = _Z3(s, tr, variables)
+            self._z3 = self._fresh()
         return self._z3
 
-    def _z3_check(self, extra: Formula | None) -> tuple[str, dict | None, str | None]:
-        """(sat|unsat|unknown|untranslatable, model point, reason) of region plus ``extra``."""
-        zs = self._solver()
+    def _fresh(self) -> _Z3 | str:
+        """A new z3 context with the region asserted."""
+        ctx = z3.Context()
+        variables = make_variables(set(self.symbols), ctx=ctx)
+        tr = Translator(variables, ctx)
+        try:
+            region = [tr.formula(h) for h in self.region]
+        except TranslationError as err:
+            return err.message
+        s = z3.Solver(ctx=ctx)
+        s.set("rlimit", self.problem.rlimit)
+        s.set("timeout", Z3_SAFETY_MS)
+        for sym in self.integer:
+            s.add(z3.IsInt(variables[sym]))
+        s.add(*tr.definitions)
+        s.add(*region)
+        return _Z3(s, tr, variables)
+
+    def _z3_check(self, extra: Formula | None, *, alone: bool = False) -> tuple[str, dict | None, str | None]:
+        """(sat|unsat|unknown|untranslatable, model point, reason) of region plus ``extra``; ``alone``:
+        in a context of its own (so the goal's solver never depends on what was asked before it)."""
+        zs = self._fresh() if alone else self._solver()
         if isinstance(zs, str):
             return "untranslatable", None, zs
         try:
@@ -714,10 +719,11 @@ class Kernel:
         if key not in _REGION_Z3:
             # z3 in a fresh context is deterministic, so one answer per region serves every problem on it
             # (a claim's derivation steps and many claims share their assumptions); a model point is
-            # still re-checked below, problem by problem
+            # still re-checked below, problem by problem.  Asked in a context of its own, so the goal's
+            # answers (counterexamples) do not depend on which problems this process saw before.
             if len(_REGION_Z3) >= 4096:
                 _REGION_Z3.clear()
-            _REGION_Z3[key] = self._z3_check(None)
+            _REGION_Z3[key] = self._z3_check(None, alone=True)
         status, point, why = _REGION_Z3[key]
         if status == "unsat":
             self._consistency = ("unsat", None)
