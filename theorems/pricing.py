@@ -316,8 +316,9 @@ T5, T60 = cache_hold_short.sym, cache_hold_long.sym
 
 def ratio_gap(a: sp.Expr, b: sp.Expr) -> sp.Expr:
     """max(a, b)/min(a, b): how many times apart two positive times are (the log-free |log(a/b)|)."""
-    # unevaluated: both are positive times and sympy's pairwise comparisons cost ~5 ms a call
-    return sp.Max(a, b, evaluate=False) / sp.Min(a, b, evaluate=False)
+    # unevaluated for symbols (positive times: sympy's pairwise comparisons cost ~5 ms a call), numbers fold
+    fold = bool(sp.sympify(a).is_number and sp.sympify(b).is_number)
+    return sp.Max(a, b, evaluate=fold) / sp.Min(a, b, evaluate=fold)
 
 
 def nearest(hold: sp.Expr, tier: sp.Expr, others: tuple[sp.Expr, ...]) -> logic.Formula:

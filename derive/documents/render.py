@@ -216,10 +216,13 @@ def evaluate_expr(library: Library, scenario: Scenario, expr: sp.Expr, unit: str
     """The value of an expression under the scenario, in ``unit`` (SI when None or unfit), or the
     names of the inputs the scenario lacks.  A quantity goes through ``derive.model.evaluate`` (the path of
     ``derive eval``), so documents and the command line agree."""
-    expanded = library.expand(expr, scenario.pinned)
-    missing = sorted(str(s) for s in expanded.free_symbols if str(s) not in scenario.values)
-    if missing:
-        return None, missing
+    # the inputs it reaches first (cheap); the expansion only when one may be missing or it is needed
+    expanded = None
+    if any(n not in scenario.values for n in library.reaches(expr, scenario.pinned)):
+        expanded = library.expand(expr, scenario.pinned)
+        missing = sorted(str(s) for s in expanded.free_symbols if str(s) not in scenario.values)
+        if missing:
+            return None, missing
     if isinstance(expr, sp.Symbol) and str(expr) in library.quantities:
         from derive.model.evaluate import evaluate
 
@@ -238,6 +241,8 @@ def evaluate_expr(library: Library, scenario: Scenario, expr: sp.Expr, unit: str
             return undefined_text(reason), []
         from derive.model.numbers import exactify
 
+        if expanded is None:
+            expanded = library.expand(expr, scenario.pinned)
         exact = exactify(expanded.xreplace(scenario.substitution(library)))  # floats by the one rule, no nsimplify
         if not exact.is_number or exact.is_real is False:
             return None, []

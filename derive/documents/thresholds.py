@@ -71,7 +71,8 @@ def tolerance_band(goal: Formula) -> Band | None:
             bounds["high"] = b
     if set(bounds) != {"low", "high"} or expr is None:
         return None
-    low, high = sp.nsimplify(bounds["low"]), sp.nsimplify(bounds["high"])
+    # bounds are exact already (the kernel refuses floats); nsimplify would run PSLQ on every irrational one
+    low, high = bounds["low"], bounds["high"]
     if not (low.is_positive and high.is_positive and high > low):
         return None
     center = (low + high) / 2
