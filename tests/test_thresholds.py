@@ -87,3 +87,16 @@ def test_an_input_that_never_flips_the_claim_gives_no_row(lecture_library, lectu
                   None, False, None, False)
     mb = ModelBuilder(lecture_library, lecture_scenario, Report(lecture_scenario, []), thresholds=[t])
     assert mb.threshold_rows("batching.batch_optimum_lecture") == []
+
+
+def test_readings_say_a_range_as_a_range_and_skip_a_value_the_hypotheses_replace(lecture_library,
+                                                                                lecture_scenario):
+    from derive.checking.checker import Report
+
+    mb = ModelBuilder(lecture_library, lecture_scenario, Report(lecture_scenario, []))
+    between = mb.band_reading(lecture_library.resolve("unbatched_cost_penalty_lecture"))
+    assert between["range"] and between["tol_md"].startswith("between 1,000 seq and 10")
+    assert between["computed"]["md"] == "2,400 seq"
+    # the claim re-pins the active parameters and the precision: the scenario's own value is not its subject
+    pinned = mb.band_reading(lecture_library.resolve("kv_bytes_per_token_fp8_reading"))
+    assert not pinned["range"] and pinned["computed"] is None

@@ -496,7 +496,7 @@ fast_mode_pricing = Claim(
 )
 fast_mode_pricing_lecture = Claim(
     "batching.fast_mode_pricing_lecture", title="6x the price for 2.5x the speed: a fast batch of 400",
-    statement="Matching the model of fast_mode_pricing to the observed ratios, 2.5x speed means the normal "
+    statement="Matching the fast-mode model to the observed ratios, 2.5x speed means the normal "
               "batch is 2.5 times the critical batch (inside 'double or triple it') and 6x price means a "
               "fast batch of 2,400/6 = 400 sequences.",
     source=lecture("00:02, 00:19", CHAPTER, reconstructed=True),
@@ -674,10 +674,8 @@ PROSE = (
     "the 2,000.",
     "Fast mode is then a smaller batch, and the roofline prices it, with KV reads ignored as on the board.",
     "{{result:fast_mode_pricing}}",
-    "The observed 2.5x and 6x then mean a normal batch of two and a half critical batches, inside 'double or "
-    "triple', and a fast batch of a sixth of the critical batch.  No price buys more speed than that multiple, "
-    "since no step beats the weight fetch.  The same accounting prices the other extreme, one sequence per "
-    "step.",
+    "No price buys more speed than the normal mode's multiple of the critical batch, since no step beats the "
+    "weight fetch.  The same accounting prices the other extreme, one sequence per step.",
     "{{result:unbatched_cost_penalty}}",
     r"With \(R \ge 300\) and any model at least four times sparse that penalty passes a thousand, the lecture's "
     "'a thousand times worse'.  The figure shows the whole curve: the cost per token falls with the batch onto "
