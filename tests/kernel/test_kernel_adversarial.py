@@ -91,6 +91,13 @@ CASES = [
                                                          bounds=((a, 1, 10),))),
     ("instance-bounds", False, logic.le(A * B, 49), dict(instance=True, forall=(a,), values={"a": 100, "b": 5},
                                                           bounds=((a, 1, 10),))),
+    # an instance value outside its quantity's domain, or not an integer for an integer quantity: the
+    # assumptions contradict each other (a scenario built by hand is not validated as --set is)
+    ("instance-domain", None, logic.gt(A, 0), dict(instance=True, values={"a": -5})),
+    ("instance-domain", None, logic.lt(A, 0), dict(instance=True, values={"a": -5})),
+    ("instance-integer", None, logic.ge(N, 3), dict(instance=True, values={"n": R(5, 2)})),
+    ("instance-integer", True, logic.ge(N * A, 3), dict(instance=True, forall=(a,), values={"n": 3},
+                                                         bounds=((a, 1, 2),))),
     # forall over a constant keeps it a variable (it used to be checked at its value only)
     ("forall-constant", False, logic.le(C5, 5), dict(instance=True, forall=(c5,))),
     ("forall-constant", True, logic.gt(C5, 0), dict(instance=True, forall=(c5,))),
