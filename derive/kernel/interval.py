@@ -67,12 +67,12 @@ class _Search:
         if box is None:
             return ("leaf",)
         ivbox = {s: _iv.mpf([_num(lo).a, _num(hi).b]) for s, (lo, hi) in box.items()}
-        if truth_on_box(k.goal, ivbox) is True or any(truth_on_box(h, ivbox) is False for h in k.problem.hypotheses):
+        if truth_on_box(k.goal, ivbox) is True or any(truth_on_box(h, ivbox) is False for h in k.assumed):
             return ("leaf",)
         mid = {s: _middle(lo, hi, s in k.integer) for s, (lo, hi) in box.items()}
         at_mid = {s: _num(v) for s, v in mid.items()}
         if truth_on_box(k.goal, at_mid) is not True and not any(
-                truth_on_box(h, at_mid) is False for h in k.problem.hypotheses):
+                truth_on_box(h, at_mid) is False for h in k.assumed):
             out = k.refuted(mid, "interval")
             if out is not None:
                 raise _Stop("refuted", out)

@@ -637,7 +637,12 @@ class Kernel:
         self.bounds = {s: (sp.Rational(lo), sp.Rational(hi)) for s, (lo, hi) in problem.bounds.items() if s in present}
         self.integer = frozenset(s for s in problem.integer if s in present)
         self.symbols = sorted(present, key=str)
-        self.region: list[Formula] = list(problem.hypotheses)
+        # the region: hypotheses, each defined (its side conditions: what they mean, and what makes z3's
+        # reading of a division or a root exact there), and bounds
+        self.assumed: list[Formula] = list(problem.hypotheses)
+        for h in problem.hypotheses:
+            self.assumed += [sc.condition for sc in formula_side_conditions(h) if sc.condition not in self.assumed]
+        self.region: list[Formula] = list(self.assumed)
         for s, (lo, hi) in sorted(self.bounds.items(), key=lambda kv: str(kv[0])):
             self.region += [Rel(s, ">=", lo), Rel(s, "<=", hi)]
         self.goal = problem.goal
@@ -975,69 +980,81 @@ class Kernel:
         ivbox = {s: _iv.mpf([_ivnum(lo).a, _ivnum(hi).b]) for s, (lo, hi) in box.items()}
         if truth_on_box(self.goal, ivbox) is True:
             return True
-        return any(truth_on_box(h, ivbox) is False for h in self.problem.hypotheses)
+        return any(truth_on_box(h, ivbox) is False for h in self.assumed)
 
 
     # Taylor leaves: a goal that touches its bound --------------------------------------------------
 
     def taylor_closes(self, box: Mapping[sp.Symbol, tuple[sp.Rational, sp.Rational]], centre: object) -> bool:
-        """Whether Taylor's theorem at the rational point ``centre`` of the (convex) box shows the goal
-        ``lhs op rhs`` on all of it.  With ``f = lhs - rhs`` (``rhs - lhs`` for < and <=), every x of the box
-        has a xi on the segment from the centre c to x with
+        """Whether the goal (an inequality, or a conjunction of them) holds on all of the (convex) box,
+        each inequality ``lhs op rhs`` by its enclosure or by Taylor's theorem at the rational point
+        ``centre`` of the box.  With ``f = lhs - rhs`` (``rhs - lhs`` for < and <=), every x of the box has
+        a xi on the segment from the centre c to x with
 
             f(x) = f(c) + grad f(xi).(x - c)                                   (mean value)
             f(x) = f(c) + grad f(c).(x - c) + (x - c)' H(xi) (x - c) / 2       (Lagrange remainder)
 
         so enclosing grad f and the Hessian H over the box (each square (x_i - c_i)**2 as a square) encloses
-        f on the box; the goal holds when either enclosure is >= 0 (> 0 for a strict goal).  Where f(c)
-        and grad f(c) are exactly 0 (a minimum that touches the bound) they are used exactly.  Sound where
-        f is twice differentiable on the box: f is built from + * / powers exp log sin cos only, and the
-        goal's sides, grad f and H all have strict enclosures on the whole box (every derivative defined;
-        sympy's ``diff`` computes them)."""
-        parts = self._taylor_parts()
-        if parts is None or not isinstance(centre, Mapping):
+        f on the box; the inequality holds when either enclosure is >= 0 (> 0 for a strict one).  Where
+        f(c) and grad f(c) are exactly 0 (a minimum that touches the bound) they are used exactly.  Sound
+        where f is twice differentiable on the box: f is built from + * / powers exp log sin cos only, and
+        the goal's sides, grad f and H all have strict enclosures on the whole box (every derivative
+        defined; sympy's ``diff`` computes them)."""
+        if not isinstance(centre, Mapping) or len(self.symbols) > TAYLOR_SYMBOLS:
             return False
-        f, strict, syms, grad, hess = parts
-        c = {s: centre.get(s) for s in syms}
-        if any(not isinstance(c[s], sp.Rational) or not box[s][0] <= c[s] <= box[s][1] for s in syms):
+        c = {s: centre.get(s) for s in self.symbols}
+        if any(not isinstance(c[s], sp.Rational) or not box[s][0] <= c[s] <= box[s][1] for s in self.symbols):
             return False
         saved = _iv.prec
         _iv.prec = BOX_PRECISION
         try:
-            ivbox = {s: _iv.mpf([_ivnum(box[s][0]).a, _ivnum(box[s][1]).b]) for s in syms}
-            enclose(self.goal.lhs, ivbox), enclose(self.goal.rhs, ivbox)  # the goal is defined on the box
-            dx = [ivbox[s] - _ivnum(c[s]) for s in syms]
+            ivbox = {s: _iv.mpf([_ivnum(box[s][0]).a, _ivnum(box[s][1]).b]) for s in self.symbols}
+            return all(truth_on_box(g, ivbox) is True or self._taylor_holds(g, ivbox, c) for g in _conjuncts(self.goal))
+        finally:
+            _iv.prec = saved
+
+    def _taylor_holds(self, g: Formula, ivbox: Mapping, c: Mapping[sp.Symbol, sp.Rational]) -> bool:
+        parts = self._taylor_parts(g)
+        if parts is None:
+            return False
+        f, strict, grad, hess = parts
+        try:
+            enclose(g.lhs, ivbox), enclose(g.rhs, ivbox)  # the inequality is defined on the box
+            dx = [ivbox[s] - _ivnum(c[s]) for s in self.symbols]
             f0 = _value_at(f, c)
-            slopes = [enclose(g, ivbox) for g in grad]
-            t = f0 + sum((g * d for g, d in zip(slopes, dx, strict=True)), _iv.mpf(0))
+            slopes = [enclose(e, ivbox) for e in grad]
+            t = f0 + sum((m * d for m, d in zip(slopes, dx, strict=True)), _iv.mpf(0))
             if t.a > 0 or (t.a >= 0 and not strict):
                 return True
-            t = f0 + sum((_value_at(g, c) * d for g, d in zip(grad, dx, strict=True)), _iv.mpf(0))
-            for i in range(len(syms)):
+            t = f0 + sum((_value_at(e, c) * d for e, d in zip(grad, dx, strict=True)), _iv.mpf(0))
+            for i in range(len(dx)):
                 t += enclose(hess[i][i], ivbox) * dx[i] ** 2 / 2
-                for j in range(i + 1, len(syms)):
+                for j in range(i + 1, len(dx)):
                     t += enclose(hess[i][j], ivbox) * dx[i] * dx[j]
             return bool(t.a > 0 or (t.a >= 0 and not strict))
         except (Unsettled, ZeroDivisionError, ValueError, mpmath.libmp.libmpf.ComplexResult):
             return False
-        finally:
-            _iv.prec = saved
 
-    def _taylor_parts(self) -> tuple | None:
-        """(f, strict, symbols, gradient, Hessian) of the goal for ``taylor_closes``, or None when the goal
-        is not one inequality of smooth functions of at most ``TAYLOR_SYMBOLS`` quantities."""
+    def _taylor_parts(self, g: Formula) -> tuple | None:
+        """(f, strict, gradient, Hessian) of an inequality for ``_taylor_holds``, or None when it is not an
+        inequality of smooth functions."""
         if not hasattr(self, "_taylor"):
-            self._taylor = None
-            g = self.goal
-            if isinstance(g, Rel) and g.op in (">=", ">", "<=", "<") and len(self.symbols) <= TAYLOR_SYMBOLS:
+            self._taylor: dict[Formula, tuple | None] = {}
+        if g not in self._taylor:
+            self._taylor[g] = None
+            if isinstance(g, Rel) and g.op in (">=", ">", "<=", "<"):
                 f = g.lhs - g.rhs if g.op in (">=", ">") else g.rhs - g.lhs
                 if all(isinstance(a, _SMOOTH) or a.is_Rational or a in _CONSTANTS for a in sp.preorder_traversal(f)):
-                    syms = list(self.symbols)
+                    syms = self.symbols
                     grad = [sp.diff(f, s) for s in syms]
                     hess = [[sp.diff(grad[i], syms[j]) if j >= i else None for j in range(len(syms))]
                             for i in range(len(syms))]
-                    self._taylor = (f, g.op in (">", "<"), syms, grad, hess)
-        return self._taylor
+                    self._taylor[g] = (f, g.op in (">", "<"), grad, hess)
+        return self._taylor[g]
+
+
+def _conjuncts(f: Formula) -> list[Formula]:
+    return [c for a in f.args for c in _conjuncts(a)] if isinstance(f, And) else [f]
 
 
 _SMOOTH = (sp.Symbol, sp.Add, sp.Mul, sp.Pow, sp.exp, sp.log, sp.sin, sp.cos)  # with rationals, E and pi

@@ -239,11 +239,34 @@ def test_a_taylor_leaf_is_checked_not_trusted():
     assert not false.taylor_closes(box, {u_: R(1, 3)})
     assert false._cover_failure(("taylor", {u_: R(1, 3)})) is not None
     assert not false.taylor_closes(box, {u_: R(2)})  # a centre outside the box
-    kinked = Kernel(_bounded(logic.ge(sp.Abs(u_ - R(1, 2)) + sp.exp(u_), 1), box))  # not smooth: no Taylor
-    assert not kinked.taylor_closes(box, {u_: R(1, 2)})
+    half = u_ - R(1, 2)  # true, touching at 1/2, but not smooth there: no Taylor leaf
+    kinked = Kernel(_bounded(logic.ge(sp.Abs(half) + sp.exp(half), 1 + half), box))
+    assert not kinked.taylor_closes({u_: (R(1, 4), R(3, 4))}, {u_: R(1, 2)})
     pole = Kernel(_bounded(logic.ge(sp.log(u_) ** 2, 0), box))  # log(0) on the box
     assert not pole.taylor_closes(box, {u_: R(0)})
-    root = Kernel(_bounded(logic.ge(sp.sqrt(u_) * sp.exp(u_), 0), box))  # not differentiable at 0
-    assert not root.taylor_closes(box, {u_: R(0)})
+    root = Kernel(_bounded(logic.ge(sp.sqrt(u_), u_), box))  # true, but not differentiable at 0
+    assert not root.taylor_closes({u_: (R(0), R(1, 4))}, {u_: R(0)})
     true = Kernel(_bounded(logic.ge(sp.exp(u_ - R(1, 3)), u_ + R(2, 3)), box))
     assert true.taylor_closes({u_: (R(1, 4), R(1, 2))}, {u_: R(1, 3)})
+
+
+def test_hypotheses_are_read_where_they_are_defined():
+    # a hypothesis means "defined and true": its side conditions are part of the region z3 sees
+    for hyps, goal in (([logic.gt(1 / u_, 0)], logic.gt(u_, 0)), ([logic.lt(sp.sqrt(u_), 2)], logic.lt(u_, 4)),
+                       ([logic.lt(sp.sqrt(u_), 2)], logic.ge(u_, 0))):
+        assert _decide(hyps, goal).verdict == "proved", (hyps, goal)
+    for hyps, goal in (([logic.gt(1 / u_, 0)], logic.gt(u_, 1)), ([logic.lt(sp.sqrt(u_), 2)], logic.lt(u_, 3))):
+        out = _decide(hyps, goal)
+        assert out.verdict == "refuted", (hyps, goal)
+        x0 = R(out.counterexample["u"])
+        assert x0 > 0 and not goal.evaluate({u_: x0})
+
+
+def test_a_conjunction_that_touches_its_bound():
+    from derive.kernel.prover import decide
+
+    both = logic.And((logic.gt(sp.exp(u_), 0), logic.ge(sp.exp(u_), 1 + u_)))
+    assert decide(_bounded(both, {u_: (-1, 1)})).verdict == "proved"
+    strict = logic.And((logic.gt(sp.exp(u_), 0), logic.gt(sp.exp(u_), 1 + u_)))
+    out = decide(_bounded(strict, {u_: (-1, 1)}))
+    assert out.verdict == "refuted" and out.counterexample["u"] == 0
