@@ -96,6 +96,9 @@ Z3_SAFETY_MS = 60_000  # a wall-clock safety net only, for z3 steps its rlimit d
 FLOAT_HINT = "floats are refused (sympy folds them at 53 bits); write an exact rational, e.g. sp.Rational('0.1')"
 
 _TOTAL = (sp.exp, sp.sin, sp.cos, sp.Abs, sp.Max, sp.Min)  # defined for every real argument
+_BOOL = sp.logic.boolalg
+_CONDITIONS = (_BOOL.And, _BOOL.Or, _BOOL.Not, _BOOL.ITE, _BOOL.Xor, _BOOL.Implies, _BOOL.Equivalent, _BOOL.Nand,
+               _BOOL.Nor, _BOOL.Xnor, _BOOL.BooleanTrue, _BOOL.BooleanFalse)  # Piecewise conditions (``bool_formula``)
 _CONSTANTS = (sp.E, sp.pi)
 _iv = mpmath.iv
 
@@ -154,7 +157,7 @@ def _refused_expr(e: sp.Expr) -> str | None:
         if isinstance(a, sp.NumberSymbol) and a not in _CONSTANTS:
             return f"constant {a} is not supported (only E and pi)"
         if isinstance(a, (sp.Symbol, sp.Number, sp.Add, sp.Mul, sp.Pow, sp.log, sp.Piecewise,
-                          sp.NumberSymbol, sp.logic.boolalg.Boolean, sp.core.relational.Relational,
+                          sp.NumberSymbol, _CONDITIONS, sp.core.relational.Relational,
                           sp.core.containers.Tuple, sp.core.numbers.ImaginaryUnit)):
             continue
         if isinstance(a, _TOTAL) or (isinstance(a, sp.Function) and
@@ -251,6 +254,10 @@ def bool_formula(c: sp.Basic) -> Formula | None:
     if isinstance(c, sp.Not):
         inner = bool_formula(c.args[0])
         return Not(inner if inner is not None else Rel(sp.Integer(0), "==", 0))
+    if isinstance(c, sp.logic.boolalg.BooleanFunction):  # ITE, Xor, Implies, ...: as and/or/not
+        plain = c.to_nnf()
+        if not isinstance(plain, type(c)):
+            return bool_formula(plain)
     raise Undefined(f"unsupported condition {c}")
 
 
