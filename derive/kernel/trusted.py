@@ -91,7 +91,8 @@ EXACT_BITS = 20_000  # largest exact rational (numerator or denominator bits) ex
 PRECISIONS = (64, 256, 1024, 4096)  # bits of the certified interval evaluation at a point, tried in order
 BOX_PRECISION = 64  # bits of interval evaluation on a box
 ALGEBRA_TERMS = 5_000  # largest expansion the identity route normalises
-TAYLOR_SYMBOLS = 6  # Taylor leaves of an interval certificate: for goals over at most this many quantities
+TAYLOR_SYMBOLS = 6  # Taylor leaves of an interval certificate: for goals over at most this many quantities,
+TAYLOR_NODES = 300  # and inequalities of at most this many nodes (their derivatives are built and enclosed)
 Z3_SAFETY_MS = 60_000  # a wall-clock safety net only, for z3 steps its rlimit does not interrupt
 FLOAT_HINT = "floats are refused (sympy folds them at 53 bits); write an exact rational, e.g. sp.Rational('0.1')"
 
@@ -1051,7 +1052,9 @@ class Kernel:
             self._taylor[g] = None
             if isinstance(g, Rel) and g.op in (">=", ">", "<=", "<"):
                 f = g.lhs - g.rhs if g.op in (">=", ">") else g.rhs - g.lhs
-                if all(isinstance(a, _SMOOTH) or a.is_Rational or a in _CONSTANTS for a in sp.preorder_traversal(f)):
+                nodes = list(sp.preorder_traversal(f))
+                if len(nodes) <= TAYLOR_NODES and all(isinstance(a, _SMOOTH) or a.is_Rational or a in _CONSTANTS
+                                                      for a in nodes):
                     syms = self.symbols
                     grad = [sp.diff(f, s) for s in syms]
                     hess = [[sp.diff(grad[i], syms[j]) if j >= i else None for j in range(len(syms))]
