@@ -172,6 +172,25 @@ def _headlines(root: ModuleType, spec: str) -> list[tuple[str, str]]:
     return out
 
 
+def _distinct(specs: Iterable[str]) -> list[str]:
+    """The library specs, each once (``--library x.py --library ./x.py`` loads x.py once: loading it twice
+    would declare every quantity twice); an empty spec is an error, never the current folder."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for spec in specs:
+        if not isinstance(spec, str) or not spec.strip():
+            raise LibraryError("--library is empty", where="--library",
+                               hint="give a path to a .py file or folder, or 'lecture' for the built-in library")
+        try:
+            key = str(Path(spec).resolve()) if Path(spec).exists() else spec
+        except (OSError, RuntimeError):
+            key = spec
+        if key not in seen:
+            seen.add(key)
+            out.append(spec)
+    return out
+
+
 def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
     """Load and merge libraries, in order; 'lecture' names the built-in one."""
     topics: list[ModuleType] = []
@@ -182,7 +201,7 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
     notices: list[str] = []
     ceilings: dict[str, str | None] = {}
     headlines: list[tuple[str, str]] = []
-    specs = list(specs)
+    specs = _distinct(specs)
     for spec in specs:
         builtin = "/" not in spec and not spec.endswith(".py") and not Path(spec).exists()
         with _captured(notices, f"library {spec}"), _where(f"--library {spec}"):

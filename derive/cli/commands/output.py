@@ -63,14 +63,15 @@ def explain_lines(rows: list[dict]) -> list[str]:
     """``--explain``: each input's value, unit and the layer that set it, as aligned columns."""
     if not rows:
         return []
+    def shown(r: dict) -> str:  # "3.35 TB/s", "70.55G param", "8": with a prefix, no unit "1"
+        return r.get("display") or (r["value"] if r["unit"] in ("1", "") else f"{r['value']} {r['unit']}")
+
     w_name = max(len(r["name"]) for r in rows)
-    w_value = max(len(r["value"]) for r in rows)
-    w_unit = max(len(r["unit"]) for r in rows)
+    w_value = max(len(shown(r)) for r in rows)
     w_layer = max(len(r["layer"]) for r in rows)
     out = ["inputs:"]
     for r in rows:
-        out.append(f"  {r['name']:<{w_name}}  {r['value']:>{w_value}} {r['unit']:<{w_unit}}  {r['layer']:<{w_layer}}"
-                   f"  ({r['origin']})")
+        out.append(f"  {r['name']:<{w_name}}  {shown(r):<{w_value}}  {r['layer']:<{w_layer}}  ({r['origin']})")
     return out
 
 
