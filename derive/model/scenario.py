@@ -579,7 +579,7 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
     layers: list[str] = []
 
     base = scenario or "lecture"
-    if base.endswith(".toml") or "/" in base:
+    if base.endswith(".toml") or "/" in base or (base not in store.files["scenario"] and Path(base).is_dir()):
         path = Path(base)
         if not path.exists():
             raise ScenarioError(f"scenario file not found: {base}", where="--scenario")

@@ -121,6 +121,7 @@ def eval_lines(evs) -> list[str]:
             out.append(f"{ev.name:<{width}} = {s.text}")
             continue
         exact = ev.in_unit()
-        note = f"  (exactly {exact} {ev.unit})" if len(str(exact)) <= 30 and exact.is_Rational else ""
+        unit = "" if ev.unit in ("1", "") else f" {ev.unit}"
+        note = f"  (exactly {exact}{unit})" if len(str(exact)) <= 30 and exact.is_Rational else ""
         out.append(f"{ev.name:<{width}} ≈ {s.text}{note}".rstrip())
     return out
