@@ -129,8 +129,32 @@ def test_placements_order_part_one():
     mb = _builder(lib, doclib.scenario(), check=True)
     ch = mb.chapter(lib.topics[0], 1, [{"id": "time_vs_jobs", "title": "Time against jobs"}])
     kinds = [b["kind"] for b in ch["flow"]]
-    assert kinds == ["prose", "prose", "result", "prose", "figure", "prose"]
-    assert ch["flow"][2]["number"] == "1.1"
+    assert kinds == ["prose", "result", "prose", "figure", "prose"]  # the PROSE replaces the summary in part I
+    assert ch["flow"][1]["number"] == "1.1"
+    money = mb.chapter(lib.topics[1], 2, [])
+    assert money["flow"][0]["kind"] == "prose" and "What the time costs" in str(money["flow"][0]["text"])
+
+
+def _twin_as_inconsistency(prose) -> Library:
+    twin = dataclasses.replace(doclib.total_le_run, tags=("inconsistency",))
+    timing = dataclasses.replace(doclib.TIMING, prose=tuple(prose),
+                                 declarations=tuple(twin if d is doclib.total_le_run else d
+                                                    for d in doclib.TIMING.declarations))
+    return Library([timing, doclib.MONEY], figures=list(doclib.FIGURES))
+
+
+def test_an_inconsistency_the_prose_cites_gets_no_box_of_its_own():
+    boxed = _twin_as_inconsistency(("Nothing cited.",))
+    cited = _twin_as_inconsistency(("The twin is {{verdict:total_le_run}}.",))
+    placed = _twin_as_inconsistency(("The twin is {{verdict:total_le_run}}.", "{{result:total_le_run}}"))
+
+    def kinds(lib):
+        ch = _builder(lib, doclib.scenario(), check=True).chapter(lib.topics[0], 1, [])
+        return [b["kind"] for b in ch["flow"]]
+
+    assert kinds(boxed) == ["prose", "result", "inconsistency"]
+    assert kinds(cited) == ["prose", "result"]
+    assert kinds(placed) == ["prose", "inconsistency", "result"]
 
 
 def test_cli_reports_an_unknown_placeholder_in_one_line(tmp_path, capsys):

@@ -24,6 +24,11 @@ def test_tolerance_bands_are_recognised():
     band = tolerance_band(logic.within_factor(x, 300, sp.Rational(5, 4)))
     assert band is not None and band.kind == "factor" and band.center == 300 and band.amount == sp.Rational(5, 4)
     assert tolerance_band(logic.ge(x, 3)) is None
+    # a factor 4/3 of 128,000 is also +-28 % of 133,333: the claim's own, rounder centre is the one shown
+    band = tolerance_band(logic.within_factor(x, 128000, sp.Rational(4, 3)))
+    assert band is not None and band.kind == "factor" and band.center == 128000
+    band = tolerance_band(logic.between(x, 1000, 10000))
+    assert band is not None and band.kind == "between" and (band.low, band.high) == (1000, 10000)
     assert has_band(logic.And((logic.within_percent(x, 5, 10), logic.ge(x, 1))))
 
 
@@ -71,3 +76,27 @@ def test_one_scaling_rule_for_every_number():
     assert si_value_text(sp.Rational(5754) * 10**22, "EFLOP")["md"] == "5.754e25 FLOP"
     assert si_value_text(sp.Rational(144, 10000), "s")["md"] == "14.4 ms"
     assert si_value_text(sp.Integer(2400), "seq")["md"] == "2,400 seq"
+
+
+def test_an_input_that_never_flips_the_claim_gives_no_row(lecture_library, lecture_scenario):
+    """Under another scenario an input may move over its whole range without the claim flipping: no edge,
+    so no threshold phrase (and no crash on the missing edge)."""
+    from derive.checking.checker import Report
+
+    t = Threshold("batching.batch_optimum_lecture", "batching.batch_optimum_lecture", "flops", 2.4e16, False,
+                  None, False, None, False)
+    mb = ModelBuilder(lecture_library, lecture_scenario, Report(lecture_scenario, []), thresholds=[t])
+    assert mb.threshold_rows("batching.batch_optimum_lecture") == []
+
+
+def test_readings_say_a_range_as_a_range_and_skip_a_value_the_hypotheses_replace(lecture_library,
+                                                                                lecture_scenario):
+    from derive.checking.checker import Report
+
+    mb = ModelBuilder(lecture_library, lecture_scenario, Report(lecture_scenario, []))
+    between = mb.band_reading(lecture_library.resolve("unbatched_cost_penalty_lecture"))
+    assert between["range"] and between["tol_md"].startswith("between 1,000 seq and 10")
+    assert between["computed"]["md"] == "2,400 seq"
+    # the claim re-pins the active parameters and the precision: the scenario's own value is not its subject
+    pinned = mb.band_reading(lecture_library.resolve("kv_bytes_per_token_fp8_reading"))
+    assert not pinned["range"] and pinned["computed"] is None

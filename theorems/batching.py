@@ -496,7 +496,7 @@ fast_mode_pricing = Claim(
 )
 fast_mode_pricing_lecture = Claim(
     "batching.fast_mode_pricing_lecture", title="6x the price for 2.5x the speed: a fast batch of 400",
-    statement="Matching the model of fast_mode_pricing to the observed ratios, 2.5x speed means the normal "
+    statement="Matching the fast-mode model to the observed ratios, 2.5x speed means the normal "
               "batch is 2.5 times the critical batch (inside 'double or triple it') and 6x price means a "
               "fast batch of 2,400/6 = 400 sequences.",
     source=lecture("00:02, 00:19", CHAPTER, reconstructed=True),
@@ -635,3 +635,55 @@ sparsity_bandwidth_win = Claim(
     uses=(batch_optimum, slow_mode_on_cost_floor, routed_scaling_tradeoff),
 )
 
+
+# The chapter's argument, for part I of the documents (placeholders: derive.model.prose) ------------------
+PROSE = (
+    "The second half of the lecture's first chapter turns the roofline into a rule for the batch.  The question "
+    "comes from prices: coding assistants sell a 'fast mode' at about six times the price for about two and a "
+    "half times the speed, and the lecture's answer is that a faster mode runs a smaller batch.  Compute time "
+    "grows with the batch while the weight reads stay put, so there is one batch at which the two meet (the "
+    "figure below).",
+    "{{figure:step_time_vs_batch}}",
+    "{{result:batch_optimum}}",
+    r"The model's size cancels: the critical batch 'only depends on sparsity, not on scale'.  With the lecture's "
+    r"\(R\) of 'about 300' and sparsity of 8 it is 2,400 sequences; for the scenario the engine computes "
+    r"\(R\) = {{value:hardware_ratio}} and \(B^{*}\) = {{value:critical_batch}}.  Not every number around this "
+    "result agrees with the others.  The readings above set the advice to 'double or triple it' against the "
+    "2,000 sequences the lecture then uses.  The remark that the ratio has stayed about 300 'from A100 to H100 "
+    "to B100' is {{verdict:hw_ratio_a100}} for the A100's own datasheet.  Taking it as '300 FLOPs per byte', as "
+    r"a summary does, confuses it with \(F/W = 2R/q\), a reading that is {{verdict:hw_ratio_as_flops_per_byte}} "
+    "at the scenario's precision (the two coincide only at two bytes per weight).  The sparsity of 8 has a "
+    "problem of its own.",
+    "{{result:sparsity_inconsistency}}",
+    r"The batch optimum ignored the KV reads, which compete with the weight reads for the same bandwidth.  Two "
+    r"consequences follow, both measured against the balance context \(L^{*}\) at which a sequence's KV reads "
+    r"take as long as its multiplies: past it the MFU falls, and below it the balancing batch grows with the "
+    r"context.",
+    "{{result:goldilocks_context_and_mfu}}",
+    "{{result:kv_raises_batch_optimum}}",
+    "The clash in that reading comes from mixing chapters: the 200K context and the 2 KB per token belong to the "
+    "long-context chapter's frontier model of about 1e11 active parameters, not to DeepSeek's 37B.  For the "
+    r"scenario \(L^{*}\) is {{value:critical_context}} against {{value:context}} of context served.",
+    "A batch also sets a rhythm.  A server does not wait for a full batch: a 'train' departs every interval, "
+    "full or not, so a request waits at most one interval and rides one, {{value:worst_case_latency}} at worst "
+    "for the scenario's {{value:train_interval}}.  The interval is naturally about a drain time (the previous "
+    "chapter).  Every departure yields one token per sequence, so the lecture's 2,000 sequences at 'about 64' "
+    "departures a second stream 128,000 tokens per second per replica, a thousandth of what Gemini is reported "
+    "to serve; the scenario's replica streams {{value:throughput}}.  A summary that credits the 2,400-sequence "
+    "optimum with those 128,000 tokens per second is {{verdict:throughput_at_critical_batch}}: they come from "
+    "the 2,000.",
+    "Fast mode is then a smaller batch, and the roofline prices it, with KV reads ignored as on the board.",
+    "{{result:fast_mode_pricing}}",
+    "No price buys more speed than the normal mode's multiple of the critical batch, since no step beats the "
+    "weight fetch.  The same accounting prices the other extreme, one sequence per step.",
+    "{{result:unbatched_cost_penalty}}",
+    r"With \(R \ge 300\) and any model at least four times sparse that penalty passes a thousand, the lecture's "
+    "'a thousand times worse'.  The figure shows the whole curve: the cost per token falls with the batch onto "
+    "its floor.",
+    "{{figure:cost_vs_batch}}",
+    "Last, what sparsity buys.  In bandwidth it costs nothing once the batch grows with it; it is paid for in "
+    "memory capacity, the subject of the next chapters.",
+    "{{result:sparsity_bandwidth_win}}",
+    "What sparsity buys in quality is empirical.  In Clark et al.'s routed scaling laws a 64-expert model "
+    "matches a dense one about four times its active size: '64x for 4x'.",
+)

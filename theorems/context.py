@@ -404,3 +404,32 @@ hybrid_kv_short_context = Claim(
     expected="refuted",
     uses=(hybrid_kv_at_long_context,), tags=INCONSISTENCY,
 )
+
+# The chapter's argument, for part I of the documents (placeholders: derive.model.prose) ------------------
+PROSE = (
+    "The lecture's sixth chapter (minutes 93 to 124) reads API prices as measurements of cost, beginning with "
+    "long context.  Per generated token, compute does not depend on the context but the KV reads grow with it.  "
+    "Gemini 3.1 Pro charges more for prompts above 200K tokens, and the lecture reads that tier as the point "
+    "where the cost per token starts to grow ('maybe not exactly'), which explains where the price steps, not "
+    "by how much.",
+    "{{result:context_crossover}}",
+    "{{figure:memory_vs_context}}",
+    "Turned around, the tier measures the model.",
+    "{{result:kv_bytes_per_token}}",
+    r"The readings above hold both precisions.  The lecture plugs in \(W/F = 1/300\) directly, which is "
+    r"\(q/R\) only at one byte per weight, and it is the one-byte answer that a real layout matches; against "
+    r"the FP4 answer the shared-KV layout is {{verdict:kv_bytes_architecture_fp4}}.",
+    r"Attention's own multiplies, the one part of compute that grows with the context, were left out.  They stay "
+    r"below the weight multiplies up to a context \(L_{\mathrm{quad}}\) that shrinks with the number of global "
+    r"attention layers.  For one shared layer of 128 query heads in a 1e11-parameter model that is 'up in the "
+    r"millions of tokens', as the lecture says ({{verdict:quadratic_attention_millions}}); had all 100 layers "
+    r"attended over the whole context, it would be tens of thousands, and 'millions' "
+    r"{{verdict:quadratic_attention_all_layers}}.  Per context token, attention's multiplies also trail its KV "
+    r"reads unless a KV head serves hundreds of query heads, which grouped-query attention never does.",
+    "Real models mix layer kinds.  Sliding-window, chunked and linear-attention layers keep a cache that stops "
+    "growing, so at long context only the full-attention layers count: with five local layers in six (Gemma 3's "
+    "layout) a sequence of 32K tokens or more holds under a fifth of the all-global cache, though the saving is "
+    "not yet five-fold at 8K ({{verdict:hybrid_kv_short_context}} there).  Served contexts rose from about 8K to "
+    "100-200K tokens and have stayed there, a balance that moves only as HBM improves; sparse attention buys "
+    "about a square root of the KV traffic, not an unlimited gain.",
+)

@@ -255,3 +255,24 @@ knee_moves_with_sparsity = Claim(
     goal=logic.Iff(logic.eq(expert_compute_time_q.sym, expert_weight_time_q.sym),
                    logic.eq(B_layer, knee_tokens_q.sym)),
 )
+
+# The chapter's argument, for part I of the documents (placeholders: derive.model.prose) ------------------
+PROSE = (
+    "This chapter is not in the lecture.  Every other chapter reasons with spec-sheet peaks, which real kernels "
+    "do not reach, and a measurement cannot refute a proved floor: it can only contradict an assumption the "
+    "floor rests on.  A measured decode step does at least the roofline's multiplies at no more than peak FLOP/s "
+    "and reads at least the roofline's bytes at no more than peak bandwidth.",
+    "{{result:roofline_floor_below_measured}}",
+    "A measurement below the floor names the assumption that broke (several tokens per step, say, or weights "
+    "stored in fewer bytes than assumed).  Kernels reach a smaller share of peak FLOP/s than of peak bandwidth, "
+    "so the achieved hardware ratio, where a weight-streaming matrix product really turns compute-bound, sits "
+    "below the spec sheet's: the measured H100 and GB200 ceilings both lower it.  The ledger command lists "
+    "every published or probed measurement against its floor, and the measured option rebuilds this document "
+    "with achieved ceilings in place of the peaks.",
+    "The probe also tests the batching chapter's formula one layer at a time, on expert layers of growing "
+    "sparsity.",
+    "{{result:knee_moves_with_sparsity}}",
+    "For the scenario's hardware and a DeepSeek-like layer the knee is {{value:knee_tokens}}.  The probe's "
+    "measured knees move with the sparsity as predicted at moderate sparsity and somewhat less at the highest it "
+    "tried (the claim's source lists them).",
+)

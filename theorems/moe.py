@@ -155,7 +155,8 @@ moe_expert_parallel_layout = Claim(
 moe_routing_vs_sparsity = Claim(
     "moe.moe_routing_vs_sparsity", title="'1 in 32' routing does not give sparsity 8",
     statement="Read as the ratio of routed to activated experts, this chapter's '1 in 32' (and DeepSeek-V3's "
-              "8 of 256) gives 32, not the sparsity of 8 that chapter 1 derives from '32 out of 256'.",
+              "8 of 256) gives 32, not the sparsity of 8 that the lecture's first chapter derives from '32 out of "
+              "256'.",
     source=lecture("00:18, 00:33", CHAPTER),
     goal=logic.within_factor(E_tot / E_act, sparsity_q.sym, sp.Rational(5, 4)),
     instance=True, expected="refuted", tags=INCONSISTENCY,
@@ -163,8 +164,8 @@ moe_routing_vs_sparsity = Claim(
           "(shared expert, attention and dense layers are active for every token).",
 )
 moe_sparsity_32_of_256 = Claim(
-    "moe.moe_sparsity_32_of_256", title="Chapter 1's reading: 32 of 256 experts is sparsity 8",
-    statement="Chapter 1's own reading, 32 activated out of 256 experts, is the lecture's sparsity of 8.",
+    "moe.moe_sparsity_32_of_256", title="The first chapter's reading: 32 of 256 experts is sparsity 8",
+    statement="The lecture's first chapter reads 32 activated out of 256 experts, the lecture's sparsity of 8.",
     source=lecture("00:18", "How batch size affects token cost and speed"),
     goal=logic.eq(E_tot / 32, sparsity_q.sym),
     instance=True, tags=INCONSISTENCY,
@@ -315,4 +316,30 @@ blackwell_rack_fits_5t_model = Claim(
     goal=logic.And((logic.between(C_su, si("10 TB"), si("20 TB")), logic.le(2 * N_tot * q, C_su))),
     uses=(scaleup_capacity_unlock,),
     notes="186 GB per GPU: 13.4 TB per rack / 72 (hardware preset gb200-nvl72).",
+)
+
+# The chapter's argument, for part I of the documents (placeholders: derive.model.prose) ------------------
+PROSE = (
+    "The lecture's second chapter (minutes 32 to 47) goes from one chip to a rack.  An MoE layer is a router and "
+    "many small MLPs, the experts, and each token visits a few of them.  Expert parallelism gives every chip a "
+    "share of the experts and a copy of the router; tokens travel to the chips that hold their experts and back, "
+    "an all-to-all exchange in every MoE layer.  The lecture's example is DeepSeek on an NVL72.",
+    "{{result:moe_expert_parallel_layout}}",
+    "The routing fraction gives DeepSeek's sparsity yet another reading, which cannot agree with the previous "
+    "chapter's '32 out of 256' (an arithmetic that is {{verdict:moe_sparsity_32_of_256}} in itself).",
+    "{{result:moe_routing_vs_sparsity}}",
+    "Why one rack?  Inside it a switched scale-up network joins any two chips in two hops; between racks the "
+    "scale-out network has about eight times less bandwidth per chip ({{value:scaleout_slowdown}} times for the "
+    "scenario).  The all-to-all does not care where an expert sits, so a layer spread over racks sends part of "
+    "its traffic over the slow network.",
+    "{{result:moe_rack_bound}}",
+    "The rack bounds the model as well: 'the active parameters are limited by the compute cost, and the total "
+    "parameters are limited by the scale-up size'.",
+    "{{result:scaleup_capacity_unlock}}",
+    "For the scenario the pooled HBM is {{value:scaleup_capacity}}.  Eight Hoppers held '640 gigabytes as of "
+    "2022', short of a trillion parameters at a byte each, while a Blackwell rack holds a five-trillion-parameter "
+    "model with room left for KV.  Hence the race for larger scale-up domains: from 8 GPUs to 72, and announced "
+    "at 'five hundred and something', of which the lecture grants 'at least a genuine 4x' over 64.  A summary's "
+    "'500, roughly 4x Blackwell's 72' mixes the nominal count with that factor and is "
+    "{{verdict:scaleup_growth_seed_reading}}.",
 )

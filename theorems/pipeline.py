@@ -395,3 +395,29 @@ capacity_surplus_inference = Claim(
     instance=True, forall=(params_total, bytes_per_param),
     uses=(pipeline_neutrality,),
 )
+
+# The chapter's argument, for part I of the documents (placeholders: derive.model.prose) ------------------
+PROSE = (
+    r"The lecture's third chapter (minutes 47 to 64) asks how to use more than one rack.  Expert layers must stay "
+    r"inside one, so the model is cut by layers instead: each rack is a stage holding a block of consecutive "
+    r"layers, and each token's activation crosses to the next rack once per stage, over scale-out.  Inside a "
+    r"stage every MoE layer still sends the token to its activated experts and back over scale-up, so the "
+    r"question is whether the one slow hand-over hides behind the many fast exchanges.  Per token the ratio of "
+    r"the two times is \(2 E_{\mathrm{act}} L_{\mathrm{stage}}/r\) (the activation size and the chip count "
+    r"cancel), and the boundary is free while it is at least one.",
+    "{{result:scaleout_viability}}",
+    "The lecture's 8 activated experts with one layer per stage make 16 against a factor of 8, so one rack per "
+    "layer works, as it does for any model that activates at least 4 experts.  The transcript's 'greater than or "
+    "equal to one' is the exact criterion, since at equality the boundary is still free "
+    "({{verdict:scaleout_viability_at_boundary}}); a summary's strict '> 8' is "
+    "{{verdict:scaleout_viability_strict_reading}} as a criterion, wrong exactly on that boundary.",
+    "What does pipelining buy, then?  Not speed: a token still passes every layer in turn.  With as many "
+    "micro-batches in flight as stages every rack stays busy, and the accounting comes out even.",
+    "{{result:pipeline_neutrality}}",
+    "For inference that capacity is rarely short: 'a trillion parameter model only needs one terabyte', and a "
+    "Blackwell rack pools 10 to 20 TB (Dwarkesh's range, {{verdict:rack_capacity_ten_to_twenty_tb}} for the "
+    "scenario's scale-up domain; Reiner's 'many tens of terabytes' is {{verdict:rack_capacity_many_tens_tb}}).  "
+    "Training is where the pipeline bubble bites.  One batch alone in four stages leaves each rack idle three "
+    "quarters of the time; inference fills the gap with the next micro-batch, but a training step's backward "
+    "pass waits for its forward pass, and the smaller batches that converge better leave less to fill it with.",
+)

@@ -316,8 +316,9 @@ T5, T60 = cache_hold_short.sym, cache_hold_long.sym
 
 def ratio_gap(a: sp.Expr, b: sp.Expr) -> sp.Expr:
     """max(a, b)/min(a, b): how many times apart two positive times are (the log-free |log(a/b)|)."""
-    # unevaluated: both are positive times and sympy's pairwise comparisons cost ~5 ms a call
-    return sp.Max(a, b, evaluate=False) / sp.Min(a, b, evaluate=False)
+    # unevaluated for symbols (positive times: sympy's pairwise comparisons cost ~5 ms a call), numbers fold
+    fold = bool(sp.sympify(a).is_number and sp.sympify(b).is_number)
+    return sp.Max(a, b, evaluate=fold) / sp.Min(a, b, evaluate=fold)
 
 
 def nearest(hold: sp.Expr, tier: sp.Expr, others: tuple[sp.Expr, ...]) -> logic.Formula:
@@ -377,4 +378,28 @@ cache_tiers_ddr_and_flash = Claim(
     goal=logic.And((nearest(T5, T_ddr, (T_hbm, T_flash, T_disk)), nearest(T60, T_flash, (T_hbm, T_ddr, T_disk)))),
     instance=True, forall=(ddr_drain_time, flash_drain_time), expected="refuted",
     uses=(cache_tier_drain_time,), tags=INCONSISTENCY,
+)
+
+# The chapter's argument, for part I of the documents (placeholders: derive.model.prose) ------------------
+PROSE = (
+    "The second half of the sixth chapter reads more of the price list.  If competition keeps prices at costs "
+    "times one markup, price ratios are cost ratios.  Output tokens cost 3 to 5 times input tokens, and the "
+    "lecture settles on 5.  A prefill pass brings many new tokens per sequence, so it runs at the compute floor "
+    "however long the prompt, its KV produced and consumed on chip; a decode step brings one token per "
+    "sequence.",
+    "{{result:decode_memory_bound}}",
+    "The readings above show that this does not contradict the batching chapter, which chose the batch to "
+    "balance compute against memory: the critical batch balances compute against the weight reads only, and at "
+    "long context the KV reads tip the step back to memory-bound.",
+    r"Prompt caching prices the rest of the KV cache's life.  A token's KV can be rematerialized from its ids at "
+    r"the base input price ({{value:price_input}}) or read back from a cache after a write "
+    r"({{value:price_cache_write_5min}} for five minutes): a hit costs {{value:price_cache_hit}}, ten times less "
+    r"than base input and less still than the write, so a summary's 'ten times cheaper than writes' is "
+    r"{{verdict:cache_hit_vs_write_misreading}}.  Holding KV in a memory tier occupies a share of the device for "
+    r"the hold time, and reading it back a share of its bandwidth; together they cost the retrieval times "
+    r"\(1 + T_{\mathrm{hold}}/T_{X}\), where \(T_{X}\), capacity over bandwidth, is the tier's drain time.",
+    "{{result:cache_tier_drain_time}}",
+    "With drain times of milliseconds for HBM, seconds for DDR, about a minute for flash and about an hour for a "
+    "spinning disk, the rule puts each of the conversation's guesses one tier further down (the readings above), "
+    "to the lecture's own surprise at spinning disk.",
 )

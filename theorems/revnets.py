@@ -116,25 +116,26 @@ revnet_out_second = Definition(
 )
 revnet_second_recovered = Definition(
     "revnets.revnet_second_recovered", title="Recomputing x2",
-    statement="y1 is an output, so G(y1) can be recomputed and subtracted from y2.",
+    statement=r"\(y_{1}\) is an output, so \(G(y_{1})\) can be recomputed and subtracted from \(y_{2}\).",
     source=paper(GOMEZ, "inverse, eq. (3)"), defines=rev_x2_back_q, expr=y2 - G_(y1),
 )
 revnet_first_recovered = Definition(
     "revnets.revnet_first_recovered", title="Recomputing x1",
-    statement="With x2 recovered, F(x2) can be recomputed and subtracted from y1.",
+    statement=r"With \(x_{2}\) recovered, \(F(x_{2})\) can be recomputed and subtracted from \(y_{1}\).",
     source=paper(GOMEZ, "inverse, eq. (3)"), defines=rev_x1_back_q, expr=y1 - F_(rev_x2_back_q.sym),
 )
 revnet_inverse_second_half = Claim(
     "revnets.revnet_inverse_second_half", title="The block's outputs give back x2",
-    statement="y2 − G(y1) = x2 for any functions F and G.",
+    statement=r"\(y_{2} - G(y_{1}) = x_{2}\) for any functions \(F\) and \(G\).",
     source=lecture("02:10:41", CHAPTER),
     goal=logic.eq(rev_x2_back_q.sym, x2),
     uses=(feistel_inverse,),
 )
 revnet_invertibility = Claim(
     "revnets.revnet_invertibility", title="RevNet invertibility", label="RevNet invertibility",
-    statement="A RevNet block is two Feistel rounds: from its outputs (y1, y2) the inputs come back as "
-              "x2 = y2 − G(y1) and then x1 = y1 − F(x2), for ANY residual functions F and G.  So the "
+    statement=r"A RevNet block is two Feistel rounds: from its outputs \((y_{1}, y_{2})\) the inputs come back "
+              r"as \(x_{2} = y_{2} - G(y_{1})\) and then \(x_{1} = y_{1} - F(x_{2})\), for any residual functions "
+              r"\(F\) and \(G\).  So the "
               "activations of every layer can be recomputed from those of the layer above.",
     source=lecture("02:10:41-02:11", CHAPTER),
     goal=logic.eq(rev_x1_back_q.sym, x1),
@@ -211,4 +212,20 @@ revnet_memory_tradeoff = Claim(
     uses=(revnet_invertibility, memory_for_compute_profitable),
     notes="The compute overhead is reconstructed (not said): Gomez et al. count about 4N against 3N "
           "operations for reversible backpropagation.",
+)
+
+# The chapter's argument, for part I of the documents (placeholders: derive.model.prose) ------------------
+PROSE = (
+    r"The lecture's last chapter (from minute 124) steps sideways, to cryptography.  Ciphers and neural networks "
+    r"both mix every input into every output, with opposite aims: a network wants smooth derivatives it can "
+    r"learn from, a cipher wants a one-bit change to scramble everything.  One construction crossed over.  A "
+    r"Feistel round keeps one half \(x\) and adds \(f(x)\) to the other; since \(x\) survives, \(f(x)\) can be "
+    r"recomputed and subtracted, so the round is invertible whatever \(f\) is.  A reversible residual network "
+    r"stacks two such rounds per block, with its residual functions \(F\) and \(G\) in the role of \(f\).",
+    "{{result:revnet_invertibility}}",
+    "The trade is compute for memory.  Stored activations, linear in depth and often the largest memory "
+    "footprint in training, shrink to a constant, at the price of one extra forward pass per layer, about a "
+    "third more training compute.  The KV cache makes the opposite trade, memory for compute, and the lecture's "
+    "view of today's hardware is that spending memory to save compute usually pays; RevNets pay where activation "
+    "memory is what binds.",
 )

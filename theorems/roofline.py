@@ -339,3 +339,33 @@ full_hbm_step_ge_drain_time = Claim(
     goal=logic.And((logic.eq(memory_time_q.sym, drain_time_q.sym), logic.ge(step_time_q.sym, drain_time_q.sym))),
     uses=(step_time_ge_memory_time,),
 )
+
+# The chapter's argument, for part I of the documents (placeholders: derive.model.prose) ------------------
+PROSE = (
+    r"The lecture's first chapter ('How batch size affects token cost and speed', its first 32 minutes) starts "
+    r"from one decode step, which has two jobs.  The multipliers must process every active weight once for every "
+    r"sequence in the batch (two FLOPs per weight and token, as spec sheets count; the lecture counts one "
+    r"multiply).  The memory must deliver every weight once, however many sequences share it, plus each "
+    r"sequence's own KV cache.  With the two overlapped, the step takes as long as the slower job, "
+    r"\(T = \max(t_{\mathrm{compute}}, t_{\mathrm{mem}})\): the roofline on which every later chapter rests.  "
+    "Under the scenario this document is built for, a batch of {{value:batch}} with {{value:context}} of context "
+    "needs {{value:compute_time}} of compute against {{value:memory_time}} of memory traffic, of which "
+    "{{value:weight_fetch_time}} for the weights and {{value:kv_fetch_time}} for the KV caches.",
+    "Read along the batch, the maximum has a floor, since only compute and KV reads grow with the batch.  That "
+    "floor answers the question behind fast modes, whether a customer could pay a hundred times more for a "
+    "faster model.",
+    "{{result:latency_floor}}",
+    "For the scenario the floor is {{value:weight_fetch_time}} per step.  Divided by the tokens it produces, the "
+    "step time becomes a cost: the rental of every chip for the length of one step ({{value:chip_price}} per "
+    "chip here), shared by the batch.  The weight reads are shared and the rest is not, which gives the cost per "
+    "token its shape.",
+    "{{result:cost_per_token_and_floor}}",
+    "At the scenario's batch a token costs {{value:cost_per_token}}, against a floor of "
+    "{{value:cost_per_token_floor}}; the next chapter draws both against the batch.  One more number sets the "
+    "rhythm of serving.  The drain time, HBM capacity over bandwidth, is how long it takes to read the whole "
+    "memory once.  If weights and caches fill HBM and each is read once per step, a step cannot be shorter, and "
+    "making it longer would only leave time to read memory twice.  The lecture calls it 'about 20 ms on many "
+    "generations of HBM' and works Rubin's 288 GB at 20 TB/s to 'about 15'; for the scenario it is "
+    "{{value:drain_time}}.  The table below checks both remarks (among the presets, the A100 80GB and the "
+    "MI300X fall outside the 20 ms band).",
+)

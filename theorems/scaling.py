@@ -565,3 +565,34 @@ chinchilla_optimal_tokens_per_param = Claim(
           "inconsistent with approaches 1 and 2 (about 20 tokens per parameter); the lecture's factor "
           "of 100 is measured against the 20-token rule.",
 )
+
+# The chapter's argument, for part I of the documents (placeholders: derive.model.prose) ------------------
+PROSE = (
+    "The lecture's fifth chapter (minutes 79 to 93) argues that reinforcement learning makes frontier models "
+    "heavily over-trained.  Its tool is a rule of thumb: when two costs pull one knob in opposite directions, "
+    "the total is smallest about where they are equal.  How far the rule holds depends on the shape of the "
+    "costs.",
+    "{{result:compute_equalisation}}",
+    r"For power laws the lecture conjectures that the rule holds; the catalogue's correction is the ratio "
+    r"\(\beta/\alpha\), equal terms only for equal exponents, with the factor of two as the general guarantee.  "
+    r"Applied to a model's lifetime, the three uses of compute are pre-training (6 FLOPs per active parameter per "
+    r"token), reinforcement learning (2 to 6, at the low MFU of decode-heavy rollouts) and serving (2, at "
+    r"decode's MFU too).  Each is proportional to the active parameters, which therefore cancel: an equal split "
+    r"of compute fixes the ratios of the token counts alone.  The lecture's board algebra went astray here and "
+    r"corrected itself; the result below is the flashcards' form.",
+    "{{result:token_equalisation}}",
+    "How many tokens does a frontier model serve?  The lecture's estimate is half a billion tokens a second "
+    "across a provider, a tenth of it for one model, for two months: {{value:inference_tokens}} for the "
+    "scenario.  Chinchilla's rule is 20 tokens per parameter, so for a model of about 1e11 active parameters, "
+    "pre-training on as many tokens as it serves is the lecture's 'factor of a hundred' over-trained (the "
+    "reading above), and still at least thirty times across the uncertainty in both inputs.  A summary pairs "
+    "the '100x' with the rumoured 150 trillion pre-training tokens instead.  Those give a clearly smaller "
+    "factor, a reading the catalogue checks ({{verdict:overtraining_rumour_reading}}), so the pairing is "
+    "{{verdict:overtraining_rumour_is_100x}}.",
+    "Is over-training expensive in quality?  Under Chinchilla's fitted loss, spending the same compute on a model "
+    "ten times smaller trained on ten times more tokens raises the loss by under 3% for models of 10B to 1T "
+    "parameters: a ten times cheaper model to serve, for a small loss.  The same fit tests the equalisation rule "
+    "itself: making the parameter and data terms equal lands within 5% of the optimal reducible loss over six "
+    "orders of magnitude of compute.  The fit's own optimum, though, is 40 to 200 tokens per parameter rather "
+    "than the 20 the lecture measures against, a discrepancy Besiroglu et al. (2024) trace to the fit.",
+)

@@ -168,6 +168,7 @@ class Checker:
         extra = [lib.formula_expand(f, pinned) for _, f in self.scenario.assumptions]
         extra = [f for f in extra if f.free_symbols() & claim_symbols]
         bounds, boxed = self._bounds(claim, pinned)
+        boxed += self._outside_domain(claim, [goal, *hyps, *extra, *boxed])
         formulas, _ = self._instantiate(claim, [goal, *hyps, *extra, *boxed])
         goal, hyps = formulas[0], formulas[1:]
         symbols = set(goal.free_symbols())
@@ -202,6 +203,24 @@ class Checker:
             else:
                 boxed += [Rel(value, ">=", lo), Rel(value, "<=", hi)]
         return bounds, boxed
+
+    def _outside_domain(self, claim: Claim, formulas: list[Formula]) -> list[Formula]:
+        """For an instance claim, the domain relations (positive, non-negative, an integer) that a scenario
+        value it is checked at violates: as hypotheses they make the assumptions contradict each other, so
+        such a value is never reported as a counterexample (the domain of a variable is a hypothesis)."""
+        if not claim.instance:
+            return []
+        keep = {q.sym for q in claim.forall}
+        values = {s: v for s, v in self.scenario.substitution(self.library).items() if s not in keep}
+        out: list[Formula] = []
+        for s in sorted(set().union(*(f.free_symbols() for f in formulas)) & set(values), key=str):
+            q, v = self.library.quantity_of(s), values[s]
+            domain = q.domain_formula()
+            if domain is not None and not domain.evaluate({s: v}):
+                out.append(domain)
+            if q.integer and not sp.Rational(v).is_integer:
+                out.append(Rel(s, "==", sp.floor(v)))  # false at v: an integer quantity's value is an integer
+        return out
 
     def missing_values(self, claim: Claim) -> list[str]:
         if not claim.instance:

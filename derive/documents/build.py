@@ -226,13 +226,16 @@ def _write_all(library: Library, scenario: Scenario, report: Report, base_report
     wants_tex = "tex" in formats or "pdf" in formats
     fig_formats = tuple(f for f, wanted in (("svg", "md" in formats or "html" in formats), ("pdf", wants_tex))
                         if wanted)
-    drawn, graph, chapter_graphs = _figures(library, scenario, verdicts, figures, staging, fig_formats, store)
+    # the independent, slow parts (drawing, thresholds, the measured appendix) share the machine's cores
+    extra = {"thresholds": lambda: thresholds(library, scenario, cache_dir=cache_root),
+             "measured": lambda: _measured(library, store)}
+    drawn, graph, chapter_graphs, got = _figures(library, scenario, verdicts, figures, staging, fig_formats, store,
+                                                 extra)
     for r in [*drawn, graph, *chapter_graphs.values()]:
         files.extend(r.files.values())
 
-    rows = thresholds(library, scenario, cache_dir=cache_root)
     model = document_model(library, scenario, report, baseline=base_report, figures=drawn, graph=graph,
-                           thresholds=rows, chapter_graphs=chapter_graphs, measured=_measured(library, store))
+                           thresholds=got["thresholds"], chapter_graphs=chapter_graphs, measured=got["measured"])
     if "md" in formats:
         write("derivation.md", render("markdown", "derivation.md.j2", model))
     if "html" in formats:
@@ -301,10 +304,11 @@ def _engine_id(engine: str) -> str:
 
 
 def _figures(library: Library, scenario: Scenario, verdicts: dict[str, str], figures: list, staging: Path,
-             formats: Sequence[str], store: ArtifactStore | None
-             ) -> tuple[list[FigureResult], FigureResult, dict[str, FigureResult]]:
+             formats: Sequence[str], store: ArtifactStore | None, extra: dict[str, Callable[[], object]]
+             ) -> tuple[list[FigureResult], FigureResult, dict[str, FigureResult], dict[str, object]]:
     """Draw (or read from the artifact cache) every figure, the dependency graph and one subgraph per
-    chapter.  The key covers the engine's and libraries' sources, the scenario and the verdicts."""
+    chapter, and run the ``extra`` tasks alongside (their results by name).  The key covers the engine's
+    and libraries' sources, the scenario and the verdicts."""
     key = None
     if store is not None:
         from derive.checking.cache import sources_digest
@@ -316,18 +320,75 @@ def _figures(library: Library, scenario: Scenario, verdicts: dict[str, str], fig
             try:
                 results = [FigureResult(**r) for r in manifest["results"]]
                 drawn, graph, chapters = results[:len(figures)], results[len(figures)], results[len(figures) + 1:]
-                return drawn, graph, {r.topic: r for r in chapters if r.topic}
+                got = dict(zip(extra, run_tasks(list(extra.values())), strict=True))
+                return drawn, graph, {r.topic: r for r in chapters if r.topic}, got
             except (KeyError, TypeError, IndexError):
                 pass
     fig_dir = staging / "figures"
-    drawn = [render_figure(f, library, scenario, fig_dir, formats) for f in figures]
-    graph = render_graph(library, verdicts, fig_dir, formats=formats)
-    chapters = {t.name: render_chapter_graph(library, verdicts, t.name, fig_dir, formats) for t in library.topics}
+    topics = [t.name for t in library.topics]
+    # longest first: the graph and the extra tasks, then the figures and chapter graphs
+    tasks: list[Callable[[], object]] = [
+        *extra.values(),
+        lambda: render_graph(library, verdicts, fig_dir, formats=formats),
+        *[(lambda f=f: render_figure(f, library, scenario, fig_dir, formats)) for f in figures],
+        *[(lambda t=t: render_chapter_graph(library, verdicts, t, fig_dir, formats)) for t in topics],
+    ]
+    out = run_tasks(tasks)
+    got = dict(zip(extra, out[:len(extra)], strict=True))
+    graph = out[len(extra)]
+    drawn = out[len(extra) + 1:len(extra) + 1 + len(figures)]
+    chapters = dict(zip(topics, out[len(extra) + 1 + len(figures):], strict=True))
     if store is not None and key is not None:
         results = [*drawn, graph, *chapters.values()]
         names = [n for r in results for n in r.files.values()]
         store.put("figures", key, staging, names, {"results": [dataclasses.asdict(r) for r in results]})
-    return drawn, graph, chapters
+    return drawn, graph, chapters, got  # type: ignore[return-value]
+
+
+# independent tasks on forked processes ---------------------------------------------------------------
+
+BUILD_WORKERS = 2  # processes for the drawing phase (the machines this is measured on have 2 cores)
+_TASKS: list[Callable[[], object]] = []
+_FAILED = object()
+
+
+def run_tasks(tasks: list[Callable[[], object]], workers: int | None = None) -> list[object]:
+    """Results of independent tasks, in order.  On forked processes where fork exists and z3's global
+    context was never made in this process (a child must not inherit solver state); a task that fails in a
+    child is run again here, so its error (a ``DeriveError`` with its hint) is raised as if run serially."""
+    import multiprocessing
+
+    import z3
+
+    workers = BUILD_WORKERS if workers is None else workers
+    results: list[object] = [_FAILED] * len(tasks)
+    if len(tasks) > 1 and workers > 1 and "fork" in multiprocessing.get_all_start_methods() and \
+            getattr(z3.z3, "_main_ctx", None) is None:
+        global _TASKS
+        _TASKS = tasks
+        try:
+            with multiprocessing.get_context("fork").Pool(min(workers, len(tasks))) as pool:
+                for i, ok, value in pool.imap_unordered(_run_task, range(len(tasks))):
+                    if ok:
+                        results[i] = value
+        except (OSError, RuntimeError, EOFError, ImportError):
+            pass  # no processes on this system: serially below
+        finally:
+            _TASKS = []
+    return [task() if value is _FAILED else value for task, value in zip(tasks, results, strict=True)]
+
+
+def _run_task(i: int) -> tuple[int, bool, object]:
+    """In a forked child: (i, True, the task's result), or (i, False, None) when it failed (the parent
+    re-runs it)."""
+    try:
+        value = _TASKS[i]()
+        import pickle
+
+        pickle.dumps(value)
+    except Exception:  # noqa: BLE001 - the parent re-runs the task and raises its real error
+        return i, False, None
+    return i, True, value
 
 
 # the write and switch phase ---------------------------------------------------------------------------

@@ -292,7 +292,8 @@ def render_figure(figure: Figure, library: Library, scenario: Scenario, director
             if axis is None or dim != (xq.dimension if axis == "x" else y_dim):
                 raise LibraryError(f"figure '{figure.id}': mark '{m.label}' fits neither axis")
             value = float(_compile(library, scenario, e, None)(np.zeros(1))[0])
-            marks.append((m.label, axis, value / _scale(x_unit if axis == "x" else y_unit)))
+            unit = x_unit if axis == "x" else y_unit
+            marks.append((m.label, axis, value / _scale(unit), _unit_suffix(unit)))
     except _Missing as why:
         result.note = f"Figure skipped: {why}."
         return result
@@ -305,21 +306,21 @@ def render_figure(figure: Figure, library: Library, scenario: Scenario, director
             style = c.style + ("o" if figure.integer_x and "o" not in c.style else "")
             ax.plot(xs, y, style, color=_LINE_COLOURS[i % len(_LINE_COLOURS)], label=label, linewidth=1.6,
                     markersize=3.5)
-        for label, axis, value in marks:
+        for label, axis, value, unit in marks:
             if axis == "x":
                 ax.axvline(value, color="#424242", linestyle="--", linewidth=1.0)
-                ax.annotate(f"{label} = {_short(value)}", xy=(value, 1), xycoords=("data", "axes fraction"),
+                ax.annotate(f"{label} = {_short(value)}{unit}", xy=(value, 1), xycoords=("data", "axes fraction"),
                             xytext=(3, -12), textcoords="offset points", fontsize=8, color="#424242")
             else:
                 ax.axhline(value, color="#424242", linestyle=":", linewidth=1.0)
-                ax.annotate(f"{label} = {_short(value)}", xy=(0, value), xycoords=("axes fraction", "data"),
+                ax.annotate(f"{label} = {_short(value)}{unit}", xy=(0, value), xycoords=("axes fraction", "data"),
                             xytext=(4, 3), textcoords="offset points", fontsize=8, color="#424242")
         for i, j in figure.crossings:
             for xc in _crossings(xs, ys[i], ys[j]):
                 yc = float(np.interp(xc, xs, ys[i]))
                 ax.plot([xc], [yc], "o", color="black", markersize=5)
-                ax.annotate(f"crossover {_short(xc)}", xy=(xc, yc), xytext=(5, -12), textcoords="offset points",
-                            fontsize=8)
+                ax.annotate(f"crossover {_short(xc)}{_unit_suffix(x_unit)}", xy=(xc, yc), xytext=(5, -12),
+                            textcoords="offset points", fontsize=8)
         if figure.log_x:
             ax.set_xscale("log")
         if figure.log_y:
@@ -337,6 +338,11 @@ def render_figure(figure: Figure, library: Library, scenario: Scenario, director
         finally:
             plt.close(fig)
     return result
+
+
+def _unit_suffix(unit: str) -> str:
+    """" 14.4 ms"-style unit after a number on a label (nothing for a dimensionless axis)."""
+    return "" if unit.strip() in ("", "1") else f" {unit}"
 
 
 def _short(value: float) -> str:

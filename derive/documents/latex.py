@@ -143,6 +143,10 @@ def latex_escape(text: object) -> str:
     for i, ch in enumerate(text):
         if ch == '"':  # straight double quotes become opening or closing quotes
             out.append("``" if i == 0 or text[i - 1] in " \t\n([{" else "''")
+        elif ch == "'" and (i == 0 or text[i - 1] in " \t\n([{") and text[i + 1:i + 2].strip():
+            out.append("`")  # a single quote opening a quotation; elsewhere it is an apostrophe or closes one
+        elif ch == "-" and text[i + 1:i + 2] == "-":
+            out.append("-{}")  # "--option" stays two hyphens, never an en dash
         elif ch in _LATEX_SPECIAL:
             out.append(_LATEX_SPECIAL[ch])
         elif ch in _LATEX_UNICODE:

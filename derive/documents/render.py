@@ -216,10 +216,13 @@ def evaluate_expr(library: Library, scenario: Scenario, expr: sp.Expr, unit: str
     """The value of an expression under the scenario, in ``unit`` (SI when None or unfit), or the
     names of the inputs the scenario lacks.  A quantity goes through ``derive.model.evaluate`` (the path of
     ``derive eval``), so documents and the command line agree."""
-    expanded = library.expand(expr, scenario.pinned)
-    missing = sorted(str(s) for s in expanded.free_symbols if str(s) not in scenario.values)
-    if missing:
-        return None, missing
+    # the inputs it reaches first (cheap); the expansion only when one may be missing or it is needed
+    expanded = None
+    if any(n not in scenario.values for n in library.reaches(expr, scenario.pinned)):
+        expanded = library.expand(expr, scenario.pinned)
+        missing = sorted(str(s) for s in expanded.free_symbols if str(s) not in scenario.values)
+        if missing:
+            return None, missing
     if isinstance(expr, sp.Symbol) and str(expr) in library.quantities:
         from derive.model.evaluate import evaluate
 
@@ -238,6 +241,8 @@ def evaluate_expr(library: Library, scenario: Scenario, expr: sp.Expr, unit: str
             return undefined_text(reason), []
         from derive.model.numbers import exactify
 
+        if expanded is None:
+            expanded = library.expand(expr, scenario.pinned)
         exact = exactify(expanded.xreplace(scenario.substitution(library)))  # floats by the one rule, no nsimplify
         if not exact.is_number or exact.is_real is False:
             return None, []
@@ -698,18 +703,19 @@ class ModelBuilder:
         else:
             low, high = si_value_text(band.low, unit), si_value_text(band.high, unit)
             tol_tex, tol_md = f"between {low['tex']} and {high['tex']}", f"between {low['md']} and {high['md']}"
-        computed, _ = evaluate_expr(self.library, self.scenario, expr, unit)
+        # the scenario's value of the expression is what the claim is about only when no hypothesis re-pins it
+        computed = None if claim.hypotheses else evaluate_expr(self.library, self.scenario, expr, unit)[0]
         latex = self.printer(expr)
         return {"lhs": latex if latex_width(latex) <= 2 * INLINE_WIDTH else None, "stated": stated,
-                "tol_tex": tol_tex, "tol_md": tol_md, "computed": computed}
+                "tol_tex": tol_tex, "tol_md": tol_md, "computed": computed, "range": band.kind == "between"}
 
     def threshold_rows(self, claim_id: str) -> list[dict]:
         """Phrases for the thresholds of one claim, one per input: where the claim flips as that input
         moves alone ("$W_{out} \\ge$ 56.25 GB/s, 2.0x below the scenario's 112.5 GB/s")."""
         out = []
         for t in self.thresholds:
-            if t.claim != claim_id:
-                continue
+            if t.claim != claim_id or (t.low is None and t.high is None):
+                continue  # another claim's, or no edge: the claim does not flip as this input moves
             q = self.library.quantities[t.quantity]
             unit = quantity_unit(q)
             value = si_value_text(sp.nsimplify(t.value), unit)
@@ -763,9 +769,12 @@ class ModelBuilder:
         what the prose does not place follows it, in library order."""
         lib = self.library
         claims = [d for d in topic.declarations if isinstance(d, Claim)]
-        paragraphs = [p for p in (topic.summary, *getattr(topic, "prose", ())) if p]
+        # a chapter's PROSE is its text in part I (the docstring summary heads its catalogue appendix instead)
+        paragraphs = [p for p in (getattr(topic, "prose", ()) or (topic.summary,)) if p]
         placements = [placement(p) for p in paragraphs]
         boxed = {lib.resolve(ref).id for kind, ref in filter(None, placements) if kind == "result"}
+        # an inconsistency whose verdict the prose cites ({{verdict:ID}}) is discussed there: no box of its own
+        cited = {lib.resolve(ref).id for p in paragraphs for kind, ref in split(p) if kind == "verdict"}
         used_by: dict[str, list[Claim]] = {}
         for u in lib.claims():
             if u.instance:
@@ -788,6 +797,8 @@ class ModelBuilder:
         for c in claims:
             if "inconsistency" in c.tags and c.id not in shown:
                 shown.add(c.id)
+                if c.id in cited and c.id not in boxed:
+                    continue
                 items[c.id] = {"kind": "inconsistency", "reading": self.reading(c), "decl": self.declaration(c)}
         figures = {f["id"]: f for f in placed}
         flow: list[dict] = []
@@ -874,7 +885,9 @@ class ModelBuilder:
         chapters = []
         for number, t in enumerate(lib.topics, start=1):
             graph = self.chapter_graphs.get(t.name)
+            # the summary heads the catalogue appendix when the chapter's PROSE replaced it in part I
             topics.append({"name": t.name, "title": t.title, "summary": t.summary, "anchor": "cat-" + t.name,
+                           "summary_here": bool(getattr(t, "prose", ())),
                            "number": number, "notation": self.notation(t.quantities),
                            "declarations": [self.declaration(d) for d in t.declarations],
                            "figures": placed.get(t.name, []),

@@ -71,16 +71,22 @@ def tolerance_band(goal: Formula) -> Band | None:
             bounds["high"] = b
     if set(bounds) != {"low", "high"} or expr is None:
         return None
-    low, high = sp.nsimplify(bounds["low"]), sp.nsimplify(bounds["high"])
+    # bounds are exact already (the kernel refuses floats); nsimplify would run PSLQ on every irrational one
+    low, high = bounds["low"], bounds["high"]
     if not (low.is_positive and high.is_positive and high > low):
         return None
     center = (low + high) / 2
     tol = (high - low) / (high + low)
-    if tol.is_Rational and (tol * 100).is_Rational and (tol * 100).q <= 10:
-        return Band(expr, center, "percent", tol * 100, low, high)
     geo = sp.sqrt(low * high)
-    if geo.is_Rational:
-        return Band(expr, geo, "factor", high / geo, low, high)
+    factor = Band(expr, geo, "factor", high / geo, low, high) if geo.is_Rational else None
+    if tol.is_Rational and (tol * 100).is_Rational and (tol * 100).q <= 10:
+        percent = Band(expr, center, "percent", tol * 100, low, high)
+        # a band can read both ways (+-28 % of 133,333 is a factor 4/3 of 128,000): the rounder centre wins
+        if factor is not None and sp.Rational(geo).q < sp.Rational(center).q:
+            return factor
+        return percent
+    if factor is not None:
+        return factor
     return Band(expr, center, "between", None, low, high)
 
 

@@ -2,12 +2,14 @@
 
 An untrusted proposer: it works on the box the claim's ``bounds`` give (every quantity needs bounds)
 and proposes either a *certificate* for ``proved`` (the bisection tree it built, which the kernel
-replays leaf by leaf with its own strict enclosures, see ``derive.kernel.trusted``) or a counterexample
-point (which the kernel re-checks exactly).  A box is closed when the goal is certainly defined and
-true on it, a hypothesis certainly false on it, or it holds no integer for an integer quantity;
-otherwise it is split along its widest side.  Strict enclosures mean a box that touches a pole, a
-negative radicand or a non-positive logarithm argument never closes, so undefined points in the box
-keep the claim from being proved.  Budget: ``MAX_BOXES`` boxes, then ``unknown``.
+replays leaf by leaf with its own strict enclosures and Taylor forms, see ``derive.kernel.trusted``) or
+a counterexample point (which the kernel re-checks exactly).  A box is closed when the goal is
+certainly defined and true on it, a hypothesis certainly false on it, or it holds no integer for an
+integer quantity, or when a Taylor form at the box's simplest rational point shows the goal (a claim
+that touches its bound there); otherwise it is split along its widest side.  Strict enclosures mean a
+box that touches a pole, a negative radicand or a non-positive logarithm argument never closes, so
+undefined points in the box keep the claim from being proved.  Budget: ``MAX_BOXES`` boxes, then
+``unknown``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Mapping
 import mpmath
 import sympy as sp
 
-from derive.kernel.trusted import BOX_PRECISION, Kernel, MaybeUndefined, enclose, truth_on_box
+from derive.kernel.trusted import BOX_PRECISION, TAYLOR_SYMBOLS, Kernel, MaybeUndefined, enclose, truth_on_box
 
 MAX_BOXES = 4000
 
@@ -54,25 +56,35 @@ class _Search:
         self.boxes = 0
         self.witness: dict | None = None
         self.witness_tries = 0
+        self.centres_tried = 0
 
     def solve(self, box: dict) -> tuple:
         k = self.k
         self.boxes += 1
         if self.boxes > MAX_BOXES:
             raise _Stop("unknown", f"interval budget of {MAX_BOXES} boxes exhausted before deciding")
-        box = _shrink(box, k.integer)
+        full, box = box, _shrink(box, k.integer)
         if box is None:
             return ("leaf",)
         ivbox = {s: _iv.mpf([_num(lo).a, _num(hi).b]) for s, (lo, hi) in box.items()}
-        if truth_on_box(k.goal, ivbox) is True or any(truth_on_box(h, ivbox) is False for h in k.problem.hypotheses):
+        if truth_on_box(k.goal, ivbox) is True or any(truth_on_box(h, ivbox) is False for h in k.assumed):
             return ("leaf",)
         mid = {s: _middle(lo, hi, s in k.integer) for s, (lo, hi) in box.items()}
         at_mid = {s: _num(v) for s, v in mid.items()}
         if truth_on_box(k.goal, at_mid) is not True and not any(
-                truth_on_box(h, at_mid) is False for h in k.problem.hypotheses):
+                truth_on_box(h, at_mid) is False for h in k.assumed):
             out = k.refuted(mid, "interval")
             if out is not None:
                 raise _Stop("refuted", out)
+        if len(full) <= TAYLOR_SYMBOLS:  # a claim that touches its bound, at a simple rational point
+            centre = {s: _simplest(lo, hi) for s, (lo, hi) in full.items()}
+            if centre != mid and self.centres_tried < MAX_BOXES // 4:  # where it is false, if it is
+                self.centres_tried += 1
+                out = k.refuted(centre, "interval")
+                if out is not None:
+                    raise _Stop("refuted", out)
+            if k.taylor_closes(full, centre):  # where it holds
+                return ("taylor", centre)
         if self.witness is None and self.witness_tries < 20:
             self.witness_tries += 1
             if k.in_region(mid):
@@ -86,6 +98,20 @@ class _Search:
             raise _Stop("unknown", f"intervals did not separate near {widest} = {lo}" + _why_not(k, ivbox))
         m = _split_point(lo, hi, widest in k.integer)
         return ("split", widest, m, self.solve({**box, widest: (lo, m)}), self.solve({**box, widest: (m, hi)}))
+
+
+def _simplest(lo: sp.Rational, hi: sp.Rational) -> sp.Rational:
+    """The rational with the smallest denominator in [lo, hi] (the nearest to 0 among those): where a
+    claim touches its bound, it usually does so at a simple number."""
+    if lo <= 0 <= hi:
+        return sp.Integer(0)
+    if hi < 0:
+        return -_simplest(-hi, -lo)
+    whole = sp.ceiling(lo)
+    if whole <= hi:
+        return sp.Integer(whole)
+    base = sp.floor(lo)  # lo and hi lie strictly between base and base + 1
+    return base + 1 / _simplest(1 / (hi - base), 1 / (lo - base))
 
 
 def _num(v: sp.Rational):

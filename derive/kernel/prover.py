@@ -119,9 +119,13 @@ def _neighbours(point: dict | None) -> Iterator[dict]:
 
 def _points(k: Kernel, seed: int, count: int) -> Iterator[dict[sp.Symbol, sp.Rational]]:
     """Deterministic points inside the bounds, integers for integer quantities, non-negative where
-    the assumptions say so."""
+    the assumptions say so; first the corners of the box (up to a quarter of ``count``), where a claim
+    that touches its bound is false."""
     rng = random.Random(seed)
-    for _ in range(count):
+    corners = _corners(k, count // 4)
+    for point in corners:
+        yield point
+    for _ in range(count - len(corners)):
         point: dict[sp.Symbol, sp.Rational] = {}
         for sym in k.symbols:
             if sym in k.bounds:
@@ -139,6 +143,24 @@ def _points(k: Kernel, seed: int, count: int) -> Iterator[dict[sp.Symbol, sp.Rat
                     value = -value
             point[sym] = value
         yield point
+
+
+def _corners(k: Kernel, count: int) -> list[dict[sp.Symbol, sp.Rational]]:
+    """Up to ``count`` corners of a box that bounds every quantity (the integers nearest inside, for
+    integer quantities), lowest first."""
+    if not k.symbols or any(s not in k.bounds for s in k.symbols):
+        return []
+    ends = []
+    for s in k.symbols:
+        lo, hi = k.bounds[s]
+        if s in k.integer:
+            lo, hi = sp.ceiling(lo), sp.floor(hi)
+        ends.append((lo, hi) if lo < hi else (lo,))
+    out = []
+    for i in range(min(count, 2 ** len(ends))):
+        bits = [(i >> j) & 1 for j in range(len(ends))]
+        out.append({s: e[b if len(e) == 2 else 0] for s, e, b in zip(k.symbols, ends, bits, strict=True)})
+    return list({tuple(sorted(p.items(), key=str)): p for p in out}.values())
 
 
 def _search(k: Kernel, problem: Problem) -> Outcome | None:

@@ -10,6 +10,7 @@ could otherwise make a false claim look true.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -24,6 +25,12 @@ MAX_POWER = 64
 # minutes inside one step that its resource limit does not interrupt (a Chinchilla-style N**(-17/50)
 # took 130 s), so such powers go to the interval engine instead (a translation budget).
 MAX_ROOT_DEGREE = 6
+# z3 multiplies polynomials out: (a+b+c+d+e)**30 is 46,376 monomials, which z3 works on for minutes
+# (and its solver can crash the process beyond that); a division by (a+b+c+d+e)**10 takes it past a
+# minute.  A relation whose polynomials would exceed this many monomials (a denominator's counting
+# DIVISION_WEIGHT times) is not translated (a translation budget; see ``monomials``).
+MAX_MONOMIALS = 5000
+DIVISION_WEIGHT = 5
 
 
 @dataclass
@@ -163,6 +170,10 @@ class Translator:
 
     def formula(self, f: Formula) -> z3.BoolRef:
         if isinstance(f, Rel):
+            size = monomials(f.lhs) + monomials(f.rhs)
+            if size > MAX_MONOMIALS:
+                raise TranslationError(f"polynomial budget: {f} would be about {size} monomials in z3 "
+                                       f"(at most {MAX_MONOMIALS})")
             a, b = self.expr(f.lhs), self.expr(f.rhs)
             return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[f.op]
         if isinstance(f, And):
@@ -176,6 +187,36 @@ class Translator:
         if isinstance(f, Iff):
             return self.formula(f.left) == self.formula(f.right)
         raise TranslationError(f"unsupported formula {f!r}")
+
+
+def monomials(e: sp.Expr) -> int:
+    """An over-estimate of the monomials z3 holds for ``e``: sums, products and positive integer powers
+    multiplied out; a division, a root, ``Max``/``Min``/``Abs``/``Piecewise`` is one term whose inside
+    is a polynomial of its own (a denominator's counted ``DIVISION_WEIGHT`` times)."""
+    own, inner = _monomials(e)
+    return own + inner
+
+
+def _monomials(e: sp.Expr) -> tuple[int, int]:
+    """(monomials of ``e`` itself, monomials of the polynomials inside its atoms)."""
+    cap = 10**9
+    if isinstance(e, (sp.Add, sp.Mul)):
+        parts = [_monomials(a) for a in e.args]
+        own = 0 if isinstance(e, sp.Add) else 1
+        for n, _ in parts:
+            own = min(cap, own + n if isinstance(e, sp.Add) else own * n)
+        return own, min(cap, sum(i for _, i in parts))
+    if isinstance(e, sp.Pow) and e.exp.is_Rational:
+        (k, inner), p, q = _monomials(e.base), abs(int(e.exp.p)), int(e.exp.q)
+        if p > MAX_POWER:
+            return cap, cap
+        power = min(cap, math.comb(p + k - 1, k - 1)) if k > 1 and k < cap else (k if p else 1)
+        if q == 1 and e.exp > 0:
+            return power, inner
+        weight = DIVISION_WEIGHT if e.exp < 0 else 1
+        return 1, min(cap, inner + weight * power)
+    inner = sum(monomials(a) for a in e.args if isinstance(a, sp.Expr))
+    return 1, min(cap, inner if e.args else 0)
 
 
 def _int_power(base: z3.ArithRef, n: int) -> z3.ArithRef:

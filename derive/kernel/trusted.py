@@ -5,7 +5,14 @@ Everything else that decides (``prover``: the z3 route, the sympy shortcut, the 
 ``Kernel.proved``, ``Kernel.refuted`` or ``Kernel.inconsistent`` below; a proposal the kernel cannot
 confirm becomes ``unknown`` with the reason.  The trusted base is this module, ``translate`` (sympy to
 z3, exact rationals), ``logic`` (formula trees), z3's ``sat``/``unsat`` answers, sympy's
-``expand``/``together``/``cancel`` on assumption-free symbols, and mpmath's outward-rounded intervals.
+``expand``/``together``/``cancel`` on assumption-free symbols (and its automatic evaluation of numbers,
+trusted only when it gives exactly 0), sympy's ``diff`` of smooth expressions, and mpmath's
+outward-rounded intervals.
+
+What the kernel cannot see: sympy simplifies some expressions when they are *built*, before any
+engine reads them (``x/x`` is 1, ``sqrt(x)**2`` is ``x``, ``exp(log(x))`` is ``x``); the statement
+checked is the expression sympy built, so write a claim's side conditions as hypotheses when they
+matter.
 
 Meaning of a problem
 --------------------
@@ -45,7 +52,9 @@ Verdicts
     valid for all complex values); or an interval certificate, a bisection tree of the bounded box in
     which the kernel re-evaluates every leaf with outward-rounded intervals and finds the goal defined
     and true on all of it, a hypothesis defined and false on all of it, or no integer point for an
-    integer quantity.  Strict enclosures make the certificate its own proof of (b).
+    integer quantity, or (a *Taylor leaf*, for a goal that touches its bound) the goal shown by Taylor's
+    theorem at a rational point of the leaf (``Kernel.taylor_closes``).  Strict enclosures make the
+    certificate its own proof of (b).
 ``refuted``
     a point of exact rationals that the kernel re-checks against the statement: every quantity has a
     value, integer quantities are integers, the bounds hold, every hypothesis is defined and true, and
@@ -55,9 +64,10 @@ Verdicts
 Budgets (deterministic, never wall-clock; running out gives ``unknown`` naming the budget)
 ------------------------------------------------------------------------------------------
 z3: ``Problem.rlimit`` (plus ``Z3_SAFETY_MS`` of wall clock as a net under steps the rlimit does not
-interrupt; ``translate.MAX_ROOT_DEGREE`` keeps high-degree roots away from z3).  Exact evaluation:
-rationals up to ``EXACT_BITS`` bits, certified intervals up to ``PRECISIONS[-1]`` bits.  Algebra:
-``ALGEBRA_TERMS`` estimated terms of an expansion.  The proposers have their own
+interrupt; ``translate.MAX_ROOT_DEGREE`` keeps high-degree roots away from z3, ``translate.MAX_MONOMIALS``
+polynomials z3 would multiply out past that size).  Exact evaluation: rationals up to ``EXACT_BITS``
+bits, certified intervals up to ``PRECISIONS[-1]`` bits.  Algebra: ``ALGEBRA_TERMS`` estimated terms of
+the expanded common fraction (``expansion_size``, denominators included).  The proposers have their own
 (``interval.MAX_BOXES``, ``prover.SEARCH_STEPS``).
 """
 
@@ -81,6 +91,7 @@ EXACT_BITS = 20_000  # largest exact rational (numerator or denominator bits) ex
 PRECISIONS = (64, 256, 1024, 4096)  # bits of the certified interval evaluation at a point, tried in order
 BOX_PRECISION = 64  # bits of interval evaluation on a box
 ALGEBRA_TERMS = 5_000  # largest expansion the identity route normalises
+TAYLOR_SYMBOLS = 6  # Taylor leaves of an interval certificate: for goals over at most this many quantities
 Z3_SAFETY_MS = 60_000  # a wall-clock safety net only, for z3 steps its rlimit does not interrupt
 FLOAT_HINT = "floats are refused (sympy folds them at 53 bits); write an exact rational, e.g. sp.Rational('0.1')"
 
@@ -481,12 +492,21 @@ def _compare(lhs: sp.Expr, rhs: sp.Expr, point: Mapping[sp.Symbol, sp.Rational])
                 return 1
             if d.b < 0:
                 return -1
-            if lhs == rhs:
-                return 0  # the same expression on both sides (and defined: the enclosure worked)
+            if lhs == rhs or _exactly_equal(lhs, rhs, point):
+                return 0  # (and defined: the enclosure worked)
     finally:
         _iv.prec = saved
     raise OverBudget(f"exact-evaluation budget ({PRECISIONS[-1]}-bit intervals) could not settle "
                      f"{sp.sstr(lhs)} against {sp.sstr(rhs)}: {why}")
+
+
+def _exactly_equal(lhs: sp.Expr, rhs: sp.Expr, point: Mapping[sp.Symbol, sp.Rational]) -> bool:
+    """sympy's exact arithmetic at a rational point (its automatic evaluation, then ``expand``) reduces
+    ``lhs - rhs`` to 0: ``u*exp(u)`` against ``E`` at u = 1, ``log(8)`` against ``3*log(2)``.  Only asked
+    where both sides are defined (their enclosures worked) and no precision separated them."""
+    at = {s: sp.Rational(v) for s, v in point.items()}
+    z = lhs.xreplace(at) - rhs.xreplace(at)
+    return z == 0 or (expansion_size(z) <= ALGEBRA_TERMS and sp.expand(z) == 0)
 
 
 _OPS = {"==": lambda s: s == 0, "!=": lambda s: s != 0, "<": lambda s: s < 0, "<=": lambda s: s <= 0,
@@ -617,7 +637,12 @@ class Kernel:
         self.bounds = {s: (sp.Rational(lo), sp.Rational(hi)) for s, (lo, hi) in problem.bounds.items() if s in present}
         self.integer = frozenset(s for s in problem.integer if s in present)
         self.symbols = sorted(present, key=str)
-        self.region: list[Formula] = list(problem.hypotheses)
+        # the region: hypotheses, each defined (its side conditions: what they mean, and what makes z3's
+        # reading of a division or a root exact there), and bounds
+        self.assumed: list[Formula] = list(problem.hypotheses)
+        for h in problem.hypotheses:
+            self.assumed += [sc.condition for sc in formula_side_conditions(h) if sc.condition not in self.assumed]
+        self.region: list[Formula] = list(self.assumed)
         for s, (lo, hi) in sorted(self.bounds.items(), key=lambda kv: str(kv[0])):
             self.region += [Rel(s, ">=", lo), Rel(s, "<=", hi)]
         self.goal = problem.goal
@@ -630,29 +655,34 @@ class Kernel:
     # z3, one solver per problem -----------------------------------------------------------------
 
     def _solver(self) -> _Z3 | str:
-        """The region asserted in a fresh z3 context (or why it cannot be translated)."""
+        """The region asserted in a fresh z3 context (or why it cannot be translated), for the queries
+        about the goal."""
         if self._z3 is None:
-            ctx = z3.Context()
-            variables = make_variables(set(self.symbols), ctx=ctx)
-            tr = Translator(variables, ctx)
-            try:
-                region = [tr.formula(h) for h in self.region]
-            except TranslationError as err:
-                self._z3 = err.message
-                return self._z3
-            s = z3.Solver(ctx=ctx)
-            s.set("rlimit", self.problem.rlimit)
-            s.set("timeout", Z3_SAFETY_MS)
-            for sym in self.integer:
-                s.add(z3.IsInt(variables[sym]))
-            s.add(*tr.definitions)
-            s.add(*region)
-            self._z3 = _Z3(s, tr, variables)
+            self._z3 = self._fresh()
         return self._z3
 
-    def _z3_check(self, extra: Formula | None) -> tuple[str, dict | None, str | None]:
-        """(sat|unsat|unknown|untranslatable, model point, reason) of region plus ``extra``."""
-        zs = self._solver()
+    def _fresh(self) -> _Z3 | str:
+        """A new z3 context with the region asserted."""
+        ctx = z3.Context()
+        variables = make_variables(set(self.symbols), ctx=ctx)
+        tr = Translator(variables, ctx)
+        try:
+            region = [tr.formula(h) for h in self.region]
+        except TranslationError as err:
+            return err.message
+        s = z3.Solver(ctx=ctx)
+        s.set("rlimit", self.problem.rlimit)
+        s.set("timeout", Z3_SAFETY_MS)
+        for sym in self.integer:
+            s.add(z3.IsInt(variables[sym]))
+        s.add(*tr.definitions)
+        s.add(*region)
+        return _Z3(s, tr, variables)
+
+    def _z3_check(self, extra: Formula | None, *, alone: bool = False) -> tuple[str, dict | None, str | None]:
+        """(sat|unsat|unknown|untranslatable, model point, reason) of region plus ``extra``; ``alone``:
+        in a context of its own (so the goal's solver never depends on what was asked before it)."""
+        zs = self._fresh() if alone else self._solver()
         if isinstance(zs, str):
             return "untranslatable", None, zs
         try:
@@ -694,10 +724,11 @@ class Kernel:
         if key not in _REGION_Z3:
             # z3 in a fresh context is deterministic, so one answer per region serves every problem on it
             # (a claim's derivation steps and many claims share their assumptions); a model point is
-            # still re-checked below, problem by problem
+            # still re-checked below, problem by problem.  Asked in a context of its own, so the goal's
+            # answers (counterexamples) do not depend on which problems this process saw before.
             if len(_REGION_Z3) >= 4096:
                 _REGION_Z3.clear()
-            _REGION_Z3[key] = self._z3_check(None)
+            _REGION_Z3[key] = self._z3_check(None, alone=True)
         status, point, why = _REGION_Z3[key]
         if status == "unsat":
             self._consistency = ("unsat", None)
@@ -912,7 +943,8 @@ class Kernel:
         return None
 
     def _cover_failure(self, tree: object) -> str | None:
-        """Replays a bisection tree: ``("leaf",)`` or ``("split", symbol, point, low, high)``."""
+        """Replays a bisection tree: ``("leaf",)``, ``("taylor", point)`` (see ``_taylor_closed``) or
+        ``("split", symbol, point, low, high)``."""
         if any(s not in self.bounds for s in self.symbols):
             return "some quantity has no bounds"
         saved = _iv.prec
@@ -930,7 +962,9 @@ class Kernel:
                         return f"bad split of {s} at {m}"
                     stack += [({**box, s: (lo, m)}, low), ({**box, s: (m, hi)}, high)]
                     continue
-                if not self._leaf_closed(box):
+                if node[0] == "taylor" and len(node) == 2 and self.taylor_closes(box, node[1]):
+                    continue
+                if node != ("leaf",) or not self._leaf_closed(box):
                     return "a leaf box is not closed: " + ", ".join(f"{s} in [{a}, {b}]" for s, (a, b) in box.items())
         finally:
             _iv.prec = saved
@@ -946,7 +980,95 @@ class Kernel:
         ivbox = {s: _iv.mpf([_ivnum(lo).a, _ivnum(hi).b]) for s, (lo, hi) in box.items()}
         if truth_on_box(self.goal, ivbox) is True:
             return True
-        return any(truth_on_box(h, ivbox) is False for h in self.problem.hypotheses)
+        return any(truth_on_box(h, ivbox) is False for h in self.assumed)
+
+
+    # Taylor leaves: a goal that touches its bound --------------------------------------------------
+
+    def taylor_closes(self, box: Mapping[sp.Symbol, tuple[sp.Rational, sp.Rational]], centre: object) -> bool:
+        """Whether the goal (an inequality, or a conjunction of them) holds on all of the (convex) box,
+        each inequality ``lhs op rhs`` by its enclosure or by Taylor's theorem at the rational point
+        ``centre`` of the box.  With ``f = lhs - rhs`` (``rhs - lhs`` for < and <=), every x of the box has
+        a xi on the segment from the centre c to x with
+
+            f(x) = f(c) + grad f(xi).(x - c)                                   (mean value)
+            f(x) = f(c) + grad f(c).(x - c) + (x - c)' H(xi) (x - c) / 2       (Lagrange remainder)
+
+        so enclosing grad f and the Hessian H over the box (each square (x_i - c_i)**2 as a square) encloses
+        f on the box; the inequality holds when either enclosure is >= 0 (> 0 for a strict one).  Where
+        f(c) and grad f(c) are exactly 0 (a minimum that touches the bound) they are used exactly.  Sound
+        where f is twice differentiable on the box: f is built from + * / powers exp log sin cos only, and
+        the goal's sides, grad f and H all have strict enclosures on the whole box (every derivative
+        defined; sympy's ``diff`` computes them)."""
+        if not isinstance(centre, Mapping) or len(self.symbols) > TAYLOR_SYMBOLS:
+            return False
+        c = {s: centre.get(s) for s in self.symbols}
+        if any(not isinstance(c[s], sp.Rational) or not box[s][0] <= c[s] <= box[s][1] for s in self.symbols):
+            return False
+        saved = _iv.prec
+        _iv.prec = BOX_PRECISION
+        try:
+            ivbox = {s: _iv.mpf([_ivnum(box[s][0]).a, _ivnum(box[s][1]).b]) for s in self.symbols}
+            return all(truth_on_box(g, ivbox) is True or self._taylor_holds(g, ivbox, c) for g in _conjuncts(self.goal))
+        finally:
+            _iv.prec = saved
+
+    def _taylor_holds(self, g: Formula, ivbox: Mapping, c: Mapping[sp.Symbol, sp.Rational]) -> bool:
+        parts = self._taylor_parts(g)
+        if parts is None:
+            return False
+        f, strict, grad, hess = parts
+        try:
+            enclose(g.lhs, ivbox), enclose(g.rhs, ivbox)  # the inequality is defined on the box
+            dx = [ivbox[s] - _ivnum(c[s]) for s in self.symbols]
+            f0 = _value_at(f, c)
+            slopes = [enclose(e, ivbox) for e in grad]
+            t = f0 + sum((m * d for m, d in zip(slopes, dx, strict=True)), _iv.mpf(0))
+            if t.a > 0 or (t.a >= 0 and not strict):
+                return True
+            t = f0 + sum((_value_at(e, c) * d for e, d in zip(grad, dx, strict=True)), _iv.mpf(0))
+            for i in range(len(dx)):
+                t += enclose(hess[i][i], ivbox) * dx[i] ** 2 / 2
+                for j in range(i + 1, len(dx)):
+                    t += enclose(hess[i][j], ivbox) * dx[i] * dx[j]
+            return bool(t.a > 0 or (t.a >= 0 and not strict))
+        except (Unsettled, ZeroDivisionError, ValueError, mpmath.libmp.libmpf.ComplexResult):
+            return False
+
+    def _taylor_parts(self, g: Formula) -> tuple | None:
+        """(f, strict, gradient, Hessian) of an inequality for ``_taylor_holds``, or None when it is not an
+        inequality of smooth functions."""
+        if not hasattr(self, "_taylor"):
+            self._taylor: dict[Formula, tuple | None] = {}
+        if g not in self._taylor:
+            self._taylor[g] = None
+            if isinstance(g, Rel) and g.op in (">=", ">", "<=", "<"):
+                f = g.lhs - g.rhs if g.op in (">=", ">") else g.rhs - g.lhs
+                if all(isinstance(a, _SMOOTH) or a.is_Rational or a in _CONSTANTS for a in sp.preorder_traversal(f)):
+                    syms = self.symbols
+                    grad = [sp.diff(f, s) for s in syms]
+                    hess = [[sp.diff(grad[i], syms[j]) if j >= i else None for j in range(len(syms))]
+                            for i in range(len(syms))]
+                    self._taylor[g] = (f, g.op in (">", "<"), grad, hess)
+        return self._taylor[g]
+
+
+def _conjuncts(f: Formula) -> list[Formula]:
+    return [c for a in f.args for c in _conjuncts(a)] if isinstance(f, And) else [f]
+
+
+_SMOOTH = (sp.Symbol, sp.Add, sp.Mul, sp.Pow, sp.exp, sp.log, sp.sin, sp.cos)  # with rationals, E and pi
+
+
+def _value_at(e: sp.Expr, point: Mapping[sp.Symbol, sp.Rational]):
+    """An interval holding the value of ``e`` (defined there) at a rational point: exactly the value when
+    exact arithmetic or sympy's exact evaluation gives it (a touching point's 0), else an enclosure."""
+    v = _exact(e, point)
+    if v is None and _exactly_equal(e, sp.Integer(0), point):
+        v = sp.Integer(0)
+    if v is not None:
+        return _ivnum(v)
+    return enclose(e, {s: _ivnum(q) for s, q in point.items()})
 
 
 class Refused(Exception):
@@ -963,16 +1085,37 @@ def _neighbours(point: Mapping[sp.Symbol, sp.Rational] | None) -> Iterator[dict]
 
 
 def expansion_size(e: sp.Expr) -> int:
-    """A cheap over-estimate of the number of terms ``expand`` builds."""
-    if isinstance(e, sp.Add):
-        return sum(expansion_size(a) for a in e.args)
-    if isinstance(e, sp.Mul):
-        out = 1
-        for a in e.args:
-            out *= expansion_size(a)
-        return out
-    if isinstance(e, sp.Pow) and e.exp.is_Integer and e.exp > 1:
-        m = expansion_size(e.base)
-        n = int(e.exp)
-        return math.comb(n + m - 1, m - 1) if m > 1 else 1
-    return 1
+    """A cheap over-estimate of the terms ``cancel(together(expand(e)))`` builds: the numerator and the
+    denominator of the expanded common fraction (an integer power of a sum is expanded, a negative one
+    into a denominator; a sum of fractions goes over the product of their denominators), or the largest
+    function argument, which is expanded on its own."""
+    num, den, inner = _sizes(e)
+    return max(num + den, inner)
+
+
+_SIZE_CAP = 10**9  # sizes beyond any budget are capped, to keep the estimate itself cheap
+
+
+def _sizes(e: sp.Expr) -> tuple[int, int, int]:
+    """(numerator terms, denominator terms, largest inner expansion) of ``e``; see ``expansion_size``."""
+    cap = lambda v: min(v, _SIZE_CAP)  # noqa: E731
+    if isinstance(e, (sp.Add, sp.Mul)):
+        parts = [_sizes(a) for a in e.args]
+        inner = max(p[2] for p in parts)
+        den = 1
+        for _, d, _ in parts:
+            den = cap(den * d)
+        if isinstance(e, sp.Mul):
+            num = 1
+            for n, _, _ in parts:
+                num = cap(num * n)
+            return num, den, inner
+        return cap(sum(cap(n * (den // d)) for n, d, _ in parts)), den, inner
+    if isinstance(e, sp.Pow) and e.exp.is_Rational:
+        nb, db, inner = _sizes(e.base)
+        m = int(abs(e.exp.p) // e.exp.q)  # x**(7/2) is expanded as x**3 * sqrt(x)
+        pn, pd = (cap(math.comb(m + k - 1, k - 1)) if 1 < k < _SIZE_CAP and m > 1 else (k if m else 1)
+                  for k in (nb, db))
+        return (pn, pd, inner) if e.exp > 0 else (pd, pn, inner)
+    inner = max((expansion_size(a) for a in e.args if isinstance(a, sp.Expr)), default=1)
+    return 1, 1, inner

@@ -64,6 +64,7 @@ class Library:
         self._check_dimensions()
         self._check_prose()
         self._expanded: dict[tuple[str, frozenset[str]], sp.Expr] = {}
+        self._reach: dict[tuple[str, frozenset[str]], frozenset[str]] = {}
 
     # construction --------------------------------------------------------------------------------
 
@@ -233,6 +234,34 @@ class Library:
         else:
             out = q.sym
         self._expanded[key] = out
+        return out
+
+    def reaches(self, expr: sp.Expr, pinned: Iterable[str] = ()) -> set[str]:
+        """Names of the base (or pinned) quantities ``expand`` could leave in ``expr``, found by walking the
+        definitions without building the expansion (a superset: a symbol may cancel in the expansion)."""
+        pinned = frozenset(pinned)
+        out: set[str] = set()
+        for sym in free_symbols_of([expr]):
+            out |= self._reached(self.quantity_of(sym).name, pinned)
+        return out
+
+    def _reached(self, name: str, pinned: frozenset[str]) -> frozenset[str]:
+        key = (name, pinned)
+        if key in self._reach:
+            return self._reach[key]
+        q = self.quantities[name]
+        if name in pinned:
+            out = frozenset((name,))
+        elif q.value is not None:
+            out = frozenset()
+        elif name in self.definition_of:
+            found: set[str] = set()
+            for s in free_symbols_of([self.definition_of[name].expr]):
+                found |= self._reached(self.quantity_of(s).name, pinned)
+            out = frozenset(found)
+        else:
+            out = frozenset((name,))
+        self._reach[key] = out
         return out
 
     def base_inputs(self, expr: sp.Expr, pinned: Iterable[str] = ()) -> list[str]:

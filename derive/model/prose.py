@@ -5,7 +5,9 @@ A chapter's ``PROSE`` (``Topic.prose``) never types a number the engine computes
 
 - ``{{value:NAME}}``: the value of quantity ``NAME`` under the scenario being built, with its unit, as
   every other value of the documents is shown (``derive.model.display``): ``2,400 seq``, ``14.4 ms``.
-- ``{{verdict:ID}}``: the verdict of claim ``ID`` (full id or unique last part) in the build's report.
+- ``{{verdict:ID}}``: the verdict of claim ``ID`` (full id or unique last part) in the build's report.  An
+  inconsistency of the chapter whose verdict the prose cites counts as discussed there: part I gives it
+  no box of its own (``{{result:ID}}`` still places one).
 - ``{{result:ID}}``, a paragraph on its own: part I shows the chapter's result (a claim with a label, or
   one tagged ``inconsistency``) at this point of the argument instead of after the prose.
 - ``{{figure:ID}}``, a paragraph on its own: the chapter's figure ``ID`` goes here.

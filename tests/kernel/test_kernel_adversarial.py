@@ -91,6 +91,13 @@ CASES = [
                                                          bounds=((a, 1, 10),))),
     ("instance-bounds", False, logic.le(A * B, 49), dict(instance=True, forall=(a,), values={"a": 100, "b": 5},
                                                           bounds=((a, 1, 10),))),
+    # an instance value outside its quantity's domain, or not an integer for an integer quantity: the
+    # assumptions contradict each other (a scenario built by hand is not validated as --set is)
+    ("instance-domain", None, logic.gt(A, 0), dict(instance=True, values={"a": -5})),
+    ("instance-domain", None, logic.lt(A, 0), dict(instance=True, values={"a": -5})),
+    ("instance-integer", None, logic.ge(N, 3), dict(instance=True, values={"n": R(5, 2)})),
+    ("instance-integer", True, logic.ge(N * A, 3), dict(instance=True, forall=(a,), values={"n": 3},
+                                                         bounds=((a, 1, 2),))),
     # forall over a constant keeps it a variable (it used to be checked at its value only)
     ("forall-constant", False, logic.le(C5, 5), dict(instance=True, forall=(c5,))),
     ("forall-constant", True, logic.gt(C5, 0), dict(instance=True, forall=(c5,))),
@@ -153,3 +160,120 @@ def test_blocking_through_a_chain_of_assumptions_and_a_definition():
     lib = Library([Topic("t", "t", "", QUANTITIES, (bad, first, second, defn, user))])
     res = Checker(lib, Scenario("s", {})).check(["t.user"]).by_id()
     assert res["t.user"].verdict == "blocked" and "t.bad" in res["t.user"].reason
+
+
+# --- budgets: what used to hang or kill the process --------------------------------------------------
+
+def _decide(hyps, goal, bounds=None):
+    from derive.kernel.problem import Problem
+    from derive.kernel.prover import decide
+
+    return decide(Problem(list(hyps), goal, set(), dict(bounds or {}), 2_000_000, 0))
+
+
+def test_large_denominators_stay_within_the_algebra_and_z3_budgets():
+    # the identity route expanded both denominators and cancelled for minutes; z3 then crashed the
+    # process (a segmentation fault) on the power 30
+    v = sp.symbols("v0:6")
+    s1, s2 = sum(v[:5]), sum(v[1:])
+    positive = [logic.gt(s, 0) for s in v]
+    for power in (12, 30):
+        out = _decide(positive, logic.eq(1 / s1**power, 1 / s2**power))
+        assert out.verdict in ("refuted", "unknown"), out
+    out = _decide(positive, logic.ge(s1**30, 0))  # true, beyond z3's polynomial budget
+    assert out.verdict in ("proved", "unknown") and "internal" not in (out.reason or "")
+
+
+def test_expansion_estimates_count_denominators():
+    from derive.kernel.translate import monomials
+    from derive.kernel.trusted import ALGEBRA_TERMS, expansion_size
+
+    v = sp.symbols("v0:6")
+    s1, s2 = sum(v[:5]), sum(v[1:])
+    assert expansion_size(1 / s1**12 - 1 / s2**12) > ALGEBRA_TERMS
+    assert expansion_size((v[0] + 1) ** 2 - v[0] ** 2) < 10
+    assert monomials(s1**16) < 5000 < monomials(s1**20)
+    assert monomials(1 / s1**12) > monomials(s1**12)
+
+
+# --- claims that touch their bound: Taylor leaves ----------------------------------------------------
+
+u_, v_ = sp.symbols("u v")
+TOUCHING = [  # (goal, bounds): true, touching at a simple rational; each has a false twin below
+    (logic.ge(sp.exp(u_), 1 + u_), {u_: (-1, 1)}),  # minimum 0 inside, at u = 0
+    (logic.le(sp.log(u_), u_ - 1), {u_: (R(1, 2), 2)}),  # at u = 1
+    (logic.le(u_ * sp.exp(u_), sp.E), {u_: (0, 1)}),  # at the end u = 1
+    (logic.le(sp.exp(u_), sp.E), {u_: (0, 1)}),
+    (logic.ge(sp.exp(u_) + sp.exp(v_), 2 + u_ + v_), {u_: (-1, 1), v_: (-1, 2)}),  # two quantities
+    (logic.ge(sp.cos(u_), 1 - u_**2 / 2), {u_: (-1, 1)}),
+]
+TOUCHING_FALSE = [  # the same just past the touching point: false (at the point itself), or strict
+    (logic.gt(sp.exp(u_), 1 + u_), {u_: (-1, 1)}),
+    (logic.lt(sp.log(u_), u_ - 1), {u_: (R(1, 2), 2)}),
+    (logic.lt(u_ * sp.exp(u_), sp.E), {u_: (0, 1)}),
+    (logic.ge(sp.exp(u_), 1 + u_ + R(1, 10**12)), {u_: (-1, 1)}),
+    (logic.ge(sp.exp(u_) + sp.exp(v_), 2 + u_ + v_ + R(1, 10**15)), {u_: (-1, 1), v_: (-1, 2)}),
+    (logic.ge(sp.cos(u_), 1 - u_**2 / 2 + u_**4 / 20), {u_: (-1, 1)}),  # the u**4 term is 1/24
+]
+
+
+def _bounded(goal, bounds, hyps=()):
+    from derive.kernel.problem import Problem
+
+    return Problem(list(hyps), goal, set(), {s: (R(lo), R(hi)) for s, (lo, hi) in bounds.items()}, 2_000_000, 0)
+
+
+@pytest.mark.parametrize("i", range(len(TOUCHING)))
+def test_touching_claims_are_proved_and_their_twins_are_not(i):
+    from derive.kernel.prover import decide
+
+    out = decide(_bounded(*TOUCHING[i]))
+    assert out.verdict == "proved", out
+    twin = decide(_bounded(*TOUCHING_FALSE[i]))
+    assert twin.verdict in ("refuted", "unknown"), twin
+    if twin.verdict == "refuted":
+        goal = TOUCHING_FALSE[i][0]
+        point = {s: R(twin.counterexample[str(s)]) for s in goal.free_symbols()}
+        diff = sp.N((goal.lhs - goal.rhs).xreplace(point), 60)
+        assert not {">=": diff >= 0, ">": diff > 0, "<": diff < 0, "<=": diff <= 0}[goal.op]
+
+
+def test_a_taylor_leaf_is_checked_not_trusted():
+    from derive.kernel.trusted import Kernel
+
+    box = {u_: (R(0), R(1))}
+    false = Kernel(_bounded(logic.ge((u_ - R(1, 3)) ** 2 * sp.exp(u_), R(1, 10**12)), box))
+    assert not false.taylor_closes(box, {u_: R(1, 3)})
+    assert false._cover_failure(("taylor", {u_: R(1, 3)})) is not None
+    assert not false.taylor_closes(box, {u_: R(2)})  # a centre outside the box
+    half = u_ - R(1, 2)  # true, touching at 1/2, but not smooth there: no Taylor leaf
+    kinked = Kernel(_bounded(logic.ge(sp.Abs(half) + sp.exp(half), 1 + half), box))
+    assert not kinked.taylor_closes({u_: (R(1, 4), R(3, 4))}, {u_: R(1, 2)})
+    pole = Kernel(_bounded(logic.ge(sp.log(u_) ** 2, 0), box))  # log(0) on the box
+    assert not pole.taylor_closes(box, {u_: R(0)})
+    root = Kernel(_bounded(logic.ge(sp.sqrt(u_), u_), box))  # true, but not differentiable at 0
+    assert not root.taylor_closes({u_: (R(0), R(1, 4))}, {u_: R(0)})
+    true = Kernel(_bounded(logic.ge(sp.exp(u_ - R(1, 3)), u_ + R(2, 3)), box))
+    assert true.taylor_closes({u_: (R(1, 4), R(1, 2))}, {u_: R(1, 3)})
+
+
+def test_hypotheses_are_read_where_they_are_defined():
+    # a hypothesis means "defined and true": its side conditions are part of the region z3 sees
+    for hyps, goal in (([logic.gt(1 / u_, 0)], logic.gt(u_, 0)), ([logic.lt(sp.sqrt(u_), 2)], logic.lt(u_, 4)),
+                       ([logic.lt(sp.sqrt(u_), 2)], logic.ge(u_, 0))):
+        assert _decide(hyps, goal).verdict == "proved", (hyps, goal)
+    for hyps, goal in (([logic.gt(1 / u_, 0)], logic.gt(u_, 1)), ([logic.lt(sp.sqrt(u_), 2)], logic.lt(u_, 3))):
+        out = _decide(hyps, goal)
+        assert out.verdict == "refuted", (hyps, goal)
+        x0 = R(out.counterexample["u"])
+        assert x0 > 0 and not goal.evaluate({u_: x0})
+
+
+def test_a_conjunction_that_touches_its_bound():
+    from derive.kernel.prover import decide
+
+    both = logic.And((logic.gt(sp.exp(u_), 0), logic.ge(sp.exp(u_), 1 + u_)))
+    assert decide(_bounded(both, {u_: (-1, 1)})).verdict == "proved"
+    strict = logic.And((logic.gt(sp.exp(u_), 0), logic.gt(sp.exp(u_), 1 + u_)))
+    out = decide(_bounded(strict, {u_: (-1, 1)}))
+    assert out.verdict == "refuted" and out.counterexample["u"] == 0
