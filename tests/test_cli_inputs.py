@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
 
 import pytest
 
@@ -29,6 +30,12 @@ FILES = {
         "c = Claim('mine.positive', title='t', statement='s', source=derived('x'), goal=logic.ge(count.sym, 0))\n"
     ),
     "empty.py": "",
+    "uses_lecture.py": (
+        "import theorems.roofline as r\n"
+        "from derive import Claim, derived, logic\n"
+        "c = Claim('mine.x', title='t', statement='s', source=derived('x'), goal=logic.gt(r.flops.sym, 0))\n"
+    ),
+    "recursion.py": "import sys\nsys.setrecursionlimit(60)\n",
 }
 FOLDERS = ("empty_scenario", "no_config")
 
@@ -78,6 +85,10 @@ BAD = [
     (["check", "hbm_bandwidth"], ["'hbm_bandwidth' is a quantity, not a declaration", "derive eval hbm_bandwidth"]),
     (["export", "hbm_bandwidth"], ["is a quantity, not a declaration"]),
     (["list", "--topic", "nosuch"], ["unknown topic 'nosuch'", "known:", "batching"]),
+    # libraries
+    (["check", "--library", "uses_lecture.py"], ["symbol 'flops' is not a declared quantity",
+                                                 "--library lecture --library uses_lecture.py"]),
+    ([], ["give a command: list, show, check", "derive --help"]),
     # eval's own checks
     (["eval", "sqrt(hbm_bandwidth)"], ["which no unit expresses"]),
     (["eval", "hbm_bandwidth", "--unit", "TFLOP/s"], ["cannot express hbm_bandwidth", "in --unit", "like TB/s"]),
@@ -113,7 +124,7 @@ def run(capsys, argv):
     return code, out, err
 
 
-@pytest.mark.parametrize(("argv", "words"), BAD, ids=[" ".join(a) for a, _ in BAD])
+@pytest.mark.parametrize(("argv", "words"), BAD, ids=[" ".join(a) or "(none)" for a, _ in BAD])
 def test_bad_input_is_one_line_and_exit_2(workdir, capsys, argv, words):
     code, out, err = run(capsys, argv)
     assert code == 2, (out, err)
@@ -129,6 +140,13 @@ def test_empty_library_does_not_import_the_current_folder(workdir, capsys):
     code, _, err = run(capsys, ["check", "--library", ""])
     assert code == 2 and "--library is empty" in err
     assert not (workdir / "imported").exists()
+
+
+def test_library_cannot_break_the_recursion_limit(workdir, capsys):
+    limit = sys.getrecursionlimit()
+    code, out, err = run(capsys, ["check", "--library", "recursion.py"])
+    assert code == 0, err
+    assert sys.getrecursionlimit() == limit
 
 
 def test_library_given_twice_loads_once(workdir, capsys):

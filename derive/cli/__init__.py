@@ -89,8 +89,8 @@ def main(argv: list[str] | None = None, *, replay: bool = False) -> int:
     the files it read has changed (the console script does; in-process callers get a fresh run)."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not getattr(args, "command", None):
-        parser.print_help()
+    if not getattr(args, "command", None):  # bad input like any other: one line, the commands in it
+        error_line("derive: error", f"give a command: {', '.join(COMMANDS)} (see derive --help)")
         return EXIT_BAD_INPUT
     ctx = Context(args)
     try:

@@ -191,6 +191,31 @@ def _distinct(specs: Iterable[str]) -> list[str]:
     return out
 
 
+def _advise_lecture(err: DeriveError, specs: list[str]) -> None:
+    """A user library that uses the lecture's quantities (``import theorems.roofline``) but is loaded without
+    it: say to load the lecture first (the usual hint, "declare it with derive.Quantity", would mislead)."""
+    if "lecture" in specs or not err.message.startswith("symbol '") or "declared quantity" not in err.message:
+        return
+    name = err.message.split("'")[1]
+    try:
+        lecture = {q.name for q in load_library(["lecture"]).quantities.values()}
+    except DeriveError:
+        return
+    if name in lecture:
+        err.hint = (f"{name} is a quantity of the built-in lecture: load it first, --library lecture "
+                    + " ".join(f"--library {s}" for s in specs))
+
+
+@contextlib.contextmanager
+def _interpreter_kept() -> Iterator[None]:
+    """User code may change the interpreter's recursion limit while it loads; derive's own limit comes back."""
+    limit = sys.getrecursionlimit()
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
+
+
 def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
     """Load and merge libraries, in order; 'lecture' names the built-in one."""
     topics: list[ModuleType] = []
@@ -204,7 +229,7 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
     specs = _distinct(specs)
     for spec in specs:
         builtin = "/" not in spec and not spec.endswith(".py") and not Path(spec).exists()
-        with _captured(notices, f"library {spec}"), _where(f"--library {spec}"):
+        with _captured(notices, f"library {spec}"), _where(f"--library {spec}"), _interpreter_kept():
             roots = [_builtin(spec)] if builtin else _import_path(Path(spec))
             for root in roots:
                 try:
@@ -229,7 +254,8 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
             library = library_from_modules(topics, preset_dirs=preset_dirs, model_config_reader=reader, figures=figures,
                                            title="; ".join(t.rstrip(".") for t in titles if t), ceilings=ceilings,
                                            headlines=headlines)
-    except DeriveError:
+    except DeriveError as err:
+        _advise_lecture(err, specs)
         raise
     except RecursionError:
         raise LibraryError("a declaration of the library is nested too deeply",
