@@ -13,6 +13,11 @@ import pytest
 
 from derive.cli import main
 
+GOOD = (
+    "from derive import Claim, Quantity, derived, logic\n"
+    "count = Quantity('widget_count', 'm', '1', 'widgets in one batch')\n"
+    "c = Claim('mine.positive', title='t', statement='s', source=derived('x'), goal=logic.ge(count.sym, 0))\n"
+)
 # files a case may point at, written into the test's own folder (the command runs there)
 FILES = {
     "top_level.toml": 'hbm_bandwidth = "3 TB/s"\n',
@@ -24,11 +29,9 @@ FILES = {
     "value_extra.toml": '[values.hbm_bandwidth]\nvalue = "3 TB/s"\nsource = "me"\nunit = "TB/s"\n',
     "ok.toml": '[values.hbm_bandwidth]\nvalue = "3 TB/s"\nsource = "me"\n',
     "afile": "not a folder\n",
-    "good.py": (
-        "from derive import Claim, Quantity, derived, logic\n"
-        "count = Quantity('widget_count', 'm', '1', 'widgets in one batch')\n"
-        "c = Claim('mine.positive', title='t', statement='s', source=derived('x'), goal=logic.ge(count.sym, 0))\n"
-    ),
+    "good.py": GOOD,
+    "badpresets/mine.py": GOOD,
+    "badpresets/presets/models/flat.toml": "[values]\nflops = 5\n",
     "empty.py": "",
     "uses_lecture.py": (
         "import theorems.roofline as r\n"
@@ -89,6 +92,8 @@ BAD = [
     (["check", "--library", "uses_lecture.py"], ["symbol 'flops' is not a declared quantity",
                                                  "--library lecture --library uses_lecture.py"]),
     ([], ["give a command: list, show, check", "derive --help"]),
+    (["presets", "--library", "badpresets"], ["values.flops must be a table", "flat.toml"]),
+    (["eval", "flops", "--measurement", "stas00-mamf"], ["--measurement needs --hardware"]),
     # eval's own checks
     (["eval", "sqrt(hbm_bandwidth)"], ["which no unit expresses"]),
     (["eval", "hbm_bandwidth", "--unit", "TFLOP/s"], ["cannot express hbm_bandwidth", "in --unit", "like TB/s"]),
@@ -108,6 +113,7 @@ BAD = [
 @pytest.fixture
 def workdir(tmp_path, monkeypatch):
     for name, text in FILES.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     for name in FOLDERS:
         (tmp_path / name).mkdir()
@@ -214,6 +220,12 @@ def test_show_writes_numbers_in_formulas_with_units(capsys):
     assert "kv_bytes_per_token == 5000/3 byte/token" in out  # not rounded where the relation is exact
     code, out, _ = run(capsys, ["show", "hw_ratio_a100", "--json"])
     assert "flops == 312000000000000" in json.loads(out)["hypotheses"]  # JSON keeps the exact form
+
+
+def test_presets_of_a_library_without_any(workdir, capsys):
+    code, out, _ = run(capsys, ["presets", "--library", "good.py"])
+    assert code == 0
+    assert out.splitlines()[0] == "hardware presets: none"
 
 
 def test_ledger_without_entries_for_a_chip(capsys):

@@ -423,12 +423,13 @@ def _measured_layer(library: Library, store: PresetStore, hardware: str | None,
                     names: Iterable[str]) -> tuple[str, dict[str, ScenarioValue]]:
     """The chip's measurement files, oldest first, so that each value comes from its latest measurement;
     or only the files ``names`` asks for."""
+    option = "--measurement" if list(names) else "--measured"
     if not hardware:
-        raise ScenarioError("--measured needs --hardware NAME (the chip whose measurements to use)",
-                            where="--measured", hint=f"chips with measurements: {', '.join(store.measured_hardware())}")
+        raise ScenarioError(f"{option} needs --hardware NAME (the chip whose measurements to use)",
+                            where=option, hint=f"chips with measurements: {', '.join(store.measured_hardware())}")
     files = store.measurement_files(hardware)
     if not files:
-        raise ScenarioError(f"no measurement files for hardware '{hardware}'", where="--measured",
+        raise ScenarioError(f"no measurement files for hardware '{hardware}'", where=option,
                             hint=f"chips with measurements: {', '.join(store.measured_hardware()) or 'none'}")
     wanted = list(names)
     if wanted:
