@@ -65,9 +65,16 @@ class UnknownNameError(DeriveError):
     def __init__(self, kind: str, name: str, known: Iterable[str], *, where: str | None = None) -> None:
         known = sorted(set(known))
         close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
-        listing = {"quantity": "derive show NAME / derive list", "id": "derive list"}.get(kind, "derive presets")
-        hint = f"did you mean {', '.join(close)}?" if close else f"{len(known)} known; see `{listing}`"
+        listing = {"quantity": "derive show NAME / derive list", "id": "derive list", "topic": "derive list"}.get(
+            kind, "derive presets")
+        if close:
+            hint = f"did you mean {', '.join(close)}?"
+        elif 0 < len(known) <= 12:
+            hint = f"known: {', '.join(known)}"
+        else:
+            hint = f"{len(known)} known; see `{listing}`"
         super().__init__(f"unknown {kind} '{name}'", where=where, hint=hint)
+        self.kind = kind
         self.name = name
         self.suggestions = close
 

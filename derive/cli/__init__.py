@@ -33,6 +33,17 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_BAD_INPUT)
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (a count, a limit)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def scenario_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("scenario")
     g.add_argument("--hardware", metavar="NAME", help="hardware preset (see derive presets)")
@@ -50,7 +61,7 @@ def scenario_options(p: argparse.ArgumentParser) -> None:
                    help="use only this measurement file of the hardware (implies --measured; repeatable)")
     g.add_argument("--library", dest="libraries", action="append", default=[], metavar="PATH",
                    help="load declarations from PATH instead of the lecture ('lecture' names the built-in one)")
-    g.add_argument("--rlimit", type=int, default=None, metavar="N", help="z3 resource limit per query")
+    g.add_argument("--rlimit", type=positive_int, default=None, metavar="N", help="z3 resource limit per query")
     g.add_argument("--no-cache", action="store_true",
                    help="bypass the proof and output caches (also DERIVE_NO_CACHE=1)")
     g.add_argument("--cache-dir", metavar="DIR", default=None,
@@ -78,8 +89,8 @@ def main(argv: list[str] | None = None, *, replay: bool = False) -> int:
     the files it read has changed (the console script does; in-process callers get a fresh run)."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not getattr(args, "command", None):
-        parser.print_help()
+    if not getattr(args, "command", None):  # bad input like any other: one line, the commands in it
+        error_line("derive: error", f"give a command: {', '.join(COMMANDS)} (see derive --help)")
         return EXIT_BAD_INPUT
     ctx = Context(args)
     try:
@@ -100,6 +111,7 @@ def _run(args: argparse.Namespace, ctx: Context) -> int:
                 return args._module.run(args, ctx)
         return args._module.run(args, ctx)
     except DeriveError as err:
+        _advise(err, ctx)
         error_line(f"derive {args.command}: error", err.one_line())
         return err.exit_code
     except KeyboardInterrupt:
@@ -128,6 +140,17 @@ def _run(args: argparse.Namespace, ctx: Context) -> int:
         error_line(f"derive {args.command}: internal error", f"{type(err).__name__}: {err} "
                    "(rerun with DERIVE_DEBUG=1 for details)")
         return EXIT_BAD_INPUT
+
+
+def _advise(err, ctx: Context) -> None:
+    """A better hint for an unknown id that names something else of the library: a quantity given where a
+    declaration id is expected (``derive check hbm_bandwidth``)."""
+    from derive.errors import UnknownNameError
+
+    if not isinstance(err, UnknownNameError) or getattr(err, "kind", None) != "id" or "library" not in ctx.__dict__:
+        return
+    if err.name in ctx.library.quantities:
+        err.hint = f"'{err.name}' is a quantity, not a declaration: derive show {err.name}, derive eval {err.name}"
 
 
 # Commands that can take more than a few seconds and report no count: a spinner on a terminal's stderr.

@@ -11,7 +11,8 @@ the formatter then picks the prefix that puts the number in [1, 1000):
 - counted units (token, seq, param, plain numbers) keep their unit and shorten the number:
   ``2,400 seq``, ``200k token/seq``, ``70G param``;
 - money is written ``$``-first, a small price per unit moves the prefix to the denominator:
-  ``2.3e-6 USD/token`` -> ``$2.3/Mtok``; a large sum reads ``$4.6M``;
+  ``2.3e-6 USD/token`` -> ``$2.3/Mtok``; a large sum reads ``$4.6M``; a price per second below a
+  dollar reads per hour (``1/1800 USD/s`` -> ``$2/h``);
 - beyond the largest prefix, scientific notation: ``5.75e25 FLOP``.
 
 Exact values (sympy rationals, ``Fraction``, ``int``) are rounded only here, to ``sig`` significant
@@ -374,6 +375,13 @@ def _choose(x: Fraction, factors: list[Factor], sig: int) -> Shown:
     # money: $ first; a small price moves the prefix to the denominator, a large sum gets k/M/B/T
     if num and factors[num[0]][1] == "USD" and len(num) == 1 and factors[num[0]][2] == 1:
         usd = num[0]
+        per_second = [i for i in den if factors[i] == ("", "s", -1)]
+        if per_second and len(den) == 1 and abs(x) < 1 and x != 0:
+            # a price per second below a dollar reads per hour, as chips are rented: $2/h, not $555.6/Ms
+            fs = list(factors)
+            fs[usd] = ("", "USD", 1)
+            fs[per_second[0]] = ("", "h", -1)
+            return _suffixed(x * 3600, fs, sig, _MONEY_SUFFIX, money=True)
         if abs(x) < 1 and x != 0:
             slots = [i for i in den if factors[i][2] == -1 and factors[i][1] in _MEASURED | _COUNTED]
             if slots:

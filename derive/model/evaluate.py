@@ -96,11 +96,18 @@ def evaluate(library: Library, scenario: Scenario, text: str, unit: str | None =
             f"cannot evaluate {name}: the scenario gives no value for {', '.join(missing)}",
             hint=f"add --set {missing[0]}=VALUE or choose a preset (derive presets)",
         )
+    if any(p.denominator != 1 for _, p in dim.powers):
+        raise UnitError(f"{name} has the dimension {format_dimension(dim)}, which no unit expresses", where="eval",
+                        hint="take roots and fractional powers of ratios of one dimension, like "
+                             "sqrt(flops/hbm_bandwidth * 1 byte/FLOP)")
     if unit:
         u = parse_unit(unit)
         if u.dimension != dim:
+            q = library.quantities.get(name)
+            like = (q.display_unit or q.unit) if q is not None else format_dimension(dim)
             raise UnitError(f"cannot express {name} ({format_dimension(dim)}) in {unit} "
-                            f"({format_dimension(u.dimension)})")
+                            f"({format_dimension(u.dimension)})", where="--unit",
+                            hint=f"give a unit of {format_dimension(dim)}, like {like}")
         unit_text = unit
     else:
         unit_text = format_dimension(dim)

@@ -172,6 +172,50 @@ def _headlines(root: ModuleType, spec: str) -> list[tuple[str, str]]:
     return out
 
 
+def _distinct(specs: Iterable[str]) -> list[str]:
+    """The library specs, each once (``--library x.py --library ./x.py`` loads x.py once: loading it twice
+    would declare every quantity twice); an empty spec is an error, never the current folder."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for spec in specs:
+        if not isinstance(spec, str) or not spec.strip():
+            raise LibraryError("--library is empty", where="--library",
+                               hint="give a path to a .py file or folder, or 'lecture' for the built-in library")
+        try:
+            key = str(Path(spec).resolve()) if Path(spec).exists() else spec
+        except (OSError, RuntimeError):
+            key = spec
+        if key not in seen:
+            seen.add(key)
+            out.append(spec)
+    return out
+
+
+def _advise_lecture(err: DeriveError, specs: list[str]) -> None:
+    """A user library that uses the lecture's quantities (``import theorems.roofline``) but is loaded without
+    it: say to load the lecture first (the usual hint, "declare it with derive.Quantity", would mislead)."""
+    if "lecture" in specs or not err.message.startswith("symbol '") or "declared quantity" not in err.message:
+        return
+    name = err.message.split("'")[1]
+    try:
+        lecture = {q.name for q in load_library(["lecture"]).quantities.values()}
+    except DeriveError:
+        return
+    if name in lecture:
+        err.hint = (f"{name} is a quantity of the built-in lecture: load it first, --library lecture "
+                    + " ".join(f"--library {s}" for s in specs))
+
+
+@contextlib.contextmanager
+def _interpreter_kept() -> Iterator[None]:
+    """User code may change the interpreter's recursion limit while it loads; derive's own limit comes back."""
+    limit = sys.getrecursionlimit()
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
+
+
 def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
     """Load and merge libraries, in order; 'lecture' names the built-in one."""
     topics: list[ModuleType] = []
@@ -182,10 +226,10 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
     notices: list[str] = []
     ceilings: dict[str, str | None] = {}
     headlines: list[tuple[str, str]] = []
-    specs = list(specs)
+    specs = _distinct(specs)
     for spec in specs:
         builtin = "/" not in spec and not spec.endswith(".py") and not Path(spec).exists()
-        with _captured(notices, f"library {spec}"), _where(f"--library {spec}"):
+        with _captured(notices, f"library {spec}"), _where(f"--library {spec}"), _interpreter_kept():
             roots = [_builtin(spec)] if builtin else _import_path(Path(spec))
             for root in roots:
                 try:
@@ -210,7 +254,8 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
             library = library_from_modules(topics, preset_dirs=preset_dirs, model_config_reader=reader, figures=figures,
                                            title="; ".join(t.rstrip(".") for t in titles if t), ceilings=ceilings,
                                            headlines=headlines)
-    except DeriveError:
+    except DeriveError as err:
+        _advise_lecture(err, specs)
         raise
     except RecursionError:
         raise LibraryError("a declaration of the library is nested too deeply",

@@ -266,8 +266,8 @@ def parse_value(text: str, dimension: Dimension, *, where: str = "", quantity: s
         raise UnitError(
             f"'{_show(text)}' has no unit but {who} is {format_dimension(dimension)}",
             where=where,
-            hint=f"write it with a unit, like {_example(number, dimension, unit_hint)} (or pass --si to read "
-                 "bare numbers in SI base units)",
+            hint=f"write it with a unit, like {_example(text.strip(), number, dimension, unit_hint)} (or pass --si "
+                 "to read bare numbers in SI base units)",
         )
     return sp.Rational(number.numerator, number.denominator)
 
@@ -288,13 +288,19 @@ def _is_rate_spelling(unit_text: str, unit: Unit) -> bool:
     return any(prefix and word in RATE_SPELLINGS for prefix, word, e in unit_factors(unit_text) if e == 1)
 
 
-def _example(number: Fraction, dimension: Dimension, unit: str | None = None) -> str:
-    """The number again with a unit: the quantity's own unit when known, else its SI unit."""
+def _example(typed: str, number: Fraction, dimension: Dimension, unit: str | None = None) -> str:
+    """The bare number again, with a unit.  A small number (below 1,000) was most likely meant in the
+    quantity's own unit (``3.35`` -> ``3.35 TB/s``); a large one in SI base units, so it is shown as that
+    value with a prefix (``3.35e12`` -> ``3.35 TB/s``, never ``3.35e12 TB/s``)."""
+    from derive.model.display import input_text
+
+    si_unit = format_dimension(dimension)
+    if unit and abs(number) < 1000:
+        return f"{typed} {unit}"
     try:
-        shown = f"{float(number):g}"
-    except OverflowError:  # beyond a float (1e400): keep it short anyway
-        shown = "N"
-    return f"{shown} {unit or format_dimension(dimension)}"
+        return input_text(number, si_unit)
+    except DeriveError:
+        return f"{typed} {si_unit}"
 
 
 # Numbers with units inside expressions and relations ----------------------------------------------
@@ -449,7 +455,41 @@ def parse_quantity_relation(text: str, names: Mapping[str, sp.Symbol], lookup: D
                                                        for n, v in literals.items()}))
         for e in out.exprs():
             _check_defined(e, text, where)
+        if not out.free_symbols():
+            raise ParseError(f"'{_show(text)}' names no quantity, so it constrains nothing", where=where,
+                             hint="an assumption relates quantities, like hbm_bandwidth >= 30 TB/s")
+        _check_nonempty(out, text, where)
         return out
+
+
+def _check_nonempty(formula: Formula, text: str, where: str) -> None:
+    """Refuse bounds that leave a quantity no value (``context in [1M, 128k] token/seq``, ``x > 5 and x < 3``):
+    such an assumption contradicts itself, and every claim that used it would read ``inconsistent``."""
+    if isinstance(formula, Not) or isinstance(formula, Or):
+        return  # a false branch of an 'or' (or under 'not') is not a contradiction of the whole
+    if not isinstance(formula, And):
+        return
+    lows: dict[sp.Expr, tuple[sp.Expr, bool]] = {}
+    highs: dict[sp.Expr, tuple[sp.Expr, bool]] = {}
+    for a in formula.args:
+        if isinstance(a, And):
+            _check_nonempty(a, text, where)
+        if not (isinstance(a, Rel) and a.rhs.is_number and a.rhs.is_real and not a.lhs.is_number):
+            continue
+        strict = a.op in (">", "<")
+        if a.op in (">=", ">"):
+            old = lows.get(a.lhs)
+            if old is None or (a.rhs - old[0]).is_positive or (a.rhs == old[0] and strict):
+                lows[a.lhs] = (a.rhs, strict)
+        elif a.op in ("<=", "<"):
+            old = highs.get(a.lhs)
+            if old is None or (old[0] - a.rhs).is_positive or (a.rhs == old[0] and strict):
+                highs[a.lhs] = (a.rhs, strict)
+    for lhs in lows.keys() & highs.keys():
+        (low, low_strict), (high, high_strict) = lows[lhs], highs[lhs]
+        if (low - high).is_positive or (low == high and (low_strict or high_strict)):
+            raise ParseError(f"'{_show(text)}' leaves {_show(str(lhs))} no value: its lower bound is not below its "
+                             "upper bound", where=where, hint="write the interval low end first, like [128k, 1M]")
 
 
 def _number_words(x: sp.Expr) -> str:

@@ -15,6 +15,7 @@ Preset files are TOML data in the library's preset folders (``hardware/``, ``mod
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import sys
@@ -123,7 +124,9 @@ class Scenario:
                 unit_text = q.unit if q is not None else "1"
                 scale = parse_unit(unit_text).scale
             value = v.value / sp.Rational(scale.numerator, scale.denominator)
+            display = _shown_q(library, name, v.value) if q is not None else _plain(value)
             rows.append({"name": name, "value": _plain(value), "exact": str(v.value), "unit": unit_text,
+                         "display": display,
                          "layer": layer_kind(v.origin), "origin": v.origin, "source": v.source,
                          "note": v.note})
         return rows
@@ -172,6 +175,10 @@ class PresetStore:
         found = self.files.get(kind, {})
         if name in found:
             return found[name]
+        if kind == "hardware" and ("/" in name or "\\" in name or name.endswith(".toml")):
+            raise ScenarioError(f"--hardware takes a preset name, not a file: {name}", where="--hardware",
+                                hint="see derive presets; for your own chip give a --scenario file with its values, "
+                                     "or a --library folder with presets/hardware/NAME.toml")
         raise UnknownNameError(f"{kind} preset", name, found, where=f"--{kind}")
 
     def names(self, kind: str) -> list[str]:
@@ -290,6 +297,43 @@ def _reason(err: BaseException) -> str:
     return text or type(err).__name__
 
 
+# the keys of one [values.NAME] table (a measurement file adds `method` and `date`)
+VALUE_KEYS = frozenset({"value", "source", "as_of", "note", "method", "date"})
+# the top-level keys of a scenario file: its values, its assumptions and what describes it
+SCENARIO_KEYS = frozenset({"values", "assume", "name", "title", "description", "source", "as_of", "date", "note",
+                           "notes", "kind"})
+
+
+def _toml_type(value: object) -> str:
+    """The TOML word for a parsed value's type (``true`` is a boolean, not Python's ``True``)."""
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, Mapping):
+        return "a table"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return f"a {type(value).__name__}"
+
+
+def _check_scenario_keys(library: Library, data: Mapping, where: str) -> None:
+    """A scenario file's top level holds ``[values.NAME]`` tables and ``assume``; anything else is a
+    mistake that would otherwise be ignored silently (``hbm_bandwidth = "3 TB/s"`` at the top level)."""
+    for key in data:
+        if key in SCENARIO_KEYS:
+            continue
+        if key in library.quantities:
+            raise ScenarioError(f"'{key}' is at the top level of the scenario file; values go in [values.NAME] tables",
+                                where=where, hint=f'write it as [values.{key}] with value = "..." and source = "..."')
+        close = difflib.get_close_matches(str(key), sorted(SCENARIO_KEYS), n=1)
+        raise ScenarioError(f"unknown key '{key}' in the scenario file", where=where,
+                            hint=(f"did you mean {close[0]}? " if close else "")
+                            + "a scenario file has [values.NAME] tables and assume = [...]")
+
+
 def _value_table(library: Library, data: Mapping, where: str, origin: str) -> dict[str, ScenarioValue]:
     from derive.model.parse import parse_value
 
@@ -301,11 +345,26 @@ def _value_table(library: Library, data: Mapping, where: str, origin: str) -> di
         q = library.quantity(name) if name in library.quantities else None
         if q is None:
             raise UnknownNameError("quantity", name, library.quantities, where=where)
-        if not isinstance(entry, Mapping) or "value" not in entry:
-            raise ScenarioError(f"values.{name} needs `value`, `source` and `as_of`", where=where)
+        if not isinstance(entry, Mapping):
+            raise ScenarioError(f"values.{name} must be a table with `value` and `source`, got "
+                                f"{_toml_type(entry)}", where=where,
+                                hint=f'write [values.{name}] then value = "..." and source = "..." on their own lines')
+        unknown = sorted(set(entry) - VALUE_KEYS)
+        if unknown:
+            close = difflib.get_close_matches(str(unknown[0]), sorted(VALUE_KEYS), n=1)
+            raise ScenarioError(f"values.{name} has an unknown key '{unknown[0]}'", where=where,
+                                hint=(f"did you mean {close[0]}? " if close else "")
+                                + f"a value's keys are {', '.join(sorted(VALUE_KEYS))}")
+        if "value" not in entry:
+            raise ScenarioError(f"values.{name} has no `value`", where=where,
+                                hint='every value is a table: value = "3.35 TB/s", source = "...", as_of = "..."')
         if "source" not in entry:
             raise ScenarioError(f"values.{name} has no source", where=where, hint="every preset value carries source")
-        text = str(entry["value"])
+        raw = entry["value"]
+        if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
+            raise ScenarioError(f"values.{name}.value must be text such as \"3.35 TB/s\" or a number, got "
+                                f"{_toml_type(raw)}", where=where)
+        text = str(raw)
         value = parse_value(text, q.dimension, where=f"{where}: values.{name}", quantity=name)
         out[name] = ScenarioValue(name, value, str(entry["source"]), entry.get("as_of"), origin, entry.get("note", ""))
     return out
@@ -364,12 +423,13 @@ def _measured_layer(library: Library, store: PresetStore, hardware: str | None,
                     names: Iterable[str]) -> tuple[str, dict[str, ScenarioValue]]:
     """The chip's measurement files, oldest first, so that each value comes from its latest measurement;
     or only the files ``names`` asks for."""
+    option = "--measurement" if list(names) else "--measured"
     if not hardware:
-        raise ScenarioError("--measured needs --hardware NAME (the chip whose measurements to use)",
-                            where="--measured", hint=f"chips with measurements: {', '.join(store.measured_hardware())}")
+        raise ScenarioError(f"{option} needs --hardware NAME (the chip whose measurements to use)",
+                            where=option, hint=f"chips with measurements: {', '.join(store.measured_hardware())}")
     files = store.measurement_files(hardware)
     if not files:
-        raise ScenarioError(f"no measurement files for hardware '{hardware}'", where="--measured",
+        raise ScenarioError(f"no measurement files for hardware '{hardware}'", where=option,
                             hint=f"chips with measurements: {', '.join(store.measured_hardware()) or 'none'}")
     wanted = list(names)
     if wanted:
@@ -410,6 +470,8 @@ def _model_layer(library: Library, model: str, store: PresetStore, bytes_per_kv_
     path = Path(model)
     reader = library.model_config_reader
     is_preset = "/" not in model and "\\" not in model and not model.endswith(".json")
+    if is_preset and model not in store.files.get("model", {}) and path.is_dir():
+        is_preset = False  # a folder in the current one (``--model gemma-3-27b``) that holds a config.json
     if not is_preset and reader is None:
         raise ScenarioError("this library has no config.json reader", where="--model")
     if is_preset:
@@ -426,7 +488,13 @@ def _model_layer(library: Library, model: str, store: PresetStore, bytes_per_kv_
         if path.is_dir() and (path / "config.json").is_file():
             path = path / "config.json"
             label, source = f"config {path.parent.name}/config.json", f"config.json at {path}"
+        elif path.is_dir():
+            raise ScenarioError(f"folder {model} has no config.json", where="--model",
+                                hint="give the path of a Hugging Face config.json, or of the folder that holds one")
         elif path.is_file() or model.endswith(".json") or path.suffix == ".json" or path.exists():
+            if path.exists() and not path.is_file():
+                raise ScenarioError(f"{model} is not a regular file", where="--model",
+                                    hint="give the path of a Hugging Face config.json")
             if not path.is_file():
                 raise ScenarioError(f"config file not found: {model}", where="--model")
             label, source = f"config {path.name}", f"config.json at {model}"
@@ -502,13 +570,17 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
     hardware's measurement files (all of them, latest value per quantity; only ``measurements`` when given)."""
     from derive.model.parse import parse_assignment, parse_quantity_relation, parse_value
 
+    for option, given in (("--scenario", scenario), ("--hardware", hardware), ("--model", model)):
+        if given is not None and not given.strip():
+            raise ScenarioError(f"{option} is empty", where=option,
+                                hint=f"give a name (see derive presets) or leave {option} out")
     store = PresetStore.discover(library.preset_dirs)
     values: dict[str, ScenarioValue] = {}
     assumptions: list[tuple[str, Formula]] = []
     layers: list[str] = []
 
     base = scenario or "lecture"
-    if base.endswith(".toml") or "/" in base:
+    if base.endswith(".toml") or "/" in base or (base not in store.files["scenario"] and Path(base).is_dir()):
         path = Path(base)
         if not path.exists():
             raise ScenarioError(f"scenario file not found: {base}", where="--scenario")
@@ -521,8 +593,12 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
         raise UnknownNameError("scenario", base, store.files["scenario"], where="--scenario")
     if path is not None:
         parts = sorted(path.glob("*.toml")) if path.is_dir() else [path]
+        if not parts:
+            raise ScenarioError(f"scenario folder {path} has no .toml files", where="--scenario",
+                                hint="a scenario is a TOML file, or a folder of them merged in name order")
         for part in parts:
             data = read_toml(part)
+            _check_scenario_keys(library, data, str(part))
             values.update(_value_table(library, data, str(part), f"scenario {name}"))
             assumptions.extend(_assumption_table(library, data, str(part)))
         layers.append(f"scenario {name}")
@@ -539,7 +615,12 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
     parsed_sets: list[tuple[str, sp.Rational, str]] = []
     for text in sets:
         qname, value_text = parse_assignment(text, where="--set")
-        q = library.quantity(qname)
+        if qname not in library.quantities:
+            raise UnknownNameError("quantity", qname, library.quantities, where=f"--set {text}")
+        q = library.quantities[qname]
+        if q.value is not None:
+            raise ScenarioError(f"'{qname}' is a constant of the library ({q.value}) and cannot be set",
+                                where=f"--set {text}", hint=f"see derive show {qname}")
         value = parse_value(value_text, q.dimension, where=f"--set {text}", quantity=qname, si=si,
                             unit_hint=q.display_unit or q.unit)
         parsed_sets.append((qname, value, text))
@@ -595,10 +676,11 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
         if q.value is not None:
             raise ScenarioError(f"'{qname}' is a constant of the library ({q.value}) and cannot be set",
                                 where=v.origin)
+        where = v.source if v.origin == "--set" else v.origin  # "--set hbm_bandwidth=-1 TB/s"
         if q.domain == "positive" and v.value <= 0:
-            raise ScenarioError(f"{qname} must be positive, got {v.value}", where=v.origin)
+            raise ScenarioError(f"{qname} must be positive, got {_shown_q(library, qname, v.value)}", where=where)
         if q.domain == "nonnegative" and v.value < 0:
-            raise ScenarioError(f"{qname} must be non-negative, got {v.value}", where=v.origin)
+            raise ScenarioError(f"{qname} must be non-negative, got {_shown_q(library, qname, v.value)}", where=where)
     _drop_stale_pins(library, values, layers)
     pinned = frozenset(n for n in values if library.is_derived(n))
     base_layers = 1 if path is not None else 0
@@ -608,6 +690,14 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
     notes.extend(f"{layer[len('unpinned '):]}: unpinned" for layer in layers if layer.startswith("unpinned "))
     return Scenario(label, values, tuple(assumptions), pinned, tuple(layers), _ceilings(library, values),
                     tuple(dict.fromkeys(notes)))
+
+
+def _shown_q(library: Library, name: str, value: sp.Rational) -> str:
+    """A value of a quantity (SI) for people, with a prefix: ``-1 TB/s``, not ``-1000000000000``."""
+    from derive.model.display import format_quantity
+
+    q = library.quantities[name]
+    return format_quantity(value, q.dimension, q.display_unit)
 
 
 def _plain_q(library: Library, name: str, value: sp.Rational) -> str:

@@ -466,6 +466,12 @@ def write_output_file(path: str | os.PathLike, data: bytes, *, where: str) -> No
     if not atomic_write(path, data):
         raise OutputError(f"cannot write {path}", where=where,
                           hint="check that its folder exists or can be created, is writable and has space")
+    try:  # the atomic write's temporary file is private (0600); a user's output gets the usual mode
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(path, 0o666 & ~umask)
+    except OSError:
+        pass
 
 
 def pyplot():

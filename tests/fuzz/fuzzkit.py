@@ -256,7 +256,10 @@ def mutate(r: random.Random, text: str, extra: Sequence[str] = ()) -> str:
 # file generators: scenario TOML and config.json
 # ------------------------------------------------------------------------------------------------------
 
+# `assume` comes first: below a [values.NAME] header it would be a key of that table (scenario files refuse it)
 SCENARIO_SEED = """\
+assume = ["flops > 0"]
+
 [values.flops]
 value = "989 TFLOP/s"
 source = "fuzz seed"
@@ -265,8 +268,6 @@ as_of = "2026-01-01"
 [values.hbm_bandwidth]
 value = "3.35 TB/s"
 source = "fuzz seed"
-
-assume = ["flops > 0"]
 """
 
 CONFIG_SEED = {
@@ -292,8 +293,7 @@ def gen_scenario_toml(r: random.Random, canary: str) -> bytes:
     k = r.randrange(10)
     text = SCENARIO_SEED
     if k == 0:
-        text += f"\nassume = {toml_scalar(r)}\n"
-        text = text.replace('assume = ["flops > 0"]\n', "", 1)
+        text = f"assume = {toml_scalar(r)}\n" + text.replace('assume = ["flops > 0"]\n', "", 1)
     elif k == 1:
         text = text.replace('"989 TFLOP/s"', toml_scalar(r), 1)
     elif k == 2:

@@ -25,10 +25,11 @@ def run(args, ctx) -> int:
         scenario_notes,
     )
 
+    ids = list(dict.fromkeys(ctx.library.resolve(i).id for i in args.ids))  # each claim once, in the order given
     checker = ctx.checker(workers=min(2, os.cpu_count() or 1))
     with terminal.progress("checking claims") as update:
         checker.progress = update
-        report = checker.check(args.ids or None)
+        report = checker.check(ids or None)
     pinned = pinned_notes(ctx.library, ctx.scenario)
     if args.json:
         data = report.to_json()
@@ -69,7 +70,7 @@ def run(args, ctx) -> int:
     if pinned:
         emit(pinned_line(pinned))
     emit_notes(ctx.scenario)
-    summary = ", ".join(f"{n} {v}" for v, n in report.summary().items())
+    summary = ", ".join(f"{n} {v}" for v, n in report.summary().items()) or "no claims"
     bad = sum(not r.meets_expectation for r in report.results)
     emit(f"scenario {ctx.scenario.name}: {summary}; {bad} not as expected")
     return 0 if report.ok else 1

@@ -22,7 +22,7 @@ Exit status 0 (1 with --exit-code when some verdict changes; 2 on bad input).
 
 Examples:
   derive diff --set "flops=989 TFLOP/s"
-  derive diff --set hardware_ratio=600 --json
+  derive diff --set "hardware_ratio=600 token" --json
   derive diff --hardware h100-sxm --model llama3-70b --format md > diff.md
   derive diff --against my_scenario.toml --assume "experts_active in [4, 16]"
 """
@@ -44,13 +44,21 @@ def add_arguments(p) -> None:
 def run(args, ctx) -> int:
     from derive.checking.cache import ResultsCache, cache_dir
     from derive.cli.commands.output import emit, emit_json, pinned_notes
+    from derive.errors import DeriveError
     from derive.model.scenario import build_scenario
     from derive.whatif.diff import diff
     from derive.whatif.explain import explain_flips
 
     fmt = "json" if args.json else (args.format or "text")
     lib = ctx.library
-    baseline = build_scenario(lib, scenario=args.against)
+    try:
+        baseline = build_scenario(lib, scenario=args.against)
+    except DeriveError as err:  # the baseline's problem is in --against, not in --scenario
+        if err.where and err.where.startswith("--scenario"):
+            err.where = "--against" + err.where[len("--scenario"):]
+            err.message = err.message.replace("--scenario", "--against")
+            err.hint = err.hint and err.hint.replace("--scenario", "--against")
+        raise
     current = ctx.scenario
     results_cache = None if ctx.cache is None else ResultsCache(cache_dir(getattr(args, "cache_dir", None)))
     report = diff(lib, baseline, current, rlimit=ctx.rlimit, cache=ctx.cache, results_cache=results_cache,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 HELP = "numeric values of quantities, definitions or expressions under the scenario"
 
 DESCRIPTION = """\
@@ -45,6 +47,8 @@ def run(args, ctx) -> int:
     )
     from derive.model.evaluate import evaluate
 
+    for text in args.exprs:
+        _not_a_value(ctx.library, text)
     evs = [evaluate(ctx.library, ctx.scenario, text, args.unit) for text in args.exprs]
     inputs = {n for ev in evs for n in ev.inputs}
     pinned = pinned_notes(ctx.library, ctx.scenario, only=inputs)
@@ -77,6 +81,31 @@ def run(args, ctx) -> int:
     return 0
 
 
+_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+")
+
+
+def _not_a_value(library, text: str) -> None:
+    """A claim or assumption id has no value: say so (with the commands that show it) instead of reading
+    it as an unknown quantity; a dotted name that is no id of the library is an unknown id."""
+    from derive.errors import DeriveError, UnknownNameError
+    from derive.model.declarations import Definition
+
+    name = text.strip()
+    if name in library.quantities:
+        return
+    found = library.declarations.get(name)
+    if found is None and "." not in name:
+        matches = [d for d in library.declarations.values() if d.short == name]
+        found = matches[0] if len(matches) == 1 else None
+    if found is not None and not isinstance(found, Definition):
+        raise DeriveError(f"'{name}' is {'an' if found.kind[0] in 'aeiou' else 'a'} {found.kind} ({found.id}), "
+                          "not a value", where="eval",
+                          hint=f"derive show {found.id} shows it" + (f", derive check {found.id} checks it"
+                                                                      if found.kind == "claim" else ""))
+    if found is None and _ID.fullmatch(name):
+        raise UnknownNameError("id", name, list(library.declarations), where="eval")
+
+
 def eval_lines(evs) -> list[str]:
     """``name = 2,400 seq``; ``name ≈ 3,593 seq  (exactly 11100000/3089 seq)`` when rounded."""
     from derive.model.display import shown
@@ -92,6 +121,7 @@ def eval_lines(evs) -> list[str]:
             out.append(f"{ev.name:<{width}} = {s.text}")
             continue
         exact = ev.in_unit()
-        note = f"  (exactly {exact} {ev.unit})" if len(str(exact)) <= 30 and exact.is_Rational else ""
+        unit = "" if ev.unit in ("1", "") else f" {ev.unit}"
+        note = f"  (exactly {exact}{unit})" if len(str(exact)) <= 30 and exact.is_Rational else ""
         out.append(f"{ev.name:<{width}} ≈ {s.text}{note}".rstrip())
     return out

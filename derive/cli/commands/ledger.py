@@ -21,15 +21,28 @@ def _ratio(x) -> str:
 
 
 def run(args, ctx) -> int:
+    from pathlib import Path
+
     from derive.cli.commands.output import emit, emit_json
+    from derive.errors import OutputError, UnknownNameError
     from derive.model.display import format_value
+    from derive.model.scenario import PresetStore
     from derive.whatif.ledger import build_ledger
 
+    known = PresetStore.discover(ctx.library.preset_dirs).names("hardware")
+    for name in args.only:
+        if name not in known:
+            raise UnknownNameError("hardware preset", name, known, where="--hardware")
+    if args.figures is not None:
+        folder = Path(args.figures)
+        if not args.figures.strip():
+            raise OutputError("--figures is empty", where="--figures", hint="name a folder to draw into")
+        if folder.exists() and not folder.is_dir():
+            raise OutputError(f"{folder} exists and is not a folder", where=f"--figures {args.figures}",
+                              hint="name a folder to draw the figures into (it is created when missing)")
     ledger = build_ledger(ctx.library, hardware=args.only)
     written: list = []
     if args.figures:
-        from pathlib import Path
-
         from derive.documents.measured import draw_ledger_figures
 
         written = draw_ledger_figures(ctx.library, ledger, Path(args.figures))
@@ -46,12 +59,16 @@ def run(args, ctx) -> int:
                      _ratio(r.ratio_achieved), r.status + (f" ({', '.join(r.broken)})" if r.broken else "")))
     head = ("entry", "hardware", "held to", "derived", "measured", "ratio", "at achieved", "ratio", "status")
     widths = [max(len(str(row[i])) for row in [head, *rows]) for i in range(len(head))]
-    emit("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)).rstrip())
-    for row in rows:
-        emit("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    if rows:
+        emit("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)).rstrip())
+        for row in rows:
+            emit("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+        emit("")
     counts = ledger.to_json()["summary"]
-    emit("")
-    emit(f"{len(ledger.rows)} measurements: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
+    n_rows = len(ledger.rows)
+    breakdown = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+    emit(f"{n_rows} measurement{'' if n_rows == 1 else 's'}: {breakdown}" if n_rows
+         else "no measurements" + (f" for {', '.join(args.only)}" if args.only else ""))
     for r in ledger.contradictions:
         side = "below its floor" if r.kind == "floor" else "above its ceiling"
         broken = ", ".join(r.broken) or f"the claim {r.entry.check}"

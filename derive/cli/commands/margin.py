@@ -39,7 +39,7 @@ def add_arguments(p) -> None:
     p.add_argument("--unit", metavar="U", help='express the numbers in this unit (e.g. "PFLOP/s")')
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--out", metavar="FILE", help="two --vary: write the region figure here")
-    p.add_argument("--grid", type=int, default=200, metavar="N", help="two --vary: points per axis (default 200)")
+    p.add_argument("--grid", type=int, default=None, metavar="N", help="two --vary: points per axis (default 200)")
     p.add_argument("--no-verify", action="store_true", help="skip the z3 cross-check of the endpoints")
 
 
@@ -52,6 +52,9 @@ def run(args, ctx) -> int:
     if len(args.vary) == 1:
         if args.out:
             raise MarginError("--out draws a region: give two --vary")
+        if args.grid is not None:
+            raise MarginError("--grid sets the sampling of a region: give two --vary",
+                              hint="one --vary gives exact intervals, computed without a grid")
         m = margin(lib, scen, args.id, args.vary[0], unit=args.unit, verify=not args.no_verify, rlimit=ctx.rlimit)
         if args.json:
             emit_json({**m.to_json(), "scenario": scen.name, "pinned": pinned})
@@ -65,8 +68,10 @@ def run(args, ctx) -> int:
         raise MarginError("give one --vary (exact intervals) or two (a sampled region)")
     from derive.whatif.sweep import parse_axis
 
+    if args.grid is None:
+        args.grid = 200
     if not 2 <= args.grid <= 4000:
-        raise MarginError("--grid must be between 2 and 4000")
+        raise MarginError(f"--grid must be between 2 and 4000, got {args.grid}")
     axes = []
     for text in args.vary:
         name = text.partition("=")[0].strip()

@@ -63,14 +63,15 @@ def explain_lines(rows: list[dict]) -> list[str]:
     """``--explain``: each input's value, unit and the layer that set it, as aligned columns."""
     if not rows:
         return []
+    def shown(r: dict) -> str:  # "3.35 TB/s", "70.55G param", "8": with a prefix, no unit "1"
+        return r.get("display") or (r["value"] if r["unit"] in ("1", "") else f"{r['value']} {r['unit']}")
+
     w_name = max(len(r["name"]) for r in rows)
-    w_value = max(len(r["value"]) for r in rows)
-    w_unit = max(len(r["unit"]) for r in rows)
+    w_value = max(len(shown(r)) for r in rows)
     w_layer = max(len(r["layer"]) for r in rows)
     out = ["inputs:"]
     for r in rows:
-        out.append(f"  {r['name']:<{w_name}}  {r['value']:>{w_value}} {r['unit']:<{w_unit}}  {r['layer']:<{w_layer}}"
-                   f"  ({r['origin']})")
+        out.append(f"  {r['name']:<{w_name}}  {shown(r):<{w_value}}  {r['layer']:<{w_layer}}  ({r['origin']})")
     return out
 
 
@@ -80,3 +81,46 @@ def pinned_line(notes: list[dict]) -> str | None:
         return None
     return "pinned: " + ", ".join(f"{n['quantity']} = {n.get('display', n['value'])} (definition cut)"
                                   for n in notes)
+
+
+def formula_text(library, formula) -> str:
+    """A formula for people: a number compared with a quantity carries the quantity's unit and a prefix
+    (``chips*hbm_capacity >= 20 TB``, not ``>= 20000000000000``).  The layout is ``str(formula)``'s."""
+    import sympy as sp
+
+    from derive.kernel.logic import And, Iff, Implies, Not, Or, Rel
+
+    def side(e, other) -> str:
+        if e.is_number and not other.is_number:
+            try:
+                from derive.model.dimensions import dimension_of
+                from derive.model.display import shown
+                from derive.model.units import format_dimension
+
+                dim = dimension_of(other, library.dimension, where="formula")
+                if all(p.denominator == 1 for _, p in dim.powers):
+                    unit = format_dimension(dim)
+                    s = shown(e, unit)
+                    if s.exact:  # rounded text would misstate an exact relation: 5000/3 byte/token stays exact
+                        return s.text.replace(",", "")
+                    return sp.sstr(e) if unit == "1" else f"{sp.sstr(e)} {unit}"
+            except Exception:  # noqa: BLE001 - a formula the dimension reader cannot place keeps its plain form
+                pass
+        return sp.sstr(e)
+
+    def text(f) -> str:
+        if isinstance(f, Rel):
+            return f"{side(f.lhs, f.rhs)} {f.op} {side(f.rhs, f.lhs)}"
+        if isinstance(f, And):
+            return " and ".join(f"({text(a)})" for a in f.args)
+        if isinstance(f, Or):
+            return " or ".join(f"({text(a)})" for a in f.args)
+        if isinstance(f, Not):
+            return f"not ({text(f.arg)})"
+        if isinstance(f, Implies):
+            return f"({text(f.premise)}) implies ({text(f.conclusion)})"
+        if isinstance(f, Iff):
+            return f"({text(f.left)}) iff ({text(f.right)})"
+        return str(f)
+
+    return text(formula)

@@ -8,7 +8,8 @@ SCENARIO = False
 
 def add_arguments(p) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--library", dest="libraries", action="append", default=[], metavar="PATH")
+    p.add_argument("--library", dest="libraries", action="append", default=[], metavar="PATH",
+                   help="list the presets of this library instead of the lecture's ('lecture' names the built-in one)")
 
 
 def run(args, ctx) -> int:
@@ -24,21 +25,21 @@ def run(args, ctx) -> int:
             data: dict = {}
             for part in sorted(path.glob("*.toml")) if path.is_dir() else [path]:
                 part_data = read_toml(part)
-                data.setdefault("values", {}).update(part_data.get("values", {}))
+                data.setdefault("values", {}).update(_tables(part_data, "values", part))
                 data.update({k: v for k, v in part_data.items() if k != "values"})
             values = {k: {"value": v.get("value"), "source": v.get("source"), "as_of": v.get("as_of")}
                       for k, v in data.get("values", {}).items()}
-            rows.append({"name": name, "title": data.get("title", ""), "source": data.get("source"),
+            rows.append({"name": name, "title": str(data.get("title", "")), "source": data.get("source"),
                          "as_of": data.get("as_of"), "values": values,
-                         "config": sorted(data.get("config", {}))})
+                         "config": sorted(_table(data, "config", path))})
         out[kind] = rows
     measurements = []
     for hw in store.measured_hardware():
         for path in store.measurement_files(hw):
             data = read_toml(path)
             values = {k: {"value": v.get("value"), "method": v.get("method", data.get("method"))}
-                      for k, v in data.get("values", {}).items()}
-            measurements.append({"hardware": hw, "name": path.stem, "title": data.get("title", ""),
+                      for k, v in _tables(data, "values", path).items()}
+            measurements.append({"hardware": hw, "name": path.stem, "title": str(data.get("title", "")),
                                  "source": data.get("source"), "date": data.get("date"), "values": values})
     out["measurement"] = measurements
     if args.json:
@@ -46,13 +47,13 @@ def run(args, ctx) -> int:
         return 0
     for kind, rows in out.items():
         if kind == "measurement":
-            emit("measurement files (--measured; --measurement NAME picks one):")
+            emit("measurement files (--measured; --measurement NAME picks one):" + ("" if rows else " none"))
             for r in rows:
                 emit(f"  {r['hardware'] + '/' + r['name']:<40} {r['date']}  {r['title']}")
                 for k, v in r["values"].items():
                     emit(f"      {k:<20} {_shown(ctx.library, k, v['value']):<16} {v['method']}")
             continue
-        emit(f"{kind} presets:")
+        emit(f"{kind} presets:" + ("" if rows else " none"))
         for r in rows:
             emit(f"  {r['name']:<18} {r['title']}")
             for k, v in r["values"].items():
@@ -60,6 +61,28 @@ def run(args, ctx) -> int:
             if r["source"]:
                 emit(f"      config fields from {r['source']} ({r['as_of']})")
     return 0
+
+
+def _table(data: dict, key: str, path) -> dict:
+    """``data[key]`` when it is a table (empty when absent); a preset file where it is not is bad input."""
+    from derive.errors import ScenarioError
+
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise ScenarioError(f"[{key}] must be a table", where=str(path))
+    return value
+
+
+def _tables(data: dict, key: str, path) -> dict:
+    """``data[key]``, a table of tables (``[values.NAME]``), checked like ``_table``."""
+    from derive.errors import ScenarioError
+
+    table = _table(data, key, path)
+    for name, entry in table.items():
+        if not isinstance(entry, dict):
+            raise ScenarioError(f"{key}.{name} must be a table with `value` and `source`", where=str(path),
+                                hint=f'write [{key}.{name}] then value = "..." and source = "..."')
+    return table
 
 
 def _shown(library, name: str, text: object) -> str:

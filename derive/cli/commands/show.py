@@ -59,7 +59,15 @@ def run(args, ctx) -> int:
     if args.json:
         emit_json(info)
         return 0
-    from derive.cli.commands.output import assignment_lines
+    from derive.cli.commands.output import assignment_lines, formula_text
+
+    if isinstance(d, Claim):  # numbers with their units for people; the JSON keeps the exact form
+        info["formula"] = formula_text(lib, d.goal)
+        info["hypotheses"] = [formula_text(lib, h) for h in d.hypotheses]
+        for step, s in zip(info["steps"], result.steps, strict=True):
+            step["step"] = formula_text(lib, s.formula)
+    elif isinstance(d, Assumption) and d.relation is not None:
+        info["formula"] = formula_text(lib, d.relation)
     from derive.cli.terminal import plain_prose
 
     for k, v in info.items():

@@ -37,10 +37,12 @@ def add_arguments(p) -> None:
     p.add_argument("targets", nargs="*", metavar="TARGET")
     p.add_argument("--vary", action="append", default=[], metavar="Q=LO:HI[:N][:log]", help="a swept quantity")
     p.add_argument("--log", action="store_true", help="logarithmic spacing for every --vary")
-    p.add_argument("--points", type=int, default=50, metavar="N", help="points per axis when --vary omits N")
+    from derive.cli import positive_int
+
+    p.add_argument("--points", type=positive_int, default=50, metavar="N", help="points per axis when --vary omits N")
     p.add_argument("--presets", action="store_true", help="sweep every hardware x model preset pair")
     p.add_argument("--check", action="store_true", help="with --presets: real verdicts (prover), not numeric")
-    p.add_argument("--workers", type=int, default=2, metavar="N", help="processes for --check (default 2)")
+    p.add_argument("--workers", type=positive_int, default=2, metavar="N", help="processes for --check (default 2)")
     p.add_argument("--out", metavar="FILE.csv", help="write the CSV here (default: stdout)")
     p.add_argument("--figure", metavar="FILE", help="draw the sweep (.png, .svg or .pdf)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -91,7 +93,7 @@ def run(args, ctx) -> int:
         _write(text, args.out, atomic_write)
         _summary(summary, args, emit, emit_json, sys)
         return 0
-    targets = [resolve_target(lib, t) for t in args.targets]
+    targets = [_target(lib, t, resolve_target) for t in args.targets]
     if not targets:
         raise SweepError("name at least one TARGET (a quantity, expression or claim)")
     if args.presets:
@@ -118,6 +120,18 @@ def run(args, ctx) -> int:
                "out": args.out, "figure": args.figure, "notes": result.notes}
     _summary(summary, args, emit, emit_json, sys)
     return 0
+
+
+def _target(lib, text: str, resolve_target):
+    """A TARGET, with errors that name it (the expression reader says "eval")."""
+    from derive.errors import DeriveError
+
+    try:
+        return resolve_target(lib, text)
+    except DeriveError as err:
+        if err.where in (None, "eval"):
+            err.where = f"TARGET {text}"
+        raise
 
 
 def _count(values) -> dict:

@@ -1,0 +1,244 @@
+"""Bad input on the command line, as a new or hostile user types it: each case is exit code 2 and exactly
+one stderr line that says what is wrong, where, and a hint (never a traceback, never a silent default).
+A second table holds inputs that used to be misread or shown badly and must now work and read well."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+
+import pytest
+
+from derive.cli import main
+
+GOOD = (
+    "from derive import Claim, Quantity, derived, logic\n"
+    "count = Quantity('widget_count', 'm', '1', 'widgets in one batch')\n"
+    "c = Claim('mine.positive', title='t', statement='s', source=derived('x'), goal=logic.ge(count.sym, 0))\n"
+)
+# files a case may point at, written into the test's own folder (the command runs there)
+FILES = {
+    "top_level.toml": 'hbm_bandwidth = "3 TB/s"\n',
+    "unknown_table.toml": '[values.hbm_bandwidth]\nvalue = "3 TB/s"\nsource = "me"\n[valeus.x]\n',
+    "value_typo.toml": '[values.hbm_bandwidth]\nvalu = "3 TB/s"\nsource = "me"\n',
+    "value_bool.toml": '[values.hbm_bandwidth]\nvalue = true\nsource = "me"\n',
+    "value_array.toml": '[values.hbm_bandwidth]\nvalue = [1, 2]\nsource = "me"\n',
+    "value_flat.toml": '[values]\nhbm_bandwidth = "3 TB/s"\n',
+    "value_extra.toml": '[values.hbm_bandwidth]\nvalue = "3 TB/s"\nsource = "me"\nunit = "TB/s"\n',
+    "ok.toml": '[values.hbm_bandwidth]\nvalue = "3 TB/s"\nsource = "me"\n',
+    "afile": "not a folder\n",
+    "good.py": GOOD,
+    "badpresets/mine.py": GOOD,
+    "badpresets/presets/models/flat.toml": "[values]\nflops = 5\n",
+    "empty.py": "",
+    "uses_lecture.py": (
+        "import theorems.roofline as r\n"
+        "from derive import Claim, derived, logic\n"
+        "c = Claim('mine.x', title='t', statement='s', source=derived('x'), goal=logic.gt(r.flops.sym, 0))\n"
+    ),
+    "recursion.py": "import sys\nsys.setrecursionlimit(60)\n",
+}
+FOLDERS = ("empty_scenario", "no_config")
+
+BAD = [
+    # --set: the hint's example is the value the user meant, never 3.35e+12 TB/s
+    (["eval", "hbm_bandwidth", "--set", "hbm_bandwidth=3.35e12"], ["has no unit", "like 3.35 TB/s", "--si"]),
+    (["eval", "hbm_bandwidth", "--set", "hbm_bandwidth=3.35"], ["has no unit", "like 3.35 TB/s"]),
+    (["eval", "context", "--set", "context=128k"], ["has no unit", "like 128k token/seq"]),
+    (["eval", "hbm_bandwidth", "--set", "hbm_bandwidth=-1 TB/s"],
+     ["must be positive", "got -1 TB/s", "in --set hbm_bandwidth=-1 TB/s"]),
+    (["eval", "batch", "--set", "batch=0 seq"], ["must be positive", "got 0 seq"]),
+    (["eval", "hbm_bandwidth", "--set", "hbm_bandwith=3 TB/s"],
+     ["unknown quantity 'hbm_bandwith'", "in --set hbm_bandwith=3 TB/s", "did you mean hbm_bandwidth"]),
+    (["eval", "flops", "--set", "flops_per_param_token=3"], ["constant of the library", "cannot be set"]),
+    # empty option values are errors, not the default (an empty --library used to import the current folder)
+    (["eval", "hbm_bandwidth", "--hardware", ""], ["--hardware is empty"]),
+    (["eval", "hbm_bandwidth", "--model", " "], ["--model is empty"]),
+    (["eval", "hbm_bandwidth", "--scenario", ""], ["--scenario is empty"]),
+    (["check", "--library", ""], ["--library is empty"]),
+    (["eval", "hbm_bandwidth", "--hardware", "h100-sxm.toml"], ["preset name, not a file", "derive presets"]),
+    (["eval", "params_total", "--model", "no_config"], ["no_config has no config.json", "in --model"]),
+    (["eval", "params_total", "--model", "/dev/null"], ["/dev/null is not a regular file", "in --model"]),
+    # scenario files: what would have been ignored silently is named
+    (["eval", "hbm_bandwidth", "--scenario", "top_level.toml"], ["'hbm_bandwidth' is at the top level",
+                                                                 "[values.hbm_bandwidth]"]),
+    (["eval", "hbm_bandwidth", "--scenario", "unknown_table.toml"], ["unknown key 'valeus'", "did you mean values"]),
+    (["eval", "hbm_bandwidth", "--scenario", "value_typo.toml"], ["unknown key 'valu'", "did you mean value"]),
+    (["eval", "hbm_bandwidth", "--scenario", "value_extra.toml"], ["unknown key 'unit'", "value_extra.toml"]),
+    (["eval", "hbm_bandwidth", "--scenario", "value_bool.toml"], ["got the boolean true", "value_bool.toml"]),
+    (["eval", "hbm_bandwidth", "--scenario", "value_array.toml"], ["got an array"]),
+    (["eval", "hbm_bandwidth", "--scenario", "value_flat.toml"], ["must be a table", "[values.hbm_bandwidth]"]),
+    (["eval", "hbm_bandwidth", "--scenario", "empty_scenario"], ["has no .toml files"]),
+    (["diff", "--against", "nosuch"], ["unknown scenario 'nosuch'", "in --against", "known: lecture"]),
+    (["diff", "--against", ""], ["--against is empty"]),
+    # --assume: a relation that constrains nothing, or leaves no value
+    (["check", "batch_optimum", "--assume", "1 < 0"], ["names no quantity"]),
+    (["check", "batch_optimum", "--assume", "context in [1M, 128k] token/seq"],
+     ["leaves context no value", "low end first"]),
+    (["check", "batch_optimum", "--assume", "context > 5 token/seq and context < 3 token/seq"], ["no value"]),
+    (["check", "batch_optimum", "--assume", "context in (1M, 1M) token/seq"], ["no value"]),
+    # names of the wrong kind
+    (["eval", "batch_optimum"], ["'batch_optimum' is a claim (batching.batch_optimum), not a value",
+                                 "derive show batching.batch_optimum"]),
+    (["eval", "batching.batch_optimum"], ["is a claim", "derive check batching.batch_optimum"]),
+    (["eval", "deepseek_v3_params"], ["is an assumption"]),
+    (["eval", "batching.nosuch"], ["unknown id 'batching.nosuch'"]),
+    (["check", "hbm_bandwidth"], ["'hbm_bandwidth' is a quantity, not a declaration", "derive eval hbm_bandwidth"]),
+    (["export", "hbm_bandwidth"], ["is a quantity, not a declaration"]),
+    (["list", "--topic", "nosuch"], ["unknown topic 'nosuch'", "known:", "batching"]),
+    # libraries
+    (["check", "--library", "uses_lecture.py"], ["symbol 'flops' is not a declared quantity",
+                                                 "--library lecture --library uses_lecture.py"]),
+    ([], ["give a command: list, show, check", "derive --help"]),
+    (["presets", "--library", "badpresets"], ["values.flops must be a table", "flat.toml"]),
+    (["eval", "flops", "--measurement", "stas00-mamf"], ["--measurement needs --hardware"]),
+    # eval's own checks
+    (["eval", "sqrt(hbm_bandwidth)"], ["which no unit expresses"]),
+    (["eval", "hbm_bandwidth", "--unit", "TFLOP/s"], ["cannot express hbm_bandwidth", "in --unit", "like TB/s"]),
+    # options out of range
+    (["check", "batch_optimum", "--rlimit", "0"], ["--rlimit", "at least 1"]),
+    (["check", "batch_optimum", "--rlimit", "-5"], ["--rlimit", "at least 1"]),
+    (["margin", "batch_optimum_lecture", "--vary", "flops", "--grid", "5"], ["--grid", "two --vary"]),
+    (["margin", "batch_optimum_lecture", "--vary", "flops", "--vary", "hbm_bandwidth", "--grid", "1"],
+     ["between 2 and 4000"]),
+    (["sweep", "nosuch", "--vary", "batch=1 seq:10 seq:3"], ["unknown quantity 'nosuch'", "in TARGET nosuch"]),
+    (["sweep", "critical_batch", "--vary", "batch=1 seq:10 seq", "--points", "0"], ["--points", "at least 1"]),
+    (["ledger", "--hardware", "nosuch"], ["unknown hardware preset 'nosuch'"]),
+    (["ledger", "--figures", "afile"], ["afile exists and is not a folder"]),
+]
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    for name, text in FILES.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    for name in FOLDERS:
+        (tmp_path / name).mkdir()
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def run(capsys, argv):
+    try:
+        code = main(list(argv))
+    except SystemExit as stop:  # argparse's own errors end the parse
+        code = stop.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize(("argv", "words"), BAD, ids=[" ".join(a) or "(none)" for a, _ in BAD])
+def test_bad_input_is_one_line_and_exit_2(workdir, capsys, argv, words):
+    code, out, err = run(capsys, argv)
+    assert code == 2, (out, err)
+    assert err.count("\n") == 1 and err.endswith("\n"), err
+    assert "Traceback" not in err and "internal error" not in err, err
+    for word in words:
+        assert word in err, (word, err)
+    assert "e+12" not in err
+
+
+def test_empty_library_does_not_import_the_current_folder(workdir, capsys):
+    (workdir / "canary.py").write_text("open('imported', 'w').close()\n")
+    code, _, err = run(capsys, ["check", "--library", ""])
+    assert code == 2 and "--library is empty" in err
+    assert not (workdir / "imported").exists()
+
+
+def test_library_cannot_break_the_recursion_limit(workdir, capsys):
+    limit = sys.getrecursionlimit()
+    code, out, err = run(capsys, ["check", "--library", "recursion.py"])
+    assert code == 0, err
+    assert sys.getrecursionlimit() == limit
+
+
+def test_library_given_twice_loads_once(workdir, capsys):
+    code, out, err = run(capsys, ["check", "--library", "good.py", "--library", "./good.py"])
+    assert code == 0, err
+    assert out.count("mine.positive") == 1
+
+
+def test_library_without_claims_says_so(workdir, capsys):
+    code, out, _ = run(capsys, ["check", "--library", "empty.py"])
+    assert code == 0
+    assert "scenario empty: no claims; 0 not as expected" in out
+
+
+def test_check_lists_a_claim_named_twice_once(capsys):
+    code, out, _ = run(capsys, ["check", "batch_optimum", "batching.batch_optimum", "--json"])
+    assert code == 0
+    assert [c["id"] for c in json.loads(out)["claims"]] == ["batching.batch_optimum"]
+
+
+def test_model_folder_in_the_current_one(workdir, capsys):
+    config = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+              "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256}
+    (workdir / "my-llama").mkdir()
+    (workdir / "my-llama" / "config.json").write_text(json.dumps(config))
+    code, out, err = run(capsys, ["eval", "kv_bytes_per_token", "--model", "my-llama"])
+    assert code == 0, err
+    assert "kv_bytes_per_token" in out and "kB/token" in out
+
+
+def test_price_per_second_reads_per_hour(capsys):
+    code, out, _ = run(capsys, ["eval", "chip_price"])
+    assert code == 0
+    assert out.startswith("chip_price = $2/h\n")
+
+
+def test_exact_note_of_a_plain_number_has_no_unit_1(capsys):
+    code, out, _ = run(capsys, ["eval", "context/critical_context - 1"])
+    assert code == 0
+    assert "(exactly 5219/925)" in out and " 1)" not in out
+
+
+def test_explain_shows_prefixes_and_no_unit_1(capsys):
+    code, out, _ = run(capsys, ["eval", "memory_time", "--hardware", "h100-sxm", "--model", "llama3-70b", "--explain"])
+    assert code == 0
+    lines = {line.split()[0]: line for line in out.splitlines() if line.startswith("  ")}
+    assert "70.55G param" in lines["params_total"]
+    assert "327.7 kB/token" in lines["kv_bytes_per_token"]
+    assert lines["chips"].split()[1:3] == ["8", "hardware"]
+
+
+def test_explain_json_keeps_exact_values(capsys):
+    code, out, _ = run(capsys, ["eval", "flops", "--hardware", "h100-sxm", "--explain", "--json"])
+    assert code == 0
+    row = json.loads(out)["explain"][0]
+    assert row["exact"] == "989000000000000" and row["display"] == "989 TFLOP/s"
+
+
+def test_show_writes_numbers_in_formulas_with_units(capsys):
+    code, out, _ = run(capsys, ["show", "rack_capacity_many_tens_tb"])
+    assert "formula: chips*hbm_capacity >= 20 TB\n" in out
+    code, out, _ = run(capsys, ["show", "hw_ratio_a100"])
+    assert "flops == 312 TFLOP/s" in out and "hbm_bandwidth == 2.039 TB/s" in out
+    code, out, _ = run(capsys, ["show", "kv_cache_dominance_lecture"])
+    assert "kv_bytes_per_token == 5000/3 byte/token" in out  # not rounded where the relation is exact
+    code, out, _ = run(capsys, ["show", "hw_ratio_a100", "--json"])
+    assert "flops == 312000000000000" in json.loads(out)["hypotheses"]  # JSON keeps the exact form
+
+
+def test_presets_of_a_library_without_any(workdir, capsys):
+    code, out, _ = run(capsys, ["presets", "--library", "good.py"])
+    assert code == 0
+    assert out.splitlines()[0] == "hardware presets: none"
+
+
+def test_ledger_without_entries_for_a_chip(capsys):
+    code, out, _ = run(capsys, ["ledger", "--hardware", "tpu-v5e"])
+    assert code == 0
+    assert out == "no measurements for tpu-v5e\n"
+
+
+def test_sweep_output_file_gets_the_usual_mode(workdir, capsys):
+    old = os.umask(0o022)
+    try:
+        code, _, err = run(capsys, ["sweep", "critical_batch", "--vary", "batch=1 seq:10 seq:3", "--out", "b.csv"])
+    finally:
+        os.umask(old)
+    assert code == 0, err
+    assert stat.S_IMODE((workdir / "b.csv").stat().st_mode) == 0o644
