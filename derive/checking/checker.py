@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 import zlib
 from collections.abc import Callable, Iterable
@@ -356,31 +357,27 @@ class Checker:
         return Report(self.scenario, [results[i] for i in order])
 
     def _own_in_parallel(self, claims: list[Claim]) -> dict[str, ClaimResult]:
-        """Own verdicts of many claims on ``workers`` forked processes (blocking is applied after,
-        in the parent).  Only where fork is available and z3 has not run in this process yet: a
-        forked child must not inherit solver state.  Anything else falls back to one process."""
-        import multiprocessing
+        """Own verdicts of many claims on ``workers`` forked processes (``derive.checking.parallel``;
+        blocking is applied after, in the parent).  Empty where one process would do: the caller then
+        checks claim by claim."""
+        from derive.checking.parallel import can_fork, run_tasks
 
-        import z3
+        if len(claims) < 16 or not can_fork():
+            return {}
+        done = [0]
 
-        if len(claims) < 16 or "fork" not in multiprocessing.get_all_start_methods() or \
-                getattr(z3.z3, "_main_ctx", None) is not None:
-            return {}
-        global _FORKED
-        _FORKED = self
-        chunks = [[c.id for c in claims[i:i + 4]] for i in range(0, len(claims), 4)]
-        try:
-            with multiprocessing.get_context("fork").Pool(self.workers) as pool:
-                parts = []
-                for part in pool.imap_unordered(_check_own_ids, chunks):  # small chunks balance the load
-                    parts.append(part)
-                    if self.progress is not None:
-                        self.progress(sum(len(p) for p in parts), len(claims))
-        except (OSError, RuntimeError):
-            return {}
-        finally:
-            _FORKED = None
-        return {r.id: r for part in parts for r in part}
+        def tick(part: object) -> None:
+            done[0] += len(part)  # type: ignore[arg-type]
+            if self.progress is not None:
+                self.progress(done[0], len(claims))
+
+        # small chunks balance the load
+        tasks = [functools.partial(self._own_many, claims[i:i + 4]) for i in range(0, len(claims), 4)]
+        parts = run_tasks(tasks, self.workers, on_result=tick)
+        return {r.id: r for part in parts for r in part}  # type: ignore[attr-defined]
+
+    def _own_many(self, claims: list[Claim]) -> list[ClaimResult]:
+        return [self.check_own(c) for c in claims]
 
     def _closure(self, wanted: list[Declaration] | None) -> set[str]:
         lib = self.library
@@ -405,7 +402,6 @@ class Checker:
         return own
 
 
-_FORKED: Checker | None = None
 
 
 def forall_derived(library: Library, claim: Claim) -> frozenset[str]:
@@ -445,13 +441,6 @@ def _exact_bound(value: object) -> object:
         return sp.Rational(value)
     except (TypeError, ValueError, ArithmeticError, sp.SympifyError):
         return value
-
-
-def _check_own_ids(ids: list[str]) -> list[ClaimResult]:
-    """Runs in a forked worker: the parent's checker is inherited through ``_FORKED``."""
-    assert _FORKED is not None
-    lib = _FORKED.library
-    return [_FORKED.check_own(lib.declarations[i]) for i in ids]  # type: ignore[arg-type]
 
 
 def claim_kind(claim: Claim) -> str:

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from derive.checking.checker import Checker, Report
+from derive.checking.parallel import run_tasks
 from derive.documents.figures import (
     FigureResult,
     check_unique,
@@ -320,7 +321,7 @@ def _figures(library: Library, scenario: Scenario, verdicts: dict[str, str], fig
             try:
                 results = [FigureResult(**r) for r in manifest["results"]]
                 drawn, graph, chapters = results[:len(figures)], results[len(figures)], results[len(figures) + 1:]
-                got = dict(zip(extra, run_tasks(list(extra.values())), strict=True))
+                got = dict(zip(extra, run_tasks(list(extra.values()), BUILD_WORKERS), strict=True))
                 return drawn, graph, {r.topic: r for r in chapters if r.topic}, got
             except (KeyError, TypeError, IndexError):
                 pass
@@ -333,7 +334,7 @@ def _figures(library: Library, scenario: Scenario, verdicts: dict[str, str], fig
         *[(lambda f=f: render_figure(f, library, scenario, fig_dir, formats)) for f in figures],
         *[(lambda t=t: render_chapter_graph(library, verdicts, t, fig_dir, formats)) for t in topics],
     ]
-    out = run_tasks(tasks)
+    out = run_tasks(tasks, BUILD_WORKERS)
     got = dict(zip(extra, out[:len(extra)], strict=True))
     graph = out[len(extra)]
     drawn = out[len(extra) + 1:len(extra) + 1 + len(figures)]
@@ -345,50 +346,7 @@ def _figures(library: Library, scenario: Scenario, verdicts: dict[str, str], fig
     return drawn, graph, chapters, got  # type: ignore[return-value]
 
 
-# independent tasks on forked processes ---------------------------------------------------------------
-
 BUILD_WORKERS = 2  # processes for the drawing phase (the machines this is measured on have 2 cores)
-_TASKS: list[Callable[[], object]] = []
-_FAILED = object()
-
-
-def run_tasks(tasks: list[Callable[[], object]], workers: int | None = None) -> list[object]:
-    """Results of independent tasks, in order.  On forked processes where fork exists and z3's global
-    context was never made in this process (a child must not inherit solver state); a task that fails in a
-    child is run again here, so its error (a ``DeriveError`` with its hint) is raised as if run serially."""
-    import multiprocessing
-
-    import z3
-
-    workers = BUILD_WORKERS if workers is None else workers
-    results: list[object] = [_FAILED] * len(tasks)
-    if len(tasks) > 1 and workers > 1 and "fork" in multiprocessing.get_all_start_methods() and \
-            getattr(z3.z3, "_main_ctx", None) is None:
-        global _TASKS
-        _TASKS = tasks
-        try:
-            with multiprocessing.get_context("fork").Pool(min(workers, len(tasks))) as pool:
-                for i, ok, value in pool.imap_unordered(_run_task, range(len(tasks))):
-                    if ok:
-                        results[i] = value
-        except (OSError, RuntimeError, EOFError, ImportError):
-            pass  # no processes on this system: serially below
-        finally:
-            _TASKS = []
-    return [task() if value is _FAILED else value for task, value in zip(tasks, results, strict=True)]
-
-
-def _run_task(i: int) -> tuple[int, bool, object]:
-    """In a forked child: (i, True, the task's result), or (i, False, None) when it failed (the parent
-    re-runs it)."""
-    try:
-        value = _TASKS[i]()
-        import pickle
-
-        pickle.dumps(value)
-    except Exception:  # noqa: BLE001 - the parent re-runs the task and raises its real error
-        return i, False, None
-    return i, True, value
 
 
 # the write and switch phase ---------------------------------------------------------------------------

@@ -1,0 +1,65 @@
+"""Independent tasks on forked worker processes, results in order.
+
+Used for the claims of a large check and for the drawing phase of a build.  Fork (not spawn) so a
+child inherits the loaded library and scenario instead of pickling them; only results travel back.
+Where fork is unavailable, or z3's global context exists in this process (a child must not inherit
+solver state), or a child fails, the tasks run here, one after the other: the same results, and a
+task's own error (a ``DeriveError`` with its hint) is raised as if it had always run serially.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Callable, Sequence
+
+_TASKS: Sequence[Callable[[], object]] = ()
+
+
+def can_fork() -> bool:
+    import multiprocessing
+
+    import z3
+
+    return "fork" in multiprocessing.get_all_start_methods() and getattr(z3.z3, "_main_ctx", None) is None
+
+
+def run_tasks(tasks: Sequence[Callable[[], object]], workers: int,
+              on_result: Callable[[object], None] | None = None) -> list[object]:
+    """``[task() for task in tasks]``, on up to ``workers`` forked processes; ``on_result`` is called with
+    each result as it arrives (in completion order)."""
+    results: dict[int, object] = {}
+    if len(tasks) > 1 and workers > 1 and can_fork():
+        import multiprocessing
+
+        global _TASKS
+        _TASKS = tasks
+        try:
+            with multiprocessing.get_context("fork").Pool(min(workers, len(tasks))) as pool:
+                for i, ok, value in pool.imap_unordered(_run_task, range(len(tasks))):
+                    if ok:
+                        results[i] = value
+                        if on_result is not None:
+                            on_result(value)
+        except (OSError, RuntimeError, EOFError):
+            pass  # no worker processes on this system: the rest runs below
+        finally:
+            _TASKS = ()
+    out: list[object] = []
+    for i, task in enumerate(tasks):
+        if i not in results:
+            results[i] = task()
+            if on_result is not None:
+                on_result(results[i])
+        out.append(results[i])
+    return out
+
+
+def _run_task(i: int) -> tuple[int, bool, object]:
+    """In a forked child: ``(i, True, result)``, or ``(i, False, None)`` when the task failed or its result
+    cannot travel back (the parent then runs it itself)."""
+    try:
+        value = _TASKS[i]()
+        pickle.dumps(value)
+    except Exception:  # noqa: BLE001 - the parent re-runs the task and raises its real error
+        return i, False, None
+    return i, True, value
