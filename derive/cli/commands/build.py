@@ -44,12 +44,13 @@ def add_arguments(p) -> None:
 def run(args, ctx) -> int:
     import sys
 
-    from derive.cli.commands.output import emit
+    from derive.cli.commands.output import check_output_folder, emit
     from derive.documents.build import build, parse_formats
     from derive.documents.render import check_templates
     from derive.model.scenario import build_scenario
 
     formats = parse_formats(args.format)
+    check_output_folder(args.out, "--out")
     check_templates()  # a broken installation fails here, before any proving
     library = ctx.library
     scenario = ctx.scenario
@@ -63,3 +64,4 @@ def run(args, ctx) -> int:
     summary = ", ".join(f"{n} {v}" for v, n in result.report.summary().items())
     emit(f"wrote {len(result.files)} files to {result.out}/ (scenario {scenario.name}: {summary})")
     return 0
+

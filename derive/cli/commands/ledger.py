@@ -23,8 +23,8 @@ def _ratio(x) -> str:
 def run(args, ctx) -> int:
     from pathlib import Path
 
-    from derive.cli.commands.output import emit, emit_json
-    from derive.errors import OutputError, UnknownNameError
+    from derive.cli.commands.output import check_output_folder, emit, emit_json
+    from derive.errors import UnknownNameError
     from derive.model.display import format_value
     from derive.model.scenario import PresetStore
     from derive.whatif.ledger import build_ledger
@@ -34,12 +34,7 @@ def run(args, ctx) -> int:
         if name not in known:
             raise UnknownNameError("hardware preset", name, known, where="--hardware")
     if args.figures is not None:
-        folder = Path(args.figures)
-        if not args.figures.strip():
-            raise OutputError("--figures is empty", where="--figures", hint="name a folder to draw into")
-        if folder.exists() and not folder.is_dir():
-            raise OutputError(f"{folder} exists and is not a folder", where=f"--figures {args.figures}",
-                              hint="name a folder to draw the figures into (it is created when missing)")
+        check_output_folder(args.figures, "--figures")
     ledger = build_ledger(ctx.library, hardware=args.only)
     written: list = []
     if args.figures:

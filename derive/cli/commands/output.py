@@ -12,6 +12,27 @@ def emit_json(data: object) -> None:
     sys.stdout.write(dumps_json(data) + "\n")
 
 
+def check_output_folder(out: str, option: str) -> None:
+    """An output folder option (``--out``, ``--figures``): empty, a file, or a path that runs through a file is
+    one ``OutputError`` naming the option, said before any work."""
+    from pathlib import Path
+
+    from derive.errors import OutputError
+
+    if not out.strip():
+        raise OutputError(f"{option} is empty", where=option, hint="name a folder (it is created when missing)")
+    path = Path(out)
+    for parent in [path, *path.parents]:
+        try:
+            blocked = parent.exists() and not parent.is_dir()
+        except OSError:
+            return  # what the file system refuses is named where the folder is made
+        if blocked:
+            what = "is a file" if parent == path else f"runs through {parent}, which is a file"
+            raise OutputError(f"the output folder {out} {what}", where=f"{option} {out}",
+                              hint="name a folder (it is created when missing)")
+
+
 def emit(line: str = "") -> None:
     sys.stdout.write(line + "\n")
 
