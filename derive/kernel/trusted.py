@@ -26,7 +26,8 @@ Meaning of a problem
 the goal is defined and true.  *Defined* is strict: every denominator is non-zero, the base of a
 fractional power is >= 0 (> 0 when the power is negative), a logarithm's argument is > 0, and a power
 whose exponent is not a rational literal (``N**alpha``, ``a**(k+1)``) has a base > 0; a ``Piecewise``
-needs only its active branch defined.  These are the *side conditions* (``side_conditions``).
+needs its conditions defined (up to the one that holds) and only its active branch.  These are the
+*side conditions* (``side_conditions``).
 
 Refused statements (``unknown``, never decided): floating-point numbers anywhere (the float rule
 below), complex numbers, infinities, functions without a domain rule here, symbols carrying sympy
@@ -446,6 +447,8 @@ def _enclose(e: sp.Expr, box: Mapping[sp.Symbol, object]):
         hull = None
         for expr, cond in e.args:
             c = bool_formula(cond)
+            for part in (c.exprs() if c is not None else ()):
+                enclose(part, box)  # a condition is defined where it picks a branch (strict, as at a point)
             t = True if c is None else truth_on_box(c, box)
             if t is False:
                 continue
