@@ -8,8 +8,8 @@ certainly defined and true on it, a hypothesis certainly false on it, or it hold
 integer quantity, or when a Taylor form at the box's simplest rational point shows the goal (a claim
 that touches its bound there); otherwise it is split along its widest side.  Strict enclosures mean a
 box that touches a pole, a negative radicand or a non-positive logarithm argument never closes, so
-undefined points in the box keep the claim from being proved.  Budget: ``MAX_BOXES`` boxes, then
-``unknown``.
+undefined points in the box keep the claim from being proved.  Budget: ``MAX_BOXES`` boxes, fewer for
+a large claim (``MAX_WORK`` nodes evaluated in all), then ``unknown``.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ import sympy as sp
 from derive.kernel.trusted import BOX_PRECISION, TAYLOR_SYMBOLS, Kernel, MaybeUndefined, enclose, truth_on_box
 
 MAX_BOXES = 4000
+MAX_WORK = 1_000_000  # boxes times the nodes of the claim's expressions: a claim of 3,000 nodes gets 333 boxes
+TAYLOR_DEPTH = 3  # Taylor forms are tried on boxes split at least this many times (where touching points are)
 
 _iv = mpmath.iv
 
@@ -56,13 +58,16 @@ class _Search:
         self.boxes = 0
         self.witness: dict | None = None
         self.witness_tries = 0
+        self.nodes = sum(len(list(sp.preorder_traversal(e))) for f in [k.goal, *k.assumed] for e in f.exprs())
+        self.budget = max(50, min(MAX_BOXES, MAX_WORK // self.nodes))
         self.centres_tried = 0
 
-    def solve(self, box: dict) -> tuple:
+    def solve(self, box: dict, depth: int = 0) -> tuple:
         k = self.k
         self.boxes += 1
-        if self.boxes > MAX_BOXES:
-            raise _Stop("unknown", f"interval budget of {MAX_BOXES} boxes exhausted before deciding")
+        if self.boxes > self.budget:
+            raise _Stop("unknown", f"interval budget of {self.budget} boxes exhausted before deciding"
+                        + (f" (a claim of {self.nodes} nodes)" if self.budget < MAX_BOXES else ""))
         full, box = box, _shrink(box, k.integer)
         if box is None:
             return ("leaf",)
@@ -76,9 +81,9 @@ class _Search:
             out = k.refuted(mid, "interval")
             if out is not None:
                 raise _Stop("refuted", out)
-        if len(full) <= TAYLOR_SYMBOLS:  # a claim that touches its bound, at a simple rational point
+        if len(full) <= TAYLOR_SYMBOLS and depth >= TAYLOR_DEPTH:  # a claim touching its bound at a simple point
             centre = {s: _simplest(lo, hi) for s, (lo, hi) in full.items()}
-            if centre != mid and self.centres_tried < MAX_BOXES // 4:  # where it is false, if it is
+            if centre != mid and self.centres_tried < self.budget // 4:  # where it is false, if it is
                 self.centres_tried += 1
                 out = k.refuted(centre, "interval")
                 if out is not None:
@@ -97,7 +102,8 @@ class _Search:
         if widths[widest] == 0 or hi - lo < sp.Rational(1, 10**12) * max(1, abs(hi)):
             raise _Stop("unknown", f"intervals did not separate near {widest} = {lo}" + _why_not(k, ivbox))
         m = _split_point(lo, hi, widest in k.integer)
-        return ("split", widest, m, self.solve({**box, widest: (lo, m)}), self.solve({**box, widest: (m, hi)}))
+        return ("split", widest, m, self.solve({**box, widest: (lo, m)}, depth + 1),
+                self.solve({**box, widest: (m, hi)}, depth + 1))
 
 
 def _simplest(lo: sp.Rational, hi: sp.Rational) -> sp.Rational:

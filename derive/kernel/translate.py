@@ -166,6 +166,10 @@ class Translator:
             return z3.Or([self.sympy_bool(a) for a in c.args] or [z3.BoolVal(False, self.ctx)])
         if isinstance(c, sp.Not):
             return z3.Not(self.sympy_bool(c.args[0]))
+        if isinstance(c, sp.logic.boolalg.BooleanFunction):  # ITE, Xor, Implies, ...: as and/or/not
+            plain = c.to_nnf()
+            if not isinstance(plain, type(c)):
+                return self.sympy_bool(plain)
         raise TranslationError(f"unsupported condition {c}")
 
     def formula(self, f: Formula) -> z3.BoolRef:

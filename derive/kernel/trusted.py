@@ -91,11 +91,15 @@ EXACT_BITS = 20_000  # largest exact rational (numerator or denominator bits) ex
 PRECISIONS = (64, 256, 1024, 4096)  # bits of the certified interval evaluation at a point, tried in order
 BOX_PRECISION = 64  # bits of interval evaluation on a box
 ALGEBRA_TERMS = 5_000  # largest expansion the identity route normalises
-TAYLOR_SYMBOLS = 6  # Taylor leaves of an interval certificate: for goals over at most this many quantities
+TAYLOR_SYMBOLS = 6  # Taylor leaves of an interval certificate: for goals over at most this many quantities,
+TAYLOR_NODES = 300  # and inequalities of at most this many nodes (their derivatives are built and enclosed)
 Z3_SAFETY_MS = 60_000  # a wall-clock safety net only, for z3 steps its rlimit does not interrupt
 FLOAT_HINT = "floats are refused (sympy folds them at 53 bits); write an exact rational, e.g. sp.Rational('0.1')"
 
 _TOTAL = (sp.exp, sp.sin, sp.cos, sp.Abs, sp.Max, sp.Min)  # defined for every real argument
+_BOOL = sp.logic.boolalg
+_CONDITIONS = (_BOOL.And, _BOOL.Or, _BOOL.Not, _BOOL.ITE, _BOOL.Xor, _BOOL.Implies, _BOOL.Equivalent, _BOOL.Nand,
+               _BOOL.Nor, _BOOL.Xnor, _BOOL.BooleanTrue, _BOOL.BooleanFalse)  # Piecewise conditions (``bool_formula``)
 _CONSTANTS = (sp.E, sp.pi)
 _iv = mpmath.iv
 
@@ -154,7 +158,7 @@ def _refused_expr(e: sp.Expr) -> str | None:
         if isinstance(a, sp.NumberSymbol) and a not in _CONSTANTS:
             return f"constant {a} is not supported (only E and pi)"
         if isinstance(a, (sp.Symbol, sp.Number, sp.Add, sp.Mul, sp.Pow, sp.log, sp.Piecewise,
-                          sp.NumberSymbol, sp.logic.boolalg.Boolean, sp.core.relational.Relational,
+                          sp.NumberSymbol, _CONDITIONS, sp.core.relational.Relational,
                           sp.core.containers.Tuple, sp.core.numbers.ImaginaryUnit)):
             continue
         if isinstance(a, _TOTAL) or (isinstance(a, sp.Function) and
@@ -251,6 +255,10 @@ def bool_formula(c: sp.Basic) -> Formula | None:
     if isinstance(c, sp.Not):
         inner = bool_formula(c.args[0])
         return Not(inner if inner is not None else Rel(sp.Integer(0), "==", 0))
+    if isinstance(c, sp.logic.boolalg.BooleanFunction):  # ITE, Xor, Implies, ...: as and/or/not
+        plain = c.to_nnf()
+        if not isinstance(plain, type(c)):
+            return bool_formula(plain)
     raise Undefined(f"unsupported condition {c}")
 
 
@@ -1044,7 +1052,9 @@ class Kernel:
             self._taylor[g] = None
             if isinstance(g, Rel) and g.op in (">=", ">", "<=", "<"):
                 f = g.lhs - g.rhs if g.op in (">=", ">") else g.rhs - g.lhs
-                if all(isinstance(a, _SMOOTH) or a.is_Rational or a in _CONSTANTS for a in sp.preorder_traversal(f)):
+                nodes = list(sp.preorder_traversal(f))
+                if len(nodes) <= TAYLOR_NODES and all(isinstance(a, _SMOOTH) or a.is_Rational or a in _CONSTANTS
+                                                      for a in nodes):
                     syms = self.symbols
                     grad = [sp.diff(f, s) for s in syms]
                     hess = [[sp.diff(grad[i], syms[j]) if j >= i else None for j in range(len(syms))]

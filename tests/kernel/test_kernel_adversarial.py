@@ -277,3 +277,25 @@ def test_a_conjunction_that_touches_its_bound():
     strict = logic.And((logic.gt(sp.exp(u_), 0), logic.gt(sp.exp(u_), 1 + u_)))
     out = decide(_bounded(strict, {u_: (-1, 1)}))
     assert out.verdict == "refuted" and out.counterexample["u"] == 0
+
+
+def test_piecewise_conditions_of_every_boolean_form():
+    # sympy nests Piecewise conditions into ITE (and users write Xor, Implies): read as and/or/not, not
+    # an internal error; a condition with no rule is refused with the reason
+    for cond in (sp.ITE(u_ > 1, v_ > 0, u_ < -1), sp.Xor(u_ > 0, v_ > 0), sp.Implies(u_ > 0, v_ > 0)):
+        assert _decide([], logic.ge(sp.Piecewise((u_**2, cond), (1, True)), 0)).verdict == "proved"
+        out = _decide([], logic.ge(sp.Piecewise((u_, cond), (1, True)), 0))
+        assert out.verdict == "refuted" and "internal" not in (out.reason or "")
+    out = _decide([], logic.ge(sp.Piecewise((u_**2, sp.Contains(u_, sp.Interval(0, 1))), (1, True)), 0))
+    assert out.verdict == "unknown" and "Contains" in out.reason
+
+
+def test_a_large_claim_gets_fewer_boxes_and_no_taylor_leaf():
+    from derive.kernel.interval import MAX_BOXES, MAX_WORK, _Search
+    from derive.kernel.trusted import Kernel
+
+    big = sum(sp.exp(u_ * R(i, 300)) / (2 + sp.log(1 + u_ + R(i, 300))) for i in range(1, 301))
+    k = Kernel(_bounded(logic.le(big, 300), {u_: (0, 1)}))
+    search = _Search(k)
+    assert search.budget < MAX_BOXES and search.budget * search.nodes <= MAX_WORK
+    assert k._taylor_parts(k.goal) is None  # its derivatives are not built
