@@ -92,6 +92,11 @@ BAD = [
     (["check", "--library", "uses_lecture.py"], ["symbol 'flops' is not a declared quantity",
                                                  "--library lecture --library uses_lecture.py"]),
     ([], ["give a command: list, show, check", "derive --help"]),
+    (["chek"], ["unknown command 'chek'", "did you mean check?"]),
+    (["eval", "--unitt", "ms", "flops"], ["unrecognized argument: --unitt", "did you mean --unit?"]),
+    (["eval", "-flops"], ["goes after --, like derive eval -- -flops"]),
+    (["eval", "flops", "-hbm_bandwidth"], ["goes after --"]),
+    (["check", "-x"], ["unrecognized argument: -x", "derive check -- -x"]),
     (["presets", "--library", "badpresets"], ["values.flops must be a table", "flat.toml"]),
     (["eval", "flops", "--measurement", "stas00-mamf"], ["--measurement needs --hardware"]),
     # eval's own checks

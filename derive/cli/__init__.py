@@ -27,10 +27,51 @@ def error_line(prefix: str, message: str) -> None:
     sys.stderr.write(f"{escape_control(prefix)}: {escape_control(message, limit=2 * MAX_MESSAGE)}\n")
 
 
+_ARGV: list[str] = []  # the arguments being parsed, for the hints of argparse's own errors
+
+
+def _dash_hint(tokens: list[str], prog: str) -> str:
+    """A value that starts with '-' (``derive eval -flops``) reads as an option: say how to pass it."""
+    for t in tokens:
+        if t.startswith("-") and not t.startswith("--") and t not in ("-h",):
+            return f"; a value that starts with '-' goes after --, like {prog} -- {t}"
+    return ""
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # argparse's own errors: one line, exit 2
-        error_line(f"{self.prog}: error", f"{message} (see {self.prog} --help)")
+        hint = ""
+        if "ignored explicit argument" in message or "are required" in message:
+            hint = _dash_hint(_ARGV, self.prog)
+        elif message.startswith("argument COMMAND: invalid choice"):
+            import difflib
+
+            given = next((t for t in _ARGV if not t.startswith("-")), "")
+            close = difflib.get_close_matches(given, list(COMMANDS), n=1, cutoff=0.6)
+            message = f"unknown command '{given}'"
+            hint = f"; did you mean {close[0]}?" if close else f"; commands: {', '.join(COMMANDS)}"
+        error_line(f"{self.prog}: error", f"{message}{hint} (see {self.prog} --help)")
         raise SystemExit(EXIT_BAD_INPUT)
+
+
+def _unrecognized(parser: argparse.ArgumentParser, command: str | None, extra: list[str]) -> None:
+    """Arguments no option of the command takes: named in the command's own words, with the closest option."""
+    import difflib
+
+    sub = getattr(parser, "_derive_commands", {}).get(command) if command else None
+    prog = sub.prog if sub is not None else parser.prog
+    options = sorted({o for a in (sub or parser)._actions for o in a.option_strings if o.startswith("--")})
+    hint = ""
+    for token in extra:
+        if token.startswith("--"):
+            close = difflib.get_close_matches(token.split("=", 1)[0], options, n=1, cutoff=0.6)
+            if close:
+                hint = f"; did you mean {close[0]}?"
+                break
+    hint = hint or _dash_hint(extra, prog)
+    error_line(f"{prog}: error", f"unrecognized argument{'s' if len(extra) > 1 else ''}: {' '.join(extra)}{hint} "
+               f"(see {prog} --help)")
+    raise SystemExit(EXIT_BAD_INPUT)
 
 
 def positive_int(text: str) -> int:
@@ -74,9 +115,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="derive", description="Claims about LLM training and serving, as checked math.")
     parser.add_argument("--version", action="version", version=f"derive {__version__} (distribution derive-llm)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    parser._derive_commands = {}  # type: ignore[attr-defined]
     for name, module_name in COMMANDS.items():
         module = importlib.import_module(f"derive.cli.commands.{module_name}")
         p = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        parser._derive_commands[name] = p  # type: ignore[attr-defined]
         module.add_arguments(p)
         if getattr(module, "SCENARIO", True):
             scenario_options(p)
@@ -88,7 +131,10 @@ def main(argv: list[str] | None = None, *, replay: bool = False) -> int:
     """Run one command.  ``replay``: answer a read-only command from the output cache when none of
     the files it read has changed (the console script does; in-process callers get a fresh run)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    _ARGV[:] = list(sys.argv[1:] if argv is None else argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        _unrecognized(parser, getattr(args, "command", None), extra)
     if not getattr(args, "command", None):  # bad input like any other: one line, the commands in it
         error_line("derive: error", f"give a command: {', '.join(COMMANDS)} (see derive --help)")
         return EXIT_BAD_INPUT
