@@ -121,10 +121,6 @@ class OverBudget(Unsettled):
     """Exact or interval evaluation beyond its budget."""
 
 
-class OverBudgetEnclosure(MaybeUndefined):
-    """An enclosure beyond its budget: the box (or point) stays unsettled."""
-
-
 # refusal ---------------------------------------------------------------------------------------------
 
 def refusal(problem: Problem) -> str | None:
@@ -462,11 +458,17 @@ def _enclose(e: sp.Expr, box: Mapping[sp.Symbol, object]):
     raise MaybeUndefined(f"no interval rule for {type(e).__name__}")
 
 
+_EXP_LIMIT = 10**30  # exp is evaluated for exponents up to this size; beyond it only bounded (0 or +inf)
+
+
 def _exp(v):
-    """``exp`` of an interval, within the evaluation budget (an exponent beyond 1e30 is not evaluated)."""
-    if v.b > 10**30 or v.a < -(10**30):
-        raise OverBudgetEnclosure("exponent beyond the interval budget (|x| > 1e30 in exp(x))")
-    return _iv.exp(v)
+    """``exp`` of an interval.  An exponent beyond +-1e30 is not evaluated (a budget): past it the
+    enclosure is widened to 0 below or +inf above, which still holds every value (exp is increasing)."""
+    if -_EXP_LIMIT <= v.a and v.b <= _EXP_LIMIT:
+        return _iv.exp(v)
+    low = _iv.mpf(0) if v.a < -_EXP_LIMIT else _iv.exp(_iv.mpf(min(v.a, _EXP_LIMIT)))
+    high = _iv.mpf("inf") if v.b > _EXP_LIMIT else _iv.exp(_iv.mpf(max(v.b, -_EXP_LIMIT)))
+    return _iv.mpf([low.a, high.b])
 
 
 def _monotone_power(b, x: sp.Rational):
