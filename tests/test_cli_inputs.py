@@ -38,6 +38,19 @@ FILES = {
         "from derive import Claim, derived, logic\n"
         "c = Claim('mine.x', title='t', statement='s', source=derived('x'), goal=logic.gt(r.flops.sym, 0))\n"
     ),
+    "bom.toml": '\ufeff[values.hbm_bandwidth]\nvalue = "3 TB/s"\nsource = "saved on Windows"\n',
+    "ledgerlib/mine.py": (
+        "from derive import Claim, Quantity, derived, logic\n"
+        "rate = Quantity('widget_rate', 'r', '1/s', 'widgets made per second')\n"
+        "count = Quantity('widget_count', 'm', '1', 'widgets in one batch')\n"
+        "took = Quantity('measured_time', 't', 's', 'measured time of a batch')\n"
+        "floor = Claim('mine.floor', title='t', statement='s', source=derived('x'),\n"
+        "              goal=logic.ge(took.sym, count.sym / rate.sym))\n"
+    ),
+    "ledgerlib/presets/ledger/l.toml": (
+        'set = ["widget_count=1", "widget_rate=1/s"]\n[[entry]]\nid = "a"\ncheck = "mine.floor"\n'
+        'measured = "measured_time"\nvalue = "3 s"\nsource = "s"\nas_of = "2026-01-01"\nset = ["widget_count=2"]\n'
+    ),
     "recursion.py": "import sys\nsys.setrecursionlimit(60)\n",
 }
 FOLDERS = ("empty_scenario", "no_config")
@@ -50,6 +63,8 @@ BAD = [
     (["eval", "hbm_bandwidth", "--set", "hbm_bandwidth=-1 TB/s"],
      ["must be positive", "got -1 TB/s", "in --set hbm_bandwidth=-1 TB/s"]),
     (["eval", "batch", "--set", "batch=0 seq"], ["must be positive", "got 0 seq"]),
+    (["eval", "hbm_bandwidth", "--set", "hbm_bandwidth=3 TB/s", "--set", "hbm_bandwidth=4 TB/s"],
+     ["hbm_bandwidth is set twice", "--set hbm_bandwidth=3 TB/s and --set hbm_bandwidth=4 TB/s"]),
     (["eval", "hbm_bandwidth", "--set", "hbm_bandwith=3 TB/s"],
      ["unknown quantity 'hbm_bandwith'", "in --set hbm_bandwith=3 TB/s", "did you mean hbm_bandwidth"]),
     (["eval", "flops", "--set", "flops_per_param_token=3"], ["constant of the library", "cannot be set"]),
@@ -229,6 +244,26 @@ def test_show_writes_numbers_in_formulas_with_units(capsys):
     assert "kv_bytes_per_token == 5000/3 byte/token" in out  # not rounded where the relation is exact
     code, out, _ = run(capsys, ["show", "hw_ratio_a100", "--json"])
     assert "flops == 312000000000000" in json.loads(out)["hypotheses"]  # JSON keeps the exact form
+
+
+def test_a_byte_order_mark_is_not_an_error(workdir, capsys):
+    code, out, err = run(capsys, ["eval", "hbm_bandwidth", "--scenario", "bom.toml"])
+    assert code == 0, err
+    assert out.startswith("hbm_bandwidth = 3 TB/s\n")
+
+
+def test_the_same_value_set_twice_is_fine(capsys):
+    code, out, err = run(capsys, ["eval", "hbm_bandwidth", "--set", "hbm_bandwidth=3 TB/s", "--set",
+                                  "hbm_bandwidth=3000 GB/s"])
+    assert code == 0, err
+
+
+def test_a_ledger_entry_set_overrides_its_file_set(workdir, capsys):
+    code, out, err = run(capsys, ["ledger", "--library", "ledgerlib", "--json"])
+    assert code == 0, err
+    entry = json.loads(out)["entries"][0]
+    assert entry["scenario"]["set"] == ["widget_rate=1/s", "widget_count=2"]
+    assert entry["bound"]["exact"] == "2"  # the floor count/rate at the entry's count
 
 
 def test_presets_of_a_library_without_any(workdir, capsys):
