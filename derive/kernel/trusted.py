@@ -26,7 +26,8 @@ Meaning of a problem
 the goal is defined and true.  *Defined* is strict: every denominator is non-zero, the base of a
 fractional power is >= 0 (> 0 when the power is negative), a logarithm's argument is > 0, and a power
 whose exponent is not a rational literal (``N**alpha``, ``a**(k+1)``) has a base > 0; a ``Piecewise``
-needs only its active branch defined.  These are the *side conditions* (``side_conditions``).
+needs its conditions defined (up to the one that holds) and only its active branch.  These are the
+*side conditions* (``side_conditions``).
 
 Refused statements (``unknown``, never decided): floating-point numbers anywhere (the float rule
 below), complex numbers, infinities, functions without a domain rule here, symbols carrying sympy
@@ -118,10 +119,6 @@ class MaybeUndefined(Unsettled):
 
 class OverBudget(Unsettled):
     """Exact or interval evaluation beyond its budget."""
-
-
-class OverBudgetEnclosure(MaybeUndefined):
-    """An enclosure beyond its budget: the box (or point) stays unsettled."""
 
 
 # refusal ---------------------------------------------------------------------------------------------
@@ -446,6 +443,8 @@ def _enclose(e: sp.Expr, box: Mapping[sp.Symbol, object]):
         hull = None
         for expr, cond in e.args:
             c = bool_formula(cond)
+            for part in (c.exprs() if c is not None else ()):
+                enclose(part, box)  # a condition is defined where it picks a branch (strict, as at a point)
             t = True if c is None else truth_on_box(c, box)
             if t is False:
                 continue
@@ -459,11 +458,17 @@ def _enclose(e: sp.Expr, box: Mapping[sp.Symbol, object]):
     raise MaybeUndefined(f"no interval rule for {type(e).__name__}")
 
 
+_EXP_LIMIT = 10**30  # exp is evaluated for exponents up to this size; beyond it only bounded (0 or +inf)
+
+
 def _exp(v):
-    """``exp`` of an interval, within the evaluation budget (an exponent beyond 1e30 is not evaluated)."""
-    if v.b > 10**30 or v.a < -(10**30):
-        raise OverBudgetEnclosure("exponent beyond the interval budget (|x| > 1e30 in exp(x))")
-    return _iv.exp(v)
+    """``exp`` of an interval.  An exponent beyond +-1e30 is not evaluated (a budget): past it the
+    enclosure is widened to 0 below or +inf above, which still holds every value (exp is increasing)."""
+    if -_EXP_LIMIT <= v.a and v.b <= _EXP_LIMIT:
+        return _iv.exp(v)
+    low = _iv.mpf(0) if v.a < -_EXP_LIMIT else _iv.exp(_iv.mpf(min(v.a, _EXP_LIMIT)))
+    high = _iv.mpf("inf") if v.b > _EXP_LIMIT else _iv.exp(_iv.mpf(max(v.b, -_EXP_LIMIT)))
+    return _iv.mpf([low.a, high.b])
 
 
 def _monotone_power(b, x: sp.Rational):

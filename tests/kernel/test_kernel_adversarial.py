@@ -299,3 +299,24 @@ def test_a_large_claim_gets_fewer_boxes_and_no_taylor_leaf():
     search = _Search(k)
     assert search.budget < MAX_BOXES and search.budget * search.nodes <= MAX_WORK
     assert k._taylor_parts(k.goal) is None  # its derivatives are not built
+
+
+def test_a_piecewise_condition_must_be_defined_on_a_box():
+    # the interval engine took the hull of both branches where log(u) is undefined (u <= 0)
+    from derive.kernel.prover import decide
+
+    meaningless = logic.gt(sp.Piecewise((u_, sp.log(u_) > 0), (0, True)) + sp.exp(u_), -1)
+    assert decide(_bounded(meaningless, {u_: (-1, 2)})).verdict == "unknown"
+    assert decide(_bounded(meaningless, {u_: (R(1, 2), 2)})).verdict == "proved"
+    complex_condition = logic.gt(sp.exp(u_) + sp.Piecewise((u_, (-1) ** sp.E > R(7, 3)), (0, True)), -10)
+    assert decide(_bounded(complex_condition, {u_: (0, 1)})).verdict == "unknown"
+
+
+def test_exp_beyond_its_evaluation_budget_is_bounded_not_given_up():
+    from derive.kernel.prover import decide
+
+    assert decide(_bounded(logic.gt(sp.exp(10**40), 1), {u_: (0, 1)})).verdict == "proved"
+    assert decide(_bounded(logic.lt(sp.exp(-(10**40)), 1), {u_: (0, 1)})).verdict == "proved"
+    assert decide(_bounded(logic.gt(sp.exp(10**40), sp.exp(10**40)), {u_: (0, 1)})).verdict == "refuted"
+    out = decide(_bounded(logic.le(sp.exp(u_), u_**2), {u_: (10**31, 10**32)}))
+    assert out.verdict == "refuted" and 10**31 <= out.counterexample["u"] <= 10**32
