@@ -116,6 +116,8 @@ BAD = [
     (["eval", "flops", "--measurement", "stas00-mamf"], ["--measurement needs --hardware"]),
     # eval's own checks
     (["eval", "sqrt(hbm_bandwidth)"], ["which no unit expresses"]),
+    (["eval", "hbm_bandwidth + 5"], ["5 is a plain number but hbm_bandwidth is byte/s", "give the number a unit"]),
+    (["eval", "max(1, 2 TB/s)"], ["dimension mismatch in max"]),
     (["eval", "hbm_bandwidth", "--unit", "TFLOP/s"], ["cannot express hbm_bandwidth", "in --unit", "like TB/s"]),
     # options out of range
     (["check", "batch_optimum", "--rlimit", "0"], ["--rlimit", "at least 1"]),
