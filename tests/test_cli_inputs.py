@@ -51,6 +51,7 @@ FILES = {
         'set = ["widget_count=1", "widget_rate=1/s"]\n[[entry]]\nid = "a"\ncheck = "mine.floor"\n'
         'measured = "measured_time"\nvalue = "3 s"\nsource = "s"\nas_of = "2026-01-01"\nset = ["widget_count=2"]\n'
     ),
+    "json/__init__.py": GOOD,
     "recursion.py": "import sys\nsys.setrecursionlimit(60)\n",
 }
 FOLDERS = ("empty_scenario", "no_config")
@@ -106,6 +107,7 @@ BAD = [
     # libraries
     (["check", "--library", "uses_lecture.py"], ["symbol 'flops' is not a declared quantity",
                                                  "--library lecture --library uses_lecture.py"]),
+    (["check", "--library", "json"], ["library package 'json' has the name of a module", "rename the folder"]),
     ([], ["give a command: list, show, check", "derive --help"]),
     (["chek"], ["unknown command 'chek'", "did you mean check?"]),
     (["eval", "--unitt", "ms", "flops"], ["unrecognized argument: --unitt", "did you mean --unit?"]),
