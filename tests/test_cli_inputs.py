@@ -130,11 +130,11 @@ BAD = [
     (["sweep", "nosuch", "--vary", "batch=1 seq:10 seq:3"], ["unknown quantity 'nosuch'", "in TARGET nosuch"]),
     (["sweep", "critical_batch", "--vary", "batch=1 seq:10 seq", "--points", "0"], ["--points", "at least 1"]),
     (["ledger", "--hardware", "nosuch"], ["unknown hardware preset 'nosuch'"]),
-    (["ledger", "--figures", "afile"], ["the output folder afile is a file", "in --figures afile"]),
-    (["ledger", "--figures", "afile/x"], ["runs through afile, which is a file"]),
+    (["ledger", "--figures", "afile"], ["afile is not a folder", "in --figures afile"]),
+    (["ledger", "--figures", "afile/x"], ["runs through afile, which is not a folder"]),
     (["ledger", "--figures", ""], ["--figures is empty"]),
-    (["build", "--out", "afile/sub"], ["the output folder afile/sub runs through afile, which is a file"]),
-    (["build", "--out", "afile", "--format", "md"], ["the output folder afile is a file", "in --out afile"]),
+    (["build", "--out", "afile/sub"], ["afile/sub runs through afile, which is not a folder"]),
+    (["build", "--out", "afile", "--format", "md"], ["afile is not a folder", "in --out afile"]),
 ]
 
 
