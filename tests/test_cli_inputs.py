@@ -68,6 +68,7 @@ BAD = [
      ["hbm_bandwidth is set twice", "--set hbm_bandwidth=3 TB/s and --set hbm_bandwidth=4 TB/s"]),
     (["eval", "hbm_bandwidth", "--set", "hbm_bandwith=3 TB/s"],
      ["unknown quantity 'hbm_bandwith'", "in --set hbm_bandwith=3 TB/s", "did you mean hbm_bandwidth"]),
+    (["eval", "hbm_capacity", "--set", "hbm_capacity=80 pB"], ["sub-unit prefixes", "did you mean PB (peta)?"]),
     (["eval", "flops", "--set", "flops_per_param_token=3"], ["constant of the library", "cannot be set"]),
     # empty option values are errors, not the default (an empty --library used to import the current folder)
     (["eval", "hbm_bandwidth", "--hardware", ""], ["--hardware is empty"]),
@@ -209,6 +210,12 @@ def test_model_folder_in_the_current_one(workdir, capsys):
     code, out, err = run(capsys, ["eval", "kv_bytes_per_token", "--model", "my-llama"])
     assert code == 0, err
     assert "kv_bytes_per_token" in out and "kB/token" in out
+
+
+def test_picoseconds_are_a_unit(capsys):
+    code, out, err = run(capsys, ["eval", "boundary_scaleout_time", "--unit", "ps/token"])
+    assert code == 0, err
+    assert out.startswith("boundary_scaleout_time ≈ 995.6 ps/token")
 
 
 def test_price_per_second_reads_per_hour(capsys):
