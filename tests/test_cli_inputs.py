@@ -126,6 +126,7 @@ BAD = [
     (["check", "batch_optimum", "--rlimit", "0"], ["--rlimit", "at least 1"]),
     (["check", "batch_optimum", "--rlimit", "-5"], ["--rlimit", "at least 1"]),
     (["margin", "batch_optimum_lecture", "--vary", "flops", "--grid", "5"], ["--grid", "two --vary"]),
+    (["margin", "hw_ratio_300", "--vary", "sqrt(flops)"], ["which no unit expresses"]),
     (["margin", "batch_optimum_lecture", "--vary", "flops", "--vary", "hbm_bandwidth", "--grid", "1"],
      ["between 2 and 4000"]),
     (["sweep", "nosuch", "--vary", "batch=1 seq:10 seq:3"], ["unknown quantity 'nosuch'", "in TARGET nosuch"]),
@@ -216,6 +217,12 @@ def test_picoseconds_are_a_unit(capsys):
     code, out, err = run(capsys, ["eval", "boundary_scaleout_time", "--unit", "ps/token"])
     assert code == 0, err
     assert out.startswith("boundary_scaleout_time ≈ 995.6 ps/token")
+
+
+def test_margin_varies_an_expression_with_units(capsys):
+    code, out, err = run(capsys, ["margin", "hw_ratio_300", "--vary", "flops/1 PFLOP/s", "--no-verify"])
+    assert code == 0, err
+    assert out.startswith("batching.hw_ratio_300 holds for flops/1 PFLOP/s in [16, 36]")
 
 
 def test_price_per_second_reads_per_hour(capsys):
