@@ -38,6 +38,20 @@ FILES = {
         "from derive import Claim, derived, logic\n"
         "c = Claim('mine.x', title='t', statement='s', source=derived('x'), goal=logic.gt(r.flops.sym, 0))\n"
     ),
+    "bom.toml": '\ufeff[values.hbm_bandwidth]\nvalue = "3 TB/s"\nsource = "saved on Windows"\n',
+    "ledgerlib/mine.py": (
+        "from derive import Claim, Quantity, derived, logic\n"
+        "rate = Quantity('widget_rate', 'r', '1/s', 'widgets made per second')\n"
+        "count = Quantity('widget_count', 'm', '1', 'widgets in one batch')\n"
+        "took = Quantity('measured_time', 't', 's', 'measured time of a batch')\n"
+        "floor = Claim('mine.floor', title='t', statement='s', source=derived('x'),\n"
+        "              goal=logic.ge(took.sym, count.sym / rate.sym))\n"
+    ),
+    "ledgerlib/presets/ledger/l.toml": (
+        'set = ["widget_count=1", "widget_rate=1/s"]\n[[entry]]\nid = "a"\ncheck = "mine.floor"\n'
+        'measured = "measured_time"\nvalue = "3 s"\nsource = "s"\nas_of = "2026-01-01"\nset = ["widget_count=2"]\n'
+    ),
+    "json/__init__.py": GOOD,
     "recursion.py": "import sys\nsys.setrecursionlimit(60)\n",
 }
 FOLDERS = ("empty_scenario", "no_config")
@@ -50,8 +64,11 @@ BAD = [
     (["eval", "hbm_bandwidth", "--set", "hbm_bandwidth=-1 TB/s"],
      ["must be positive", "got -1 TB/s", "in --set hbm_bandwidth=-1 TB/s"]),
     (["eval", "batch", "--set", "batch=0 seq"], ["must be positive", "got 0 seq"]),
+    (["eval", "hbm_bandwidth", "--set", "hbm_bandwidth=3 TB/s", "--set", "hbm_bandwidth=4 TB/s"],
+     ["hbm_bandwidth is set twice", "--set hbm_bandwidth=3 TB/s and --set hbm_bandwidth=4 TB/s"]),
     (["eval", "hbm_bandwidth", "--set", "hbm_bandwith=3 TB/s"],
      ["unknown quantity 'hbm_bandwith'", "in --set hbm_bandwith=3 TB/s", "did you mean hbm_bandwidth"]),
+    (["eval", "hbm_capacity", "--set", "hbm_capacity=80 pB"], ["sub-unit prefixes", "did you mean PB (peta)?"]),
     (["eval", "flops", "--set", "flops_per_param_token=3"], ["constant of the library", "cannot be set"]),
     # empty option values are errors, not the default (an empty --library used to import the current folder)
     (["eval", "hbm_bandwidth", "--hardware", ""], ["--hardware is empty"]),
@@ -91,6 +108,7 @@ BAD = [
     # libraries
     (["check", "--library", "uses_lecture.py"], ["symbol 'flops' is not a declared quantity",
                                                  "--library lecture --library uses_lecture.py"]),
+    (["check", "--library", "json"], ["library package 'json' has the name of a module", "rename the folder"]),
     ([], ["give a command: list, show, check", "derive --help"]),
     (["chek"], ["unknown command 'chek'", "did you mean check?"]),
     (["eval", "--unitt", "ms", "flops"], ["unrecognized argument: --unitt", "did you mean --unit?"]),
@@ -101,21 +119,24 @@ BAD = [
     (["eval", "flops", "--measurement", "stas00-mamf"], ["--measurement needs --hardware"]),
     # eval's own checks
     (["eval", "sqrt(hbm_bandwidth)"], ["which no unit expresses"]),
+    (["eval", "hbm_bandwidth + 5"], ["5 is a plain number but hbm_bandwidth is byte/s", "give the number a unit"]),
+    (["eval", "max(1, 2 TB/s)"], ["dimension mismatch in max"]),
     (["eval", "hbm_bandwidth", "--unit", "TFLOP/s"], ["cannot express hbm_bandwidth", "in --unit", "like TB/s"]),
     # options out of range
     (["check", "batch_optimum", "--rlimit", "0"], ["--rlimit", "at least 1"]),
     (["check", "batch_optimum", "--rlimit", "-5"], ["--rlimit", "at least 1"]),
     (["margin", "batch_optimum_lecture", "--vary", "flops", "--grid", "5"], ["--grid", "two --vary"]),
+    (["margin", "hw_ratio_300", "--vary", "sqrt(flops)"], ["which no unit expresses"]),
     (["margin", "batch_optimum_lecture", "--vary", "flops", "--vary", "hbm_bandwidth", "--grid", "1"],
      ["between 2 and 4000"]),
     (["sweep", "nosuch", "--vary", "batch=1 seq:10 seq:3"], ["unknown quantity 'nosuch'", "in TARGET nosuch"]),
     (["sweep", "critical_batch", "--vary", "batch=1 seq:10 seq", "--points", "0"], ["--points", "at least 1"]),
     (["ledger", "--hardware", "nosuch"], ["unknown hardware preset 'nosuch'"]),
-    (["ledger", "--figures", "afile"], ["the output folder afile is a file", "in --figures afile"]),
-    (["ledger", "--figures", "afile/x"], ["runs through afile, which is a file"]),
+    (["ledger", "--figures", "afile"], ["afile is not a folder", "in --figures afile"]),
+    (["ledger", "--figures", "afile/x"], ["runs through afile, which is not a folder"]),
     (["ledger", "--figures", ""], ["--figures is empty"]),
-    (["build", "--out", "afile/sub"], ["the output folder afile/sub runs through afile, which is a file"]),
-    (["build", "--out", "afile", "--format", "md"], ["the output folder afile is a file", "in --out afile"]),
+    (["build", "--out", "afile/sub"], ["afile/sub runs through afile, which is not a folder"]),
+    (["build", "--out", "afile", "--format", "md"], ["afile is not a folder", "in --out afile"]),
 ]
 
 
@@ -192,6 +213,18 @@ def test_model_folder_in_the_current_one(workdir, capsys):
     assert "kv_bytes_per_token" in out and "kB/token" in out
 
 
+def test_picoseconds_are_a_unit(capsys):
+    code, out, err = run(capsys, ["eval", "boundary_scaleout_time", "--unit", "ps/token"])
+    assert code == 0, err
+    assert out.startswith("boundary_scaleout_time ≈ 995.6 ps/token")
+
+
+def test_margin_varies_an_expression_with_units(capsys):
+    code, out, err = run(capsys, ["margin", "hw_ratio_300", "--vary", "flops/1 PFLOP/s", "--no-verify"])
+    assert code == 0, err
+    assert out.startswith("batching.hw_ratio_300 holds for flops/1 PFLOP/s in [16, 36]")
+
+
 def test_price_per_second_reads_per_hour(capsys):
     code, out, _ = run(capsys, ["eval", "chip_price"])
     assert code == 0
@@ -229,6 +262,26 @@ def test_show_writes_numbers_in_formulas_with_units(capsys):
     assert "kv_bytes_per_token == 5000/3 byte/token" in out  # not rounded where the relation is exact
     code, out, _ = run(capsys, ["show", "hw_ratio_a100", "--json"])
     assert "flops == 312000000000000" in json.loads(out)["hypotheses"]  # JSON keeps the exact form
+
+
+def test_a_byte_order_mark_is_not_an_error(workdir, capsys):
+    code, out, err = run(capsys, ["eval", "hbm_bandwidth", "--scenario", "bom.toml"])
+    assert code == 0, err
+    assert out.startswith("hbm_bandwidth = 3 TB/s\n")
+
+
+def test_the_same_value_set_twice_is_fine(capsys):
+    code, out, err = run(capsys, ["eval", "hbm_bandwidth", "--set", "hbm_bandwidth=3 TB/s", "--set",
+                                  "hbm_bandwidth=3000 GB/s"])
+    assert code == 0, err
+
+
+def test_a_ledger_entry_set_overrides_its_file_set(workdir, capsys):
+    code, out, err = run(capsys, ["ledger", "--library", "ledgerlib", "--json"])
+    assert code == 0, err
+    entry = json.loads(out)["entries"][0]
+    assert entry["scenario"]["set"] == ["widget_rate=1/s", "widget_count=2"]
+    assert entry["bound"]["exact"] == "2"  # the floor count/rate at the entry's count
 
 
 def test_presets_of_a_library_without_any(workdir, capsys):

@@ -68,12 +68,19 @@ def _same(args: tuple[sp.Expr, ...], lookup: Lookup, where: str, what: str) -> D
     first_expr, first = dims[0]
     for a, d in dims[1:]:
         if d != first:
+            bare = next((d_other for e, d_this, d_other in ((first_expr, first, d), (a, d, first))
+                         if e.is_number and d_this.is_dimensionless), None)
             raise DimensionError(
-                f"dimension mismatch in {what}: {first_expr} is {format_dimension(first)} "
-                f"but {a} is {format_dimension(d)}",
+                f"dimension mismatch in {what.lower()}: {first_expr} is {_words(first)} but {a} is {_words(d)}",
                 where=where,
+                hint=None if bare is None else f"give the number a unit of {format_dimension(bare)}",
             )
     return first
+
+
+def _words(d: Dimension) -> str:
+    """``byte/s``; ``a plain number`` rather than ``1``."""
+    return "a plain number" if d.is_dimensionless else format_dimension(d)
 
 
 def check_formula(formula: Formula, lookup: Lookup, *, where: str) -> None:

@@ -72,11 +72,12 @@ _PREFIX_VALUE: dict[str, Fraction] = {
     "": Fraction(1), "k": Fraction(10**3), "K": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9),
     "T": Fraction(10**12), "P": Fraction(10**15), "E": Fraction(10**18),
     "m": Fraction(1, 10**3), "u": Fraction(1, 10**6), "µ": Fraction(1, 10**6), "n": Fraction(1, 10**9),
+    "p": Fraction(1, 10**12),
     "Ki": Fraction(2**10), "Mi": Fraction(2**20), "Gi": Fraction(2**30), "Ti": Fraction(2**40),
 }
 _UP = ("", "k", "M", "G", "T", "P", "E")
 _BINARY = ("", "Ki", "Mi", "Gi", "Ti")
-_DOWN = ("n", "µ", "m")  # only for seconds
+_DOWN = ("n", "µ", "m")  # only for seconds (ps would need a siunitx prefix in the documents' unit table)
 _MEASURED = {"FLOP", "byte", "bit", "s"}  # words that take unit prefixes
 _COUNTED = {"token", "seq", "param"}  # words whose number is shortened instead (200k token)
 _COUNT_SUFFIX = ("", "k", "M", "G", "T")

@@ -51,6 +51,7 @@ def _import_path(path: Path) -> list[ModuleType]:
                 raise LibraryError(f"library file must be a .py file: {path}", where="--library")
             return [_import_file(path, f"derive_user_{path.stem}")]
         if (path / "__init__.py").exists():
+            _check_package_name(path)
             sys.path.insert(0, str(path.parent))
             try:
                 return [importlib.import_module(path.name)]
@@ -71,6 +72,35 @@ def _import_path(path: Path) -> list[ModuleType]:
         raise LibraryError(f"could not load library {path}: recursion too deep", where="--library") from None
     except Exception as err:  # the user's own code failed to import: report it in one line
         raise LibraryError(f"could not load library {path}: {type(err).__name__}: {err}", where="--library") from None
+
+
+def _check_package_name(path: Path) -> None:
+    """A package folder is imported under its own name, so that its modules can import each other.  A name
+    that is already a module (``json``, ``derive``, ``numpy``) would load that module instead, or shadow it for
+    the rest of the run: refused, with the hint to rename the folder."""
+    name = path.name
+    if not name.isidentifier():
+        raise LibraryError(f"library package folder '{name}' is not a Python module name", where="--library",
+                           hint="rename the folder: letters, digits and '_'")
+    module = sys.modules.get(name)
+    origin = getattr(module, "__file__", None) if module is not None else None
+    if module is None:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        origin = spec.origin if spec is not None else None
+        if spec is None:
+            return
+    if origin is not None:
+        try:
+            if Path(origin).resolve().is_relative_to(path.resolve()):
+                return  # this very package, imported before
+        except (OSError, RuntimeError):
+            pass
+    raise LibraryError(f"library package '{name}' has the name of a module Python already has "
+                       f"({origin or 'built in'})", where="--library",
+                       hint=f"rename the folder {path}, or load its modules as a folder without __init__.py")
 
 
 def _import_file(path: Path, module_name: str) -> ModuleType:

@@ -231,7 +231,7 @@ def read_file_bytes(path: Path, *, what: str = "file", limit: int = MAX_FILE_BYT
 
 def _decode(data: bytes, path: Path, what: str) -> str:
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8").removeprefix("\ufeff")  # a byte-order mark (files saved on Windows) is not text
     except UnicodeDecodeError as err:
         raise ScenarioError(f"{what} is not UTF-8 text (byte {err.start})", where=str(path),
                             hint="save the file as UTF-8") from None
@@ -278,9 +278,9 @@ def read_json(path: Path, *, what: str = "JSON file") -> object:
     try:
         return json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as err:
-        raise ScenarioError(f"invalid JSON in {path}: {err}", where=str(path)) from None
+        raise ScenarioError(f"invalid JSON: {err}", where=str(path)) from None
     except (ValueError, RecursionError, MemoryError) as err:
-        raise ScenarioError(f"cannot read JSON {path}: {_reason(err)}", where=str(path),
+        raise ScenarioError(f"cannot read JSON: {_reason(err)}", where=str(path),
                             hint="numbers in a config.json are short decimals") from None
 
 
@@ -623,6 +623,10 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
                                 where=f"--set {text}", hint=f"see derive show {qname}")
         value = parse_value(value_text, q.dimension, where=f"--set {text}", quantity=qname, si=si,
                             unit_hint=q.display_unit or q.unit)
+        earlier = next((t for n, v, t in parsed_sets if n == qname and v != value), None)
+        if earlier is not None:
+            raise ScenarioError(f"{qname} is set twice, to different values: --set {earlier} and --set {text}",
+                                where=f"--set {text}", hint="give each quantity one --set")
         parsed_sets.append((qname, value, text))
 
     notes: list[str] = []

@@ -128,12 +128,13 @@ _PREFIXES: dict[str, Fraction] = {
     "k": Fraction(10**3), "K": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9),
     "T": Fraction(10**12), "P": Fraction(10**15), "E": Fraction(10**18),
     "m": Fraction(1, 10**3), "u": Fraction(1, 10**6), "µ": Fraction(1, 10**6), "n": Fraction(1, 10**9),
+    "p": Fraction(1, 10**12),
     "Ki": Fraction(2**10), "Mi": Fraction(2**20), "Gi": Fraction(2**30), "Ti": Fraction(2**40),
 }
 # Prefixes are not applied to these (``h`` with ``m`` would read as milli-hour, "$" has no prefixes).
 _NO_PREFIX = {"1", "%", "percent", "$", "min", "h", "hr", "day", "days", "minute", "minutes", "hour", "hours"}
 # Sub-unit prefixes only make sense on time: ``80 mb`` is a typo for 80 Mb, not 80 millibits.
-_SUBUNIT_PREFIXES = {"m", "u", "µ", "n"}
+_SUBUNIT_PREFIXES = {"m", "u", "µ", "n", "p"}
 _TIME_WORDS = {"s", "sec", "second", "seconds"}
 
 
@@ -150,8 +151,8 @@ def _split_word(word: str, text: str) -> tuple[str, str]:
             if prefix in _SUBUNIT_PREFIXES and rest not in _TIME_WORDS:
                 raise UnitError(
                     f"'{word}' in '{text}' would be a fraction ({_PREFIXES[prefix]}) of a {rest}; "
-                    "sub-unit prefixes (m, u, n) apply to seconds only",
-                    hint=f"did you mean M{rest} (mega)?" if prefix == "m" else None,
+                    "sub-unit prefixes (m, u, n, p) apply to seconds only",
+                    hint={"m": f"did you mean M{rest} (mega)?", "p": f"did you mean P{rest} (peta)?"}.get(prefix),
                 )
             return prefix, rest
     raise UnitError(

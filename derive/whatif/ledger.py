@@ -223,10 +223,19 @@ def read_ledger_file(library: Library, path: Path) -> list[LedgerEntry]:
             measured=measured, value=value, value_text=value_text,
             hardware=None if get("hardware") is None else str(get("hardware")),
             model=None if get("model") is None else str(get("model")),
-            sets=_str_list(data.get("set"), w) + _str_list(raw.get("set"), w),
+            sets=_later_wins(_str_list(data.get("set"), w) + _str_list(raw.get("set"), w)),
             source=str(get("source")), as_of=str(get("as_of")), method=str(get("method", "") or ""),
             series=series, note=str(raw.get("note", "")), file=path.name))
     return out
+
+
+def _later_wins(sets: list[str]) -> tuple[str, ...]:
+    """``QUANTITY=VALUE`` texts, one per quantity: an entry's own ``set`` overrides the file's (a scenario
+    refuses one quantity set twice to different values)."""
+    last: dict[str, str] = {}
+    for text in sets:
+        last[text.partition("=")[0].strip()] = text
+    return tuple(t for t in sets if last[t.partition("=")[0].strip()] is t)
 
 
 def ceiling_entries(library: Library, store: PresetStore) -> list[LedgerEntry]:

@@ -213,7 +213,6 @@ class _Varied:
 
 
 def _varied(library: Library, scenario: Scenario, text: str) -> _Varied:
-    from derive.model.dimensions import dimension_of
 
     text = text.strip()
     if text in library.quantities:
@@ -223,10 +222,13 @@ def _varied(library: Library, scenario: Scenario, text: str) -> _Varied:
         pinned = frozenset([text]) if library.is_derived(text) else frozenset()
         return _Varied(text, q.sym, pinned, frozenset([text]), {}, q.domain, q.integer, q.dimension,
                        scenario.value(text) if text in scenario.values else _derived_value(library, scenario, q))
-    from derive.model.parse import parse_expression
+    from derive.model.parse import parse_quantity_expression
+    from derive.model.units import format_dimension
 
-    expr = parse_expression(text, library.symbols(), where="--vary")
-    dim = dimension_of(expr, library.dimension, where="--vary")
+    expr, dim = parse_quantity_expression(text, library.symbols(), library.dimension, where="--vary")
+    if any(p.denominator != 1 for _, p in dim.powers):
+        raise MarginError(f"'{text}' has the dimension {format_dimension(dim)}, which no unit expresses",
+                          hint="vary a quantity, or an expression of whole powers of quantities")
     x = sp.Symbol("x")
     for s in sorted(expr.free_symbols, key=str):
         q = library.quantity_of(s)

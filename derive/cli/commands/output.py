@@ -28,8 +28,8 @@ def check_output_folder(out: str, option: str) -> None:
         except OSError:
             return  # what the file system refuses is named where the folder is made
         if blocked:
-            what = "is a file" if parent == path else f"runs through {parent}, which is a file"
-            raise OutputError(f"the output folder {out} {what}", where=f"{option} {out}",
+            what = "is not a folder" if parent == path else f"runs through {parent}, which is not a folder"
+            raise OutputError(f"{out} {what}", where=f"{option} {out}",
                               hint="name a folder (it is created when missing)")
 
 
