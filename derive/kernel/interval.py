@@ -34,15 +34,16 @@ class _Stop(Exception):
         self.kind, self.payload = kind, payload
 
 
-def propose(k: Kernel) -> tuple[str, object, object]:
-    """("proved", tree, witness) | ("refuted", Outcome, None) | ("unknown", reason, None)."""
+def propose(k: Kernel, empty: bool = False) -> tuple[str, object, object]:
+    """("proved", tree, witness) | ("refuted", Outcome, None) | ("unknown", reason, None).  With ``empty``,
+    a tree whose every leaf breaks an assumption (for ``Kernel.inconsistent``), the goal left aside."""
     missing = [str(s) for s in k.symbols if s not in k.bounds]
     if missing:
         return ("unknown", f"the interval engine needs bounds for {', '.join(missing)} (give the claim `bounds`)",
                 None)
     saved = _iv.prec
     _iv.prec = BOX_PRECISION
-    search = _Search(k)
+    search = _Search(k, empty)
     try:
         tree = search.solve({s: k.bounds[s] for s in k.symbols})
     except _Stop as stop:
@@ -53,8 +54,9 @@ def propose(k: Kernel) -> tuple[str, object, object]:
 
 
 class _Search:
-    def __init__(self, k: Kernel) -> None:
+    def __init__(self, k: Kernel, empty: bool = False) -> None:
         self.k = k
+        self.empty = empty
         self.boxes = 0
         self.witness: dict | None = None
         self.witness_tries = 0
@@ -72,16 +74,20 @@ class _Search:
         if box is None:
             return ("leaf",)
         ivbox = {s: _iv.mpf([_num(lo).a, _num(hi).b]) for s, (lo, hi) in box.items()}
-        if truth_on_box(k.goal, ivbox) is True or any(truth_on_box(h, ivbox) is False for h in k.assumed):
+        if (not self.empty and truth_on_box(k.goal, ivbox) is True) or any(
+                truth_on_box(h, ivbox) is False for h in k.assumed):
             return ("leaf",)
         mid = {s: _middle(lo, hi, s in k.integer) for s, (lo, hi) in box.items()}
         at_mid = {s: _num(v) for s, v in mid.items()}
-        if truth_on_box(k.goal, at_mid) is not True and not any(
+        if self.empty:
+            if k.in_region(mid):
+                raise _Stop("unknown", "the assumptions hold at a point")
+        elif truth_on_box(k.goal, at_mid) is not True and not any(
                 truth_on_box(h, at_mid) is False for h in k.assumed):
             out = k.refuted(mid, "interval")
             if out is not None:
                 raise _Stop("refuted", out)
-        if len(full) <= TAYLOR_SYMBOLS and depth >= TAYLOR_DEPTH:  # a claim touching its bound at a simple point
+        if not self.empty and len(full) <= TAYLOR_SYMBOLS and depth >= TAYLOR_DEPTH:  # touching at a simple point?
             centre = {s: _simplest(lo, hi) for s, (lo, hi) in full.items()}
             if centre != mid and self.centres_tried < self.budget // 4:  # where it is false, if it is
                 self.centres_tried += 1

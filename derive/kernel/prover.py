@@ -90,6 +90,12 @@ def _decide(problem: Problem) -> Outcome:
         from derive.kernel.interval import propose  # lazy: mpmath work only when needed
 
         kind, payload, witness = propose(k)
+        if kind != "refuted" and k.problem.hypotheses and k.consistency(witness)[0] == "unknown":
+            # z3 could not read the assumptions: are they contradictory on the box (integers considered)?
+            empty, tree, _ = propose(k, empty=True)
+            out = k.inconsistent("interval", tree) if empty == "proved" else None
+            if out is not None:
+                return out
         if kind == "proved":
             out = k.proved("interval", certificate=payload, witness=witness)
             if out.verdict == "proved":

@@ -43,7 +43,9 @@ hint to write an exact rational (``sp.Rational('0.1')``).
 Verdicts
 --------
 ``inconsistent``
-    z3 shows the region (hypotheses, bounds, integrality) unsatisfiable.
+    z3 shows the region (hypotheses, bounds, integrality) unsatisfiable; or an interval certificate of
+    the bounded box in which the kernel finds, on every leaf, an assumption defined and false or no
+    integer point for an integer quantity.
 ``proved``
     (a) the region is non-empty: an exact witness point the kernel checks, or z3 ``sat`` when no
     hypothesis has a side condition; (b) the side conditions of the goal hold on the region, each shown
@@ -849,8 +851,16 @@ class Kernel:
 
     # admitting verdicts ------------------------------------------------------------------------
 
-    def inconsistent(self, engine: str = "z3") -> Outcome | None:
-        """``inconsistent`` when z3 shows the region unsatisfiable, else None."""
+    def inconsistent(self, engine: str = "z3", certificate: object = None) -> Outcome | None:
+        """``inconsistent`` when z3 shows the region unsatisfiable, or (engine "interval") when a bisection
+        tree of the bounded box has an assumption defined and false, or no integer point for an integer
+        quantity, on every leaf (``_cover_failure`` without the goal); else None."""
+        if engine == "interval":
+            if self._cover_failure(certificate, goal=False) is not None:
+                return None
+            return Outcome("inconsistent", engine, "the assumptions contradict each other on the stated bounds"
+                           + (" (integer quantities considered)" if self.integer else ""),
+                           recheck="interval certificate: an assumption fails on every box")
         status, _ = self.consistency()
         if status == "unsat":
             return Outcome("inconsistent", engine, "the assumptions contradict each other"
@@ -955,9 +965,10 @@ class Kernel:
             return "expand/together/cancel do not reduce lhs - rhs to 0"
         return None
 
-    def _cover_failure(self, tree: object) -> str | None:
-        """Replays a bisection tree: ``("leaf",)``, ``("taylor", point)`` (see ``_taylor_closed``) or
-        ``("split", symbol, point, low, high)``."""
+    def _cover_failure(self, tree: object, goal: bool = True) -> str | None:
+        """Replays a bisection tree: ``("leaf",)``, ``("taylor", point)`` (see ``taylor_closes``) or
+        ``("split", symbol, point, low, high)``; with ``goal=False`` a leaf closes only where the region
+        is empty (no Taylor leaves)."""
         if any(s not in self.bounds for s in self.symbols):
             return "some quantity has no bounds"
         saved = _iv.prec
@@ -975,15 +986,15 @@ class Kernel:
                         return f"bad split of {s} at {m}"
                     stack += [({**box, s: (lo, m)}, low), ({**box, s: (m, hi)}, high)]
                     continue
-                if node[0] == "taylor" and len(node) == 2 and self.taylor_closes(box, node[1]):
+                if goal and node[0] == "taylor" and len(node) == 2 and self.taylor_closes(box, node[1]):
                     continue
-                if node != ("leaf",) or not self._leaf_closed(box):
+                if node != ("leaf",) or not self._leaf_closed(box, goal):
                     return "a leaf box is not closed: " + ", ".join(f"{s} in [{a}, {b}]" for s, (a, b) in box.items())
         finally:
             _iv.prec = saved
         return None
 
-    def _leaf_closed(self, box: Mapping[sp.Symbol, tuple[sp.Rational, sp.Rational]]) -> bool:
+    def _leaf_closed(self, box: Mapping[sp.Symbol, tuple[sp.Rational, sp.Rational]], goal: bool = True) -> bool:
         box = dict(box)
         for s in self.integer:  # integer quantities range over the integers of their side
             lo, hi = sp.ceiling(box[s][0]), sp.floor(box[s][1])
@@ -991,7 +1002,7 @@ class Kernel:
                 return True  # no integer point in the box
             box[s] = (sp.Integer(lo), sp.Integer(hi))
         ivbox = {s: _iv.mpf([_ivnum(lo).a, _ivnum(hi).b]) for s, (lo, hi) in box.items()}
-        if truth_on_box(self.goal, ivbox) is True:
+        if goal and truth_on_box(self.goal, ivbox) is True:
             return True
         return any(truth_on_box(h, ivbox) is False for h in self.assumed)
 

@@ -320,3 +320,26 @@ def test_exp_beyond_its_evaluation_budget_is_bounded_not_given_up():
     assert decide(_bounded(logic.gt(sp.exp(10**40), sp.exp(10**40)), {u_: (0, 1)})).verdict == "refuted"
     out = decide(_bounded(logic.le(sp.exp(u_), u_**2), {u_: (10**31, 10**32)}))
     assert out.verdict == "refuted" and 10**31 <= out.counterexample["u"] <= 10**32
+
+
+def test_assumptions_contradictory_only_over_integers_beyond_z3():
+    # exp(n) in (3, 7) holds for no integer n (e**1 < 3, e**2 > 7): inconsistent by an interval
+    # certificate in which every box breaks an assumption; for a real n it holds at n = 5/4
+    from derive.kernel.problem import Problem
+    from derive.kernel.prover import decide
+
+    hyps = [logic.gt(sp.exp(u_), 3), logic.lt(sp.exp(u_), 7)]
+    out = decide(Problem(hyps, logic.gt(u_, 100), {u_}, {u_: (R(-10), R(10))}))
+    assert out.verdict == "inconsistent" and out.engine == "interval"
+    out = decide(Problem(hyps, logic.gt(u_, 100), set(), {u_: (R(-10), R(10))}))
+    assert out.verdict == "refuted"
+    twin = [logic.gt(sp.exp(u_), 2), logic.lt(sp.exp(u_), 3)]  # n = 1 satisfies them
+    assert decide(Problem(twin, logic.gt(u_, 100), {u_}, {u_: (R(-10), R(10))})).verdict == "refuted"
+
+
+def test_an_emptiness_certificate_is_checked():
+    from derive.kernel.trusted import Kernel
+
+    k = Kernel(_bounded(logic.gt(u_, 0), {u_: (0, 1)}, hyps=[logic.gt(sp.exp(u_), 2)]))  # u = 1 satisfies it
+    assert k.inconsistent("interval", ("leaf",)) is None
+    assert k.inconsistent("interval", ("split", u_, R(1, 2), ("leaf",), ("leaf",))) is None
