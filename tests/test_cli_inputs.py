@@ -129,6 +129,7 @@ BAD = [
     (["margin", "hw_ratio_300", "--vary", "sqrt(flops)"], ["which no unit expresses"]),
     (["margin", "batch_optimum_lecture", "--vary", "flops", "--vary", "hbm_bandwidth", "--grid", "1"],
      ["between 2 and 4000"]),
+    (["sweep", "sqrt(flops)", "--vary", "batch=1 seq:10 seq:3"], ["which no unit expresses", "TARGET sqrt(flops)"]),
     (["sweep", "nosuch", "--vary", "batch=1 seq:10 seq:3"], ["unknown quantity 'nosuch'", "in TARGET nosuch"]),
     (["sweep", "critical_batch", "--vary", "batch=1 seq:10 seq", "--points", "0"], ["--points", "at least 1"]),
     (["ledger", "--hardware", "nosuch"], ["unknown hardware preset 'nosuch'"]),
@@ -223,6 +224,14 @@ def test_margin_varies_an_expression_with_units(capsys):
     code, out, err = run(capsys, ["margin", "hw_ratio_300", "--vary", "flops/1 PFLOP/s", "--no-verify"])
     assert code == 0, err
     assert out.startswith("batching.hw_ratio_300 holds for flops/1 PFLOP/s in [16, 36]")
+
+
+def test_sweep_notes_a_bare_number_read_in_si_units(workdir, capsys):
+    code, out, err = run(capsys, ["sweep", "flops", "--vary", "flops=100:1000:2", "--out", "f.csv"])
+    assert code == 0, err
+    assert "note: --vary flops: 100, 1000 without a unit read in SI base units (FLOP/s)" in out
+    code, out, err = run(capsys, ["sweep", "critical_batch", "--vary", "batch=1:4096:2", "--out", "b.csv"])
+    assert code == 0 and "note" not in out  # a count is what a person means: no note
 
 
 def test_price_per_second_reads_per_hour(capsys):

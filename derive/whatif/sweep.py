@@ -141,6 +141,7 @@ class Axis:
     unit: str
     scale: float  # printed value = SI value / scale
     log: bool = False
+    note: str = ""  # how the range was read, when that may surprise (a bare number in SI base units)
 
     @property
     def printed(self) -> np.ndarray:
@@ -173,6 +174,7 @@ def parse_axis(library: Library, text: str, *, log: bool = False, default_points
     if parts and parts[-1].lower() == "log":
         log = True
         parts = parts[:-1]
+    note = ""
     if not parts:
         if around is None or around <= 0:
             raise SweepError(f"--vary {name}: give a range, e.g. {name}=LO:HI:N (no scenario value to centre on)")
@@ -182,6 +184,7 @@ def parse_axis(library: Library, text: str, *, log: bool = False, default_points
             raise SweepError(f"--vary {text!r}: expected {name}=LO:HI[:N][:log]")
         lo = float(parse_value(parts[0], q.dimension, where=f"--vary {name}", quantity=name))
         hi = float(parse_value(parts[1], q.dimension, where=f"--vary {name}", quantity=name))
+        note = _bare_note(name, q, parts[:2], unit, scale)
         try:
             n = int(parts[2]) if len(parts) == 3 else default_points
         except ValueError:
@@ -197,7 +200,35 @@ def parse_axis(library: Library, text: str, *, log: bool = False, default_points
         values = np.geomspace(lo, hi, n)
     else:
         values = np.linspace(lo, hi, n)
-    return Axis(name, values, unit, scale, log)
+    return Axis(name, values, unit, scale, log, note)
+
+
+_COUNTED = {"token", "seq", "param"}  # a bare number of these is what a person means (batch=1:4096)
+
+
+def _bare_note(name: str, q, ends: list[str], unit: str, scale: float) -> str:
+    """A note when LO or HI is a bare number for a quantity measured in FLOP, bytes, seconds or dollars: it was
+    read in SI base units (flops=100:1000 is 100 FLOP/s, not 100 TFLOP/s), which the CSV shows in ``unit``."""
+    from derive.errors import UnitError
+    from derive.model.parse import parse_value
+    from derive.model.units import format_dimension
+
+    if all(base in _COUNTED for base, _ in q.dimension.powers):
+        return ""
+    bare = []
+    for text in ends:
+        try:
+            parse_value(text, q.dimension, quantity=name, si=False)
+        except UnitError:
+            bare.append(text)
+        except DeriveError:
+            pass
+    if not bare:
+        return ""
+    si = format_dimension(q.dimension)
+    return (f"--vary {name}: {', '.join(bare)} without a unit read in SI base units ({si}); give units, "
+            f"like {name}=100 {unit}:1000 {unit}" if scale != 1.0 else
+            f"--vary {name}: {', '.join(bare)} without a unit read in SI base units ({si})")
 
 
 # targets ----------------------------------------------------------------------------------------------
@@ -226,6 +257,9 @@ def resolve_target(library: Library, text: str) -> Target:
         return Target(text, "claim", f"{d.id} [holds; {NOT_A_PROOF}]", claim=d)
     name, expr = expression_for(library, text)
     dim = dimension_of(expr, library.dimension, where=name)
+    if any(p.denominator != 1 for _, p in dim.powers):
+        raise SweepError(f"{name} has the dimension {format_dimension(dim)}, which no unit expresses",
+                         hint="sweep quantities, or expressions of whole powers of quantities")
     unit, scale = format_dimension(dim), 1.0
     if isinstance(expr, sp.Symbol) and library.quantity_of(expr).display_unit:
         try:
@@ -344,6 +378,7 @@ def sweep_grid(library: Library, scenario: Scenario, targets: Sequence[Target], 
         evaluations += flat[0].size
     notes = [f"claims are evaluated numerically per point: a {NOT_A_PROOF}"] if any(t.kind == "claim"
                                                                                     for t in targets) else []
+    notes += [a.note for a in axes if a.note]
     return SweepResult(columns, data, kinds, notes=notes, points=int(flat[0].size), evaluations=evaluations,
                        seconds=time.perf_counter() - start)
 

@@ -85,8 +85,9 @@ def run(args, ctx) -> int:
     reg = region(lib, scen, args.id, axes)
     if args.out:
         region_figure(reg, args.out)
+    axis_notes = [a.note for a in axes if a.note]
     if args.json:
-        emit_json({**reg.to_json(), "scenario": scen.name, "pinned": pinned})
+        emit_json({**reg.to_json(), "scenario": scen.name, "pinned": pinned, "axis_notes": axis_notes})
     else:
         a, b = reg.axes
         emit(f"{reg.id} holds on {reg.fraction:.1%} of a {len(a.values)} x {len(b.values)} grid of "
@@ -95,4 +96,6 @@ def run(args, ctx) -> int:
             emit(f"figure: {reg.out}")
         if pinned:
             emit(pinned_line(pinned))
+        for note in axis_notes:
+            emit(f"note: {note}")
     return 0
