@@ -50,9 +50,14 @@ def _decide(problem: Problem) -> Outcome:
     if bad is not None:
         return bad
     reasons: list[str] = []
-    if not k.symbols:  # numbers only: the kernel evaluates the statement itself
-        out = k.proved("exact", witness={})
-        return out if out.verdict == "proved" else (k.refuted({}, "exact") or out)
+    point = k.fixed_point()
+    if point is not None:  # numbers only, or every quantity fixed: the kernel evaluates the statement itself
+        out = k.proved("exact", witness=point)
+        if out.verdict == "proved" or not k.symbols:
+            return out if out.verdict == "proved" else (k.refuted(point, "exact") or out)
+        refuted = k.refuted(point, "exact")
+        if refuted is not None:
+            return refuted
 
     goal = problem.goal
     if isinstance(goal, Rel) and goal.op == "==" and goal.free_symbols():

@@ -894,14 +894,18 @@ class Kernel:
                 return Outcome("unknown", engine, f"kernel: {why}")
             method = "sympy expand/together/cancel: lhs - rhs is identically 0"
         elif engine == "exact":
-            if self.symbols:
-                return Outcome("unknown", engine, "kernel: exact evaluation proves only statements without quantities")
+            point = self.fixed_point()
+            if point is None:
+                return Outcome("unknown", engine, "kernel: exact evaluation proves only statements whose "
+                                                  "assumptions fix every quantity")
             try:
-                if not evaluate_at(self.goal, {}):
+                if not evaluate_at(self.goal, point):
                     return Outcome("unknown", engine, "kernel: the goal is false")
             except Unsettled as err:
                 return Outcome("unknown", engine, f"kernel: {err}")
-            method = "exact evaluation of a statement without quantities"
+            witness = point
+            method = "exact evaluation at the only point the assumptions allow" if point else \
+                "exact evaluation of a statement without quantities"
         elif engine == "interval":
             why = self._cover_failure(certificate)
             if why:
@@ -914,14 +918,28 @@ class Kernel:
             return self.inconsistent() or Outcome("unknown", engine, "inconsistent")
         if status != "nonempty":
             return Outcome("unknown", engine, why)
-        if engine == "interval":
-            conditions: tuple[str, ...] = tuple(f"{sc} [interval]" for sc in formula_side_conditions(self.goal))
+        if engine in ("interval", "exact"):  # strict enclosures / evaluation at the region's only point
+            conditions: tuple[str, ...] = tuple(f"{sc} [{engine}]" for sc in formula_side_conditions(self.goal))
         else:
             shown, why = self.discharge()
             if shown is None:
                 return Outcome("unknown", engine, why)
             conditions = shown
         return Outcome("proved", engine, recheck=method, side_conditions=conditions)
+
+    def fixed_point(self) -> dict[sp.Symbol, sp.Rational] | None:
+        """The point when the assumptions fix every quantity to a rational (``x == 3/2`` as a top-level
+        hypothesis, or bounds with low == high): the region is that point or empty; else None."""
+        point: dict[sp.Symbol, sp.Rational] = {}
+        for h in _conjuncts_all(self.region):
+            if isinstance(h, Rel) and h.op == "==":
+                for s, v in ((h.lhs, h.rhs), (h.rhs, h.lhs)):
+                    if isinstance(s, sp.Symbol) and v.is_Rational:
+                        point[s] = v
+        for s, (lo, hi) in self.bounds.items():
+            if lo == hi:
+                point[s] = lo
+        return point if set(point) == set(self.symbols) else None
 
     def refuted(self, point: Mapping, engine: str) -> Outcome | None:
         """``refuted`` when the kernel confirms ``point`` (by name or symbol) as a counterexample, else None."""
@@ -1081,6 +1099,10 @@ class Kernel:
 
 def _conjuncts(f: Formula) -> list[Formula]:
     return [c for a in f.args for c in _conjuncts(a)] if isinstance(f, And) else [f]
+
+
+def _conjuncts_all(fs: list[Formula]) -> list[Formula]:
+    return [c for f in fs for c in _conjuncts(f)]
 
 
 _SMOOTH = (sp.Symbol, sp.Add, sp.Mul, sp.Pow, sp.exp, sp.log, sp.sin, sp.cos)  # with rationals, E and pi

@@ -343,3 +343,15 @@ def test_an_emptiness_certificate_is_checked():
     k = Kernel(_bounded(logic.gt(u_, 0), {u_: (0, 1)}, hyps=[logic.gt(sp.exp(u_), 2)]))  # u = 1 satisfies it
     assert k.inconsistent("interval", ("leaf",)) is None
     assert k.inconsistent("interval", ("split", u_, R(1, 2), ("leaf",), ("leaf",))) is None
+
+
+def test_assumptions_that_fix_every_quantity_are_evaluated_exactly():
+    # equalities that hold at one point only: the region is that point, the goal is evaluated there
+    at_one = [logic.eq(u_, 1)]
+    assert _decide(at_one, logic.eq(sp.exp(u_), sp.E)).verdict == "proved"
+    assert _decide(at_one, logic.eq(sp.log(u_) + v_, v_ + 0 * u_), {}).verdict in ("proved", "unknown")
+    out = _decide(at_one, logic.eq(sp.exp(u_), 3))
+    assert out.verdict == "refuted" and out.counterexample == {"u": 1}
+    assert _decide([*at_one, logic.gt(u_, 2)], logic.eq(sp.exp(u_), sp.E)).verdict != "proved"
+    assert _decide([], logic.le(u_ * sp.exp(u_), sp.E), {u_: (R(1), R(1))}).verdict == "proved"
+    assert _decide([logic.eq(u_, 0)], logic.gt(sp.log(u_), -1)).verdict == "unknown"  # undefined there
