@@ -234,6 +234,27 @@ def test_sweep_notes_a_bare_number_read_in_si_units(workdir, capsys):
     assert code == 0 and "note" not in out  # a count is what a person means: no note
 
 
+def test_a_rate_reads_per_second(workdir, capsys):
+    code, out, _ = run(capsys, ["eval", "widget_count/1 min", "--library", "good.py", "--set", "widget_count=5"])
+    assert code == 0
+    assert "(exactly (1/12)/s)" in out
+    code, _, err = run(capsys, ["eval", "widget_count", "--library", "ledgerlib", "--set", "widget_rate=5"])
+    assert code == 2 and "like 5/s" in err
+
+
+def test_minutes_in_an_expression(capsys):
+    code, out, err = run(capsys, ["eval", "train_interval + 1 min"])
+    assert code == 0, err
+    assert out.startswith("train_interval + 1 min = 60.02 s")
+    code, out, err = run(capsys, ["eval", "min(train_interval, 2 min)"])
+    assert code == 0 and out.startswith("min(train_interval, 2 min) = 20 ms"), err
+
+
+def test_export_names_each_equation_once(capsys):
+    code, out, _ = run(capsys, ["export", "batch_optimum", "batching.batch_optimum"])
+    assert code == 0 and out.count(r"\label{eq:batch_optimum}") == 1
+
+
 def test_price_per_second_reads_per_hour(capsys):
     code, out, _ = run(capsys, ["eval", "chip_price"])
     assert code == 0

@@ -296,7 +296,7 @@ def _example(typed: str, number: Fraction, dimension: Dimension, unit: str | Non
 
     si_unit = format_dimension(dimension)
     if unit and abs(number) < 1000:
-        return f"{typed} {unit}"
+        return f"{typed}{unit[1:]}" if unit.startswith("1/") else f"{typed} {unit}"  # 5/s, not "5 1/s"
     try:
         return input_text(number, si_unit)
     except DeriveError:
@@ -353,7 +353,9 @@ def _unit_at(text: str, start: int, names: Mapping[str, object], where: str = ""
         if end < len(candidate) and (candidate[end].isalpha() or candidate[end] in "µ$%") and piece[-1].isalpha():
             continue  # never split a word: "2 flops" is not "2 flop" and "s"
         words = re.findall(r"[A-Za-zµ$%]+", piece)
-        if any(w in names or w in _FUNCTIONS or w in ("and", "or", "not", "in") for w in words):
+        calls = candidate[end:end + 1] == "(" or text[pos + end:].lstrip().startswith("(")
+        # "min" is a unit (minutes) unless it is called: "20 min" but "min(a, b)"
+        if any(w in names or (w in _FUNCTIONS and calls) or w in ("and", "or", "not", "in") for w in words):
             continue
         try:
             parse_unit(piece)

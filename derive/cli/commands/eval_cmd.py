@@ -121,7 +121,11 @@ def eval_lines(evs) -> list[str]:
             out.append(f"{ev.name:<{width}} = {s.text}")
             continue
         exact = ev.in_unit()
-        unit = "" if ev.unit in ("1", "") else f" {ev.unit}"
-        note = f"  (exactly {exact}{unit})" if len(str(exact)) <= 30 and exact.is_Rational else ""
+        text = str(exact)
+        if ev.unit.startswith("1/"):  # 1/12 per second reads (1/12)/s, not "1/12 1/s"
+            text = (f"({text})" if "/" in text else text) + ev.unit[1:]
+        elif ev.unit not in ("1", ""):
+            text = f"{text} {ev.unit}"
+        note = f"  (exactly {text})" if len(str(exact)) <= 30 and exact.is_Rational else ""
         out.append(f"{ev.name:<{width}} ≈ {s.text}{note}".rstrip())
     return out

@@ -19,5 +19,6 @@ def run(args, ctx) -> int:
 
     check_templates()  # a broken installation fails here, before any proving
     kind = {"tex": "latex", "md": "markdown"}.get(args.format, args.format)
-    sys.stdout.write(export(ctx.library, ctx.scenario, args.ids, kind, checker=ctx.checker()))
+    ids = list(dict.fromkeys(ctx.library.resolve(i).id for i in args.ids))  # one equation (one label) each
+    sys.stdout.write(export(ctx.library, ctx.scenario, ids, kind, checker=ctx.checker()))
     return 0
