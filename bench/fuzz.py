@@ -2,7 +2,7 @@
 
     python bench/fuzz.py                      # about 10x the CI run, a fresh seed
     python bench/fuzz.py --scale 100 --seed 7 # 36,000 command-line strings, 12,000 files, 3,600 damaged caches
-    python bench/fuzz.py --only strings       # one part: strings, files, properties, build, cache, libraries
+    python bench/fuzz.py --only strings       # one part: strings, files, properties, build, cache, libraries, kernel
 
 Each part is the CI test module with its case counts multiplied by ``--scale`` (through FUZZ_CASES,
 FUZZ_FILES, FUZZ_CACHE_ROUNDS and FUZZ_KILLS) and its seed set by ``--seed`` (FUZZ_SEED); hypothesis examples are
@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PARTS = ["strings", "files", "properties", "libraries", "build", "cache"]
-BASE = {"FUZZ_CASES": 360, "FUZZ_FILES": 120, "FUZZ_CACHE_ROUNDS": 36, "FUZZ_KILLS": 16}
+PARTS = ["strings", "files", "properties", "libraries", "build", "cache", "kernel"]
+BASE = {"FUZZ_CASES": 360, "FUZZ_FILES": 120, "FUZZ_CACHE_ROUNDS": 36, "FUZZ_KILLS": 16, "FUZZ_CLAIMS": 60}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1024,7 +1024,6 @@ class Kernel:
             return True
         return any(truth_on_box(h, ivbox) is False for h in self.assumed)
 
-
     # Taylor leaves: a goal that touches its bound --------------------------------------------------
 
     def taylor_closes(self, box: Mapping[sp.Symbol, tuple[sp.Rational, sp.Rational]], centre: object) -> bool:
@@ -1144,6 +1143,15 @@ def expansion_size(e: sp.Expr) -> int:
 _SIZE_CAP = 10**9  # sizes beyond any budget are capped, to keep the estimate itself cheap
 
 
+def _power_terms(k: int, m: int) -> int:
+    """Terms of a sum of ``k`` terms to the power ``m`` (multinomial count), capped."""
+    if m <= 1 or k <= 1:
+        return k if m else 1
+    if math.lgamma(m + k) - math.lgamma(k) - math.lgamma(m + 1) > math.log(_SIZE_CAP):
+        return _SIZE_CAP
+    return math.comb(m + k - 1, k - 1)
+
+
 def _sizes(e: sp.Expr) -> tuple[int, int, int]:
     """(numerator terms, denominator terms, largest inner expansion) of ``e``; see ``expansion_size``."""
     cap = lambda v: min(v, _SIZE_CAP)  # noqa: E731
@@ -1162,8 +1170,7 @@ def _sizes(e: sp.Expr) -> tuple[int, int, int]:
     if isinstance(e, sp.Pow) and e.exp.is_Rational:
         nb, db, inner = _sizes(e.base)
         m = int(abs(e.exp.p) // e.exp.q)  # x**(7/2) is expanded as x**3 * sqrt(x)
-        pn, pd = (cap(math.comb(m + k - 1, k - 1)) if 1 < k < _SIZE_CAP and m > 1 else (k if m else 1)
-                  for k in (nb, db))
+        pn, pd = (_power_terms(k, m) for k in (nb, db))
         return (pn, pd, inner) if e.exp > 0 else (pd, pn, inner)
     inner = max((expansion_size(a) for a in e.args if isinstance(a, sp.Expr)), default=1)
     return 1, 1, inner
