@@ -343,7 +343,8 @@ class Checker:
                 if not isinstance(d, Claim):
                     from derive.errors import DeriveError
 
-                    raise DeriveError(f"'{d.id}' is a {d.kind}, not a claim", hint="`derive show` displays it")
+                    article = "an" if d.kind[:1] in "aeiou" else "a"  # an assumption, a definition
+                    raise DeriveError(f"'{d.id}' is {article} {d.kind}, not a claim", hint="`derive show` displays it")
         needed = self._closure(wanted)
         todo = [d for d in lib.topological() if d.id in needed and isinstance(d, Claim)]
         own = self._own_in_parallel(todo) if self.workers > 1 else {}

@@ -417,7 +417,8 @@ def select_claims(library: Library, ids: Iterable[str] | None) -> list[Claim]:
         if not isinstance(d, Claim):
             from derive.errors import DeriveError
 
-            raise DeriveError(f"'{d.id}' is a {d.kind}, not a claim", hint="`derive show` displays it")
+            article = "an" if d.kind[:1] in "aeiou" else "a"  # an assumption, a definition
+            raise DeriveError(f"'{d.id}' is {article} {d.kind}, not a claim", hint="`derive show` displays it")
         wanted.add(d.id)
         wanted |= {a for a in library.ancestors(d.id) if isinstance(library.declarations[a], Claim)}
     return [c for c in library.claims() if c.id in wanted]

@@ -474,7 +474,8 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
 
     claim = library.resolve(claim_id)
     if not isinstance(claim, Claim):
-        raise MarginError(f"'{claim.id}' is a {claim.kind}, not a claim", hint="margins are for claims")
+        article = "an" if claim.kind[:1] in "aeiou" else "a"  # an assumption, a definition
+        raise MarginError(f"'{claim.id}' is {article} {claim.kind}, not a claim", hint="margins are for claims")
     v = _varied(library, scenario, vary)
     goal, hyps = instance_formula(library, scenario, claim, keep=v.keep, pinned=v.pinned)
     if v.replace:  # an expression: eliminate the quantity solved for, then give the others their values
@@ -675,7 +676,8 @@ def region(library: Library, scenario: Scenario, claim_id: str, axes: Sequence) 
 
     claim = library.resolve(claim_id)
     if not isinstance(claim, Claim):
-        raise MarginError(f"'{claim.id}' is a {claim.kind}, not a claim", hint="margins are for claims")
+        article = "an" if claim.kind[:1] in "aeiou" else "a"  # an assumption, a definition
+        raise MarginError(f"'{claim.id}' is {article} {claim.kind}, not a claim", hint="margins are for claims")
     if len(axes) != 2 or axes[0].name == axes[1].name:
         raise MarginError("a region needs two different quantities")
     names = [a.name for a in axes]
