@@ -613,6 +613,7 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
         layers.append(label)
 
     parsed_sets: list[tuple[str, sp.Rational, str]] = []
+    set_twice: list[str] = []
     for text in sets:
         qname, value_text = parse_assignment(text, where="--set")
         if qname not in library.quantities:
@@ -624,12 +625,11 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
         value = parse_value(value_text, q.dimension, where=f"--set {text}", quantity=qname, si=si,
                             unit_hint=q.display_unit or q.unit)
         earlier = next((t for n, v, t in parsed_sets if n == qname and v != value), None)
-        if earlier is not None:
-            raise ScenarioError(f"{qname} is set twice, to different values: --set {earlier} and --set {text}",
-                                where=f"--set {text}", hint="give each quantity one --set")
+        if earlier is not None:  # a later --set overrides (a script's base options, then the what-if): said
+            set_twice.append(f"{qname} is set twice: --set {text} replaces --set {earlier}")
         parsed_sets.append((qname, value, text))
 
-    notes: list[str] = []
+    notes: list[str] = list(set_twice)
     default_base = scenario is None
     base_origin = f"scenario {name}"
 
