@@ -64,7 +64,23 @@ class _Search:
         self.budget = max(50, min(MAX_BOXES, MAX_WORK // self.nodes))
         self.centres_tried = 0
 
-    def solve(self, box: dict, depth: int = 0) -> tuple:
+    def solve(self, root: dict) -> tuple:
+        """The bisection tree of ``root``, depth first (left before right), without recursion: a tree can
+        be thousands of splits deep."""
+        top: list = [None]
+        todo: list[tuple[dict, int, list, int]] = [(root, 0, top, 0)]
+        while todo:
+            box, depth, parent, slot = todo.pop()
+            node = self.visit(box, depth)
+            if node[0] == "split":
+                _, s, m, low, high = node
+                node = ["split", s, m, None, None]
+                todo += [(high, depth + 1, node, 4), (low, depth + 1, node, 3)]
+            parent[slot] = node
+        return _frozen(top[0])
+
+    def visit(self, box: dict, depth: int) -> tuple:
+        """A closed leaf, or ``("split", symbol, point, low box, high box)``; raises ``_Stop``."""
         k = self.k
         self.boxes += 1
         if self.boxes > self.budget:
@@ -108,8 +124,22 @@ class _Search:
         if widths[widest] == 0 or hi - lo < sp.Rational(1, 10**12) * max(1, abs(hi)):
             raise _Stop("unknown", f"intervals did not separate near {widest} = {lo}" + _why_not(k, ivbox))
         m = _split_point(lo, hi, widest in k.integer)
-        return ("split", widest, m, self.solve({**box, widest: (lo, m)}, depth + 1),
-                self.solve({**box, widest: (m, hi)}, depth + 1))
+        return ("split", widest, m, {**box, widest: (lo, m)}, {**box, widest: (m, hi)})
+
+
+def _frozen(node: list | tuple) -> tuple:
+    """The tree with its split nodes (lists while it was built) as tuples, without recursion."""
+    out: dict[int, tuple] = {}
+    order: list = []
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        order.append(n)
+        if isinstance(n, list):
+            todo += [n[3], n[4]]
+    for n in reversed(order):  # children before their parents
+        out[id(n)] = (n[0], n[1], n[2], out[id(n[3])], out[id(n[4])]) if isinstance(n, list) else n
+    return out[id(node)]
 
 
 def _simplest(lo: sp.Rational, hi: sp.Rational) -> sp.Rational:

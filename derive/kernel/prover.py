@@ -158,7 +158,7 @@ def _points(k: Kernel, seed: int, count: int) -> Iterator[dict[sp.Symbol, sp.Rat
 
 def _corners(k: Kernel, count: int) -> list[dict[sp.Symbol, sp.Rational]]:
     """Up to ``count`` corners of a box that bounds every quantity (the integers nearest inside, for
-    integer quantities), lowest first."""
+    integer quantities): all lows, all highs, then the others from both ends."""
     if not k.symbols or any(s not in k.bounds for s in k.symbols):
         return []
     ends = []
@@ -168,7 +168,9 @@ def _corners(k: Kernel, count: int) -> list[dict[sp.Symbol, sp.Rational]]:
             lo, hi = sp.ceiling(lo), sp.floor(hi)
         ends.append((lo, hi) if lo < hi else (lo,))
     out = []
-    for i in range(min(count, 2 ** len(ends))):
+    last = 2 ** len(ends) - 1
+    for n in range(min(count, last + 1)):
+        i = n // 2 if n % 2 == 0 else last - n // 2
         bits = [(i >> j) & 1 for j in range(len(ends))]
         out.append({s: e[b if len(e) == 2 else 0] for s, e, b in zip(k.symbols, ends, bits, strict=True)})
     return list({tuple(sorted(p.items(), key=str)): p for p in out}.values())

@@ -469,10 +469,10 @@ _EXP_LIMIT = 10**30  # exp is evaluated for exponents up to this size; beyond it
 def _exp(v):
     """``exp`` of an interval.  An exponent beyond +-1e30 is not evaluated (a budget): past it the
     enclosure is widened to 0 below or +inf above, which still holds every value (exp is increasing)."""
-    if -_EXP_LIMIT <= v.a and v.b <= _EXP_LIMIT:
+    if v.a >= -_EXP_LIMIT and v.b <= _EXP_LIMIT:
         return _iv.exp(v)
-    low = _iv.mpf(0) if v.a < -_EXP_LIMIT else _iv.exp(_iv.mpf(min(v.a, _EXP_LIMIT)))
-    high = _iv.mpf("inf") if v.b > _EXP_LIMIT else _iv.exp(_iv.mpf(max(v.b, -_EXP_LIMIT)))
+    low = _iv.mpf(0) if v.a < -_EXP_LIMIT else _iv.exp(v.a if v.a <= _EXP_LIMIT else _iv.mpf(_EXP_LIMIT))
+    high = _iv.mpf("inf") if v.b > _EXP_LIMIT else _iv.exp(v.b if v.b >= -_EXP_LIMIT else _iv.mpf(-_EXP_LIMIT))
     return _iv.mpf([low.a, high.b])
 
 

@@ -156,13 +156,20 @@ def value(e: sp.Expr, point: dict):
     raise ValueError(f"no rule for {type(e).__name__}")
 
 
+class Unsure(Exception):
+    """A Piecewise condition within the tolerance of its boundary: the claim is not judged there."""
+
+
 def condition(c, point):
     if c is sp.true or c is sp.false:
         return bool(c)
     if isinstance(c, sp.core.relational.Relational):
-        return truth(logic.Rel(c.lhs, c.rel_op, c.rhs), point)
+        t = truth(logic.Rel(c.lhs, c.rel_op, c.rhs), point)
+        if t == "close":
+            raise Unsure(c)
+        return t
     vals = [condition(a, point) for a in c.args]
-    if None in vals or "close" in vals:
+    if None in vals:
         return None
     if isinstance(c, sp.And):
         return all(vals)
@@ -181,10 +188,14 @@ def truth(f, point):
         a, b = value(f.lhs, point), value(f.rhs, point)
         if a is None or b is None:
             return None
-        d = a - b
-        if abs(d) <= TOL * max(1, abs(a), abs(b)):
-            return "close"
-        return {">": d > 0, "<": d < 0, ">=": d >= 0, "<=": d <= 0, "==": False, "!=": True}[f.op]
+        exact = (f.lhs - f.rhs).xreplace(point)  # where sympy's exact arithmetic settles it (1 > 1, E - e)
+        if exact.is_Rational:
+            d = mpmath.mpf(exact.p) / exact.q
+        else:
+            d = a - b
+            if abs(d) <= TOL * max(1, abs(a), abs(b)):
+                return "close"
+        return {">": d > 0, "<": d < 0, ">=": d >= 0, "<=": d <= 0, "==": d == 0, "!=": d != 0}[f.op]
     parts = [f.arg] if isinstance(f, logic.Not) else [f.premise, f.conclusion] \
         if isinstance(f, logic.Implies) else list(f.args)
     vals = [truth(p, point) for p in parts]
@@ -234,16 +245,23 @@ def judge(problem: Problem, out, rng: random.Random) -> str | None:
     mpmath.mp.dps = 50
     if out.verdict == "refuted":
         point = {s: R(out.counterexample[str(s)]) for s in problem.symbols()}
-        region, goal = in_region(problem, point), truth(problem.goal, point)
+        try:
+            region, goal = in_region(problem, point), truth(problem.goal, point)
+        except Unsure:
+            return None
         if "close" not in (region, goal) and not (region is True and goal is False):
             return f"counterexample {point}: region {region}, goal {goal}"
     if out.verdict == "proved":
         for _ in range(150):
             point = _sample(problem, rng)
-            if point is None or in_region(problem, point) is not True:
+            try:
+                if point is None or in_region(problem, point) is not True:
+                    continue
+                goal = truth(problem.goal, point)
+            except Unsure:
                 continue
-            if truth(problem.goal, point) in (False, None):
-                return f"proved, but at {point} the goal is {truth(problem.goal, point)}"
+            if goal in (False, None):
+                return f"proved, but at {point} the goal is {goal}"
     return None
 
 

@@ -355,3 +355,26 @@ def test_assumptions_that_fix_every_quantity_are_evaluated_exactly():
     assert _decide([*at_one, logic.gt(u_, 2)], logic.eq(sp.exp(u_), sp.E)).verdict != "proved"
     assert _decide([], logic.le(u_ * sp.exp(u_), sp.E), {u_: (R(1), R(1))}).verdict == "proved"
     assert _decide([logic.eq(u_, 0)], logic.gt(sp.log(u_), -1)).verdict == "unknown"  # undefined there
+
+
+def test_a_deep_bisection_tree_needs_no_recursion():
+    # a claim over many quantities is split thousands of times down one path: the search used to
+    # recurse, and the recursion error surfaced as an internal error inside mpmath
+    from derive.kernel.interval import _Search
+    from derive.kernel.trusted import Kernel
+
+    k = Kernel(_bounded(logic.ge(sp.exp(u_), 0), {u_: (0, 1)}))
+    search = _Search(k)
+
+    def visit(box, depth):  # split the lowest box again and again, close every other one
+        lo, hi = box[u_]
+        if depth >= 3000 or lo > 0:
+            return ("leaf",)
+        m = (lo + hi) / 2
+        return ("split", u_, m, {u_: (lo, m)}, {u_: (m, hi)})
+
+    search.visit = visit
+    tree, depth = search.solve({u_: (R(0), R(1))}), 0
+    while tree[0] == "split":
+        tree, depth = tree[3], depth + 1
+    assert depth == 3000
