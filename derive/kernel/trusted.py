@@ -66,9 +66,10 @@ Verdicts
 
 Budgets (deterministic, never wall-clock; running out gives ``unknown`` naming the budget)
 ------------------------------------------------------------------------------------------
-z3: ``Problem.rlimit`` (plus ``Z3_SAFETY_MS`` of wall clock as a net under steps the rlimit does not
-interrupt; ``translate.MAX_ROOT_DEGREE`` keeps high-degree roots away from z3, ``translate.MAX_MONOMIALS``
-polynomials z3 would multiply out past that size).  Exact evaluation: rationals up to ``EXACT_BITS``
+z3: ``Problem.rlimit`` (plus ``Z3_SAFETY_MS`` of wall clock, for the region's query and for all of the
+goal's together, as a net under steps the rlimit does not interrupt; ``translate.MAX_ROOT_DEGREE``
+keeps high-degree roots away from z3, ``translate.MAX_MONOMIALS`` polynomials z3 would multiply out
+past that size).  Exact evaluation: rationals up to ``EXACT_BITS``
 bits, certified intervals up to ``PRECISIONS[-1]`` bits.  Algebra: ``ALGEBRA_TERMS`` estimated terms of
 the expanded common fraction (``expansion_size``, denominators included).  The proposers have their own
 (``interval.MAX_BOXES``, ``prover.SEARCH_STEPS``).
@@ -77,6 +78,7 @@ the expanded common fraction (``expansion_size``, denominators included).  The p
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -96,7 +98,8 @@ BOX_PRECISION = 64  # bits of interval evaluation on a box
 ALGEBRA_TERMS = 5_000  # largest expansion the identity route normalises
 TAYLOR_SYMBOLS = 6  # Taylor leaves of an interval certificate: for goals over at most this many quantities,
 TAYLOR_NODES = 300  # and inequalities of at most this many nodes (their derivatives are built and enclosed)
-Z3_SAFETY_MS = 60_000  # a wall-clock safety net only, for z3 steps its rlimit does not interrupt
+Z3_SAFETY_MS = 60_000  # a wall-clock safety net only, for z3 steps its rlimit does not interrupt: for the
+# region's query, and for all of a goal's queries together
 FLOAT_HINT = "floats are refused (sympy folds them at 53 bits); write an exact rational, e.g. sp.Rational('0.1')"
 
 _TOTAL = (sp.exp, sp.sin, sp.cos, sp.Abs, sp.Max, sp.Min)  # defined for every real argument
@@ -662,6 +665,7 @@ class Kernel:
             self.region += [Rel(s, ">=", lo), Rel(s, "<=", hi)]
         self.goal = problem.goal
         self._z3: _Z3 | None | str = None
+        self._z3_ms = 0.0  # wall clock z3 spent on this goal's queries (see Z3_SAFETY_MS)
         self._goal_unsat = False
         self._consistency: tuple[str, str | None] | None = None
         self._discharged: tuple[tuple[str, ...] | None, str | None] | None = None
@@ -704,7 +708,13 @@ class Kernel:
             zextra = zs.translator.formula(extra) if extra is not None else None
         except TranslationError as err:
             return "untranslatable", None, err.message
+        if not alone:  # the safety net is for all of the goal's queries together, not for each
+            left = Z3_SAFETY_MS - self._z3_ms
+            if left < 1000:
+                return "unknown", None, f"z3's wall-clock safety net ({Z3_SAFETY_MS // 1000} s for a goal) is spent"
+            zs.solver.set("timeout", int(left))
         zs.solver.push()
+        start = time.perf_counter()
         try:
             if zextra is not None:
                 zs.solver.add(*zs.translator.definitions, zextra)
@@ -723,6 +733,8 @@ class Kernel:
             return "sat", point, None
         finally:
             zs.solver.pop()
+            if not alone:
+                self._z3_ms += 1000 * (time.perf_counter() - start)
 
     # the region ---------------------------------------------------------------------------------
 
