@@ -523,8 +523,21 @@ def _exactly_equal(lhs: sp.Expr, rhs: sp.Expr, point: Mapping[sp.Symbol, sp.Rati
     ``lhs - rhs`` to 0: ``u*exp(u)`` against ``E`` at u = 1, ``log(8)`` against ``3*log(2)``.  Only asked
     where both sides are defined (their enclosures worked) and no precision separated them."""
     at = {s: sp.Rational(v) for s, v in point.items()}
+    for e in (lhs, rhs):  # sympy would build x**y exactly: only small powers (the algebra budget)
+        for a in sp.preorder_traversal(e):
+            if isinstance(a, sp.Pow):
+                x = a.exp if a.exp.is_Rational else _exact_or_none(a.exp, at)
+                if x is None or abs(x) > 1000:
+                    return False
     z = lhs.xreplace(at) - rhs.xreplace(at)
     return z == 0 or (expansion_size(z) <= ALGEBRA_TERMS and sp.expand(z) == 0)
+
+
+def _exact_or_none(e: sp.Expr, point: Mapping[sp.Symbol, sp.Rational]) -> sp.Rational | None:
+    try:
+        return _exact(e, point)
+    except Unsettled:
+        return None
 
 
 _OPS = {"==": lambda s: s == 0, "!=": lambda s: s != 0, "<": lambda s: s < 0, "<=": lambda s: s <= 0,

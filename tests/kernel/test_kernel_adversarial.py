@@ -378,3 +378,13 @@ def test_a_deep_bisection_tree_needs_no_recursion():
     while tree[0] == "split":
         tree, depth = tree[3], depth + 1
     assert depth == 3000
+
+
+def test_no_exact_power_of_a_huge_exponent_is_built():
+    # sympy would build (2*x)**y exactly at y = 999000 when intervals could not separate the two sides
+    import time
+
+    start = time.perf_counter()
+    out = _decide([], logic.eq((2 * u_) ** v_, 2**v_ * u_**v_))
+    assert out.verdict == "unknown" and time.perf_counter() - start < 20
+    assert _decide([logic.gt(u_, 0)], logic.eq((2 * u_) ** v_, 2**v_ * u_**v_)).verdict == "proved"
