@@ -14,7 +14,7 @@ import sympy as sp
 from derive.kernel.logic import Formula, Iff, Implies, Rel
 from derive.kernel.problem import DEFAULT_RLIMIT, Outcome, Problem
 from derive.kernel.prover import decide
-from derive.kernel.trusted import Kernel
+from derive.kernel.trusted import MAX_NODES, Kernel, tree_size
 from derive.model.declarations import Assumption, Claim, Declaration
 from derive.model.library import Library
 from derive.model.scenario import Scenario
@@ -240,23 +240,39 @@ class Checker:
         start = time.perf_counter()
         lib = self.library
         rests_on = lib.rests_on(claim)
-        missing = self.missing_values(claim)
-        if missing:
-            outcome = Outcome("unknown", "none", "the scenario gives no value for " + ", ".join(missing)
-                              + " (use --set or a preset)")
-            return self._result(claim, outcome, [], rests_on, start)
         try:
+            large = self.too_large(claim)
+            if large:
+                return self._result(claim, Outcome("unknown", "none", large), [], rests_on, start)
+            missing = self.missing_values(claim)
+            if missing:
+                outcome = Outcome("unknown", "none", "the scenario gives no value for " + ", ".join(missing)
+                                  + " (use --set or a preset)")
+                return self._result(claim, outcome, [], rests_on, start)
             hyps = self.hypotheses_for(claim)
             steps = self._check_steps(claim, hyps)
             outcome = self.decide(self.problem(claim, claim.goal, hyps))
+            result = self._result(claim, outcome, steps, rests_on, start)
+            if result.verdict == "refuted" and claim.instance:
+                # The point where an instance claim fails includes the scenario values it was checked at.
+                result.counterexample = {**self.instance_values(claim, hyps), **(result.counterexample or {})}
         except Exception as err:  # noqa: BLE001 - one claim's internal error never stops the others
             outcome = Outcome("unknown", "none", f"internal error, so no verdict: {type(err).__name__}: {err}")
             return self._result(claim, outcome, [], rests_on, start)
-        result = self._result(claim, outcome, steps, rests_on, start)
-        if result.verdict == "refuted" and claim.instance:
-            # The point where an instance claim fails includes the scenario values it was checked at.
-            result.counterexample = {**self.instance_values(claim, hyps), **(result.counterexample or {})}
         return result
+
+    def too_large(self, claim: Claim) -> str | None:
+        """Why the claim is too large to check (its expressions, with the assumptions it cites and the
+        definitions they use expanded, past the kernel's ``MAX_NODES``), or None: checked on sympy's
+        shared structure before anything walks the trees."""
+        lib, pinned = self.library, self.pinned_for(claim)
+        exprs = list(claim.exprs())
+        for aid in lib.rests_on(claim):
+            relation = getattr(lib.declarations[aid], "relation", None)
+            exprs += relation.exprs() if relation is not None else []
+        if tree_size(exprs) <= MAX_NODES and tree_size([lib.expand(e, pinned) for e in exprs]) <= MAX_NODES:
+            return None
+        return f"the claim is too large for the engines (more than {MAX_NODES} nodes, definitions expanded; a budget)"
 
     def confirms(self, result: ClaimResult) -> bool:
         """Whether a stored own result (a cache's) may be replayed: a ``refuted`` one only when the

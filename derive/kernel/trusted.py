@@ -96,6 +96,7 @@ EXACT_BITS = 20_000  # largest exact rational (numerator or denominator bits) ex
 PRECISIONS = (64, 256, 1024, 4096)  # bits of the certified interval evaluation at a point, tried in order
 BOX_PRECISION = 64  # bits of interval evaluation on a box
 ALGEBRA_TERMS = 5_000  # largest expansion the identity route normalises
+MAX_NODES = 50_000  # largest statement (nodes of its expression trees, see ``tree_size``) the engines read
 TAYLOR_SYMBOLS = 6  # Taylor leaves of an interval certificate: for goals over at most this many quantities,
 TAYLOR_NODES = 300  # and inequalities of at most this many nodes (their derivatives are built and enclosed)
 Z3_SAFETY_MS = 60_000  # a wall-clock safety net only, for z3 steps its rlimit does not interrupt: for the
@@ -128,8 +129,31 @@ class OverBudget(Unsettled):
 
 # refusal ---------------------------------------------------------------------------------------------
 
+def tree_size(exprs: list[sp.Expr], limit: int = MAX_NODES) -> int:
+    """The nodes of the expressions' trees, a part sympy shares counted every time it occurs (the
+    engines walk trees: ``e = e*(e + 1)`` thirty times over is a small object and a tree of 2**30 nodes),
+    counted on the shared structure in linear time; any count past ``limit`` is ``limit + 1``."""
+    memo: dict[int, int] = {}
+    total = 0
+    for root in exprs:
+        todo: list[tuple[sp.Basic, bool]] = [(root, False)]
+        while todo:
+            node, ready = todo.pop()
+            if id(node) in memo:
+                continue
+            if ready:
+                memo[id(node)] = min(limit + 1, 1 + sum(memo[id(a)] for a in node.args))
+            else:
+                todo.append((node, True))
+                todo += [(a, False) for a in node.args if id(a) not in memo]
+        total = min(limit + 1, total + memo[id(root)])
+    return total
+
+
 def refusal(problem: Problem) -> str | None:
     """Why the kernel gives this problem no meaning (see the module docstring), or None."""
+    if tree_size([e for f in [*problem.hypotheses, problem.goal] for e in f.exprs()]) > MAX_NODES:
+        return f"the statement is too large for the engines (more than {MAX_NODES} nodes; a budget)"
     for sym, (lo, hi) in sorted(problem.bounds.items(), key=lambda kv: str(kv[0])):
         for end in (lo, hi):
             if isinstance(end, (float, sp.Float)):

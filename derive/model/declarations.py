@@ -316,9 +316,20 @@ def _bounds_triples(claim_id: str, bounds: object) -> tuple:
 
 
 def free_symbols_of(exprs: Sequence[sp.Expr]) -> set[sp.Symbol]:
+    """The symbols of the expressions, each distinct part visited once (sympy shares repeated parts,
+    whose tree can be exponentially larger than the expression)."""
     out: set[sp.Symbol] = set()
-    for e in exprs:
-        out |= {s for s in e.free_symbols if isinstance(s, sp.Symbol)}
+    seen: set[int] = set()
+    todo = list(exprs)
+    while todo:
+        e = todo.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, sp.Symbol):
+            out.add(e)
+        elif isinstance(e, sp.Basic):
+            todo += e.args
     return out
 
 

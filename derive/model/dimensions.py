@@ -13,22 +13,31 @@ from derive.model.units import DIMENSIONLESS, Dimension, format_dimension
 Lookup = Callable[[sp.Symbol], Dimension]
 
 
-def dimension_of(expr: sp.Expr, lookup: Lookup, *, where: str = "") -> Dimension:
-    """The dimension of ``expr``; raises ``DimensionError`` naming both sides of any mismatch."""
+def dimension_of(expr: sp.Expr, lookup: Lookup, *, where: str = "", memo: dict | None = None) -> Dimension:
+    """The dimension of ``expr``; raises ``DimensionError`` naming both sides of any mismatch.  Each
+    distinct part is inferred once (``memo``): sympy shares repeated parts, whose tree can be
+    exponentially larger than the expression."""
+    memo = {} if memo is None else memo
+    if id(expr) not in memo:
+        memo[id(expr)] = (expr, _dimension_of(expr, lookup, where, memo))  # the part kept alive: ids stay unique
+    return memo[id(expr)][1]
+
+
+def _dimension_of(expr: sp.Expr, lookup: Lookup, where: str, memo: dict) -> Dimension:
     if isinstance(expr, sp.Symbol):
         return lookup(expr)
     if expr.is_Number or expr in (sp.pi, sp.E) or isinstance(expr, sp.NumberSymbol):
         return DIMENSIONLESS
     if isinstance(expr, (sp.Add, sp.Max, sp.Min)):
-        return _same(expr.args, lookup, where, "sum" if isinstance(expr, sp.Add) else str(expr.func))
+        return _same(expr.args, lookup, where, "sum" if isinstance(expr, sp.Add) else str(expr.func), memo)
     if isinstance(expr, sp.Mul):
         out = DIMENSIONLESS
         for a in expr.args:
-            out = out * dimension_of(a, lookup, where=where)
+            out = out * dimension_of(a, lookup, where=where, memo=memo)
         return out
     if isinstance(expr, sp.Pow):
-        base = dimension_of(expr.base, lookup, where=where)
-        exp_dim = dimension_of(expr.exp, lookup, where=where)
+        base = dimension_of(expr.base, lookup, where=where, memo=memo)
+        exp_dim = dimension_of(expr.exp, lookup, where=where, memo=memo)
         if not exp_dim.is_dimensionless:
             raise DimensionError(f"exponent {expr.exp} has dimension {format_dimension(exp_dim)}", where=where)
         if base.is_dimensionless:
@@ -42,9 +51,9 @@ def dimension_of(expr: sp.Expr, lookup: Lookup, *, where: str = "") -> Dimension
 
         return base ** Fraction(int(expr.exp.p), int(expr.exp.q))
     if isinstance(expr, sp.Abs):
-        return dimension_of(expr.args[0], lookup, where=where)
+        return dimension_of(expr.args[0], lookup, where=where, memo=memo)
     if isinstance(expr, sp.Piecewise):
-        dims = [dimension_of(e, lookup, where=where) for e, _ in expr.args]
+        dims = [dimension_of(e, lookup, where=where, memo=memo) for e, _ in expr.args]
         for d in dims[1:]:
             if d != dims[0]:
                 raise DimensionError(
@@ -54,7 +63,7 @@ def dimension_of(expr: sp.Expr, lookup: Lookup, *, where: str = "") -> Dimension
     if isinstance(expr, sp.Function):
         # exp, log, sqrt-free functions and undefined functions take and give plain numbers.
         for a in expr.args:
-            d = dimension_of(a, lookup, where=where)
+            d = dimension_of(a, lookup, where=where, memo=memo)
             if not d.is_dimensionless:
                 raise DimensionError(
                     f"{expr.func} applied to a quantity of dimension {format_dimension(d)}", where=where
@@ -63,8 +72,8 @@ def dimension_of(expr: sp.Expr, lookup: Lookup, *, where: str = "") -> Dimension
     raise DimensionError(f"cannot infer the dimension of {expr}", where=where)
 
 
-def _same(args: tuple[sp.Expr, ...], lookup: Lookup, where: str, what: str) -> Dimension:
-    dims = [(a, dimension_of(a, lookup, where=where)) for a in args]
+def _same(args: tuple[sp.Expr, ...], lookup: Lookup, where: str, what: str, memo: dict) -> Dimension:
+    dims = [(a, dimension_of(a, lookup, where=where, memo=memo)) for a in args]
     first_expr, first = dims[0]
     for a, d in dims[1:]:
         if d != first:

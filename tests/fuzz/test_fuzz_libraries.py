@@ -48,6 +48,8 @@ BROKEN = {
     "goal_text": OK + "bad = Claim('gadget.text', title='t', statement='s', source=derived('f'), goal='n > 0')\n",
     "deep": "x = " + "[" * 50 + "]" * 50 + "\nraise ValueError(x)\n",
     "huge_int_text": "x = int('9' * 5000)\n",
+    "self_definition": OK + "from derive import Definition\nloop = Definition('gadget.loop', title='t', statement='s', "
+                            "source=derived('f'), defines=count, expr=count.sym + 1)\n",
 }
 PRINTING = {
     "prints": "print('hello from the library')\n" + OK,

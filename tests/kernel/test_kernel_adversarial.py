@@ -388,3 +388,24 @@ def test_no_exact_power_of_a_huge_exponent_is_built():
     out = _decide([], logic.eq((2 * u_) ** v_, 2**v_ * u_**v_))
     assert out.verdict == "unknown" and time.perf_counter() - start < 20
     assert _decide([logic.gt(u_, 0)], logic.eq((2 * u_) ** v_, 2**v_ * u_**v_)).verdict == "proved"
+
+
+def test_a_claim_whose_tree_doubles_at_every_level_is_refused_at_once():
+    # e = e*(e + 1) forty times is a small object for sympy (it shares the repeated part) and a tree of
+    # 2**40 nodes for anything that walks it: loading, expanding and checking used to hang
+    import time
+
+    e, prev, decls = X, x, []
+    for i in range(40):
+        e = e * (e + 1)
+        q = Q(f"dd{i}", "positive")
+        decls.append(Definition(f"t.dd{i}", title="d", statement="s", source=SRC, defines=q,
+                                expr=prev.sym * (prev.sym + 1)))
+        prev = q
+    start = time.perf_counter()
+    result, _ = check(logic.gt(e, -1), decls=())
+    assert result.verdict == "unknown" and "too large" in result.reason
+    result, _ = check(logic.gt(prev.sym, 0), decls=tuple(decls))
+    assert result.verdict == "unknown" and "too large" in result.reason
+    assert _decide([], logic.gt(e, -1)).verdict == "unknown"
+    assert time.perf_counter() - start < 20
