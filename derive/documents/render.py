@@ -102,7 +102,7 @@ _SI_BASE = {
     "%": [("\\percent", 1)], "percent": [("\\percent", 1)], "1": [],
 }
 _SI_PREFIX = {"k": "\\kilo", "K": "\\kilo", "M": "\\mega", "G": "\\giga", "T": "\\tera", "P": "\\peta",
-              "E": "\\exa", "m": "\\milli", "u": "\\micro", "µ": "\\micro", "n": "\\nano",
+              "E": "\\exa", "m": "\\milli", "u": "\\micro", "µ": "\\micro", "n": "\\nano", "p": "\\pico",
               "Ki": "\\kibi", "Mi": "\\mebi", "Gi": "\\gibi", "Ti": "\\tebi"}
 # Units siunitx does not know, declared wherever values are used (derivation.tex and values.tex).
 SIUNIT_DECLARATIONS = (
@@ -317,8 +317,8 @@ def _group_at(text: str, i: int) -> tuple[str, int]:
     return text[i + 1:], len(text)
 
 
-def _part(f: Formula, printer: Printer) -> str:
-    inner = f.latex(printer)
+def _part(f: Formula, printer: Printer, rel: Callable[[Rel], str | None] | None = None) -> str:
+    inner = f.latex(printer, rel)
     return inner if isinstance(f, Rel) else rf"\left({inner}\right)"
 
 
@@ -384,6 +384,8 @@ def _relations(f: Formula) -> list[Rel]:
 
 
 _OPS = {"==": "=", "!=": r"\neq", "<": "<", "<=": r"\le", ">": ">", ">=": r"\ge"}
+# a relation to a rounded number (the symbol keeps its direction on the page)
+_ROUNDED = {"==": r"\approx", "<": r"\lesssim", "<=": r"\lesssim", ">": r"\gtrsim", ">=": r"\gtrsim"}
 
 
 class ModelBuilder:
@@ -434,6 +436,63 @@ class ModelBuilder:
             out[d.id] = name
         return out
 
+    # numbers in formulas ---------------------------------------------------------------------------
+
+    def number_beside(self, number: sp.Expr, other: sp.Expr) -> tuple[str, bool] | None:
+        """A plain number compared with (or stated for) ``other``, as math through the display formatter:
+        with the unit of ``other`` and a prefix (``312\\,\\mathrm{TFLOP/s}``, not ``312000000000000``),
+        and whether the text is exact.  A dimensionless number only when it is too long to read
+        (``10^{8}``); None where the printer's own form is the better one (0, 2, ``\\frac{1}{3}``, no known
+        dimension)."""
+        from derive.model.display import math_number, math_value
+
+        if not (number.is_Rational or number.is_Float) or number.is_zero or other.is_number:
+            return None
+        try:
+            dim = dimension_of(other, self.library.dimension, where="document")
+        except DeriveError:
+            return None
+        value = sp.Rational(number) if number.is_Rational else number
+        if dim.is_dimensionless:
+            r = sp.Rational(value)
+            if abs(r.p) < 10**6 and r.q < 10**6:
+                return None
+            return math_number(value)
+        unit = format_dimension(dim)
+        if isinstance(other, sp.Symbol) and str(other) in self.library.quantities:
+            own = quantity_unit(self.library.quantities[str(other)])
+            if parse_unit(own).dimension == dim:
+                unit = own
+        return math_value(in_unit(value, unit), unit)
+
+    def rel_parts(self, rel: Rel) -> tuple[str, str, str]:
+        """(left, operator, right) of a relation as LaTeX, a plain number side with its unit
+        (``number_beside``).  A number that could not be written exactly reads as rounded: ``\\approx``
+        for ``=``, ``\\gtrsim``/``\\lesssim`` for a bound; beside ``\\neq`` it keeps the printer's form."""
+        left, op, right = self.printer(rel.lhs), _OPS[rel.op], self.printer(rel.rhs)
+        for on_right, side, other in ((True, rel.rhs, rel.lhs), (False, rel.lhs, rel.rhs)):
+            shown = self.number_beside(side, other)
+            if shown is None:
+                continue
+            text, exact = shown
+            if not exact:
+                if rel.op == "!=":
+                    continue
+                op = _ROUNDED[rel.op]
+            if on_right:
+                right = text
+            else:
+                left = text
+        return left, op, right
+
+    def rel_latex(self, rel: Rel) -> str:
+        left, op, right = self.rel_parts(rel)
+        return f"{left} {op} {right}"
+
+    def formula_latex(self, f: Formula) -> str:
+        """A relation tree as LaTeX, its plain numbers with units (``rel_latex``)."""
+        return f.latex(self.printer, self.rel_latex)
+
     # pieces ----------------------------------------------------------------------------------------
 
     def ref(self, decl_id: str) -> dict[str, str]:
@@ -450,11 +509,12 @@ class ModelBuilder:
         parts: list[tuple[str, str]] = []
         if isinstance(f, And | Or):
             joiner = r"\wedge" if isinstance(f, And) else r"\vee"
-            parts = [("" if i == 0 else joiner, _part(a, self.printer)) for i, a in enumerate(f.args)]
+            parts = [("" if i == 0 else joiner, _part(a, self.printer, self.rel_latex)) for i, a in enumerate(f.args)]
         elif isinstance(f, Iff | Implies):
             left, right = (f.left, f.right) if isinstance(f, Iff) else (f.premise, f.conclusion)
             joiner = r"\iff" if isinstance(f, Iff) else r"\implies"
-            parts = [("", _part(left, self.printer)), (joiner, _part(right, self.printer))]
+            parts = [("", _part(left, self.printer, self.rel_latex)),
+                     (joiner, _part(right, self.printer, self.rel_latex))]
         if len(parts) < 2:
             return one_line
         lines = [rf"{j}\;& {p}" if j else rf"& {p}" for j, p in parts]
@@ -464,16 +524,19 @@ class ModelBuilder:
         if isinstance(d, Definition):
             return f"{d.defines.latex} = {self.printer(d.expr)}"
         if isinstance(d, Assumption):
-            return d.relation.latex(self.printer) if d.relation is not None else None
+            return self.formula_latex(d.relation) if d.relation is not None else None
         if isinstance(d, Claim):
             band = tolerance_band(d.goal)
             if band is not None and band.kind in ("percent", "factor"):
                 # "about X" as people write it: B^{*} = 2400 \pm 1\,\%, not 2376 <= B^{*} <= 2424
                 lhs, center = self.printer(band.expr), _decimal_latex(band.center, self.printer)
+                shown = self.number_beside(sp.sympify(band.center), band.expr)
+                if shown is not None and shown[1]:  # the lecture's round number, with its unit
+                    center = shown[0]
                 if band.kind == "percent":
                     return rf"{lhs} = {center} \pm {_plain(band.amount)}\,\%"
                 return rf"{lhs} = {center} \cdot {_plain(band.amount)}^{{\pm 1}}"
-            return d.goal.latex(self.printer)
+            return self.formula_latex(d.goal)
         return None
 
     def counterexample(self, values: Mapping[str, str] | None) -> list[dict]:
@@ -562,11 +625,12 @@ class ModelBuilder:
             else:
                 connective = "" if i == 0 else (r"\Leftrightarrow\;" if link == "iff" else r"\Rightarrow\;")
                 if isinstance(formula, Rel):
-                    left = f"{connective} {self.printer(formula.lhs)}".strip()
-                    right = f"{_OPS[formula.op]} {self.printer(formula.rhs)}"
+                    lhs, op, rhs = self.rel_parts(formula)
+                    left = f"{connective} {lhs}".strip()
+                    right = f"{op} {rhs}"
                     line = f"{left} {right}"
                 elif isinstance(formula, Formula):
-                    left, right = connective, formula.latex(self.printer)
+                    left, right = connective, self.formula_latex(formula)
                     line = f"{connective} {right}".strip()
                 else:
                     left, right = connective, self.printer(formula)
@@ -603,7 +667,7 @@ class ModelBuilder:
             model["defines"] = {"name": q.name, "symbol": q.latex, "unit": unit_tex(q.unit),
                                 "unit_md": markdown_unit(q.unit), "meaning": q.meaning}
         if isinstance(d, Claim):
-            model["hypotheses"] = [h.latex(self.printer) for h in d.hypotheses]
+            model["hypotheses"] = [self.formula_latex(h) for h in d.hypotheses]
             model["instance"] = d.instance
             model["steps"] = self.derivation(d, result)
             if result is not None:
@@ -648,7 +712,7 @@ class ModelBuilder:
                              "as_of": c.as_of or "", "method": c.method or ""})
         return {"name": sc.name, "layers": list(sc.layers), "rows": rows, "notes": notes, "ceilings": ceilings,
                 "measured_ceilings": any(c["kind"] == "measured" for c in ceilings),
-                "assumptions": [{"text": t, "latex": f.latex(self.printer)} for t, f in sc.assumptions],
+                "assumptions": [{"text": t, "latex": self.formula_latex(f)} for t, f in sc.assumptions],
                 "pinned": sorted(sc.pinned)}
 
     def what_breaks(self) -> dict | None:

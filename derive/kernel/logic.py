@@ -39,7 +39,9 @@ class Formula:
         """Exact truth value at a point; every free symbol must be given a number."""
         raise NotImplementedError
 
-    def latex(self, printer: Callable[[sp.Expr], str]) -> str:
+    def latex(self, printer: Callable[[sp.Expr], str], rel: RelPrinter | None = None) -> str:
+        """LaTeX with ``printer`` for each side; ``rel``, when given, prints a whole relation its own way
+        (documents give a plain number its unit) or returns None for the default."""
         raise NotImplementedError
 
     def __and__(self, other: Formula) -> Formula:
@@ -99,11 +101,15 @@ class Rel(Formula):
         s = _exact_sign(diff)
         return {"==": s == 0, "!=": s != 0, "<": s < 0, "<=": s <= 0, ">": s > 0, ">=": s >= 0}[self.op]
 
-    def latex(self, printer: Callable[[sp.Expr], str]) -> str:
-        return f"{printer(self.lhs)} {_LATEX_OPS[self.op]} {printer(self.rhs)}"
+    def latex(self, printer: Callable[[sp.Expr], str], rel: RelPrinter | None = None) -> str:
+        own = rel(self) if rel is not None else None
+        return own if own is not None else f"{printer(self.lhs)} {_LATEX_OPS[self.op]} {printer(self.rhs)}"
 
     def __str__(self) -> str:
         return f"{sp.sstr(self.lhs)} {self.op} {sp.sstr(self.rhs)}"
+
+
+RelPrinter = Callable[[Rel], "str | None"]  # a relation in a caller's own form, or None for the default
 
 
 @dataclass(frozen=True)
@@ -119,8 +125,8 @@ class And(Formula):
     def evaluate(self, values: Mapping[sp.Symbol, sp.Expr]) -> bool:
         return all(a.evaluate(values) for a in self.args)
 
-    def latex(self, printer: Callable[[sp.Expr], str]) -> str:
-        return r" \;\wedge\; ".join(_paren(a, printer) for a in self.args)
+    def latex(self, printer: Callable[[sp.Expr], str], rel: RelPrinter | None = None) -> str:
+        return r" \;\wedge\; ".join(_paren(a, printer, rel) for a in self.args)
 
     def __str__(self) -> str:
         return " and ".join(f"({a})" for a in self.args)
@@ -139,8 +145,8 @@ class Or(Formula):
     def evaluate(self, values: Mapping[sp.Symbol, sp.Expr]) -> bool:
         return any(a.evaluate(values) for a in self.args)
 
-    def latex(self, printer: Callable[[sp.Expr], str]) -> str:
-        return r" \;\vee\; ".join(_paren(a, printer) for a in self.args)
+    def latex(self, printer: Callable[[sp.Expr], str], rel: RelPrinter | None = None) -> str:
+        return r" \;\vee\; ".join(_paren(a, printer, rel) for a in self.args)
 
     def __str__(self) -> str:
         return " or ".join(f"({a})" for a in self.args)
@@ -159,8 +165,8 @@ class Not(Formula):
     def evaluate(self, values: Mapping[sp.Symbol, sp.Expr]) -> bool:
         return not self.arg.evaluate(values)
 
-    def latex(self, printer: Callable[[sp.Expr], str]) -> str:
-        return r"\neg " + _paren(self.arg, printer)
+    def latex(self, printer: Callable[[sp.Expr], str], rel: RelPrinter | None = None) -> str:
+        return r"\neg " + _paren(self.arg, printer, rel)
 
     def __str__(self) -> str:
         return f"not ({self.arg})"
@@ -180,8 +186,8 @@ class Implies(Formula):
     def evaluate(self, values: Mapping[sp.Symbol, sp.Expr]) -> bool:
         return (not self.premise.evaluate(values)) or self.conclusion.evaluate(values)
 
-    def latex(self, printer: Callable[[sp.Expr], str]) -> str:
-        return _paren(self.premise, printer) + r" \implies " + _paren(self.conclusion, printer)
+    def latex(self, printer: Callable[[sp.Expr], str], rel: RelPrinter | None = None) -> str:
+        return _paren(self.premise, printer, rel) + r" \implies " + _paren(self.conclusion, printer, rel)
 
     def __str__(self) -> str:
         return f"({self.premise}) implies ({self.conclusion})"
@@ -201,15 +207,15 @@ class Iff(Formula):
     def evaluate(self, values: Mapping[sp.Symbol, sp.Expr]) -> bool:
         return self.left.evaluate(values) == self.right.evaluate(values)
 
-    def latex(self, printer: Callable[[sp.Expr], str]) -> str:
-        return _paren(self.left, printer) + r" \iff " + _paren(self.right, printer)
+    def latex(self, printer: Callable[[sp.Expr], str], rel: RelPrinter | None = None) -> str:
+        return _paren(self.left, printer, rel) + r" \iff " + _paren(self.right, printer, rel)
 
     def __str__(self) -> str:
         return f"({self.left}) iff ({self.right})"
 
 
-def _paren(f: Formula, printer: Callable[[sp.Expr], str]) -> str:
-    inner = f.latex(printer)
+def _paren(f: Formula, printer: Callable[[sp.Expr], str], rel: RelPrinter | None = None) -> str:
+    inner = f.latex(printer, rel)
     return inner if isinstance(f, Rel) else rf"\left({inner}\right)"
 
 

@@ -7,7 +7,7 @@ the formatter then picks the prefix that puts the number in [1, 1000):
 
 - measured units (FLOP, byte, bit, seconds) take SI prefixes on the first unit of the numerator:
   ``2e13 byte/s`` -> ``20 TB/s``; a binary prefix in the given unit keeps the binary family (GiB);
-- a time alone reads as ns, µs, ms, s, min, h or days;
+- a time alone reads as ps, ns, µs, ms, s, min, h or days;
 - counted units (token, seq, param, plain numbers) keep their unit and shorten the number:
   ``2,400 seq``, ``200k token/seq``, ``70G param``;
 - money is written ``$``-first, a small price per unit moves the prefix to the denominator:
@@ -44,6 +44,8 @@ __all__ = [
     "format_value",
     "input_text",
     "latex_value",
+    "math_number",
+    "math_value",
     "shown",
     "tex_text",
     "to_fraction",
@@ -77,7 +79,7 @@ _PREFIX_VALUE: dict[str, Fraction] = {
 }
 _UP = ("", "k", "M", "G", "T", "P", "E")
 _BINARY = ("", "Ki", "Mi", "Gi", "Ti")
-_DOWN = ("n", "µ", "m")  # only for seconds (ps would need a siunitx prefix in the documents' unit table)
+_DOWN = ("p", "n", "µ", "m")  # only for seconds; below a picosecond, scientific (5e-16 s)
 _MEASURED = {"FLOP", "byte", "bit", "s"}  # words that take unit prefixes
 _COUNTED = {"token", "seq", "param"}  # words whose number is shortened instead (200k token)
 _COUNT_SUFFIX = ("", "k", "M", "G", "T")
@@ -556,3 +558,92 @@ def latex_value(value: Value, unit: UnitLike, *, sig: int = 4) -> LatexValue:
         number = _plain(base, group=False) if abs(base) < 10**6 else _scientific(base.normalize())
     return LatexValue(number, s.unit)
 
+
+
+# math: a value inside a formula, for LaTeX, MathJax (GitHub) and KaTeX alike ----------------------------
+
+def _math_number(text: str) -> str:
+    """A number as the formatter wrote it (``2,400``, ``5.75e25``, ``-1e-12``) as math: ``2{,}400``,
+    ``5.75 \\times 10^{25}``, ``-10^{-12}``."""
+    mant, e, exp = text.partition("e")
+    mant = mant.replace(",", "{,}")
+    if not e:
+        return mant
+    sign = "-" if mant.startswith("-") else ""
+    body = mant.lstrip("-")
+    return f"{sign}10^{{{int(exp)}}}" if body == "1" else rf"{mant} \times 10^{{{int(exp)}}}"
+
+
+def _math_unit(unit: str) -> str:
+    """A unit string of the formatter (``TFLOP/s``, ``FLOP/(param·token)``, ``µs``) upright in math."""
+    return r"\mathrm{" + unit.replace("·", r"{\cdot}").replace("µ", r"\mu ") + "}"
+
+
+def math_number(value: Value, *, sig: int = 4, max_sig: int = 8) -> tuple[str, bool]:
+    """A plain number (``format_number``'s rules) as math, and whether the text is the value exactly:
+    ``4`` significant figures, more (up to ``max_sig``) where they make it exact: ``10^{8}``,
+    ``1.2345678 \\times 10^{8}``, ``(r"1.235 \\times 10^{8}", False)`` for 123456789."""
+    x = to_fraction(value)
+    if not isinstance(x, Fraction):
+        return (r"\text{undefined}" if x is None else (r"\infty" if x > 0 else r"-\infty")), False
+    for k in range(sig, max(sig, max_sig) + 1):
+        text = format_number(x, sig=k)
+        mant, _, exp = text.replace(",", "").partition("e")
+        if Fraction(mant) * Fraction(10) ** int(exp or 0) == x:
+            return _math_number(text), True
+    return _math_number(format_number(x, sig=sig)), False
+
+
+def math_value(value: Value, unit: UnitLike, *, sig: int = 4, max_sig: int = 8) -> tuple[str, bool]:
+    """A value given in ``unit`` as math, with the prefix ``shown`` picks, and whether the text is the value
+    exactly: ``312\\,\\mathrm{TFLOP/s}``, ``128\\mathrm{k}\\,\\mathrm{token/seq}``, ``\\$2.3/\\mathrm{Mtok}``,
+    ``5.75 \\times 10^{25}\\,\\mathrm{FLOP}``.  For a formula, where a rounded number would change what
+    it says, more significant figures (up to ``max_sig``: ``15.625\\,\\mathrm{ms}``) or a small fraction
+    in the chosen unit (``\\frac{400}{3}\\mathrm{T}\\,\\mathrm{token}``) keep it exact where they can.
+    Not a finite number: ``\\infty``, ``\\text{undefined}``."""
+    s = shown(value, unit, sig=sig)
+    if s.number is None:
+        lv = latex_value(value, unit, sig=sig)
+        return lv.text or r"\text{undefined}", False
+    for k in range(sig + 1, max(sig, max_sig) + 1):
+        if s.exact:
+            break
+        s = shown(value, unit, sig=k)
+    if s.exact:
+        return _math_shown(s, None), True
+    s = shown(value, unit, sig=sig)
+    number = s.number.replace(",", "")  # type: ignore[union-attr]
+    suffix = number[-1] if number[-1:] in _SUFFIX_VALUE and number[-1:] != "" else ""
+    x = to_fraction(value)
+    unit_text = _unit_of(unit).strip() or "1"
+    try:
+        scale = parse_unit(s.unit).scale / parse_unit(unit_text).scale * _SUFFIX_VALUE[suffix]
+    except UnitError:
+        scale = None
+    if isinstance(x, Fraction) and scale:
+        y = x / scale
+        if y.denominator <= 1000 and abs(y.numerator) < 10**6:
+            sign = "-" if y < 0 else ""
+            return _math_shown(s, rf"{sign}\frac{{{abs(y.numerator)}}}{{{y.denominator}}}"), True
+    return _math_shown(s, None), False
+
+
+def _math_shown(s: Shown, fraction: str | None) -> str:
+    """``s`` as math; ``fraction`` (LaTeX) replaces its number, keeping its suffix and unit."""
+    number = s.number or ""
+    suffix = number[-1] if number[-1:] in ("k", "M", "G", "B", "T") else ""
+    num = fraction if fraction is not None else _math_number(number[: len(number) - len(suffix)])
+    if suffix:
+        num += r"\mathrm{" + suffix + "}"
+    if s.money:
+        sign = "-" if num.startswith("-") else ""
+        rest = s.unit.removeprefix("USD")
+        tail = ("/" + _math_unit(rest[1:])) if rest.startswith("/") else (_math_unit(rest) if rest else "")
+        return rf"{sign}\${num.removeprefix('-')}{tail}"
+    if s.unit in ("1", ""):
+        return num
+    if s.unit == "%":
+        return rf"{num}\,\%"
+    if s.unit.startswith("1/"):
+        return rf"{num}/{_math_unit(s.unit[2:])}"
+    return rf"{num}\,{_math_unit(s.unit)}"
