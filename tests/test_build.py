@@ -255,6 +255,64 @@ def test_strict_paper_stops_when_a_cited_claim_is_not_proved(built, tmp_path):
     assert "Package derive Error: Claim `batching.batch_optimum' is refuted, not proved, under scenario lecture" in flat
 
 
+def _braced(text: str, start: int) -> str:
+    """The brace group that opens at ``text[start]``."""
+    depth = 0
+    for i in range(start, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[i], 0) if text[i - 1] != "\\" else 0
+        if depth == 0:
+            return text[start + 1:i]
+    return text[start + 1:]
+
+
+def markdown_math(md: str) -> list[str]:
+    """Every formula of a Markdown document: ``$$`` blocks and inline ``$...$`` spans (a prose dollar is
+    ``<span>$</span>``)."""
+    out, block = [], None
+    for line in md.splitlines():
+        if line.strip() == "$$":
+            if block is not None:
+                out.append("\n".join(block))
+            block = None if block is not None else []
+        elif block is not None:
+            block.append(line)
+        else:
+            out += re.findall(r"\$((?:\\.|[^$\\])+)\$", line.replace("<span>$</span>", ""))
+    return out
+
+
+def latex_math(tex: str) -> list[str]:
+    """Every formula of a LaTeX document: ``$...$``, ``\\(...\\)``, ``\\[...\\]``, equation and align
+    environments, and the argument of ``\\fitmath``."""
+    out = re.findall(r"(?<!\\)\$((?:\\.|[^$\\])+)\$", tex)
+    out += re.findall(r"\\\((.*?)\\\)", tex, flags=re.S) + re.findall(r"\\\[(.*?)\\\]", tex, flags=re.S)
+    out += re.findall(r"\\begin\{(?:equation|align)\*?\}(.*?)\\end\{(?:equation|align)\*?\}", tex, flags=re.S)
+    for m in re.finditer(r"\\fitmath(?:\[[^\]]*\])?\{", tex):
+        out.append(_braced(tex, m.end() - 1))
+    return out
+
+
+def long_numbers(formulas: list[str]) -> list[str]:
+    """Runs of nine or more digits (grouping separators ignored) in formulas: a number no one reads."""
+    return [f for f in formulas if re.search(r"\d{9,}", re.sub(r"(?<=\d)(\{,\}|,)(?=\d)", "", f))]
+
+
+def test_formulas_print_no_raw_numbers(built):
+    """A number in a formula reaches people with a unit and a prefix (312 TFLOP/s, not 312000000000000):
+    no formula of the Markdown, the LaTeX or the site has a run of nine or more digits."""
+    md = markdown_math((built.out / "derivation.md").read_text())
+    tex = latex_math((built.out / "derivation.tex").read_text())
+    assert len(md) > 500 and len(tex) > 500  # the extraction finds the formulas
+    assert any(r"312\,\mathrm{TFLOP/s}" in f for f in md) and any(r"312\,\mathrm{TFLOP/s}" in f for f in tex)
+    assert long_numbers(md) == [] and long_numbers(tex) == []
+    html = [f for page in built.out.glob("*.html")
+            for f in re.findall(r'class="math[^"]*">(.*?)</(?:span|div)>', page.read_text(), flags=re.S)]
+    assert len(html) > 500 and long_numbers(html) == []
+    # the check itself finds what it is for
+    assert long_numbers(["F = 312000000000000", r"x \le 1{,}000{,}000{,}000", "q = 2"]) == [
+        "F = 312000000000000", r"x \le 1{,}000{,}000{,}000"]
+
+
 @needs_pdf
 def test_latex_log_is_kept_and_has_no_overfull_box(built):
     log = (built.out / "derivation.log").read_text(errors="replace")

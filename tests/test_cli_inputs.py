@@ -215,6 +215,34 @@ def test_model_folder_in_the_current_one(workdir, capsys):
     assert "kv_bytes_per_token" in out and "kB/token" in out
 
 
+@pytest.mark.parametrize(("value", "shown"), [(1e300, "is 1e300, more than 1,099,511,627,776"),
+                                              (10**40, "is 1e40,"), (-(10**30), "got -1e30")])
+def test_an_absurd_config_value_reads_short_in_the_error(workdir, capsys, value, shown):
+    config = {"model_type": "llama", "hidden_size": value, "num_hidden_layers": 32, "num_attention_heads": 32,
+              "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256}
+    (workdir / "absurd").mkdir()
+    (workdir / "absurd" / "config.json").write_text(json.dumps(config))
+    code, _, err = run(capsys, ["eval", "kv_bytes_per_token", "--model", "absurd"])
+    assert code == 2 and err.count("\n") == 1, err
+    assert "field 'hidden_size'" in err and shown in err and "absurd/config.json" in err, err
+    assert len(err) < 200, err  # not 301 digits
+
+
+def test_pdflatex_that_cannot_run_is_one_line_before_any_proving(workdir, capsys, monkeypatch):
+    monkeypatch.setenv("DERIVE_PDFLATEX", str(workdir / "nonexistent"))
+    monkeypatch.setattr("derive.checking.checker.Checker.check", lambda *a, **k: pytest.fail("proved first"))
+    code, out, err = run(capsys, ["build", "--format", "pdf", "--out", "docs"])
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert f"pdflatex is not runnable at {workdir / 'nonexistent'}" in err  # what
+    assert "(in DERIVE_PDFLATEX)" in err  # where
+    assert "install TeX Live" in err and "unset it" in err and "--format md,tex" in err  # what to do
+    assert not (workdir / "docs").exists()
+    (workdir / "not-executable").write_text("")  # a file that is there but cannot run
+    monkeypatch.setenv("DERIVE_PDFLATEX", str(workdir / "not-executable"))
+    code, _, err = run(capsys, ["build", "--format", "md,pdf", "--out", "docs"])
+    assert code == 2 and "pdflatex is not runnable at" in err, err
+
+
 def test_picoseconds_are_a_unit(capsys):
     code, out, err = run(capsys, ["eval", "boundary_scaleout_time", "--unit", "ps/token"])
     assert code == 0, err

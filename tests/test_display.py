@@ -19,6 +19,8 @@ from derive.model.display import (
     format_range,
     format_value,
     latex_value,
+    math_number,
+    math_value,
     shown,
 )
 from derive.model.units import Dimension, parse_unit
@@ -57,7 +59,12 @@ from derive.model.units import Dimension, parse_unit
         (150, "s", "2.5 min"),
         (7200, "s", "2 h"),
         (3 * 10**6, "s", "34.72 days"),
-        (Fraction(1, 10**12), "s", "1e-12 s"),
+        (Fraction(1, 10**12), "s", "1 ps"),
+        (Fraction(9956, 10**13), "s", "995.6 ps"),  # as ns, µs and ms: the mantissa in [1, 1000)
+        (Fraction(999, 10**12), "s", "999 ps"),
+        (Fraction(1, 10**9), "s", "1 ns"),
+        (Fraction(1, 10**13), "s", "1e-13 s"),  # below a picosecond: scientific
+        (Fraction(-5, 10**11), "s", "-50 ps"),
         (5, "1/s", "5/s"),
         (50, "%", "50%"),
         (sp.sqrt(2), "s", "1.414 s"),
@@ -113,6 +120,45 @@ def test_latex_value_parts():
     assert latex_value(70 * 10**9, "param").num == "7e10"
     assert latex_value(None, "s").text == r"\text{undefined}"
     assert latex_value(float("-inf"), "s").text == r"-\infty"
+
+
+@pytest.mark.parametrize(
+    ("value", "unit", "math", "exact"),
+    [
+        (312 * 10**12, "FLOP/s", r"312\,\mathrm{TFLOP/s}", True),
+        (2039 * 10**9, "byte/s", r"2.039\,\mathrm{TB/s}", True),
+        (2400, "seq", r"2{,}400\,\mathrm{seq}", True),
+        (128_000, "token/seq", r"128\mathrm{k}\,\mathrm{token/seq}", True),
+        (sp.Rational(575, 10) * 10**24, "FLOP", r"5.75 \times 10^{25}\,\mathrm{FLOP}", True),
+        (sp.Rational(23, 10**7), "USD/token", r"\$2.3/\mathrm{Mtok}", True),
+        (Fraction(1, 10**5), "s", r"10\,\mathrm{\mu s}", True),
+        (Fraction(9956, 10**13), "s", r"995.6\,\mathrm{ps}", True),
+        (3, "FLOP/(param*token)", r"3\,\mathrm{FLOP/(param{\cdot}token)}", True),
+        (5, "1/s", r"5/\mathrm{s}", True),
+        (50, "%", r"50\,\%", True),
+        # more figures, or a small fraction in the unit chosen, where 4 figures would round an exact value
+        (Fraction(1, 64), "s", r"15.625\,\mathrm{ms}", True),
+        (32768, "token/seq", r"32.768\mathrm{k}\,\mathrm{token/seq}", True),
+        (Fraction(25047, 100), "token", r"250.47\,\mathrm{token}", True),
+        (Fraction(5000, 3), "byte/token", r"\frac{5}{3}\,\mathrm{kB/token}", True),
+        (Fraction(4 * 10**14, 3), "token", r"\frac{400}{3}\mathrm{T}\,\mathrm{token}", True),
+        # nothing short is exact: rounded, and said so
+        (Fraction(7703545352014791, 10), "FLOP/s", r"770.4\,\mathrm{TFLOP/s}", False),
+        (None, "s", r"\text{undefined}", False),
+    ],
+)
+def test_math_value(value, unit, math, exact):
+    assert math_value(value, unit) == (math, exact)
+
+
+def test_math_number_is_short_and_says_when_it_rounds():
+    assert math_number(10**8) == ("10^{8}", True)
+    assert math_number(25 * 10**6) == (r"2.5 \times 10^{7}", True)
+    assert math_number(12345678) == (r"1.2345678 \times 10^{7}", True)
+    assert math_number(123456789) == (r"1.235 \times 10^{8}", False)
+    assert math_number(Fraction(1, 3)) == ("0.3333", False)
+    assert math_number(123456) == ("123{,}456", True)
+    assert math_number(sp.oo) == (r"\infty", False)
 
 
 _SHOWN = re.compile(r"^(-?)(\$?)([\d,.]+(?:e-?\d+)?)([kMGTB]?)(.*)$")

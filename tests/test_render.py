@@ -14,10 +14,12 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from derive.checking.checker import Checker
+from derive import logic
+from derive.checking.checker import Checker, Report
 from derive.documents.figures import _compile, render_chapter_graph, render_figure, render_graph
 from derive.documents.latex import markdown_heading
 from derive.documents.render import (
+    ModelBuilder,
     claims_model,
     document_model,
     format_number,
@@ -153,6 +155,35 @@ def test_value_text_both_formats():
     assert big["tex"] == r"\SI{7e11}{\param}" and big["md"] == "700G param"
     assert value_text(200000, "token/seq")["md"] == "200k token/seq"  # the shared formatter shortens counts
     assert value_text(6, "1")["tex"] == r"\num{6}"
+
+
+@pytest.mark.parametrize(("rel", "latex"), [
+    (logic.eq(doclib.rate.sym, 312 * 10**12), r"R = 312\,\mathrm{TFLOP/s}"),
+    (logic.le(doclib.load_time_q.sym, sp.Rational(1, 64)), r"t_{\mathrm{load}} \le 15.625\,\mathrm{ms}"),
+    (logic.lt(10**12, doclib.rate.sym), r"1\,\mathrm{TFLOP/s} < R"),  # the number on the left
+    (logic.ge(doclib.size.sym, 80 * 10**9), r"S \ge 80\,\mathrm{GB}"),
+    (logic.ge(doclib.jobs.sym, 128_000), r"J \ge 128\mathrm{k}\,\mathrm{seq}"),
+    (logic.eq(doclib.price.sym, sp.Rational(1, 1800)), r"p = \$2/\mathrm{h}"),
+    (logic.ge(doclib.jobs.sym * doclib.work.sym, 10**16), r"J W_{\mathrm{op}} \ge 10\,\mathrm{PFLOP}"),
+    # rounded where nothing short is exact, and the relation says so
+    (logic.eq(doclib.rate.sym, sp.Rational(7703545352014791, 10)), r"R \approx 770.4\,\mathrm{TFLOP/s}"),
+    (logic.ge(doclib.rate.sym, sp.Rational(7703545352014791, 10)), r"R \gtrsim 770.4\,\mathrm{TFLOP/s}"),
+    (logic.lt(doclib.rate.sym, sp.Rational(7703545352014791, 10)), r"R \lesssim 770.4\,\mathrm{TFLOP/s}"),
+    (logic.Rel(doclib.rate.sym, "!=", 3), r"R \neq 3\,\mathrm{FLOP/s}"),
+    (logic.Rel(doclib.rate.sym, "!=", sp.Rational(10**15 + 1, 3)), r"R \neq \frac{1000000000000001}{3}"),
+    # dimensionless: short numbers as the printer writes them, long ones shortened
+    (logic.le(doclib.two.sym, 100), r"c_{2} \le 100"),
+    (logic.le(doclib.two.sym, sp.Rational(1, 3)), r"c_{2} \le \frac{1}{3}"),
+    (logic.le(doclib.two.sym, 10**9), r"c_{2} \le 10^{9}"),
+    (logic.le(doclib.two.sym, 123456789), r"c_{2} \lesssim 1.235 \times 10^{8}"),
+    (logic.gt(doclib.rate.sym, 0), r"R > 0"),
+    (logic.eq(doclib.rate.sym, doclib.bandwidth.sym * 300), r"R = 300 W"),  # no plain number side
+])
+def test_numbers_in_formulas_carry_units(rel, latex):
+    mb = ModelBuilder(doclib.library(), doclib.scenario(), Report(doclib.scenario(), []))
+    assert mb.formula_latex(rel) == latex
+    both = logic.And((rel, logic.gt(doclib.rate.sym, 10**15)))
+    assert mb.formula_latex(both) == latex + r" \;\wedge\; R > 1\,\mathrm{PFLOP/s}"
 
 
 def test_latex_width_is_monotone_in_content():

@@ -116,6 +116,7 @@ from fractions import Fraction
 from typing import Any
 
 from derive.errors import ScenarioError
+from derive.model.display import format_number
 
 __all__ = [
     "MAX_LAYERS",
@@ -332,6 +333,12 @@ class KVLayout:
 # field access: every read names the field and where it came from
 
 
+def _count(n: int) -> str:
+    """A whole number for an error line: in full up to 15 digits (``1,099,511,627,776``), beyond that as the
+    display formatter shortens it (``1e300``, not 301 digits)."""
+    return f"{n:,}" if abs(n) < 10**15 else format_number(n)
+
+
 class _Fields:
     def __init__(self, config: Mapping[str, Any], where: str, model_type: str) -> None:
         self.config = config
@@ -354,9 +361,9 @@ class _Fields:
         if whole != value:
             raise self._bad(key, value, "a whole number")
         if whole < minimum:
-            raise ScenarioError(f"field '{key}' must be at least {minimum}, got {whole}", where=self.where)
+            raise ScenarioError(f"field '{key}' must be at least {minimum}, got {_count(whole)}", where=self.where)
         if whole > maximum:
-            raise ScenarioError(f"field '{key}' is {whole:,}, more than {maximum:,}: not a real model",
+            raise ScenarioError(f"field '{key}' is {_count(whole)}, more than {maximum:,}: not a real model",
                                 where=self.where)
         return whole
 

@@ -117,9 +117,15 @@ def _checker(library: Library, scenario: Scenario, rlimit: int | None, cache) ->
 
 
 def latex_engine() -> str | None:
-    """The pdflatex to use: ``$DERIVE_PDFLATEX`` (a path, or empty for none) or pdflatex on PATH."""
+    """The pdflatex to use: ``$DERIVE_PDFLATEX`` (a path, or empty for none) or pdflatex on PATH.  A
+    ``$DERIVE_PDFLATEX`` that names nothing runnable is a ``BuildError`` (exit 2), raised before any proving."""
     if LATEX_ENGINE_ENV in os.environ:
-        return os.environ[LATEX_ENGINE_ENV] or None
+        engine = os.environ[LATEX_ENGINE_ENV] or None
+        if engine is not None and shutil.which(engine) is None:
+            raise BuildError(f"pdflatex is not runnable at {engine}", where=LATEX_ENGINE_ENV,
+                             hint=f"install TeX Live (pdflatex), point {LATEX_ENGINE_ENV} at it or unset it, "
+                                  "or build --format md,tex")
+        return engine
     return shutil.which("pdflatex")
 
 
@@ -138,7 +144,9 @@ def compile_pdf(tex_name: str, workdir: Path, engine: str, *, max_runs: int = 4)
                 cwd=workdir, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=600,
             )
         except OSError as err:
-            raise BuildError(f"cannot run {engine}: {err.strerror}") from None
+            raise BuildError(f"pdflatex is not runnable at {engine}: {err.strerror}", where=LATEX_ENGINE_ENV
+                             if os.environ.get(LATEX_ENGINE_ENV) else "PATH",
+                             hint="install TeX Live (pdflatex), or build --format md,tex") from None
         except subprocess.TimeoutExpired:
             raise BuildError(f"{engine} took more than 600 s on {tex_name}") from None
         log_path = workdir / f"{stem}.log"

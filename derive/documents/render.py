@@ -463,7 +463,10 @@ class ModelBuilder:
             own = quantity_unit(self.library.quantities[str(other)])
             if parse_unit(own).dimension == dim:
                 unit = own
-        return math_value(in_unit(value, unit), unit)
+        try:
+            return math_value(in_unit(value, unit), unit)
+        except UnitError:  # a dimension the display has no unit for (a fractional power): the plain number
+            return None
 
     def rel_parts(self, rel: Rel) -> tuple[str, str, str]:
         """(left, operator, right) of a relation as LaTeX, a plain number side with its unit
