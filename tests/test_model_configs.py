@@ -2,8 +2,8 @@
 sequence by layer kind at several contexts (hand counts), native precision, notes and --explain,
 ``--model ORG/NAME`` from a local Hugging Face cache.
 
-Fixtures in ``tests/fixtures/configs/`` named after the Hugging Face id are verbatim copies of the
-publisher's config.json (``SOURCES.md`` there says where each was copied from).  Hand counts are written
+Fixtures in ``tests/fixtures/configs/`` named after the Hugging Face id hold the publisher's config.json,
+verbatim or transcribed (``SOURCES.md`` there says which, and where each was copied from).  Hand counts are written
 as the arithmetic they come from; a published count is compared within the rounding of its statement.
 """
 
@@ -683,6 +683,22 @@ def test_glm45_air_published() -> None:
     assert float(pb.total) == pytest.approx(106e9, rel=0.01)
     assert float(pb.active_non_embedding) == pytest.approx(12e9, rel=0.02)
     assert model_values(config)["kv_bytes_per_token"].value == _gqa(46, 8, 128)
+
+
+def test_gemma2_9b_it_is_the_base_file_in_bfloat16() -> None:
+    # google/gemma-2-9b-it's config.json (printed in vllm-project/vllm#10548; mlc-ai/mlc-llm model_preset.py
+    # `gemma2_9b` @ 01ced331) has every key and value of google/gemma-2-9b's (the fixture, verbatim) except
+    # "torch_dtype": "bfloat16" for "float32": the same weights, counted and cached at half the bytes
+    base = _config("gemma-2-9b.json")
+    assert base["torch_dtype"] == "float32"
+    it = base | {"torch_dtype": "bfloat16"}
+    assert param_breakdown(it).total == param_breakdown(base).total
+    vb, vi = model_values(base), model_values(it)
+    assert (vb["bytes_per_param"].value, vi["bytes_per_param"].value) == (4, 2)
+    assert (vb["bytes_per_kv_element"].value, vi["bytes_per_kv_element"].value) == (4, 2)
+    for context in (1, 4096, 4097, 8192):
+        assert kv_layout(it).bytes_per_sequence(context, 2) * 2 == kv_layout(base).bytes_per_sequence(context, 4)
+        assert kv_layout(it).bytes_per_sequence(context, 2) == _gqa(21, 8, 256) * (context + min(context, 4096))
 
 
 def test_context_chapter_reads_the_latent_cache(lecture_library) -> None:

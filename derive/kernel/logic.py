@@ -18,6 +18,37 @@ _NEGATED = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 _LATEX_OPS = {"==": "=", "!=": r"\neq", "<": "<", "<=": r"\le", ">": ">", ">=": r"\ge"}
 
 
+def replace(expr: sp.Expr, mapping: Mapping[sp.Basic, sp.Expr]) -> sp.Expr:
+    """``expr.xreplace(mapping)``, except that a ``Max``/``Min`` whose new arguments are not all numbers
+    is rebuilt unevaluated: sympy's evaluation of ``Max`` compares every pair of arguments symbolically
+    (factoring their differences), which cost seconds over the lecture's step-time formulas and can
+    only ever drop an argument, never change the value.  Shared parts are rebuilt once."""
+    if not mapping:
+        return expr
+    memo: dict[sp.Basic, sp.Basic] = {}
+
+    def go(e: sp.Basic) -> sp.Basic:
+        hit = mapping.get(e)
+        if hit is not None:
+            return hit
+        if not e.args:
+            return e
+        done = memo.get(e)
+        if done is not None:
+            return done
+        args = tuple(go(a) for a in e.args)
+        if all(new is old for new, old in zip(args, e.args, strict=True)):
+            out = e
+        elif isinstance(e, (sp.Max, sp.Min)) and not all(a.is_number for a in args):
+            out = e.func(*args, evaluate=False)
+        else:
+            out = e.func(*args)
+        memo[e] = out
+        return out
+
+    return go(expr)
+
+
 class Formula:
     """Base of relation trees.  Subclasses are frozen dataclasses."""
 
@@ -28,7 +59,8 @@ class Formula:
         raise NotImplementedError
 
     def subs(self, mapping: Mapping[sp.Symbol, sp.Expr]) -> Formula:
-        return self.map_exprs(lambda e: e.xreplace(dict(mapping)))
+        mapping = dict(mapping)
+        return self.map_exprs(lambda e: replace(e, mapping))
 
     def exprs(self) -> list[sp.Expr]:
         out: list[sp.Expr] = []

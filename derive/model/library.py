@@ -12,7 +12,7 @@ import networkx as nx
 import sympy as sp
 
 from derive.errors import AmbiguousNameError, DimensionError, LibraryError, UnknownNameError
-from derive.kernel.logic import Formula
+from derive.kernel.logic import Formula, replace
 from derive.model.declarations import Assumption, Claim, Declaration, Definition, Quantity, Step, Topic, free_symbols_of
 from derive.model.dimensions import check_formula, dimension_of
 from derive.model.prose import check_no_placeholder, check_topic_prose
@@ -215,7 +215,7 @@ class Library:
         mapping: dict[sp.Symbol, sp.Expr] = {}
         for sym in free_symbols_of([expr]):
             mapping[sym] = self._expanded_symbol(self.quantity_of(sym).name, pinned)
-        return expr.xreplace(mapping)
+        return replace(expr, mapping)
 
     def _expanded_symbol(self, name: str, pinned: frozenset[str]) -> sp.Expr:
         key = (name, pinned)
@@ -228,8 +228,8 @@ class Library:
             out = q.value
         elif name in self.definition_of:
             inner = self.definition_of[name].expr
-            out = inner.xreplace(
-                {s: self._expanded_symbol(self.quantity_of(s).name, pinned) for s in free_symbols_of([inner])}
+            out = replace(
+                inner, {s: self._expanded_symbol(self.quantity_of(s).name, pinned) for s in free_symbols_of([inner])}
             )
         else:
             out = q.sym
