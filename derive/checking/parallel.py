@@ -9,6 +9,7 @@ task's own error (a ``DeriveError`` with its hint) is raised as if it had always
 
 from __future__ import annotations
 
+import gc
 import pickle
 from collections.abc import Callable, Sequence
 
@@ -33,6 +34,7 @@ def run_tasks(tasks: Sequence[Callable[[], object]], workers: int,
 
         global _TASKS
         _TASKS = tasks
+        gc.freeze()  # the children inherit the heap: the collector need not walk (and copy) it in each
         try:
             with multiprocessing.get_context("fork").Pool(min(workers, len(tasks))) as pool:
                 for i, ok, value in pool.imap_unordered(_run_task, range(len(tasks))):
@@ -43,6 +45,7 @@ def run_tasks(tasks: Sequence[Callable[[], object]], workers: int,
         except (OSError, RuntimeError, EOFError):
             pass  # no worker processes on this system: the rest runs below
         finally:
+            gc.unfreeze()
             _TASKS = ()
     out: list[object] = []
     for i, task in enumerate(tasks):

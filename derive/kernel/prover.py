@@ -24,6 +24,7 @@ from collections.abc import Iterator
 
 import sympy as sp
 
+from derive.kernel.allocator import keep_freed_memory
 from derive.kernel.logic import And, Not, Rel
 from derive.kernel.problem import Outcome, Problem
 from derive.kernel.trusted import Kernel, Refused
@@ -33,6 +34,7 @@ SEARCH_STEPS = 200  # points the counterexample search tries (each re-checked ex
 
 def decide(problem: Problem) -> Outcome:
     """Decide ``hypotheses => goal``; see the module docstring for the order of work."""
+    keep_freed_memory()  # each z3 context would otherwise fault its pages in afresh
     try:
         return _decide(problem)
     except RecursionError:
@@ -102,6 +104,8 @@ def _decide(problem: Problem) -> Outcome:
             if out is not None:
                 return out
         if kind == "proved":
+            if witness is None and k.consistency()[0] == "unknown":
+                witness = _witness(k)  # z3 could not show the region non-empty within its budget either
             out = k.proved("interval", certificate=payload, witness=witness)
             if out.verdict == "proved":
                 return out

@@ -674,7 +674,12 @@ _REGION_Z3: dict[tuple, tuple[str, dict | None, str | None]] = {}
 
 @dataclass
 class _Z3:
-    solver: z3.Solver
+    """One problem's z3 context: the region's assertions (integrality, region), its translator and
+    variables.  Each query gets a new solver on them rather than push/pop on one: a solver that has
+    seen ``push`` switches to z3's incremental core, which lacks the nonlinear tactics and was up to
+    50x slower on the lecture's unsat queries."""
+    ctx: z3.Context
+    base: list
     translator: Translator
     variables: dict
 
@@ -726,14 +731,8 @@ class Kernel:
             region = [tr.formula(h) for h in self.region]
         except TranslationError as err:
             return err.message
-        s = z3.Solver(ctx=ctx)
-        s.set("rlimit", self.problem.rlimit)
-        s.set("timeout", Z3_SAFETY_MS)
-        for sym in self.integer:
-            s.add(z3.IsInt(variables[sym]))
-        s.add(*tr.definitions)
-        s.add(*region)
-        return _Z3(s, tr, variables)
+        base = [z3.IsInt(variables[sym]) for sym in self.integer] + region
+        return _Z3(ctx, base, tr, variables)
 
     def _z3_check(self, extra: Formula | None, *, alone: bool = False) -> tuple[str, dict | None, str | None]:
         """(sat|unsat|unknown|untranslatable, model point, reason) of region plus ``extra``; ``alone``:
@@ -745,31 +744,33 @@ class Kernel:
             zextra = zs.translator.formula(extra) if extra is not None else None
         except TranslationError as err:
             return "untranslatable", None, err.message
+        left = Z3_SAFETY_MS
         if not alone:  # the safety net is for all of the goal's queries together, not for each
             left = Z3_SAFETY_MS - self._z3_ms
             if left < 1000:
                 return "unknown", None, f"z3's wall-clock safety net ({Z3_SAFETY_MS // 1000} s for a goal) is spent"
-            zs.solver.set("timeout", int(left))
-        zs.solver.push()
+        solver = z3.Solver(ctx=zs.ctx)
+        solver.set("rlimit", self.problem.rlimit)
+        solver.set("timeout", int(left))
+        solver.add(*zs.base, *zs.translator.definitions)
+        if zextra is not None:
+            solver.add(zextra)
         start = time.perf_counter()
         try:
-            if zextra is not None:
-                zs.solver.add(*zs.translator.definitions, zextra)
-            r = zs.solver.check()
+            r = solver.check()
             if r == z3.unsat:
                 return "unsat", None, None
             if r == z3.unknown:
-                why = zs.solver.reason_unknown()
+                why = solver.reason_unknown()
                 budget = f"z3 resource limit (rlimit {self.problem.rlimit}) reached" \
                     if "limit" in why or "canceled" in why else f"z3 gave up ({why})"
                 return "unknown", None, budget
-            model = zs.solver.model()
+            model = solver.model()
             point = {}
             for sym, var in zs.variables.items():
                 point[sym] = z3_value_to_rational(model.eval(var, model_completion=True))[0]
             return "sat", point, None
         finally:
-            zs.solver.pop()
             if not alone:
                 self._z3_ms += 1000 * (time.perf_counter() - start)
 
