@@ -22,9 +22,11 @@ def replace(expr: sp.Expr, mapping: Mapping[sp.Basic, sp.Expr]) -> sp.Expr:
     """``expr.xreplace(mapping)``, except that a ``Max``/``Min`` whose new arguments are not all numbers
     is rebuilt unevaluated: sympy's evaluation of ``Max`` compares every pair of arguments symbolically
     (factoring their differences), which cost seconds over the lecture's step-time formulas and can
-    only ever drop an argument, never change the value.  Shared parts are rebuilt once."""
+    only ever drop an argument, never change the value.  Shared parts are rebuilt once.  Values may be
+    Python numbers (as ``xreplace`` allows): they are sympified first."""
     if not mapping:
         return expr
+    mapping = {k: v if isinstance(v, sp.Basic) else sp.sympify(v, strict=True) for k, v in mapping.items()}
     memo: dict[sp.Basic, sp.Basic] = {}
 
     def go(e: sp.Basic) -> sp.Basic:

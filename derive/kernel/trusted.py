@@ -26,7 +26,8 @@ Meaning of a problem
 the goal is defined and true.  *Defined* is strict: every denominator is non-zero, the base of a
 fractional power is >= 0 (> 0 when the power is negative), a logarithm's argument is > 0, and a power
 whose exponent is not a rational literal (``N**alpha``, ``a**(k+1)``) has a base > 0; a ``Piecewise``
-needs its conditions defined (up to the one that holds) and only its active branch.  These are the
+needs its conditions defined (up to the one that holds), one of them true (a ``Piecewise`` without an
+otherwise branch is undefined where none holds) and only its active branch defined.  These are the
 *side conditions* (``side_conditions``).
 
 Refused statements (``unknown``, never decided): floating-point numbers anywhere (the float rule
@@ -202,7 +203,7 @@ def _refused_expr(e: sp.Expr) -> str | None:
 class SideCondition:
     """``condition`` must hold wherever the expression it comes from is evaluated."""
 
-    kind: str  # denominator | radicand | logarithm | power base
+    kind: str  # denominator | radicand | logarithm | power base | piecewise branch
     condition: Formula
 
     def __str__(self) -> str:
@@ -213,8 +214,8 @@ def side_conditions(e: sp.Expr, guard: Formula | None = None) -> list[SideCondit
     """The side conditions of ``e`` (inner ones first), each under ``guard`` when given."""
     out: list[SideCondition] = []
 
-    def add(kind: str, cond: Rel) -> None:
-        if cond.lhs.is_number:  # a number: settled now, exactly
+    def add(kind: str, cond: Formula) -> None:
+        if not cond.free_symbols():  # numbers only: settled now, exactly
             if _number_holds(cond):
                 return
         sc = SideCondition(kind, cond if guard is None else Implies(guard, cond))
@@ -237,6 +238,8 @@ def side_conditions(e: sp.Expr, guard: Formula | None = None) -> list[SideCondit
                         out.append(sc)
                 if c is not None:
                     earlier.append(c)
+            if a.args[-1].cond is not sp.true:  # no otherwise branch: undefined where no condition holds
+                add("piecewise branch", Or(tuple(earlier)))
             return
         for arg in a.args:
             if isinstance(arg, sp.Basic) and not isinstance(arg, (sp.logic.boolalg.Boolean,)):
@@ -731,7 +734,8 @@ class Kernel:
             region = [tr.formula(h) for h in self.region]
         except TranslationError as err:
             return err.message
-        base = [z3.IsInt(variables[sym]) for sym in self.integer] + region
+        base = [z3.IsInt(variables[sym]) for sym in sorted(self.integer, key=str)] + region  # in a fixed order:
+        # a set's order follows PYTHONHASHSEED, and z3's models follow the order of its assertions
         return _Z3(ctx, base, tr, variables)
 
     def _z3_check(self, extra: Formula | None, *, alone: bool = False) -> tuple[str, dict | None, str | None]:
