@@ -186,7 +186,7 @@ mfu_weights_amortized = Definition(
     statement="Compute time over the slower of compute and KV reads: the MFU a very large batch tends to, "
               "when the shared weight reads no longer matter.",
     source=lecture("00:12", CHAPTER),
-    defines=mfu_amortized_q, expr=t_c / sp.Max(t_c, t_kv),
+    defines=mfu_amortized_q, expr=t_c / sp.Max(t_c, t_kv, evaluate=False),
 )
 goldilocks_context_and_mfu = Claim(
     "batching.goldilocks_context_and_mfu", title="Past the balance context, MFU falls as 1/L",
@@ -198,13 +198,13 @@ goldilocks_context_and_mfu = Claim(
     hypotheses=FULL_ATTENTION_ONLY,
     goal=logic.And((
         logic.Iff(logic.ge(t_kv, t_c), logic.ge(L, Lstar)),
-        logic.eq(mfu_amortized_q.sym, sp.Min(1, Lstar / L)),
+        logic.eq(mfu_amortized_q.sym, sp.Min(1, Lstar / L, evaluate=False)),
     )),
     steps=(
         Step(logic.eq(t_c / t_kv, Lstar / L), "the batch and the chip count cancel in the ratio",
              link="implies"),
         Step(logic.And((logic.Iff(logic.ge(t_kv, t_c), logic.ge(L, Lstar)),
-                        logic.eq(mfu_amortized_q.sym, sp.Min(1, t_c / t_kv)))),
+                        logic.eq(mfu_amortized_q.sym, sp.Min(1, t_c / t_kv, evaluate=False)))),
              r"\(t_c/\max(t_c, t_{\mathrm{kv}}) = \min(1, t_c/t_{\mathrm{kv}})\)"),
     ),
     notes="Sparse attention (DeepSeek) replaces the linear KV term by something like its square root; "
@@ -216,7 +216,7 @@ mfu_bounded_by_context = Claim(
               r"weights-amortized value \(\min(1, L^{*}/L)\).",
     source=lecture("00:12-00:13", CHAPTER, reconstructed=True),
     hypotheses=FULL_ATTENTION_ONLY,
-    goal=logic.le(mfu_q.sym, sp.Min(1, Lstar / L)),
+    goal=logic.le(mfu_q.sym, sp.Min(1, Lstar / L, evaluate=False)),
     uses=(goldilocks_context_and_mfu,),
 )
 mfu_half_at_double_context = Claim(

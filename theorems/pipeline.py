@@ -232,7 +232,7 @@ stage_time = Definition(
     statement="A stage runs 1/P of the layers on its own rack: 1/P of the multiplies and 1/P of the weight "
               "and KV reads, overlapped as on the roofline.",
     source=lecture("00:58-01:00", CHAPTER),
-    defines=stage_time_q, expr=sp.Max(t_c / P, t_m / P),
+    defines=stage_time_q, expr=sp.Max(t_c / P, t_m / P, evaluate=False),
 )
 pipelined_step_time = Definition(
     "pipeline.pipelined_step_time", title="Decode step through P stages",
@@ -283,8 +283,9 @@ pipeline_neutrality = Claim(
     )),
     hypotheses=(logic.eq(m, P),),
     steps=(
-        Step(logic.eq(T_P, P * sp.Max(t_c / P, t_m / P)), r"\(P\) stages, each with \(1/P\) of both kinds of work"),
-        Step(logic.eq(T_P, sp.Max(t_c, t_m)), r"\(P > 0\) comes out of the max"),
+        Step(logic.eq(T_P, P * sp.Max(t_c / P, t_m / P, evaluate=False)),
+             r"\(P\) stages, each with \(1/P\) of both kinds of work"),
+        Step(logic.eq(T_P, sp.Max(t_c, t_m, evaluate=False)), r"\(P > 0\) comes out of the max"),
         Step(logic.eq(T_P, T_1), "the roofline step time of one rack"),
         Step(logic.eq(pipelined_cost_per_token_q.sym, p_chip * P * n * T_P / (m * B * tau)),
              "P racks are rented for a step in which m micro-batches of B sequences each make a token"),

@@ -116,7 +116,7 @@ prefill_step_time = Definition(
     statement="The slower of its multiplies and the decode step's memory traffic: the new tokens' KV is "
               "produced and consumed on chip, so the memory time needs no adjustment.",
     source=lecture("01:43", CHAPTER),
-    defines=prefill_step_time_q, expr=sp.Max(t_cp, t_mem),
+    defines=prefill_step_time_q, expr=sp.Max(t_cp, t_mem, evaluate=False),
 )
 prefill_cost_per_token = Definition(
     "pricing.prefill_cost_per_token", title="Cost per input token",

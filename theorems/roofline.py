@@ -168,7 +168,7 @@ kv_bytes_per_sequence = Definition(
               r"there \(S_{\mathrm{kv}} = L k\).",
     source=lecture("00:06", CHAPTER, reconstructed=True),
     defines=kv_bytes_per_sequence_q,
-    expr=L * k + sp.Min(L, L_win) * k_win + sp.Min(L, L_chunk) * k_chunk + s_state,
+    expr=L * k + sp.Min(L, L_win, evaluate=False) * k_win + sp.Min(L, L_chunk, evaluate=False) * k_chunk + s_state,
 )
 FULL_ATTENTION_ONLY = (logic.gt(k, 0), logic.eq(k_win, 0), logic.eq(k_chunk, 0), logic.eq(s_state, 0))
 """Hypotheses of a claim about the lecture's layout, where every cached layer attends over the whole context."""
@@ -190,7 +190,7 @@ step_time = Definition(
     statement="With compute and memory traffic overlapped perfectly, a step takes as long as the slower "
               "of the two.",
     source=lecture("00:03:16", CHAPTER),
-    defines=step_time_q, expr=sp.Max(compute_time_q.sym, memory_time_q.sym),
+    defines=step_time_q, expr=sp.Max(compute_time_q.sym, memory_time_q.sym, evaluate=False),
 )
 critical_intensity = Definition(
     "roofline.critical_intensity", title="Critical arithmetic intensity",
@@ -217,7 +217,7 @@ cost_per_token_floor = Definition(
     statement="Per token, the multiplies and the token's own KV reads cannot be shared with other "
               "sequences; the slower of the two, at the chip's rental price, is a cost no batch can beat.",
     source=lecture("00:14", CHAPTER),
-    defines=cost_floor_q, expr=p_chip * sp.Max(c_fwd * N_act / F, S_kv / (tau * W)),
+    defines=cost_floor_q, expr=p_chip * sp.Max(c_fwd * N_act / F, S_kv / (tau * W), evaluate=False),
 )
 
 step_time_ge_compute_time = Claim(
@@ -272,16 +272,16 @@ cost_per_token_and_floor = Claim(
     source=lecture("00:13-00:15", CHAPTER),
     goal=logic.And((
         logic.eq(cost_per_token_q.sym,
-                 p_chip * sp.Max(c_fwd * N_act / F, N_tot * q / (W * B * tau) + S_kv / (W * tau))),
+                 p_chip * sp.Max(c_fwd * N_act / F, N_tot * q / (W * B * tau) + S_kv / (W * tau), evaluate=False)),
         logic.ge(cost_per_token_q.sym, cost_floor_q.sym),
     )),
     steps=(
         Step(logic.eq(cost_per_token_q.sym, p_chip * n * step_time_at(B) / (B * tau)),
              "cost is chip price times chips times step time, per token", link="implies"),
         Step(logic.eq(cost_per_token_q.sym,
-                      p_chip * sp.Max(c_fwd * N_act / F, N_tot * q / (W * B * tau) + S_kv / (W * tau))),
+                      p_chip * sp.Max(c_fwd * N_act / F, N_tot * q / (W * B * tau) + S_kv / (W * tau), evaluate=False)),
              r"divide each branch of the max by \(B\tau\) (the chip count cancels)"),
-        Step(logic.ge(cost_per_token_q.sym, p_chip * sp.Max(c_fwd * N_act / F, S_kv / (tau * W))),
+        Step(logic.ge(cost_per_token_q.sym, p_chip * sp.Max(c_fwd * N_act / F, S_kv / (tau * W), evaluate=False)),
              r"the weight term \(q N_{\mathrm{tot}}/(B W \tau)\) is positive"),
     ),
     uses=(latency_floor,),
@@ -296,8 +296,8 @@ cost_per_token_nonincreasing = Claim(
     steps=(
         Step(logic.le(N_tot * q / (W * B2 * tau), N_tot * q / (W * B * tau)),
              "the weight share per token falls as 1/B", link="implies"),
-        Step(logic.le(p_chip * sp.Max(c_fwd * N_act / F, N_tot * q / (W * B2 * tau) + S_kv / (W * tau)),
-                      p_chip * sp.Max(c_fwd * N_act / F, N_tot * q / (W * B * tau) + S_kv / (W * tau))),
+        Step(logic.le(p_chip * sp.Max(c_fwd * N_act / F, N_tot * q / (W * B2 * tau) + S_kv / (W * tau), evaluate=False),
+                      p_chip * sp.Max(c_fwd * N_act / F, N_tot * q / (W * B * tau) + S_kv / (W * tau), evaluate=False)),
              "the max is monotone in each argument"),
     ),
     uses=(cost_per_token_and_floor,),

@@ -57,8 +57,15 @@ class Translator:
     definitions: list[z3.BoolRef] = field(default_factory=list)  # constraints defining aux variables
     obligations: list[Obligation] = field(default_factory=list)
     _aux: dict[sp.Expr, z3.ArithRef] = field(default_factory=dict)
+    _done: dict[sp.Expr, z3.ArithRef] = field(default_factory=dict)  # sympy shares subterms: translate each once
 
     def expr(self, e: sp.Expr) -> z3.ArithRef:
+        done = self._done.get(e)
+        if done is None:
+            done = self._done[e] = self._expr(e)
+        return done
+
+    def _expr(self, e: sp.Expr) -> z3.ArithRef:
         if isinstance(e, sp.Symbol):
             if e not in self.variables:
                 raise TranslationError(f"symbol '{e}' is not a declared quantity of this check")

@@ -1033,7 +1033,7 @@ class Kernel:
         diff = g.lhs - g.rhs
         if expansion_size(diff) > ALGEBRA_TERMS:
             return f"algebra budget ({ALGEBRA_TERMS} terms) exceeded by the expansion of {sp.sstr(diff)}"
-        if sp.cancel(sp.together(sp.expand(diff))) != 0:
+        if sp.cancel(sp.together(sp.expand(_extrema_as_symbols(diff)))) != 0:
             return "expand/together/cancel do not reduce lhs - rhs to 0"
         return None
 
@@ -1183,6 +1183,35 @@ def _neighbours(point: Mapping[sp.Symbol, sp.Rational] | None) -> Iterator[dict]
     for digits in (3, 6, 12, 24):
         yield {k: sp.nsimplify(sp.Float(v, 40), tolerance=sp.Rational(1, 10**digits), rational=True)
                for k, v in point.items()}
+
+
+def _extrema_as_symbols(e: sp.Expr) -> sp.Expr:
+    """``e`` with each ``Max``/``Min`` replaced by a symbol, one per function and set of expanded
+    arguments.  Sound for the identity route: an expression that is identically 0 with those symbols free
+    is 0 whatever values they stand for.  It spares ``expand`` rebuilding (and so re-evaluating, by
+    pairwise symbolic comparison) every ``Max`` inside the goal, which took seconds on the lecture."""
+    names: dict[tuple, sp.Symbol] = {}
+    done: dict[sp.Basic, sp.Basic] = {}
+
+    def go(x: sp.Basic) -> sp.Basic:
+        if not x.args:
+            return x
+        if x in done:
+            return done[x]
+        args = tuple(go(a) for a in x.args)
+        if isinstance(x, (sp.Max, sp.Min)):
+            key = (x.func, frozenset(sp.expand(a) for a in args))
+            out = names.get(key)
+            if out is None:
+                out = names[key] = sp.Dummy(f"{x.func.__name__.lower()}{len(names)}")
+        elif all(a is b for a, b in zip(args, x.args, strict=True)):
+            out = x
+        else:
+            out = x.func(*args)
+        done[x] = out
+        return out
+
+    return go(e)
 
 
 def expansion_size(e: sp.Expr) -> int:

@@ -1,0 +1,91 @@
+"""The kernel's speed-ups keep its answers: fresh z3 solvers per query, Max/Min left unevaluated by
+substitution and read as opaque symbols by the identity route, one z3 term per shared subterm."""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from derive.kernel import logic
+from derive.kernel.allocator import keep_freed_memory
+from derive.kernel.logic import replace
+from derive.kernel.problem import Problem
+from derive.kernel.prover import decide
+from derive.kernel.translate import Translator, make_variables
+from derive.kernel.trusted import Kernel
+
+R = sp.Rational
+a, b, c, d, x = sp.symbols("a b c d x")
+POS = [logic.gt(a, 0), logic.gt(b, 0), logic.gt(c, 0), logic.gt(d, 0)]
+
+
+def run(hyps, goal, **kw):
+    return decide(Problem(list(hyps), goal, set(kw.get("integer", ())), dict(kw.get("bounds", {})),
+                          kw.get("rlimit", 2_000_000), 0))
+
+
+def test_identity_with_max_whose_arguments_expand_alike_is_proved():
+    lhs = sp.Max(a * (b + c), d, evaluate=False)
+    rhs = sp.Max(d, a * b + a * c, evaluate=False)
+    out = run(POS, logic.eq(lhs + 1, rhs + 1))
+    assert out.verdict == "proved"
+
+
+def test_max_and_min_are_different_symbols_on_the_identity_route():
+    goal = logic.eq(sp.Max(a, b, evaluate=False), sp.Min(a, b, evaluate=False))
+    k = Kernel(Problem(list(POS), goal, set(), {}))
+    assert not k.identity_holds()
+    out = run(POS, goal)
+    assert out.verdict == "refuted" and out.counterexample["a"] != out.counterexample["b"]
+
+
+def test_false_twin_of_a_max_identity_is_refuted():
+    goal = logic.eq(sp.Max(a * (b + c), d, evaluate=False), sp.Max(d, a * b, evaluate=False))
+    out = run(POS, goal)
+    assert out.verdict == "refuted"
+
+
+def test_replace_keeps_symbolic_max_unevaluated_and_folds_numbers():
+    e = sp.Max(a, 2 * a, evaluate=False) + sp.Min(b, 3, evaluate=False)
+    kept = replace(e, {b: c})
+    assert kept.has(sp.Max) and kept.has(sp.Min)
+    folded = replace(e, {a: R(1), b: R(5)})
+    assert folded == 5
+    assert replace(e, {}) is e
+
+
+def test_unevaluated_max_is_decided_by_every_engine_like_the_evaluated_one():
+    e = sp.Max(x, 2 * x, evaluate=False)  # = 2x for x >= 0
+    assert run([logic.ge(x, 0)], logic.eq(e, 2 * x)).verdict == "proved"
+    box = {x: (R(0), R(3))}
+    assert run([logic.ge(x, 0)], logic.le(sp.exp(e), sp.exp(2 * x) + 1), bounds=box).verdict == "proved"
+    assert run([logic.ge(x, 0)], logic.le(sp.exp(e), sp.exp(x) + 1), bounds=box).verdict == "refuted"
+    assert run([], logic.eq(e, 2 * x), bounds={x: (R(-1), R(1))}).verdict == "refuted"
+
+
+def test_counterexample_does_not_depend_on_what_was_asked_before():
+    goal = logic.le(a * b, c + d)
+    first = run(POS, goal)
+    run(POS, logic.le(a ** 2 * b, c ** 3 + d))  # other work in between
+    run([logic.gt(x, 1)], logic.ge(x ** 3, x))
+    again = run(POS, goal)
+    assert first.verdict == "refuted" and first.counterexample == again.counterexample
+
+
+def test_shared_subterms_are_translated_once():
+    inner = (a + b) ** 2
+    e = inner * c + inner * d + inner
+    tr = Translator(make_variables({a, b, c, d}))
+    tr.expr(e)
+    assert sum(1 for key in tr._done if key == inner) == 1
+    z3_inner = tr.expr(inner)
+    assert tr.expr(inner) is z3_inner
+
+
+def test_region_without_budget_still_gets_a_witness_for_an_interval_proof():
+    # rlimit 50: z3 cannot settle even the region; the interval proof still needs a point of the region
+    out = run([logic.gt(x, 0)], logic.le(x**3 - x, 1000), bounds={x: (R(0), R(10))}, rlimit=50)
+    assert out.verdict == "proved" and out.engine == "interval"
+
+
+def test_allocator_setting_is_idempotent():
+    assert keep_freed_memory() == keep_freed_memory()
