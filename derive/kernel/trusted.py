@@ -756,6 +756,11 @@ class Kernel:
         solver = z3.Solver(ctx=zs.ctx)
         solver.set("rlimit", self.problem.rlimit)
         solver.set("timeout", int(left))
+        if self.integer:
+            # with integer quantities z3 runs its SMT core either way (nlsat is for reals only); in a solver
+            # that has seen push it keeps the incremental preprocessing, whose steps the rlimit bounds (the
+            # tactic pipeline's Groebner saturation ran a one-line claim for minutes within a 1e6 rlimit)
+            solver.push()
         solver.add(*zs.base, *zs.translator.definitions)
         if zextra is not None:
             solver.add(zextra)

@@ -195,3 +195,12 @@ def test_counterexamples_do_not_depend_on_the_hash_seed():
                               timeout=120, check=True)
         seen.add(done.stdout)
     assert len(seen) == 1, seen
+
+
+# FOUND: with a new solver per query, a claim with an integer quantity went through z3's tactic pipeline,
+# whose Groebner saturation does not count against the rlimit: this one-line claim ran into the 60 s
+# wall-clock safety net (z3 "timeout") within an rlimit of 1e6; it now stops at its rlimit
+def test_integer_nonlinear_claim_stops_at_its_rlimit():
+    goal = Rel(sp.Abs(n) / (1 + sp.Min(0, n)**2 / (n**2 / (x**2 + 1)**2 + 1)**2), "!=", R(4, 3))
+    out = decide(Problem([], goal, {n}, {}, 1_000_000, 0))
+    assert out.verdict == "unknown" and "rlimit 1000000" in (out.reason or ""), out.reason
