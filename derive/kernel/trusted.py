@@ -716,7 +716,7 @@ class Kernel:
         self._discharged: tuple[tuple[str, ...] | None, str | None] | None = None
         self._pos, self._nonneg = self._signed_symbols()
 
-    # z3, one solver per problem -----------------------------------------------------------------
+    # z3, one context per problem, a new solver per query ---------------------------------------------
 
     def _solver(self) -> _Z3 | str:
         """The region asserted in a fresh z3 context (or why it cannot be translated), for the queries
