@@ -204,3 +204,62 @@ def test_integer_nonlinear_claim_stops_at_its_rlimit():
     goal = Rel(sp.Abs(n) / (1 + sp.Min(0, n)**2 / (n**2 / (x**2 + 1)**2 + 1)**2), "!=", R(4, 3))
     out = decide(Problem([], goal, {n}, {}, 1_000_000, 0))
     assert out.verdict == "unknown" and "rlimit 1000000" in (out.reason or ""), out.reason
+
+
+# a differential fuzz of Max/Min as substitution leaves them: random claims built twice, with Max/Min
+# evaluated (as sympy builds them) and unevaluated (duplicates, one argument, numbers), in Abs, Piecewise,
+# denominators and exponents, with an integer quantity, on bounds or on all reals
+
+def _random_expr(rng, depth, evaluate):
+    if depth == 0 or rng.random() < 0.3:
+        return rng.choice([x, y, n, sp.Integer(rng.randint(-3, 3)), R(rng.randint(-5, 5), rng.randint(1, 4))])
+    kind = rng.randint(0, 9)
+    a, b = _random_expr(rng, depth - 1, evaluate), _random_expr(rng, depth - 1, evaluate)
+    if kind == 0:
+        return a + b
+    if kind == 1:
+        return a * b
+    if kind == 2:
+        return sp.Max(a, b, evaluate=evaluate)
+    if kind == 3:
+        return sp.Min(a, b, a, evaluate=evaluate)
+    if kind == 4:
+        return sp.Abs(a)
+    if kind == 5:
+        return a - b
+    if kind == 6:
+        return a / (b**2 + 1)
+    if kind == 7:
+        return sp.Max(a, evaluate=evaluate) if evaluate else sp.Max(a, a, evaluate=False)
+    if kind == 8:
+        return P((a, b > 0), (b, True))
+    return sp.exp(a) if rng.random() < 0.3 else a**2
+
+
+def _independent_truth(goal, point):
+    d = (goal.lhs - goal.rhs).xreplace(point).doit()
+    d = d if d.is_Rational else sp.N(d, 60)
+    return {"==": d == 0, "<=": d <= 0, "<": d < 0, ">=": d >= 0, ">": d > 0, "!=": d != 0}[goal.op]
+
+
+@pytest.mark.parametrize("block", range(4))
+def test_max_min_differential_fuzz(block):
+    import random
+
+    for seed in range(1000 + 75 * block, 1075 + 75 * block):
+        verdicts = []
+        for evaluate in (True, False):
+            rng = random.Random(seed)
+            e = _random_expr(rng, 3, evaluate)
+            c, op = R(rng.randint(-6, 6), rng.randint(1, 3)), rng.choice(["<=", "<", ">=", ">", "==", "!="])
+            bounds = {s: (R(-3), R(3)) for s in (x, y, n)} if rng.random() < 0.5 else {}
+            goal = Rel(e, op, c)
+            out = decide(Problem([], goal, {n}, bounds, 1_000_000, 0))
+            assert "internal error" not in (out.reason or ""), (seed, goal, out.reason)
+            if out.verdict == "refuted":
+                point = {sp.Symbol(k): R(v) for k, v in out.counterexample.items()}
+                assert point.get(n, R(0)).is_integer
+                assert all(lo <= point.get(s, lo) <= hi for s, (lo, hi) in bounds.items())
+                assert not _independent_truth(goal, point), (seed, goal, point)
+            verdicts.append(out.verdict)
+        assert not {"proved", "refuted"} <= set(verdicts) and "inconsistent" not in verdicts, (seed, verdicts)
