@@ -7,7 +7,8 @@ Every engine here is an untrusted proposer; ``derive.kernel.trusted.Kernel`` adm
    checks the region (hypotheses, bounds, integrality) with z3: unsatisfiable gives ``inconsistent``.
 2. An equation that sympy's expand/together/cancel reduce to ``0 = 0`` (cheap, and the kernel re-runs
    the reduction itself).
-3. z3 on the negated goal: ``unsat`` is a proof; a model is a proposed counterexample (and simple
+3. z3 on the negated goal: ``unsat`` is a proof (with a searched witness of the region when z3 cannot
+   show it non-empty within its budget); a model is a proposed counterexample (and simple
    rationals near it, since z3 may answer with algebraic numbers).
 4. Constructs z3 cannot express go to the interval engine (bounded boxes), whose proof is a
    certificate the kernel replays, and to a deterministic search for a counterexample inside the
@@ -73,7 +74,11 @@ def _decide(problem: Problem) -> Outcome:
 
     status, point, why = k.z3_goal()
     if status == "unsat":
-        return k.proved("z3")
+        out = k.proved("z3")
+        if out.verdict == "unknown" and k.consistency()[0] == "unknown":
+            witness = _witness(k)  # z3 could not show the region non-empty within its budget: a searched point
+            out = k.proved("z3", witness=witness) if witness is not None else out
+        return out
     if status == "sat":
         for cand in (point, *_neighbours(point)):
             out = k.refuted(cand, "z3")

@@ -263,3 +263,13 @@ def test_max_min_differential_fuzz(block):
                 assert not _independent_truth(goal, point), (seed, goal, point)
             verdicts.append(out.verdict)
         assert not {"proved", "refuted"} <= set(verdicts) and "inconsistent" not in verdicts, (seed, verdicts)
+
+
+# FOUND: z3 showed the negated goal unsatisfiable but not the region non-empty within a small rlimit, and
+# only the interval route searched for a witness: the same claim was proved at rlimit 1 (interval) and
+# unknown at rlimit 100 to 3000 (z3); the z3 route now gets a searched witness too
+@pytest.mark.parametrize("rlimit", [1, 300, 3000, 100_000])
+def test_z3_proof_gets_a_witness_when_the_region_is_hard(rlimit):
+    hyps = [Rel(n**2 - 2 * m**2, "==", 1), Rel(n, ">", 1)]
+    out = decide(Problem(hyps, Rel(n**2, "==", 2 * m**2 + 1), {n, m}, {n: (R(1), R(5)), m: (R(1), R(5))}, rlimit, 0))
+    assert out.verdict == "proved", out.reason
