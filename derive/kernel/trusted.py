@@ -227,8 +227,12 @@ def side_conditions(e: sp.Expr, guard: Formula | None = None) -> list[SideCondit
             earlier: list[Formula] = []
             for expr, cond in a.args:
                 c = bool_formula(cond)
+                # a condition is read only where no earlier one holds: its side conditions hold there
+                reached = [*([guard] if guard is not None else []), *[Not(x) for x in earlier]]
                 for f in (c.exprs() if c is not None else []):
-                    walk(f)
+                    for sc in side_conditions(f, And(tuple(reached)) if reached else None):
+                        if sc not in out:
+                            out.append(sc)
                 branch = And((*[Not(x) for x in earlier], c)) if c is not None else (
                     And(tuple(Not(x) for x in earlier)) if earlier else None)
                 if guard is not None and branch is not None:

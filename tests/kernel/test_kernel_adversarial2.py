@@ -26,6 +26,7 @@ from derive.kernel.trusted import side_conditions
 R = sp.Rational
 x, y, z, n, m = sp.symbols("x y z n m")
 P = sp.Piecewise
+PW_COND = P((0, x <= 0), (1, 1 / x > 1), (2, True))  # 1/x is read only where x > 0
 
 
 def Max(*args):  # noqa: N802 - as substitution builds it
@@ -41,8 +42,18 @@ def run(hyps, goal, integer=(), bounds=None):
                           2_000_000, 0))
 
 
+def _at(e, point):
+    """``e`` at ``point``, a Piecewise reading its conditions in order up to the one that holds."""
+    if isinstance(e, sp.Piecewise):
+        for expr, cond in e.args:
+            if cond is sp.true or bool(cond.xreplace(point)):
+                return _at(expr, point)
+        raise ValueError(f"no branch of {e} holds")
+    return e.func(*[_at(a, point) for a in e.args]) if e.args else e.xreplace(point)
+
+
 def _n(e, point):
-    return sp.N(e.xreplace(point), 60)
+    return sp.N(_at(e, point), 60)
 
 
 def _holds(f, point):
@@ -104,6 +115,16 @@ CASES = [
     ("piecewise-no-otherwise", None, [], Rel(P((x, x > 0), (-x, x < 0)) * 1, "==", P((x, x > 0), (-x, x < 0))),
      (), {x: (-1, 2)}),
     ("piecewise-no-otherwise", None, [], Rel(P((x, x > 0)), ">=", 0), (), {x: (-1, 1)}),
+    # FOUND: a Piecewise condition is read only where no earlier condition holds, but its side conditions
+    # were required everywhere: at x = 0 the first branch holds (the value is 0) and 1/x is never read,
+    # yet x != 0 entered the region, so x = 0 was cut out of it: a false inconsistent and a false proved
+    ("piecewise-condition", True, [Rel(x, "==", 0), Rel(PW_COND, "==", 0)], Rel(x, "==", 0), (), None),
+    ("piecewise-condition", False, [Rel(x, "==", 0), Rel(PW_COND, "==", 0)], Rel(x, "==", 1), (), None),
+    ("piecewise-condition", True, [Rel(PW_COND, "==", 0)], Rel(x, "<=", 0), (), None),
+    ("piecewise-condition", False, [Rel(PW_COND, "==", 0)], Rel(x, "<", 0), (), None),
+    ("piecewise-condition", True, [], Rel(PW_COND, ">=", 0), (), None),
+    ("piecewise-condition", False, [], Rel(PW_COND, ">", 0), (), None),
+    ("piecewise-condition", None, [], Rel(P((0, x < 0), (1, 1 / x > 1), (2, True)), ">=", 0), (), None),
     # the tactic pipeline (nlsat; integers with nonlinear terms, If from Max/Abs/Piecewise, divisions)
     ("nlsat", True, [Rel(x, ">", 0), Rel(y, ">", 0), Rel(z, ">", 0)], Rel(x**3 + y**3 + z**3, ">=", 3 * x * y * z),
      (), None),
@@ -157,6 +178,7 @@ def test_piecewise_side_condition_is_some_branch():
     conds = [str(sc.condition) for sc in side_conditions(P((x, x > 0), (1 / y, x < -1)))]
     assert "(x > 0) or (x < -1)" in conds
     assert not [sc for sc in side_conditions(P((x, x > 0), (1, True))) if sc.kind == "piecewise branch"]
+    assert [str(sc.condition) for sc in side_conditions(PW_COND)] == ["((not (x <= 0))) implies (x != 0)"]
 
 
 def test_replace_keeps_max_unevaluated_and_folds_numbers():
