@@ -295,3 +295,108 @@ def test_z3_proof_gets_a_witness_when_the_region_is_hard(rlimit):
     hyps = [Rel(n**2 - 2 * m**2, "==", 1), Rel(n, ">", 1)]
     out = decide(Problem(hyps, Rel(n**2, "==", 2 * m**2 + 1), {n, m}, {n: (R(1), R(5)), m: (R(1), R(5))}, rlimit, 0))
     assert out.verdict == "proved", out.reason
+
+
+# a fuzz of Piecewise (conditions and branches with divisions, roots and logs; with and without an
+# otherwise branch) on a bounded box: a proved claim has no counterexample on a grid of the box, an
+# inconsistent one no point of the grid in its region (values read by an evaluator of this file, which
+# reads a Piecewise's conditions in order up to the one that holds)
+
+class _Undefined(Exception):
+    pass
+
+
+def _val(e, pt):
+    if isinstance(e, sp.Piecewise):
+        for expr, cond in e.args:
+            if cond is sp.true or _cond(cond, pt):
+                return _val(expr, pt)
+        raise _Undefined
+    if e.is_Symbol:
+        return pt[e]
+    if e.is_Rational:
+        return e
+    if isinstance(e, sp.Pow):
+        b = _val(e.base, pt)
+        if e.exp.is_Integer:
+            if e.exp < 0 and b == 0:
+                raise _Undefined
+            return b**e.exp
+        if b < 0 or (b == 0 and e.exp < 0):
+            raise _Undefined
+        return sp.Pow(b, e.exp)
+    if isinstance(e, sp.log):
+        a = _val(e.args[0], pt)
+        if a <= 0:
+            raise _Undefined
+        return sp.log(a)
+    return e.func(*[_val(a, pt) for a in e.args])
+
+
+def _sign_holds(op, lhs, rhs, pt):
+    d = sp.N(_val(lhs, pt) - _val(rhs, pt), 50)
+    if abs(d) < 1e-40:
+        d = sp.simplify(_val(lhs, pt) - _val(rhs, pt))
+    return bool({"<": d < 0, "<=": d <= 0, ">": d > 0, ">=": d >= 0, "==": d == 0, "!=": d != 0}[op])
+
+
+def _cond(c, pt):
+    if isinstance(c, sp.core.relational.Relational):
+        return _sign_holds(c.rel_op, c.lhs, c.rhs, pt)
+    if isinstance(c, (sp.And, sp.Or)):
+        vals = [_cond(a, pt) for a in c.args]
+        return all(vals) if isinstance(c, sp.And) else any(vals)
+    if isinstance(c, sp.Not):
+        return not _cond(c.args[0], pt)
+    return _cond(c.to_nnf(), pt)
+
+
+def _holds_at(f, pt):
+    try:
+        return _sign_holds(f.op, f.lhs, f.rhs, pt)
+    except (_Undefined, TypeError, ZeroDivisionError):
+        return False  # undefined: neither in the region (a hypothesis) nor true (the goal)
+
+
+def _piecewise_expr(rng, depth):
+    if depth == 0 or rng.random() < 0.3:
+        return rng.choice([x, y, sp.Integer(rng.randint(-2, 2)), R(rng.randint(-3, 3), 2)])
+    kind = rng.randint(0, 6)
+    a, b = _piecewise_expr(rng, depth - 1), _piecewise_expr(rng, depth - 1)
+    if kind == 0:
+        return a + b
+    if kind == 1:
+        return a * b
+    if kind == 2:
+        return 1 / a if a != 0 else b
+    if kind == 3:
+        return sp.sqrt(a)
+    c = rng.choice([a > b, a >= 0, sp.And(a > 0, b < 1), sp.Or(a < 0, b > 1)])
+    if c in (sp.true, sp.false):
+        return a
+    if kind == 4:
+        return P((a, c), (b, True))
+    if kind == 5:
+        return P((a, c), (b, rng.choice([b > 0, a < b])))
+    return sp.log(a) if rng.random() < 0.3 else a - b
+
+
+@pytest.mark.parametrize("block", range(2))
+def test_piecewise_fuzz_against_a_grid(block):
+    import random
+
+    grid = [{x: R(i, 4), y: R(j, 4)} for i in range(-8, 9) for j in range(-8, 9)]
+    for seed in range(60 * block, 60 * block + 60):
+        rng = random.Random(seed)
+        try:
+            e, h = _piecewise_expr(rng, 3), _piecewise_expr(rng, 2)
+        except (ValueError, TypeError, NotImplementedError):
+            continue  # sympy refuses to build some Piecewise conditions
+        hyps = [Rel(h, rng.choice([">=", ">", "<=", "=="]), rng.randint(-1, 1))] if rng.random() < 0.6 else []
+        goal = Rel(e, rng.choice([">=", ">", "<=", "<", "==", "!="]), rng.randint(-2, 2))
+        out = decide(Problem(hyps, goal, set(), {x: (R(-2), R(2)), y: (R(-2), R(2))}, 500_000, 0))
+        assert "internal error" not in (out.reason or ""), (seed, out.reason)
+        if out.verdict in ("proved", "inconsistent"):
+            region = [pt for pt in grid if all(_holds_at(f, pt) for f in hyps)]
+            assert out.verdict == "proved" or not region, (seed, hyps, region[:1])
+            assert out.verdict == "inconsistent" or all(_holds_at(goal, pt) for pt in region), (seed, hyps, goal)
