@@ -32,6 +32,7 @@ least recently used ones (a hit refreshes an entry's modification time) are remo
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -50,7 +51,7 @@ NO_CACHE_ENV = "DERIVE_NO_CACHE"
 MAX_MB_ENV = "DERIVE_CACHE_MAX_MB"
 DEFAULT_MAX_MB = 256
 APP_NAME = "derive-llm"
-FORMAT = 3  # bump when the entry layout changes
+FORMAT = 4  # bump when the entry layout or the problem text changes
 KINDS = ("proofs", "outputs", "results", "documents")  # documents: derive.documents.store, thresholds
 
 
@@ -168,26 +169,50 @@ def engine_fingerprint() -> str:
 
 # problem text ----------------------------------------------------------------------------------------
 
-def formula_text(f: object) -> str:
-    """A canonical text of a formula tree: ``srepr`` for sympy expressions, field by field otherwise."""
+def formula_text(f: object, memo: dict[int, str] | None = None) -> str:
+    """A canonical text of a formula tree: ``srepr`` for sympy expressions, field by field otherwise.
+    ``memo`` (by object identity, for objects alive during the call): a declaration that others use is
+    written out once, not once per path that reaches it (the lecture's digest made 42,000 calls)."""
     import sympy as sp
 
+    if memo is None:
+        memo = {}
+    done = memo.get(id(f))
+    if done is not None:
+        return done
     if isinstance(f, sp.Basic):
-        return sp.srepr(f)
-    if isinstance(f, (tuple, list)):
-        return "[" + ",".join(formula_text(a) for a in f) + "]"
-    if dataclasses.is_dataclass(f) and not isinstance(f, type):
-        inner = ",".join(f"{fl.name}={formula_text(getattr(f, fl.name))}" for fl in dataclasses.fields(f))
-        return f"{type(f).__name__}({inner})"
-    return repr(f)
+        out = _sympy_text(f)
+    elif isinstance(f, (tuple, list)):
+        out = "[" + ",".join(formula_text(a, memo) for a in f) + "]"
+    elif dataclasses.is_dataclass(f) and not isinstance(f, type):
+        inner = ",".join(f"{fl.name}={formula_text(getattr(f, fl.name), memo)}" for fl in dataclasses.fields(f))
+        out = f"{type(f).__name__}({inner})"
+    else:
+        return repr(f)
+    memo[id(f)] = out
+    return out
+
+
+@functools.lru_cache(maxsize=65536)
+def _sympy_text(e: object) -> str:
+    """``srepr`` of a leaf (its class, value and assumptions); a node as its class and its arguments'
+    texts (a sympy node is its class applied to its arguments).  Cached by value: problems share most
+    of their subterms, and ``srepr`` of each whole problem was most of a cached check's key time."""
+    import sympy as sp
+
+    assert isinstance(e, sp.Basic)
+    if not e.args:
+        return sp.srepr(e)
+    return f"{type(e).__name__}({','.join(_sympy_text(a) for a in e.args)})"
 
 
 def problem_text(problem: Problem) -> str:
     """Everything ``prover.decide`` reads from a problem, as canonical text."""
     bounds = sorted((str(s), str(lo), str(hi)) for s, (lo, hi) in problem.bounds.items())
+    memo: dict[int, str] = {}
     return "\n".join([
-        "hypotheses " + formula_text(list(problem.hypotheses)),
-        "goal " + formula_text(problem.goal),
+        "hypotheses " + formula_text(list(problem.hypotheses), memo),
+        "goal " + formula_text(problem.goal, memo),
         "integer " + ",".join(sorted(str(s) for s in problem.integer)),
         "bounds " + repr(bounds),
         f"rlimit {problem.rlimit}",
@@ -547,10 +572,11 @@ def library_digest(library: Any) -> str:
     """A digest of what the declarations of a library say (ids, kinds, formulas, domains, bounds), read
     from the loaded objects: whatever a library read to build them (data files, environment) is in it."""
     h = hashlib.sha256()
+    memo: dict[int, str] = {}
     for decl in library.ordered():
-        h.update(f"{decl.id}\0{formula_text(decl)}\0".encode())
+        h.update(f"{decl.id}\0{formula_text(decl, memo)}\0".encode())
     for name in sorted(library.quantities):
-        h.update(f"{name}\0{formula_text(library.quantities[name])}\0".encode())
+        h.update(f"{name}\0{formula_text(library.quantities[name], memo)}\0".encode())
     return h.hexdigest()
 
 
