@@ -24,6 +24,8 @@ from derive.kernel.trusted import BOX_PRECISION, TAYLOR_SYMBOLS, Kernel, MaybeUn
 MAX_BOXES = 4000
 MAX_WORK = 1_000_000  # boxes times the nodes of the claim's expressions: a claim of 3,000 nodes gets 333 boxes
 TAYLOR_DEPTH = 3  # Taylor forms are tried on boxes split at least this many times (where touching points are)
+TAYLOR_TRIES = 120  # ... on at most this many boxes of one search: a try differentiates and evaluates exactly
+# (about 20 ms), so trying every box of a search that will not close cost minutes of the box budget's time
 
 _iv = mpmath.iv
 
@@ -63,6 +65,7 @@ class _Search:
         self.nodes = sum(len(list(sp.preorder_traversal(e))) for f in [k.goal, *k.assumed] for e in f.exprs())
         self.budget = max(50, min(MAX_BOXES, MAX_WORK // self.nodes))
         self.centres_tried = 0
+        self.taylor_tried = 0
 
     def solve(self, root: dict) -> tuple:
         """The bisection tree of ``root``, depth first (left before right), without recursion: a tree can
@@ -110,8 +113,10 @@ class _Search:
                 out = k.refuted(centre, "interval")
                 if out is not None:
                     raise _Stop("refuted", out)
-            if k.taylor_closes(full, centre):  # where it holds
-                return ("taylor", centre)
+            if self.taylor_tried < TAYLOR_TRIES:
+                self.taylor_tried += 1
+                if k.taylor_closes(full, centre):  # where it holds
+                    return ("taylor", centre)
         if self.witness is None and self.witness_tries < 20:
             self.witness_tries += 1
             if k.in_region(mid):
