@@ -236,3 +236,31 @@ def test_sources_digest_covers_the_whole_engine_whatever_was_imported(monkeypatc
     monkeypatch.setattr(cache_mod, "loaded_source_files",
                         lambda: [f for f in loaded if not f.startswith(engine + os.sep)])
     assert cache_mod.sources_digest() == first
+
+
+def test_read_tracker_records_reads_not_writes_and_puts_the_originals_back(tmp_path):
+    import builtins
+    import io
+    import os
+
+    from derive.checking.cache import ReadTracker
+
+    originals = (builtins.open, io.open, os.open, os.listdir, os.scandir)
+    data = tmp_path / "data.json"
+    data.write_text("{}")
+    written = tmp_path / "out.txt"
+    with ReadTracker() as tracker:
+        data.read_text()
+        with open(tmp_path / "data.json", "rb"):
+            pass
+        written.write_text("x")
+        os.listdir(tmp_path / ".")
+        fd = os.open(data, os.O_RDONLY)
+        os.close(fd)
+    assert str(data) in tracker.paths and str(tmp_path / ".") in tracker.paths
+    assert str(written) not in tracker.paths
+    assert (builtins.open, io.open, os.open, os.listdir, os.scandir) == originals
+    with ReadTracker() as again:
+        pass
+    data.read_text()  # after the run: not recorded
+    assert again.paths == set()

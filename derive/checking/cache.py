@@ -490,38 +490,78 @@ class OutputCache:
 
 
 class ReadTracker:
-    """Records the files and folders a run opens (a Python audit hook), so that an output replayed from
-    the cache is invalidated by any of them changing: a library that reads a data file outside its own
-    folder included.  Audit hooks cannot be removed; an inactive tracker records nothing."""
+    """Records the files and folders a run opens, so that an output replayed from the cache is
+    invalidated by any of them changing: a library that reads a data file outside its own folder
+    included.  While a tracker is active, Python's ways of opening files and listing folders are
+    wrapped: ``io.open`` (which is ``open`` and what ``pathlib`` uses), ``os.open``, ``os.listdir`` and
+    ``os.scandir``; leaving it puts the originals back.  (A Python audit hook sees the same opens, but
+    it cannot be removed and is called on every audited event of the process: z3's bindings raise about
+    125,000 of them in a check, which cost a second of it.)"""
 
     _active: ReadTracker | None = None
-    _installed = False
+    _saved: dict[tuple[Any, str], Any] | None = None
 
     def __init__(self) -> None:
         self.paths: set[str] = set()
 
     def __enter__(self) -> ReadTracker:
-        if not ReadTracker._installed:
-            sys.addaudithook(ReadTracker._hook)
-            ReadTracker._installed = True
+        import builtins
+        import io
+
         ReadTracker._active = self
+        if ReadTracker._saved is None:
+            saved = {(io, "open"): io.open, (builtins, "open"): builtins.open, (os, "open"): os.open,
+                     (os, "listdir"): os.listdir, (os, "scandir"): os.scandir}
+            ReadTracker._saved = saved
+            opener = _tracked_open(saved[(io, "open")])
+            io.open = builtins.open = opener  # type: ignore[assignment]
+            os.open = _tracked_os_open(saved[(os, "open")])  # type: ignore[assignment]
+            os.listdir = _tracked_listing(saved[(os, "listdir")])  # type: ignore[assignment]
+            os.scandir = _tracked_listing(saved[(os, "scandir")])  # type: ignore[assignment]
         return self
 
     def __exit__(self, *exc: object) -> None:
         ReadTracker._active = None
+        saved, ReadTracker._saved = ReadTracker._saved, None
+        for (module, name), original in (saved or {}).items():
+            setattr(module, name, original)
 
     @staticmethod
-    def _hook(event: str, args: tuple) -> None:
+    def record(path: object) -> None:
         tracker = ReadTracker._active
-        if tracker is None or event not in ("open", "os.listdir", "os.scandir"):
+        if tracker is None or isinstance(path, int):
             return
-        path = args[0] if args else None
-        if event == "open" and len(args) > 1 and isinstance(args[1], str) and set(args[1]) & set("wax+"):
-            return  # written, not read
-        if isinstance(path, bytes):
-            path = os.fsdecode(path)
-        if isinstance(path, str):
-            tracker.paths.add(path if os.path.isabs(path) else os.path.join(os.getcwd(), path))
+        try:
+            path = os.fsdecode(os.fspath(path))  # type: ignore[arg-type]
+        except TypeError:
+            return
+        tracker.paths.add(path if os.path.isabs(path) else os.path.join(os.getcwd(), path))
+
+
+def _tracked_open(original: Callable) -> Callable:
+    @functools.wraps(original)
+    def open(file, mode="r", *args, **kwargs):  # noqa: A001 - stands in for the builtin
+        if not (isinstance(mode, str) and set(mode) & set("wax+")):  # read, not written
+            ReadTracker.record(file)
+        return original(file, mode, *args, **kwargs)
+    return open
+
+
+def _tracked_os_open(original: Callable) -> Callable:
+    @functools.wraps(original)
+    def os_open(path, flags, *args, **kwargs):
+        if not flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
+            ReadTracker.record(path)
+        return original(path, flags, *args, **kwargs)
+    return os_open
+
+
+def _tracked_listing(original: Callable) -> Callable:
+    @functools.wraps(original)
+    def listing(path=".", *args, **kwargs):
+        ReadTracker.record(path)
+        return original(path, *args, **kwargs)
+    return listing
 
 
 # own results of a whole scenario (the baseline of `derive diff`) ------------------------------------------
