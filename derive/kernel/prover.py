@@ -7,9 +7,9 @@ Every engine here is an untrusted proposer; ``derive.kernel.trusted.Kernel`` adm
    checks the region (hypotheses, bounds, integrality) with z3: unsatisfiable gives ``inconsistent``.
 2. An equation that sympy's expand/together/cancel reduce to ``0 = 0`` (cheap, and the kernel re-runs
    the reduction itself).
-3. z3 on the negated goal: ``unsat`` is a proof (with a searched witness of the region when z3 cannot
-   show it non-empty within its budget); a model is a proposed counterexample (and simple
-   rationals near it, since z3 may answer with algebraic numbers).
+3. z3 on the negated goal: ``unsat`` is a proof (every route's proof gets a searched witness of the
+   region when z3 cannot show it non-empty within its budget: ``_admit``); a model is a proposed
+   counterexample (and simple rationals near it, since z3 may answer with algebraic numbers).
 4. Constructs z3 cannot express go to the interval engine (bounded boxes), whose proof is a
    certificate the kernel replays, and to a deterministic search for a counterexample inside the
    region; failing both, ``unknown`` with every route's reason.
@@ -65,8 +65,7 @@ def _decide(problem: Problem) -> Outcome:
     goal = problem.goal
     if isinstance(goal, Rel) and goal.op == "==" and goal.free_symbols():
         # the kernel runs sympy's expand/together/cancel itself (no second run here)
-        witness = _witness(k) if k.identity_holds() and k.consistency()[0] == "unknown" else None
-        out = k.proved("sympy", witness=witness)
+        out = _admit(k, "sympy") if k.identity_holds() else k.proved("sympy")
         if out.verdict == "proved":
             return out
         if "do not reduce" not in (out.reason or ""):
@@ -74,11 +73,7 @@ def _decide(problem: Problem) -> Outcome:
 
     status, point, why = k.z3_goal()
     if status == "unsat":
-        out = k.proved("z3")
-        if out.verdict == "unknown" and k.consistency()[0] == "unknown":
-            witness = _witness(k)  # z3 could not show the region non-empty within its budget: a searched point
-            out = k.proved("z3", witness=witness) if witness is not None else out
-        return out
+        return _admit(k, "z3")
     if status == "sat":
         for cand in (point, *_neighbours(point)):
             out = k.refuted(cand, "z3")
@@ -109,9 +104,7 @@ def _decide(problem: Problem) -> Outcome:
             if out is not None:
                 return out
         if kind == "proved":
-            if witness is None and k.consistency()[0] == "unknown":
-                witness = _witness(k)  # z3 could not show the region non-empty within its budget either
-            out = k.proved("interval", certificate=payload, witness=witness)
+            out = _admit(k, "interval", certificate=payload, witness=witness)
             if out.verdict == "proved":
                 return out
             reasons.append(out.reason or "interval proof not admitted")
@@ -192,6 +185,14 @@ def _search(k: Kernel, problem: Problem) -> Outcome | None:
         if out is not None:
             return out
     return None
+
+
+def _admit(k: Kernel, engine: str, certificate: object = None, witness: dict | None = None) -> Outcome:
+    """``k.proved(engine, ...)``, with a searched point of the region as the witness when z3 could not
+    show the region non-empty within its budget (else a proof would be ``unknown`` only for that)."""
+    if witness is None and k.consistency()[0] == "unknown":
+        witness = _witness(k)
+    return k.proved(engine, certificate=certificate, witness=witness)
 
 
 def _witness(k: Kernel, tries: int = 60) -> dict | None:

@@ -89,7 +89,7 @@ import sympy as sp
 import z3
 
 from derive.errors import TranslationError
-from derive.kernel.logic import And, Formula, Iff, Implies, Not, Or, Rel
+from derive.kernel.logic import And, Formula, Iff, Implies, Not, Or, Rel, replace
 from derive.kernel.problem import Outcome, Problem
 from derive.kernel.translate import Translator, make_variables, z3_value_to_rational
 
@@ -1200,27 +1200,13 @@ def _extrema_as_symbols(e: sp.Expr) -> sp.Expr:
     is 0 whatever values they stand for.  It spares ``expand`` rebuilding (and so re-evaluating, by
     pairwise symbolic comparison) every ``Max`` inside the goal, which took seconds on the lecture."""
     names: dict[tuple, sp.Symbol] = {}
-    done: dict[sp.Basic, sp.Basic] = {}
-
-    def go(x: sp.Basic) -> sp.Basic:
-        if not x.args:
-            return x
-        if x in done:
-            return done[x]
-        args = tuple(go(a) for a in x.args)
-        if isinstance(x, (sp.Max, sp.Min)):
-            key = (x.func, frozenset(sp.expand(a) for a in args))
-            out = names.get(key)
-            if out is None:
-                out = names[key] = sp.Dummy(f"{x.func.__name__.lower()}{len(names)}")
-        elif all(a is b for a, b in zip(args, x.args, strict=True)):
-            out = x
-        else:
-            out = x.func(*args)
-        done[x] = out
-        return out
-
-    return go(e)
+    mapping: dict[sp.Basic, sp.Basic] = {}
+    for m in sorted(e.atoms(sp.Max, sp.Min), key=lambda m: tree_size([m])):  # inner ones first
+        key = (m.func, frozenset(sp.expand(replace(a, mapping)) for a in m.args))
+        if key not in names:
+            names[key] = sp.Dummy(f"{m.func.__name__.lower()}{len(names)}")
+        mapping[m] = names[key]
+    return replace(e, mapping)
 
 
 def expansion_size(e: sp.Expr) -> int:

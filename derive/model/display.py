@@ -336,12 +336,17 @@ def shown(value: Value, unit: UnitLike, *, sig: int = 4, fixed: bool = False) ->
 _SUFFIX_VALUE = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "B": 10**9, "T": 10**12}
 
 
+def _suffix_of(number: str) -> str:
+    """The count suffix a formatted number ends with (``128k``: ``k``), or ``""``."""
+    return number[-1] if number[-1:] and number[-1:] in _SUFFIX_VALUE else ""
+
+
 def _reads_back(s: Shown, unit_text: str) -> Fraction | None:
     """The value a reader takes from ``s``, in ``unit_text``."""
     if s.number is None:
         return None
     number = s.number.replace(",", "")
-    suffix = number[-1] if number[-1:] in ("k", "M", "G", "B", "T") else ""
+    suffix = _suffix_of(number)
     try:
         value = Fraction(number[: len(number) - len(suffix)]) * _SUFFIX_VALUE[suffix]
         return value * parse_unit(s.unit).scale / parse_unit(unit_text).scale
@@ -552,9 +557,9 @@ def latex_value(value: Value, unit: UnitLike, *, sig: int = 4) -> LatexValue:
         text = r"\text{undefined}" if x is None else (r"\infty" if x > 0 else r"-\infty")
         return LatexValue(None, s.unit, text)
     number = s.number.replace(",", "")
-    suffix = number[-1] if number and number[-1] in "kMGTB" else ""
+    suffix = _suffix_of(number)
     if suffix:
-        base = Decimal(number[:-1]) * {"k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "B": 10**9}[suffix]
+        base = Decimal(number[:-1]) * _SUFFIX_VALUE[suffix]
         number = _plain(base, group=False) if abs(base) < 10**6 else _scientific(base.normalize())
     return LatexValue(number, s.unit)
 
@@ -613,7 +618,7 @@ def math_value(value: Value, unit: UnitLike, *, sig: int = 4, max_sig: int = 8) 
         return _math_shown(s, None), True
     s = shown(value, unit, sig=sig)
     number = s.number.replace(",", "")  # type: ignore[union-attr]
-    suffix = number[-1] if number[-1:] in _SUFFIX_VALUE and number[-1:] != "" else ""
+    suffix = _suffix_of(number)
     x = to_fraction(value)
     unit_text = _unit_of(unit).strip() or "1"
     try:
@@ -631,7 +636,7 @@ def math_value(value: Value, unit: UnitLike, *, sig: int = 4, max_sig: int = 8) 
 def _math_shown(s: Shown, fraction: str | None) -> str:
     """``s`` as math; ``fraction`` (LaTeX) replaces its number, keeping its suffix and unit."""
     number = s.number or ""
-    suffix = number[-1] if number[-1:] in ("k", "M", "G", "B", "T") else ""
+    suffix = _suffix_of(number)
     num = fraction if fraction is not None else _math_number(number[: len(number) - len(suffix)])
     if suffix:
         num += r"\mathrm{" + suffix + "}"
