@@ -190,3 +190,10 @@ def cases() -> list[Planted]:
     for i in range(8):  # bounds written high-to-low: refused, never a crash
         add("bounds_order", "meaningless", "unknown", _p([], logic.le(u, 100), bounds={u: (R(10), R(1, 10))}), i)
     return out
+
+
+def assert_honest(truth: bool | None, verdict: str, detail: object = None) -> None:
+    """The verdict a claim of known ``truth`` may get: a true one never ``refuted``, a false one never
+    ``proved``, a meaningless one (None) neither; ``unknown`` is always allowed."""
+    allowed = {True: ("proved", "unknown"), False: ("refuted", "unknown")}.get(truth, ("unknown", "inconsistent"))
+    assert verdict in allowed, (verdict, detail)
