@@ -2,20 +2,20 @@
 
 Numbers become z3 rationals (never floats).  ``Max``/``Min``/``Abs``/``Piecewise`` become ``If``.
 Integer powers are products; a negative power is a division.  A rational power ``x**(p/q)`` becomes a
-fresh variable ``r >= 0`` with ``r**q == x**p``, defined only where ``x >= 0``.  Every division and
-every radicand is recorded as an *obligation* the prover must discharge from the hypotheses before
-it trusts a verdict: z3 treats ``x/0`` as an arbitrary value, so an unproved non-zero denominator
-could otherwise make a false claim look true.
+fresh variable ``r >= 0`` with ``r**q == x**p``, defined only where ``x >= 0``.  z3 reads ``x/0`` as an
+arbitrary value, so the kernel discharges every denominator and radicand itself
+(``trusted.formula_side_conditions``) before it trusts a verdict; the translation need only be
+faithful where they hold.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 import sympy as sp
 import z3
+from z3 import z3core as C
 
 from derive.errors import TranslationError
 from derive.kernel.logic import And, Formula, Iff, Implies, Not, Or, Rel
@@ -33,69 +33,103 @@ MAX_MONOMIALS = 5000
 DIVISION_WEIGHT = 5
 
 
-@dataclass
-class Obligation:
-    """A side condition under which the translation is faithful: ``expr != 0`` or ``expr >= 0``."""
-
-    expr: sp.Expr
-    z3_expr: z3.ArithRef
-    kind: str  # "nonzero" | "nonnegative"
-
-    def violated(self) -> z3.BoolRef:
-        return self.z3_expr == 0 if self.kind == "nonzero" else self.z3_expr < 0
-
-    def describe(self) -> str:
-        return f"{'denominator' if self.kind == 'nonzero' else 'radicand'} {sp.sstr(self.expr)}"
-
-
-@dataclass
 class Translator:
-    """Translates over a fixed set of symbols; collects auxiliary definitions and obligations."""
+    """Translates over a fixed set of symbols (``variables``) into one z3 context; collects the
+    definitions of the auxiliary variables of roots.
 
-    variables: Mapping[sp.Symbol, z3.ArithRef]
-    ctx: z3.Context | None = None  # every z3 term is made in this context (None: z3's main one)
-    definitions: list[z3.BoolRef] = field(default_factory=list)  # constraints defining aux variables
-    obligations: list[Obligation] = field(default_factory=list)
-    _aux: dict[sp.Expr, z3.ArithRef] = field(default_factory=dict)
-    _done: dict[sp.Expr, z3.ArithRef] = field(default_factory=dict)  # sympy shares subterms: translate each once
+    Terms are built with z3's C API (``z3core``) rather than its Python operators: the lecture's check
+    builds a few hundred thousand terms, each in a fresh context, and the operators' coercions and
+    sort checks were most of a fifth of a cold check.  The terms are the ones the operators build
+    (n-ary sums and products, numerals, left-nested integer powers), so z3 sees the same problem.
+    Every term made here is held (reference-counted) until the translator is dropped."""
+
+    def __init__(self, variables: Mapping[sp.Symbol, z3.ArithRef], ctx: z3.Context | None = None) -> None:
+        self.variables = variables
+        self.ctx = ctx
+        self.definitions: list[z3.BoolRef] = []  # constraints defining aux variables
+        self._ctx = ctx if ctx is not None else z3.main_ctx()
+        self._c = self._ctx.ref()
+        self._real = z3.RealSort(self._ctx)  # held: its AST must outlive the numerals made with it
+        self._held: list = []
+        self._aux: dict[sp.Expr, object] = {}
+        self._done: dict[sp.Expr, object] = {}  # sympy shares subterms: translate each once
+        self._numerals: dict[str, object] = {}
+
+    def __del__(self) -> None:
+        c = getattr(self, "_c", None)
+        if c is not None and self._ctx.ref() is not None:  # the context still exists
+            for a in self._held:
+                C.Z3_dec_ref(c, a)
+
+    # raw terms ------------------------------------------------------------------------------------
+
+    def _keep(self, a):
+        C.Z3_inc_ref(self._c, a)
+        self._held.append(a)
+        return a
+
+    def _numeral(self, text: str):
+        a = self._numerals.get(text)
+        if a is None:
+            a = self._numerals[text] = self._keep(C.Z3_mk_numeral(self._c, text, self._real.ast))
+        return a
+
+    def _nary(self, make, args: list):
+        return self._keep(make(self._c, len(args), (C.Ast * len(args))(*args)))
+
+    def _binary(self, make, a, b):
+        return self._keep(make(self._c, a, b))
+
+    # public: wrapped z3 terms -----------------------------------------------------------------------
 
     def expr(self, e: sp.Expr) -> z3.ArithRef:
+        return z3.ArithRef(self._term(e), self._ctx)
+
+    def formula(self, f: Formula) -> z3.BoolRef:
+        return z3.BoolRef(self._formula(f), self._ctx)
+
+    # translation -------------------------------------------------------------------------------------
+
+    def _term(self, e: sp.Expr):
         done = self._done.get(e)
         if done is None:
             done = self._done[e] = self._expr(e)
         return done
 
-    def _expr(self, e: sp.Expr) -> z3.ArithRef:
+    def _expr(self, e: sp.Expr):
         if isinstance(e, sp.Symbol):
             if e not in self.variables:
                 raise TranslationError(f"symbol '{e}' is not a declared quantity of this check")
-            return self.variables[e]
+            return self.variables[e].as_ast()
         if e.is_Integer:
-            return z3.RealVal(int(e), self.ctx)
+            return self._numeral(str(int(e)))
         if e.is_Rational:
-            return z3.Q(int(e.p), int(e.q), self.ctx)
+            return self._numeral(f"{int(e.p)}/{int(e.q)}")
         if isinstance(e, sp.Float):
             raise TranslationError(f"floating-point literal {e}: write numbers as exact rationals", never=True)
         if e.is_number and not e.is_real:
             raise TranslationError(f"complex number {e}", never=True)
         if isinstance(e, sp.Add):
-            return z3.Sum([self.expr(a) for a in e.args])
+            return self._nary(C.Z3_mk_add, [self._term(a) for a in e.args])
         if isinstance(e, sp.Mul):
             num, den = sp.fraction(e, exact=True)
             if den != 1:
-                return self._divide(num, den)
-            return z3.Product([self.expr(a) for a in e.args])
+                zden = self._term(den)
+                return self._binary(C.Z3_mk_div, self._term(num), zden)
+            return self._nary(C.Z3_mk_mul, [self._term(a) for a in e.args])
         if isinstance(e, sp.Pow):
             return self._power(e)
         if isinstance(e, (sp.Max, sp.Min)):
-            args = [self.expr(a) for a in e.args]
+            args = [self._term(a) for a in e.args]
+            cmp = C.Z3_mk_gt if isinstance(e, sp.Max) else C.Z3_mk_lt
             out = args[0]
             for a in args[1:]:
-                out = z3.If(a > out, a, out) if isinstance(e, sp.Max) else z3.If(a < out, a, out)
+                out = self._keep(C.Z3_mk_ite(self._c, self._binary(cmp, a, out), a, out))
             return out
         if isinstance(e, sp.Abs):
-            a = self.expr(e.args[0])
-            return z3.If(a >= 0, a, -a)
+            a = self._term(e.args[0])
+            neg = self._keep(C.Z3_mk_unary_minus(self._c, a))
+            return self._keep(C.Z3_mk_ite(self._c, self._binary(C.Z3_mk_ge, a, self._numeral("0")), a, neg))
         if isinstance(e, sp.Piecewise):
             return self._piecewise(e)
         if isinstance(e, (sp.exp, sp.log)) or e.func in (sp.exp, sp.log):
@@ -106,13 +140,15 @@ class Translator:
             raise TranslationError(f"irrational or transcendental constant {e}")
         raise TranslationError(f"unsupported construct {type(e).__name__}: {sp.sstr(e)}")
 
-    def _divide(self, num: sp.Expr, den: sp.Expr) -> z3.ArithRef:
-        zden = self.expr(den)
-        if not (den.is_Number and den != 0):
-            self.obligations.append(Obligation(den, zden, "nonzero"))
-        return self.expr(num) / zden
+    def _int_power(self, base, n: int):
+        if n == 0:
+            return self._numeral("1")
+        out = base
+        for _ in range(n - 1):
+            out = self._nary(C.Z3_mk_mul, [out, base])
+        return out
 
-    def _power(self, e: sp.Pow) -> z3.ArithRef:
+    def _power(self, e: sp.Pow):
         base, exp = e.base, e.exp
         if not exp.is_Rational:
             raise TranslationError(f"non-polynomial power {sp.sstr(e)} (symbolic exponent)")
@@ -124,80 +160,87 @@ class Translator:
                                    f"polynomial in z3 (at most {MAX_ROOT_DEGREE})")
         if q == 1:
             if p == 0:
-                return z3.RealVal(1, self.ctx)
-            zb = self.expr(base)
-            pos = _int_power(zb, abs(p))
-            if p > 0:
-                return pos
-            if not base.is_Number:
-                self.obligations.append(Obligation(base, zb, "nonzero"))
-            return 1 / pos
+                return self._numeral("1")
+            pos = self._int_power(self._term(base), abs(p))
+            return pos if p > 0 else self._binary(C.Z3_mk_div, self._numeral("1"), pos)
         # rational power: a fresh r >= 0 with r**q == base**|p|  (principal root of a non-negative base)
         key = sp.Pow(base, sp.Rational(abs(p), q), evaluate=False)
         if key not in self._aux:
-            zb = self.expr(base)
-            if not (base.is_Number and base >= 0):
-                self.obligations.append(Obligation(base, zb, "nonnegative"))
-            r = z3.Real(f"_root{len(self._aux)}", self.ctx)
+            zb = self._term(base)
+            r = z3.Real(f"_root{len(self._aux)}", self._ctx)
+            ra = self._keep(r.as_ast())
             # Guarded, so that the definition never constrains the base: a negative radicand leaves
             # r free instead of making the hypotheses unsatisfiable (which would prove anything).
-            self.definitions.append(z3.Implies(zb >= 0, z3.And(r >= 0, _int_power(r, q) == _int_power(zb, abs(p)))))
-            self._aux[key] = r
+            defined = self._nary(C.Z3_mk_and, [
+                self._binary(C.Z3_mk_ge, ra, self._numeral("0")),
+                self._binary(C.Z3_mk_eq, self._int_power(ra, q), self._int_power(zb, abs(p)))])
+            guard = self._binary(C.Z3_mk_ge, zb, self._numeral("0"))
+            self.definitions.append(z3.BoolRef(self._binary(C.Z3_mk_implies, guard, defined), self._ctx))
+            self._aux[key] = ra
         r = self._aux[key]
-        if p < 0:
-            self.obligations.append(Obligation(base, self.expr(base), "nonzero"))
-            return 1 / r
-        return r
+        return self._binary(C.Z3_mk_div, self._numeral("1"), r) if p < 0 else r
 
-    def _piecewise(self, e: sp.Piecewise) -> z3.ArithRef:
+    def _piecewise(self, e: sp.Piecewise):
         *branches, (last_expr, last_cond) = e.args
         if last_cond is not sp.true:
             raise TranslationError(f"piecewise without an otherwise branch: {sp.sstr(e)}")
-        out = self.expr(last_expr)
+        out = self._term(last_expr)
         for expr, cond in reversed(branches):
-            out = z3.If(self.sympy_bool(cond), self.expr(expr), out)
+            out = self._keep(C.Z3_mk_ite(self._c, self._condition(cond), self._term(expr), out))
         return out
+
+    def _relation(self, op: str, a, b):
+        if op == "!=":
+            return self._nary(C.Z3_mk_distinct, [a, b])
+        return self._binary(_RELATIONS[op], a, b)
+
+    def _constant(self, value: bool):
+        return self._keep((C.Z3_mk_true if value else C.Z3_mk_false)(self._c))
 
     def sympy_bool(self, c: sp.Basic) -> z3.BoolRef:
         """Conditions inside Piecewise are sympy Booleans."""
+        return z3.BoolRef(self._condition(c), self._ctx)
+
+    def _condition(self, c: sp.Basic):
         if c is sp.true:
-            return z3.BoolVal(True, self.ctx)
+            return self._constant(True)
         if c is sp.false:
-            return z3.BoolVal(False, self.ctx)
+            return self._constant(False)
         if isinstance(c, sp.core.relational.Relational):
-            a, b = self.expr(c.lhs), self.expr(c.rhs)
-            return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[c.rel_op]
+            return self._relation(c.rel_op, self._term(c.lhs), self._term(c.rhs))
         if isinstance(c, sp.And):
-            return z3.And([self.sympy_bool(a) for a in c.args] or [z3.BoolVal(True, self.ctx)])
+            return self._nary(C.Z3_mk_and, [self._condition(a) for a in c.args] or [self._constant(True)])
         if isinstance(c, sp.Or):
-            return z3.Or([self.sympy_bool(a) for a in c.args] or [z3.BoolVal(False, self.ctx)])
+            return self._nary(C.Z3_mk_or, [self._condition(a) for a in c.args] or [self._constant(False)])
         if isinstance(c, sp.Not):
-            return z3.Not(self.sympy_bool(c.args[0]))
+            return self._keep(C.Z3_mk_not(self._c, self._condition(c.args[0])))
         if isinstance(c, sp.logic.boolalg.BooleanFunction):  # ITE, Xor, Implies, ...: as and/or/not
             plain = c.to_nnf()
             if not isinstance(plain, type(c)):
-                return self.sympy_bool(plain)
+                return self._condition(plain)
         raise TranslationError(f"unsupported condition {c}")
 
-    def formula(self, f: Formula) -> z3.BoolRef:
+    def _formula(self, f: Formula):
         if isinstance(f, Rel):
             size = monomials(f.lhs) + monomials(f.rhs)
             if size > MAX_MONOMIALS:
                 raise TranslationError(f"polynomial budget: {f} would be about {size} monomials in z3 "
                                        f"(at most {MAX_MONOMIALS})")
-            a, b = self.expr(f.lhs), self.expr(f.rhs)
-            return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[f.op]
+            return self._relation(f.op, self._term(f.lhs), self._term(f.rhs))
         if isinstance(f, And):
-            return z3.And([self.formula(a) for a in f.args] or [z3.BoolVal(True, self.ctx)])
+            return self._nary(C.Z3_mk_and, [self._formula(a) for a in f.args] or [self._constant(True)])
         if isinstance(f, Or):
-            return z3.Or([self.formula(a) for a in f.args] or [z3.BoolVal(False, self.ctx)])
+            return self._nary(C.Z3_mk_or, [self._formula(a) for a in f.args] or [self._constant(False)])
         if isinstance(f, Not):
-            return z3.Not(self.formula(f.arg))
+            return self._keep(C.Z3_mk_not(self._c, self._formula(f.arg)))
         if isinstance(f, Implies):
-            return z3.Implies(self.formula(f.premise), self.formula(f.conclusion))
+            return self._binary(C.Z3_mk_implies, self._formula(f.premise), self._formula(f.conclusion))
         if isinstance(f, Iff):
-            return self.formula(f.left) == self.formula(f.right)
+            return self._binary(C.Z3_mk_eq, self._formula(f.left), self._formula(f.right))
         raise TranslationError(f"unsupported formula {f!r}")
+
+
+_RELATIONS = {"==": C.Z3_mk_eq, "<": C.Z3_mk_lt, "<=": C.Z3_mk_le, ">": C.Z3_mk_gt, ">=": C.Z3_mk_ge}
 
 
 def monomials(e: sp.Expr) -> int:
@@ -228,15 +271,6 @@ def _monomials(e: sp.Expr) -> tuple[int, int]:
         return 1, min(cap, inner + weight * power)
     inner = sum(monomials(a) for a in e.args if isinstance(a, sp.Expr))
     return 1, min(cap, inner if e.args else 0)
-
-
-def _int_power(base: z3.ArithRef, n: int) -> z3.ArithRef:
-    if n == 0:
-        return z3.RealVal(1, base.ctx)
-    out = base
-    for _ in range(n - 1):
-        out = out * base
-    return out
 
 
 def make_variables(symbols: set[sp.Symbol], integer: set[sp.Symbol] | None = None,

@@ -691,6 +691,11 @@ class _Z3:
     variables: dict
 
 
+def _out_of_budget(reason: str) -> bool:
+    """Whether z3's reason for ``unknown`` is its rlimit or its wall-clock net."""
+    return "limit" in reason or "canceled" in reason or "timeout" in reason
+
+
 class Kernel:
     """The statement of one problem and the checks that admit verdicts on it.  Construction raises
     ``Refused`` for a statement without a meaning (``refusal``)."""
@@ -757,20 +762,10 @@ class Kernel:
             left = Z3_SAFETY_MS - self._z3_ms
             if left < 1000:
                 return "unknown", None, f"z3's wall-clock safety net ({Z3_SAFETY_MS // 1000} s for a goal) is spent"
-        solver = z3.Solver(ctx=zs.ctx)
-        solver.set("rlimit", self.problem.rlimit)
-        solver.set("timeout", int(left))
-        if self.integer:
-            # with integer quantities z3 runs its SMT core either way (nlsat is for reals only); in a solver
-            # that has seen push it keeps the incremental preprocessing, whose steps the rlimit bounds (the
-            # tactic pipeline's Groebner saturation ran a one-line claim for minutes within a 1e6 rlimit)
-            solver.push()
-        solver.add(*zs.base, *zs.translator.definitions)
-        if zextra is not None:
-            solver.add(zextra)
+        assertions = [*zs.base, *zs.translator.definitions, *([zextra] if zextra is not None else [])]
         start = time.perf_counter()
         try:
-            r = solver.check()
+            r, solver = self._solve(zs.ctx, assertions, left)
             if r == z3.unsat:
                 return "unsat", None, None
             if r == z3.unknown:
@@ -786,6 +781,33 @@ class Kernel:
         finally:
             if not alone:
                 self._z3_ms += 1000 * (time.perf_counter() - start)
+
+    def _solve(self, ctx: z3.Context, assertions: list, left_ms: float) -> tuple[z3.CheckSatResult, z3.Solver]:
+        """z3's answer on ``assertions`` within the rlimit and ``left_ms``, and the solver that gave it.
+
+        Without integer quantities, z3's default tactic is run as a solver of its own.  ``z3.Solver()``
+        runs the same tactic, but also keeps an incremental core beside it that receives (and, when
+        the solver is deleted, frees) every assertion, about a sixth of the lecture's z3 time; like
+        ``z3.Solver()``, it is asked only when the tactic gives up as incomplete."""
+        makers = [lambda: z3.Solver(ctx=ctx)]
+        if not self.integer:
+            makers.insert(0, lambda: z3.Tactic("default", ctx).solver())
+        start = time.perf_counter()
+        for make in makers:
+            solver = make()
+            solver.set("rlimit", self.problem.rlimit)
+            solver.set("timeout", max(1, int(left_ms - 1000 * (time.perf_counter() - start))))
+            if self.integer:
+                # with integer quantities z3 runs its SMT core either way (nlsat is for reals only); in a
+                # solver that has seen push it keeps the incremental preprocessing, whose steps the rlimit
+                # bounds (the tactic pipeline's Groebner saturation ran a one-line claim for minutes
+                # within a 1e6 rlimit)
+                solver.push()
+            solver.add(*assertions)
+            r = solver.check()
+            if r != z3.unknown or _out_of_budget(solver.reason_unknown()):
+                break
+        return r, solver
 
     # the region ---------------------------------------------------------------------------------
 
