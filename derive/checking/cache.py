@@ -359,6 +359,17 @@ def _site_listing() -> str:
     return ",".join(sorted(set(names)))
 
 
+def path_kind(path: str) -> str:
+    """``file``, ``dir``, ``missing`` or ``other``: what an existence probe of ``path`` sees."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return "missing"
+    import stat
+
+    return "dir" if stat.S_ISDIR(st.st_mode) else "file" if stat.S_ISREG(st.st_mode) else "other"
+
+
 def file_digest(path: str) -> str | None:
     try:
         with open(path, "rb") as fh:
@@ -460,6 +471,9 @@ class OutputCache:
             for folder, digest in data["listings"].items():
                 if listing_digest(folder) != digest:
                     return None
+            for path, kind in data["probed"].items():
+                if path_kind(path) != kind:
+                    return None
             out, err, code = data["stdout"], data["stderr"], data["exit"]
         except (KeyError, AttributeError, TypeError):
             return None
@@ -469,22 +483,36 @@ class OutputCache:
         return out, err, code
 
     def store(self, key: str, *, argv: list[str], data_dirs: Iterable[str | os.PathLike], stdout: str, stderr: str,
-              exit_code: int, read: Iterable[str] = ()) -> bool:
-        """``read``: files and folders the run opened (a ``ReadTracker``'s), beyond its loaded modules."""
+              exit_code: int, read: Iterable[str] = (), probed: Iterable[str] = ()) -> bool:
+        """``read``: files and folders the run opened (a ``ReadTracker``'s), beyond its loaded modules;
+        ``probed``: paths whose existence or kind it asked (``os.stat``), or that it tried to open and did
+        not find: what each was (a file, a folder, missing) is part of the entry."""
         files = {f: file_digest(f) for f in loaded_source_files()}
         dirs: dict[str, str | None] = {}
+        kinds: dict[str, str] = {}
         root = os.path.abspath(self.dir.parent)
         excluded = _excluded_prefixes()
+
+        def outside(p: str) -> bool:  # the cache itself (--cache-dir) and installed packages are not inputs
+            return not (p == root or p.startswith(root + os.sep) or root.startswith(p + os.sep)
+                        or p.startswith(excluded))
+
         for p in [*data_dirs, *paths_in_argv(argv), *read]:
             p = os.path.abspath(p)
-            if p == root or p.startswith(root + os.sep) or root.startswith(p + os.sep) or p.startswith(excluded):
-                continue  # the cache itself (--cache-dir) and installed packages are not inputs of their own
+            if not outside(p):
+                continue
             if os.path.isdir(p):
                 dirs[p] = dir_digest(p)
             elif os.path.isfile(p):
                 files[p] = file_digest(p)
+            else:  # looked for and not found: its appearance changes what the run would read
+                kinds[p] = path_kind(p)
+        for p in probed:
+            p = os.path.abspath(p)
+            if outside(p) and p not in files and p not in dirs:
+                kinds[p] = path_kind(p)
         listings = {d: listing_digest(d) for d in sorted({os.path.dirname(f) for f in files})}
-        body = {"argv": argv, "files": files, "dirs": dirs, "listings": listings,
+        body = {"argv": argv, "files": files, "dirs": dirs, "listings": listings, "probed": kinds,
                 "stdout": stdout, "stderr": stderr, "exit": exit_code}
         return atomic_write(self.dir / f"{key}.json", seal("output", key, body))
 
@@ -494,7 +522,10 @@ class ReadTracker:
     invalidated by any of them changing: a library that reads a data file outside its own folder
     included.  While a tracker is active, Python's ways of opening files and listing folders are
     wrapped: ``io.open`` (which is ``open`` and what ``pathlib`` uses), ``os.open``, ``os.listdir`` and
-    ``os.scandir``; leaving it puts the originals back.  (A Python audit hook sees the same opens, but
+    ``os.scandir``, and the existence probes ``os.stat``, ``os.lstat`` and ``os.access`` (what
+    ``os.path.exists``, ``isfile`` and ``pathlib``'s ``exists`` call: a library that reads a file only when
+    it exists reads nothing on the first run, and its kind, missing, is then part of the entry); leaving
+    it puts the originals back.  (A Python audit hook sees the same opens, but
     it cannot be removed and is called on every audited event of the process: z3's bindings raise about
     125,000 of them in a check, which cost a second of it.)"""
 
@@ -503,6 +534,7 @@ class ReadTracker:
 
     def __init__(self) -> None:
         self.paths: set[str] = set()
+        self.probed: set[str] = set()
 
     def __enter__(self) -> ReadTracker:
         import builtins
@@ -511,13 +543,16 @@ class ReadTracker:
         ReadTracker._active = self
         if ReadTracker._saved is None:
             saved = {(io, "open"): io.open, (builtins, "open"): builtins.open, (os, "open"): os.open,
-                     (os, "listdir"): os.listdir, (os, "scandir"): os.scandir}
+                     (os, "listdir"): os.listdir, (os, "scandir"): os.scandir, (os, "stat"): os.stat,
+                     (os, "lstat"): os.lstat, (os, "access"): os.access}
             ReadTracker._saved = saved
             opener = _tracked_open(saved[(io, "open")])
             io.open = builtins.open = opener  # type: ignore[assignment]
             os.open = _tracked_os_open(saved[(os, "open")])  # type: ignore[assignment]
             os.listdir = _tracked_listing(saved[(os, "listdir")])  # type: ignore[assignment]
             os.scandir = _tracked_listing(saved[(os, "scandir")])  # type: ignore[assignment]
+            for name in ("stat", "lstat", "access"):
+                setattr(os, name, _tracked_probe(saved[(os, name)]))
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -527,7 +562,7 @@ class ReadTracker:
             setattr(module, name, original)
 
     @staticmethod
-    def record(path: object) -> None:
+    def record(path: object, probe: bool = False) -> None:
         tracker = ReadTracker._active
         if tracker is None or isinstance(path, int):
             return
@@ -535,7 +570,8 @@ class ReadTracker:
             path = os.fsdecode(os.fspath(path))  # type: ignore[arg-type]
         except TypeError:
             return
-        tracker.paths.add(path if os.path.isabs(path) else os.path.join(os.getcwd(), path))
+        (tracker.probed if probe else tracker.paths).add(path if os.path.isabs(path) else
+                                                         os.path.join(os.getcwd(), path))
 
 
 def _tracked_open(original: Callable) -> Callable:
@@ -554,6 +590,14 @@ def _tracked_os_open(original: Callable) -> Callable:
             ReadTracker.record(path)
         return original(path, flags, *args, **kwargs)
     return os_open
+
+
+def _tracked_probe(original: Callable) -> Callable:
+    @functools.wraps(original)
+    def probe(path, *args, **kwargs):
+        ReadTracker.record(path, probe=True)
+        return original(path, *args, **kwargs)
+    return probe
 
 
 def _tracked_listing(original: Callable) -> Callable:

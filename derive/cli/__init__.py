@@ -255,7 +255,8 @@ def _run_replayed(args: argparse.Namespace, ctx: Context, argv: list[str]) -> in
         sys.stdout, sys.stderr = out.stream, err.stream
     if code in (EXIT_OK, EXIT_FAILED):
         ctx.wrote_cache |= cache.store(key, argv=argv, data_dirs=ctx.data_dirs(), stdout="".join(out.parts),
-                                       stderr="".join(err.parts), exit_code=code, read=sorted(tracker.paths))
+                                       stderr="".join(err.parts), exit_code=code, read=sorted(tracker.paths),
+                                       probed=sorted(tracker.probed))
     return code
 
 

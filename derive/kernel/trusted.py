@@ -124,6 +124,11 @@ class MaybeUndefined(Unsettled):
     """An enclosure that cannot exclude an undefined point."""
 
 
+class Unsupported(Unsettled):
+    """A construct exact evaluation has no rule for (``floor``, a float, an undefined function): nothing
+    is known about its value there, defined or not."""
+
+
 class OverBudget(Unsettled):
     """Exact or interval evaluation beyond its budget."""
 
@@ -292,7 +297,7 @@ def bool_formula(c: sp.Basic) -> Formula | None:
         plain = c.to_nnf()
         if not isinstance(plain, type(c)):
             return bool_formula(plain)
-    raise Undefined(f"unsupported condition {c}")
+    raise Unsupported(f"unsupported condition {c}")
 
 
 def _number_holds(cond: Rel) -> bool:
@@ -314,7 +319,7 @@ def _exact(e: sp.Expr, point: Mapping[sp.Symbol, sp.Rational]) -> sp.Rational | 
     (definedness is strict), even where another already settles the value."""
     if isinstance(e, sp.Symbol):
         if e not in point:
-            raise Undefined(f"no value for {e}")
+            raise Unsupported(f"no value for {e}")
         v = point[e]
         return sp.Integer(v) if isinstance(v, int) else v
     if e.is_Rational:
@@ -380,7 +385,7 @@ def _exact(e: sp.Expr, point: Mapping[sp.Symbol, sp.Rational]) -> sp.Rational | 
         raise Undefined(f"no branch of {sp.sstr(e)} applies")
     if e in _CONSTANTS:
         return None
-    raise Undefined(f"cannot evaluate {type(e).__name__} ({sp.sstr(e)})")
+    raise Unsupported(f"cannot evaluate {type(e).__name__} ({sp.sstr(e)})")
 
 
 @lru_cache(maxsize=65536)
@@ -577,7 +582,7 @@ _OPS = {"==": lambda s: s == 0, "!=": lambda s: s != 0, "<": lambda s: s < 0, "<
 
 def evaluate_at(f: Formula, point: Mapping[sp.Symbol, sp.Rational]) -> bool:
     """The truth of ``f`` at a point of exact rationals; strict (every part must be defined).
-    Raises ``Unsettled`` (``Undefined`` or ``OverBudget``)."""
+    Raises ``Unsettled`` (``Undefined``, ``Unsupported`` or ``OverBudget``)."""
     if isinstance(f, Rel):
         return _OPS[f.op](_compare(f.lhs, f.rhs, point))
     if isinstance(f, (And, Or)):
@@ -590,7 +595,7 @@ def evaluate_at(f: Formula, point: Mapping[sp.Symbol, sp.Rational]) -> bool:
         return (not p) or c
     if isinstance(f, Iff):
         return evaluate_at(f.left, point) == evaluate_at(f.right, point)
-    raise Undefined(f"unknown formula {f!r}")
+    raise Unsupported(f"unknown formula {f!r}")
 
 
 def truth_on_box(f: Formula, box: Mapping[sp.Symbol, object]) -> bool | None:

@@ -26,7 +26,11 @@ point) and at the endpoint itself when it is rational; a disagreement is reporte
 A claim with ``forall`` quantities other than the varied one is not supported yet (the set would need
 quantifier elimination).  The varied thing may also be an expression in quantities (``flops/hbm_bandwidth``):
 it is then solved for one of its quantities (the first, in name order, with a unique solution) and
-that quantity is eliminated.
+that quantity is eliminated: its domain becomes a hypothesis on ``x`` (``a + b`` with ``a > 0`` and
+``b = 1`` needs ``x > 1``), and values that leave the expression independent of it (``a*b`` at ``b = 0``)
+are refused.  A claim the kernel gives no meaning (a float, ``floor``: ``derive.kernel.trusted.refusal``)
+has no margin either, and a point the kernel cannot evaluate ends the margin with the reason: only a
+point where the claim is certainly undefined (a zero denominator, a negative radicand) counts as false.
 
 ``robustness(library, scenario, claim_ids)`` turns margins into a table: for each headline claim and
 each quantity it uses, how far the quantity can move from its scenario value, as factors down and up,
@@ -210,6 +214,7 @@ class _Varied:
     dimension: object
     value: sp.Expr | None
     eliminated: str | None = None
+    extra: tuple[Formula, ...] = ()  # the eliminated quantity's domain, in terms of ``symbol``
 
 
 def _varied(library: Library, scenario: Scenario, text: str) -> _Varied:
@@ -247,8 +252,10 @@ def _varied(library: Library, scenario: Scenario, text: str) -> _Varied:
                 value = _value_of(library, scenario, expr)
             except MarginError:
                 pass
+            dom = q.domain_formula()
             return _Varied(text, x, pinned, frozenset([q.name]), {s: sols[0]},
-                           "positive" if positive else "real", False, dim, value, eliminated=q.name)
+                           "positive" if positive else "real", False, dim, value, eliminated=q.name,
+                           extra=() if dom is None else (dom.subs({s: sols[0]}),))
     raise MarginError(f"cannot solve '{text}' = x for any one of its quantities",
                       hint="vary a single quantity, or an expression linear in one of them")
 
@@ -325,7 +332,7 @@ def critical_points(formula: Formula, x: sp.Symbol) -> list[sp.Expr]:
 def _truth(formula: Formula, x: sp.Symbol, point: sp.Expr, undefined: list | None = None) -> bool:
     """The formula at one point, by the kernel's strict exact evaluation: where any part of it is
     undefined (a negative radicand, a zero denominator) the claim cannot hold (recorded in ``undefined``)."""
-    from derive.kernel.trusted import OverBudget, Unsettled, evaluate_at
+    from derive.kernel.trusted import OverBudget, Unsettled, Unsupported, evaluate_at
 
     try:
         if point.is_Rational:  # evaluated at the point: messages name the expression that fails
@@ -333,6 +340,8 @@ def _truth(formula: Formula, x: sp.Symbol, point: sp.Expr, undefined: list | Non
         return bool(evaluate_at(formula.subs({x: point}), {}))
     except OverBudget:
         pass
+    except Unsupported as err:  # nothing is known there: not "cannot hold"
+        raise MarginError(f"no margin: the kernel cannot evaluate the claim at {x} = {point} ({err})") from None
     except Unsettled as err:
         if undefined is not None:
             undefined.append((point, str(err)))
@@ -482,8 +491,12 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
         forall = {q.name for q in claim.forall}
         subst = {library.quantities[n].sym: val.value for n, val in scenario.values.items()
                  if n in library.quantities and n not in v.keep and n not in forall}
+        (solved,) = [e.subs(subst) for e in v.replace.values()]
+        if v.symbol not in solved.free_symbols or solved.has(sp.zoo, sp.nan, sp.oo, -sp.oo):
+            raise MarginError(f"with the scenario's values, {vary} = x does not determine {v.eliminated} "
+                              f"({v.eliminated} = {solved})", hint="vary a single quantity instead")
         goal = goal.subs(v.replace).subs(subst)
-        hyps = [h.subs(v.replace).subs(subst) for h in hyps]
+        hyps = [h.subs(v.replace).subs(subst) for h in [*hyps, *v.extra]]
     goal, hyps, eliminated = eliminate_forall(library, claim, goal, hyps, v.symbol)
     free = set(goal.free_symbols())
     for h in hyps:
@@ -499,6 +512,12 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
         raise MarginError(f"the scenario gives no value for {', '.join(names)}",
                           hint=f"add --set {names[0]}=VALUE or choose a preset")
     formula = And((*hyps, goal)) if hyps else goal
+    from derive.kernel.problem import Problem
+    from derive.kernel.trusted import refusal
+
+    why = refusal(Problem([], formula))  # what the kernel gives no meaning has no margin either
+    if why:
+        raise MarginError(f"no margin for '{claim.id}': {why}")
     undefined: list[str] = []
     intervals, critical = solve_intervals(formula, v.symbol, v.domain, undefined)
     if unit:

@@ -1,0 +1,128 @@
+"""Red team, round 3: the public surfaces the first two rounds touched least (margins, the output cache,
+claims written through a user's library), each case a defect that was seen, with its minimal example.
+
+Margins: a margin is a statement about every value of the varied quantity, so a construct the kernel
+cannot evaluate (a float, ``floor``) must end the margin with its reason, never read as "the claim
+cannot hold there"; a varied expression's eliminated quantity keeps its domain; an expression that the
+scenario's values make independent of the quantity solved for is refused.  The output cache: a file a
+library looked for and did not find is an input too (its later appearance must invalidate).
+"""
+
+from __future__ import annotations
+
+import pytest
+import sympy as sp
+
+from derive import Claim, Quantity, derived, logic
+from derive.model.declarations import Topic
+from derive.model.library import Library
+from derive.model.scenario import Scenario, ScenarioValue
+from derive.whatif.margin import MarginError, margin
+
+R = sp.Rational
+SRC = derived("red team 3")
+
+
+def Q(name, domain="real", integer=False):  # noqa: N802 - reads like the constructor it wraps
+    return Quantity(name, name, "1", name, domain=domain, integer=integer)
+
+
+def lib_of(goal, *quantities, hyps=()):
+    claim = Claim("t.c", title="c", statement="s", source=SRC, goal=goal, hypotheses=tuple(hyps), instance=True)
+    return Library([Topic("t", "t", "", tuple(quantities), (claim,))])
+
+
+def scen(**values):
+    return Scenario("s", {k: ScenarioValue(k, R(v), "test") for k, v in values.items()})
+
+
+def text(m):
+    return " ∪ ".join(i.text() for i in m.intervals)
+
+
+# margins: a construct the kernel cannot evaluate is not "undefined" ---------------------------------------
+
+T = Q("t")
+
+
+@pytest.mark.parametrize("goal", [
+    logic.le(sp.floor(T.sym), R(5, 2)),  # check proves it at t = 1 (floor(1) is folded); margin said "nowhere"
+    logic.le(T.sym, 2.5),  # a float: check says unknown (floats refused); margin said "nowhere"
+    logic.le(T.sym + sp.Float("1e-20") * T.sym, 2),
+])
+def test_margin_refuses_what_the_kernel_cannot_evaluate(goal):
+    lib = lib_of(goal, T)
+    with pytest.raises(MarginError):
+        m = margin(lib, scen(t=1), "t.c", "t", verify=False)
+        pytest.fail(f"margin {text(m)!r}, holds at t = 1: {m.holds_at_value}")
+
+
+# margins over an expression: the eliminated quantity keeps its domain ------------------------------------
+
+A, B = Q("a", "positive"), Q("b")
+
+
+@pytest.mark.parametrize(("goal", "vary", "values", "expected"), [
+    # a > 0 with b = 0: a + b = x needs x > 0 (the margin was (-inf, 10]: a = -5 is no value of a)
+    (logic.le(A.sym, 10), "a+b", {"a": 4, "b": 0}, "(0, 10]"),
+    (logic.le(A.sym, 10), "a-b", {"a": 4, "b": 1}, "(-1, 9]"),
+    (logic.ge(sp.sqrt(A.sym) + B.sym, 0), "a+b", {"a": 4, "b": 0}, "(0, inf)"),
+])
+def test_margin_over_an_expression_keeps_the_domain_of_the_quantity_solved_for(goal, vary, values, expected):
+    m = margin(lib_of(goal, A, B), scen(**values), "t.c", vary)
+    assert text(m) == expected
+    assert m.verified is not False
+
+
+def test_margin_over_an_expression_the_values_make_constant_is_refused():
+    # a*b with b = 0 is 0 whatever a is: solving a = x/b divides by zero (the margin said "nowhere",
+    # every cell "undefined"; a*b <= 10 said "holds on (-inf, inf)")
+    for goal in (logic.le(A.sym, 10), logic.le(A.sym * B.sym, 10)):
+        with pytest.raises(MarginError):
+            margin(lib_of(goal, A, B), scen(a=4, b=0), "t.c", "a*b", verify=False)
+
+
+# the output cache: a file looked for and missing is an input ----------------------------------------------
+
+OPTIONAL = '''
+"""Reads an optional limit file when it exists."""
+from derive import Claim, Quantity, derived, logic
+
+LIMIT = 5
+try:
+    with open({path!r}) as fh:
+        LIMIT = int(fh.read())
+except FileNotFoundError:
+    pass
+xq = Quantity("xq", "x", "1", "x")
+c = Claim("o.c", title="c", statement="s", source=derived("rt3"), goal=logic.le(xq.sym, LIMIT), instance=True)
+'''
+
+PROBED = '''
+"""Tightens its claim when a flag file exists (an existence probe, no read)."""
+import os
+from derive import Claim, Quantity, derived, logic
+
+LIMIT = 3 if os.path.exists({path!r}) else 5
+xq = Quantity("xq", "x", "1", "x")
+c = Claim("o.c", title="c", statement="s", source=derived("rt3"), goal=logic.le(xq.sym, LIMIT), instance=True)
+'''
+
+
+@pytest.mark.parametrize("source", [OPTIONAL, PROBED], ids=["opened", "probed"])
+def test_output_cache_a_missing_file_that_appears_invalidates(tmp_path, capsys, monkeypatch, source):
+    from derive.cli import main
+
+    flag = tmp_path / "data" / "limit.txt"
+    folder = tmp_path / "lib"
+    folder.mkdir()
+    (folder / "optional.py").write_text(source.format(path=str(flag)))
+    argv = ["check", "--library", str(folder), "--set", "xq=4", "--cache-dir", str(tmp_path / "c")]
+    monkeypatch.setattr("sys.argv", ["derive", *argv])
+    assert main(argv, replay=True) == 0
+    assert main(argv, replay=True) == 0  # replayed
+    capsys.readouterr()
+    flag.parent.mkdir()
+    flag.write_text("3")
+    assert main(argv, replay=True) == 1, "a stale verdict was replayed"
+    assert "refuted" in capsys.readouterr().out
