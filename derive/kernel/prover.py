@@ -4,7 +4,9 @@ Every engine here is an untrusted proposer; ``derive.kernel.trusted.Kernel`` adm
 ``unknown``) whatever they suggest.  Order of work, and why:
 
 1. The kernel reads the statement (floats, unknown functions, high-to-low bounds: ``unknown``) and
-   checks the region (hypotheses, bounds, integrality) with z3: unsatisfiable gives ``inconsistent``.
+   checks the region (hypotheses, bounds, integrality): a simple point it confirms shows it non-empty
+   (most do: pinned values, the middle of the bounds, else 1), else z3 is asked, and unsatisfiable
+   gives ``inconsistent``.
 2. An equation that sympy's expand/together/cancel reduce to ``0 = 0`` (cheap, and the kernel re-runs
    the reduction itself).
 3. z3 on the negated goal: ``unsat`` is a proof (every route's proof gets a searched witness of the
@@ -49,6 +51,7 @@ def _decide(problem: Problem) -> Outcome:
         k = Kernel(problem)
     except Refused as err:
         return Outcome("unknown", "none", f"not decided: {err}")
+    k.consistency(_simple_point(k))  # most regions contain it: it spares z3's question about the region
     bad = k.inconsistent()
     if bad is not None:
         return bad
@@ -193,6 +196,21 @@ def _admit(k: Kernel, engine: str, certificate: object = None, witness: dict | N
     if witness is None and k.consistency()[0] == "unknown":
         witness = _witness(k)
     return k.proved(engine, certificate=certificate, witness=witness)
+
+
+def _simple_point(k: Kernel) -> dict[sp.Symbol, sp.Rational]:
+    """A first guess at a point of the region: the value a hypothesis ``x == c`` pins, else the middle of
+    the bounds (an integer in them, for an integer quantity), else 1."""
+    point: dict[sp.Symbol, sp.Rational] = {s: sp.Integer(1) for s in k.symbols}
+    for s, (lo, hi) in k.bounds.items():
+        mid = (lo + hi) / 2
+        point[s] = sp.floor(mid) if s in k.integer and sp.floor(mid) >= lo else mid
+    for h in k.problem.hypotheses:
+        if isinstance(h, Rel) and h.op == "==":
+            for a, b in ((h.lhs, h.rhs), (h.rhs, h.lhs)):
+                if a in point and isinstance(b, sp.Rational):
+                    point[a] = b
+    return point
 
 
 def _witness(k: Kernel, tries: int = 60) -> dict | None:

@@ -109,3 +109,57 @@ def test_taylor_forms_are_tried_on_a_bounded_number_of_boxes(monkeypatch):
               bounds={a: (R(1, 100), R(99, 100)), g: (R(1), R(16))})
     assert out.verdict in ("proved", "unknown")  # true: never refuted
     assert 0 < len(calls) <= interval.TAYLOR_TRIES
+
+
+def test_a_simple_point_of_the_region_spares_z3s_question(monkeypatch):
+    asked = []
+    ask = Kernel._z3_check
+    monkeypatch.setattr(Kernel, "_z3_check",
+                        lambda self, extra, alone=False: asked.append(alone) or ask(self, extra, alone=alone))
+    # a pinned by a hypothesis, b in the middle of its bounds, c at 1: the kernel confirms the point, so
+    # z3 is asked about the goal only
+    out = run([logic.eq(a, 3), logic.gt(c, 0)], logic.le(a * b, 30 + c), bounds={b: (R(0), R(10))})
+    assert out.verdict == "proved" and asked == [False]
+    # integer quantities get an integer in their bounds
+    asked.clear()
+    out = run([logic.ge(a, 0)], logic.le(a, 7), bounds={a: (R(1, 2), R(5, 2))}, integer={a})
+    assert out.verdict == "proved" and asked == [False]
+    # where the point misses the region, z3 still settles it: empty (inconsistent) or not
+    asked.clear()
+    assert run([logic.gt(a, 5), logic.lt(a, 4)], logic.ge(a, 0)).verdict == "inconsistent" and True in asked
+    asked.clear()
+    assert run([logic.gt(a, 5)], logic.ge(a, 5)).verdict == "proved" and True in asked
+
+
+def test_z3s_solver_is_asked_where_its_tactic_gives_up_as_incomplete(monkeypatch):
+    import z3
+
+    class GaveUp:  # z3's default tactic as a solver, answering as an incomplete tactic does
+        def __init__(self, ctx):
+            self.ctx = ctx
+
+        def solver(self):
+            return self
+
+        def set(self, *args):
+            pass
+
+        def add(self, *args):
+            pass
+
+        def check(self):
+            return z3.unknown
+
+        def reason_unknown(self):
+            return "(incomplete (theory arithmetic))"
+
+    monkeypatch.setattr(z3, "Tactic", lambda name, ctx: GaveUp(ctx))
+    assert run(POS, logic.ge(a * b + c, c)).verdict == "proved"  # z3.Solver() settled it
+    assert run(POS, logic.ge(a * b, c)).verdict == "refuted"
+
+
+def test_a_budget_reason_is_not_handed_on(monkeypatch):
+    from derive.kernel import trusted
+
+    assert trusted._out_of_budget("max. resource limit exceeded") and trusted._out_of_budget("canceled")
+    assert not trusted._out_of_budget("(incomplete (theory arithmetic))")
