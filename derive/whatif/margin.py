@@ -40,8 +40,11 @@ the instance claims that use it (e.g. a lecture's numeric instance of a general 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Iterable, Sequence
+import signal
+import threading
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import sympy as sp
@@ -346,10 +349,40 @@ def _truth(formula: Formula, x: sp.Symbol, point: sp.Expr, undefined: list | Non
         if undefined is not None:
             undefined.append((point, str(err)))
         return False
-    try:  # beyond the kernel's evaluation budget: sympy's exact comparison of closed forms
-        return bool(formula.evaluate({x: point}))
+    # beyond the kernel's evaluation budget: sympy's exact comparison of closed forms (minimal polynomials),
+    # only for algebraic numbers of a small degree: its cost has no bound otherwise (a quartic's root with
+    # nested cube roots in a one-line claim took 48 s)
+    at = formula.subs({x: point})
+    degree = algebraic_degree(at.exprs())
+    if degree is None or degree > MAX_ALGEBRAIC_DEGREE:
+        what = "not an algebraic number" if degree is None else f"algebraic degree up to {degree}"
+        raise MarginError(f"no margin: whether the claim holds at {x} = {_short(point)} is beyond the exact-evaluation "
+                          f"budget ({what}; at most degree {MAX_ALGEBRAIC_DEGREE})") from None
+    try:
+        return bool(at.evaluate({}))
     except (ValueError, TypeError, ZeroDivisionError):
         return False
+
+
+MAX_ALGEBRAIC_DEGREE = 16  # sympy's exact comparisons: numbers of at most this (bound on the) degree
+
+
+def algebraic_degree(exprs: Iterable[sp.Expr]) -> int | None:
+    """A bound on the degree of the number field of closed numbers: the product of the root orders of
+    their distinct radicals; None when one is not algebraic (exp, log, pi, ...) or has a symbol."""
+    degree = 1
+    seen: set = set()
+    for e in exprs:
+        for a in sp.preorder_traversal(e):
+            if a.is_Symbol or isinstance(a, (sp.exp, sp.log, sp.sin, sp.cos, sp.NumberSymbol, sp.Function)) \
+                    and not isinstance(a, (sp.Max, sp.Min, sp.Abs)):
+                return None
+            if isinstance(a, sp.Pow) and a not in seen:
+                seen.add(a)
+                if not a.exp.is_Rational:
+                    return None
+                degree *= int(a.exp.q)
+    return degree
 
 
 def _rational_between(a: sp.Expr | None, b: sp.Expr | None) -> sp.Rational:
@@ -385,11 +418,50 @@ def _domain_bounds(domain: str) -> tuple[sp.Expr | None, bool]:
     return None, False
 
 
+MARGIN_SECONDS = 30  # wall-clock net of the sympy part of one margin (solveset has no budget of its own)
+
+
+class _OverTime(BaseException):
+    """Raised by the wall-clock net's alarm (a BaseException: sympy's ``except Exception`` cannot swallow it)."""
+
+
+@contextlib.contextmanager
+def _wall_clock_net(seconds: float) -> Iterator[None]:
+    """Raise ``MarginError`` when the block runs longer than ``seconds`` (an interval timer; only in the main
+    thread of a process that has one, elsewhere the block runs unguarded).  The one budget of a margin
+    that is not deterministic: sympy's ``solveset`` squares radicals into quartics whose closed forms took
+    30 s and more for one-line claims, with no operation count to bound it by."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer") \
+            or signal.getitimer(signal.ITIMER_REAL)[0]:
+        yield  # not the main thread, or an alarm of the caller's own is running: leave it alone
+        return
+
+    def fire(signum, frame):
+        raise _OverTime
+
+    previous = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    except _OverTime:
+        raise MarginError(f"no margin: solving the claim took longer than the margin's wall-clock net of {seconds} s "
+                          "(sympy's solveset has no budget of its own)") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def solve_intervals(formula: Formula, x: sp.Symbol, domain: str = "real",
                     undefined: list[str] | None = None) -> tuple[list[Interval], list[sp.Expr]]:
     """The exact set where ``formula`` (in ``x`` only) is true, within the domain; and the critical points.
     Where the formula is undefined (a negative radicand, ...) it does not hold; ``undefined``, when
-    given, receives one line per such cell or point."""
+    given, receives one line per such cell or point.  Within ``MARGIN_SECONDS`` of wall-clock time."""
+    with _wall_clock_net(MARGIN_SECONDS):
+        return _solve_intervals(formula, x, domain, undefined)
+
+
+def _solve_intervals(formula: Formula, x: sp.Symbol, domain: str,
+                     undefined: list[str] | None) -> tuple[list[Interval], list[sp.Expr]]:
     extra = formula.free_symbols() - {x}
     if extra:
         raise MarginError(f"the formula still has {', '.join(sorted(map(str, extra)))} free")
@@ -738,3 +810,8 @@ def region_figure(reg: Region, path: str) -> None:
     save_figure(fig, path)
     plt.close(fig)
     reg.out = str(path)
+
+
+def _short(point: sp.Expr) -> str:
+    text = str(point)
+    return text if len(text) <= 40 else f"{sp.N(point, 12)} (a closed form of {len(text)} characters)"

@@ -126,3 +126,27 @@ def test_output_cache_a_missing_file_that_appears_invalidates(tmp_path, capsys, 
     flag.write_text("3")
     assert main(argv, replay=True) == 1, "a stale verdict was replayed"
     assert "refuted" in capsys.readouterr().out
+
+
+# margins have budgets: sympy's exact comparison and solveset are bounded ------------------------------------
+
+X = sp.Symbol("x")
+
+
+def test_margin_comparison_of_a_high_degree_algebraic_point_is_over_budget():
+    """The endpoint is a root of a quartic with nested cube roots: sympy's exact comparison there (minimal
+    polynomials) took 48 s of a one-line claim; now a MarginError naming the budget."""
+    from derive.whatif.margin import solve_intervals
+
+    with pytest.raises(MarginError, match="budget"):
+        solve_intervals(logic.Rel(sp.sqrt(X) + X**2 - sp.Min(-1, X) - 5, "<", 5), X, "real", [])
+
+
+def test_margin_solveset_runs_within_its_wall_clock_net(monkeypatch):
+    """solveset squared the radical into a quartic with Abs: 63 s for a one-line claim, with no budget."""
+    import derive.whatif.margin as margin_mod
+
+    monkeypatch.setattr(margin_mod, "MARGIN_SECONDS", 1)
+    f = logic.Not(logic.Rel(-sp.sqrt(X) - sp.Abs(X + 2) + sp.Max(6, X) + 1 / (X - 3), "<=", R(2, 3)))
+    with pytest.raises(MarginError, match="wall-clock"):
+        margin_mod.solve_intervals(f, X, "real", [])
