@@ -10,6 +10,7 @@ faithful where they hold.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 
@@ -243,6 +244,7 @@ class Translator:
 _RELATIONS = {"==": C.Z3_mk_eq, "<": C.Z3_mk_lt, "<=": C.Z3_mk_le, ">": C.Z3_mk_gt, ">=": C.Z3_mk_ge}
 
 
+@functools.lru_cache(maxsize=1 << 14)  # a pure function of ``e``; hypotheses recur across problems
 def monomials(e: sp.Expr) -> int:
     """An over-estimate of the monomials z3 holds for ``e``: sums, products and positive integer powers
     multiplied out; a division, a root, ``Max``/``Min``/``Abs``/``Piecewise`` is one term whose inside
