@@ -133,8 +133,26 @@ def test_help_is_fast_to_import():
     assert proc.stdout.strip() == "False"  # heavy modules load only when a command runs
 
 
+def test_workers_follow_the_cpus_this_process_may_use(monkeypatch):
+    import os
+
+    from derive.checking import parallel
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(3)), raising=False)
+    assert parallel.default_workers() == 3
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
+    assert parallel.default_workers() == parallel.MAX_WORKERS
+
+    def unavailable(pid):
+        raise AttributeError
+
+    monkeypatch.setattr(os, "sched_getaffinity", unavailable, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: None)
+    assert parallel.default_workers() == 1
+
+
 def test_parallel_check_agrees_with_serial(report):
-    """`derive check` forks two workers in a fresh process; verdicts must equal a serial check."""
+    """`derive check` forks a worker per CPU in a fresh process; verdicts must equal a serial check."""
     proc = subprocess.run([sys.executable, "-m", "derive.cli", "check", "--json", "--no-cache"],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr

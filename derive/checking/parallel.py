@@ -10,10 +10,24 @@ task's own error (a ``DeriveError`` with its hint) is raised as if it had always
 from __future__ import annotations
 
 import gc
+import os
 import pickle
 from collections.abc import Callable, Sequence
 
 _TASKS: Sequence[Callable[[], object]] = ()
+
+
+MAX_WORKERS = 8  # past this, the library's fork and the results' pickling outweigh the claims' share
+
+
+def default_workers() -> int:
+    """Processes for a large check: the CPUs this process may run on (a container's share, not the
+    machine's), at most ``MAX_WORKERS``."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(MAX_WORKERS, cpus))
 
 
 def can_fork() -> bool:

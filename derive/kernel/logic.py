@@ -122,10 +122,17 @@ class Rel(Formula):
         object.__setattr__(self, "rhs", sp.sympify(self.rhs, strict=True))
 
     def free_symbols(self) -> set[sp.Symbol]:
-        return set(self.lhs.free_symbols) | set(self.rhs.free_symbols)
+        found = self.__dict__.get("_free")
+        if found is None:  # sympy walks the tree on each call; the checker asks often
+            found = frozenset(self.lhs.free_symbols | self.rhs.free_symbols)
+            object.__setattr__(self, "_free", found)
+        return set(found)
 
     def map_exprs(self, fn: Callable[[sp.Expr], sp.Expr]) -> Formula:
         return Rel(fn(self.lhs), self.op, fn(self.rhs))
+
+    def exprs(self) -> list[sp.Expr]:
+        return [self.lhs, self.rhs]
 
     def negated(self) -> Rel:
         return Rel(self.lhs, _NEGATED[self.op], self.rhs)
@@ -156,6 +163,9 @@ class And(Formula):
     def map_exprs(self, fn: Callable[[sp.Expr], sp.Expr]) -> Formula:
         return And(tuple(a.map_exprs(fn) for a in self.args))
 
+    def exprs(self) -> list[sp.Expr]:
+        return [e for a in self.args for e in a.exprs()]
+
     def evaluate(self, values: Mapping[sp.Symbol, sp.Expr]) -> bool:
         return all(a.evaluate(values) for a in self.args)
 
@@ -176,6 +186,9 @@ class Or(Formula):
     def map_exprs(self, fn: Callable[[sp.Expr], sp.Expr]) -> Formula:
         return Or(tuple(a.map_exprs(fn) for a in self.args))
 
+    def exprs(self) -> list[sp.Expr]:
+        return [e for a in self.args for e in a.exprs()]
+
     def evaluate(self, values: Mapping[sp.Symbol, sp.Expr]) -> bool:
         return any(a.evaluate(values) for a in self.args)
 
@@ -195,6 +208,9 @@ class Not(Formula):
 
     def map_exprs(self, fn: Callable[[sp.Expr], sp.Expr]) -> Formula:
         return Not(self.arg.map_exprs(fn))
+
+    def exprs(self) -> list[sp.Expr]:
+        return self.arg.exprs()
 
     def evaluate(self, values: Mapping[sp.Symbol, sp.Expr]) -> bool:
         return not self.arg.evaluate(values)
@@ -217,6 +233,9 @@ class Implies(Formula):
     def map_exprs(self, fn: Callable[[sp.Expr], sp.Expr]) -> Formula:
         return Implies(self.premise.map_exprs(fn), self.conclusion.map_exprs(fn))
 
+    def exprs(self) -> list[sp.Expr]:
+        return self.premise.exprs() + self.conclusion.exprs()
+
     def evaluate(self, values: Mapping[sp.Symbol, sp.Expr]) -> bool:
         return (not self.premise.evaluate(values)) or self.conclusion.evaluate(values)
 
@@ -237,6 +256,9 @@ class Iff(Formula):
 
     def map_exprs(self, fn: Callable[[sp.Expr], sp.Expr]) -> Formula:
         return Iff(self.left.map_exprs(fn), self.right.map_exprs(fn))
+
+    def exprs(self) -> list[sp.Expr]:
+        return self.left.exprs() + self.right.exprs()
 
     def evaluate(self, values: Mapping[sp.Symbol, sp.Expr]) -> bool:
         return self.left.evaluate(values) == self.right.evaluate(values)

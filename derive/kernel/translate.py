@@ -10,6 +10,7 @@ faithful where they hold.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 
@@ -37,11 +38,11 @@ class Translator:
     """Translates over a fixed set of symbols (``variables``) into one z3 context; collects the
     definitions of the auxiliary variables of roots.
 
-    Terms are built with z3's C API (``z3core``) rather than its Python operators: the lecture's check
-    builds a few hundred thousand terms, each in a fresh context, and the operators' coercions and
-    sort checks were most of a fifth of a cold check.  The terms are the ones the operators build
-    (n-ary sums and products, numerals, left-nested integer powers), so z3 sees the same problem.
-    Every term made here is held (reference-counted) until the translator is dropped."""
+    Terms are built with z3's C API (``z3core``) rather than its Python operators, whose coercions,
+    sort checks and wrapper objects cost several times what z3 spends building the terms (about a
+    tenth of a cold check of the lecture).  The terms are the ones the operators build (n-ary sums and
+    products, numerals, left-nested integer powers), so z3 sees the same problem.  Every term made
+    here is held (reference-counted) until the translator is dropped."""
 
     def __init__(self, variables: Mapping[sp.Symbol, z3.ArithRef], ctx: z3.Context | None = None) -> None:
         self.variables = variables
@@ -243,6 +244,7 @@ class Translator:
 _RELATIONS = {"==": C.Z3_mk_eq, "<": C.Z3_mk_lt, "<=": C.Z3_mk_le, ">": C.Z3_mk_gt, ">=": C.Z3_mk_ge}
 
 
+@functools.lru_cache(maxsize=1 << 14)  # a pure function of ``e``; hypotheses recur across problems
 def monomials(e: sp.Expr) -> int:
     """An over-estimate of the monomials z3 holds for ``e``: sums, products and positive integer powers
     multiplied out; a division, a root, ``Max``/``Min``/``Abs``/``Piecewise`` is one term whose inside

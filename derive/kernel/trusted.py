@@ -179,6 +179,7 @@ def refusal(problem: Problem) -> str | None:
     return None
 
 
+@lru_cache(maxsize=1 << 16)  # a pure function of ``e``; the hypotheses recur across a library's problems
 def _refused_expr(e: sp.Expr) -> str | None:
     for a in sp.preorder_traversal(e):
         if isinstance(a, sp.Float):
@@ -270,12 +271,17 @@ def side_conditions(e: sp.Expr, guard: Formula | None = None) -> list[SideCondit
 
 
 def formula_side_conditions(f: Formula) -> list[SideCondition]:
+    return list(_formula_side_conditions(f))
+
+
+@lru_cache(maxsize=1 << 14)  # a pure function of ``f``; the hypotheses recur across a library's problems
+def _formula_side_conditions(f: Formula) -> tuple[SideCondition, ...]:
     out: list[SideCondition] = []
     for e in f.exprs():
         for sc in side_conditions(e):
             if sc not in out:
                 out.append(sc)
-    return out
+    return tuple(out)
 
 
 def bool_formula(c: sp.Basic) -> Formula | None:

@@ -163,3 +163,14 @@ def test_a_budget_reason_is_not_handed_on(monkeypatch):
 
     assert trusted._out_of_budget("max. resource limit exceeded") and trusted._out_of_budget("canceled")
     assert not trusted._out_of_budget("(incomplete (theory arithmetic))")
+
+
+def test_formulas_list_their_expressions_as_they_are():
+    lhs, rhs = a * b + 1, sp.Max(c, d, evaluate=False)
+    f = logic.Implies(logic.And((logic.le(lhs, rhs), logic.Not(logic.eq(a, 2)))),
+                      logic.Iff(logic.gt(b, 0), logic.Or((logic.ge(c, d),))))
+    got = f.exprs()
+    assert got == [lhs, rhs, a, 2, b, 0, c, d] and got[0] is lhs and got[1] is rhs
+    kept = f.free_symbols()
+    kept.add(x)  # a caller's set: the formula's own stays as it was
+    assert f.free_symbols() == {a, b, c, d}

@@ -11,8 +11,7 @@ def add_arguments(p) -> None:
 
 
 def run(args, ctx) -> int:
-    import os
-
+    from derive.checking.parallel import default_workers
     from derive.cli import terminal
     from derive.cli.commands.output import (
         assignment_lines,
@@ -26,7 +25,7 @@ def run(args, ctx) -> int:
     )
 
     ids = list(dict.fromkeys(ctx.library.resolve(i).id for i in args.ids))  # each claim once, in the order given
-    checker = ctx.checker(workers=min(2, os.cpu_count() or 1))
+    checker = ctx.checker(workers=default_workers())
     with terminal.progress("checking claims") as update:
         checker.progress = update
         report = checker.check(ids or None)
