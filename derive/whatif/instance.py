@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 import sympy as sp
 
+from derive.errors import DeriveError
 from derive.kernel.logic import Formula, Rel
 from derive.model.declarations import Assumption, Claim
 from derive.model.library import Library
@@ -34,10 +35,10 @@ def relations(f: Formula) -> list[Rel]:
 
 def instance_formula(library: Library, scenario: Scenario, claim: Claim, keep: Iterable[str] = (),
                      pinned: Iterable[str] = ()) -> tuple[Formula, list[Formula]]:
-    """Goal and hypotheses (rests-on relations, the claim's own, sharing ``--assume`` relations) expanded
-    with the scenario's pins (for an instance claim, as the checker does; a general claim is about the
-    definitions) plus ``pinned``, scenario values substituted except for ``keep`` and the claim's
-    ``forall`` quantities.  Returns (goal, hypotheses)."""
+    """Goal and hypotheses (rests-on relations, the claim's own, its ``bounds``, sharing ``--assume``
+    relations) expanded with the scenario's pins (for an instance claim, as the checker does; a general
+    claim is about the definitions) plus ``pinned``, scenario values substituted except for ``keep`` and
+    the claim's ``forall`` quantities.  Returns (goal, hypotheses)."""
     lib = library
     # an instance claim's derived ``forall`` quantities are variables: their definitions are cut (as the checker does)
     derived_forall = frozenset(q.name for q in claim.forall if lib.is_derived(q.name))
@@ -49,6 +50,7 @@ def instance_formula(library: Library, scenario: Scenario, claim: Claim, keep: I
         if isinstance(a, Assumption) and a.relation is not None:
             hyps.append(lib.formula_expand(a.relation, pins))
     hyps.extend(lib.formula_expand(h, pins) for h in claim.hypotheses)
+    hyps.extend(bound_relations(library, claim, pins))
     goal = lib.formula_expand(claim.goal, pins)
     symbols = set(goal.free_symbols())
     for h in hyps:
@@ -61,6 +63,28 @@ def instance_formula(library: Library, scenario: Scenario, claim: Claim, keep: I
     subst = {lib.quantities[n].sym: v.value for n, v in scenario.values.items()
              if n in lib.quantities and n not in keep and n not in forall}
     return goal.subs(subst), [h.subs(subst) for h in hyps]
+
+
+def bound_relations(library: Library, claim: Claim, pins: frozenset[str]) -> list[Formula]:
+    """A claim's ``bounds`` as the hypotheses they are (one meaning for every engine, see
+    ``derive.kernel.trusted``): ``low <= q <= high``, a derived quantity's through its definition.  A
+    float stays a ``Float`` (the kernel refuses it where exactness matters); a bound that is no number, or
+    bounds written high-to-low, are an error (the checker's verdict on them is ``unknown``)."""
+    out: list[Formula] = []
+    for q, lo, hi in claim.bounds:
+        ends = []
+        for end in (lo, hi):
+            try:
+                if isinstance(end, bool) or not isinstance(end, (int, float, sp.Number)) or not sp.Float(end).is_finite:
+                    raise TypeError
+                ends.append(sp.Float(end) if isinstance(end, (float, sp.Float)) else sp.Rational(end))
+            except (TypeError, ValueError, ArithmeticError):
+                raise DeriveError(f"'{claim.id}': bound {end!r} of {q.name} is not a finite number") from None
+        if ends[0] > ends[1]:
+            raise DeriveError(f"'{claim.id}': bounds of {q.name} are written high-to-low ({lo} > {hi})")
+        value = library.expand(q.sym, pins) if library.quantities.get(q.name) is q else q.sym
+        out += [Rel(value, ">=", ends[0]), Rel(value, "<=", ends[1])]
+    return out
 
 
 def eliminate_forall(library: Library, claim: Claim, goal: Formula, hyps: list[Formula],

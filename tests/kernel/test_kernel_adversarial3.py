@@ -14,6 +14,7 @@ import pytest
 import sympy as sp
 
 from derive import Claim, Quantity, derived, logic
+from derive.errors import DeriveError
 from derive.model.declarations import Topic
 from derive.model.library import Library
 from derive.model.scenario import Scenario, ScenarioValue
@@ -87,6 +88,7 @@ def test_margin_over_an_expression_the_values_make_constant_is_refused():
 OPTIONAL = '''
 """Reads an optional limit file when it exists."""
 from derive import Claim, Quantity, derived, logic
+from derive.errors import DeriveError
 
 LIMIT = 5
 try:
@@ -102,6 +104,7 @@ PROBED = '''
 """Tightens its claim when a flag file exists (an existence probe, no read)."""
 import os
 from derive import Claim, Quantity, derived, logic
+from derive.errors import DeriveError
 
 LIMIT = 3 if os.path.exists({path!r}) else 5
 xq = Quantity("xq", "x", "1", "x")
@@ -150,3 +153,29 @@ def test_margin_solveset_runs_within_its_wall_clock_net(monkeypatch):
     f = logic.Not(logic.Rel(-sp.sqrt(X) - sp.Abs(X + 2) + sp.Max(6, X) + 1 / (X - 3), "<=", R(2, 3)))
     with pytest.raises(MarginError, match="wall-clock"):
         margin_mod.solve_intervals(f, X, "real", [])
+
+
+# margins read a claim's bounds as the hypotheses they are --------------------------------------------------
+
+def test_margin_reads_bounds_as_hypotheses():
+    """``x >= 5`` stated on ``0 <= x <= 10``: check says inconsistent at x = 20 (a value outside the bounds);
+    the margin said [5, inf) and "holds" there."""
+    from derive.checking.checker import Checker
+
+    xq = Q("x")
+    claim = Claim("t.c", title="c", statement="s", source=SRC, goal=logic.ge(xq.sym, 5), bounds=((xq, 0, 10),),
+                  instance=True)
+    lib = Library([Topic("t", "t", "", (xq,), (claim,))])
+    assert Checker(lib, scen(x=20)).check().by_id()["t.c"].verdict == "inconsistent"
+    m = margin(lib, scen(x=20), "t.c", "x")
+    assert text(m) == "[5, 10]" and m.holds_at_value is False and m.verified is True
+
+
+@pytest.mark.parametrize("bounds", [(10, 0), (0, sp.oo), (0, 1e300), (False, True), ("abc", 2)])
+def test_margin_refuses_malformed_bounds(bounds):
+    xq = Q("x")
+    claim = Claim("t.c", title="c", statement="s", source=SRC, goal=logic.ge(xq.sym, 5), bounds=((xq, *bounds),),
+                  instance=True)
+    lib = Library([Topic("t", "t", "", (xq,), (claim,))])
+    with pytest.raises(DeriveError):
+        margin(lib, scen(x=7), "t.c", "x", verify=False)
