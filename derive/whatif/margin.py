@@ -176,6 +176,20 @@ class Margin:
         fixed = parse_unit(self.unit).scale != 1
         return format_value(si_value / self.scale, self.unit, fixed=fixed)
 
+    def _exact(self, si_value: sp.Expr) -> bool:
+        from derive.model.display import shown
+        from derive.model.units import parse_unit
+
+        return bool(shown(si_value / self.scale, self.unit, fixed=parse_unit(self.unit).scale != 1).exact)
+
+    def _rounded(self, si_value: sp.Expr) -> str:
+        """``= 24 PFLOP/s``, or ``≈ 24.24 PFLOP/s (exactly 3030000000000001/125000000000000)`` when rounded."""
+        if self._exact(si_value):
+            return f"= {self.shown(si_value)}"
+        exact = si_value / self.scale
+        note = f" (exactly {exact} {self.unit})" if exact.is_Rational and len(str(exact)) <= 40 else ""
+        return f"≈ {self.shown(si_value)}{note}"
+
     def interval_text(self, i: Interval) -> str:
         lo = "-∞" if i.low is None else self.shown(i.low)
         hi = "∞" if i.high is None else self.shown(i.high)
@@ -189,7 +203,11 @@ class Margin:
             out.append(f"  ({self.vary} is an integer quantity: only the integers of these intervals count)")
         if self.value is not None:
             state = "holds" if self.holds_at_value else "does NOT hold"
-            out.append(f"  scenario value {self.vary} = {self.shown(self.value)}: the claim {state}")
+            out.append(f"  scenario value {self.vary} {self._rounded(self.value)}: the claim {state}")
+        rounded = [e for i in self.intervals for e in (i.low, i.high) if e is not None and not self._exact(e)]
+        if rounded:  # 24.24 PFLOP/s shown for an end and for a value beside it: the exact numbers decide
+            out.append("  (numbers rounded for display; exact ends: "
+                       + " ∪ ".join(i.text(self.scale) for i in self.intervals) + f" in {self.unit})")
         if self.eliminated:
             out.append(f"  ({self.eliminated} eliminated: solved from {self.vary} = x)")
         # the solved formula is in SI base units (numbers like 900000000000): JSON "formula" keeps it

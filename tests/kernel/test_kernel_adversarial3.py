@@ -179,3 +179,16 @@ def test_margin_refuses_malformed_bounds(bounds):
     lib = Library([Topic("t", "t", "", (xq,), (claim,))])
     with pytest.raises(DeriveError):
         margin(lib, scen(x=7), "t.c", "x", verify=False)
+
+
+def test_margin_text_does_not_show_a_rounded_value_as_equal():
+    """fl = 24240000000000008 FLOP/s against a margin ending at 24.24 PFLOP/s: both were shown as
+    "24.24 PFLOP/s", the value "= 24.24 PFLOP/s" and "does NOT hold"."""
+    f = Quantity("fl", "F", "FLOP/s", "flops")
+    claim = Claim("t.c", title="c", statement="s", source=SRC, goal=logic.le(f.sym / 80_000_000_000_000, 303),
+                  instance=True)
+    lib = Library([Topic("t", "t", "", (f,), (claim,))])
+    m = margin(lib, scen(fl=24240000000000008), "t.c", "fl", verify=False)
+    assert m.holds_at_value is False
+    lines = "\n".join(m.text_lines())
+    assert "fl ≈ 24.24 PFLOP/s (exactly 24240000000000008 FLOP/s)" in lines and "fl = 24.24" not in lines
