@@ -251,7 +251,7 @@ def outcome_from_json(data: object) -> Outcome | None:
             return None
         try:
             point = {str(k): sp.Rational(str(v)) for k, v in cex.items()}
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, ArithmeticError):  # "1/0" is a ZeroDivisionError
             return None
     return Outcome(verdict, engine, reason, point, recheck, tuple(sides))
 

@@ -192,3 +192,24 @@ def test_margin_text_does_not_show_a_rounded_value_as_equal():
     assert m.holds_at_value is False
     lines = "\n".join(m.text_lines())
     assert "fl ≈ 24.24 PFLOP/s (exactly 24240000000000008 FLOP/s)" in lines and "fl = 24.24" not in lines
+
+
+# the proof cache: an intact entry with a malformed counterexample is a miss -------------------------------
+
+@pytest.mark.parametrize("value", ["1/0", "nan", "oo", "x", "-1", "1/2"])
+def test_proof_cache_entry_with_a_malformed_counterexample_is_a_miss(tmp_path, value):
+    """A sealed entry (intact checksum) whose counterexample is "1/0" crashed the read (ZeroDivisionError);
+    one that does not refute the problem is recomputed."""
+    from derive.checking.cache import ProofCache, seal
+    from derive.kernel.problem import Problem
+
+    x = sp.Symbol("x")
+    problem = Problem([logic.Rel(x, ">", 0)], logic.Rel(x, "<", 1))
+    cache = ProofCache(tmp_path)
+    key = cache.key(problem)
+    path = cache._path(key)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(seal("proof", key, {"verdict": "refuted", "engine": "z3", "reason": None, "recheck": None,
+                                         "counterexample": {"x": value}, "side_conditions": []}))
+    outcome, ran = cache.decide(problem)
+    assert ran and outcome.verdict == "refuted" and outcome.counterexample["x"] >= 1
