@@ -124,7 +124,17 @@ def test_list_and_show(capsys):
     info = json.loads(out)
     assert info["verdict"] == "proved" and info["steps"]
     code, out, _ = run(capsys, "show", "flops")
-    assert code == 0 and "FLOP/s" in out
+    assert code == 0 and "FLOP/s" in out and "domain: positive (> 0)" in out
+
+
+def test_show_says_what_domain_a_claim_assumes(capsys):
+    # quantities are positive unless declared otherwise: a claim's check assumes it, so show says it
+    code, out, _ = run(capsys, "show", "network_depth")
+    assert code == 0 and "domain: positive (> 0), integer" in out
+    code, out, _ = run(capsys, "show", "revnets.revnet_memory_tradeoff")
+    assert code == 0 and "network_depth > 0 integer" in out and "params_active > 0" in out
+    code, out, _ = run(capsys, "show", "revnets.feistel_inverse", "--json")
+    assert code == 0 and "feistel_right real" in json.loads(out)["domains"]
 
 
 def test_help_is_fast_to_import():

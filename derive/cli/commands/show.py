@@ -19,7 +19,7 @@ def run(args, ctx) -> int:
     lib = ctx.library
     if args.id in lib.quantities and args.id not in {d.short for d in lib.ordered()}:
         q = lib.quantities[args.id]
-        info = {"quantity": q.name, "latex": q.latex, "unit": q.unit, "meaning": q.meaning,
+        info = {"quantity": q.name, "latex": q.latex, "unit": q.unit, "meaning": q.meaning, "domain": _domain(q),
                 "defined_by": lib.definition_of[q.name].id if q.name in lib.definition_of else None}
         value = _value(lib, ctx.scenario, q.name)
         if args.json:
@@ -47,6 +47,10 @@ def run(args, ctx) -> int:
     if isinstance(d, Claim):
         info["formula"] = str(d.goal)
         info["hypotheses"] = [str(h) for h in d.hypotheses]
+        used = set(d.goal.free_symbols()).union(*(h.free_symbols() for h in d.hypotheses))
+        # every quantity's domain is a hypothesis too (positive unless declared otherwise)
+        info["domains"] = [_domain(q, named=True) for q in sorted({lib.quantity_of(s) for s in used},
+                                                                  key=lambda q: q.name)]
         result = ctx.checker().check([d.id]).results[0]
         info["verdict"] = result.verdict
         info["expected"] = result.expected
@@ -100,3 +104,12 @@ def _value(lib, scenario, name: str):
         return evaluate(lib, scenario, name)
     except DeriveError:
         return None
+
+
+def _domain(q, named: bool = False) -> str:
+    """A quantity's domain, which every claim about it assumes: ``> 0``, ``>= 0`` or any real; with its
+    name (``batch > 0, integer``) for a claim's list."""
+    relation = {"positive": "> 0", "nonnegative": ">= 0"}.get(q.domain)
+    text = (f"{q.name} {relation}" if relation else f"{q.name} real") if named else (
+        f"{q.domain} ({relation})" if relation else "any real")
+    return text + (" integer" if q.integer and named else ", integer" if q.integer else "")
