@@ -49,16 +49,43 @@ VERDICT_COLOURS = {"proved": "#1a7f37", "refuted": "#cf222e", "unknown": "#9a670
 # library and scenario -----------------------------------------------------------------------------------------
 
 @lru_cache(maxsize=8)
-def _load(specs: tuple[str, ...]) -> Library:
+def _load(specs: tuple[str, ...], stamp: tuple) -> Library:
     from derive.model.loader import load_library
 
     return load_library(list(specs))
 
 
+def _source_stamp(specs: tuple[str, ...]) -> tuple:
+    """The contents of the files of every library given as a path (hidden entries and ``__pycache__``
+    skipped): a library edited in a notebook between two ``load`` calls is read again, not served stale."""
+    import hashlib
+    from pathlib import Path
+
+    out = []
+    for spec in specs:
+        root = Path(spec)
+        if not root.exists():
+            out.append(None)
+            continue
+        files = [root] if root.is_file() else sorted(
+            f for f in root.rglob("*")
+            if f.is_file() and not any(p.startswith(".") or p == "__pycache__" for p in f.relative_to(root).parts))
+        h = hashlib.sha256()
+        for f in files:
+            try:
+                h.update(str(f).encode() + b"\0" + f.read_bytes() + b"\0")
+            except OSError:
+                h.update(str(f).encode() + b"\0?\0")
+        out.append(h.hexdigest())
+    return tuple(out)
+
+
 def load(*libraries: str) -> Library:
     """A library: ``load()`` is the lecture; ``load("path/to/lib")`` a user's; several are merged in order.
-    Loaded once per process and argument list."""
-    return _load(tuple(libraries) or ("lecture",))
+    Loaded once per process and argument list while the files of the libraries given as paths are
+    unchanged (an edited library is loaded again; a data file it reads from elsewhere is not watched)."""
+    specs = tuple(libraries) or ("lecture",)
+    return _load(specs, _source_stamp(specs))
 
 
 def _sets(values: Mapping[str, object] | Iterable[str] | None) -> list[str]:

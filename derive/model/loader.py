@@ -52,6 +52,7 @@ def _import_path(path: Path) -> list[ModuleType]:
             return [_import_file(path, f"derive_user_{path.stem}")]
         if (path / "__init__.py").exists():
             _check_package_name(path)
+            _forget_package(path)  # imported before in this process: read it again (it may have been edited)
             sys.path.insert(0, str(path.parent))
             try:
                 return [importlib.import_module(path.name)]
@@ -101,6 +102,24 @@ def _check_package_name(path: Path) -> None:
     raise LibraryError(f"library package '{name}' has the name of a module Python already has "
                        f"({origin or 'built in'})", where="--library",
                        hint=f"rename the folder {path}, or load its modules as a folder without __init__.py")
+
+
+def _forget_package(path: Path) -> None:
+    """Drop the package at ``path`` and its submodules from ``sys.modules`` (only modules whose files lie
+    in that folder), so that importing it executes its current source."""
+    name = path.name
+    try:
+        root = path.resolve()
+    except (OSError, RuntimeError):
+        return
+    for mod_name in [n for n in sys.modules if n == name or n.startswith(name + ".")]:
+        origin = getattr(sys.modules.get(mod_name), "__file__", None)
+        try:
+            if origin is not None and Path(origin).resolve().is_relative_to(root):
+                del sys.modules[mod_name]
+        except (OSError, RuntimeError):
+            continue
+    importlib.invalidate_caches()
 
 
 def _import_file(path: Path, module_name: str) -> ModuleType:

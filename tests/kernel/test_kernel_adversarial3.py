@@ -213,3 +213,31 @@ def test_proof_cache_entry_with_a_malformed_counterexample_is_a_miss(tmp_path, v
                                          "counterexample": {"x": value}, "side_conditions": []}))
     outcome, ran = cache.decide(problem)
     assert ran and outcome.verdict == "refuted" and outcome.counterexample["x"] >= 1
+
+
+# the notebook API: an edited library is read again -------------------------------------------------------
+
+LIMITED = '''
+from derive import Claim, Quantity, derived, logic
+
+xq = Quantity("xq", "x", "1", "x")
+c = Claim("o.c", title="c", statement="s", source=derived("rt3"), goal=logic.le(xq.sym, {limit}), instance=True)
+'''
+
+
+@pytest.mark.parametrize("layout", ["file", "folder", "package"])
+def test_api_load_reads_an_edited_library_again(tmp_path, layout):
+    """``derive.load(path)`` kept the first library it read for the whole process: a notebook that edited
+    its claim and checked again got the old verdict."""
+    import derive
+
+    folder = tmp_path / f"edited_{layout}_lib"
+    folder.mkdir()
+    module = folder / ("__init__.py" if layout == "package" else "mine.py")
+    spec = str(module if layout == "file" else folder)
+    verdicts = []
+    for limit in (5, 3):
+        module.write_text(LIMITED.format(limit=limit))
+        lib = derive.load(spec)
+        verdicts.append(derive.check("o.c", library=lib, set={"xq": "4"})["o.c"].verdict)
+    assert verdicts == ["proved", "refuted"]
