@@ -89,13 +89,15 @@ def bound_relations(library: Library, claim: Claim, pins: frozenset[str]) -> lis
 
 def eliminate_forall(library: Library, claim: Claim, goal: Formula, hyps: list[Formula],
                      x: sp.Symbol) -> tuple[Formula, list[Formula], list[str]]:
-    """Remove ``forall`` quantities that an equation among the hypotheses determines.
+    """Remove ``forall`` quantities (not integer ones) that an equation among the hypotheses determines.
 
     ``forall y: (y = e and H) => G`` is ``(H => G)[y := e]`` when ``e`` does not contain ``y``; the
     domain of ``y`` (``y > 0``) becomes the hypothesis ``e > 0``.  Quantities no equation determines
     are left (the caller reports them).
     """
-    remaining = {q.sym for q in claim.forall if q.sym != x}
+    # an integer quantity is never eliminated: y = x/2 holds for no integer y at odd x, where the
+    # hypotheses fail (check: inconsistent), while G(x/2) may well hold there
+    remaining = {q.sym for q in claim.forall if q.sym != x and not q.integer}
     present = goal.free_symbols().union(*(h.free_symbols() for h in hyps)) if hyps else goal.free_symbols()
     remaining &= present
     if not remaining:

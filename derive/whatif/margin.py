@@ -597,7 +597,8 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
         forall = sorted(n for n in names if n in {q.name for q in claim.forall})
         if forall:
             raise MarginError(f"'{claim.id}' is universally quantified over {', '.join(forall)}, which no equation "
-                              "among its hypotheses determines: a margin over such a claim is not supported yet",
+                              "among its hypotheses determines (an integer quantity is never eliminated): a margin "
+                              "over such a claim is not supported yet",
                               hint="vary one of those quantities instead")
         raise MarginError(f"the scenario gives no value for {', '.join(names)}",
                           hint=f"add --set {names[0]}=VALUE or choose a preset")

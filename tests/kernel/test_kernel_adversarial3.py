@@ -241,3 +241,17 @@ def test_api_load_reads_an_edited_library_again(tmp_path, layout):
         lib = derive.load(spec)
         verdicts.append(derive.check("o.c", library=lib, set={"xq": "4"})["o.c"].verdict)
     assert verdicts == ["proved", "refuted"]
+
+
+def test_margin_never_eliminates_an_integer_forall_quantity():
+    """forall integer y: 2y = x => y <= 10.  At x = 3 no integer y exists (check: inconsistent); the margin
+    solved y = x/2 and said "holds for x in (0, 20]", at x = 3 too."""
+    xq, yq = Q("x", "positive"), Q("y", "positive", integer=True)
+    claim = Claim("t.c", title="c", statement="s", source=SRC, goal=logic.le(yq.sym, 10),
+                  hypotheses=(logic.eq(2 * yq.sym, xq.sym),), instance=True, forall=(yq,))
+    lib = Library([Topic("t", "t", "", (xq, yq), (claim,))])
+    from derive.checking.checker import Checker
+
+    assert Checker(lib, scen(x=3)).check().by_id()["t.c"].verdict == "inconsistent"
+    with pytest.raises(MarginError, match="integer"):
+        margin(lib, scen(x=3), "t.c", "x", verify=False)
