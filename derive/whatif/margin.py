@@ -209,7 +209,7 @@ class Margin:
             out.append("  (numbers rounded for display; exact ends: "
                        + " ∪ ".join(i.text(self.scale) for i in self.intervals) + f" in {self.unit})")
         if self.eliminated:
-            out.append(f"  ({self.eliminated} eliminated: solved from {self.vary} = x)")
+            out.append(f"  ({self.eliminated} eliminated: solved from {self.vary} = {self.symbol})")
         # the solved formula is in SI base units (numbers like 900000000000): JSON "formula" keeps it
         if self.checks:
             ok = sum(c.confirmed and c.agrees for c in self.checks)
@@ -236,6 +236,7 @@ class _Varied:
     value: sp.Expr | None
     eliminated: str | None = None
     extra: tuple[Formula, ...] = ()  # the eliminated quantity's domain, in terms of ``symbol``
+    expression: sp.Expr | None = None  # the varied expression (in quantities)
 
 
 def _varied(library: Library, scenario: Scenario, text: str) -> _Varied:
@@ -255,7 +256,10 @@ def _varied(library: Library, scenario: Scenario, text: str) -> _Varied:
     if any(p.denominator != 1 for _, p in dim.powers):
         raise MarginError(f"'{text}' has the dimension {format_dimension(dim)}, which no unit expresses",
                           hint="vary a quantity, or an expression of whole powers of quantities")
-    x = sp.Symbol("x")
+    name = "x"  # the free variable: a name no quantity of the library has (a quantity may well be called x)
+    while name in library.quantities or name in library.symbols():
+        name += "_"
+    x = sp.Symbol(name)
     for s in sorted(expr.free_symbols, key=str):
         q = library.quantity_of(s)
         try:
@@ -276,9 +280,36 @@ def _varied(library: Library, scenario: Scenario, text: str) -> _Varied:
             dom = q.domain_formula()
             return _Varied(text, x, pinned, frozenset([q.name]), {s: sols[0]},
                            "positive" if positive else "real", False, dim, value, eliminated=q.name,
-                           extra=() if dom is None else (dom.subs({s: sols[0]}),))
+                           extra=() if dom is None else (dom.subs({s: sols[0]}),), expression=expr)
     raise MarginError(f"cannot solve '{text}' = x for any one of its quantities",
                       hint="vary a single quantity, or an expression linear in one of them")
+
+
+def _inverse_checked(library: Library, v: _Varied, solved: sp.Expr, subst: dict, rlimit: int | None) -> list[Formula]:
+    """The solution ``q = solved(x)`` of ``expression = x`` is a valid change of variable only where it is
+    defined for every value the expression takes, and only at the ``x`` the expression reaches: each side
+    condition of ``solved`` must follow (proved by the kernel) from the expression's own, or the margin is
+    refused (``a**3 = x`` solves as ``x**(1/3)``, undefined at x = -8 = (-2)**3); and ``expression(solved(x))
+    = x`` is returned as a hypothesis (``sqrt(a) = x`` solves as ``a = x**2``, which reaches no x < 0)."""
+    from derive.kernel.problem import DEFAULT_RLIMIT, Problem
+    from derive.kernel.prover import decide
+
+    assert v.expression is not None and v.eliminated is not None
+    q = library.quantities[v.eliminated]
+    expr = v.expression.subs(subst)
+    own = [sc.condition for sc in side_conditions(expr)]
+    dom = q.domain_formula()
+    for sc in side_conditions(solved):
+        if v.symbol not in sc.condition.free_symbols():
+            continue
+        problem = Problem([*([dom] if dom is not None else []), *own], sc.condition.subs({v.symbol: expr}),
+                          {q.sym} if q.integer else set(), {}, rlimit or DEFAULT_RLIMIT)
+        if decide(problem).verdict != "proved":
+            raise MarginError(f"{v.text} = {v.symbol} solves as {q.name} = {solved}, which is not shown to be defined "
+                              f"for every value {v.text} takes ({sc.kind}: {sc.condition})",
+                              hint=f"vary {q.name} itself")
+    back = expr.subs({q.sym: solved})
+    return [] if back == v.symbol else [Rel(back, "==", v.symbol)]
 
 
 def _derived_value(library: Library, scenario: Scenario, q: Quantity) -> sp.Expr | None:
@@ -585,8 +616,9 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
         if v.symbol not in solved.free_symbols or solved.has(sp.zoo, sp.nan, sp.oo, -sp.oo):
             raise MarginError(f"with the scenario's values, {vary} = x does not determine {v.eliminated} "
                               f"({v.eliminated} = {solved})", hint="vary a single quantity instead")
+        back = _inverse_checked(library, v, solved, subst, rlimit)
         goal = goal.subs(v.replace).subs(subst)
-        hyps = [h.subs(v.replace).subs(subst) for h in [*hyps, *v.extra]]
+        hyps = [h.subs(v.replace).subs(subst) for h in [*hyps, *v.extra]] + back
     goal, hyps, eliminated = eliminate_forall(library, claim, goal, hyps, v.symbol)
     free = set(goal.free_symbols())
     for h in hyps:

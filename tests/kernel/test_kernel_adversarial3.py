@@ -255,3 +255,26 @@ def test_margin_never_eliminates_an_integer_forall_quantity():
     assert Checker(lib, scen(x=3)).check().by_id()["t.c"].verdict == "inconsistent"
     with pytest.raises(MarginError, match="integer"):
         margin(lib, scen(x=3), "t.c", "x", verify=False)
+
+
+# margins over an expression: the free variable is no quantity's name; the solution must cover the expression
+
+XQ, YQ = Q("x"), Q("y")
+
+
+@pytest.mark.parametrize(("vary", "expected"), [
+    ("x+y", "(-inf, 5]"),  # the free variable was Symbol("x"), the quantity x itself: "y = 0", refused
+    ("x*y", "(-inf, 6]"),
+    ("1/x", "(-inf, 0) ∪ [1/3, inf)"),  # 1/x = v was solved for nothing ("cannot solve")
+    ("sqrt(x)", "[0, sqrt(3)]"),  # a = v**2 reaches no v < 0: the margin was [-sqrt(3), sqrt(3)]
+])
+def test_margin_over_an_expression_of_a_quantity_named_x(vary, expected):
+    lib = lib_of(logic.le(XQ.sym * YQ.sym, 6), XQ, YQ)
+    assert text(margin(lib, scen(x=1, y=2), "t.c", vary, verify=False)) == expected
+
+
+def test_margin_refuses_a_solution_that_misses_values_of_the_expression():
+    """x**3 = v solves as v**(1/3), undefined for v < 0 although x = -2 gives v = -8 (the margin was [0, 27])."""
+    lib = lib_of(logic.le(XQ.sym * YQ.sym, 6), XQ, YQ)
+    with pytest.raises(MarginError, match="defined"):
+        margin(lib, scen(x=1, y=2), "t.c", "x**3", verify=False)
