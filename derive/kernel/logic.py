@@ -305,8 +305,15 @@ def between(expr: sp.Expr, low: sp.Expr, high: sp.Expr) -> Formula:
 def within_factor(expr: sp.Expr, target: sp.Expr, factor: sp.Expr) -> Formula:
     """``expr`` between ``target/factor`` and ``target*factor`` (factor > 1), in that order for a
     positive target and the other way round for a negative one (a numeric target's sign is known;
-    a symbolic target is taken as it comes, as quantities are positive by default)."""
+    a symbolic target is taken as it comes, as quantities are positive by default).  A numeric factor
+    below 1 names the same range as its inverse ("within a factor 1/2" of 100 is 50 to 200; it was the
+    empty range 200 to 50, so a true statement was refuted); a numeric factor <= 0 is an error."""
     target, factor = sp.sympify(target), sp.sympify(factor)
+    if factor.is_number and factor.is_extended_real:
+        if not factor.is_positive:
+            raise ValueError(f"within_factor needs a factor > 0, got {factor}")
+        if factor < 1:
+            factor = 1 / factor
     low, high = target / factor, target * factor
     if target.is_number and target.is_negative:
         low, high = high, low

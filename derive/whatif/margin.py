@@ -658,6 +658,9 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
         out.notes.append("a general claim, read at the scenario's values (instance semantics)")
     if v.symbol not in formula.free_symbols():
         out.notes.append(f"the claim does not depend on {vary} (with the other values fixed)")
+    if v.eliminated and library.quantities[v.eliminated].integer:
+        out.notes.append(f"{v.eliminated} is an integer quantity: only the values of {vary} at which it is an "
+                         "integer count")
     if eliminated:
         out.notes.append("universally quantified " + ", ".join(eliminated) + " eliminated through the hypotheses' "
                          "equations")

@@ -278,3 +278,20 @@ def test_margin_refuses_a_solution_that_misses_values_of_the_expression():
     lib = lib_of(logic.le(XQ.sym * YQ.sym, 6), XQ, YQ)
     with pytest.raises(MarginError, match="defined"):
         margin(lib, scen(x=1, y=2), "t.c", "x**3", verify=False)
+
+
+# derive.logic: within_factor with a factor below 1 -------------------------------------------------------
+
+def test_within_factor_below_one_is_the_same_range_as_its_inverse():
+    """within_factor(x, 100, 1/2) was 200 <= x <= 50: x = 100 was refuted."""
+    from derive.checking.checker import Checker
+
+    xq = Q("x")
+    for factor, truth in ((R(1, 2), "proved"), (2, "proved")):
+        claim = Claim("t.c", title="c", statement="s", source=SRC, goal=logic.within_factor(xq.sym, 100, factor),
+                      hypotheses=(logic.eq(xq.sym, 199),))
+        lib = Library([Topic("t", "t", "", (xq,), (claim,))])
+        assert Checker(lib, scen()).check().by_id()["t.c"].verdict == truth
+    for bad in (0, -2):
+        with pytest.raises(ValueError):
+            logic.within_factor(xq.sym, 100, bad)
