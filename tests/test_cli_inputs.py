@@ -53,6 +53,13 @@ FILES = {
     ),
     "json/__init__.py": GOOD,
     "recursion.py": "import sys\nsys.setrecursionlimit(60)\n",
+    "undef.py": (
+        "import sympy as sp\n"
+        "from derive import Claim, Quantity, derived, logic\n"
+        "count = Quantity('widget_count', 'm', '1', 'widgets in one batch')\n"
+        "c = Claim('mine.u', title='t', statement='s', source=derived('x'), instance=True,\n"
+        "          goal=logic.ge(sp.Function('u')(count.sym), 0))\n"
+    ),
 }
 FOLDERS = ("empty_scenario", "no_config")
 
@@ -133,6 +140,10 @@ BAD = [
     (["sweep", "sqrt(flops)", "--vary", "batch=1 seq:10 seq:3"], ["which no unit expresses", "TARGET sqrt(flops)"]),
     (["sweep", "nosuch", "--vary", "batch=1 seq:10 seq:3"], ["unknown quantity 'nosuch'", "in TARGET nosuch"]),
     (["sweep", "critical_batch", "--vary", "batch=1 seq:10 seq", "--points", "0"], ["--points", "at least 1"]),
+    # a swept range outside the quantity's domain (a claim "held" at batch = -1 seq), an undefined function
+    # (lambdify's NameError was an internal error)
+    (["sweep", "critical_batch", "--vary", "batch=-1 seq:10 seq:3"], ["batch must be positive", "--vary batch"]),
+    (["sweep", "mine.u", "--vary", "widget_count=1:3:3", "--library", "undef.py"], ["function without a definition"]),
     (["ledger", "--hardware", "nosuch"], ["unknown hardware preset 'nosuch'"]),
     (["ledger", "--figures", "afile"], ["afile is not a folder", "in --figures afile"]),
     (["ledger", "--figures", "afile/x"], ["runs through afile, which is not a folder"]),

@@ -75,6 +75,12 @@ def check_grid_size(counts: Sequence[int], columns: int = 1, *, where: str = "--
 
 def numpy_function(expr: sp.Expr, symbols: Sequence[sp.Symbol]) -> Callable[..., np.ndarray]:
     """``expr`` compiled once; the result is broadcast to the shape of the inputs."""
+    from sympy.core.function import AppliedUndef
+
+    undefined = sorted(str(f.func) for f in expr.atoms(AppliedUndef))
+    if undefined:  # lambdify writes a call of a name numpy does not have (a NameError at the first point)
+        raise SweepError(f"cannot evaluate {sp.sstr(expr)} numerically: {', '.join(undefined)} is a function "
+                         "without a definition")
     fn = sp.lambdify(list(symbols), expr, "numpy")
 
     def call(*arrays: np.ndarray) -> np.ndarray:
@@ -194,6 +200,12 @@ def parse_axis(library: Library, text: str, *, log: bool = False, default_points
     check_grid_size([n], where=f"--vary {name}")
     if not (math.isfinite(lo) and math.isfinite(hi)) or hi < lo:
         raise SweepError(f"--vary {name}: need LO <= HI")
+    if (q.domain == "positive" and lo <= 0) or (q.domain == "nonnegative" and lo < 0):
+        # a value outside the quantity's domain is no value of it (as --set refuses it): a claim read there
+        # would "hold" at points that do not exist
+        raise SweepError(f"--vary {name}: {name} must be {q.domain}, but the range starts at {lo:g}",
+                         hint=f"start the range inside the domain, e.g. {name}=LO:HI with LO > 0"
+                         if q.domain == "positive" else "start the range at 0 or above")
     if log:
         if lo <= 0:
             raise SweepError(f"--vary {name}: a logarithmic axis needs LO > 0")
