@@ -94,9 +94,27 @@ def numpy_function(expr: sp.Expr, symbols: Sequence[sp.Symbol]) -> Callable[...,
 
 def numpy_formula(formula: Formula, symbols: Sequence[sp.Symbol]) -> Callable[..., np.ndarray]:
     """A formula tree compiled to a vectorised boolean function (each relation lambdified once).
-    An undefined side (division by zero, NaN) makes its relation false."""
+    Where any side of any relation is undefined (division by zero, NaN) the formula does not hold, as
+    the kernel reads it (strictly): ``not (sqrt(x) < 1)`` at x = -1 "held" when only the relation was
+    made false and ``not`` turned it true."""
+    truth = _numpy_truth(formula, symbols)
+    from derive.whatif.instance import relations
+
+    sides = [numpy_function(e, symbols) for r in relations(formula) for e in (r.lhs, r.rhs)]
+
+    def holds(*a: np.ndarray) -> np.ndarray:
+        out = truth(*a)
+        for side in sides:
+            out = out & np.isfinite(side(*a))
+        return out
+
+    return holds
+
+
+def _numpy_truth(formula: Formula, symbols: Sequence[sp.Symbol]) -> Callable[..., np.ndarray]:
     from derive.kernel.logic import And, Iff, Implies, Not, Or
 
+    numpy_formula = _numpy_truth  # the parts: truth values only (definedness is taken once, at the top)
     if isinstance(formula, Rel):
         lhs, rhs = numpy_function(formula.lhs, symbols), numpy_function(formula.rhs, symbols)
         op = formula.op

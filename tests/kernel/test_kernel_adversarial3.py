@@ -295,3 +295,19 @@ def test_within_factor_below_one_is_the_same_range_as_its_inverse():
     for bad in (0, -2):
         with pytest.raises(ValueError):
             logic.within_factor(xq.sym, 100, bad)
+
+
+# sweeps: an undefined point never holds, whatever the Boolean structure ----------------------------------
+
+def test_sweep_formula_is_false_where_any_part_is_undefined():
+    """not (sqrt(x) < 1) "held" at x = -1: the relation was made false there and ``not`` turned it true."""
+    import numpy as np
+
+    from derive.whatif.sweep import numpy_formula
+
+    x = sp.Symbol("x")
+    pts = np.array([-1.0, 0.0, 4.0])
+    f = numpy_formula(logic.Not(logic.lt(sp.sqrt(x), 1)), [x])
+    assert list(f(pts)) == [False, False, True]
+    g = numpy_formula(logic.Implies(logic.gt(1 / x, 0), logic.gt(x, 5)), [x])
+    assert list(g(pts)) == [True, False, False]
