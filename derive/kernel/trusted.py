@@ -948,15 +948,24 @@ class Kernel:
     # admitting verdicts ------------------------------------------------------------------------
 
     def inconsistent(self, engine: str = "z3", certificate: object = None) -> Outcome | None:
-        """``inconsistent`` when z3 shows the region unsatisfiable, or (engine "interval") when a bisection
-        tree of the bounded box has an assumption defined and false, or no integer point for an integer
-        quantity, on every leaf (``_cover_failure`` without the goal); else None."""
+        """``inconsistent`` when an assumption without quantities evaluates (exactly) to false, when z3 shows
+        the region unsatisfiable, or (engine "interval") when a bisection tree of the bounded box has an
+        assumption defined and false, or no integer point for an integer quantity, on every leaf
+        (``_cover_failure`` without the goal); else None."""
         if engine == "interval":
             if self._cover_failure(certificate, goal=False) is not None:
                 return None
             return Outcome("inconsistent", engine, "the assumptions contradict each other on the stated bounds"
                            + (" (integer quantities considered)" if self.integer else ""),
                            recheck="interval certificate: an assumption fails on every box")
+        for h in _conjuncts_all(self.region):  # a closed assumption that is false: no route needed
+            try:
+                false = not h.free_symbols() and not evaluate_at(h, {})
+            except Unsettled:
+                continue
+            if false:
+                return Outcome("inconsistent", "exact", f"the assumptions contradict each other: {h} is false",
+                               recheck="exact evaluation of an assumption without quantities")
         status, _ = self.consistency()
         if status == "unsat":
             return Outcome("inconsistent", engine, "the assumptions contradict each other"

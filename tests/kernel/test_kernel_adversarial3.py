@@ -311,3 +311,17 @@ def test_sweep_formula_is_false_where_any_part_is_undefined():
     assert list(f(pts)) == [False, False, True]
     g = numpy_formula(logic.Implies(logic.gt(1 / x, 0), logic.gt(x, 5)), [x])
     assert list(g(pts)) == [True, False, False]
+
+
+def test_a_false_assumption_without_quantities_is_inconsistent_beyond_z3():
+    """--assume "exp(x) + x**3 <= 1" at x = 5: z3 cannot read exp(5), so the claim was unknown ("could not
+    establish that the assumptions are satisfiable"); the closed assumption is false, exactly."""
+    from derive.kernel.problem import Problem
+    from derive.kernel.prover import decide
+
+    false = logic.Rel(sp.exp(5) + 125, "<=", 1)
+    assert decide(Problem([false], logic.Rel(sp.Integer(1), ">", 0))).verdict == "inconsistent"
+    true = logic.Rel(sp.exp(5) + 125, ">=", 1)
+    assert decide(Problem([true], logic.Rel(sp.Integer(1), ">", 0))).verdict == "proved"
+    undefined = logic.Rel(sp.log(sp.Integer(-1) + sp.exp(0) - 1), "<=", 1)  # undefined: not a contradiction
+    assert decide(Problem([undefined], logic.Rel(sp.Integer(1), ">", 0))).verdict != "inconsistent"
