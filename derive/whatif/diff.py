@@ -8,8 +8,8 @@ re-proved.
 
 A claim is *affected* (re-checked) when one of these holds:
 
-- it is an instance claim and a quantity it finally depends on (through definitions, stopping at
-  pinned quantities) has a different value in the two scenarios (a ``forall`` quantity is never
+- it is an instance claim and a quantity it finally depends on (its ``bounds`` included; through
+  definitions, stopping at pinned quantities) has a different value in the two scenarios (a ``forall`` quantity is never
   substituted, so its value does not count);
 - it is an instance claim and a quantity pinned in one scenario but not in the other lies on its
   definition paths (the pin cuts a definition the claim expands through);
@@ -116,8 +116,11 @@ class Dependencies:
         return out
 
     def of_claim(self, claim: Claim, pinned: frozenset[str]) -> set[str]:
-        """Quantities of the goal, hypotheses, steps and the relations of the assumptions it rests on."""
+        """Quantities of the goal, hypotheses, steps, ``bounds`` (hypotheses too: bounds on a derived quantity
+        read its definition's inputs) and the relations of the assumptions it rests on."""
         exprs = list(claim.exprs())
+        exprs += [e for q, lo, hi in claim.bounds for e in (getattr(q, "sym", None), lo, hi)
+                  if isinstance(e, sp.Basic)]
         for aid in self.library.rests_on(claim):
             a = self.library.declarations[aid]
             if isinstance(a, Assumption) and a.relation is not None:

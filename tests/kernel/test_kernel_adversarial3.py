@@ -325,3 +325,23 @@ def test_a_false_assumption_without_quantities_is_inconsistent_beyond_z3():
     assert decide(Problem([true], logic.Rel(sp.Integer(1), ">", 0))).verdict == "proved"
     undefined = logic.Rel(sp.log(sp.Integer(-1) + sp.exp(0) - 1), "<=", 1)  # undefined: not a contradiction
     assert decide(Problem([undefined], logic.Rel(sp.Integer(1), ">", 0))).verdict != "inconsistent"
+
+
+# diff: a claim's bounds are part of what a changed value reaches ----------------------------------------
+
+def test_diff_rechecks_a_claim_whose_bounds_read_a_changed_value():
+    """x <= 100 stated on 1 <= d <= 10, d := a*b: a from 2 to 20 puts d = 60 outside its bounds (check says
+    inconsistent), but diff kept the baseline's "proved" (the claim's bounds were not in its reach)."""
+    from derive import Definition
+    from derive.checking.checker import Checker
+    from derive.whatif.diff import diff
+
+    xq, aq, bq, dq = Q("x", "positive"), Q("a", "positive"), Q("b", "positive"), Q("d", "positive")
+    ddef = Definition("t.d", title="d", statement="s", source=SRC, defines=dq, expr=aq.sym * bq.sym)
+    claim = Claim("t.c", title="c", statement="s", source=SRC, goal=logic.le(xq.sym, 100), bounds=((dq, 1, 10),),
+                  instance=True)
+    lib = Library([Topic("t", "t", "", (xq, aq, bq), (ddef, claim))])
+    base, now = scen(x=5, a=2, b=3), scen(x=5, a=20, b=3)
+    assert Checker(lib, now).check().by_id()["t.c"].verdict == "inconsistent"
+    report = diff(lib, base, now)
+    assert report.before["t.c"].verdict == "proved" and report.after["t.c"].verdict == "inconsistent"
