@@ -345,3 +345,19 @@ def test_diff_rechecks_a_claim_whose_bounds_read_a_changed_value():
     assert Checker(lib, now).check().by_id()["t.c"].verdict == "inconsistent"
     report = diff(lib, base, now)
     assert report.before["t.c"].verdict == "proved" and report.after["t.c"].verdict == "inconsistent"
+
+
+def test_margin_with_a_fixed_value_outside_its_quantity_domain_holds_nowhere():
+    """n integer, --set n=2.5: check says inconsistent at every x; the margin over x said (0, 4] (the fixed
+    value's integrality was dropped).  A hand-built scenario's negative value for a positive quantity too."""
+    from derive.checking.checker import Checker
+
+    xq, nq, pq = Q("x", "positive"), Q("n", "positive", integer=True), Q("p", "positive")
+    claim = Claim("t.c", title="c", statement="s", source=SRC, goal=logic.le(nq.sym * pq.sym * xq.sym, 10),
+                  instance=True)
+    lib = Library([Topic("t", "t", "", (xq, nq, pq), (claim,))])
+    for values in ({"n": R(5, 2), "p": 1}, {"n": 2, "p": -1}):
+        assert Checker(lib, scen(x=1, **values)).check().by_id()["t.c"].verdict == "inconsistent"
+        m = margin(lib, scen(x=1, **values), "t.c", "x")
+        assert m.intervals == [] and m.holds_at_value is False
+    assert text(margin(lib, scen(x=1, n=2, p=1), "t.c", "x")) == "(0, 5]"
