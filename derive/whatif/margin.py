@@ -140,11 +140,14 @@ class Margin:
 
     @property
     def holds_at_value(self) -> bool | None:
-        return None if self.value is None else any(i.contains(self.value) for i in self.intervals)
+        if self.value is None:
+            return None
+        return self.around_value() is not None
 
     def around_value(self) -> Interval | None:
-        """The interval that contains the scenario value, if any."""
-        if self.value is None:
+        """The interval that contains the scenario value, if any (none when an integer quantity's value is
+        not an integer: no value of it, as the checker says ``inconsistent`` there)."""
+        if self.value is None or (self.integer and self.value.is_integer is not True):
             return None
         return next((i for i in self.intervals if i.contains(self.value)), None)
 
