@@ -53,6 +53,12 @@ FILES = {
     ),
     "json/__init__.py": GOOD,
     "recursion.py": "import sys\nsys.setrecursionlimit(60)\n",
+    "spoof.py": (  # a carriage return in a title rewrote the terminal line of a refuted claim as "proved"
+        "from derive import Claim, Quantity, derived, logic\n"
+        "count = Quantity('widget_count', 'm', '1', 'widgets in one batch')\n"
+        "c = Claim('mine.c', title='t\\r  proved       mine.c  fine', statement='s', source=derived('x'),\n"
+        "          goal=logic.le(count.sym, 0))\n"
+    ),
     "undef.py": (
         "import sympy as sp\n"
         "from derive import Claim, Quantity, derived, logic\n"
@@ -144,6 +150,7 @@ BAD = [
     # (lambdify's NameError was an internal error)
     (["sweep", "critical_batch", "--vary", "batch=-1 seq:10 seq:3"], ["batch must be positive", "--vary batch"]),
     (["sweep", "mine.u", "--vary", "widget_count=1:3:3", "--library", "undef.py"], ["function without a definition"]),
+    (["check", "--library", "spoof.py"], ["title contains the control character '\\r'", "plain text"]),
     (["ledger", "--hardware", "nosuch"], ["unknown hardware preset 'nosuch'"]),
     (["ledger", "--figures", "afile"], ["afile is not a folder", "in --figures afile"]),
     (["ledger", "--figures", "afile/x"], ["runs through afile, which is not a folder"]),

@@ -25,6 +25,25 @@ VERDICTS = ("proved", "refuted", "unknown", "inconsistent", "assumed", "blocked"
 DOMAINS = ("positive", "nonnegative", "real")
 
 
+_CONTROL = frozenset(("Cc", "Cf", "Zl", "Zp"))  # control, format (U+202E), line and paragraph separators
+
+
+def _check_text(owner: str, prose: tuple[str, ...] = (), **fields: object) -> None:
+    """Text a library gives (titles, statements, sources, meanings) is printed on terminals: a control
+    character in it (ESC, carriage return, U+202E) could rewrite what derive prints, e.g. a refuted
+    claim's line shown as proved.  Refused at construction; ``prose`` fields may hold newlines and tabs."""
+    import unicodedata
+
+    for name, value in fields.items():
+        if not isinstance(value, str):
+            continue
+        for c in value:
+            if unicodedata.category(c) in _CONTROL and not (name in prose and c in "\n\t"):
+                raise LibraryError(f"{owner}: {name} contains the control character {c!r}",
+                                   hint="write plain text (no escape sequences, carriage returns or "
+                                        "direction marks)")
+
+
 def _plain_latex(expr: sp.Expr) -> str:
     """LaTeX with each symbol by its name (``\\mathit{critical\\_batch}``): sympy's own guesses turn
     ``critical_batch`` into a calligraphic subscript.  The library-aware form is ``derive.claim``."""
@@ -41,6 +60,9 @@ class Source:
     detail: str = ""  # chapter title, quote or table name
     reconstructed: bool = False  # not said in the source; rebuilt by us
     as_of: str | None = None
+
+    def __post_init__(self) -> None:
+        _check_text("source", kind=self.kind, ref=self.ref, detail=self.detail, as_of=self.as_of)
 
     def __str__(self) -> str:
         text = {"lecture": f"lecture {self.ref}"}.get(self.kind, self.ref)
@@ -93,6 +115,8 @@ class Quantity:
             raise LibraryError(f"quantity name '{self.name}' is not snake_case")
         if self.domain not in DOMAINS:
             raise LibraryError(f"quantity '{self.name}': domain must be one of {DOMAINS}")
+        _check_text(f"quantity '{self.name}'", latex=self.latex, meaning=self.meaning, unit=self.unit,
+                    display_unit=self.display_unit)
         if self.value is not None:
             value = _exact_value(self.name, self.value)
             object.__setattr__(self, "value", value)
@@ -143,6 +167,9 @@ class Declaration:
             raise LibraryError(f"declaration id '{self.id}' must look like 'topic.name' in snake_case")
         if not self.title or not self.statement:
             raise LibraryError(f"declaration '{self.id}' needs a title and a statement")
+        _check_text(f"declaration '{self.id}'", ("statement",), title=self.title, statement=self.statement,
+                    label=getattr(self, "label", None), notes=getattr(self, "notes", None),
+                    **{f"tag {t!r}": t for t in self.tags if isinstance(t, str)})
         if not isinstance(self.source, Source):
             raise LibraryError(f"declaration '{self.id}' needs a Source")
 
@@ -240,6 +267,7 @@ class Step:
     def __post_init__(self) -> None:
         if self.link not in ("implies", "iff"):
             raise LibraryError(f"step link must be 'implies' or 'iff', not {self.link!r}")
+        _check_text("step", why=self.why)
         if not isinstance(self.formula, Formula):
             object.__setattr__(self, "formula", sp.sympify(self.formula, strict=True))
 

@@ -85,7 +85,7 @@ def run(args, ctx) -> int:
             for line in assignment_lines(lib, v):
                 emit(f"  {line}")
         elif k == "statement" and v:
-            emit(f"{k}: {plain_prose(v)}")
+            emit(f"{k}: {' '.join(plain_prose(v).split())}")  # one line: a newline in prose is a space
         elif isinstance(v, list) and v:
             emit(f"{k}: {', '.join(map(str, v))}")
         elif v not in (None, [], ""):
