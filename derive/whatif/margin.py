@@ -350,8 +350,26 @@ def _zeros(e: sp.Expr, x: sp.Symbol) -> set[sp.Expr]:
         return set()
     if isinstance(boundary, sp.FiniteSet):
         return {p for p in boundary if p.is_finite}
+    finite = _finite_superset(sol)
+    if finite is not None and not any(p.has(sp.I, sp.re, sp.im) for p in finite):
+        return {p for p in finite if p.is_real is not False}
     raise MarginError(f"the zeros of {sp.sstr(e)} in {x} are not a finite set ({type(sol).__name__})",
                       hint="margins need relations whose solutions sympy can list")
+
+
+def _finite_superset(sol: sp.Set) -> sp.FiniteSet | None:
+    """A finite set holding every element of ``sol``, or None: ``Complement({roots}, {-3})`` (a pole taken
+    out) and ``Intersection({roots}, Reals)`` have one (an extra critical point only splits a cell)."""
+    if isinstance(sol, sp.FiniteSet):
+        return sol
+    if isinstance(sol, sp.Complement):
+        return _finite_superset(sol.args[0])
+    if isinstance(sol, sp.Intersection):
+        for part in sol.args:
+            found = _finite_superset(part)
+            if found is not None:
+                return found
+    return None
 
 
 def critical_points(formula: Formula, x: sp.Symbol) -> list[sp.Expr]:
@@ -375,6 +393,9 @@ def critical_points(formula: Formula, x: sp.Symbol) -> list[sp.Expr]:
                 for r in cond.atoms(sp.core.relational.Relational):
                     pts |= _zeros(r.lhs - r.rhs, x)
     real = [p for p in pts if p.is_real is not False and not p.free_symbols]
+    if any(p.has(sp.I, sp.re, sp.im) for p in real):  # real roots written through complex radicals
+        raise MarginError("critical points that sympy writes only through complex numbers (the three real "
+                          "roots of a cubic): the kernel cannot evaluate the claim there")
     real.sort(key=lambda p: sp.N(p, 60))
     out: list[sp.Expr] = []
     for p in real:

@@ -369,3 +369,16 @@ def test_margin_of_an_integer_quantity_at_a_non_integer_value_does_not_hold():
     m = margin(lib, scen(n=R(5, 2)), "t.c", "n", verify=False)
     assert text(m) == "(0, 10]" and m.holds_at_value is False  # said "holds" where check says inconsistent
     assert margin(lib, scen(n=3), "t.c", "n", verify=False).holds_at_value is True
+
+
+def test_margin_zeros_given_as_a_complement_or_through_complex_radicals():
+    """Zeros solveset gives as Intersection({roots}, Reals) or Complement(..., {pole}) are read as the finite set
+    they lie in; a cubic's three real roots, which sympy writes only through complex radicals, are refused
+    with a MarginError (sorting them by their numeric value raised TypeError: an internal error)."""
+    from derive.whatif.margin import solve_intervals
+
+    got, _ = solve_intervals(logic.Rel((X - 1) * (X - 2) / X, ">=", 0), X, "real", [])
+    assert " ∪ ".join(i.text() for i in got) == "(0, 1] ∪ [2, inf)"
+    for f in (logic.Rel(X**3 - 3 * X + 1, ">=", 0), logic.Rel(-X**2 + 1 / (X + 3), ">", 0)):
+        with pytest.raises(MarginError):
+            solve_intervals(f, X, "real", [])
