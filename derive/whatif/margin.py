@@ -447,8 +447,9 @@ def algebraic_degree(exprs: Iterable[sp.Expr]) -> int | None:
     seen: set = set()
     for e in exprs:
         for a in sp.preorder_traversal(e):
-            if a.is_Symbol or isinstance(a, (sp.exp, sp.log, sp.sin, sp.cos, sp.NumberSymbol, sp.Function)) \
-                    and not isinstance(a, (sp.Max, sp.Min, sp.Abs)):
+            transcendental = isinstance(a, (sp.exp, sp.log, sp.sin, sp.cos, sp.NumberSymbol, sp.Function)) \
+                and not isinstance(a, (sp.Max, sp.Min, sp.Abs))
+            if a.is_Symbol or transcendental:
                 return None
             if isinstance(a, sp.Pow) and a not in seen:
                 seen.add(a)
@@ -638,7 +639,7 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
                  if n in library.quantities and n not in v.keep and n not in forall}
         (solved,) = [e.subs(subst) for e in v.replace.values()]
         if v.symbol not in solved.free_symbols or solved.has(sp.zoo, sp.nan, sp.oo, -sp.oo):
-            raise MarginError(f"with the scenario's values, {vary} = x does not determine {v.eliminated} "
+            raise MarginError(f"with the scenario's values, {vary} = {v.symbol} does not determine {v.eliminated} "
                               f"({v.eliminated} = {solved})", hint="vary a single quantity instead")
         back = _inverse_checked(library, v, solved, subst, rlimit)
         goal = goal.subs(v.replace).subs(subst)
