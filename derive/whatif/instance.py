@@ -63,8 +63,10 @@ def instance_formula(library: Library, scenario: Scenario, claim: Claim, keep: I
     subst = {lib.quantities[n].sym: v.value for n, v in scenario.values.items()
              if n in lib.quantities and n not in keep and n not in forall}
     used = set(goal.free_symbols()).union(*(h.free_symbols() for h in hyps))
-    for s in sorted(used & set(subst), key=str):  # a value outside its quantity's domain, or a non-integer for
-        q, v = lib.quantity_of(s), subst[s]      # an integer quantity: a false hypothesis, as the checker has
+    # a value outside its quantity's domain, or a non-integer for an integer quantity: a false hypothesis, as
+    # the checker has it (the claim is inconsistent there, never holding)
+    for s in sorted(used & set(subst), key=str):
+        q, v = lib.quantity_of(s), subst[s]
         domain = q.domain_formula()
         if domain is not None and not domain.evaluate({s: v}):
             hyps.append(domain)
