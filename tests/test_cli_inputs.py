@@ -59,6 +59,12 @@ FILES = {
         "c = Claim('mine.c', title='t\\r  proved       mine.c  fine', statement='s', source=derived('x'),\n"
         "          goal=logic.le(count.sym, 0))\n"
     ),
+    "keyword.py": (  # a decay rate named lambda could be set, but no expression could name it
+        "from derive import Claim, Quantity, derived, logic\n"
+        "lam = Quantity('lambda', 'l', '1', 'decay rate')\n"
+        "c = Claim('mine.c', title='t', statement='s', source=derived('x'), instance=True,\n"
+        "          goal=logic.le(lam.sym, 10))\n"
+    ),
     "undef.py": (
         "import sympy as sp\n"
         "from derive import Claim, Quantity, derived, logic\n"
@@ -295,6 +301,14 @@ def test_minutes_in_an_expression(capsys):
     assert out.startswith("train_interval + 1 min = 60.02 s")
     code, out, err = run(capsys, ["eval", "min(train_interval, 2 min)"])
     assert code == 0 and out.startswith("min(train_interval, 2 min) = 20 ms"), err
+
+
+def test_a_quantity_named_like_a_python_keyword(workdir, capsys):
+    code, out, err = run(capsys, ["eval", "lambda*2", "--library", "keyword.py", "--set", "lambda=3"])
+    assert code == 0 and out.startswith("lambda*2 = 6"), err
+    code, out, err = run(capsys, ["check", "--library", "keyword.py", "--set", "lambda=3", "--assume",
+                                  "lambda in [1, 5] and not lambda > 4"])  # "and" after "]" read as a unit
+    assert code == 0 and "proved" in out, err
 
 
 def test_export_names_each_equation_once(capsys):

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import keyword
 import math
 import re
 import warnings
@@ -161,6 +162,12 @@ _VALUE = re.compile(
     rf"(?:\s*/\s*(?P<den>{_NUMBER_RE}))?\s*(?P<unit>.*)", re.S
 )
 _QUANTITY_NAME = re.compile(r"[a-z][a-z0-9_]*")  # as in declarations: snake_case
+# A quantity may be named like a Python keyword (``lambda``, a decay rate): where it is a quantity's name,
+# such a word is marked before Python's parser reads the text (``lambdaʹ``, U+02B9, which no quantity name
+# holds) and read as the name.  The words of the relation grammar (and, or, not, in) stay keywords.
+_KW_MARK = "\u02b9"
+_KEYWORD_RE = re.compile(r"(?<![\w.])(" + "|".join(sorted(set(keyword.kwlist) - {"and", "or", "not", "in"}))
+                         + r")(?!\w)")
 
 
 # Public API -------------------------------------------------------------------------------------
@@ -173,7 +180,7 @@ def parse_expression(text: str, names: Mapping[str, sp.Symbol], *, where: str = 
     ``names``; no other exception escapes, whatever the text.
     """
     with _guard(text, where):
-        tree, prepared = _read(text, where, what="expression")
+        tree, prepared = _read(text, where, what="expression", names=names)
         return _Builder(prepared, names, where).expr(tree.body)
 
 
@@ -185,7 +192,7 @@ def parse_relation(text: str, names: Mapping[str, sp.Symbol], *, where: str = ""
     without any comparison, is a ``ParseError``.
     """
     with _guard(text, where):
-        tree, prepared = _read(text, where, what="relation")
+        tree, prepared = _read(text, where, what="relation", names=names)
         return _Builder(prepared, names, where).formula(tree.body)
 
 
@@ -312,8 +319,8 @@ _UNIT_CHARS = re.compile(r"[A-Za-zµ$%][A-Za-zµ$%0-9/·^()]*")
 _LITERAL = re.compile(rf"(?<![A-Za-z0-9_.])(?P<num>{_NUMBER_RE})(?P<mult>{_MULT_RE})?")
 _INTERVAL_WITH_UNIT = re.compile(
     rf"(?P<open>[\[(])\s*(?P<a>[+-]?\s*{_NUMBER_RE}(?:{_MULT_RE})?)\s*,\s*(?P<b>[+-]?\s*{_NUMBER_RE}(?:{_MULT_RE})?)"
-    rf"\s*(?P<close>[\])])[ \t]*(?P<unit>[A-Za-zµ$%][A-Za-zµ$%0-9/·^()]*)"
-)
+    rf"\s*(?P<close>[\])])[ \t]*(?P<unit>(?!(?:and|or|not|in)\b)[A-Za-zµ$%][A-Za-zµ$%0-9/·^()]*)"
+)  # (a word of the grammar after the bracket is no unit: "x in [1, 5] and y > 2")
 
 
 @dataclass(frozen=True)
@@ -570,7 +577,8 @@ def _check_text(text: object, where: str, *, what: str) -> None:
         raise ParseError(f"empty {what}", where=where, hint=_EXPR_HINT if what == "expression" else None)
 
 
-def _read(text: str, where: str, *, what: str) -> tuple[ast.Expression, str]:
+def _read(text: str, where: str, *, what: str,
+          names: Mapping[str, object] | None = None) -> tuple[ast.Expression, str]:
     """Check the characters and bracket depth, parse, then bound the size and depth of the tree."""
     _check_text(text, where, what=what)
     prepared = _TYPOGRAPHY_RE.sub(lambda m: _TYPOGRAPHY[m.group(0)], text)
@@ -579,7 +587,8 @@ def _read(text: str, where: str, *, what: str) -> tuple[ast.Expression, str]:
             shown = char if char.isprintable() else repr(char)[1:-1]
             raise ParseError(f"character '{shown}' at position {position} is not allowed in '{_show(text)}'",
                              where=where, hint=_CHAR_HINTS.get(char, _EXPR_HINT))
-    prepared = prepared.replace("^", "**").strip()
+    prepared = _KEYWORD_RE.sub(lambda m: m.group(1) + (_KW_MARK if m.group(1) in (names or {}) else ""),
+                               prepared.replace("^", "**").strip())
     depth = 0
     for char in prepared:
         depth += char in "(["
@@ -676,7 +685,7 @@ class _Builder:
             seg = ast.get_source_segment(self.text, node)
         except (ValueError, IndexError, TypeError):  # positions not available
             seg = None
-        return _show(seg if seg is not None else type(node).__name__)
+        return _show(seg.replace(_KW_MARK, "") if seg is not None else type(node).__name__)
 
     def fail(self, message: str, hint: str | None = _EXPR_HINT) -> ParseError:
         return ParseError(message, where=self.where, hint=hint)
@@ -766,11 +775,12 @@ class _Builder:
         if numeric:
             raise self.fail(f"exponent must be a number, not '{self.segment(node)}'",
                             hint="symbolic exponents are not supported; write exp(y*log(x)) for x**y")
-        if node.id in self.names:
-            return self.names[node.id]
-        if node.id in _FUNCTIONS:
-            raise self.fail(f"function '{node.id}' must be called, like {node.id}(x)")
-        raise UnknownNameError("quantity", node.id, self.names.keys(), where=self.where)
+        ident = node.id.removesuffix(_KW_MARK)
+        if ident in self.names:
+            return self.names[ident]
+        if ident in _FUNCTIONS:
+            raise self.fail(f"function '{ident}' must be called, like {ident}(x)")
+        raise UnknownNameError("quantity", ident, self.names.keys(), where=self.where)
 
     def binop(self, node: ast.BinOp, *, numeric: bool) -> sp.Expr:
         if isinstance(node.op, ast.Pow):
