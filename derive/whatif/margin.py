@@ -42,7 +42,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 import signal
+import sys
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -153,10 +155,27 @@ class Margin:
 
     def to_json(self) -> dict:
         s = self.scale
-        return {
+        clamped: list[str] = []
+
+        def end(v: sp.Expr | None) -> float | None:
+            """An end as a float; ``None`` only for an unbounded end (an end beyond the float range was
+            infinite, i.e. null: it read as unbounded).  Beyond the range: the largest float, and a note."""
+            if v is None:
+                return None
+            f = float(v / s)
+            if math.isinf(f):
+                f = math.copysign(sys.float_info.max, f)
+            elif f == 0 and v != 0:
+                f = 5e-324 if v > 0 else -5e-324  # the nearest nonzero float (0.0 would move an open end)
+            else:
+                return f
+            clamped.append(f"{f:g}")
+            return f
+
+        holds_on = [[end(i.low), end(i.high)] for i in self.intervals]
+        out = {
             "id": self.id, "vary": self.vary, "unit": self.unit,
-            "holds_on": [[None if i.low is None else float(i.low / s), None if i.high is None else float(i.high / s)]
-                         for i in self.intervals],
+            "holds_on": holds_on,
             "exact": [[None if i.low is None else str(i.low / s), None if i.high is None else str(i.high / s)]
                       for i in self.intervals],
             "closed": [[i.low_closed, i.high_closed] for i in self.intervals],
@@ -170,6 +189,10 @@ class Margin:
             "display": {"holds_on": [self.interval_text(i) for i in self.intervals],
                         "value": None if self.value is None else self.shown(self.value)},
         }
+        if clamped:
+            out["holds_on_note"] = ("ends beyond the range of a float are written as the nearest float ("
+                                    + ", ".join(clamped) + "), not as null (unbounded); \"exact\" has them")
+        return out
 
     def shown(self, si_value: sp.Expr) -> str:
         """A number of this result for people: ``56.25 GB/s`` (the unit asked for is kept)."""

@@ -10,6 +10,9 @@ library looked for and did not find is an input too (its later appearance must i
 
 from __future__ import annotations
 
+import json
+import sys
+
 import pytest
 import sympy as sp
 
@@ -382,3 +385,15 @@ def test_margin_zeros_given_as_a_complement_or_through_complex_radicals():
     for f in (logic.Rel(X**3 - 3 * X + 1, ">=", 0), logic.Rel(-X**2 + 1 / (X + 3), ">", 0)):
         with pytest.raises(MarginError):
             solve_intervals(f, X, "real", [])
+
+
+def test_margin_json_never_writes_a_bounded_end_as_null():
+    """x*y <= 6 at y = 1e-350: the end 6e350 is beyond a float; JSON wrote it as null, i.e. unbounded."""
+    from derive.model.numbers import dumps_json
+
+    lib = lib_of(logic.le(XQ.sym * YQ.sym, 6), XQ, YQ)
+    data = json.loads(dumps_json(margin(lib, scen(x=1, y=R(1, 10**350)), "t.c", "x", verify=False).to_json()))
+    assert data["holds_on"] == [[None, sys.float_info.max]] and "holds_on_note" in data
+    assert data["exact"] == [[None, str(6 * 10**350)]]
+    data = json.loads(dumps_json(margin(lib, scen(x=1, y=-10**350), "t.c", "x", verify=False).to_json()))
+    assert data["holds_on"] == [[-5e-324, None]] and data["closed"] == [[True, False]]
