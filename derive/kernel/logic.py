@@ -147,7 +147,11 @@ class Rel(Formula):
         return own if own is not None else f"{printer(self.lhs)} {_LATEX_OPS[self.op]} {printer(self.rhs)}"
 
     def __str__(self) -> str:
-        return f"{sp.sstr(self.lhs)} {self.op} {sp.sstr(self.rhs)}"
+        text = self.__dict__.get("_text")
+        if text is None:  # sympy's printer is slow, and reasons and side conditions print the same relations
+            text = f"{sp.sstr(self.lhs)} {self.op} {sp.sstr(self.rhs)}"
+            object.__setattr__(self, "_text", text)
+        return text
 
 
 RelPrinter = Callable[[Rel], "str | None"]  # a relation in a caller's own form, or None for the default
