@@ -97,29 +97,25 @@ def numpy_formula(formula: Formula, symbols: Sequence[sp.Symbol]) -> Callable[..
     Where any side of any relation is undefined (division by zero, NaN) the formula does not hold, as
     the kernel reads it (strictly): ``not (sqrt(x) < 1)`` at x = -1 "held" when only the relation was
     made false and ``not`` turned it true."""
-    truth = _numpy_truth(formula, symbols)
-    from derive.whatif.instance import relations
-
-    sides = [numpy_function(e, symbols) for r in relations(formula) for e in (r.lhs, r.rhs)]
+    parts = _numpy_parts(formula, symbols)
 
     def holds(*a: np.ndarray) -> np.ndarray:
-        out = truth(*a)
-        for side in sides:
-            out = out & np.isfinite(side(*a))
-        return out
+        truth, defined = parts(*a)
+        return truth & defined
 
     return holds
 
 
-def _numpy_truth(formula: Formula, symbols: Sequence[sp.Symbol]) -> Callable[..., np.ndarray]:
+def _numpy_parts(formula: Formula, symbols: Sequence[sp.Symbol]) -> Callable[..., tuple[np.ndarray, np.ndarray]]:
+    """(truth, defined) of a formula tree, each side of each relation evaluated once per call: defined
+    where every side is finite, whatever the Boolean structure above it."""
     from derive.kernel.logic import And, Iff, Implies, Not, Or
 
-    numpy_formula = _numpy_truth  # the parts: truth values only (definedness is taken once, at the top)
     if isinstance(formula, Rel):
         lhs, rhs = numpy_function(formula.lhs, symbols), numpy_function(formula.rhs, symbols)
         op = formula.op
 
-        def rel(*a: np.ndarray) -> np.ndarray:
+        def rel(*a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             left, right = lhs(*a), rhs(*a)
             with np.errstate(all="ignore"):
                 if op == "==":
@@ -128,29 +124,33 @@ def _numpy_truth(formula: Formula, symbols: Sequence[sp.Symbol]) -> Callable[...
                     out = ~np.isclose(left, right, rtol=EQ_RTOL, atol=0.0)
                 else:
                     out = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}[op](left, right)
-            return out & np.isfinite(left) & np.isfinite(right)
+            defined = np.isfinite(left) & np.isfinite(right)
+            return out & defined, defined
 
         return rel
-    if isinstance(formula, (And, Or)):
-        parts = [numpy_formula(f, symbols) for f in formula.args]
-        combine = np.logical_and if isinstance(formula, And) else np.logical_or
+    if isinstance(formula, (And, Or, Implies, Iff)):
+        args = {And: lambda f: f.args, Or: lambda f: f.args, Implies: lambda f: (f.premise, f.conclusion),
+                Iff: lambda f: (f.left, f.right)}[type(formula)](formula)
+        subs = [_numpy_parts(f, symbols) for f in args]
+        combine = {And: np.logical_and, Or: np.logical_or, Iff: np.equal,
+                   Implies: lambda p, c: np.logical_or(np.logical_not(p), c)}[type(formula)]
 
-        def junction(*a: np.ndarray) -> np.ndarray:
-            out = parts[0](*a)
-            for p in parts[1:]:
-                out = combine(out, p(*a))
-            return out
+        def junction(*a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            truth, defined = subs[0](*a)
+            for sub in subs[1:]:
+                t, d = sub(*a)
+                truth, defined = combine(truth, t), defined & d
+            return truth, defined
 
         return junction
     if isinstance(formula, Not):
-        inner = numpy_formula(formula.arg, symbols)
-        return lambda *a: np.logical_not(inner(*a))
-    if isinstance(formula, Implies):
-        p, c = numpy_formula(formula.premise, symbols), numpy_formula(formula.conclusion, symbols)
-        return lambda *a: np.logical_or(np.logical_not(p(*a)), c(*a))
-    if isinstance(formula, Iff):
-        left, right = numpy_formula(formula.left, symbols), numpy_formula(formula.right, symbols)
-        return lambda *a: np.equal(left(*a), right(*a))
+        inner = _numpy_parts(formula.arg, symbols)
+
+        def negation(*a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            truth, defined = inner(*a)
+            return np.logical_not(truth), defined
+
+        return negation
     raise SweepError(f"cannot evaluate a {type(formula).__name__} numerically")
 
 
