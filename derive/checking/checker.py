@@ -213,15 +213,7 @@ class Checker:
             return []
         keep = {q.sym for q in claim.forall}
         values = {s: v for s, v in self.scenario.substitution(self.library).items() if s not in keep}
-        out: list[Formula] = []
-        for s in sorted(set().union(*(f.free_symbols() for f in formulas)) & set(values), key=str):
-            q, v = self.library.quantity_of(s), values[s]
-            domain = q.domain_formula()
-            if domain is not None and not domain.evaluate({s: v}):
-                out.append(domain)
-            if q.integer and not sp.Rational(v).is_integer:
-                out.append(Rel(s, "==", sp.floor(v)))  # false at v: an integer quantity's value is an integer
-        return out
+        return self.library.domain_violations(set().union(*(f.free_symbols() for f in formulas)), values)
 
     def missing_values(self, claim: Claim) -> list[str]:
         if not claim.instance:

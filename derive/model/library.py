@@ -12,7 +12,7 @@ import networkx as nx
 import sympy as sp
 
 from derive.errors import AmbiguousNameError, DimensionError, LibraryError, UnknownNameError
-from derive.kernel.logic import Formula, replace
+from derive.kernel.logic import Formula, Rel, replace
 from derive.model.declarations import Assumption, Claim, Declaration, Definition, Quantity, Step, Topic, free_symbols_of
 from derive.model.dimensions import check_formula, dimension_of
 from derive.model.prose import check_no_placeholder, check_topic_prose
@@ -170,6 +170,20 @@ class Library:
 
     def quantity_of(self, sym: sp.Symbol) -> Quantity:
         return self._symbol_quantity(sym, "look-up")
+
+    def domain_violations(self, symbols: Iterable[sp.Symbol], values: Mapping[sp.Symbol, sp.Expr]) -> list[Formula]:
+        """The domain relations (positive, non-negative, an integer) that ``values`` of ``symbols`` break, each
+        false at its value: as hypotheses they make a claim checked at those values inconsistent, so a value
+        outside a quantity's domain is never a counterexample, nor a point where a claim holds."""
+        out: list[Formula] = []
+        for s in sorted(set(symbols) & set(values), key=str):
+            q, v = self.quantity_of(s), values[s]
+            domain = q.domain_formula()
+            if domain is not None and not domain.evaluate({s: v}):
+                out.append(domain)
+            if q.integer and sp.sympify(v).is_integer is not True:
+                out.append(Rel(s, "==", sp.floor(v)))  # false at v: an integer quantity's value is an integer
+        return out
 
     def symbols(self) -> dict[str, sp.Symbol]:
         return {name: q.sym for name, q in self.quantities.items()}

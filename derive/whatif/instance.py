@@ -62,16 +62,9 @@ def instance_formula(library: Library, scenario: Scenario, claim: Claim, keep: I
     forall = {q.name for q in claim.forall}
     subst = {lib.quantities[n].sym: v.value for n, v in scenario.values.items()
              if n in lib.quantities and n not in keep and n not in forall}
-    used = set(goal.free_symbols()).union(*(h.free_symbols() for h in hyps))
     # a value outside its quantity's domain, or a non-integer for an integer quantity: a false hypothesis, as
     # the checker has it (the claim is inconsistent there, never holding)
-    for s in sorted(used & set(subst), key=str):
-        q, v = lib.quantity_of(s), subst[s]
-        domain = q.domain_formula()
-        if domain is not None and not domain.evaluate({s: v}):
-            hyps.append(domain)
-        if q.integer and v.is_integer is not True:
-            hyps.append(Rel(s, "==", sp.floor(v)))
+    hyps += lib.domain_violations(set(goal.free_symbols()).union(*(h.free_symbols() for h in hyps)), subst)
     return goal.subs(subst), [h.subs(subst) for h in hyps]
 
 
