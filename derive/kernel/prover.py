@@ -51,8 +51,7 @@ def _decide(problem: Problem) -> Outcome:
         k = Kernel(problem)
     except Refused as err:
         return Outcome("unknown", "none", f"not decided: {err}")
-    k.consistency(_simple_point(k))  # most regions contain it: it spares z3's question about the region
-    bad = k.inconsistent()
+    bad = k.inconsistent(witness=_simple_point(k))  # most regions contain it: it spares z3's question
     if bad is not None:
         return bad
     reasons: list[str] = []

@@ -703,7 +703,8 @@ class _Z3:
 
 
 def _out_of_budget(reason: str) -> bool:
-    """Whether z3's reason for ``unknown`` is its rlimit or its wall-clock net."""
+    """Whether z3's reason for ``unknown`` is its rlimit ("... limit ...", or "canceled" from a tactic
+    that its rlimit stopped) or its wall-clock net ("timeout")."""
     return "limit" in reason or "canceled" in reason or "timeout" in reason
 
 
@@ -781,8 +782,9 @@ class Kernel:
                 return "unsat", None, None
             if r == z3.unknown:
                 why = solver.reason_unknown()
-                budget = f"z3 resource limit (rlimit {self.problem.rlimit}) reached" \
-                    if "limit" in why or "canceled" in why else f"z3 gave up ({why})"
+                budget = (f"z3's wall-clock safety net ({Z3_SAFETY_MS // 1000} s for a goal) reached"
+                          if "timeout" in why else f"z3 resource limit (rlimit {self.problem.rlimit}) reached"
+                          if _out_of_budget(why) else f"z3 gave up ({why})")
                 return "unknown", None, budget
             model = solver.model()
             point = {}
@@ -947,11 +949,13 @@ class Kernel:
 
     # admitting verdicts ------------------------------------------------------------------------
 
-    def inconsistent(self, engine: str = "z3", certificate: object = None) -> Outcome | None:
+    def inconsistent(self, engine: str = "z3", certificate: object = None,
+                     witness: Mapping[sp.Symbol, sp.Rational] | None = None) -> Outcome | None:
         """``inconsistent`` when an assumption without quantities evaluates (exactly) to false, when z3 shows
         the region unsatisfiable, or (engine "interval") when a bisection tree of the bounded box has an
         assumption defined and false, or no integer point for an integer quantity, on every leaf
-        (``_cover_failure`` without the goal); else None."""
+        (``_cover_failure`` without the goal); else None.  ``witness``: a proposer's point of the region,
+        which, when the kernel confirms it, spares z3's question (``consistency``)."""
         if engine == "interval":
             if self._cover_failure(certificate, goal=False) is not None:
                 return None
@@ -966,7 +970,7 @@ class Kernel:
             if false:
                 return Outcome("inconsistent", "exact", f"the assumptions contradict each other: {h} is false",
                                recheck="exact evaluation of an assumption without quantities")
-        status, _ = self.consistency()
+        status, _ = self.consistency(witness)
         if status == "unsat":
             return Outcome("inconsistent", engine, "the assumptions contradict each other"
                            + (" (integer quantities considered)" if self.integer else ""), recheck="z3 unsat")

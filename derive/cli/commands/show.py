@@ -107,9 +107,9 @@ def _value(lib, scenario, name: str):
 
 
 def _domain(q, named: bool = False) -> str:
-    """A quantity's domain, which every claim about it assumes: ``> 0``, ``>= 0`` or any real; with its
-    name (``batch > 0, integer``) for a claim's list."""
+    """A quantity's domain, which every claim about it assumes: ``positive (> 0), integer``; with its name
+    for a claim's list (``batch > 0 integer``)."""
     relation = {"positive": "> 0", "nonnegative": ">= 0"}.get(q.domain)
-    text = (f"{q.name} {relation}" if relation else f"{q.name} real") if named else (
-        f"{q.domain} ({relation})" if relation else "any real")
-    return text + (" integer" if q.integer and named else ", integer" if q.integer else "")
+    if named:
+        return f"{q.name} {relation or 'real'}" + (" integer" if q.integer else "")
+    return (f"{q.domain} ({relation})" if relation else "any real") + (", integer" if q.integer else "")
