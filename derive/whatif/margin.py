@@ -283,7 +283,7 @@ def _varied(library: Library, scenario: Scenario, text: str) -> _Varied:
         raise MarginError(f"'{text}' has the dimension {format_dimension(dim)}, which no unit expresses",
                           hint="vary a quantity, or an expression of whole powers of quantities")
     name = "x"  # the free variable: a name no quantity of the library has (a quantity may well be called x)
-    while name in library.quantities or name in library.symbols():
+    while name in library.quantities:
         name += "_"
     x = sp.Symbol(name)
     for s in sorted(expr.free_symbols, key=str):
