@@ -170,3 +170,12 @@ def test_parallel_check_agrees_with_serial(report):
     parallel = {c["id"]: (c["verdict"], c["counterexample"]) for c in data["claims"]}
     serial = {i: (r.verdict, r.counterexample) for i, r in report.items()}
     assert parallel == serial
+
+
+def test_a_counterexample_the_display_rounds_is_followed_by_its_exact_value():
+    import derive
+    from derive.cli.commands.output import assignment_lines
+
+    lines = assignment_lines(derive.load(), {"layers_per_stage": "4/3", "chips": "2", "hbm_bandwidth": "1/3"})
+    assert lines == ["layers_per_stage = 1.333 (exactly 4/3)", "chips = 2",
+                     "hbm_bandwidth = 0.3333 byte/s (exactly 1/3 byte/s)"]

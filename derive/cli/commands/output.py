@@ -51,8 +51,23 @@ def quantity_text(library, name: str, si_value) -> str:
 
 
 def assignment_lines(library, values: dict | None) -> list[str]:
-    """Counterexample or pinned values as ``name = value unit`` lines."""
-    return [f"{name} = {quantity_text(library, name, text)}" for name, text in (values or {}).items()]
+    """Counterexample or pinned values as ``name = value unit`` lines; a value the display rounds is
+    followed by its exact value (a counterexample is exact: the claim may hold at 0.3333 but not at 1/3)."""
+    import sympy as sp
+
+    from derive.model.display import shown
+    from derive.model.units import format_dimension
+
+    lines = []
+    for name, text in (values or {}).items():
+        line = f"{name} = {quantity_text(library, name, text)}"
+        value = sp.Rational(text) if isinstance(text, str) else text
+        q = library.quantities.get(name)
+        unit = format_dimension(q.dimension) if q is not None else "1"
+        if isinstance(value, sp.Rational) and not shown(value, unit).exact:
+            line += f" (exactly {value}{'' if unit == '1' else ' ' + unit})"
+        lines.append(line)
+    return lines
 
 
 def pinned_notes(library, scenario, only=None) -> list[dict]:
