@@ -263,7 +263,12 @@ def _run_replayed(args: argparse.Namespace, ctx: Context, argv: list[str]) -> in
 def entry() -> None:
     """The ``derive`` console script: ``main``, then a quick exit (``_quick_exit``)."""
     import atexit
+    import gc
 
+    # sympy allocates many short-lived containers: with the default threshold (700) the collector runs
+    # thousands of times over a growing heap while the library loads and the claims are checked, a few
+    # percent of a check; a process that lives for one command can afford larger generations
+    gc.set_threshold(50_000, 20, 10)
     code = [EXIT_FAILED]  # an exception that escapes main (DERIVE_DEBUG=1) exits 1, after its traceback
     atexit.register(_quick_exit, code)  # registered first, so it runs after every other exit handler
     try:
