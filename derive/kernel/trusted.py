@@ -90,7 +90,7 @@ import sympy as sp
 import z3
 
 from derive.errors import TranslationError
-from derive.kernel.logic import And, Formula, Iff, Implies, Not, Or, Rel, replace
+from derive.kernel.logic import And, Formula, Iff, Implies, Not, Or, Rel, name_of, replace
 from derive.kernel.problem import Outcome, Problem
 from derive.kernel.translate import Translator, make_variables, z3_value_to_rational
 
@@ -162,7 +162,7 @@ def refusal(problem: Problem) -> str | None:
     """Why the kernel gives this problem no meaning (see the module docstring), or None."""
     if tree_size([e for f in [*problem.hypotheses, problem.goal] for e in f.exprs()]) > MAX_NODES:
         return f"the statement is too large for the engines (more than {MAX_NODES} nodes; a budget)"
-    for sym, (lo, hi) in sorted(problem.bounds.items(), key=lambda kv: str(kv[0])):
+    for sym, (lo, hi) in sorted(problem.bounds.items(), key=lambda kv: name_of(kv[0])):
         for end in (lo, hi):
             if isinstance(end, (float, sp.Float)):
                 return f"bound {end} of {sym} is a floating-point number: {FLOAT_HINT}"
@@ -722,14 +722,14 @@ class Kernel:
         present = problem.symbols()
         self.bounds = {s: (sp.Rational(lo), sp.Rational(hi)) for s, (lo, hi) in problem.bounds.items() if s in present}
         self.integer = frozenset(s for s in problem.integer if s in present)
-        self.symbols = sorted(present, key=str)
+        self.symbols = sorted(present, key=name_of)
         # the region: hypotheses, each defined (its side conditions: what they mean, and what makes z3's
         # reading of a division or a root exact there), and bounds
         self.assumed: list[Formula] = list(problem.hypotheses)
         for h in problem.hypotheses:
             self.assumed += [sc.condition for sc in formula_side_conditions(h) if sc.condition not in self.assumed]
         self.region: list[Formula] = list(self.assumed)
-        for s, (lo, hi) in sorted(self.bounds.items(), key=lambda kv: str(kv[0])):
+        for s, (lo, hi) in sorted(self.bounds.items(), key=lambda kv: name_of(kv[0])):
             self.region += [Rel(s, ">=", lo), Rel(s, "<=", hi)]
         self.goal = problem.goal
         self._z3: _Z3 | None | str = None
@@ -757,7 +757,7 @@ class Kernel:
             region = [tr.formula(h) for h in self.region]
         except TranslationError as err:
             return err.message
-        base = [z3.IsInt(variables[sym]) for sym in sorted(self.integer, key=str)] + region  # in a fixed order:
+        base = [z3.IsInt(variables[sym]) for sym in sorted(self.integer, key=name_of)] + region  # in a fixed order:
         # a set's order follows PYTHONHASHSEED, and z3's models follow the order of its assertions
         return _Z3(ctx, base, tr, variables)
 
@@ -1067,7 +1067,7 @@ class Kernel:
 
     def refuted(self, point: Mapping, engine: str) -> Outcome | None:
         """``refuted`` when the kernel confirms ``point`` (by name or symbol) as a counterexample, else None."""
-        pt = {s: point.get(s, point.get(str(s))) for s in self.symbols}
+        pt = {s: point.get(s, point.get(name_of(s))) for s in self.symbols}
         if self.counterexample_failure(pt) is not None:
             return None
         return Outcome("refuted", engine, counterexample={str(k): v for k, v in pt.items()},

@@ -229,3 +229,10 @@ def test_formulas_list_their_expressions_as_they_are():
     kept = f.free_symbols()
     kept.add(x)  # a caller's set: the formula's own stays as it was
     assert f.free_symbols() == {a, b, c, d}
+
+
+def test_name_of_is_str_without_the_printer():
+    from derive.kernel.logic import name_of
+
+    for s in (sp.Symbol("hbm_bandwidth"), sp.Symbol("n", integer=True), sp.Dummy("x"), a * b, sp.Integer(3)):
+        assert name_of(s) == str(s)
