@@ -1142,7 +1142,8 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
     if prec.bytes_per_param is not None:
         out["bytes_per_param"] = ConfigValue(prec.bytes_per_param, "B/param", prec.param_note, native=True)
     max_ctx = cfg.get("max_position_embeddings")
-    if isinstance(max_ctx, int) and not isinstance(max_ctx, bool) and 0 < max_ctx <= MAX_SIZE:
+    if max_ctx is not None:  # a value that is not a context (-1, 0, true, 1.5) is an error, never silently dropped
+        max_ctx = _Fields(cfg, a.where, "")._whole("max_position_embeddings", max_ctx, 1)
         out["context"] = ConfigValue(Fraction(max_ctx), "token/seq",
                                      f"the model's maximum context, max_position_embeddings = {max_ctx:,}",
                                      native=True)

@@ -276,12 +276,32 @@ def read_json(path: Path, *, what: str = "JSON file") -> object:
     text = _decode(read_file_bytes(path, what=what), path, what)
     _check_nesting(text, path, what)
     try:
-        return json.loads(text, parse_constant=_no_constant)
+        return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as err:
         raise ScenarioError(f"invalid JSON: {err}", where=str(path)) from None
+    except DuplicateKeyError as err:
+        raise ScenarioError(f"key '{err.key}' appears twice in one object", where=str(path),
+                            hint="a JSON object names each key once; keep the value you mean") from None
     except (ValueError, RecursionError, MemoryError) as err:
         raise ScenarioError(f"cannot read JSON: {_reason(err)}", where=str(path),
                             hint="numbers in a config.json are short decimals") from None
+
+
+class DuplicateKeyError(ValueError):
+    """A JSON object that names one key twice (``json`` would silently keep the last value)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKeyError(key)
+        out[key] = value
+    return out
 
 
 def _no_constant(name: str) -> None:

@@ -1,0 +1,51 @@
+"""Red team of the parts around the kernel (what-if tools, files a user points derive at, documents): each test
+protects one defect found by feeding derive what a hostile or careless user would, and is named for it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from derive.cli import main
+
+LLAMA = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+         "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256,
+         "max_position_embeddings": 131072, "torch_dtype": "bfloat16"}
+
+
+def run(capsys, argv):
+    try:
+        code = main(list(argv))
+    except SystemExit as stop:
+        code = stop.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_error_line(code, err):
+    assert code == 2, err
+    assert err.count("\n") == 1 and err.endswith("\n"), err
+    assert "Traceback" not in err and "internal error" not in err, err
+
+
+def test_config_json_with_a_duplicate_key_is_refused(tmp_path, capsys):
+    # json keeps the last of two equal keys: a config naming num_hidden_layers twice was read as 64 layers, silently
+    text = json.dumps(LLAMA)[:-1] + ', "num_hidden_layers": 64}'
+    (tmp_path / "config.json").write_text(text)
+    code, out, err = run(capsys, ["eval", "layers", "--model", str(tmp_path / "config.json")])
+    one_error_line(code, err)
+    assert "'num_hidden_layers' appears twice" in err and "config.json" in err, err
+    assert out == ""
+
+
+@pytest.mark.parametrize(("value", "words"), [(-1, "at least 1, got -1"), (0, "at least 1, got 0"),
+                                              (True, "a whole number, got True"), (1.5, "a whole number, got 1.5"),
+                                              ("128k", "a whole number, got '128k'")])
+def test_config_json_max_position_embeddings_that_is_no_context_is_refused(tmp_path, capsys, value, words):
+    # it was dropped silently, and a note said the config "does not give" a context: the lecture's 200k was used
+    (tmp_path / "config.json").write_text(json.dumps({**LLAMA, "max_position_embeddings": value}))
+    code, out, err = run(capsys, ["eval", "context", "--model", str(tmp_path / "config.json")])
+    one_error_line(code, err)
+    assert "field 'max_position_embeddings' must be" in err and words in err, err
+    assert out == ""
