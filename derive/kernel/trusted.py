@@ -95,6 +95,8 @@ from derive.kernel.translate import Translator, make_variables, z3_value_to_rati
 
 EXACT_BITS = 20_000  # largest exact rational (numerator or denominator bits) exact evaluation builds
 PRECISIONS = (64, 256, 1024, 4096)  # bits of the certified interval evaluation at a point, tried in order
+PRINT_BITS = 14_000  # largest value (numerator or denominator bits) a counterexample reports: Python writes
+# integers of more than 4,300 digits as text only past a process-wide limit
 BOX_PRECISION = 64  # bits of interval evaluation on a box
 ALGEBRA_TERMS = 5_000  # largest expansion the identity route normalises
 MAX_NODES = 50_000  # largest statement (nodes of its expression trees, see ``tree_size``) the engines read
@@ -166,6 +168,8 @@ def refusal(problem: Problem) -> str | None:
                 return f"bound {end} of {sym} is a floating-point number: {FLOAT_HINT}"
             if isinstance(end, bool) or not isinstance(end, (int, sp.Rational)):
                 return f"bound {end} of {sym} is not an exact rational number"
+        if any(_bits(sp.Rational(end)) > PRINT_BITS for end in (lo, hi)):
+            return f"a bound of {sym} has more than {PRINT_BITS} bits (a budget: values are printed in decimal)"
         if lo > hi:
             return f"bounds of {sym} are written high-to-low ({lo} > {hi}): write (low, high)"
     for f in [*problem.hypotheses, problem.goal]:
@@ -186,6 +190,8 @@ def _refused_expr(e: sp.Expr) -> str | None:
             return f"floating-point number {a} in {sp.sstr(e)}: {FLOAT_HINT}"
         if a.is_Number and not a.is_Rational:
             return f"{a} is not a real number"
+        if a.is_Rational and _bits(a) > PRINT_BITS:
+            return f"a number of more than {PRINT_BITS} bits (a budget: values are printed in decimal)"
         if a is sp.I or isinstance(a, (sp.core.numbers.ImaginaryUnit,)):
             return f"complex number in {sp.sstr(e)}"
         if isinstance(a, sp.NumberSymbol) and a not in _CONSTANTS:
@@ -1063,6 +1069,8 @@ class Kernel:
         why = self._region_failure(point)
         if why:
             return why
+        if any(_bits(v) > PRINT_BITS for v in point.values()):
+            return f"a value of more than {PRINT_BITS} bits cannot be reported (a budget)"
         try:
             if evaluate_at(self.goal, point):
                 return "the goal holds there"

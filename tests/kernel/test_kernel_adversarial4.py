@@ -1,0 +1,85 @@
+"""Red team, round 4: claims of known truth through the public library API, each case a defect that was
+seen, with its minimal example (``FOUND`` says what was wrong)."""
+
+from __future__ import annotations
+
+import pytest
+import sympy as sp
+
+from derive import Claim, Quantity, derived, logic
+from derive.checking.checker import Checker
+from derive.kernel.logic import Rel
+from derive.kernel.problem import Problem
+from derive.kernel.prover import decide
+from derive.model.declarations import Topic
+from derive.model.library import Library
+from derive.model.scenario import Scenario, ScenarioValue
+
+R = sp.Rational
+SRC = derived("red team 4")
+
+
+def Q(name, domain="real", integer=False):  # noqa: N802 - reads like the constructor it wraps
+    return Quantity(name, name, "1", name, domain=domain, integer=integer)
+
+
+def check(goal, quantities, *, decls=(), hyps=(), bounds=(), instance=False, forall=(), values=None):
+    claim = Claim("t.c", title="c", statement="s", source=SRC, goal=goal, hypotheses=tuple(hyps), bounds=bounds,
+                  instance=instance, forall=tuple(forall))
+    lib = Library([Topic("t", "t", "", tuple(quantities), (*decls, claim))])
+    scen = Scenario("s", {k: ScenarioValue(k, R(v), "test") for k, v in (values or {}).items()})
+    return Checker(lib, scen, rlimit=2_000_000).check(["t.c"]).by_id()["t.c"]
+
+
+x = sp.Symbol("x")
+
+
+# FOUND: a number of more than 4,300 digits crashed the z3 translation (Python refuses to write it as
+# decimal text: "internal error ... Exceeds the limit (4300 digits)"), and a counterexample or a reason
+# naming one would have crashed its printing; such numbers are now refused with a named budget
+@pytest.mark.parametrize(("goal", "bounds"), [
+    (Rel(sp.Pow(2, 10**6) * x, ">=", 0), {x: (0, 1)}),
+    (Rel(x, "<=", 2**15000), {}),
+    (Rel(x, "<=", 2**15000), {x: (0, 2**15001)}),
+    (Rel(x, "<=", 1), {x: (0, R(1, 2**15001))}),
+])
+def test_numbers_beyond_decimal_printing_are_refused_with_a_budget(goal, bounds):
+    out = decide(Problem([], goal, set(), bounds))
+    assert out.verdict == "unknown" and "internal error" not in out.reason and "bits" in out.reason
+
+
+def test_a_huge_bound_through_the_library_is_unknown_not_an_internal_error():
+    xq = Q("x")
+    res = check(logic.le(xq.sym, 2**15000), (xq,), bounds=((xq, 0, 2**15001),))
+    assert res.verdict == "unknown" and "internal error" not in res.reason
+
+
+def test_numerals_just_below_the_print_budget_still_reach_a_verdict():
+    assert decide(Problem([], Rel(x, "<=", 2**13000), set(), {x: (0, 2**12999)})).verdict == "proved"
+    out = decide(Problem([], Rel(x, "<", 2**13000), set(), {x: (0, 2**13000)}))
+    assert out.verdict == "refuted" and out.counterexample["x"] == 2**13000
+
+
+# FOUND: two boxes for one quantity: the checker kept only the last, so ``x >= 5`` stated on [5, 6] and
+# [0, 10] was refuted at x = 0 (a point outside the first box); both are hypotheses
+@pytest.mark.parametrize("goal", [logic.ge(x, 5), logic.ge(sp.exp(x), sp.exp(5))])
+@pytest.mark.parametrize("order", [0, 1])
+def test_two_bounds_on_one_quantity_both_hold(goal, order):
+    xq = Q("x")
+    boxes = [(xq, 5, 6), (xq, 0, 10)]
+    res = check(goal, (xq,), bounds=tuple(boxes[::-1] if order else boxes))
+    assert res.verdict == "proved", (res.verdict, res.counterexample)
+    twin = check(logic.ge(xq.sym, 6), (xq,), bounds=tuple(boxes[::-1] if order else boxes))
+    assert twin.verdict == "refuted" and R(twin.counterexample["x"]) >= 5
+
+
+def test_two_disjoint_bounds_on_one_quantity_are_inconsistent():
+    xq = Q("x")
+    assert check(logic.ge(xq.sym, 5), (xq,), bounds=((xq, 0, 1), (xq, 2, 3))).verdict == "inconsistent"
+
+
+@pytest.mark.parametrize("boxes", [((0, 10), (3, 2)), ((10, 0), (2, 3)), ((0, 10), (R(1, 2), 0.75))])
+def test_a_malformed_second_bound_is_refused_not_intersected(boxes):
+    xq = Q("x")
+    res = check(logic.ge(xq.sym, 1), (xq,), bounds=tuple((xq, lo, hi) for lo, hi in boxes))
+    assert res.verdict == "unknown" and ("high-to-low" in res.reason or "float" in res.reason)
