@@ -199,7 +199,15 @@ class Checker:
         for q, lo, hi in claim.bounds:
             lo, hi = _exact_bound(lo), _exact_bound(hi)
             value = self.library.expand(q.sym, pinned) if self.library.quantities.get(q.name) is q else q.sym
-            if (value == q.sym and q.sym not in fixed) or not all(isinstance(v, sp.Number) for v in (lo, hi)):
+            numbers = all(isinstance(v, sp.Number) for v in (lo, hi))
+            if q.sym in bounds and all(isinstance(v, sp.Rational) for v in (lo, hi, *bounds[q.sym])) and lo <= hi:
+                # a second box for it: both hold (their intersection, or contradictory hypotheses)
+                low, high = max(lo, bounds[q.sym][0]), min(hi, bounds[q.sym][1])
+                if low <= high:
+                    bounds[q.sym] = (low, high)
+                else:
+                    boxed += [Rel(q.sym, ">=", lo), Rel(q.sym, "<=", hi)]
+            elif (value == q.sym and q.sym not in fixed) or not numbers:
                 bounds[q.sym] = (lo, hi)  # a malformed bound stays here, for the kernel to refuse
             else:
                 boxed += [Rel(value, ">=", lo), Rel(value, "<=", hi)]
