@@ -17,7 +17,7 @@ from derive.kernel.prover import decide
 from derive.kernel.trusted import MAX_NODES, Kernel, tree_size
 from derive.model.declarations import Assumption, Claim, Declaration
 from derive.model.library import Library
-from derive.model.scenario import Scenario
+from derive.model.scenario import Scenario, linked
 
 
 class ProofStore(Protocol):
@@ -167,7 +167,7 @@ class Checker:
         for h in hyps:
             claim_symbols |= h.free_symbols()
         extra = [lib.formula_expand(f, pinned) for _, f in self.scenario.assumptions]
-        extra = [f for f in extra if f.free_symbols() & claim_symbols]
+        extra = [extra[i] for i in linked([f.free_symbols() for f in extra], claim_symbols)]
         bounds, boxed = self._bounds(claim, pinned)
         boxed += self._outside_domain(claim, [goal, *hyps, *extra, *boxed])
         formulas, _ = self._instantiate(claim, [goal, *hyps, *extra, *boxed])

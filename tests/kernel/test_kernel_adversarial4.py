@@ -83,3 +83,58 @@ def test_a_malformed_second_bound_is_refused_not_intersected(boxes):
     xq = Q("x")
     res = check(logic.ge(xq.sym, 1), (xq,), bounds=tuple((xq, lo, hi) for lo, hi in boxes))
     assert res.verdict == "unknown" and ("high-to-low" in res.reason or "float" in res.reason)
+
+
+# FOUND: an ``--assume`` relation was added to a claim only when it named one of the claim's own quantities:
+# with ``x < y`` and ``y < 0`` assumed, ``x < 0`` was refuted at x = 0, y = 1, a point that breaks ``y < 0``
+# (check, margin and diff alike); relations linked through one another all hold
+def _assumed(*texts):
+    from derive.model.parse import parse_quantity_relation
+
+    def with_assumptions(lib, values=None):
+        rels = tuple((t, parse_quantity_relation(t, lib.symbols(), lib.dimension)) for t in texts)
+        return Scenario("s", {k: ScenarioValue(k, R(v), "test") for k, v in (values or {}).items()}, rels)
+    return with_assumptions
+
+
+XQ, YQ, ZQ = Q("x"), Q("y"), Q("z")
+
+
+def _chain_library(instance=False):
+    claim = Claim("t.c", title="c", statement="s", source=SRC, goal=logic.lt(XQ.sym, 0), instance=instance,
+                  forall=(XQ,) if instance else ())
+    return Library([Topic("t", "t", "", (XQ, YQ, ZQ), (claim,))])
+
+
+@pytest.mark.parametrize("instance", [False, True])
+def test_assumptions_linked_through_another_quantity_all_hold(instance):
+    lib = _chain_library(instance)
+    scen = _assumed("x < y", "y < z", "z < 0")(lib)
+    assert Checker(lib, scen).check(["t.c"]).by_id()["t.c"].verdict == "proved"
+    twin = _assumed("x < y", "y < z", "z < 1")(lib)
+    res = Checker(lib, twin).check(["t.c"]).by_id()["t.c"]
+    assert res.verdict == "refuted"
+    cx = {k: R(v) for k, v in res.counterexample.items()}
+    assert cx["x"] < cx["y"] < cx["z"] < 1 and cx["x"] >= 0
+
+
+def test_margin_reads_assumptions_linked_through_another_quantity():
+    """x <= 5 at y = 2 with x < y and y < 1 assumed: check says inconsistent (2 < 1 is false); the margin
+    said x < 2, dropping the second relation."""
+    from derive.whatif.margin import margin
+
+    claim = Claim("t.c", title="c", statement="s", source=SRC, goal=logic.le(XQ.sym, 5), instance=True)
+    lib = Library([Topic("t", "t", "", (XQ, YQ, ZQ), (claim,))])
+    scen = _assumed("x < y", "y < 1")(lib, {"x": 1, "y": 2})
+    assert Checker(lib, scen).check(["t.c"]).by_id()["t.c"].verdict == "inconsistent"
+    m = margin(lib, scen, "t.c", "x", verify=False)
+    assert m.intervals == [] and m.holds_at_value is False
+
+
+def test_diff_rechecks_a_claim_an_added_assumption_reaches_through_another():
+    from derive.whatif.diff import diff
+
+    lib = _chain_library()
+    base, now = _assumed("x < y")(lib), _assumed("x < y", "y < 0")(lib)
+    report = diff(lib, base, now)
+    assert report.before["t.c"].verdict == "refuted" and report.after["t.c"].verdict == "proved"
