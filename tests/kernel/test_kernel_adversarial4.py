@@ -138,3 +138,29 @@ def test_diff_rechecks_a_claim_an_added_assumption_reaches_through_another():
     base, now = _assumed("x < y")(lib), _assumed("x < y", "y < 0")(lib)
     report = diff(lib, base, now)
     assert report.before["t.c"].verdict == "refuted" and report.after["t.c"].verdict == "proved"
+
+
+# FOUND: within_factor with a target written with a minus sign (``-a``, ``a - b``) or a symbolic factor below 1
+# was the empty range (low and high swapped), so ``x = -a`` "within a factor 2 of -a" was refuted
+AQ, BQ = Q("a", "positive"), Q("b", "positive")
+
+
+@pytest.mark.parametrize(("target", "factor", "value", "truth"), [
+    (-AQ.sym, 2, -AQ.sym, "proved"),
+    (-AQ.sym, 2, -3 * AQ.sym / 2, "proved"),
+    (-AQ.sym, 2, -3 * AQ.sym, "refuted"),
+    (AQ.sym - 2 * AQ.sym - 1, 2, -AQ.sym - 1, "proved"),  # a - 2a - 1 is -a - 1: negative
+    (100, BQ.sym, 100, "proved"),  # a symbolic factor b, which may be below 1
+    (100, BQ.sym, -100, "refuted"),
+    (AQ.sym, 2, AQ.sym, "proved"),  # a target written positive keeps its plain form
+    (AQ.sym, 2, 3 * AQ.sym, "refuted"),
+])
+def test_within_factor_of_a_negative_or_symbolic_range(target, factor, value, truth):
+    xq = Q("x")
+    res = check(logic.within_factor(xq.sym, target, factor), (xq, AQ, BQ), hyps=(logic.eq(xq.sym, value),))
+    assert res.verdict == truth, (res.verdict, res.counterexample, res.reason)
+
+
+def test_within_factor_of_a_positive_looking_target_keeps_its_plain_form():
+    a, b = sp.symbols("a b")
+    assert logic.within_factor(x, a * b / 2, R(5, 4)) == logic.between(x, 2 * a * b / 5, 5 * a * b / 8)
