@@ -83,6 +83,36 @@ def test_no_traceback_in_a_real_process(tmp_path):
     assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("argv, code", [
+    (["--version"], 0), (["check", "--help"], 0), (["check", "--bogus"], 2), ([], 2),
+    (["eval", "hbm_bandwidth", "--no-cache"], 0), (["check", "--library", USER_LIB, "--no-cache"], 1),
+])
+def test_the_console_script_ends_quickly_with_the_commands_exit_code(argv, code):
+    """``entry`` skips the interpreter's teardown (``_quick_exit``): the exit code, the flushed output and
+    the exit handlers registered while the command ran must all survive that."""
+    proc = subprocess.run([sys.executable, "-c", "from derive.cli import entry; entry()", *argv],
+                          capture_output=True, text=True)
+    assert proc.returncode == code, proc.stderr
+    if argv[:1] == ["eval"]:
+        assert "TB/s" in proc.stdout  # buffered output reached the pipe
+    if argv == ["--version"]:
+        assert proc.stdout.startswith("derive ")
+
+
+def test_exit_handlers_registered_while_a_command_runs_still_run(tmp_path):
+    marker = tmp_path / "ran"
+    probe = ("import atexit, sys; import derive.cli as cli; real = cli.main\n"
+             "def main(*a, **k):\n"
+             f"    atexit.register(lambda: open({str(marker)!r}, 'w').close())\n"
+             "    print('printed, not flushed', end='')\n"
+             "    return 1\n"
+             "cli.main = main; cli.entry()\n")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert proc.stdout == "printed, not flushed"
+    assert marker.exists()
+
+
 def test_eval_accepts_units(capsys):
     code, out, _ = run(capsys, "eval", "drain_time", "--unit", "ms", "--json", "--set", "hbm_capacity=80 GB",
                        "--set", "hbm_bandwidth=3.35 TB/s")
