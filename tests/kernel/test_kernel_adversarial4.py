@@ -186,3 +186,16 @@ def test_an_instance_value_whose_power_is_beyond_printing_is_unknown_through_the
     scen = Scenario("s", {"x": ScenarioValue("x", R(10)**400, "test")})
     res = Checker(lib, scen, cache=ProofCache(tmp_path)).check(["t.c"]).by_id()["t.c"]
     assert res.verdict == "unknown" and "internal error" not in res.reason and "bits" in res.reason
+
+
+def test_api_set_with_an_integer_beyond_decimal_printing_is_a_typed_error():
+    """derive.check(set={"x": 10**5000}) raised a bare ValueError from writing the value as text."""
+    import derive
+    from derive.errors import ParseError
+
+    xq = Q("x")
+    lib = Library([Topic("t", "t", "", (xq,), (Claim("t.c", title="c", statement="s", source=SRC,
+                                                     goal=logic.le(xq.sym, 2), instance=True),))])
+    with pytest.raises(ParseError):
+        derive.check("t.c", library=lib, set={"x": 10**5000})
+    assert derive.check("t.c", library=lib, set={"x": "1e-300"})["t.c"].verdict == "proved"
