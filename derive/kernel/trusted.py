@@ -174,6 +174,8 @@ def refusal(problem: Problem) -> str | None:
             return f"bounds of {sym} are written high-to-low ({lo} > {hi}): write (low, high)"
     for f in [*problem.hypotheses, problem.goal]:
         for e in f.exprs():
+            if not isinstance(e, sp.Expr) or isinstance(e, sp.core.containers.Tuple):
+                return f"{type(e).__name__} {sp.sstr(e)} is not a number: a relation compares two expressions"
             why = _refused_expr(e)
             if why:
                 return why

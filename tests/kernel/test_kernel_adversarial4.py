@@ -199,3 +199,13 @@ def test_api_set_with_an_integer_beyond_decimal_printing_is_a_typed_error():
     with pytest.raises(ParseError):
         derive.check("t.c", library=lib, set={"x": 10**5000})
     assert derive.check("t.c", library=lib, set={"x": "1e-300"})["t.c"].verdict == "proved"
+
+
+# FOUND: a relation whose side is no number (a sympy relational, a Boolean, a Tuple) was an "internal error"
+# (TypeError from ``lhs - rhs``); the kernel refuses it with the reason
+@pytest.mark.parametrize("side", [x > 0, sp.And(x > 0, x < 1), sp.Tuple(x, 1), sp.true])
+def test_a_relation_between_non_numbers_is_refused(side):
+    out = decide(Problem([], Rel(side, "==", 1), set(), {x: (0, 1)}))
+    assert out.verdict == "unknown" and "internal error" not in out.reason and "not a number" in out.reason
+    out = decide(Problem([Rel(side, "==", 1)], Rel(x, ">=", 0), set(), {x: (0, 1)}))
+    assert out.verdict == "unknown" and "internal error" not in out.reason
