@@ -727,6 +727,8 @@ class Kernel:
         self.problem = problem
         present = problem.symbols()
         self.bounds = {s: (sp.Rational(lo), sp.Rational(hi)) for s, (lo, hi) in problem.bounds.items() if s in present}
+        for s, box in _hypothesis_box(problem.hypotheses).items():  # the same statement: bounds are hypotheses
+            self.bounds.setdefault(s, box)
         self.integer = frozenset(s for s in problem.integer if s in present)
         self.symbols = sorted(present, key=str)
         # the region: hypotheses, each defined (its side conditions: what they mean, and what makes z3's
@@ -1213,6 +1215,26 @@ class Kernel:
                             for i in range(len(syms))]
                     self._taylor[g] = (f, g.op in (">", "<"), grad, hess)
         return self._taylor[g]
+
+
+def _hypothesis_box(hypotheses: list[Formula]) -> dict[sp.Symbol, tuple[sp.Rational, sp.Rational]]:
+    """Bounds that top-level hypotheses ``c <= x``, ``x < c`` ... give a quantity on both sides (``--assume
+    "x in [a, b]"`` says what ``bounds`` says): a box that holds the region, for the engines that need one."""
+    low: dict[sp.Symbol, sp.Rational] = {}
+    high: dict[sp.Symbol, sp.Rational] = {}
+    for h in _conjuncts_all(hypotheses):
+        if not isinstance(h, Rel) or h.op in ("!=",):
+            continue
+        for s, op, c in ((h.lhs, h.op, h.rhs), (h.rhs, _FLIPPED[h.op], h.lhs)):
+            if isinstance(s, sp.Symbol) and isinstance(c, sp.Rational):
+                if op in (">", ">=", "=="):
+                    low[s] = max(low.get(s, c), c)
+                if op in ("<", "<=", "=="):
+                    high[s] = min(high.get(s, c), c)
+    return {s: (low[s], high[s]) for s in low if s in high and low[s] <= high[s]}
+
+
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "=="}
 
 
 def _conjuncts(f: Formula) -> list[Formula]:

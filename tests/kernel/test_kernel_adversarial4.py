@@ -209,3 +209,24 @@ def test_a_relation_between_non_numbers_is_refused(side):
     assert out.verdict == "unknown" and "internal error" not in out.reason and "not a number" in out.reason
     out = decide(Problem([Rel(side, "==", 1)], Rel(x, ">=", 0), set(), {x: (0, 1)}))
     assert out.verdict == "unknown" and "internal error" not in out.reason
+
+
+# FOUND (completeness, same meaning): ``bounds`` are hypotheses, but hypotheses that bound a quantity on both
+# sides (``--assume "u in [0, 1]"``) gave the interval engine no box, so exp(u) <= e there was unknown, and
+# ``u in [1, 1]`` was not read as the point it is
+U = sp.Symbol("u")
+
+
+@pytest.mark.parametrize(("hyps", "goal", "verdict"), [
+    ([Rel(U, ">=", 0), Rel(U, "<=", 1)], Rel(sp.exp(U), "<=", sp.E), "proved"),
+    ([Rel(U, ">=", 0), Rel(U, "<=", 1)], Rel(sp.exp(U), "<", sp.E), "refuted"),
+    ([Rel(0, "<", U), Rel(1, ">", U)], Rel(sp.exp(U), "<=", sp.E), "proved"),
+    ([Rel(U, ">=", 1), Rel(U, "<=", 1)], Rel(sp.exp(U), "==", sp.E), "proved"),
+    ([Rel(U, ">", 1), Rel(U, "<", 1)], Rel(sp.exp(U), "==", sp.E), "inconsistent"),
+    ([Rel(U, ">=", 2), Rel(U, "<=", 1)], Rel(sp.exp(U), "==", sp.E), "inconsistent"),
+])
+def test_hypotheses_that_bound_a_quantity_give_the_engines_its_box(hyps, goal, verdict):
+    out = decide(Problem(hyps, goal))
+    assert out.verdict == verdict, out
+    if verdict == "refuted":
+        assert 0 <= out.counterexample["u"] <= 1
