@@ -11,7 +11,7 @@ from typing import Protocol
 
 import sympy as sp
 
-from derive.kernel.logic import Formula, Iff, Implies, Rel
+from derive.kernel.logic import Formula, Iff, Implies, Rel, name_of
 from derive.kernel.problem import DEFAULT_RLIMIT, Outcome, Problem
 from derive.kernel.prover import decide
 from derive.kernel.trusted import MAX_NODES, Kernel, tree_size
@@ -155,7 +155,7 @@ class Checker:
         keep = {q.sym for q in claim.forall}
         subst = {s: v for s, v in self.scenario.substitution(self.library).items() if s not in keep}
         used = set().union(*(f.free_symbols() for f in formulas)) if formulas else set()
-        shown = {str(s): str(subst[s]) for s in sorted(used, key=str) if s in subst}
+        shown = {name_of(s): str(subst[s]) for s in sorted(used, key=name_of) if s in subst}
         return [f.subs(subst) for f in formulas], shown
 
     def problem(self, claim: Claim, goal: Formula, hyps: list[Formula]) -> Problem:
@@ -177,7 +177,7 @@ class Checker:
             symbols |= h.free_symbols()
         domain: list[Formula] = []
         integer: set[sp.Symbol] = set()
-        for s in sorted(symbols, key=str):
+        for s in sorted(symbols, key=name_of):
             q = lib.quantity_of(s)
             d = q.domain_formula()
             if d is not None:
@@ -230,7 +230,7 @@ class Checker:
         keep = {q.name for q in claim.forall}
         names: set[str] = set()
         for e in claim.exprs():
-            names |= {str(s) for s in lib.expand(e, self.pinned_for(claim)).free_symbols}
+            names |= {name_of(s) for s in lib.expand(e, self.pinned_for(claim)).free_symbols}
         return sorted(n for n in names if n not in keep and n not in self.scenario.values)
 
     # checking ------------------------------------------------------------------------------------

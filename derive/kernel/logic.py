@@ -18,6 +18,12 @@ _NEGATED = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 _LATEX_OPS = {"==": "=", "!=": r"\neq", "<": "<", "<=": r"\le", ">": ">", ">=": r"\ge"}
 
 
+def name_of(s: sp.Basic) -> str:
+    """``str(s)``, without sympy's printer for a plain symbol (its name): symbols are sorted and named by
+    the thousand while a library is checked, and the printer takes microseconds for each."""
+    return s.name if type(s) is sp.Symbol else str(s)
+
+
 def replace(expr: sp.Expr, mapping: Mapping[sp.Basic, sp.Expr]) -> sp.Expr:
     """``expr.xreplace(mapping)``, except that a ``Max``/``Min`` whose new arguments are not all numbers
     is rebuilt unevaluated: sympy's evaluation of ``Max`` compares every pair of arguments symbolically

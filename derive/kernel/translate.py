@@ -19,7 +19,7 @@ import z3
 from z3 import z3core as C
 
 from derive.errors import TranslationError
-from derive.kernel.logic import And, Formula, Iff, Implies, Not, Or, Rel
+from derive.kernel.logic import And, Formula, Iff, Implies, Not, Or, Rel, name_of
 
 MAX_POWER = 64
 # A root x**(p/q) becomes r with r**q == x**p: past this degree z3's nonlinear arithmetic can run for
@@ -283,7 +283,7 @@ def _monomials(e: sp.Expr) -> tuple[int, int]:
 def make_variables(symbols: set[sp.Symbol], integer: set[sp.Symbol] | None = None,
                    ctx: z3.Context | None = None) -> dict[sp.Symbol, z3.ArithRef]:
     """One z3 Real per symbol (integrality is a separate constraint, see ``integrality``)."""
-    return {s: z3.Real(str(s), ctx) for s in sorted(symbols, key=str)}
+    return {s: z3.Real(name_of(s), ctx) for s in sorted(symbols, key=name_of)}
 
 
 def z3_value_to_rational(value: z3.ExprRef, digits: int = 40) -> tuple[sp.Rational, bool]:

@@ -67,7 +67,8 @@ Verdicts
 
 Budgets (deterministic, never wall-clock; running out gives ``unknown`` naming the budget)
 ------------------------------------------------------------------------------------------
-z3: ``Problem.rlimit`` (plus ``Z3_SAFETY_MS`` of wall clock, for the region's query and for all of the
+z3: ``Problem.rlimit`` (a query without integer quantities may first spend ``NLSAT_SHARE`` of it on
+nlsat alone; plus ``Z3_SAFETY_MS`` of wall clock, for the region's query and for all of the
 goal's together, as a net under steps the rlimit does not interrupt; ``translate.MAX_ROOT_DEGREE``
 keeps high-degree roots away from z3, ``translate.MAX_MONOMIALS`` polynomials z3 would multiply out
 past that size).  Exact evaluation: rationals up to ``EXACT_BITS``
@@ -89,7 +90,7 @@ import sympy as sp
 import z3
 
 from derive.errors import TranslationError
-from derive.kernel.logic import And, Formula, Iff, Implies, Not, Or, Rel, replace
+from derive.kernel.logic import And, Formula, Iff, Implies, Not, Or, Rel, name_of, replace
 from derive.kernel.problem import Outcome, Problem
 from derive.kernel.translate import Translator, make_variables, z3_value_to_rational
 
@@ -102,6 +103,7 @@ ALGEBRA_TERMS = 5_000  # largest expansion the identity route normalises
 MAX_NODES = 50_000  # largest statement (nodes of its expression trees, see ``tree_size``) the engines read
 TAYLOR_SYMBOLS = 6  # Taylor leaves of an interval certificate: for goals over at most this many quantities,
 TAYLOR_NODES = 300  # and inequalities of at most this many nodes (their derivatives are built and enclosed)
+NLSAT_SHARE = 0.25  # of the rlimit, for the first, cheaper try of a query without integers (``Kernel._solve``)
 Z3_SAFETY_MS = 60_000  # a wall-clock safety net only, for z3 steps its rlimit does not interrupt: for the
 # region's query, and for all of a goal's queries together
 FLOAT_HINT = "floats are refused (sympy folds them at 53 bits); write an exact rational, e.g. sp.Rational('0.1')"
@@ -162,7 +164,7 @@ def refusal(problem: Problem) -> str | None:
     """Why the kernel gives this problem no meaning (see the module docstring), or None."""
     if tree_size([e for f in [*problem.hypotheses, problem.goal] for e in f.exprs()]) > MAX_NODES:
         return f"the statement is too large for the engines (more than {MAX_NODES} nodes; a budget)"
-    for sym, (lo, hi) in sorted(problem.bounds.items(), key=lambda kv: str(kv[0])):
+    for sym, (lo, hi) in sorted(problem.bounds.items(), key=lambda kv: name_of(kv[0])):
         for end in (lo, hi):
             if isinstance(end, (float, sp.Float)):
                 return f"bound {end} of {sym} is a floating-point number: {FLOAT_HINT}"
@@ -730,14 +732,14 @@ class Kernel:
         for s, box in _hypothesis_box(problem.hypotheses).items():  # the same statement: bounds are hypotheses
             self.bounds.setdefault(s, box)
         self.integer = frozenset(s for s in problem.integer if s in present)
-        self.symbols = sorted(present, key=str)
+        self.symbols = sorted(present, key=name_of)
         # the region: hypotheses, each defined (its side conditions: what they mean, and what makes z3's
         # reading of a division or a root exact there), and bounds
         self.assumed: list[Formula] = list(problem.hypotheses)
         for h in problem.hypotheses:
             self.assumed += [sc.condition for sc in formula_side_conditions(h) if sc.condition not in self.assumed]
         self.region: list[Formula] = list(self.assumed)
-        for s, (lo, hi) in sorted(self.bounds.items(), key=lambda kv: str(kv[0])):
+        for s, (lo, hi) in sorted(self.bounds.items(), key=lambda kv: name_of(kv[0])):
             self.region += [Rel(s, ">=", lo), Rel(s, "<=", hi)]
         self.goal = problem.goal
         self._z3: _Z3 | None | str = None
@@ -765,7 +767,7 @@ class Kernel:
             region = [tr.formula(h) for h in self.region]
         except TranslationError as err:
             return err.message
-        base = [z3.IsInt(variables[sym]) for sym in sorted(self.integer, key=str)] + region  # in a fixed order:
+        base = [z3.IsInt(variables[sym]) for sym in sorted(self.integer, key=name_of)] + region  # in a fixed order:
         # a set's order follows PYTHONHASHSEED, and z3's models follow the order of its assertions
         return _Z3(ctx, base, tr, variables)
 
@@ -808,17 +810,22 @@ class Kernel:
     def _solve(self, ctx: z3.Context, assertions: list, left_ms: float) -> tuple[z3.CheckSatResult, z3.Solver]:
         """z3's answer on ``assertions`` within the rlimit and ``left_ms``, and the solver that gave it.
 
-        Without integer quantities, z3's default tactic is run as a solver of its own.  ``z3.Solver()``
-        runs the same tactic, but also keeps an incremental core beside it that receives (and, when
-        the solver is deleted, frees) every assertion, about a sixth of the lecture's z3 time; like
-        ``z3.Solver()``, it is asked only when the tactic gives up as incomplete."""
+        Without integer quantities, z3's nlsat procedure is tried first, on ``NLSAT_SHARE`` of the rlimit:
+        building and freeing z3's default tactic (a portfolio for every logic) costs more than most of
+        these queries, and its ``unsat`` is the answer most goals get.  Otherwise (a model is wanted: the
+        default tactic's are simpler numbers; or nlsat gave up) the default tactic runs as a solver of its
+        own on the full rlimit; ``z3.Solver()`` runs the same tactic beside an incremental core that
+        receives and frees every assertion, and is asked only when the tactic gives up as incomplete.
+        nlsat's ``sat`` stands when the others give up."""
         makers = [lambda: z3.Solver(ctx=ctx)]
         if not self.integer:
-            makers.insert(0, lambda: z3.Tactic("default", ctx).solver())
+            makers[:0] = [lambda: z3.Tactic("qfnra-nlsat", ctx).solver(), lambda: z3.Tactic("default", ctx).solver()]
         start = time.perf_counter()
-        for make in makers:
+        found: tuple[z3.CheckSatResult, z3.Solver] | None = None
+        for i, make in enumerate(makers):
+            first = i == 0 and not self.integer
             solver = make()
-            solver.set("rlimit", self.problem.rlimit)
+            solver.set("rlimit", max(1, int(self.problem.rlimit * NLSAT_SHARE)) if first else self.problem.rlimit)
             solver.set("timeout", max(1, int(left_ms - 1000 * (time.perf_counter() - start))))
             if self.integer:
                 # with integer quantities z3 runs its SMT core either way (nlsat is for reals only); in a
@@ -828,9 +835,17 @@ class Kernel:
                 solver.push()
             solver.add(*assertions)
             r = solver.check()
-            if r != z3.unknown or _out_of_budget(solver.reason_unknown()):
+            if first:
+                if r == z3.unsat:
+                    return r, solver
+                if r == z3.sat:
+                    found = (r, solver)
+                continue
+            if r != z3.unknown:
+                return r, solver
+            if _out_of_budget(solver.reason_unknown()):
                 break
-        return r, solver
+        return found or (r, solver)
 
     # the region ---------------------------------------------------------------------------------
 
@@ -1062,7 +1077,7 @@ class Kernel:
 
     def refuted(self, point: Mapping, engine: str) -> Outcome | None:
         """``refuted`` when the kernel confirms ``point`` (by name or symbol) as a counterexample, else None."""
-        pt = {s: point.get(s, point.get(str(s))) for s in self.symbols}
+        pt = {s: point.get(s, point.get(name_of(s))) for s in self.symbols}
         if self.counterexample_failure(pt) is not None:
             return None
         return Outcome("refuted", engine, counterexample={str(k): v for k, v in pt.items()},

@@ -158,6 +158,61 @@ def test_z3s_solver_is_asked_where_its_tactic_gives_up_as_incomplete(monkeypatch
     assert run(POS, logic.ge(a * b, c)).verdict == "refuted"
 
 
+def _record_tactics(monkeypatch, give_up: str | None = None) -> list[str]:
+    """z3's tactics as asked for (by name), each still z3's own, except ``give_up``, which answers
+    unknown as a tactic out of its rlimit does."""
+    import z3
+
+    real, asked = z3.Tactic, []
+
+    class OutOfBudget:
+        def solver(self):
+            return self
+
+        def set(self, *args):
+            pass
+
+        def add(self, *args):
+            pass
+
+        def check(self):
+            return z3.unknown
+
+        def reason_unknown(self):
+            return "max. resource limit exceeded"
+
+    def tactic(name, ctx):
+        asked.append(name)
+        return OutOfBudget() if name == give_up else real(name, ctx)
+
+    monkeypatch.setattr(z3, "Tactic", tactic)
+    return asked
+
+
+def test_nlsat_answers_unsat_alone_and_a_model_comes_from_the_default_tactic(monkeypatch):
+    asked = _record_tactics(monkeypatch)
+    assert run(POS, logic.ge(a * b + c, c)).verdict == "proved"
+    assert asked == ["qfnra-nlsat"]  # the goal's query: nlsat's unsat is z3's answer
+    asked.clear()
+    out = run(POS, logic.ge(a * b, c))
+    assert out.verdict == "refuted" and asked[:2] == ["qfnra-nlsat", "default"]
+
+
+def test_the_default_tactic_decides_where_nlsat_spends_its_share(monkeypatch):
+    from derive.kernel import trusted
+
+    monkeypatch.setattr(trusted, "NLSAT_SHARE", 1e-12)  # an rlimit of 1: nlsat gives up at once
+    asked = _record_tactics(monkeypatch)
+    assert run(POS, logic.ge(a * b + c, c)).verdict == "proved" and "default" in asked
+    assert run(POS, logic.ge(a * b, c)).verdict == "refuted"
+
+
+def test_nlsats_model_stands_where_the_default_tactic_gives_up(monkeypatch):
+    _record_tactics(monkeypatch, give_up="default")
+    out = run(POS, logic.ge(a * b, c))
+    assert out.verdict == "refuted" and out.counterexample["a"] * out.counterexample["b"] < out.counterexample["c"]
+
+
 def test_a_budget_reason_is_not_handed_on(monkeypatch):
     from derive.kernel import trusted
 
@@ -174,3 +229,10 @@ def test_formulas_list_their_expressions_as_they_are():
     kept = f.free_symbols()
     kept.add(x)  # a caller's set: the formula's own stays as it was
     assert f.free_symbols() == {a, b, c, d}
+
+
+def test_name_of_is_str_without_the_printer():
+    from derive.kernel.logic import name_of
+
+    for s in (sp.Symbol("hbm_bandwidth"), sp.Symbol("n", integer=True), sp.Dummy("x"), a * b, sp.Integer(3)):
+        assert name_of(s) == str(s)
