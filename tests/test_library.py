@@ -107,3 +107,26 @@ def test_repr_latex_for_notebooks():
     c = Claim("t.c", title="A title", statement="s", source=SRC, goal=logic.ge(cap.sym, 0))
     assert "A title" in c._repr_latex_()
     assert cap._repr_latex_().startswith("$C")
+
+
+@pytest.mark.parametrize("title, statement, refused", [
+    ("plain title", "a statement\nover two lines\twith a tab", False),
+    ("no\u00a0break space", "s", False),  # unprintable to Python, but not a control character
+    ("t\r  proved", "s", True), ("t\x1b[2K", "s", True), ("t\u202e", "s", True), ("t\u2028", "s", True),
+    ("t\tab", "s", True),  # a tab is allowed in prose only
+    ("t", "s\x1b[1m", True),
+])
+def test_control_characters_are_refused_in_library_text(title, statement, refused):
+    from derive import Claim, Quantity, derived, logic
+    from derive.errors import LibraryError
+
+    q = Quantity("widget_count", "m", "1", "widgets in one batch")
+
+    def make():
+        return Claim("mine.c", title=title, statement=statement, source=derived("x"), goal=logic.ge(q.sym, 0))
+
+    if refused:
+        with pytest.raises(LibraryError, match="control character"):
+            make()
+    else:
+        make()

@@ -38,6 +38,9 @@ def _check_text(owner: str, prose: tuple[str, ...] = (), **fields: object) -> No
     for name, value in fields.items():
         if not isinstance(value, str):
             continue
+        plain = value.replace("\n", "").replace("\t", "") if name in prose else value
+        if plain.isprintable():  # no character of _CONTROL (nor any other unprintable one): the usual case
+            continue
         for c in value:
             if unicodedata.category(c) in _CONTROL and not (name in prose and c in "\n\t"):
                 raise LibraryError(f"{owner}: {name} contains the control character {c!r}",

@@ -12,7 +12,7 @@ import networkx as nx
 import sympy as sp
 
 from derive.errors import AmbiguousNameError, DimensionError, LibraryError, UnknownNameError
-from derive.kernel.logic import Formula, Rel, replace
+from derive.kernel.logic import Formula, Rel, name_of, replace
 from derive.model.declarations import Assumption, Claim, Declaration, Definition, Quantity, Step, Topic, free_symbols_of
 from derive.model.dimensions import check_formula, dimension_of
 from derive.model.prose import check_no_placeholder, check_topic_prose
@@ -92,7 +92,7 @@ class Library:
             if isinstance(d, Definition) and d.defines.sym in d.expr.free_symbols:
                 raise LibraryError(f"definition '{d.id}' defines '{d.defines.name}' in terms of itself",
                                    hint="a definition's expression must not use the quantity it defines")
-            for sym in sorted(free_symbols_of(d.exprs()), key=str):
+            for sym in sorted(free_symbols_of(d.exprs()), key=name_of):
                 q = self._symbol_quantity(sym, d.id)
                 definition = self.definition_of.get(q.name)
                 if definition is not None and definition is not d:
@@ -176,7 +176,7 @@ class Library:
         false at its value: as hypotheses they make a claim checked at those values inconsistent, so a value
         outside a quantity's domain is never a counterexample, nor a point where a claim holds."""
         out: list[Formula] = []
-        for s in sorted(set(symbols) & set(values), key=str):
+        for s in sorted(set(symbols) & set(values), key=name_of):
             q, v = self.quantity_of(s), values[s]
             domain = q.domain_formula()
             if domain is not None and not domain.evaluate({s: v}):
