@@ -93,9 +93,15 @@ def _sets(values: Mapping[str, object] | Iterable[str] | None) -> list[str]:
         return []
     if isinstance(values, str):
         return [values]
-    if isinstance(values, Mapping):
-        return [f"{k}={v}" for k, v in values.items()]
-    return [str(v) for v in values]
+    try:
+        if isinstance(values, Mapping):
+            return [f"{k}={v}" for k, v in values.items()]
+        return [str(v) for v in values]
+    except ValueError as err:  # Python writes an integer of more than 4,300 digits only past a process limit
+        from derive.errors import ParseError
+
+        raise ParseError(f"a value given in set cannot be written as text ({err})",
+                         hint="numbers must stay within 1e-400 .. 1e400") from None
 
 
 def scenario(library: Library | None = None, *, base: str | None = None, hardware: str | None = None,

@@ -201,6 +201,8 @@ def _sympy_text(e: object) -> str:
     import sympy as sp
 
     assert isinstance(e, sp.Basic)
+    if e.is_Rational and max(int(e.p).bit_length(), int(e.q).bit_length()) > 4000:
+        return f"Rational(0x{int(e.p):x},0x{int(e.q):x})"  # decimal text stops at 4,300 digits (Python's limit)
     if not e.args:
         return sp.srepr(e)
     return f"{type(e).__name__}({','.join(_sympy_text(a) for a in e.args)})"

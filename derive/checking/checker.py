@@ -17,7 +17,7 @@ from derive.kernel.prover import decide
 from derive.kernel.trusted import MAX_NODES, Kernel, tree_size
 from derive.model.declarations import Assumption, Claim, Declaration
 from derive.model.library import Library
-from derive.model.scenario import Scenario
+from derive.model.scenario import Scenario, linked
 
 
 class ProofStore(Protocol):
@@ -167,7 +167,7 @@ class Checker:
         for h in hyps:
             claim_symbols |= h.free_symbols()
         extra = [lib.formula_expand(f, pinned) for _, f in self.scenario.assumptions]
-        extra = [f for f in extra if f.free_symbols() & claim_symbols]
+        extra = [extra[i] for i in linked([f.free_symbols() for f in extra], claim_symbols)]
         bounds, boxed = self._bounds(claim, pinned)
         boxed += self._outside_domain(claim, [goal, *hyps, *extra, *boxed])
         formulas, _ = self._instantiate(claim, [goal, *hyps, *extra, *boxed])
@@ -199,7 +199,15 @@ class Checker:
         for q, lo, hi in claim.bounds:
             lo, hi = _exact_bound(lo), _exact_bound(hi)
             value = self.library.expand(q.sym, pinned) if self.library.quantities.get(q.name) is q else q.sym
-            if (value == q.sym and q.sym not in fixed) or not all(isinstance(v, sp.Number) for v in (lo, hi)):
+            numbers = all(isinstance(v, sp.Number) for v in (lo, hi))
+            if q.sym in bounds and all(isinstance(v, sp.Rational) for v in (lo, hi, *bounds[q.sym])) and lo <= hi:
+                # a second box for it: both hold (their intersection, or contradictory hypotheses)
+                low, high = max(lo, bounds[q.sym][0]), min(hi, bounds[q.sym][1])
+                if low <= high:
+                    bounds[q.sym] = (low, high)
+                else:
+                    boxed += [Rel(q.sym, ">=", lo), Rel(q.sym, "<=", hi)]
+            elif (value == q.sym and q.sym not in fixed) or not numbers:
                 bounds[q.sym] = (lo, hi)  # a malformed bound stays here, for the kernel to refuse
             else:
                 boxed += [Rel(value, ">=", lo), Rel(value, "<=", hi)]

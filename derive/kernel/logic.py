@@ -314,8 +314,9 @@ def between(expr: sp.Expr, low: sp.Expr, high: sp.Expr) -> Formula:
 
 def within_factor(expr: sp.Expr, target: sp.Expr, factor: sp.Expr) -> Formula:
     """``expr`` between ``target/factor`` and ``target*factor`` (factor > 1), in that order for a
-    positive target and the other way round for a negative one (a numeric target's sign is known;
-    a symbolic target is taken as it comes, as quantities are positive by default).  A numeric factor
+    positive target and the other way round for a negative one (a numeric target's sign is known; a
+    symbolic target written as a positive expression, ``a*b/c``, is read as positive, as quantities are
+    positive by default; any other symbolic target or factor gets ``Min``/``Max`` of the two ends).  A numeric factor
     below 1 names the same range as its inverse ("within a factor 1/2" of 100 is 50 to 200; it was the
     empty range 200 to 50, so a true statement was refuted); a numeric factor <= 0 is an error."""
     target, factor = sp.sympify(target), sp.sympify(factor)
@@ -325,9 +326,27 @@ def within_factor(expr: sp.Expr, target: sp.Expr, factor: sp.Expr) -> Formula:
         if factor < 1:
             factor = 1 / factor
     low, high = target / factor, target * factor
-    if target.is_number and target.is_negative:
-        low, high = high, low
-    return between(expr, low, high)
+    if target.is_number and factor.is_number:
+        return between(expr, high, low) if target.is_negative else between(expr, low, high)
+    if factor.is_number and _written_positive(target):
+        return between(expr, low, high)
+    # a target written with a minus sign (``-a``, ``a - b``) or a symbolic factor may be negative (below 1)
+    # where the claim is read: the range is between the two ends in either order (it was the empty range
+    # there, so a true statement was refuted)
+    return between(expr, sp.Min(low, high, evaluate=False), sp.Max(low, high, evaluate=False))
+
+
+def _written_positive(e: sp.Expr) -> bool:
+    """Sums, products and rational powers of quantities (positive by default), positive numbers, E and pi."""
+    if e.is_Rational:
+        return bool(e > 0)
+    if isinstance(e, sp.Symbol) or e in (sp.E, sp.pi):
+        return True
+    if isinstance(e, (sp.Add, sp.Mul)):
+        return all(_written_positive(a) for a in e.args)
+    if isinstance(e, sp.Pow):
+        return e.exp.is_Rational and _written_positive(e.base)
+    return False
 
 
 def within_percent(expr: sp.Expr, target: sp.Expr, percent: sp.Expr) -> Formula:

@@ -32,6 +32,10 @@ MAX_ROOT_DEGREE = 6
 # DIVISION_WEIGHT times) is not translated (a translation budget; see ``monomials``).
 MAX_MONOMIALS = 5000
 DIVISION_WEIGHT = 5
+# z3 reads numerals as decimal text, and Python writes an integer of more than 4300 digits as text only past
+# a process-wide limit: a numeral beyond this many bits is not translated (a translation budget; the
+# interval engine and exact evaluation still read it)
+MAX_NUMERAL_BITS = 12_000
 
 
 class Translator:
@@ -102,10 +106,11 @@ class Translator:
             if e not in self.variables:
                 raise TranslationError(f"symbol '{e}' is not a declared quantity of this check")
             return self.variables[e].as_ast()
-        if e.is_Integer:
-            return self._numeral(str(int(e)))
         if e.is_Rational:
-            return self._numeral(f"{int(e.p)}/{int(e.q)}")
+            if max(int(e.p).bit_length(), int(e.q).bit_length()) > MAX_NUMERAL_BITS:
+                raise TranslationError(f"numeral budget: a number of more than {MAX_NUMERAL_BITS} bits is not "
+                                       "given to z3")
+            return self._numeral(str(int(e)) if e.is_Integer else f"{int(e.p)}/{int(e.q)}")
         if isinstance(e, sp.Float):
             raise TranslationError(f"floating-point literal {e}: write numbers as exact rationals", never=True)
         if e.is_number and not e.is_real:

@@ -96,6 +96,8 @@ from derive.kernel.translate import Translator, make_variables, z3_value_to_rati
 
 EXACT_BITS = 20_000  # largest exact rational (numerator or denominator bits) exact evaluation builds
 PRECISIONS = (64, 256, 1024, 4096)  # bits of the certified interval evaluation at a point, tried in order
+PRINT_BITS = 14_000  # largest value (numerator or denominator bits) a counterexample reports: Python writes
+# integers of more than 4,300 digits as text only past a process-wide limit
 BOX_PRECISION = 64  # bits of interval evaluation on a box
 ALGEBRA_TERMS = 5_000  # largest expansion the identity route normalises
 MAX_NODES = 50_000  # largest statement (nodes of its expression trees, see ``tree_size``) the engines read
@@ -168,10 +170,14 @@ def refusal(problem: Problem) -> str | None:
                 return f"bound {end} of {sym} is a floating-point number: {FLOAT_HINT}"
             if isinstance(end, bool) or not isinstance(end, (int, sp.Rational)):
                 return f"bound {end} of {sym} is not an exact rational number"
+        if any(_bits(sp.Rational(end)) > PRINT_BITS for end in (lo, hi)):
+            return f"a bound of {sym} has more than {PRINT_BITS} bits (a budget: values are printed in decimal)"
         if lo > hi:
             return f"bounds of {sym} are written high-to-low ({lo} > {hi}): write (low, high)"
     for f in [*problem.hypotheses, problem.goal]:
         for e in f.exprs():
+            if not isinstance(e, sp.Expr) or isinstance(e, sp.core.containers.Tuple):
+                return f"{type(e).__name__} {sp.sstr(e)} is not a number: a relation compares two expressions"
             why = _refused_expr(e)
             if why:
                 return why
@@ -188,6 +194,8 @@ def _refused_expr(e: sp.Expr) -> str | None:
             return f"floating-point number {a} in {sp.sstr(e)}: {FLOAT_HINT}"
         if a.is_Number and not a.is_Rational:
             return f"{a} is not a real number"
+        if a.is_Rational and _bits(a) > PRINT_BITS:
+            return f"a number of more than {PRINT_BITS} bits (a budget: values are printed in decimal)"
         if a is sp.I or isinstance(a, (sp.core.numbers.ImaginaryUnit,)):
             return f"complex number in {sp.sstr(e)}"
         if isinstance(a, sp.NumberSymbol) and a not in _CONSTANTS:
@@ -721,6 +729,8 @@ class Kernel:
         self.problem = problem
         present = problem.symbols()
         self.bounds = {s: (sp.Rational(lo), sp.Rational(hi)) for s, (lo, hi) in problem.bounds.items() if s in present}
+        for s, box in _hypothesis_box(problem.hypotheses).items():  # the same statement: bounds are hypotheses
+            self.bounds.setdefault(s, box)
         self.integer = frozenset(s for s in problem.integer if s in present)
         self.symbols = sorted(present, key=name_of)
         # the region: hypotheses, each defined (its side conditions: what they mean, and what makes z3's
@@ -1078,6 +1088,8 @@ class Kernel:
         why = self._region_failure(point)
         if why:
             return why
+        if any(_bits(v) > PRINT_BITS for v in point.values()):
+            return f"a value of more than {PRINT_BITS} bits cannot be reported (a budget)"
         try:
             if evaluate_at(self.goal, point):
                 return "the goal holds there"
@@ -1218,6 +1230,26 @@ class Kernel:
                             for i in range(len(syms))]
                     self._taylor[g] = (f, g.op in (">", "<"), grad, hess)
         return self._taylor[g]
+
+
+def _hypothesis_box(hypotheses: list[Formula]) -> dict[sp.Symbol, tuple[sp.Rational, sp.Rational]]:
+    """Bounds that top-level hypotheses ``c <= x``, ``x < c`` ... give a quantity on both sides (``--assume
+    "x in [a, b]"`` says what ``bounds`` says): a box that holds the region, for the engines that need one."""
+    low: dict[sp.Symbol, sp.Rational] = {}
+    high: dict[sp.Symbol, sp.Rational] = {}
+    for h in _conjuncts_all(hypotheses):
+        if not isinstance(h, Rel) or h.op in ("!=",):
+            continue
+        for s, op, c in ((h.lhs, h.op, h.rhs), (h.rhs, _FLIPPED[h.op], h.lhs)):
+            if isinstance(s, sp.Symbol) and isinstance(c, sp.Rational):
+                if op in (">", ">=", "=="):
+                    low[s] = max(low.get(s, c), c)
+                if op in ("<", "<=", "=="):
+                    high[s] = min(high.get(s, c), c)
+    return {s: (low[s], high[s]) for s in low if s in high and low[s] <= high[s]}
+
+
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "=="}
 
 
 def _conjuncts(f: Formula) -> list[Formula]:

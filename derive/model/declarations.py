@@ -17,6 +17,7 @@ import sympy as sp
 
 from derive.errors import DeriveError, LibraryError
 from derive.kernel.logic import Formula, Rel
+from derive.model.dimensions import MAX_NUMBER_BITS
 from derive.model.units import Dimension, Unit, parse_unit
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -341,9 +342,19 @@ def _bounds_triples(claim_id: str, bounds: object) -> tuple:
         raise LibraryError(f"claim '{claim_id}': malformed bounds", where=f"claim {claim_id}", hint=hint) from None
     for t in triples:
         if len(t) != 3 or not isinstance(t[0], Quantity):
-            raise LibraryError(f"claim '{claim_id}': malformed bounds entry {t!r}", where=f"claim {claim_id}",
-                               hint=hint)
+            raise LibraryError(f"claim '{claim_id}': malformed bounds entry", where=f"claim {claim_id}", hint=hint)
+        if any(_too_long(end) for end in t[1:]):
+            raise LibraryError(f"claim '{claim_id}': a bound of {t[0].name} has more than 4,000 digits",
+                               hint="derive prints every number in decimal; scale the quantity's unit instead")
     return triples
+
+
+def _too_long(value: object) -> bool:
+    """An exact number past the digits derive prints (``derive.model.dimensions.MAX_NUMBER_BITS``)."""
+    if isinstance(value, (int, Fraction, sp.Rational)) and not isinstance(value, bool):
+        q = sp.Rational(value)
+        return max(int(q.p).bit_length(), int(q.q).bit_length()) > MAX_NUMBER_BITS
+    return False
 
 
 def free_symbols_of(exprs: Sequence[sp.Expr]) -> set[sp.Symbol]:
@@ -393,4 +404,7 @@ def _exact_value(name: str, value: object) -> sp.Rational:
         raise LibraryError(f"constant '{name}': {err.message}") from None
     if not isinstance(exact, sp.Rational):
         raise LibraryError(f"constant '{name}': value {str(value)[:60]!r} is not a rational number")
+    if _too_long(exact):
+        raise LibraryError(f"constant '{name}': a value of more than 4,000 digits",
+                           hint="derive prints every number in decimal; scale the quantity's unit instead")
     return exact

@@ -132,6 +132,21 @@ class Scenario:
         return rows
 
 
+def linked(groups: list[frozenset] | list[set], start: set) -> list[int]:
+    """Indices of the ``groups`` (the quantities of each ``--assume`` relation) that share a quantity with
+    ``start`` (a claim's), directly or through one another: with ``a < b`` and ``b < 0`` both assumed, a
+    claim about ``a`` rests on both (taking only the first, its counterexamples broke the second)."""
+    reach, chosen, grew = set(start), set(), True
+    while grew:
+        grew = False
+        for i, g in enumerate(groups):
+            if i not in chosen and reach & set(g):
+                chosen.add(i)
+                reach |= set(g)
+                grew = True
+    return sorted(chosen)
+
+
 def layer_kind(origin: str) -> str:
     """The kind of layer an origin string names, in the words ``--explain`` uses."""
     head = origin.split(" ", 1)[0]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 
 from derive.errors import UnitError
 
@@ -195,6 +196,7 @@ def unit_factors(text: str) -> list[Factor]:
     return factors
 
 
+@lru_cache(maxsize=4096)  # a pure function of its text; a Unit is immutable; display reads units by the hundred
 def parse_unit(text: str) -> Unit:
     """Parse ``TB/s``, ``FLOP/(param*token)``, ``USD/h``, ``GiB`` into a ``Unit``."""
     unit = Unit(DIMENSIONLESS)

@@ -32,7 +32,7 @@ import sympy as sp
 from derive.checking.checker import Checker, ClaimResult
 from derive.model.declarations import Assumption, Claim, free_symbols_of
 from derive.model.library import Library
-from derive.model.scenario import Scenario
+from derive.model.scenario import Scenario, linked
 
 
 @dataclass(frozen=True)
@@ -162,6 +162,9 @@ def affected_claims(library: Library, base: Scenario, current: Scenario, claims:
                 continue
             pinned = scenario.pinned if claim.instance else frozenset()
             mine = deps.of_claim(claim, pinned)
+            groups = [deps.of_exprs(f.exprs(), pinned) for _, f in scenario.assumptions]
+            for i in linked(groups, mine):  # the assumptions the claim rests on, through one another
+                mine |= groups[i]
             for f in formulas:
                 shared = sorted(mine & deps.of_exprs(f.exprs(), pinned))
                 if shared:

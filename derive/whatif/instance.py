@@ -16,7 +16,7 @@ from derive.errors import DeriveError
 from derive.kernel.logic import Formula, Rel
 from derive.model.declarations import Assumption, Claim
 from derive.model.library import Library
-from derive.model.scenario import Scenario
+from derive.model.scenario import Scenario, linked
 
 
 def relations(f: Formula) -> list[Rel]:
@@ -55,10 +55,8 @@ def instance_formula(library: Library, scenario: Scenario, claim: Claim, keep: I
     symbols = set(goal.free_symbols())
     for h in hyps:
         symbols |= h.free_symbols()
-    for _, f in scenario.assumptions:
-        ef = lib.formula_expand(f, pins)
-        if ef.free_symbols() & symbols:
-            hyps.append(ef)
+    extra = [lib.formula_expand(f, pins) for _, f in scenario.assumptions]
+    hyps += [extra[i] for i in linked([f.free_symbols() for f in extra], symbols)]
     forall = {q.name for q in claim.forall}
     subst = {lib.quantities[n].sym: v.value for n, v in scenario.values.items()
              if n in lib.quantities and n not in keep and n not in forall}
