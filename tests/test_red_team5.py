@@ -49,3 +49,23 @@ def test_config_json_max_position_embeddings_that_is_no_context_is_refused(tmp_p
     one_error_line(code, err)
     assert "field 'max_position_embeddings' must be" in err and words in err, err
     assert out == ""
+
+
+def test_margin_says_inconsistent_where_check_does(capsys):
+    # with --assume contradicting the scenario, check says inconsistent; margin said "the claim does NOT hold",
+    # the words of a refutation
+    assume = ["--assume", "scaleout_bandwidth >= 200 GB/s"]
+    code, out, err = run(capsys, ["check", "scaleout_viability", "--json", *assume])
+    assert json.loads(out)["claims"][0]["verdict"] == "inconsistent", (out, err)
+    code, out, err = run(capsys, ["margin", "scaleout_viability", "--vary", "experts_active", *assume])
+    assert code == 0, err
+    assert "assumptions contradict each other there (derive check: inconsistent)" in out, out
+    code, out, err = run(capsys, ["margin", "scaleout_viability", "--vary", "experts_active", "--json", *assume])
+    data = json.loads(out)
+    assert data["holds_at_value"] is False and data["verdict_at_value"] == "inconsistent", data
+    # a plain refutation stays one
+    code, out, err = run(capsys, ["margin", "scaleout_viability", "--vary", "experts_active", "--json",
+                                  "--set", "experts_active=2"])
+    assert json.loads(out)["verdict_at_value"] == "refuted"
+    code, out, err = run(capsys, ["check", "scaleout_viability", "--json", "--set", "experts_active=2"])
+    assert json.loads(out)["claims"][0]["verdict"] == "refuted"
