@@ -113,3 +113,19 @@ def test_site_page_survives_a_formula_katex_cannot_read(tmp_path, capsys):
     assert 'data-derive-ready="1"' in dom and "data-derive-error" not in dom, dom[:2000]
     assert 'class="math math-error"' in dom and "\\alsounknown x" in dom  # shown as its source, marked
     assert 'class="katex"' in dom  # the formula after it (a < b) is rendered
+
+
+def test_failed_pdf_build_names_the_latex_error_and_writes_nothing(tmp_path, capsys):
+    # the error line quoted "==> Fatal error occurred, no output PDF file produced!", not the cause
+    if shutil.which(os.environ.get("DERIVE_PDFLATEX") or "pdflatex") is None:
+        pytest.skip("pdflatex is not installed")
+    (tmp_path / "kx.py").write_text(KATEX_HOSTILE)
+    out = tmp_path / "paper"
+    out.mkdir()
+    (out / "mine.txt").write_text("kept")
+    code, _, err = run(capsys, ["build", "--library", str(tmp_path / "kx.py"), "--format", "md,pdf", "--out", str(out),
+                                "--no-cache"])
+    one_error_line(code, err)
+    assert "Undefined control sequence" in err and "alsounknown" in err, err
+    assert "Fatal error" not in err, err
+    assert sorted(p.name for p in out.iterdir()) == ["mine.txt"]  # no half-written build
