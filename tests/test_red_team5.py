@@ -149,3 +149,19 @@ def test_file_names_and_sources_with_control_characters_stay_on_one_line(tmp_pat
     v = sc.values["hbm_bandwidth"]
     assert (v.source, v.note) == ("me\\r\\x1b[31mRED\\nline2", "n\\nx")
     assert sc.name == "sc\\rproved"
+
+
+@pytest.mark.parametrize("quantization", [
+    {"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {"num_bits": 0}}}},
+    {"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {"num_bits": True}}}},
+    {"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {"num_bits": 1000}}}},
+    {"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {"num_bits": 8}}},
+     "kv_cache_scheme": {"num_bits": True}},
+], ids=["0 bits", "true bits", "1000 bits", "true kv bits"])
+def test_config_json_quantization_bits_that_are_no_width_are_refused(tmp_path, capsys, quantization):
+    # 0 bits made the quantized weights weigh nothing (bytes_per_param 0.26 from the embeddings alone), true read
+    # as 1 bit, 1000 bits as 125 bytes per weight: each silently
+    (tmp_path / "config.json").write_text(json.dumps({**LLAMA, "quantization_config": quantization}))
+    code, out, err = run(capsys, ["eval", "bytes_per_param", "--model", str(tmp_path / "config.json")])
+    one_error_line(code, err)
+    assert "'num_bits' from 1 to 16" in err and "config.json" in err, err

@@ -977,10 +977,19 @@ def _precision(cfg: Mapping[str, Any], pb: ParamBreakdown, where: str) -> _Preci
     elif method == "compressed-tensors":
         bits = {g.get("weights", {}).get("num_bits") for g in (q.get("config_groups") or {}).values()
                 if isinstance(g, Mapping) and isinstance(g.get("weights"), Mapping)}
+        for b in bits:  # 0 bits read as weights that take no memory; true as 1 bit
+            if b is not None and (isinstance(b, bool) or not isinstance(b, int) or not 1 <= b <= 16):
+                raise ScenarioError(f"quantization_config: compressed-tensors weights need 'num_bits' from 1 to 16, "
+                                    f"got {b!r}", where=where)
         if len(bits) == 1 and isinstance(next(iter(bits)), int):
             quant_bytes = Fraction(next(iter(bits)), 8)
             what = f"compressed-tensors {next(iter(bits))}-bit weights (scales not counted)"
         scheme = q.get("kv_cache_scheme")
+        kv_bits = scheme.get("num_bits") if isinstance(scheme, Mapping) else None
+        if kv_bits is not None and (isinstance(kv_bits, bool) or not isinstance(kv_bits, int)
+                                    or not 1 <= kv_bits <= 16):
+            raise ScenarioError(f"quantization_config: kv_cache_scheme needs 'num_bits' from 1 to 16, got {kv_bits!r}",
+                                where=where)
         if isinstance(scheme, Mapping) and isinstance(scheme.get("num_bits"), int):
             kv_bytes = Fraction(scheme["num_bits"], 8)
             kv_note = f"kv_cache_scheme: {scheme['num_bits']}-bit KV cache"
