@@ -4,6 +4,9 @@ protects one defect found by feeding derive what a hostile or careless user woul
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 
 import pytest
 
@@ -49,3 +52,80 @@ def test_config_json_max_position_embeddings_that_is_no_context_is_refused(tmp_p
     one_error_line(code, err)
     assert "field 'max_position_embeddings' must be" in err and words in err, err
     assert out == ""
+
+
+def test_margin_says_inconsistent_where_check_does(capsys):
+    # with --assume contradicting the scenario, check says inconsistent; margin said "the claim does NOT hold",
+    # the words of a refutation
+    assume = ["--assume", "scaleout_bandwidth >= 200 GB/s"]
+    code, out, err = run(capsys, ["check", "scaleout_viability", "--json", *assume])
+    assert json.loads(out)["claims"][0]["verdict"] == "inconsistent", (out, err)
+    code, out, err = run(capsys, ["margin", "scaleout_viability", "--vary", "experts_active", *assume])
+    assert code == 0, err
+    assert "assumptions contradict each other there (derive check: inconsistent)" in out, out
+    code, out, err = run(capsys, ["margin", "scaleout_viability", "--vary", "experts_active", "--json", *assume])
+    data = json.loads(out)
+    assert data["holds_at_value"] is False and data["verdict_at_value"] == "inconsistent", data
+    # a plain refutation stays one
+    code, out, err = run(capsys, ["margin", "scaleout_viability", "--vary", "experts_active", "--json",
+                                  "--set", "experts_active=2"])
+    assert json.loads(out)["verdict_at_value"] == "refuted"
+    code, out, err = run(capsys, ["check", "scaleout_viability", "--json", "--set", "experts_active=2"])
+    assert json.loads(out)["claims"][0]["verdict"] == "refuted"
+
+
+KATEX_HOSTILE = (
+    '"""A library whose LaTeX KaTeX cannot read."""\n'
+    "from derive import Claim, Quantity, derived, logic\n"
+    "x = Quantity('kx_rate', r'\\unknownmacro{r}', '1/s', 'a rate')\n"
+    "n = Quantity('kx_count', 'm', '1', 'a count')\n"
+    "PROSE = (r'Prose with \\(\\alsounknown x\\) and then \\(a < b\\).',)\n"
+    "t = Claim('kx.claim', title='A claim', statement='It holds.', source=derived('x'),\n"
+    "          goal=logic.gt(n.sym / x.sym, 0))\n"
+)
+
+
+def _chromium_path() -> str | None:
+    for name in (os.environ.get("DERIVE_CHROMIUM", ""), "chromium", "chromium-browser", "google-chrome"):
+        if name and shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+def test_site_page_survives_a_formula_katex_cannot_read(tmp_path, capsys):
+    # the first formula KaTeX refused threw out of the page script: every later formula stayed raw TeX, and
+    # search and the graph were never set up
+    browser = _chromium_path()
+    if browser is None:
+        if os.environ.get("DERIVE_REQUIRE_BROWSER", "") not in ("", "0"):
+            pytest.fail("no chromium found and DERIVE_REQUIRE_BROWSER is set")
+        pytest.skip("chromium is not installed")
+    (tmp_path / "kx.py").write_text(KATEX_HOSTILE)
+    out = tmp_path / "site"
+    code, _, err = run(capsys, ["build", "--library", str(tmp_path / "kx.py"), "--format", "html", "--out", str(out),
+                                "--no-cache"])
+    assert code == 0, err
+    (page,) = sorted(out.glob("chapter-*.html"))
+    proc = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0",
+                           "--allow-file-access-from-files", "--virtual-time-budget=5000", "--dump-dom",
+                           page.as_uri()], capture_output=True, text=True, timeout=180)
+    dom = proc.stdout
+    assert 'data-derive-ready="1"' in dom and "data-derive-error" not in dom, dom[:2000]
+    assert 'class="math math-error"' in dom and "\\alsounknown x" in dom  # shown as its source, marked
+    assert 'class="katex"' in dom  # the formula after it (a < b) is rendered
+
+
+def test_failed_pdf_build_names_the_latex_error_and_writes_nothing(tmp_path, capsys):
+    # the error line quoted "==> Fatal error occurred, no output PDF file produced!", not the cause
+    if shutil.which(os.environ.get("DERIVE_PDFLATEX") or "pdflatex") is None:
+        pytest.skip("pdflatex is not installed")
+    (tmp_path / "kx.py").write_text(KATEX_HOSTILE)
+    out = tmp_path / "paper"
+    out.mkdir()
+    (out / "mine.txt").write_text("kept")
+    code, _, err = run(capsys, ["build", "--library", str(tmp_path / "kx.py"), "--format", "md,pdf", "--out", str(out),
+                                "--no-cache"])
+    one_error_line(code, err)
+    assert "Undefined control sequence" in err and "alsounknown" in err, err
+    assert "Fatal error" not in err, err
+    assert sorted(p.name for p in out.iterdir()) == ["mine.txt"]  # no half-written build

@@ -37,6 +37,7 @@ import dataclasses
 import errno
 import json
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -171,7 +172,9 @@ def _first_error(log: str, stdout: bytes) -> str:
     text = log or stdout.decode(errors="replace")
     lines = text.splitlines()
     for i, line in enumerate(lines):
-        if line.startswith("!") or ":" in line and " error" in line.lower() and line.split(":")[0].endswith(".tex"):
+        # "! Undefined control sequence." or, with -file-line-error, "./derivation.tex:76: Undefined control
+        # sequence." (any message: the later "==> Fatal error occurred" line names no cause)
+        if line.startswith("!") or re.match(r"[^:\s]*\.tex:\d+: ", line):
             detail = " ".join(x.strip() for x in lines[i:i + 3] if x.strip())
             return detail[:300]
     return "see the LaTeX log"

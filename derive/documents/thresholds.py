@@ -178,7 +178,9 @@ def compute_thresholds(library: Library, scenario: Scenario, *, verify: bool = T
                               if (i.low is not None or i.high is not None) else 0)
                 if not near:
                     rows.append(Threshold(headline.id, claim.id, name, float(value), False, None, False, None, False,
-                                          note="fails for every value of this input"))
+                                          note="fails for every value of this input" + (
+                                              "; at the scenario's value its assumptions contradict each other"
+                                              if m.verdict_at_value == "inconsistent" else "")))
                     continue
                 around = near[0]
             low = around.low if around.low is not None and not (around.low <= 0 and m.domain != "real") else None

@@ -129,6 +129,19 @@ class Margin:
     checks: list[BoundaryCheck] = field(default_factory=list)
     eliminated: str | None = None  # for an expression: the quantity solved for
     notes: list[str] = field(default_factory=list)
+    # at the scenario value, are the hypotheses (domain, assumptions, --assume) true?  False: the check there says
+    # ``inconsistent``, not ``refuted``; None: not asked (the claim holds there, or no value)
+    hypotheses_at_value: bool | None = None
+
+    @property
+    def verdict_at_value(self) -> str | None:
+        """What ``derive check`` says at the scenario value: proved, refuted, or inconsistent where the
+        hypotheses themselves fail there (None without a value)."""
+        if self.value is None:
+            return None
+        if self.holds_at_value:
+            return "proved"
+        return "inconsistent" if self.hypotheses_at_value is False else "refuted"
 
     @property
     def verified(self) -> bool | None:
@@ -181,7 +194,7 @@ class Margin:
             "closed": [[i.low_closed, i.high_closed] for i in self.intervals],
             "domain": self.domain, "integer": self.integer,
             "value": None if self.value is None else float(self.value / s),
-            "holds_at_value": self.holds_at_value,
+            "holds_at_value": self.holds_at_value, "verdict_at_value": self.verdict_at_value,
             "formula": str(self.formula), "eliminated": self.eliminated,
             "verified": self.verified, "checks": [c.to_json(s) for c in self.checks],
             "method": "sympy solveset critical points + exact evaluation per cell; endpoints cross-checked by z3",
@@ -228,7 +241,9 @@ class Margin:
         if self.integer:
             out.append(f"  ({self.vary} is an integer quantity: only the integers of these intervals count)")
         if self.value is not None:
-            state = "holds" if self.holds_at_value else "does NOT hold"
+            state = {"proved": "holds", "refuted": "does NOT hold",
+                     "inconsistent": "does NOT hold: its assumptions contradict each other there "
+                                     "(derive check: inconsistent)"}[self.verdict_at_value or "refuted"]
             out.append(f"  scenario value {self.vary} {self._rounded(self.value)}: the claim {state}")
         rounded = [e for i in self.intervals for e in (i.low, i.high) if e is not None and not self._exact(e)]
         if rounded:  # 24.24 PFLOP/s shown for an end and for a value beside it: the exact numbers decide
@@ -712,10 +727,24 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
     if eliminated:
         out.notes.append("universally quantified " + ", ".join(eliminated) + " eliminated through the hypotheses' "
                          "equations")
+    dom = _domain_formula(v.domain, v.symbol)
+    if v.value is not None and not out.holds_at_value:
+        out.hypotheses_at_value = _hypotheses_hold(And((*dom, *hyps)) if hyps else None, v, out)
     if verify:
-        dom = _domain_formula(v.domain, v.symbol)
         out.checks = cross_check(goal, [*dom, *hyps], v.symbol, intervals, critical, rlimit or DEFAULT_RLIMIT)
     return out
+
+
+def _hypotheses_hold(hyps: Formula | None, v: _Varied, out: Margin) -> bool:
+    """Do the hypotheses hold at the scenario value (an integer quantity's non-integer value: no)?"""
+    if v.integer and v.value.is_integer is not True:
+        return False
+    if hyps is None:
+        return True
+    try:
+        return _truth(hyps, v.symbol, v.value)
+    except MarginError:  # beyond exact evaluation: say nothing more than "does not hold"
+        return True
 
 
 @dataclass

@@ -8,8 +8,17 @@
   function renderMath() {
     var items = document.querySelectorAll(".math");
     for (var i = 0; i < items.length; i++) {
-      var el = items[i];
-      katex.render(el.textContent, el, {displayMode: el.classList.contains("display"), throwOnError: true});
+      var el = items[i], tex = el.textContent;
+      // one formula KaTeX cannot read (a user library's own macro) must not stop the rest of the page: it stays
+      // as its TeX source, marked, and the error is logged (the lecture's pages are tested to log none)
+      try {
+        katex.render(tex, el, {displayMode: el.classList.contains("display"), throwOnError: true});
+      } catch (err) {
+        el.textContent = tex;
+        el.classList.add("math-error");
+        el.setAttribute("title", String(err && err.message || err));
+        if (window.console) console.error("derive: formula not rendered: " + (err && err.message || err));
+      }
     }
   }
 
