@@ -70,8 +70,8 @@ Budgets (deterministic, never wall-clock; running out gives ``unknown`` naming t
 z3: ``Problem.rlimit`` (a query without integer quantities may first spend ``NLSAT_SHARE`` of it on
 nlsat alone; plus ``Z3_SAFETY_MS`` of wall clock, for the region's query and for all of the
 goal's together, as a net under steps the rlimit does not interrupt; ``translate.MAX_ROOT_DEGREE``
-keeps high-degree roots away from z3 and ``translate.MAX_ROOTS`` many roots, ``translate.MAX_MONOMIALS`` polynomials z3 would multiply out
-past that size).  Exact evaluation: rationals up to ``EXACT_BITS``
+keeps high-degree roots away from z3, ``translate.MAX_ROOTS`` many roots, ``translate.MAX_MONOMIALS``
+polynomials z3 would multiply out past that size).  Exact evaluation: rationals up to ``EXACT_BITS``
 bits, certified intervals up to ``PRECISIONS[-1]`` bits.  Algebra: ``ALGEBRA_TERMS`` estimated terms of
 the expanded common fraction (``expansion_size``, denominators included).  The proposers have their own
 (``interval.MAX_BOXES``, ``prover.SEARCH_STEPS``).
