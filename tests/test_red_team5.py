@@ -129,3 +129,23 @@ def test_failed_pdf_build_names_the_latex_error_and_writes_nothing(tmp_path, cap
     assert "Undefined control sequence" in err and "alsounknown" in err, err
     assert "Fatal error" not in err, err
     assert sorted(p.name for p in out.iterdir()) == ["mine.txt"]  # no half-written build
+
+
+def test_file_names_and_sources_with_control_characters_stay_on_one_line(tmp_path, capsys):
+    # a config file named "a\n\\typeout{x}.json" split the scenario's name over two lines on the terminal and in
+    # the documents (a carriage return could rewrite a line); a scenario file's source could hold ESC sequences
+    weird = tmp_path / "a\n\\typeout{x}\r.json"
+    weird.write_text(json.dumps(LLAMA))
+    code, out, err = run(capsys, ["check", "pipeline_neutrality", "--model", str(weird)])
+    assert code == 0, err
+    assert "\r" not in out + err
+    assert "scenario lecture+a\\n\\typeout{x}\\r.json: 1 proved" in out, out
+    scenario = tmp_path / "sc\rproved.toml"
+    scenario.write_text('[values.hbm_bandwidth]\nvalue = "3 TB/s"\nsource = "me\\r\\u001b[31mRED\\nline2"\n'
+                        'note = "n\\nx"\n')
+    import derive
+
+    sc = derive.scenario(derive.load(), base=str(scenario))
+    v = sc.values["hbm_bandwidth"]
+    assert (v.source, v.note) == ("me\\r\\x1b[31mRED\\nline2", "n\\nx")
+    assert sc.name == "sc\\rproved"

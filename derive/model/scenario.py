@@ -26,7 +26,7 @@ from pathlib import Path
 
 import sympy as sp
 
-from derive.errors import DeriveError, ScenarioError, UnknownNameError
+from derive.errors import DeriveError, ScenarioError, UnknownNameError, escape_control
 from derive.kernel.logic import Formula
 from derive.model.library import Library
 from derive.model.units import parse_unit
@@ -401,7 +401,9 @@ def _value_table(library: Library, data: Mapping, where: str, origin: str) -> di
                                 f"{_toml_type(raw)}", where=where)
         text = str(raw)
         value = parse_value(text, q.dimension, where=f"{where}: values.{name}", quantity=name)
-        out[name] = ScenarioValue(name, value, str(entry["source"]), entry.get("as_of"), origin, entry.get("note", ""))
+        # source and note are shown on terminals and in documents: control characters escaped (one line each)
+        out[name] = ScenarioValue(name, value, escape_control(entry["source"]), entry.get("as_of"), origin,
+                                  escape_control(entry.get("note", "")))
     return out
 
 
@@ -540,6 +542,9 @@ def _model_layer(library: Library, model: str, store: PresetStore, bytes_per_kv_
                                     hint="this library cannot look up Hugging Face ids; give a path to a config.json")
             path = Path(finder(model))
             label, source = f"hf {model}", f"Hugging Face cache: {path}"
+        # a file name is user text that reaches terminals and documents: a newline or carriage return in it
+        # would break a line (or rewrite one: "scenario x\r... proved"); it is shown escaped, as in errors
+        label, source = escape_control(label), escape_control(source)
         config = read_json(path, what="config file")
         if not isinstance(config, Mapping):
             raise ScenarioError(f"{path} is not a JSON object", where="--model")
@@ -619,7 +624,7 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
         path = Path(base)
         if not path.exists():
             raise ScenarioError(f"scenario file not found: {base}", where="--scenario")
-        name = path.stem
+        name = escape_control(path.stem)
     elif base in store.files["scenario"]:
         path, name = store.files["scenario"][base], base
     elif scenario is None:
