@@ -26,6 +26,11 @@ MAX_POWER = 64
 # minutes inside one step that its resource limit does not interrupt (a Chinchilla-style N**(-17/50)
 # took 130 s), so such powers go to the interval engine instead (a translation budget).
 MAX_ROOT_DEGREE = 6
+# Several roots of one quantity meet in z3's algebraic numbers: x > 1 with x**(5/3), x**(4/3), sqrt(x) and
+# x**(3/2) took 10 s to reach an rlimit of 1e6 (25 s to refute at the default); three roots took under a
+# second in every case tried.  A problem with more root variables than this is not translated (a budget;
+# the interval engine and the search take it)
+MAX_ROOTS = 3
 # z3 multiplies polynomials out: (a+b+c+d+e)**30 is 46,376 monomials, which z3 works on for minutes
 # (and its solver can crash the process beyond that); a division by (a+b+c+d+e)**10 takes it past a
 # minute.  A relation whose polynomials would exceed this many monomials (a denominator's counting
@@ -171,6 +176,9 @@ class Translator:
             return pos if p > 0 else self._binary(C.Z3_mk_div, self._numeral("1"), pos)
         # rational power: a fresh r >= 0 with r**q == base**|p|  (principal root of a non-negative base)
         key = sp.Pow(base, sp.Rational(abs(p), q), evaluate=False)
+        if key not in self._aux and len(self._aux) >= MAX_ROOTS:
+            raise TranslationError(f"root budget: {sp.sstr(e)} would be z3's root variable number {MAX_ROOTS + 1} "
+                                   f"(at most {MAX_ROOTS})")
         if key not in self._aux:
             zb = self._term(base)
             r = z3.Real(f"_root{len(self._aux)}", self._ctx)

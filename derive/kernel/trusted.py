@@ -70,8 +70,8 @@ Budgets (deterministic, never wall-clock; running out gives ``unknown`` naming t
 z3: ``Problem.rlimit`` (a query without integer quantities may first spend ``NLSAT_SHARE`` of it on
 nlsat alone; plus ``Z3_SAFETY_MS`` of wall clock, for the region's query and for all of the
 goal's together, as a net under steps the rlimit does not interrupt; ``translate.MAX_ROOT_DEGREE``
-keeps high-degree roots away from z3, ``translate.MAX_MONOMIALS`` polynomials z3 would multiply out
-past that size).  Exact evaluation: rationals up to ``EXACT_BITS``
+keeps high-degree roots away from z3, ``translate.MAX_ROOTS`` many roots, ``translate.MAX_MONOMIALS``
+polynomials z3 would multiply out past that size).  Exact evaluation: rationals up to ``EXACT_BITS``
 bits, certified intervals up to ``PRECISIONS[-1]`` bits.  Algebra: ``ALGEBRA_TERMS`` estimated terms of
 the expanded common fraction (``expansion_size``, denominators included).  The proposers have their own
 (``interval.MAX_BOXES``, ``prover.SEARCH_STEPS``).
@@ -789,7 +789,7 @@ class Kernel:
         assertions = [*zs.base, *zs.translator.definitions, *([zextra] if zextra is not None else [])]
         start = time.perf_counter()
         try:
-            r, solver = self._solve(zs.ctx, assertions, left)
+            r, solver = self._solve(zs.ctx, assertions, left, roots=bool(zs.translator.definitions))
             if r == z3.unsat:
                 return "unsat", None, None
             if r == z3.unknown:
@@ -807,7 +807,8 @@ class Kernel:
             if not alone:
                 self._z3_ms += 1000 * (time.perf_counter() - start)
 
-    def _solve(self, ctx: z3.Context, assertions: list, left_ms: float) -> tuple[z3.CheckSatResult, z3.Solver]:
+    def _solve(self, ctx: z3.Context, assertions: list, left_ms: float,
+               roots: bool = False) -> tuple[z3.CheckSatResult, z3.Solver]:
         """z3's answer on ``assertions`` within the rlimit and ``left_ms``, and the solver that gave it.
 
         Without integer quantities, z3's nlsat procedure is tried first, on ``NLSAT_SHARE`` of the rlimit:
@@ -816,14 +817,19 @@ class Kernel:
         default tactic's are simpler numbers; or nlsat gave up) the default tactic runs as a solver of its
         own on the full rlimit; ``z3.Solver()`` runs the same tactic beside an incremental core that
         receives and frees every assertion, and is asked only when the tactic gives up as incomplete.
-        nlsat's ``sat`` stands when the others give up."""
+        nlsat's ``sat`` stands when the others give up.  Not with ``roots`` (auxiliary variables of rational
+        powers): there nlsat's algebraic numbers reach steps its rlimit does not interrupt (x > 1 with
+        x**(5/3), x**(4/3), sqrt(x), x**(3/2) ran into the 60 s safety net at any share above 1e6; the
+        default tactic refutes it)."""
         makers = [lambda: z3.Solver(ctx=ctx)]
         if not self.integer:
-            makers[:0] = [lambda: z3.Tactic("qfnra-nlsat", ctx).solver(), lambda: z3.Tactic("default", ctx).solver()]
+            makers[:0] = [lambda: z3.Tactic("default", ctx).solver()]
+            if not roots:
+                makers[:0] = [lambda: z3.Tactic("qfnra-nlsat", ctx).solver()]
         start = time.perf_counter()
         found: tuple[z3.CheckSatResult, z3.Solver] | None = None
         for i, make in enumerate(makers):
-            first = i == 0 and not self.integer
+            first = i == 0 and not self.integer and not roots
             solver = make()
             solver.set("rlimit", max(1, int(self.problem.rlimit * NLSAT_SHARE)) if first else self.problem.rlimit)
             solver.set("timeout", max(1, int(left_ms - 1000 * (time.perf_counter() - start))))

@@ -230,3 +230,21 @@ def test_hypotheses_that_bound_a_quantity_give_the_engines_its_box(hyps, goal, v
     assert out.verdict == verdict, out
     if verdict == "refuted":
         assert 0 <= out.counterexample["u"] <= 1
+
+
+# FOUND (a hang): x > 1 with x**(5/3), x**(4/3), sqrt(x) and x**(3/2): nlsat (tried first since the last speed
+# change) passed its rlimit share inside one uninterruptible step and ran into the 60 s safety net ("unknown");
+# the default tactic took 10 s to notice even an rlimit of 1e6, 15 to 25 s to refute.  Roots no longer go to
+# nlsat first, and a problem with more than translate.MAX_ROOTS root variables goes to the interval engine and
+# the search (it is refuted at once)
+@pytest.mark.parametrize("c", [1, 2])
+def test_many_roots_of_one_quantity_are_decided_quickly(c):
+    from derive.kernel.problem import DEFAULT_RLIMIT
+    from derive.kernel.translate import MAX_ROOTS
+
+    goal = Rel(x**R(5, 3) - x**R(4, 3) + sp.sqrt(x), ">", x**R(3, 2) - c)
+    out = decide(Problem([Rel(x, ">", 1)], goal, set(), {}, DEFAULT_RLIMIT))
+    assert out.verdict == "refuted", out
+    assert MAX_ROOTS == 3
+    sure = decide(Problem([], Rel(x**R(5, 3) + x**R(4, 3) + x**R(3, 2) + sp.sqrt(x), ">=", 0), set(), {x: (0, 10)}))
+    assert sure.verdict == "proved"
