@@ -165,3 +165,12 @@ def test_config_json_quantization_bits_that_are_no_width_are_refused(tmp_path, c
     code, out, err = run(capsys, ["eval", "bytes_per_param", "--model", str(tmp_path / "config.json")])
     one_error_line(code, err)
     assert "'num_bits' from 1 to 16" in err and "config.json" in err, err
+
+
+@pytest.mark.parametrize("vary", ["batch=1 seq:1e400 seq:3", "batch=1e-400 seq:1 seq:3"])
+def test_sweep_range_beyond_a_float_says_so(capsys, vary):
+    # 1e400 became inf and the error said "need LO <= HI"; 1e-400 became 0 and it said the range "starts at 0"
+    code, out, err = run(capsys, ["sweep", "critical_batch", "--vary", vary])
+    one_error_line(code, err)
+    assert "beyond the range of a float" in err and "LO <= HI" not in err and "starts at 0" not in err, err
+    assert "e+" not in err

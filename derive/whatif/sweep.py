@@ -22,6 +22,7 @@ import csv
 import io
 import math
 import os
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -172,6 +173,9 @@ class Axis:
         return self.values / self.scale
 
 
+FLOAT_RANGE = f"{sys.float_info.min:.2g} to {sys.float_info.max:.2g}".replace("e+", "e")
+
+
 def parse_axis(library: Library, text: str, *, log: bool = False, default_points: int = 50,
                around: sp.Expr | None = None) -> Axis:
     """``Q=LO:HI[:N][:log]`` (values may carry units: ``flops=100 TFLOP/s:10 PFLOP/s:40:log``) or a bare
@@ -203,11 +207,20 @@ def parse_axis(library: Library, text: str, *, log: bool = False, default_points
         if around is None or around <= 0:
             raise SweepError(f"--vary {name}: give a range, e.g. {name}=LO:HI:N (no scenario value to centre on)")
         lo, hi, n, log = float(around) / 10, float(around) * 10, default_points, True
+        if not (math.isfinite(hi) and lo > 0):
+            raise SweepError(f"--vary {name}: the scenario's value is beyond the range of a float, which a sweep "
+                             "computes in", hint=f"give a range, e.g. {name}=LO:HI:N")
     else:
         if len(parts) not in (2, 3):
             raise SweepError(f"--vary {text!r}: expected {name}=LO:HI[:N][:log]")
-        lo = float(parse_value(parts[0], q.dimension, where=f"--vary {name}", quantity=name))
-        hi = float(parse_value(parts[1], q.dimension, where=f"--vary {name}", quantity=name))
+        exact = [parse_value(p, q.dimension, where=f"--vary {name}", quantity=name) for p in parts[:2]]
+        lo, hi = (float(e) for e in exact)
+        for e, f, p in zip(exact, (lo, hi), parts, strict=False):
+            # a sweep computes in floats: 1e400 became inf ("need LO <= HI") and 1e-400 became 0 ("starts at 0")
+            if not math.isfinite(f) or (f == 0) != (e == 0):
+                raise SweepError(f"--vary {name}: {p} is beyond the range of a float, which a sweep computes in "
+                                 f"(magnitudes {FLOAT_RANGE} in SI units)",
+                                 hint="use margin for exact edges, or a range inside that")
         note = _bare_note(name, q, parts[:2], unit, scale)
         try:
             n = int(parts[2]) if len(parts) == 3 else default_points
