@@ -200,3 +200,13 @@ def test_numeric_sweep_leaves_a_claim_empty_where_its_hypotheses_fail(capsys):
     code, out, _ = run(capsys, ["check", "unbatched_cost_penalty_thousandfold", "--json", "--hardware", "a100-80gb",
                                 "--model", "llama3-70b"])
     assert json.loads(out)["claims"][0]["verdict"] == "proved"
+
+
+@pytest.mark.parametrize(("literal", "words"), [("1e400", "TOML read it as inf"), ("inf", "TOML read it as inf"),
+                                                ("nan", "TOML read it as nan")])
+def test_scenario_toml_number_beyond_a_float_is_named_as_written(tmp_path, capsys, literal, words):
+    # value = 1e400 said "cannot read value 'inf'": a value the user never wrote
+    (tmp_path / "s.toml").write_text(f'[values.hbm_bandwidth]\nvalue = {literal}\nsource = "me"\n')
+    code, out, err = run(capsys, ["eval", "hbm_bandwidth", "--scenario", str(tmp_path / "s.toml")])
+    one_error_line(code, err)
+    assert "values.hbm_bandwidth.value is not a finite number" in err and words in err, err
