@@ -1023,7 +1023,7 @@ def document_model(library: Library, scenario: Scenario, report: Report, *, base
 _PDF_ASCII = {"×": "x", "·": "*", "≈": "~", "≤": "<=", "≥": ">=", "≠": "!=", "—": "--", "–": "-", "’": "'",
               "‘": "'", "“": '"', "”": '"', "…": "...", "µ": "u", "−": "-", "\u00a0": " ", "→": "->", "±": "+-"}
 _PDF_SPECIAL = {"#": r"\#", "%": r"\%", "&": r"\&", "_": r"\_", "$": r"\$", "{": r"\{", "}": r"\}",
-                "\\": "/", "^": "", "~": "-"}
+                "\\": r"\textbackslash{}", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}"}
 
 
 def pdf_text(text: object) -> str:
