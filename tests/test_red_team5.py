@@ -174,3 +174,39 @@ def test_sweep_range_beyond_a_float_says_so(capsys, vary):
     one_error_line(code, err)
     assert "beyond the range of a float" in err and "LO <= HI" not in err and "starts at 0" not in err, err
     assert "e+" not in err
+
+
+def test_numeric_sweep_leaves_a_claim_empty_where_its_hypotheses_fail(capsys):
+    # the claim column read 0 ("does not hold") where the claim's hypotheses fail: the check says inconsistent
+    # there (an instance claim) or proved (a general claim, which says nothing there), never refuted
+    import math
+
+    import derive
+    from derive.whatif.sweep import resolve_target, sweep_presets
+
+    assume = ["--assume", "scaleout_bandwidth >= 200 GB/s"]
+    code, out, err = run(capsys, ["sweep", "scaleout_viability", "--vary", "experts_active=1:12:4", *assume])
+    assert code == 0, err
+    rows = [line.split(",") for line in out.splitlines()[1:]]
+    assert rows and all(r[1] == "" for r in rows), out
+    assert "hypotheses fail there" in err
+    code, out, _ = run(capsys, ["check", "scaleout_viability", "--json", "--set", "experts_active=4", *assume])
+    assert json.loads(out)["claims"][0]["verdict"] == "inconsistent"
+    # a general claim under a chip whose ratio is below its hypothesis R >= 300: empty, and the check proves it
+    lib = derive.load()
+    target = resolve_target(lib, "unbatched_cost_penalty_thousandfold")
+    result = sweep_presets(lib, [target], pairs=[("a100-80gb", "llama3-70b")])
+    assert math.isnan(result.data[-1][0]) and result.to_csv().splitlines()[1] == "a100-80gb,llama3-70b,"
+    code, out, _ = run(capsys, ["check", "unbatched_cost_penalty_thousandfold", "--json", "--hardware", "a100-80gb",
+                                "--model", "llama3-70b"])
+    assert json.loads(out)["claims"][0]["verdict"] == "proved"
+
+
+@pytest.mark.parametrize(("literal", "words"), [("1e400", "TOML read it as inf"), ("inf", "TOML read it as inf"),
+                                                ("nan", "TOML read it as nan")])
+def test_scenario_toml_number_beyond_a_float_is_named_as_written(tmp_path, capsys, literal, words):
+    # value = 1e400 said "cannot read value 'inf'": a value the user never wrote
+    (tmp_path / "s.toml").write_text(f'[values.hbm_bandwidth]\nvalue = {literal}\nsource = "me"\n')
+    code, out, err = run(capsys, ["eval", "hbm_bandwidth", "--scenario", str(tmp_path / "s.toml")])
+    one_error_line(code, err)
+    assert "values.hbm_bandwidth.value is not a finite number" in err and words in err, err

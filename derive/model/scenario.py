@@ -18,6 +18,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import math
 import sys
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -399,6 +400,10 @@ def _value_table(library: Library, data: Mapping, where: str, origin: str) -> di
         if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
             raise ScenarioError(f"values.{name}.value must be text such as \"3.35 TB/s\" or a number, got "
                                 f"{_toml_type(raw)}", where=where)
+        if isinstance(raw, float) and not math.isfinite(raw):  # TOML's inf/nan, or a literal beyond a float (1e400)
+            raise ScenarioError(f"values.{name}.value is not a finite number (TOML read it as {raw})", where=where,
+                                hint=f'beyond a float, write text with a unit: value = "1e400 {q.unit}"'
+                                if raw == raw else "give a number")
         text = str(raw)
         value = parse_value(text, q.dimension, where=f"{where}: values.{name}", quantity=name)
         # source and note are shown on terminals and in documents: control characters escaped (one line each)

@@ -372,9 +372,8 @@ def _compiled_quantity(library: Library, scenario: Scenario, target: Target, kee
     return numpy_function(e, symbols)
 
 
-def compiled_claim(library: Library, scenario: Scenario, target: Target, keep: Sequence[str],
-                    symbols: Sequence[sp.Symbol]) -> Callable[..., np.ndarray]:
-    from derive.kernel.logic import And
+def _claim_formulas(library: Library, scenario: Scenario, target: Target, keep: Sequence[str],
+                    symbols: Sequence[sp.Symbol]) -> tuple[Formula, list[Formula]]:
     from derive.whatif.instance import eliminate_forall, instance_formula
 
     claim = target.claim
@@ -382,13 +381,37 @@ def compiled_claim(library: Library, scenario: Scenario, target: Target, keep: S
     pins = frozenset(n for n in keep if library.is_derived(n))
     goal, hyps = instance_formula(library, scenario, claim, keep=keep, pinned=pins)
     goal, hyps, _ = eliminate_forall(library, claim, goal, hyps, symbols[0] if symbols else sp.Symbol("_"))
-    formula = And((*hyps, goal)) if hyps else goal
-    free = formula.free_symbols() - set(symbols)
+    free = goal.free_symbols() - set(symbols)
+    for h in hyps:
+        free |= h.free_symbols() - set(symbols)
     if free:
         raise ScenarioError(f"cannot sweep {claim.id}: {', '.join(sorted(map(str, free)))} stay free "
                             "(no scenario value, or universally quantified)",
                             hint="sweep them with --vary or give them values with --set")
-    return numpy_formula(formula, symbols)
+    return goal, list(hyps)
+
+
+def compiled_claim(library: Library, scenario: Scenario, target: Target, keep: Sequence[str],
+                   symbols: Sequence[sp.Symbol]) -> Callable[..., np.ndarray]:
+    """Where the claim holds: its hypotheses and its goal all true (margin's reading)."""
+    from derive.kernel.logic import And
+
+    goal, hyps = _claim_formulas(library, scenario, target, keep, symbols)
+    return numpy_formula(And((*hyps, goal)) if hyps else goal, symbols)
+
+
+def compiled_hypotheses(library: Library, scenario: Scenario, target: Target, keep: Sequence[str],
+                        symbols: Sequence[sp.Symbol]) -> Callable[..., np.ndarray] | None:
+    """Where the claim's hypotheses hold (None: it has none).  Where they fail the check says ``inconsistent``
+    (an instance claim) or the claim says nothing (a general one): neither is "does not hold"."""
+    from derive.kernel.logic import And
+
+    _, hyps = _claim_formulas(library, scenario, target, keep, symbols)
+    return numpy_formula(And(tuple(hyps)) if len(hyps) > 1 else hyps[0], symbols) if hyps else None
+
+
+HYPOTHESES_NOTE = ("an empty claim field: the claim's hypotheses fail there (derive check says inconsistent for an "
+                   "instance claim; a general claim says nothing there), so it neither holds nor fails")
 
 
 def sweep_grid(library: Library, scenario: Scenario, targets: Sequence[Target], axes: Sequence[Axis]) -> SweepResult:
@@ -409,10 +432,16 @@ def sweep_grid(library: Library, scenario: Scenario, targets: Sequence[Target], 
     data: list[np.ndarray] = [f / a.scale for f, a in zip(flat, axes, strict=True)]
     kinds = ["axis"] * len(axes)
     evaluations = 0
+    hypotheses_fail = False
     for t in targets:
         if t.kind == "claim":
             fn = compiled_claim(library, scenario, t, names, symbols)
-            data.append(fn(*flat).astype(float))
+            values = fn(*flat).astype(float)
+            hyp = compiled_hypotheses(library, scenario, t, names, symbols)
+            if hyp is not None:
+                values = np.where(np.broadcast_to(hyp(*flat), values.shape), values, np.nan)
+                hypotheses_fail = hypotheses_fail or bool(np.isnan(values).any())
+            data.append(values)
         else:
             fn = _compiled_quantity(library, scenario, t, names, symbols)
             data.append(fn(*flat) / t.scale)
@@ -421,6 +450,7 @@ def sweep_grid(library: Library, scenario: Scenario, targets: Sequence[Target], 
         evaluations += flat[0].size
     notes = [f"claims are evaluated numerically per point: a {NOT_A_PROOF}"] if any(t.kind == "claim"
                                                                                     for t in targets) else []
+    notes += [HYPOTHESES_NOTE] if hypotheses_fail else []
     notes += [a.note for a in axes if a.note]
     return SweepResult(columns, data, kinds, notes=notes, points=int(flat[0].size), evaluations=evaluations,
                        seconds=time.perf_counter() - start)
@@ -460,6 +490,7 @@ def sweep_presets(library: Library, targets: Sequence[Target], *, scenario: str 
     for i, s in enumerate(scenarios):
         groups.setdefault(frozenset(s.pinned), []).append(i)
     evaluations = 0
+    hypotheses_fail = False
     for t in targets:
         out = np.full(len(pairs), np.nan)
         for pins, idx in groups.items():
@@ -477,6 +508,7 @@ def sweep_presets(library: Library, targets: Sequence[Target], *, scenario: str 
                     raise SweepError(f"cannot sweep {t.claim.id} numerically: it is universally quantified over "
                                      f"{', '.join(quantified)}", hint="use --check for real verdicts")
                 fn = numpy_formula(f, syms)
+                hyp = numpy_formula(And(tuple(hyps)) if len(hyps) > 1 else hyps[0], syms) if hyps else None
             else:
                 syms = sorted(library.expand(t.expr, pins).free_symbols, key=str)
                 fn = numpy_function(library.expand(t.expr, pins), syms)
@@ -492,6 +524,11 @@ def sweep_presets(library: Library, targets: Sequence[Target], *, scenario: str 
                 for a in arrays:
                     missing |= np.isnan(a)
                 values = np.where(missing, np.nan, values)
+                if hyp is not None:
+                    with np.errstate(all="ignore"):
+                        ok = np.broadcast_to(np.asarray(hyp(*arrays) if syms else hyp(), dtype=bool), (len(idx),))
+                    values = np.where(ok | missing, values, np.nan)
+                    hypotheses_fail = hypotheses_fail or bool((~ok & ~missing).any())
             out[idx] = values if t.kind == "claim" else values / t.scale
             evaluations += len(idx)
         columns.append(t.header)
@@ -499,6 +536,7 @@ def sweep_presets(library: Library, targets: Sequence[Target], *, scenario: str 
         data.append(out)
     notes = [f"claims are evaluated numerically per pair: a {NOT_A_PROOF} (derive sweep --presets --check runs "
              "the prover)"] if any(t.kind == "claim" for t in targets) else []
+    notes += [HYPOTHESES_NOTE] if hypotheses_fail else []
     return SweepResult(columns, data, kinds, labels=labels, notes=notes, points=len(pairs), evaluations=evaluations,
                        seconds=time.perf_counter() - start)
 
@@ -586,6 +624,10 @@ def sweep_figure(result: SweepResult, axes: Sequence[Axis], path: str | os.PathL
             fig.colorbar(im, ax=panel)
         elif len(axes) == 1:
             panel.plot(axes[0].printed, values, lw=1.4)
+            if len(axes[0].printed) > 1:  # the swept range, even where nothing is drawn (all fields empty)
+                panel.set_xlim(axes[0].printed[0], axes[0].printed[-1])
+            if result.kinds[ti] == "claim":
+                panel.set_ylim(-0.05, 1.05)
             panel.set_xlabel(f"{axes[0].name} [{axes[0].unit}]")
             if axes[0].log:
                 panel.set_xscale("log")

@@ -14,8 +14,9 @@ point of a grid, vectorised: each target is expanded and compiled once with symp
                              --set apply on top); with --check, real prover verdicts of the claims
                              (TARGETs, or every claim) on two worker processes
 
-A claim in a sweep is its instance goal and hypotheses evaluated numerically per point (1 = holds):
-a numeric sweep, not a proof ("==" within a relative 1e-9).  --check gives proofs.
+A claim in a sweep is its instance goal and hypotheses evaluated numerically per point (1 = holds,
+0 = the goal fails, empty = its hypotheses fail there, where the check says inconsistent): a numeric
+sweep, not a proof ("==" within a relative 1e-9).  --check gives proofs.
 
 Output: CSV (deterministic formatting) to --out FILE, else to stdout; --figure FILE draws it (.png,
 .svg, .pdf).  A summary (points, evaluations per second) goes to stdout when --out is given, else to
