@@ -95,6 +95,11 @@ def _decide(problem: Problem) -> Outcome:
         # z3 cannot express the claim, or ran out of its budget: the interval engine on the bounded box
         reasons.append((why or "z3 gave up") if status == "unknown" else f"cannot be expressed in z3: {why}")
         if status == "unknown" and any(s not in k.bounds for s in k.symbols):
+            # z3 out of its budget: a false claim is often false at a simple point (1 for every quantity, first)
+            found = k.refuted(_simple_point(k), "exact") or _search(k, problem)
+            if found is not None:
+                return found
+            reasons.append(f"no counterexample among {SEARCH_STEPS} points searched (search budget)")
             return Outcome("unknown", "z3", "; ".join(dict.fromkeys(reasons)))
         from derive.kernel.interval import propose  # lazy: mpmath work only when needed
 

@@ -104,6 +104,10 @@ MAX_NODES = 50_000  # largest statement (nodes of its expression trees, see ``tr
 TAYLOR_SYMBOLS = 6  # Taylor leaves of an interval certificate: for goals over at most this many quantities,
 TAYLOR_NODES = 300  # and inequalities of at most this many nodes (their derivatives are built and enclosed)
 NLSAT_SHARE = 0.25  # of the rlimit, for the first, cheaper try of a query without integers (``Kernel._solve``)
+NLSAT_MS = 2_000  # and a wall-clock cap on that try only: nlsat can pass its share inside one step its rlimit
+# does not interrupt (a degree-15 polynomial in three quantities ran into the 60 s net, where the default
+# tactic that follows refutes it in 14 s); the lecture's tries take at most 25 ms, and a try cut short falls
+# back to the default tactic, which decides as it did before nlsat was tried first
 Z3_SAFETY_MS = 60_000  # a wall-clock safety net only, for z3 steps its rlimit does not interrupt: for the
 # region's query, and for all of a goal's queries together
 FLOAT_HINT = "floats are refused (sympy folds them at 53 bits); write an exact rational, e.g. sp.Rational('0.1')"
@@ -832,7 +836,8 @@ class Kernel:
             first = i == 0 and not self.integer and not roots
             solver = make()
             solver.set("rlimit", max(1, int(self.problem.rlimit * NLSAT_SHARE)) if first else self.problem.rlimit)
-            solver.set("timeout", max(1, int(left_ms - 1000 * (time.perf_counter() - start))))
+            left = left_ms - 1000 * (time.perf_counter() - start)
+            solver.set("timeout", max(1, int(min(left, NLSAT_MS) if first else left)))
             if self.integer:
                 # with integer quantities z3 runs its SMT core either way (nlsat is for reals only); in a
                 # solver that has seen push it keeps the incremental preprocessing, whose steps the rlimit

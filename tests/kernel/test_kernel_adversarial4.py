@@ -248,3 +248,26 @@ def test_many_roots_of_one_quantity_are_decided_quickly(c):
     assert MAX_ROOTS == 3
     sure = decide(Problem([], Rel(x**R(5, 3) + x**R(4, 3) + x**R(3, 2) + sp.sqrt(x), ">=", 0), set(), {x: (0, 10)}))
     assert sure.verdict == "proved"
+
+
+# FOUND (a hang, continued): without roots, nlsat's first try could pass its rlimit share inside one step as
+# well (a degree-15 polynomial claim in three quantities: 60 s and unknown, where the default tactic refutes
+# it in 14 s); the try is capped at NLSAT_MS of wall clock and falls back to the default tactic
+def test_a_cut_short_nlsat_try_falls_back_to_the_default_tactic(monkeypatch):
+    import derive.kernel.trusted as trusted
+
+    monkeypatch.setattr(trusted, "NLSAT_MS", 0)  # every first try ends at once
+    y = sp.Symbol("y")
+    assert decide(Problem([Rel(x, ">", 0), Rel(y, ">", 0)], Rel(x**2 + y**2, ">=", 2 * x * y))).verdict == "proved"
+    out = decide(Problem([Rel(x, ">", 0), Rel(y, ">", 0)], Rel(x**2 + y**2, ">", 2 * x * y)))
+    assert out.verdict == "refuted" and out.counterexample["x"] == out.counterexample["y"]
+
+
+# FOUND: when z3 ran out of its budget on a claim with an unbounded quantity, no counterexample was searched
+# for: a false claim stayed unknown although it fails at a simple point
+def test_z3_out_of_budget_still_searches_for_a_counterexample():
+    y = sp.Symbol("y")
+    motzkin = x**4 * y**2 + x**2 * y**4 - 3 * x**2 * y**2 + 1
+    out = decide(Problem([], Rel(motzkin, ">", 0), set(), {}, rlimit=1))
+    assert out.verdict == "refuted" and motzkin.subs({x: out.counterexample["x"], y: out.counterexample["y"]}) <= 0
+    assert decide(Problem([], Rel(motzkin, ">=", 0), set(), {}, rlimit=1)).verdict == "unknown"
