@@ -220,3 +220,39 @@ def test_pdf_strings_keep_backslash_caret_and_tilde():
     text = pdf_text("a \\end{document} x^2 ~5 ≈ 2,400")
     assert text == ("a \\textbackslash{}end\\{document\\} x\\textasciicircum{}2 \\textasciitilde{}5 "
                     "\\textasciitilde{} 2,400"), text
+
+
+def _chip_library(tmp_path):
+    lib = tmp_path / "chips"
+    (lib / "presets" / "hardware").mkdir(parents=True)
+    (lib / "chips.py").write_text('PRESET_DIRS = ("presets",)\n')
+    (lib / "presets" / "hardware" / "datey.toml").write_text(
+        'name = "datey"\ntitle = "T\\u001b[31mRED\\rX"\n[values.flops]\nvalue = "1 PFLOP/s"\n'
+        'source = "me\\u001b[2J"\nas_of = 2024-01-01\n')
+    return ["--library", "lecture", "--library", str(lib)]
+
+
+def test_toml_date_in_a_preset_reaches_json_as_text(tmp_path, capsys):
+    # as_of = 2024-01-01 (a TOML date, not a string) made every --json output and the build an internal error
+    libs = _chip_library(tmp_path)
+    code, out, err = run(capsys, ["eval", "flops", "--json", "--hardware", "datey", *libs])
+    assert code == 0, err
+    code, out, err = run(capsys, ["check", "pipeline_neutrality", "--json", "--hardware", "datey", *libs])
+    assert code == 0, err
+    assert "2024-01-01" in out
+    code, out, err = run(capsys, ["presets", "--json", *libs])
+    assert code == 0, err
+    (row,) = [r for r in json.loads(out)["hardware"] if r["name"] == "datey"]
+    assert row["values"]["flops"]["as_of"] == "2024-01-01"
+
+
+def test_presets_listing_escapes_control_characters_and_shows_no_none(tmp_path, capsys):
+    # a preset's title and source went to the terminal raw (ESC sequences, carriage returns), and a value without
+    # as_of printed "(None)"
+    libs = _chip_library(tmp_path)
+    (tmp_path / "chips" / "presets" / "hardware" / "undated.toml").write_text(
+        'name = "undated"\n[values.flops]\nvalue = "1 PFLOP/s"\nsource = "me"\n')
+    code, out, err = run(capsys, ["presets", *libs])
+    assert code == 0, err
+    assert "\x1b" not in out and "\r" not in out and "(None)" not in out and "None" not in out
+    assert "T\\x1b[31mRED\\rX" in out and "me\\x1b[2J (2024-01-01)" in out

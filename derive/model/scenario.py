@@ -333,6 +333,18 @@ def _reason(err: BaseException) -> str:
     return text or type(err).__name__
 
 
+def _as_of(value: object, where: str, key: str) -> str | None:
+    """A date as text: TOML's own date (``as_of = 2024-01-01``, a ``datetime.date``) in ISO form, so that JSON
+    output and documents can hold it; text as given (escaped); anything else is bad input."""
+    import datetime
+
+    if value is None or isinstance(value, str):
+        return None if value is None else escape_control(value)
+    if isinstance(value, (datetime.date, datetime.time)):  # datetime.datetime is a date
+        return value.isoformat()
+    raise ScenarioError(f"{key} must be a date (2024-01-01 or \"2024-01\"), got {_toml_type(value)}", where=where)
+
+
 # the keys of one [values.NAME] table (a measurement file adds `method` and `date`)
 VALUE_KEYS = frozenset({"value", "source", "as_of", "note", "method", "date"})
 # the top-level keys of a scenario file: its values, its assumptions and what describes it
@@ -407,7 +419,8 @@ def _value_table(library: Library, data: Mapping, where: str, origin: str) -> di
         text = str(raw)
         value = parse_value(text, q.dimension, where=f"{where}: values.{name}", quantity=name)
         # source and note are shown on terminals and in documents: control characters escaped (one line each)
-        out[name] = ScenarioValue(name, value, escape_control(entry["source"]), entry.get("as_of"), origin,
+        out[name] = ScenarioValue(name, value, escape_control(entry["source"]), _as_of(entry.get("as_of"), where,
+                                                                                    f"values.{name}.as_of"), origin,
                                   escape_control(entry.get("note", "")))
     return out
 
@@ -525,7 +538,8 @@ def _model_layer(library: Library, model: str, store: PresetStore, bytes_per_kv_
         if reader is None:
             raise ScenarioError("this library has no model config reader", where=str(preset_path))
         config = data["config"]
-        label, source, as_of = f"model {model}", str(data.get("source", preset_path.name)), data.get("as_of")
+        label, source = f"model {model}", escape_control(data.get("source", preset_path.name))
+        as_of = _as_of(data.get("as_of"), str(preset_path), "as_of")
     else:
         if path.is_dir() and (path / "config.json").is_file():
             path = path / "config.json"

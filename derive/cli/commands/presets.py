@@ -27,20 +27,22 @@ def run(args, ctx) -> int:
                 part_data = read_toml(part)
                 data.setdefault("values", {}).update(_tables(part_data, "values", part))
                 data.update({k: v for k, v in part_data.items() if k != "values"})
-            values = {k: {"value": v.get("value"), "source": v.get("source"), "as_of": v.get("as_of")}
+            values = {k: {"value": _plain(v.get("value")), "source": _plain(v.get("source")),
+                          "as_of": _plain(v.get("as_of"))}
                       for k, v in data.get("values", {}).items()}
-            rows.append({"name": name, "title": str(data.get("title", "")), "source": data.get("source"),
-                         "as_of": data.get("as_of"), "values": values,
+            rows.append({"name": name, "title": _plain(data.get("title", "")), "source": _plain(data.get("source")),
+                         "as_of": _plain(data.get("as_of")), "values": values,
                          "config": sorted(_table(data, "config", path))})
         out[kind] = rows
     measurements = []
     for hw in store.measured_hardware():
         for path in store.measurement_files(hw):
             data = read_toml(path)
-            values = {k: {"value": v.get("value"), "method": v.get("method", data.get("method"))}
+            values = {k: {"value": _plain(v.get("value")), "method": _plain(v.get("method", data.get("method")))}
                       for k, v in _tables(data, "values", path).items()}
-            measurements.append({"hardware": hw, "name": path.stem, "title": str(data.get("title", "")),
-                                 "source": data.get("source"), "date": data.get("date"), "values": values})
+            measurements.append({"hardware": hw, "name": path.stem, "title": _plain(data.get("title", "")),
+                                 "source": _plain(data.get("source")), "date": _plain(data.get("date")),
+                                 "values": values})
     out["measurement"] = measurements
     if args.json:
         emit_json(out)
@@ -57,9 +59,10 @@ def run(args, ctx) -> int:
         for r in rows:
             emit(f"  {r['name']:<18} {r['title']}")
             for k, v in r["values"].items():
-                emit(f"      {k:<20} {_shown(ctx.library, k, v['value']):<16} {v['source']} ({v['as_of']})")
+                dated = f" ({v['as_of']})" if v["as_of"] else ""
+                emit(f"      {k:<20} {_shown(ctx.library, k, v['value']):<16} {v['source']}{dated}")
             if r["source"]:
-                emit(f"      config fields from {r['source']} ({r['as_of']})")
+                emit(f"      config fields from {r['source']}" + (f" ({r['as_of']})" if r["as_of"] else ""))
     return 0
 
 
@@ -83,6 +86,21 @@ def _tables(data: dict, key: str, path) -> dict:
             raise ScenarioError(f"{key}.{name} must be a table with `value` and `source`", where=str(path),
                                 hint=f'write [{key}.{name}] then value = "..." and source = "..."')
     return table
+
+
+def _plain(value: object) -> object:
+    """A value of a preset file as JSON and a terminal can hold it: a TOML date in ISO form, text with its control
+    characters escaped (a preset's title or source could move the cursor or rewrite a line), numbers as they are."""
+    import datetime
+    import math
+
+    from derive.errors import escape_control
+
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    if value is None or isinstance(value, (bool, int)) or (isinstance(value, float) and math.isfinite(value)):
+        return value  # inf and nan (TOML's own, or 1e400) as text: JSON has no such numbers
+    return escape_control(value)
 
 
 def _shown(library, name: str, text: object) -> str:
