@@ -51,9 +51,9 @@ def run(args, ctx) -> int:
         if kind == "measurement":
             emit("measurement files (--measured; --measurement NAME picks one):" + ("" if rows else " none"))
             for r in rows:
-                emit(f"  {r['hardware'] + '/' + r['name']:<40} {r['date']}  {r['title']}")
+                emit(f"  {r['hardware'] + '/' + r['name']:<40} {r['date'] or ''}  {r['title']}")
                 for k, v in r["values"].items():
-                    emit(f"      {k:<20} {_shown(ctx.library, k, v['value']):<16} {v['method']}")
+                    emit(f"      {k:<20} {_shown(ctx.library, k, v['value']):<16} {v['method'] or ''}")
             continue
         emit(f"{kind} presets:" + ("" if rows else " none"))
         for r in rows:
