@@ -256,3 +256,13 @@ def test_presets_listing_escapes_control_characters_and_shows_no_none(tmp_path, 
     assert code == 0, err
     assert "\x1b" not in out and "\r" not in out and "(None)" not in out and "None" not in out
     assert "T\\x1b[31mRED\\rX" in out and "me\\x1b[2J (2024-01-01)" in out
+
+
+@pytest.mark.parametrize("block", [[128, True], [0, 128], "128x128", [128]])
+def test_config_json_fp8_block_size_that_is_no_block_is_refused(tmp_path, capsys, block):
+    # [128, true] read as a 128x1 block (an FP32 scale per 128 weights); [0, 128] or "128x128" as per-tensor scales
+    quantization = {"quant_method": "fp8", "weight_block_size": block}
+    (tmp_path / "config.json").write_text(json.dumps({**LLAMA, "quantization_config": quantization}))
+    code, out, err = run(capsys, ["eval", "bytes_per_param", "--model", str(tmp_path / "config.json")])
+    one_error_line(code, err)
+    assert "weight_block_size must be two whole numbers" in err, err

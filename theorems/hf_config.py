@@ -952,6 +952,11 @@ def _precision(cfg: Mapping[str, Any], pb: ParamBreakdown, where: str) -> _Preci
         what = "MXFP4 (4-bit values, one 8-bit scale per 32: 4.25 bits)"
     elif method in ("fp8", "fbgemm_fp8"):
         block = q.get("weight_block_size")
+        if block is not None and not (isinstance(block, Sequence) and len(block) == 2
+                                      and all(isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in block)):
+            # [128, true] read as a 128x1 block, a string or [0, 128] as per-tensor scales: each silently
+            raise ScenarioError(f"quantization_config: weight_block_size must be two whole numbers, got {block!r}",
+                                where=where)
         if isinstance(block, Sequence) and len(block) == 2 and all(isinstance(b, int) and b > 0 for b in block):
             quant_bytes = 1 + Fraction(4, block[0] * block[1])
             what = f"FP8 with one FP32 scale per {block[0]}x{block[1]} block"
