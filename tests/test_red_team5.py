@@ -266,3 +266,17 @@ def test_config_json_fp8_block_size_that_is_no_block_is_refused(tmp_path, capsys
     code, out, err = run(capsys, ["eval", "bytes_per_param", "--model", str(tmp_path / "config.json")])
     one_error_line(code, err)
     assert "weight_block_size must be two whole numbers" in err, err
+
+
+@pytest.mark.parametrize("group", [0, True, "128", 1.5, -2])
+def test_config_json_awq_group_size_that_is_no_size_is_refused(tmp_path, capsys, group):
+    # each read as per-channel scales (no group scales counted), silently; -1 (GPTQ's per-channel) stays valid
+    quantization = {"quant_method": "gptq", "bits": 4, "group_size": group}
+    (tmp_path / "config.json").write_text(json.dumps({**LLAMA, "quantization_config": quantization}))
+    code, out, err = run(capsys, ["eval", "bytes_per_param", "--model", str(tmp_path / "config.json")])
+    one_error_line(code, err)
+    assert "group_size must be a whole number" in err, err
+    (tmp_path / "config.json").write_text(json.dumps({**LLAMA, "quantization_config": {**quantization,
+                                                                                         "group_size": -1}}))
+    code, out, err = run(capsys, ["eval", "bytes_per_param", "--model", str(tmp_path / "config.json")])
+    assert code == 0 and "per-channel" in out + err, err

@@ -968,6 +968,10 @@ def _precision(cfg: Mapping[str, Any], pb: ParamBreakdown, where: str) -> _Preci
         group = q.get("group_size", q.get("q_group_size"))
         if not isinstance(bits, int) or isinstance(bits, bool) or not 1 <= bits <= 16:
             raise ScenarioError(f"quantization_config: {method} needs 'bits', got {bits!r}", where=where)
+        if group is not None and (isinstance(group, bool) or not isinstance(group, int) or group == 0 or group < -1):
+            # -1 is GPTQ's per-channel; 0, true, "128" or 1.5 read as per-channel scales, silently
+            raise ScenarioError(f"quantization_config: {method} group_size must be a whole number of weights (or -1 "
+                                f"for per-channel scales), got {group!r}", where=where)
         if isinstance(group, int) and not isinstance(group, bool) and group > 0:
             quant_bytes = Fraction(bits, 8) + (2 + Fraction(bits, 8)) / group
             what = f"{method.upper()} {bits}-bit, an FP16 scale and a {bits}-bit zero point per {group} weights"
