@@ -280,3 +280,17 @@ def test_config_json_awq_group_size_that_is_no_size_is_refused(tmp_path, capsys,
                                                                                          "group_size": -1}}))
     code, out, err = run(capsys, ["eval", "bytes_per_param", "--model", str(tmp_path / "config.json")])
     assert code == 0 and "per-channel" in out + err, err
+
+
+@pytest.mark.parametrize(("quantization", "words"), [
+    ({"quant_method": "compressed-tensors", "config_groups": [1]}, "config_groups must be an object"),
+    ({"quant_method": "fp8", "modules_to_not_convert": 5}, "must be a list of module names"),
+    ({"quant_method": "fp8", "modules_to_not_convert": "lm_head"}, "must be a list of module names"),
+])
+def test_config_json_quantization_lists_of_the_wrong_type_name_the_field(tmp_path, capsys, quantization, words):
+    # these were "the library's config reader failed: AttributeError: 'list' object has no attribute 'values'"
+    # ("lm_head" as a string was read letter by letter)
+    (tmp_path / "config.json").write_text(json.dumps({**LLAMA, "quantization_config": quantization}))
+    code, out, err = run(capsys, ["eval", "bytes_per_param", "--model", str(tmp_path / "config.json")])
+    one_error_line(code, err)
+    assert words in err and "Error:" not in err, err

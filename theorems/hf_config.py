@@ -901,10 +901,14 @@ def _dtype(cfg: Mapping[str, Any], where: str) -> tuple[str | None, Fraction | N
     return None, None
 
 
-def _not_converted(q: Mapping[str, Any]) -> set[str]:
+def _not_converted(q: Mapping[str, Any], where: str) -> set[str]:
     """The parameter groups ``modules_to_not_convert`` keeps at the model's datatype."""
     out: set[str] = set()
-    for pattern in q.get("modules_to_not_convert") or q.get("ignore") or ():
+    patterns = q.get("modules_to_not_convert") or q.get("ignore") or ()
+    if isinstance(patterns, (str, Mapping)) or not isinstance(patterns, Sequence):
+        raise ScenarioError(f"quantization_config: modules_to_not_convert/ignore must be a list of module names, got "
+                            f"{patterns!r}", where=where)
+    for pattern in patterns:
         p = str(pattern).removeprefix("re:").rstrip("$")
         # norms, biases and correction terms are not weight matrices (compressed-tensors lists each one:
         # "model.layers.11.self_attn.k_proj.bias", "model.layers.5.self_attn.q_norm")
@@ -943,7 +947,7 @@ def _precision(cfg: Mapping[str, Any], pb: ParamBreakdown, where: str) -> _Preci
                           tuple(notes))
     method = str(q.get("quant_method") or q.get("quant_algo") or "").lower()
     # Embeddings, LM head and routers stay at the model's datatype in every scheme modelled here.
-    keep = _not_converted(q) | {"embedding", "lm_head", "router"}
+    keep = _not_converted(q, where) | {"embedding", "lm_head", "router"}
     quant_bytes: Fraction | None = None
     what = ""
     if method == "mxfp4":
@@ -984,6 +988,9 @@ def _precision(cfg: Mapping[str, Any], pb: ParamBreakdown, where: str) -> _Preci
         elif q.get("load_in_8bit"):
             quant_bytes, what = Fraction(1), "bitsandbytes 8-bit (scales not counted)"
     elif method == "compressed-tensors":
+        if not isinstance(q.get("config_groups") or {}, Mapping):
+            raise ScenarioError(f"quantization_config: config_groups must be an object, got {q['config_groups']!r}",
+                                where=where)
         bits = {g.get("weights", {}).get("num_bits") for g in (q.get("config_groups") or {}).values()
                 if isinstance(g, Mapping) and isinstance(g.get("weights"), Mapping)}
         for b in bits:  # 0 bits read as weights that take no memory; true as 1 bit
