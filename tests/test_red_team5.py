@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -294,3 +295,19 @@ def test_config_json_quantization_lists_of_the_wrong_type_name_the_field(tmp_pat
     code, out, err = run(capsys, ["eval", "bytes_per_param", "--model", str(tmp_path / "config.json")])
     one_error_line(code, err)
     assert words in err and "Error:" not in err, err
+
+
+def test_library_file_name_with_html_special_characters_gives_safe_chapter_names(tmp_path, capsys):
+    # a library file 'e"v<il> x.py' gave the page chapter-derive_user_e"v<il> x.html and the Markdown anchor
+    # <a id="topic-derive_user_e"v<il> x"></a>, which breaks out of its attribute; a '#' would break every link
+    lib = tmp_path / 'e"v<il> #x.py'
+    lib.write_text("from derive import Claim, Quantity, derived, logic\n"
+                   "n = Quantity('q_count', 'm', '1', 'a count')\n"
+                   "t = Claim('q.claim', title='t', statement='s', source=derived('x'), goal=logic.gt(n.sym, 0))\n")
+    out = tmp_path / "site"
+    code, _, err = run(capsys, ["build", "--library", str(lib), "--format", "html,md", "--out", str(out), "--no-cache"])
+    assert code == 0, err
+    (page,) = [p.name for p in out.glob("chapter-*.html")]
+    assert re.fullmatch(r"chapter-derive_user_\w+\.html", page, flags=re.ASCII), page
+    md = (out / "derivation.md").read_text()
+    assert '"v<il>' not in md and re.search(r'<a id="topic-derive_user_\w+"></a>', md, flags=re.ASCII)

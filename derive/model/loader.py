@@ -42,6 +42,21 @@ def _builtin(name: str) -> ModuleType:
     raise LibraryError(f"no library named '{name}'", hint="give a path to a .py file or folder, or 'lecture'")
 
 
+def _module_name(*parts: str) -> str:
+    """``derive_user_<parts>`` as a Python identifier: the module's name is its chapter's name, which becomes
+    file names, anchors and labels of the documents (a file ``a"b<c> d.py`` gave the page
+    ``chapter-derive_user_a"b<c> d.html`` and broke the Markdown's ``<a id="...">``).  Other characters become
+    ``_``, with a short digest of the original so that two such names stay apart."""
+    import hashlib
+    import re
+
+    raw = "_".join(parts)
+    safe = re.sub(r"\W", "_", raw, flags=re.ASCII)
+    if safe != raw:
+        safe += "_" + hashlib.sha256(raw.encode("utf-8", "surrogateescape")).hexdigest()[:6]
+    return f"derive_user_{safe}"
+
+
 def _import_path(path: Path) -> list[ModuleType]:
     if not path.exists():
         raise LibraryError(f"library not found: {path}", where="--library")
@@ -49,7 +64,7 @@ def _import_path(path: Path) -> list[ModuleType]:
         if path.is_file():
             if path.suffix != ".py":
                 raise LibraryError(f"library file must be a .py file: {path}", where="--library")
-            return [_import_file(path, f"derive_user_{path.stem}")]
+            return [_import_file(path, _module_name(path.stem))]
         if (path / "__init__.py").exists():
             _check_package_name(path)
             _forget_package(path)  # imported before in this process: read it again (it may have been edited)
@@ -63,7 +78,7 @@ def _import_path(path: Path) -> list[ModuleType]:
             if (path / "presets").is_dir():
                 return []  # a data-only library: presets (e.g. a probe's measurement and ledger files)
             raise LibraryError(f"no .py files in {path}", where="--library")
-        return [_import_file(p, f"derive_user_{path.name}_{p.stem}") for p in files]
+        return [_import_file(p, _module_name(path.name, p.stem)) for p in files]
     except DeriveError:
         raise
     except SystemExit as err:
