@@ -311,3 +311,16 @@ def test_library_file_name_with_html_special_characters_gives_safe_chapter_names
     assert re.fullmatch(r"chapter-derive_user_\w+\.html", page, flags=re.ASCII), page
     md = (out / "derivation.md").read_text()
     assert '"v<il>' not in md and re.search(r'<a id="topic-derive_user_\w+"></a>', md, flags=re.ASCII)
+
+
+def test_margin_of_a_general_claim_does_not_claim_the_checks_verdict(capsys):
+    # a general claim whose hypotheses fail at the scenario's values (R >= 300 on an A100) was said to be
+    # "inconsistent" for derive check, which proves it (for every value)
+    argv = ["unbatched_cost_penalty_thousandfold", "--hardware", "a100-80gb", "--model", "llama3-70b"]
+    code, out, err = run(capsys, ["margin", *argv, "--vary", "experts_active"])
+    assert code == 0, err
+    assert "a general claim says nothing there" in out and "derive check: inconsistent" not in out, out
+    code, out, err = run(capsys, ["margin", *argv, "--vary", "experts_active", "--json"])
+    assert json.loads(out)["verdict_at_value"] is None
+    code, out, err = run(capsys, ["check", *argv, "--json"])
+    assert json.loads(out)["claims"][0]["verdict"] == "proved"

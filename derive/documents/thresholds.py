@@ -180,7 +180,7 @@ def compute_thresholds(library: Library, scenario: Scenario, *, verify: bool = T
                     rows.append(Threshold(headline.id, claim.id, name, float(value), False, None, False, None, False,
                                           note="fails for every value of this input" + (
                                               "; at the scenario's value its assumptions contradict each other"
-                                              if m.verdict_at_value == "inconsistent" else "")))
+                                              if m.reading_at_value == "inconsistent" else "")))
                     continue
                 around = near[0]
             low = around.low if around.low is not None and not (around.low <= 0 and m.domain != "real") else None

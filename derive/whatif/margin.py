@@ -132,16 +132,23 @@ class Margin:
     # at the scenario value, are the hypotheses (domain, assumptions, --assume) true?  False: the check there says
     # ``inconsistent``, not ``refuted``; None: not asked (the claim holds there, or no value)
     hypotheses_at_value: bool | None = None
+    instance: bool = True  # an instance claim (checked at the scenario's values); a general one is read as one here
 
     @property
-    def verdict_at_value(self) -> str | None:
-        """What ``derive check`` says at the scenario value: proved, refuted, or inconsistent where the
-        hypotheses themselves fail there (None without a value)."""
+    def reading_at_value(self) -> str | None:
+        """The claim read at the scenario value: proved, refuted, or inconsistent where the hypotheses themselves
+        fail there (None without a value)."""
         if self.value is None:
             return None
         if self.holds_at_value:
             return "proved"
         return "inconsistent" if self.hypotheses_at_value is False else "refuted"
+
+    @property
+    def verdict_at_value(self) -> str | None:
+        """What ``derive check`` says at the scenario value, for an instance claim (``reading_at_value``); None for a
+        general claim, which the check decides for every value at once."""
+        return self.reading_at_value if self.instance else None
 
     @property
     def verified(self) -> bool | None:
@@ -243,7 +250,8 @@ class Margin:
         if self.value is not None:
             state = {"proved": "holds", "refuted": "does NOT hold",
                      "inconsistent": "does NOT hold: its assumptions contradict each other there "
-                                     "(derive check: inconsistent)"}[self.verdict_at_value or "refuted"]
+                                     + ("(derive check: inconsistent)" if self.instance else
+                                        "(a general claim says nothing there)")}[self.reading_at_value or "refuted"]
             out.append(f"  scenario value {self.vary} {self._rounded(self.value)}: the claim {state}")
         rounded = [e for i in self.intervals for e in (i.low, i.high) if e is not None and not self._exact(e)]
         if rounded:  # 24.24 PFLOP/s shown for an end and for a value beside it: the exact numbers decide
@@ -715,7 +723,7 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
     else:
         scale, unit_text = sp.Integer(1), format_dimension(v.dimension)
     out = Margin(claim.id, vary, unit_text, scale, intervals, v.domain, v.integer, formula, v.symbol,
-                 value=v.value, eliminated=v.eliminated)
+                 value=v.value, eliminated=v.eliminated, instance=claim.instance)
     out.notes.extend(undefined)
     if not claim.instance:
         out.notes.append("a general claim, read at the scenario's values (instance semantics)")
