@@ -324,3 +324,17 @@ def test_margin_of_a_general_claim_does_not_claim_the_checks_verdict(capsys):
     assert json.loads(out)["verdict_at_value"] is None
     code, out, err = run(capsys, ["check", *argv, "--json"])
     assert json.loads(out)["claims"][0]["verdict"] == "proved"
+
+
+def test_diff_markdown_shows_a_title_verbatim(tmp_path, capsys):
+    # a title's <b>x</b> went into the Markdown table as raw HTML, *s* as emphasis, and | became /
+    (tmp_path / "ev.py").write_text(
+        "from derive import Claim, Quantity, derived, logic\n"
+        "x = Quantity('ev_rate', 'r', '1/s', 'rate')\n"
+        "c = Claim('ev.fast', title=r'Fast | pipe <b>x</b> *s* $5', statement='s', source=derived('x'),\n"
+        "          goal=logic.gt(x.sym, 1), instance=True)\n")
+    lib = ["--library", str(tmp_path / "ev.py")]
+    code, out, err = run(capsys, ["diff", *lib, "--si", "--set", "ev_rate=0.5", "--format", "md"])
+    assert code in (0, 1), err
+    (row,) = [line for line in out.splitlines() if line.startswith("| `ev.fast`")]
+    assert r"(Fast \| pipe \<b\>x\</b\> \*s\* <span>$</span>5)" in row, row
