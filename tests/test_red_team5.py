@@ -338,3 +338,11 @@ def test_diff_markdown_shows_a_title_verbatim(tmp_path, capsys):
     assert code in (0, 1), err
     (row,) = [line for line in out.splitlines() if line.startswith("| `ev.fast`")]
     assert r"(Fast \| pipe \<b\>x\</b\> \*s\* <span>$</span>5)" in row, row
+
+
+def test_config_json_unlimited_max_position_embeddings_is_noted_not_fatal(tmp_path, capsys):
+    # the companion of the refusals above: 1e30 is how some files say "unlimited"; it is not read, and says so
+    (tmp_path / "config.json").write_text(json.dumps({**LLAMA, "max_position_embeddings": 10**30}))
+    code, out, err = run(capsys, ["eval", "context", "--model", str(tmp_path / "config.json")])
+    assert code == 0, err
+    assert "max_position_embeddings = 1e30 is no real context" in out + err

@@ -1167,6 +1167,10 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
     if prec.bytes_per_param is not None:
         out["bytes_per_param"] = ConfigValue(prec.bytes_per_param, "B/param", prec.param_note, native=True)
     max_ctx = cfg.get("max_position_embeddings")
+    if isinstance(max_ctx, int) and not isinstance(max_ctx, bool) and max_ctx > MAX_SIZE:
+        # some files say "unlimited" this way (1e30): not a context to read, said so
+        notes.append(f"max_position_embeddings = {_count(max_ctx)} is no real context: not used")
+        max_ctx = None
     if max_ctx is not None:  # a value that is not a context (-1, 0, true, 1.5) is an error, never silently dropped
         max_ctx = _Fields(cfg, a.where, "")._whole("max_position_embeddings", max_ctx, 1)
         out["context"] = ConfigValue(Fraction(max_ctx), "token/seq",
