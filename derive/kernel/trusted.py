@@ -752,6 +752,7 @@ class Kernel:
         self._consistency: tuple[str, str | None] | None = None
         self._discharged: tuple[tuple[str, ...] | None, str | None] | None = None
         self._pos, self._nonneg = self._signed_symbols()
+        self._taylor_answers: dict[tuple, bool] = {}  # taylor_closes, by box and centre
 
     # z3, one context per problem, a new solver per query ---------------------------------------------
 
@@ -1193,13 +1194,20 @@ class Kernel:
         c = {s: centre.get(s) for s in self.symbols}
         if any(not isinstance(c[s], sp.Rational) or not box[s][0] <= c[s] <= box[s][1] for s in self.symbols):
             return False
-        saved = _iv.prec
-        _iv.prec = BOX_PRECISION
-        try:
-            ivbox = {s: _iv.mpf([_ivnum(box[s][0]).a, _ivnum(box[s][1]).b]) for s in self.symbols}
-            return all(truth_on_box(g, ivbox) is True or self._taylor_holds(g, ivbox, c) for g in _conjuncts(self.goal))
-        finally:
-            _iv.prec = saved
+        # the kernel's own answers, by box and centre: a certificate's replay asks again what the proposer
+        # asked while it searched (the same rationals), and each answer costs exact and interval evaluations
+        key = tuple((s, box[s][0], box[s][1], c[s]) for s in self.symbols)
+        memo = self._taylor_answers
+        if key not in memo:
+            saved = _iv.prec
+            _iv.prec = BOX_PRECISION
+            try:
+                ivbox = {s: _iv.mpf([_ivnum(box[s][0]).a, _ivnum(box[s][1]).b]) for s in self.symbols}
+                memo[key] = all(truth_on_box(g, ivbox) is True or self._taylor_holds(g, ivbox, c)
+                                for g in _conjuncts(self.goal))
+            finally:
+                _iv.prec = saved
+        return memo[key]
 
     def _taylor_holds(self, g: Formula, ivbox: Mapping, c: Mapping[sp.Symbol, sp.Rational]) -> bool:
         parts = self._taylor_parts(g)

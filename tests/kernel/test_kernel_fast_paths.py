@@ -236,3 +236,27 @@ def test_name_of_is_str_without_the_printer():
 
     for s in (sp.Symbol("hbm_bandwidth"), sp.Symbol("n", integer=True), sp.Dummy("x"), a * b, sp.Integer(3)):
         assert name_of(s) == str(s)
+
+
+def test_a_certificates_taylor_leaves_are_not_evaluated_twice(monkeypatch):
+    """The kernel keeps its own Taylor answers by box and centre: replaying the proposer's certificate asks
+    the same questions, and an answer never asked before is still computed (a forged leaf is checked)."""
+    calls = []
+    real = Kernel._taylor_holds
+
+    def counted(self, g, ivbox, c):
+        calls.append(tuple(sorted((str(s), v) for s, v in c.items())))
+        return real(self, g, ivbox, c)
+
+    monkeypatch.setattr(Kernel, "_taylor_holds", counted)
+    from derive.kernel.interval import propose
+
+    k = Kernel(Problem([], logic.ge(sp.exp(x), 1 + x), set(), {x: (R(-1), R(2))}))  # touches at 0: Taylor leaves
+    kind, tree, witness = propose(k)
+    asked = len(calls)
+    assert kind == "proved" and asked
+    assert k.proved("interval", certificate=tree, witness=witness).verdict == "proved"
+    assert len(calls) == asked  # the replay found every answer it needed
+    k = Kernel(Problem([], logic.ge(sp.exp(x), 1 + x), set(), {x: (R(-1), R(2))}))
+    assert not k.taylor_closes({x: (R(-1), R(2))}, {x: R(1)})  # a leaf no search proposed: computed, and false
+    assert k.taylor_closes({x: (R(-1, 8), R(1, 8))}, {x: R(0)})
