@@ -68,6 +68,16 @@ def test_graph_rests_on_and_expand():
     assert [x.id for x in lib.topological()].index("t.drain") < [x.id for x in lib.topological()].index("t.c")
 
 
+def test_expansions_are_remembered_per_expression_and_pinning():
+    d = Definition("t.drain", title="d", statement="s", source=SRC, defines=drain, expr=cap.sym / bw.sym)
+    lib = make_library(bw, cap, drain, d)
+    e = 2 * drain.sym
+    first = lib.expand(e)
+    assert lib.expand(e) is first and first == 2 * cap.sym / bw.sym
+    assert lib.expand(e, pinned=["drain"]) == e  # the pinning is part of what is remembered
+    assert lib.expand(sp.Float(2.0) * drain.sym).has(sp.Float)  # equal in value, not the same expression
+
+
 def test_resolve_short_full_ambiguous_unknown():
     c1 = Claim("t.same", title="c", statement="s", source=SRC, goal=logic.ge(cap.sym, 0))
     c2 = Claim("u.same", title="c", statement="s", source=SRC, goal=logic.ge(cap.sym, 0))

@@ -64,6 +64,7 @@ class Library:
         self._check_dimensions()
         self._check_prose()
         self._expanded: dict[tuple[str, frozenset[str]], sp.Expr] = {}
+        self._expansions: dict[tuple[sp.Expr, frozenset[str]], sp.Expr] = {}  # expand's answers
         self._reach: dict[tuple[str, frozenset[str]], frozenset[str]] = {}
 
     # construction --------------------------------------------------------------------------------
@@ -226,10 +227,18 @@ class Library:
         their definition.
         """
         pinned = frozenset(pinned)
+        key = (expr, pinned)
+        done = self._expansions.get(key)
+        if done is not None:  # a check expands the same expressions again and again (8 times in 10)
+            return done
         mapping: dict[sp.Symbol, sp.Expr] = {}
         for sym in free_symbols_of([expr]):
             mapping[sym] = self._expanded_symbol(self.quantity_of(sym).name, pinned)
-        return replace(expr, mapping)
+        out = replace(expr, mapping)
+        if len(self._expansions) >= 50_000:
+            self._expansions.clear()
+        self._expansions[key] = out
+        return out
 
     def _expanded_symbol(self, name: str, pinned: frozenset[str]) -> sp.Expr:
         key = (name, pinned)
