@@ -131,41 +131,14 @@ def test_a_simple_point_of_the_region_spares_z3s_question(monkeypatch):
     assert run([logic.gt(a, 5)], logic.ge(a, 5)).verdict == "proved" and True in asked
 
 
-def test_z3s_solver_is_asked_where_its_tactic_gives_up_as_incomplete(monkeypatch):
-    import z3
-
-    class GaveUp:  # z3's default tactic as a solver, answering as an incomplete tactic does
-        def __init__(self, ctx):
-            self.ctx = ctx
-
-        def solver(self):
-            return self
-
-        def set(self, *args):
-            pass
-
-        def add(self, *args):
-            pass
-
-        def check(self):
-            return z3.unknown
-
-        def reason_unknown(self):
-            return "(incomplete (theory arithmetic))"
-
-    monkeypatch.setattr(z3, "Tactic", lambda name, ctx: GaveUp(ctx))
-    assert run(POS, logic.ge(a * b + c, c)).verdict == "proved"  # z3.Solver() settled it
-    assert run(POS, logic.ge(a * b, c)).verdict == "refuted"
-
-
-def _record_tactics(monkeypatch, give_up: str | None = None) -> list[str]:
-    """z3's tactics as asked for (by name), each still z3's own, except ``give_up``, which answers
-    unknown as a tactic out of its rlimit does."""
+def _record_tactics(monkeypatch, gives_up=lambda name: False, reason="max. resource limit exceeded") -> list[str]:
+    """z3's tactics as asked for (by name), each still z3's own, except those ``gives_up`` names, which
+    answer unknown with ``reason`` (by default as a tactic out of its rlimit does)."""
     import z3
 
     real, asked = z3.Tactic, []
 
-    class OutOfBudget:
+    class GivesUp:  # a tactic as a solver that answers unknown
         def solver(self):
             return self
 
@@ -179,14 +152,20 @@ def _record_tactics(monkeypatch, give_up: str | None = None) -> list[str]:
             return z3.unknown
 
         def reason_unknown(self):
-            return "max. resource limit exceeded"
+            return reason
 
     def tactic(name, ctx):
         asked.append(name)
-        return OutOfBudget() if name == give_up else real(name, ctx)
+        return GivesUp() if gives_up(name) else real(name, ctx)
 
     monkeypatch.setattr(z3, "Tactic", tactic)
     return asked
+
+
+def test_z3s_solver_is_asked_where_its_tactic_gives_up_as_incomplete(monkeypatch):
+    _record_tactics(monkeypatch, gives_up=lambda name: True, reason="(incomplete (theory arithmetic))")
+    assert run(POS, logic.ge(a * b + c, c)).verdict == "proved"  # z3.Solver() settled it
+    assert run(POS, logic.ge(a * b, c)).verdict == "refuted"
 
 
 def test_nlsat_answers_unsat_alone_and_a_model_comes_from_the_default_tactic(monkeypatch):
@@ -208,7 +187,7 @@ def test_the_default_tactic_decides_where_nlsat_spends_its_share(monkeypatch):
 
 
 def test_nlsats_model_stands_where_the_default_tactic_gives_up(monkeypatch):
-    _record_tactics(monkeypatch, give_up="default")
+    _record_tactics(monkeypatch, gives_up=lambda name: name == "default")
     out = run(POS, logic.ge(a * b, c))
     assert out.verdict == "refuted" and out.counterexample["a"] * out.counterexample["b"] < out.counterexample["c"]
 
