@@ -94,36 +94,40 @@ def _decide(problem: Problem) -> Outcome:
     else:
         # z3 cannot express the claim, or ran out of its budget: the interval engine on the bounded box
         reasons.append((why or "z3 gave up") if status == "unknown" else f"cannot be expressed in z3: {why}")
-        if status == "unknown" and any(s not in k.bounds for s in k.symbols):
-            # z3 out of its budget: a false claim is often false at a simple point (1 for every quantity, first)
-            found = k.refuted(_simple_point(k), "exact") or _search(k, problem)
-            if found is not None:
-                return found
-            reasons.append(f"no counterexample among {SEARCH_STEPS} points searched (search budget)")
-            return Outcome("unknown", "z3", "; ".join(dict.fromkeys(reasons)))
-        from derive.kernel.interval import propose  # lazy: mpmath work only when needed
-
-        kind, payload, witness = propose(k)
-        if kind != "refuted" and k.problem.hypotheses and k.consistency(witness)[0] == "unknown":
-            # z3 could not read the assumptions: are they contradictory on the box (integers considered)?
-            empty, tree, _ = propose(k, empty=True)
-            out = k.inconsistent("interval", tree) if empty == "proved" else None
+        if status != "unknown" or all(s in k.bounds for s in k.symbols):  # else the engine has no box to work on
+            out = _interval(k, reasons)
             if out is not None:
                 return out
-        if kind == "proved":
-            out = _admit(k, "interval", certificate=payload, witness=witness)
-            if out.verdict == "proved":
-                return out
-            reasons.append(out.reason or "interval proof not admitted")
-        elif kind == "refuted":
-            return payload
-        else:
-            reasons.append(payload)
-        found = _search(k, problem)
+        # a false claim is often false at a simple point (1 for every unbounded quantity), then the search
+        found = k.refuted(_simple_point(k), "exact") or _search(k, problem)
         if found is not None:
             return found
         reasons.append(f"no counterexample among {SEARCH_STEPS} points searched (search budget)")
     return Outcome("unknown", "z3" if status in ("sat", "unknown") else "none", "; ".join(dict.fromkeys(reasons)))
+
+
+def _interval(k: Kernel, reasons: list[str]) -> Outcome | None:
+    """The interval engine's verdict the kernel admits (proved, refuted, or inconsistent assumptions on the
+    box), or None with its reason added to ``reasons``."""
+    from derive.kernel.interval import propose  # lazy: mpmath work only when needed
+
+    kind, payload, witness = propose(k)
+    if kind != "refuted" and k.problem.hypotheses and k.consistency(witness)[0] == "unknown":
+        # z3 could not read the assumptions: are they contradictory on the box (integers considered)?
+        empty, tree, _ = propose(k, empty=True)
+        out = k.inconsistent("interval", tree) if empty == "proved" else None
+        if out is not None:
+            return out
+    if kind == "refuted":
+        return payload
+    if kind == "proved":
+        out = _admit(k, "interval", certificate=payload, witness=witness)
+        if out.verdict == "proved":
+            return out
+        reasons.append(out.reason or "interval proof not admitted")
+    else:
+        reasons.append(payload)
+    return None
 
 
 def _neighbours(point: dict | None) -> Iterator[dict]:
@@ -203,17 +207,12 @@ def _admit(k: Kernel, engine: str, certificate: object = None, witness: dict | N
 
 
 def _simple_point(k: Kernel) -> dict[sp.Symbol, sp.Rational]:
-    """A first guess at a point of the region: the value a hypothesis ``x == c`` pins, else the middle of
-    the bounds (an integer in them, for an integer quantity), else 1."""
+    """A first guess at a point of the region: the middle of the bounds (the value a hypothesis ``x == c``
+    pins, which gives bounds [c, c]; an integer in them, for an integer quantity), else 1."""
     point: dict[sp.Symbol, sp.Rational] = {s: sp.Integer(1) for s in k.symbols}
     for s, (lo, hi) in k.bounds.items():
         mid = (lo + hi) / 2
         point[s] = sp.floor(mid) if s in k.integer and sp.floor(mid) >= lo else mid
-    for h in k.problem.hypotheses:
-        if isinstance(h, Rel) and h.op == "==":
-            for a, b in ((h.lhs, h.rhs), (h.rhs, h.lhs)):
-                if a in point and isinstance(b, sp.Rational):
-                    point[a] = b
     return point
 
 

@@ -733,8 +733,12 @@ class Kernel:
         self.problem = problem
         present = problem.symbols()
         self.bounds = {s: (sp.Rational(lo), sp.Rational(hi)) for s, (lo, hi) in problem.bounds.items() if s in present}
-        for s, box in _hypothesis_box(problem.hypotheses).items():  # the same statement: bounds are hypotheses
-            self.bounds.setdefault(s, box)
+        for s, (lo, hi) in _hypothesis_box(problem.hypotheses).items():  # the same statement: bounds are
+            if s in self.bounds:  # hypotheses, so both hold: their intersection (an empty one empties the region)
+                lo = self.bounds[s][0] if lo is None else max(lo, self.bounds[s][0])
+                hi = self.bounds[s][1] if hi is None else min(hi, self.bounds[s][1])
+            if lo is not None and hi is not None and lo <= hi:
+                self.bounds[s] = (lo, hi)
         self.integer = frozenset(s for s in problem.integer if s in present)
         self.symbols = sorted(present, key=name_of)
         # the region: hypotheses, each defined (its side conditions: what they mean, and what makes z3's
@@ -826,19 +830,11 @@ class Kernel:
         powers): there nlsat's algebraic numbers reach steps its rlimit does not interrupt (x > 1 with
         x**(5/3), x**(4/3), sqrt(x), x**(3/2) ran into the 60 s safety net at any share above 1e6; the
         default tactic refutes it)."""
-        makers = [lambda: z3.Solver(ctx=ctx)]
-        if not self.integer:
-            makers[:0] = [lambda: z3.Tactic("default", ctx).solver()]
-            if not roots:
-                makers[:0] = [lambda: z3.Tactic("qfnra-nlsat", ctx).solver()]
         start = time.perf_counter()
-        found: tuple[z3.CheckSatResult, z3.Solver] | None = None
-        for i, make in enumerate(makers):
-            first = i == 0 and not self.integer and not roots
-            solver = make()
-            solver.set("rlimit", max(1, int(self.problem.rlimit * NLSAT_SHARE)) if first else self.problem.rlimit)
-            left = left_ms - 1000 * (time.perf_counter() - start)
-            solver.set("timeout", max(1, int(min(left, NLSAT_MS) if first else left)))
+
+        def ask(solver: z3.Solver, rlimit: int, cap_ms: float = math.inf) -> z3.CheckSatResult:
+            solver.set("rlimit", rlimit)
+            solver.set("timeout", max(1, int(min(cap_ms, left_ms - 1000 * (time.perf_counter() - start)))))
             if self.integer:
                 # with integer quantities z3 runs its SMT core either way (nlsat is for reals only); in a
                 # solver that has seen push it keeps the incremental preprocessing, whose steps the rlimit
@@ -846,13 +842,21 @@ class Kernel:
                 # within a 1e6 rlimit)
                 solver.push()
             solver.add(*assertions)
-            r = solver.check()
-            if first:
-                if r == z3.unsat:
-                    return r, solver
-                if r == z3.sat:
-                    found = (r, solver)
-                continue
+            return solver.check()
+
+        found: tuple[z3.CheckSatResult, z3.Solver] | None = None  # nlsat's sat, if nothing better comes
+        if not self.integer and not roots:
+            solver = z3.Tactic("qfnra-nlsat", ctx).solver()
+            r = ask(solver, max(1, int(self.problem.rlimit * NLSAT_SHARE)), NLSAT_MS)
+            if r == z3.unsat:
+                return r, solver
+            found = (r, solver) if r == z3.sat else None
+        makers = [lambda: z3.Solver(ctx=ctx)]
+        if not self.integer:
+            makers.insert(0, lambda: z3.Tactic("default", ctx).solver())
+        for make in makers:
+            solver = make()
+            r = ask(solver, self.problem.rlimit)
             if r != z3.unknown:
                 return r, solver
             if _out_of_budget(solver.reason_unknown()):
@@ -1074,17 +1078,9 @@ class Kernel:
         return Outcome("proved", engine, recheck=method, side_conditions=conditions)
 
     def fixed_point(self) -> dict[sp.Symbol, sp.Rational] | None:
-        """The point when the assumptions fix every quantity to a rational (``x == 3/2`` as a top-level
-        hypothesis, or bounds with low == high): the region is that point or empty; else None."""
-        point: dict[sp.Symbol, sp.Rational] = {}
-        for h in _conjuncts_all(self.region):
-            if isinstance(h, Rel) and h.op == "==":
-                for s, v in ((h.lhs, h.rhs), (h.rhs, h.lhs)):
-                    if isinstance(s, sp.Symbol) and v.is_Rational:
-                        point[s] = v
-        for s, (lo, hi) in self.bounds.items():
-            if lo == hi:
-                point[s] = lo
+        """The point when the assumptions fix every quantity to a rational (bounds with low == high, which a
+        top-level hypothesis ``x == 3/2`` gives too): the region is that point or empty; else None."""
+        point = {s: lo for s, (lo, hi) in self.bounds.items() if lo == hi}
         return point if set(point) == set(self.symbols) else None
 
     def refuted(self, point: Mapping, engine: str) -> Outcome | None:
@@ -1251,9 +1247,10 @@ class Kernel:
         return self._taylor[g]
 
 
-def _hypothesis_box(hypotheses: list[Formula]) -> dict[sp.Symbol, tuple[sp.Rational, sp.Rational]]:
-    """Bounds that top-level hypotheses ``c <= x``, ``x < c`` ... give a quantity on both sides (``--assume
-    "x in [a, b]"`` says what ``bounds`` says): a box that holds the region, for the engines that need one."""
+def _hypothesis_box(hypotheses: list[Formula]) -> dict[sp.Symbol, tuple[sp.Rational | None, sp.Rational | None]]:
+    """The (low, high) bounds that top-level hypotheses ``c <= x``, ``x < c`` ... give a quantity, None for a
+    side they leave open (``--assume "x in [a, b]"`` says what ``bounds`` says): a box that holds the region,
+    for the engines that need one."""
     low: dict[sp.Symbol, sp.Rational] = {}
     high: dict[sp.Symbol, sp.Rational] = {}
     for h in _conjuncts_all(hypotheses):
@@ -1265,7 +1262,7 @@ def _hypothesis_box(hypotheses: list[Formula]) -> dict[sp.Symbol, tuple[sp.Ratio
                     low[s] = max(low.get(s, c), c)
                 if op in ("<", "<=", "=="):
                     high[s] = min(high.get(s, c), c)
-    return {s: (low[s], high[s]) for s in low if s in high and low[s] <= high[s]}
+    return {s: (low.get(s), high.get(s)) for s in {*low, *high}}
 
 
 _FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "=="}

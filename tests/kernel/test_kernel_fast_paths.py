@@ -239,3 +239,15 @@ def test_a_certificates_taylor_leaves_are_not_evaluated_twice(monkeypatch):
     k = Kernel(Problem([], logic.ge(sp.exp(x), 1 + x), set(), {x: (R(-1), R(2))}))
     assert not k.taylor_closes({x: (R(-1), R(2))}, {x: R(1)})  # a leaf no search proposed: computed, and false
     assert k.taylor_closes({x: (R(-1, 8), R(1, 8))}, {x: R(0)})
+
+
+def test_hypotheses_and_bounds_on_one_quantity_meet_in_one_box():
+    box = {x: (R(0), R(10)), a: (R(1), R(9))}
+    k = Kernel(Problem([logic.eq(x, 3), logic.le(a, 4)], logic.ge(x * a, 0), set(), box))
+    assert k.bounds == {x: (3, 3), a: (1, 4)}
+    assert k.fixed_point() is None  # a still ranges
+    k = Kernel(Problem([logic.eq(x, 3)], logic.ge(x, 3), set(), {x: (R(0), R(10))}))
+    assert k.fixed_point() == {x: 3}
+    empty = Kernel(Problem([logic.ge(x, 20)], logic.ge(x, 0), set(), {x: (R(0), R(10))}))
+    assert empty.bounds[x] == (0, 10)  # no box holds the (empty) region: the given bounds stay
+    assert run([logic.ge(x, 20)], logic.ge(x, 0), bounds={x: (R(0), R(10))}).verdict == "inconsistent"
