@@ -21,7 +21,7 @@ import sympy as sp
 from sympy.printing.latex import LatexPrinter
 
 from derive.kernel.logic import Formula
-from derive.model.prose import PROSE_MATH
+from derive.model.prose import PROSE_MATH, markdown_escape
 
 _COMPOUND = re.compile(r"[/+\-]|\\cdot|\\times|\s")
 
@@ -170,18 +170,6 @@ def latex_escape_breakable(text: object) -> str:
 def latex_comment(text: object) -> str:
     """Text for a ``%`` comment line: one line, nothing to escape."""
     return " ".join(str(text).split())
-
-
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~])")
-
-
-def markdown_escape(text: object) -> str:
-    """Plain text -> Markdown text that GitHub shows verbatim (no emphasis, links, math or table breaks).
-    A dollar becomes ``<span>$</span>``: GitHub documents that form for a dollar on a line that also
-    holds math (a backslash-escaped dollar beside math is known to break its renderer)."""
-    escaped = _MD_SPECIAL.sub(r"\\\1", str(text)).replace("$", "<span>$</span>")
-    # A line that starts with "1." or "-" would become a list item; prose here is one paragraph.
-    return " ".join(escaped.split())
 
 
 def markdown_math(latex: str) -> str:

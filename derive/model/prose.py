@@ -25,6 +25,18 @@ from collections.abc import Iterator, Mapping, Sequence
 
 from derive.errors import DeriveError, LibraryError, UnknownNameError
 
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~])")
+
+
+def markdown_escape(text: object) -> str:
+    """Plain text -> Markdown text that GitHub shows verbatim (no emphasis, links, math or table breaks).
+    A dollar becomes ``<span>$</span>``: GitHub documents that form for a dollar on a line that also
+    holds math (a backslash-escaped dollar beside math is known to break its renderer)."""
+    escaped = _MD_SPECIAL.sub(r"\\\1", str(text)).replace("$", "<span>$</span>")
+    # A line that starts with "1." or "-" would become a list item; prose here is one paragraph.
+    return " ".join(escaped.split())
+
+
 INLINE_KINDS = ("value", "verdict")
 PLACEMENT_KINDS = ("result", "figure")
 PLACEHOLDER = re.compile(r"\{\{(value|verdict|result|figure):([A-Za-z_][A-Za-z0-9_.]*)\}\}")

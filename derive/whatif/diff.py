@@ -24,7 +24,6 @@ expanding formulas, and err on the side of re-checking.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -33,6 +32,7 @@ import sympy as sp
 from derive.checking.checker import Checker, ClaimResult
 from derive.model.declarations import Assumption, Claim, free_symbols_of
 from derive.model.library import Library
+from derive.model.prose import markdown_escape
 from derive.model.scenario import Scenario, linked
 
 
@@ -353,8 +353,8 @@ class DiffReport:
                     detail = "at " + ", ".join(f"`{n}` = {self.value_text(n, v['after'])}"
                                                for n, v in e["values"].items())
                 if e["reason"] and e["after"] != "proved":
-                    detail = (detail + "; " if detail else "") + _md_text(e["reason"])
-                lines.append(f"| `{cid}` ({_md_text(e['title'])}) | {e['before']} | **{e['after']}** | "
+                    detail = (detail + "; " if detail else "") + markdown_escape(e["reason"])
+                lines.append(f"| `{cid}` ({markdown_escape(e['title'])}) | {e['before']} | **{e['after']}** | "
                              f"{detail or '-'} |")
         lines += ["", f"{len(changed)} of {len(self.order)} claims change verdict. Re-checked "
                   f"{len(self.rechecked)} claims that the change can reach; the other "
@@ -368,16 +368,6 @@ class DiffReport:
 
 def _md_code(text: str) -> str:
     return text.replace("|", "\\|")
-
-
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~])")
-
-
-def _md_text(text: str) -> str:
-    """A library's text (a title, a reason) shown verbatim in a Markdown table cell: no emphasis, link, HTML or
-    column break (a title's ``<b>x</b>`` was raw HTML there, and ``|`` became ``/``); a dollar is GitHub's
-    ``<span>$</span>``.  The rule of the documents' Markdown (``derive.documents.latex.markdown_escape``)."""
-    return " ".join(_MD_SPECIAL.sub(r"\\\1", str(text)).replace("$", "<span>$</span>").split())
 
 
 def diff(library: Library, baseline: Scenario, current: Scenario, *, rlimit: int | None = None, cache=None,
