@@ -200,8 +200,10 @@ def _sympy_text(e: object) -> str:
     of their subterms, and ``srepr`` of each whole problem was most of a cached check's key time."""
     import sympy as sp
 
+    from derive.kernel.logic import PRINT_BITS, rational_bits
+
     assert isinstance(e, sp.Basic)
-    if e.is_Rational and max(int(e.p).bit_length(), int(e.q).bit_length()) > 4000:
+    if e.is_Rational and rational_bits(e) > PRINT_BITS:
         return f"Rational(0x{int(e.p):x},0x{int(e.q):x})"  # decimal text stops at 4,300 digits (Python's limit)
     if not e.args:
         return sp.srepr(e)

@@ -18,6 +18,15 @@ _NEGATED = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 _LATEX_OPS = {"==": "=", "!=": r"\neq", "<": "<", "<=": r"\le", ">": ">", ">=": r"\ge"}
 
 
+PRINT_BITS = 14_000  # largest number (numerator or denominator bits) derive reads: it prints numbers in decimal,
+# and Python writes an integer of more than 4,300 digits as text only past a process-wide limit
+
+
+def rational_bits(q: sp.Rational) -> int:
+    """The larger bit length of a rational's numerator and denominator (its size, for the number budgets)."""
+    return max(int(q.p).bit_length(), int(q.q).bit_length())
+
+
 def name_of(s: sp.Basic) -> str:
     """``str(s)``, without sympy's printer for a plain symbol (its name): symbols are sorted and named by
     the thousand while a library is checked, and the printer takes microseconds for each."""

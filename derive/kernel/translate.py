@@ -19,7 +19,7 @@ import z3
 from z3 import z3core as C
 
 from derive.errors import TranslationError
-from derive.kernel.logic import And, Formula, Iff, Implies, Not, Or, Rel, name_of
+from derive.kernel.logic import And, Formula, Iff, Implies, Not, Or, Rel, name_of, rational_bits
 
 MAX_POWER = 64
 # A root x**(p/q) becomes r with r**q == x**p: past this degree z3's nonlinear arithmetic can run for
@@ -112,7 +112,7 @@ class Translator:
                 raise TranslationError(f"symbol '{e}' is not a declared quantity of this check")
             return self.variables[e].as_ast()
         if e.is_Rational:
-            if max(int(e.p).bit_length(), int(e.q).bit_length()) > MAX_NUMERAL_BITS:
+            if rational_bits(e) > MAX_NUMERAL_BITS:
                 raise TranslationError(f"numeral budget: a number of more than {MAX_NUMERAL_BITS} bits is not "
                                        "given to z3")
             return self._numeral(str(int(e)) if e.is_Integer else f"{int(e.p)}/{int(e.q)}")

@@ -90,14 +90,12 @@ import sympy as sp
 import z3
 
 from derive.errors import TranslationError
-from derive.kernel.logic import And, Formula, Iff, Implies, Not, Or, Rel, name_of, replace
+from derive.kernel.logic import PRINT_BITS, And, Formula, Iff, Implies, Not, Or, Rel, name_of, rational_bits, replace
 from derive.kernel.problem import Outcome, Problem
 from derive.kernel.translate import Translator, make_variables, z3_value_to_rational
 
 EXACT_BITS = 20_000  # largest exact rational (numerator or denominator bits) exact evaluation builds
 PRECISIONS = (64, 256, 1024, 4096)  # bits of the certified interval evaluation at a point, tried in order
-PRINT_BITS = 14_000  # largest value (numerator or denominator bits) a counterexample reports: Python writes
-# integers of more than 4,300 digits as text only past a process-wide limit
 BOX_PRECISION = 64  # bits of interval evaluation on a box
 ALGEBRA_TERMS = 5_000  # largest expansion the identity route normalises
 MAX_NODES = 50_000  # largest statement (nodes of its expression trees, see ``tree_size``) the engines read
@@ -174,7 +172,7 @@ def refusal(problem: Problem) -> str | None:
                 return f"bound {end} of {sym} is a floating-point number: {FLOAT_HINT}"
             if isinstance(end, bool) or not isinstance(end, (int, sp.Rational)):
                 return f"bound {end} of {sym} is not an exact rational number"
-        if any(_bits(sp.Rational(end)) > PRINT_BITS for end in (lo, hi)):
+        if any(rational_bits(sp.Rational(end)) > PRINT_BITS for end in (lo, hi)):
             return f"a bound of {sym} has more than {PRINT_BITS} bits (a budget: values are printed in decimal)"
         if lo > hi:
             return f"bounds of {sym} are written high-to-low ({lo} > {hi}): write (low, high)"
@@ -198,7 +196,7 @@ def _refused_expr(e: sp.Expr) -> str | None:
             return f"floating-point number {a} in {sp.sstr(e)}: {FLOAT_HINT}"
         if a.is_Number and not a.is_Rational:
             return f"{a} is not a real number"
-        if a.is_Rational and _bits(a) > PRINT_BITS:
+        if a.is_Rational and rational_bits(a) > PRINT_BITS:
             return f"a number of more than {PRINT_BITS} bits (a budget: values are printed in decimal)"
         if a is sp.I or isinstance(a, (sp.core.numbers.ImaginaryUnit,)):
             return f"complex number in {sp.sstr(e)}"
@@ -329,10 +327,6 @@ def _number_holds(cond: Rel) -> bool:
 
 # evaluation at a point: exact first, certified intervals where a value is irrational -------------------
 
-def _bits(q: sp.Rational) -> int:
-    return max(int(q.p).bit_length(), int(q.q).bit_length())
-
-
 def _exact(e: sp.Expr, point: Mapping[sp.Symbol, sp.Rational]) -> sp.Rational | None:
     """The exact rational value of ``e`` at ``point``; None when it is irrational (or too large to
     build, which interval evaluation then settles).  Raises ``Undefined``.  Every argument is evaluated
@@ -360,7 +354,7 @@ def _exact(e: sp.Expr, point: Mapping[sp.Symbol, sp.Rational]) -> sp.Rational | 
             out = min(vals)
         else:
             out = abs(vals[0])
-        return out if _bits(out) <= EXACT_BITS else None
+        return out if rational_bits(out) <= EXACT_BITS else None
     if isinstance(e, sp.Pow):
         b, x = _exact(e.base, point), _exact(e.exp, point)
         literal = e.exp.is_Rational
@@ -371,7 +365,7 @@ def _exact(e: sp.Expr, point: Mapping[sp.Symbol, sp.Rational]) -> sp.Rational | 
         if x.is_Integer:
             if x < 0 and b == 0:
                 raise Undefined(f"denominator {sp.sstr(e.base)} is zero")
-            if _bits(b) * abs(int(x)) > EXACT_BITS:
+            if rational_bits(b) * abs(int(x)) > EXACT_BITS:
                 return None
             return b ** x
         if b < 0 or (b == 0 and x < 0):
@@ -379,14 +373,14 @@ def _exact(e: sp.Expr, point: Mapping[sp.Symbol, sp.Rational]) -> sp.Rational | 
                             f"denominator {sp.sstr(e.base)} is zero")
         if b == 0:
             return sp.Integer(0)
-        if _bits(b) > EXACT_BITS:
+        if rational_bits(b) > EXACT_BITS:
             return None
         num, ok1 = sp.integer_nthroot(int(b.p), int(x.q))
         den, ok2 = sp.integer_nthroot(int(b.q), int(x.q))
         if not (ok1 and ok2):
             return None
         root = sp.Rational(num, den)
-        return root ** int(x.p) if _bits(root) * abs(int(x.p)) <= EXACT_BITS else None
+        return root ** int(x.p) if rational_bits(root) * abs(int(x.p)) <= EXACT_BITS else None
     if isinstance(e, sp.log):
         a = _exact(e.args[0], point)
         if a is not None and a <= 0:
@@ -1096,7 +1090,7 @@ class Kernel:
         why = self._region_failure(point)
         if why:
             return why
-        if any(_bits(v) > PRINT_BITS for v in point.values()):
+        if any(rational_bits(v) > PRINT_BITS for v in point.values()):
             return f"a value of more than {PRINT_BITS} bits cannot be reported (a budget)"
         try:
             if evaluate_at(self.goal, point):

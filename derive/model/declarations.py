@@ -16,8 +16,7 @@ from functools import cached_property
 import sympy as sp
 
 from derive.errors import DeriveError, LibraryError
-from derive.kernel.logic import Formula, Rel
-from derive.model.dimensions import MAX_NUMBER_BITS
+from derive.kernel.logic import PRINT_BITS, Formula, Rel, rational_bits
 from derive.model.units import Dimension, Unit, parse_unit
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -350,10 +349,10 @@ def _bounds_triples(claim_id: str, bounds: object) -> tuple:
 
 
 def _too_long(value: object) -> bool:
-    """An exact number past the digits derive prints (``derive.model.dimensions.MAX_NUMBER_BITS``)."""
+    """An exact number past the digits derive prints (``derive.kernel.logic.PRINT_BITS``)."""
     if isinstance(value, (int, Fraction, sp.Rational)) and not isinstance(value, bool):
         q = sp.Rational(value)
-        return max(int(q.p).bit_length(), int(q.q).bit_length()) > MAX_NUMBER_BITS
+        return rational_bits(q) > PRINT_BITS
     return False
 
 

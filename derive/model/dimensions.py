@@ -7,13 +7,10 @@ from collections.abc import Callable
 import sympy as sp
 
 from derive.errors import DimensionError, LibraryError
-from derive.kernel.logic import And, Formula, Iff, Implies, Not, Or, Rel
+from derive.kernel.logic import PRINT_BITS, And, Formula, Iff, Implies, Not, Or, Rel, rational_bits
 from derive.model.units import DIMENSIONLESS, Dimension, format_dimension
 
 Lookup = Callable[[sp.Symbol], Dimension]
-# a number in a library is printed in decimal, which Python does past 4,300 digits only beyond a process-wide
-# limit (the kernel's ``PRINT_BITS`` too): a larger one is refused where its dimension is read
-MAX_NUMBER_BITS = 14_000
 
 
 def dimension_of(expr: sp.Expr, lookup: Lookup, *, where: str = "", memo: dict | None = None) -> Dimension:
@@ -30,7 +27,7 @@ def _dimension_of(expr: sp.Expr, lookup: Lookup, where: str, memo: dict) -> Dime
     if isinstance(expr, sp.Symbol):
         return lookup(expr)
     if expr.is_Number or expr in (sp.pi, sp.E) or isinstance(expr, sp.NumberSymbol):
-        if expr.is_Rational and max(int(expr.p).bit_length(), int(expr.q).bit_length()) > MAX_NUMBER_BITS:
+        if expr.is_Rational and rational_bits(expr) > PRINT_BITS:  # a number derive cannot print
             raise LibraryError(f"{where}: a number of more than 4,000 digits",
                                hint="derive prints every number in decimal; scale the quantity's unit instead")
         return DIMENSIONLESS
