@@ -400,14 +400,17 @@ def compiled_claim(library: Library, scenario: Scenario, target: Target, keep: S
     return numpy_formula(And((*hyps, goal)) if hyps else goal, symbols)
 
 
-def compiled_hypotheses(library: Library, scenario: Scenario, target: Target, keep: Sequence[str],
-                        symbols: Sequence[sp.Symbol]) -> Callable[..., np.ndarray] | None:
-    """Where the claim's hypotheses hold (None: it has none).  Where they fail the check says ``inconsistent``
-    (an instance claim) or the claim says nothing (a general one): neither is "does not hold"."""
+def compiled_goal_and_hypotheses(library: Library, scenario: Scenario, target: Target, keep: Sequence[str],
+                                 symbols: Sequence[sp.Symbol]) -> tuple[Callable[..., np.ndarray],
+                                                                        Callable[..., np.ndarray] | None]:
+    """The claim's goal and where its hypotheses hold (None: it has none), compiled from one expansion.
+    Where the hypotheses fail the check says ``inconsistent`` (an instance claim) or the claim says nothing
+    (a general one): neither is "does not hold"."""
     from derive.kernel.logic import And
 
-    _, hyps = _claim_formulas(library, scenario, target, keep, symbols)
-    return numpy_formula(And(tuple(hyps)) if len(hyps) > 1 else hyps[0], symbols) if hyps else None
+    goal, hyps = _claim_formulas(library, scenario, target, keep, symbols)
+    hyp = numpy_formula(And(tuple(hyps)) if len(hyps) > 1 else hyps[0], symbols) if hyps else None
+    return numpy_formula(goal, symbols), hyp
 
 
 HYPOTHESES_NOTE = ("an empty claim field: the claim's hypotheses fail there (derive check says inconsistent for an "
@@ -435,12 +438,12 @@ def sweep_grid(library: Library, scenario: Scenario, targets: Sequence[Target], 
     hypotheses_fail = False
     for t in targets:
         if t.kind == "claim":
-            fn = compiled_claim(library, scenario, t, names, symbols)
-            values = fn(*flat).astype(float)
-            hyp = compiled_hypotheses(library, scenario, t, names, symbols)
+            goal, hyp = compiled_goal_and_hypotheses(library, scenario, t, names, symbols)
+            values = np.broadcast_to(goal(*flat), flat[0].shape).astype(float)
             if hyp is not None:
-                values = np.where(np.broadcast_to(hyp(*flat), values.shape), values, np.nan)
-                hypotheses_fail = hypotheses_fail or bool(np.isnan(values).any())
+                held = np.broadcast_to(hyp(*flat), values.shape)
+                values = np.where(held, values, np.nan)
+                hypotheses_fail = hypotheses_fail or not bool(held.all())
             data.append(values)
         else:
             fn = _compiled_quantity(library, scenario, t, names, symbols)
