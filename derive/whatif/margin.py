@@ -737,13 +737,14 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
                          "equations")
     dom = _domain_formula(v.domain, v.symbol)
     if v.value is not None and not out.holds_at_value:
-        out.hypotheses_at_value = _hypotheses_hold(And((*dom, *hyps)) if hyps else None, v, out)
+        conditions = (*dom, *hyps)  # the quantity's domain is a hypothesis too (check: inconsistent outside it)
+        out.hypotheses_at_value = _hypotheses_hold(And(conditions) if conditions else None, v)
     if verify:
         out.checks = cross_check(goal, [*dom, *hyps], v.symbol, intervals, critical, rlimit or DEFAULT_RLIMIT)
     return out
 
 
-def _hypotheses_hold(hyps: Formula | None, v: _Varied, out: Margin) -> bool:
+def _hypotheses_hold(hyps: Formula | None, v: _Varied) -> bool:
     """Do the hypotheses hold at the scenario value (an integer quantity's non-integer value: no)?"""
     if v.integer and v.value.is_integer is not True:
         return False
