@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from derive.errors import ScenarioError
 from derive.model.units import DIMENSIONLESS, Dimension, parse_unit
-from theorems.hf_config import ConfigValue, load_config_json, model_values, param_breakdown
+from theorems.configs import ConfigValue, load_config_json, model_values, param_breakdown
 
 FIXTURES = Path(__file__).parent / "fixtures" / "configs"
 

@@ -21,7 +21,7 @@ from derive.cli import main
 from derive.errors import ScenarioError
 from derive.model.evaluate import evaluate
 from derive.model.scenario import build_scenario
-from theorems.hf_config import kv_layout, load_config_json, model_values, param_breakdown
+from theorems.configs import kv_layout, load_config_json, model_values, param_breakdown
 
 CONFIGS = Path(__file__).parent / "fixtures" / "configs"
 
@@ -362,7 +362,7 @@ def test_show_json_carries_notes(capsys, tmp_path, monkeypatch) -> None:
 
 @pytest.mark.parametrize("with_hub", [True, False])
 def test_hf_cache_layout_with_and_without_huggingface_hub(tmp_path, monkeypatch, with_hub: bool) -> None:
-    from theorems.hf_config import find_cached_config
+    from theorems.configs import find_cached_config
 
     expected = _fake_cache(tmp_path, "openai/gpt-oss-20b", _config("gpt-oss-20b.json"))
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from derive.model.units import DIMENSIONLESS, Dimension, parse_unit
-from theorems.hf_config import model_values, param_breakdown
+from theorems.configs import model_values, param_breakdown
 
 PRESETS = Path(__file__).resolve().parent.parent / "theorems" / "presets"
 HARDWARE = sorted((PRESETS / "hardware").glob("*.toml"))

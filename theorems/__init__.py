@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import batching, capacity, context, gap, moe, pipeline, pricing, revnets, roofline, scaling
+from .configs import find_cached_config, model_values
 from .figures import FIGURES  # noqa: F401  (figure specs; derive.model.loader reads FIGURES)
-from .hf_config import find_cached_config, model_values
 
 # --model ORG/NAME: the scenario asks the reader where a Hugging Face id's config.json is (local cache only).
 model_values.find_cached_config = find_cached_config  # type: ignore[attr-defined]

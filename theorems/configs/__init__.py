@@ -1,0 +1,89 @@
+"""Hugging Face ``config.json`` reader: model quantities from an architecture description.
+
+A model's ``config.json`` names its shape (width, depth, heads, experts, latent ranks, layer kinds,
+datatype) but not its parameter count, its KV-cache size or its bytes per weight.  This package derives
+those, exactly, in the units the lecture uses, so that ``derive --model PATH/config.json`` (or
+``--model ORG/NAME`` from the local Hugging Face cache, or a model preset's ``[config]`` table)
+supplies the model's quantities.  All LLM-specific knowledge lives here, in ``theorems/``; the engine
+only calls ``model_values``.
+
+Layout: one module per family (``dense``, ``gemma``, ``falcon``, ``mixtral``, ``gpt_oss``, ``qwen_moe``,
+``qwen_hybrid``, ``llama4``, ``glm``, ``deepseek``), each a ``Family`` record saying how its configs lay out
+their layers; ``registry`` picks the family; ``reader`` runs the same steps for every family;
+``precision`` reads the datatype and quantization; ``hub`` finds a cached ``config.json``.
+
+Main functions
+--------------
+- ``model_values(config, bytes_per_kv_element=None, where=...)``: quantity name -> ``ConfigValue``,
+  returned as a ``ModelValues`` mapping whose ``notes`` list every default and approximation applied.
+- ``load_config_json(path)``: the same, read from a file (errors name the file).
+- ``param_breakdown(config, where=...)``: the parameter count split into its parts.
+- ``kv_layout(config, where=...)``: the KV cache by layer kind (``KVLayout``), with
+  ``KVLayout.bytes_per_sequence(context, bytes_per_element)`` for a hand count at any context.
+- ``find_cached_config(model_id)``: the ``config.json`` of ``ORG/NAME`` in the local Hugging Face cache.
+
+Counting conventions
+--------------------
+- Parameters are the weight matrices: token embedding, LM head (unless ``tie_word_embeddings``),
+  attention projections, MLP matrices (gated: gate, up and down, 3 matrices; Falcon: 2), MoE routers,
+  linear-attention projections and convolutions, the DeepSeek-V3.2 indexer.  Norm gains, bias vectors,
+  gpt-oss attention sinks and Gated DeltaNet's per-head decay vectors are not counted (each well under
+  0.1 % of the models here); multi-token-prediction modules and vision towers are not counted.
+- ``params_total`` counts everything above, embeddings included (the publishers' totals do).
+- ``params_active`` is what the compute formulas multiply by: the parameters a token's forward pass
+  multiplies, so *without the input embedding* (a table lookup, no multiplies) and *with the output
+  head* (a real matrix multiply), routed experts a token does not use left out.  This is OpenAI's
+  convention for gpt-oss (5.1B of 116.8B) and matches DeepSeek-V2-Lite's 2.4B.  ``params_embedding``
+  gives the input embedding, so ``params_active + params_embedding`` is the count with every weight of
+  the selected path (Mistral's 12.9B for Mixtral, DeepSeek-V3's 37B); the notes give both, and the
+  counts without any embedding.
+
+KV cache by layer kind
+----------------------
+Every layer is one of: full attention (GQA/MQA/MHA: ``2 * kv_heads * head_dim`` elements per token;
+MLA: ``kv_lora_rank + qk_rope_head_dim``), sliding window W (holds ``min(L, W)`` tokens), chunked
+attention C (holds at most ``min(L, C)`` tokens: the current chunk), or linear attention (a state of
+fixed size, whatever the context).  The counts per kind are computed arithmetically from the config
+(``layer_types`` when given, else the family's pattern); no per-layer list is built.  The values:
+``kv_bytes_per_token`` (full layers plus any indexer keys: the per-token figure at long context),
+``kv_window_bytes_per_token`` and ``attention_window``, ``kv_chunk_bytes_per_token`` and
+``attention_chunk``, ``kv_state_bytes``.  The library's ``kv_bytes_per_sequence`` combines them at the
+scenario's context.
+
+For the context chapter's per-head formula (``kv_cache_layers * kv_elements_per_layer * e`` with
+``kv_elements_per_layer = 2 * kv_heads * head_dim``), latent attention pins ``kv_elements_per_layer`` to
+``kv_lora_rank + qk_rope_head_dim`` and reads decoding as multi-query attention over the latent
+(``kv_heads`` 1, ``head_dim`` the latent's width, every query head), as absorbed MLA decoding runs.
+
+Defaults
+--------
+A field that defines the model's size is required: when it is missing the reader raises
+``ScenarioError`` naming the field and the file.  A few fields whose absence has one conventional
+meaning are filled in and the notes say so (``num_key_value_heads``, ``head_dim``,
+``tie_word_embeddings``, ``first_k_dense_replace``, ``moe_layer_freq``, ``decoder_sparse_step``, layer
+patterns).  Counts are capped (``MAX_LAYERS`` layers, ``MAX_SIZE`` for widths): an absurd value is a
+one-line error naming the field.
+"""
+
+from __future__ import annotations
+
+from .base import MAX_LAYERS, MAX_SIZE, ConfigValue, KVLayout, ModelValues, ParamBreakdown
+from .hub import find_cached_config
+from .reader import kv_layout, load_config_json, model_values, param_breakdown, read_config_json
+from .registry import SUPPORTED_MODEL_TYPES
+
+__all__ = [
+    "MAX_LAYERS",
+    "MAX_SIZE",
+    "SUPPORTED_MODEL_TYPES",
+    "ConfigValue",
+    "KVLayout",
+    "ModelValues",
+    "ParamBreakdown",
+    "find_cached_config",
+    "kv_layout",
+    "load_config_json",
+    "model_values",
+    "param_breakdown",
+    "read_config_json",
+]

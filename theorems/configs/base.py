@@ -1,0 +1,425 @@
+"""What every family module shares: the results, field access, attention, and the ``Family`` record.
+
+A family module (``dense``, ``gemma``, ``deepseek``, ...) says how its ``model_type`` values lay out their
+layers: which attention, which layer kinds in which pattern, which MLP or experts.  ``reader`` runs the
+same steps for every family; nothing here knows a particular model.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from derive.errors import ScenarioError
+from derive.model.display import format_number
+
+MAX_LAYERS = 100_000
+MAX_SIZE = 2**40  # widths, vocabularies, expert counts: far above any real model
+
+
+@dataclass(frozen=True)
+class ConfigValue:
+    """One quantity read from a config: exact value in SI base units, its unit, and how it was derived.
+
+    ``native`` marks values that describe the model's own precision and context (bytes per weight, bytes
+    per cached element, maximum context): the scenario lets them replace the lecture's round numbers and
+    a hardware preset's, never a value the user gave.
+    """
+
+    value: Fraction
+    unit: str
+    note: str
+    native: bool = False
+
+
+class ModelValues(dict):
+    """``model_values``' result: quantity name -> ``ConfigValue``, plus ``notes`` (every default and
+    approximation the reader applied, one sentence each)."""
+
+    notes: tuple[str, ...] = ()
+
+
+DTYPE_BYTES: dict[str, Fraction] = {
+    "float32": Fraction(4), "float": Fraction(4), "fp32": Fraction(4),
+    "bfloat16": Fraction(2), "bf16": Fraction(2), "float16": Fraction(2), "half": Fraction(2), "fp16": Fraction(2),
+    "float8_e4m3fn": Fraction(1), "float8_e5m2": Fraction(1), "fp8": Fraction(1), "int8": Fraction(1),
+}
+
+
+# --------------------------------------------------------------------------------------------------
+# the results
+
+
+@dataclass(frozen=True)
+class ParamBreakdown:
+    """A parameter count split into parts (all in parameters, all layers summed)."""
+
+    model_type: str
+    layers: int
+    embedding: int  # input token embedding
+    lm_head: int  # 0 when tied to the embedding
+    attention: int  # every attention block: full, windowed, chunked, latent, linear, indexer
+    dense_mlp: int  # MLPs of the dense (non-MoE) layers
+    routed_experts: int  # every routed expert of every MoE layer
+    routed_experts_active: int  # the routed experts one token uses
+    shared_experts: int
+    router: int
+    moe_layers: int
+    experts_total: int  # routed experts per MoE layer (0 for a dense model)
+    experts_active: int
+    experts_shared: int
+    notes: tuple[str, ...]  # defaults applied and conventions, for the values' notes
+    tied: bool = False  # the LM head is the embedding matrix
+
+    @property
+    def total(self) -> int:
+        """Every counted weight, embeddings included (the publishers' totals)."""
+        return (self.embedding + self.lm_head + self.attention + self.dense_mlp + self.routed_experts
+                + self.shared_experts + self.router)
+
+    @property
+    def active_with_embedding(self) -> int:
+        """Every weight on a token's path, the input embedding included."""
+        return self.total - self.routed_experts + self.routed_experts_active
+
+    @property
+    def active(self) -> int:
+        """What a token's forward pass multiplies: no input embedding (a lookup), the output head included
+        (with tied embeddings the head is the embedding matrix, so it stays)."""
+        return self.active_with_embedding - (0 if self.tied else self.embedding)
+
+    @property
+    def total_non_embedding(self) -> int:
+        return self.total - self.embedding - self.lm_head
+
+    @property
+    def active_non_embedding(self) -> int:
+        return self.active_with_embedding - self.embedding - self.lm_head
+
+    @property
+    def is_moe(self) -> bool:
+        return self.moe_layers > 0
+
+
+@dataclass(frozen=True)
+class KVLayout:
+    """The KV cache by layer kind: layer counts and elements, summed over the layers of each kind.
+
+    Elements are per token of context (full, window, chunk) or per sequence (state); they take the KV
+    element size.  ``indexer_bytes_per_token`` is already in bytes (its keys are FP8 whatever the KV
+    datatype).
+    """
+
+    full_layers: int = 0
+    full_elements: int = 0
+    window_layers: int = 0
+    window: int = 0
+    window_elements: int = 0
+    chunk_layers: int = 0
+    chunk: int = 0
+    chunk_elements: int = 0
+    state_layers: int = 0
+    state_elements: int = 0
+    indexer_bytes_per_token: Fraction = Fraction(0)
+    formulas: tuple[str, ...] = ()
+    state_bytes: Fraction = Fraction(0)  # state held in a datatype of its own (Qwen3.5's float32 recurrent state)
+
+    def state_bytes_at(self, bytes_per_element: int | Fraction) -> Fraction:
+        """Bytes of the fixed-size linear-attention state of one sequence."""
+        return self.state_elements * Fraction(bytes_per_element) + self.state_bytes
+
+    def bytes_per_sequence(self, context: int | Fraction, bytes_per_element: int | Fraction) -> Fraction:
+        """KV bytes one sequence holds at ``context`` tokens (the library's ``kv_bytes_per_sequence``)."""
+        e, L = Fraction(bytes_per_element), Fraction(context)
+        return (L * (self.full_elements * e + self.indexer_bytes_per_token) + min(L, self.window)
+                * self.window_elements * e + min(L, self.chunk) * self.chunk_elements * e + self.state_bytes_at(e))
+
+
+# --------------------------------------------------------------------------------------------------
+# field access: every read names the field and where it came from
+
+
+def count_text(n: int) -> str:
+    """A whole number for an error line: in full up to 15 digits (``1,099,511,627,776``), beyond that as the
+    display formatter shortens it (``1e300``, not 301 digits)."""
+    return f"{n:,}" if abs(n) < 10**15 else format_number(n)
+
+
+class Fields:
+    def __init__(self, config: Mapping[str, Any], where: str, model_type: str) -> None:
+        self.config = config
+        self.where = where
+        self.model_type = model_type
+        self.notes: list[str] = []
+
+    def bad(self, key: str, value: Any, what: str) -> ScenarioError:
+        kind = type(value).__name__
+        return ScenarioError(f"field '{key}' must be {what}, got {value!r} ({kind})", where=self.where,
+                             hint="config.json sizes are JSON numbers")
+
+    def whole(self, key: str, value: Any, minimum: int, maximum: int = MAX_SIZE) -> int:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise self.bad(key, value, "a whole number")
+        try:
+            whole = int(value)
+        except (OverflowError, ValueError):  # inf, nan
+            raise self.bad(key, value, "a whole number") from None
+        if whole != value:
+            raise self.bad(key, value, "a whole number")
+        if whole < minimum:
+            raise ScenarioError(f"field '{key}' must be at least {minimum}, got {count_text(whole)}", where=self.where)
+        if whole > maximum:
+            raise ScenarioError(f"field '{key}' is {count_text(whole)}, more than {maximum:,}: not a real model",
+                                where=self.where)
+        return whole
+
+    def has(self, key: str) -> bool:
+        return key in self.config and self.config[key] is not None
+
+    def need(self, key: str, *, minimum: int = 1, maximum: int = MAX_SIZE, why: str = "",
+             aliases: Sequence[str] = ()) -> int:
+        for name in (key, *aliases):
+            if self.has(name):
+                return self.whole(name, self.config[name], minimum, maximum)
+        hint = f"a {why or self.model_type} config needs '{key}'"
+        raise ScenarioError(f"missing field '{key}'", where=self.where, hint=hint)
+
+    def optional(self, key: str, default: int | None, *, minimum: int = 0, meaning: str = "",
+                 aliases: Sequence[str] = ()) -> int | None:
+        for name in (key, *aliases):
+            if self.has(name):
+                return self.whole(name, self.config[name], minimum)
+        if default is not None and meaning:
+            self.notes.append(f"'{key}' absent: {meaning}")
+        return default
+
+    def flag(self, key: str, default: bool, meaning: str) -> bool:
+        if not self.has(key):
+            if meaning:
+                self.notes.append(f"'{key}' absent: {meaning}")
+            return default
+        value = self.config[key]
+        if not isinstance(value, bool):
+            raise self.bad(key, value, "true or false")
+        return value
+
+    def int_list(self, key: str, n_layers: int | None = None) -> list[int]:
+        value = self.config.get(key)
+        if value is None:
+            return []
+        if not isinstance(value, Sequence) or isinstance(value, str):
+            raise self.bad(key, value, "a list of layer indices")
+        if len(value) > MAX_LAYERS:
+            raise ScenarioError(f"field '{key}' lists {len(value):,} entries, more than {MAX_LAYERS:,}",
+                                where=self.where)
+        return [self.whole(f"{key}[{i}]", v, 0) for i, v in enumerate(value)]
+
+    def str_list(self, key: str, n_layers: int) -> list[str] | None:
+        value = self.config.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, Sequence) or isinstance(value, str) or not all(isinstance(v, str) for v in value):
+            raise self.bad(key, value, "a list of strings")
+        if len(value) != n_layers:
+            raise ScenarioError(f"field '{key}' lists {len(value)} layers but num_hidden_layers is {n_layers}",
+                                where=self.where)
+        return list(value)
+
+
+def count_every(n: int, step: int, offset: int = 0) -> int:
+    """How many of the layer indices 0..n-1 satisfy (i + offset) % step == 0, computed arithmetically."""
+    if step <= 0:
+        return 0
+    first = (-offset) % step  # smallest i >= 0 with (i + offset) % step == 0
+    return 0 if first >= n else (n - 1 - first) // step + 1
+
+
+def num(x: int | Fraction) -> str:
+    """A count for notes, with thousands separators (a fraction as ``p/q``)."""
+    if isinstance(x, Fraction) and x.denominator != 1:
+        return str(x)
+    return f"{int(x):,}"
+
+
+def bn(x: int | Fraction) -> str:
+    """A parameter count in billions, for notes."""
+    return f"{float(x) / 1e9:.4g}B"
+
+
+# --------------------------------------------------------------------------------------------------
+# attention, linear attention, MLP
+
+
+@dataclass(frozen=True)
+class Attention:
+    params_per_layer: int
+    kv_elements_per_layer: int  # per token of context
+    kv_formula: str  # e.g. "2 (K and V) * 8 kv heads * 128 head_dim"
+    head_dim: int | None
+    kv_heads: int | None
+    query_heads: int
+    latent: bool = False  # multi-head latent attention: one cached latent serves keys and values
+
+
+def gqa(f: Fields, d: int, *, gated_query: bool = False, kv_heads: int | None = None) -> Attention:
+    """Multi-head, grouped-query or multi-query attention: q, k, v and o projections, ``2 * kv_heads *
+    head_dim`` cached elements per token and layer.  ``kv_heads`` given by the family wins over the field."""
+    heads = f.need("num_attention_heads", aliases=("n_head",))
+    kv = kv_heads if kv_heads is not None else f.optional("num_key_value_heads", None, minimum=1,
+                                                          aliases=("num_kv_heads", "n_head_kv"))
+    if kv is None:
+        kv = heads
+        f.notes.append(f"'num_key_value_heads' absent: multi-head attention, {heads} kv heads")
+    if heads % kv:
+        raise ScenarioError(f"num_attention_heads ({heads}) is not a multiple of num_key_value_heads ({kv})",
+                            where=f.where)
+    hd = f.optional("head_dim", None, minimum=1)
+    if hd is None:
+        if d % heads:
+            raise ScenarioError(f"missing field 'head_dim' and hidden_size ({d}) is not a multiple of "
+                                f"num_attention_heads ({heads})", where=f.where)
+        hd = d // heads
+        f.notes.append(f"'head_dim' absent: hidden_size / num_attention_heads = {hd}")
+    q = d * heads * hd * (2 if gated_query else 1)  # Qwen3-Next/3.5 project a gate with the query
+    params = q + 2 * d * kv * hd + heads * hd * d  # q, k and v, o
+    return Attention(params, 2 * kv * hd, f"2 (K and V) * {kv} kv heads * {hd} head_dim", hd, kv, heads)
+
+
+@dataclass(frozen=True)
+class Linear:
+    params_per_layer: int
+    state_elements_per_layer: int  # at the KV element size
+    formula: str
+    state_bytes_per_layer: Fraction = Fraction(0)  # state kept in a datatype of its own (mamba_ssm_dtype)
+
+
+KIND_NAMES = {"full_attention": "full", "global": "full", "attention": "full", "sliding_attention": "window",
+               "sliding": "window", "local": "window", "chunked_attention": "chunk",
+               "linear_attention": "linear"}
+
+
+def gated(d: int, width: int) -> int:
+    """A gated MLP's weights: gate, up and down, three ``d x width`` matrices."""
+    return 3 * d * width
+
+
+@dataclass(frozen=True)
+class Mlp:
+    """The feed-forward part of every layer, summed: dense MLPs, routed and shared experts, routers."""
+
+    dense_mlp: int = 0
+    routed: int = 0
+    routed_active: int = 0
+    shared: int = 0
+    router: int = 0
+    moe_layers: int = 0
+    experts: int = 0
+    active: int = 0
+    shared_n: int = 0
+
+
+def experts_per_token(f: Fields, mtype: str) -> int:
+    # OpenAI's own gpt-oss config.json says experts_per_token; transformers says num_experts_per_tok.
+    if "num_experts_per_tok" not in f.config and "experts_per_token" in f.config:
+        return f.need("experts_per_token", why=mtype)
+    return f.need("num_experts_per_tok", why=mtype)
+
+
+def routed(moe_layers: int, experts: int, active: int, d: int, width: int, **extra: int) -> Mlp:
+    """MoE layers of ``experts`` gated experts of ``width``, ``active`` per token, one router each."""
+    return Mlp(routed=moe_layers * experts * gated(d, width), routed_active=moe_layers * active * gated(d, width),
+               router=moe_layers * d * experts, moe_layers=moe_layers, experts=experts, active=active, **extra)
+
+
+# --------------------------------------------------------------------------------------------------
+# layer kinds
+
+# (layer counts by kind: full / window / chunk / linear, the window, the chunk)
+LayerKinds = tuple[dict[str, int], int, int]
+
+
+def all_full(f: Fields, mtype: str, n: int, sliding: int | None) -> LayerKinds:
+    """Every layer attends to the whole context (the default when a config has no ``layer_types``)."""
+    return {"full": n, "window": 0, "chunk": 0, "linear": 0}, 0, 0
+
+
+def uniform_window(f: Fields, mtype: str, n: int, sliding: int | None) -> LayerKinds:
+    """Mistral and Mixtral window every layer when sliding_window is set; Qwen2/Qwen3 only with
+    use_sliding_window true (transformers' default there is false), from ``max_window_layers`` on."""
+    counts = {"full": n, "window": 0, "chunk": 0, "linear": 0}
+    window = 0
+    use = f.config.get("use_sliding_window", not mtype.startswith("qwen"))
+    if sliding is not None and use is True:
+        first = f.optional("max_window_layers", 0) if mtype.startswith("qwen") else 0
+        first = min(first or 0, n)
+        counts.update(full=first, window=n - first)
+        window = sliding
+        f.notes.append(f"sliding_window = {sliding} on layers {first} to {n - 1}" if first else
+                       f"sliding_window = {sliding}: every layer keeps only the last {sliding} tokens")
+    return counts, window, 0
+
+
+def alternate_window(f: Fields, mtype: str, n: int, sliding: int | None) -> LayerKinds:
+    """Gemma 2 and gpt-oss: even layers local when a sliding window is set."""
+    if sliding is None:
+        return all_full(f, mtype, n, sliding)
+    local = count_every(n, 2)
+    f.notes.append("'layer_types' absent: every other layer (0, 2, ...) uses the sliding window "
+                   f"({local} of {n})")
+    return {"full": n - local, "window": local, "chunk": 0, "linear": 0}, sliding, 0
+
+
+def listed_kinds(f: Fields, types: Sequence[str], sliding: int | None) -> LayerKinds:
+    """The layer kinds a config lists in ``layer_types``, one per layer."""
+    counts = {"full": 0, "window": 0, "chunk": 0, "linear": 0}
+    window = chunk = 0
+    for t in types:
+        kind = KIND_NAMES.get(t)
+        if kind is None:
+            raise ScenarioError(f"field 'layer_types' has an unknown layer kind {t!r}", where=f.where,
+                                hint=f"known kinds: {', '.join(sorted(KIND_NAMES))}")
+        counts[kind] += 1
+    if counts["window"]:
+        window = sliding or 0
+        if not window:
+            raise ScenarioError("missing field 'sliding_window'", where=f.where,
+                                hint="layer_types has sliding_attention layers")
+    if counts["chunk"]:
+        chunk = f.need("attention_chunk_size", why="chunked-attention")
+    return counts, window, chunk
+
+
+# --------------------------------------------------------------------------------------------------
+# a family
+
+
+def default_attention(f: Fields, mtype: str, d: int) -> Attention:
+    return gqa(f, d)
+
+
+@dataclass(frozen=True)
+class Family:
+    """How one family's configs lay out their layers.
+
+    ``model_types`` maps each ``model_type`` to transformers' ``tie_word_embeddings`` default for its
+    config class; ``architectures`` maps class names to a ``model_type``.  ``mlp`` counts the feed-forward
+    weights of all layers; ``attention`` reads one attention layer; ``pattern`` gives the layer kinds when
+    the config has no ``layer_types``; ``linear`` reads one linear-attention layer (None: the family has
+    none); ``class_defaults`` are fields transformers' config class fills in when the file leaves them
+    out; ``notes`` adds the family's conventions to the notes.
+    """
+
+    name: str
+    model_types: Mapping[str, bool]
+    architectures: Mapping[str, str]
+    mlp: Callable[[Fields, str, int, int], Mlp]
+    attention: Callable[[Fields, str, int], Attention] = default_attention
+    pattern: Callable[[Fields, str, int, int | None], LayerKinds] = all_full
+    linear: Callable[[Fields, int], Linear] | None = None
+    class_defaults: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    notes: Callable[[Fields, str, Attention], None] | None = None
+    latent: bool = False  # multi-head latent attention (kv_lora_rank is read)
+    aliases: Mapping[str, str] = field(default_factory=dict)  # older model_type names -> model_type

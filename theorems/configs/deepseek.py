@@ -1,0 +1,72 @@
+"""DeepSeek-V2/V3/V3.2 and Kimi K2: multi-head latent attention and MoE layers after ``first_k_dense_replace``
+dense ones, every ``moe_layer_freq``, with shared experts (DeepSeek-V2 paper, arXiv:2405.04434, section 2.1;
+``configuration_deepseek_v3.py``).  DeepSeek-V3.2 adds the sparse-attention indexer's key cache
+(deepseek-ai/DeepSeek-V3.2-Exp, inference/model.py), read by ``reader`` wherever ``index_head_dim`` is set.
+"""
+
+from __future__ import annotations
+
+from derive.errors import ScenarioError
+
+from .base import Attention, Family, Fields, Mlp, count_every, experts_per_token, gated, routed
+
+
+def mla(f: Fields, mtype: str, d: int) -> Attention:
+    heads = f.need("num_attention_heads")
+    why = "multi-head latent attention"
+    kv_rank = f.need("kv_lora_rank", why=why)
+    rope = f.need("qk_rope_head_dim", why=why)
+    nope = f.need("qk_nope_head_dim", why=why)
+    v = f.need("v_head_dim", why=why)
+    q_rank = f.optional("q_lora_rank", None, minimum=1)
+    if q_rank is None:
+        q = d * heads * (nope + rope)  # plain q_proj (DeepSeek-V2-Lite)
+        f.notes.append("'q_lora_rank' absent or null: uncompressed query projection")
+    else:
+        q = d * q_rank + q_rank * heads * (nope + rope)  # q_a, q_b
+    kv_a = d * (kv_rank + rope)
+    kv_b = kv_rank * heads * (nope + v)
+    o = heads * v * d
+    # Decoding with the up-projections absorbed (DeepSeek's FlashMLA) is multi-query attention over the cache:
+    # one shared "head" of kv_lora_rank + qk_rope_head_dim elements, read as keys and (its first kv_lora_rank
+    # elements) as values.  That is the per-head layout the context chapter's formulas see.
+    return Attention(q + kv_a + kv_b + o, kv_rank + rope,
+                      f"(kv_lora_rank {kv_rank} + qk_rope_head_dim {rope}) latent elements", kv_rank + rope, 1,
+                      heads, latent=True)
+
+
+def deepseek_moe_mlp(f: Fields, mtype: str, d: int, n: int) -> Mlp:
+    """DeepSeek-style MoE (also GLM-4.5's): routed and shared experts of ``moe_intermediate_size``."""
+    experts = f.need("n_routed_experts", why=mtype)
+    active = experts_per_token(f, mtype)
+    width = f.need("moe_intermediate_size", why=mtype)
+    if "n_shared_experts" not in f.config:
+        raise ScenarioError("missing field 'n_shared_experts'", where=f.where,
+                            hint=f"a {mtype} config needs 'n_shared_experts' (null or 0 for none)")
+    shared_n = f.optional("n_shared_experts", 0) or 0
+    first_dense = min(f.optional("first_k_dense_replace", 0, meaning="no leading dense layers (0)"), n)
+    freq = f.optional("moe_layer_freq", 1, minimum=1, meaning="every layer after the dense ones is MoE (1)")
+    moe_layers = count_every(n, freq) - count_every(first_dense, freq)
+    dense = 0
+    if moe_layers < n:
+        dense = (n - moe_layers) * gated(d, f.need("intermediate_size", why=f"{mtype} dense-layer"))
+    return routed(moe_layers, experts, active, d, width, dense_mlp=dense,
+                  shared=moe_layers * shared_n * gated(d, width), shared_n=shared_n)
+
+
+def _notes(f: Fields, mtype: str, att: Attention) -> None:
+    rank = att.kv_elements_per_layer - f.need("qk_rope_head_dim")
+    f.notes.append(f"latent attention: each layer caches kv_lora_rank + qk_rope_head_dim = "
+                   f"{att.kv_elements_per_layer} elements per token (kv_elements_per_layer, pinned: the per-head "
+                   "count 2 * kv_heads * head_dim does not apply); decoding with the up-projections absorbed is "
+                   f"multi-query attention over that cache, so kv_heads = 1, head_dim = {att.head_dim} and "
+                   f"{att.query_heads} query heads (4 * head_dim FLOPs per context token and query head "
+                   f"overstate the 2 * {att.head_dim} + 2 * {rank} by under 10 %)")
+
+
+FAMILIES = (
+    Family("deepseek", {"deepseek_v2": False, "deepseek_v3": False, "deepseek_v32": False, "kimi_k2": False},
+           {"DeepseekV2ForCausalLM": "deepseek_v2", "DeepseekV3ForCausalLM": "deepseek_v3",
+            "DeepseekV32ForCausalLM": "deepseek_v32"},
+           mlp=deepseek_moe_mlp, attention=mla, notes=_notes, latent=True),
+)

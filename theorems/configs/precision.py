@@ -1,0 +1,168 @@
+"""Bytes per weight and per cached element from ``torch_dtype`` and ``quantization_config``.
+
+``torch_dtype`` (or ``dtype``) sets the bytes of a weight and of a cached element; ``quantization_config``
+refines the weights: ``fp8`` (1 byte, plus one FP32 scale per ``weight_block_size`` block), ``mxfp4``
+(4.25 bits: 32 four-bit values share an 8-bit scale, OCP Microscaling Formats v1.0; on the routed experts,
+as gpt-oss ships it), ``awq``/``gptq`` (``bits`` plus an FP16 scale and a ``bits`` zero point per
+``group_size``), ``bitsandbytes`` (4 or 8 bits, block scales not counted), ``compressed-tensors``;
+embeddings, LM head and the modules in ``modules_to_not_convert`` stay at ``torch_dtype``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from derive.errors import ScenarioError
+
+from .base import DTYPE_BYTES, ParamBreakdown, num
+
+
+@dataclass(frozen=True)
+class Precision:
+    bytes_per_param: Fraction | None
+    param_note: str
+    bytes_per_kv_element: Fraction | None
+    kv_note: str
+    notes: tuple[str, ...]
+
+
+def dtype(cfg: Mapping[str, Any], where: str) -> tuple[str | None, Fraction | None]:
+    for key in ("torch_dtype", "dtype"):
+        value = cfg.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise ScenarioError(f"field '{key}' must be a datatype name, got {value!r}", where=where)
+        name = value.removeprefix("torch.")
+        if name not in DTYPE_BYTES:
+            raise ScenarioError(f"field '{key}' names an unknown datatype {value!r}", where=where,
+                                hint=f"known: {', '.join(sorted(DTYPE_BYTES))}")
+        return name, DTYPE_BYTES[name]
+    return None, None
+
+
+def _not_converted(q: Mapping[str, Any], where: str) -> set[str]:
+    """The parameter groups ``modules_to_not_convert`` keeps at the model's datatype."""
+    out: set[str] = set()
+    patterns = q.get("modules_to_not_convert") or q.get("ignore") or ()
+    if isinstance(patterns, (str, Mapping)) or not isinstance(patterns, Sequence):
+        raise ScenarioError(f"quantization_config: modules_to_not_convert/ignore must be a list of module names, got "
+                            f"{patterns!r}", where=where)
+    for pattern in patterns:
+        p = str(pattern).removeprefix("re:").rstrip("$")
+        # norms, biases and correction terms are not weight matrices (compressed-tensors lists each one:
+        # "model.layers.11.self_attn.k_proj.bias", "model.layers.5.self_attn.q_norm")
+        if "norm" in p or p.endswith("bias") or p.endswith("sinks"):
+            continue
+        if p.rstrip(".*$").endswith(("attn", "attention")):  # the whole attention block
+            out.add("attention")
+        if "router" in p or p.endswith("mlp.gate") or "gate.weight" in p:
+            out.add("router")
+        if "shared_expert" in p:
+            out.add("shared")
+        if "embed" in p:
+            out.add("embedding")
+        if "lm_head" in p:
+            out.add("lm_head")
+    return out
+
+
+def precision(cfg: Mapping[str, Any], pb: ParamBreakdown, where: str) -> Precision:
+    name, base = dtype(cfg, where)
+    notes: list[str] = []
+    q = cfg.get("quantization_config")
+    if q is not None and not isinstance(q, Mapping):
+        raise ScenarioError(f"field 'quantization_config' must be an object, got {q!r}", where=where)
+    kv_bytes, kv_note = base, f"torch_dtype {name}: the KV cache is kept in the model's datatype" if name else ""
+    if base is None and q is None:
+        return Precision(None, "", None, "", ("config gives no torch_dtype: bytes per weight come from the "
+                                               "scenario",))
+    weight_base = base if base is not None else Fraction(2)
+    if base is None:
+        notes.append("config gives no torch_dtype: unquantized weights counted at 2 bytes (bf16)")
+    groups = {"embedding": pb.embedding, "lm_head": pb.lm_head, "attention": pb.attention, "dense": pb.dense_mlp,
+              "experts": pb.routed_experts, "shared": pb.shared_experts, "router": pb.router}
+    if q is None:
+        return Precision(weight_base, f"torch_dtype {name}: {num(weight_base)} B per weight", kv_bytes, kv_note,
+                          tuple(notes))
+    method = str(q.get("quant_method") or q.get("quant_algo") or "").lower()
+    # Embeddings, LM head and routers stay at the model's datatype in every scheme modelled here.
+    keep = _not_converted(q, where) | {"embedding", "lm_head", "router"}
+    quant_bytes: Fraction | None = None
+    what = ""
+    if method == "mxfp4":
+        quant_bytes = Fraction(17, 32)  # 32 four-bit values + one 8-bit scale = 4.25 bits each
+        keep |= {"attention"}  # gpt-oss quantizes the MoE experts only
+        what = "MXFP4 (4-bit values, one 8-bit scale per 32: 4.25 bits)"
+    elif method in ("fp8", "fbgemm_fp8"):
+        block = q.get("weight_block_size")
+        if block is not None and not (isinstance(block, Sequence) and len(block) == 2
+                                      and all(isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in block)):
+            # [128, true] read as a 128x1 block, a string or [0, 128] as per-tensor scales: each silently
+            raise ScenarioError(f"quantization_config: weight_block_size must be two whole numbers, got {block!r}",
+                                where=where)
+        if isinstance(block, Sequence) and len(block) == 2 and all(isinstance(b, int) and b > 0 for b in block):
+            quant_bytes = 1 + Fraction(4, block[0] * block[1])
+            what = f"FP8 with one FP32 scale per {block[0]}x{block[1]} block"
+        else:
+            quant_bytes = Fraction(1)
+            what = "FP8 (per-tensor or per-channel scales not counted)"
+    elif method in ("awq", "gptq"):
+        bits = q.get("bits", q.get("w_bit"))
+        group = q.get("group_size", q.get("q_group_size"))
+        if not isinstance(bits, int) or isinstance(bits, bool) or not 1 <= bits <= 16:
+            raise ScenarioError(f"quantization_config: {method} needs 'bits', got {bits!r}", where=where)
+        if group is not None and (isinstance(group, bool) or not isinstance(group, int) or group == 0 or group < -1):
+            # -1 is GPTQ's per-channel; 0, true, "128" or 1.5 read as per-channel scales, silently
+            raise ScenarioError(f"quantization_config: {method} group_size must be a whole number of weights (or -1 "
+                                f"for per-channel scales), got {group!r}", where=where)
+        if isinstance(group, int) and not isinstance(group, bool) and group > 0:
+            quant_bytes = Fraction(bits, 8) + (2 + Fraction(bits, 8)) / group
+            what = f"{method.upper()} {bits}-bit, an FP16 scale and a {bits}-bit zero point per {group} weights"
+        else:
+            quant_bytes = Fraction(bits, 8)
+            what = f"{method.upper()} {bits}-bit (per-channel scales not counted)"
+    elif method == "bitsandbytes":
+        if q.get("load_in_4bit"):
+            quant_bytes, what = Fraction(1, 2), "bitsandbytes 4-bit (block scales not counted)"
+        elif q.get("load_in_8bit"):
+            quant_bytes, what = Fraction(1), "bitsandbytes 8-bit (scales not counted)"
+    elif method == "compressed-tensors":
+        if not isinstance(q.get("config_groups") or {}, Mapping):
+            raise ScenarioError(f"quantization_config: config_groups must be an object, got {q['config_groups']!r}",
+                                where=where)
+        bits = {g.get("weights", {}).get("num_bits") for g in (q.get("config_groups") or {}).values()
+                if isinstance(g, Mapping) and isinstance(g.get("weights"), Mapping)}
+        for b in bits:  # 0 bits read as weights that take no memory; true as 1 bit
+            if b is not None and (isinstance(b, bool) or not isinstance(b, int) or not 1 <= b <= 16):
+                raise ScenarioError(f"quantization_config: compressed-tensors weights need 'num_bits' from 1 to 16, "
+                                    f"got {b!r}", where=where)
+        if len(bits) == 1 and isinstance(next(iter(bits)), int):
+            quant_bytes = Fraction(next(iter(bits)), 8)
+            what = f"compressed-tensors {next(iter(bits))}-bit weights (scales not counted)"
+        scheme = q.get("kv_cache_scheme")
+        kv_bits = scheme.get("num_bits") if isinstance(scheme, Mapping) else None
+        if kv_bits is not None and (isinstance(kv_bits, bool) or not isinstance(kv_bits, int)
+                                    or not 1 <= kv_bits <= 16):
+            raise ScenarioError(f"quantization_config: kv_cache_scheme needs 'num_bits' from 1 to 16, got {kv_bits!r}",
+                                where=where)
+        if isinstance(scheme, Mapping) and isinstance(scheme.get("num_bits"), int):
+            kv_bytes = Fraction(scheme["num_bits"], 8)
+            kv_note = f"kv_cache_scheme: {scheme['num_bits']}-bit KV cache"
+    if str(q.get("kv_cache_quant_algo") or "").upper() == "FP8":
+        kv_bytes, kv_note = Fraction(1), "kv_cache_quant_algo FP8: 1 byte per cached element"
+    if quant_bytes is None:
+        notes.append(f"quantization_config method {method or '?'!r} not modelled: weights counted at "
+                     f"{num(weight_base)} B")
+        return Precision(weight_base, f"{num(weight_base)} B per weight", kv_bytes, kv_note, tuple(notes))
+    quantized = sum(v for k, v in groups.items() if k not in keep)
+    plain = pb.total - quantized
+    total_bytes = quantized * quant_bytes + plain * weight_base
+    mean = total_bytes / pb.total if pb.total else weight_base
+    kept = ", ".join(sorted(k for k in keep if groups.get(k))) or "nothing"
+    note = (f"{num(quantized)} weights in {what} at {num(quant_bytes)} B + {num(plain)} ({kept}) at "
+            f"{num(weight_base)} B = {float(mean):.4g} B per weight on average")
+    return Precision(mean, note, kv_bytes, kv_note, tuple(notes))

@@ -1,0 +1,325 @@
+"""The reader every family shares: a config mapping in, the model's quantities out (``model_values``)."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from derive.errors import ScenarioError
+
+from .base import (
+    MAX_LAYERS,
+    MAX_SIZE,
+    Attention,
+    ConfigValue,
+    Fields,
+    KVLayout,
+    ModelValues,
+    ParamBreakdown,
+    bn,
+    count_text,
+    listed_kinds,
+    num,
+)
+from .precision import precision
+from .qwen_hybrid import gated_deltanet
+from .registry import FAMILY_OF, model_type, text_config
+
+
+def param_breakdown(config: Mapping[str, Any], *, where: str = "config") -> ParamBreakdown:
+    """Split a config's parameter count into embedding, attention, MLP and expert parts."""
+    return _analyse(config, where).params
+
+
+def kv_layout(config: Mapping[str, Any], *, where: str = "config") -> KVLayout:
+    """The config's KV cache by layer kind."""
+    return _analyse(config, where).kv
+
+
+@dataclass
+class _Analysis:
+    params: ParamBreakdown
+    kv: KVLayout
+    cfg: Mapping[str, Any]
+    d: int
+    attention: Attention
+    where: str
+    notes: list[str] = field(default_factory=list)
+
+
+def _analyse(config: Mapping[str, Any], where: str) -> _Analysis:
+    if not isinstance(config, Mapping):
+        raise ScenarioError(f"a model config must be a JSON object, got {type(config).__name__}", where=where)
+    mtype, type_notes = model_type(config, where)
+    fam = FAMILY_OF[mtype]
+    tie_default = fam.model_types[mtype]
+    cfg, where, notes = text_config(config, mtype, where)
+    if mtype in ("qwen3_5", "qwen3_5_moe", "llama4") and cfg is not config:
+        mtype = mtype + "_text" if mtype + "_text" in FAMILY_OF else mtype
+    filled = {k: v for k, v in fam.class_defaults.get(mtype, {}).items() if cfg.get(k) is None}
+    if filled:
+        cfg = {**cfg, **filled}
+        notes = notes + [f"'{k}' absent: transformers' {mtype} default {v:,}" for k, v in filled.items()]
+    f = Fields(cfg, where, mtype)
+    f.notes.extend(type_notes + notes)
+
+    d = f.need("hidden_size")
+    n_layers = f.need("num_hidden_layers", maximum=MAX_LAYERS, aliases=("n_layer",))
+    vocab = f.need("vocab_size")
+    tie = f.flag("tie_word_embeddings", tie_default,
+                 f"transformers' {mtype} default, {'tied' if tie_default else 'untied'} LM head")
+    att = fam.attention(f, mtype, d)
+    if not fam.latent and f.has("kv_lora_rank"):
+        raise ScenarioError(f"field 'kv_lora_rank' is set but model_type {mtype!r} has no latent attention",
+                            where=where)
+    types = f.str_list("layer_types", n_layers)
+    sliding = f.optional("sliding_window", None, minimum=1)
+    counts, window, chunk = (listed_kinds(f, types, sliding) if types is not None
+                             else fam.pattern(f, mtype, n_layers, sliding))
+    linear = (fam.linear or gated_deltanet)(f, d) if counts["linear"] else None
+    attention = (n_layers - counts["linear"]) * att.params_per_layer
+    if linear is not None:
+        attention += counts["linear"] * linear.params_per_layer
+
+    indexer_bytes = Fraction(0)
+    if mtype == "deepseek_v32" or f.has("index_head_dim"):
+        idx_heads = f.need("index_n_heads", why="sparse-attention indexer")
+        idx_dim = f.need("index_head_dim", why="sparse-attention indexer")
+        q_rank = f.optional("q_lora_rank", None, minimum=1) or d
+        attention += n_layers * (q_rank * idx_heads * idx_dim + d * idx_dim + d * idx_heads)  # wq_b, wk, weights
+        indexer_bytes = n_layers * (Fraction(idx_dim) + 4 * Fraction(-(-idx_dim // 128)))
+        f.notes.append(f"sparse-attention indexer: {idx_dim} FP8 keys + one FP32 scale per 128 per token and "
+                       f"layer ({n_layers} layers), as in DeepSeek's reference inference code")
+
+    mlp = fam.mlp(f, mtype, d, n_layers)
+    if mlp.experts and mlp.active > mlp.experts:
+        raise ScenarioError(f"{mlp.active} experts per token but only {mlp.experts} experts", where=where)
+    if fam.notes is not None:
+        fam.notes(f, mtype, att)
+    if f.has("num_nextn_predict_layers") and cfg["num_nextn_predict_layers"]:
+        f.notes.append(f"{cfg['num_nextn_predict_layers']} multi-token-prediction layer(s) not counted")
+
+    pb = ParamBreakdown(
+        model_type=mtype, layers=n_layers, embedding=vocab * d, lm_head=0 if tie else vocab * d,
+        attention=attention, dense_mlp=mlp.dense_mlp, routed_experts=mlp.routed,
+        routed_experts_active=mlp.routed_active, shared_experts=mlp.shared, router=mlp.router,
+        moe_layers=mlp.moe_layers, experts_total=mlp.experts, experts_active=mlp.active,
+        experts_shared=mlp.shared_n, notes=tuple(f.notes), tied=tie,
+    )
+    per = att.kv_elements_per_layer
+    formulas = [f"full: {counts['full']} layers * {att.kv_formula}"]
+    if counts["window"]:
+        formulas.append(f"sliding window of {window}: {counts['window']} layers * {att.kv_formula}")
+    if counts["chunk"]:
+        formulas.append(f"chunks of {chunk}: {counts['chunk']} layers * {att.kv_formula}")
+    if linear is not None:
+        formulas.append(f"linear attention: {counts['linear']} layers * ({linear.formula})")
+    kv = KVLayout(full_layers=counts["full"], full_elements=counts["full"] * per,
+                  window_layers=counts["window"], window=window, window_elements=counts["window"] * per,
+                  chunk_layers=counts["chunk"], chunk=chunk, chunk_elements=counts["chunk"] * per,
+                  state_layers=counts["linear"],
+                  state_elements=counts["linear"] * linear.state_elements_per_layer if linear else 0,
+                  state_bytes=counts["linear"] * linear.state_bytes_per_layer if linear else Fraction(0),
+                  indexer_bytes_per_token=indexer_bytes, formulas=tuple(formulas))
+    return _Analysis(pb, kv, cfg, d, att, where, list(f.notes))
+
+
+def _fraction(value: Any, where: str) -> Fraction:
+    if isinstance(value, bool):
+        raise ScenarioError(f"bytes_per_kv_element must be a number, got {value!r}", where=where)
+    try:
+        if isinstance(value, Fraction | int):
+            out = Fraction(value)
+        elif hasattr(value, "p") and hasattr(value, "q"):  # sympy.Rational
+            out = Fraction(int(value.p), int(value.q))
+        else:
+            out = Fraction(str(value))
+    except (ValueError, TypeError, ZeroDivisionError):
+        raise ScenarioError(f"bytes_per_kv_element must be a number, got {value!r}", where=where) from None
+    if out <= 0:
+        raise ScenarioError(f"bytes_per_kv_element must be positive, got {out}", where=where)
+    return out
+
+
+def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | Any | None = None,
+                 default_bytes_per_kv_element: Fraction | Any | None = None,
+                 where: str = "config") -> ModelValues:
+    """Model quantities from a Hugging Face style config mapping.
+
+    Returns ``params_total``, ``params_active`` (compute convention: no input embedding, output head
+    included), ``params_embedding``, ``layers``, the KV cache by layer kind (``kv_bytes_per_token``,
+    ``kv_window_bytes_per_token``, ``attention_window``, ``kv_chunk_bytes_per_token``,
+    ``attention_chunk``, ``kv_state_bytes``), ``bytes_per_kv_element``, ``d_model``; ``head_dim``,
+    ``kv_heads``, ``query_heads``, ``kv_cache_layers`` and ``global_attention_layers`` for non-latent
+    attention; the expert counts for mixture-of-experts models; ``bytes_per_param`` when the config
+    names its datatype; ``context`` (its maximum, ``max_position_embeddings``) when given.
+    ``bytes_per_kv_element`` given here wins over the config's datatype (the user set it);
+    ``default_bytes_per_kv_element`` is used only when the config names no datatype (else 2).
+    Raises ``ScenarioError`` for an unknown architecture, a missing size field or a bad value.
+    """
+    a = _analyse(config, where)
+    pb, kv, cfg = a.params, a.kv, a.cfg
+    L = pb.layers
+    prec = precision(cfg, pb, a.where)
+    notes: list[str] = list(pb.notes) + list(prec.notes)
+    if bytes_per_kv_element is not None:
+        e = _fraction(bytes_per_kv_element, where)
+        e_note = "bytes per cached element: set by the user"
+    elif prec.bytes_per_kv_element is not None:
+        e, e_note = prec.bytes_per_kv_element, prec.kv_note
+    elif default_bytes_per_kv_element is not None:
+        e = _fraction(default_bytes_per_kv_element, where)
+        e_note = "bytes per cached element: the config names no datatype; from the scenario"
+    else:
+        e = Fraction(2)
+        e_note = "bytes per cached element: the config names no datatype; 2 (bf16) assumed"
+        notes.append("config gives no torch_dtype: KV cache counted at 2 bytes per element (bf16)")
+    defaults = ("; " + "; ".join(pb.notes)) if pb.notes else ""
+
+    parts = [f"embedding {num(pb.embedding)}"]
+    parts.append(f"LM head {num(pb.lm_head)}" if pb.lm_head else "LM head tied to the embedding")
+    parts.append(f"attention {num(pb.attention)} ({L} layers)")
+    if pb.dense_mlp:
+        parts.append(f"dense MLP {num(pb.dense_mlp)} ({L - pb.moe_layers} layers)")
+    if pb.is_moe:
+        parts.append(f"routed experts {num(pb.routed_experts)} ({pb.moe_layers} MoE layers x {pb.experts_total})")
+        if pb.shared_experts:
+            parts.append(f"shared experts {num(pb.shared_experts)}")
+        parts.append(f"routers {num(pb.router)}")
+    conv = "; norms, biases and sinks not counted"
+    total_note = (" + ".join(parts) + conv + f"; {bn(pb.total_non_embedding)} without embeddings" + defaults)
+    lookup = ("the embedding matrix counted once, as the tied output head" if pb.tied else
+              f"minus the input embedding {num(pb.embedding)} (a lookup), output head kept")
+    active_note = (f"multiplied per token (compute convention): {num(pb.active_with_embedding)} on the token's path, "
+                   f"{lookup}; "
+                   f"{bn(pb.active_with_embedding)} with the embedding, {bn(pb.active_non_embedding)} without "
+                   "any embedding")
+    if pb.is_moe:
+        active_note += (f"; {pb.experts_active} of {pb.experts_total} routed experts per MoE layer, shared experts "
+                        "and routers counted")
+    if pb.tied:
+        active_words = (f"params_active {bn(pb.active)} (tied embeddings: the matrix counts once, as the output "
+                        f"head), {bn(pb.active_non_embedding)} without it")
+    else:
+        active_words = (f"params_active {bn(pb.active)} without the input embedding, output head included "
+                        f"({bn(pb.active_with_embedding)} with it, {bn(pb.active_non_embedding)} without any "
+                        "embedding)")
+    notes.append(f"params_total {bn(pb.total)} with embeddings ({bn(pb.total_non_embedding)} without); "
+                 + active_words)
+
+    layout = "; ".join(kv.formulas)
+    k_full = Fraction(kv.full_elements) * e + kv.indexer_bytes_per_token
+    kv_note = (f"{layout}; * {num(e)} B per element; only the full layers grow with the context"
+               + (f" (+ indexer {num(kv.indexer_bytes_per_token)} B)" if kv.indexer_bytes_per_token else "")
+               + defaults)
+    if kv.window_layers or kv.chunk_layers or kv.state_layers:
+        parts_kv = [f"at long context {num(k_full)} B per token"]
+        if kv.window_layers or kv.chunk_layers:
+            every = (Fraction(kv.full_elements + kv.window_elements + kv.chunk_elements) * e
+                     + kv.indexer_bytes_per_token)
+            parts_kv.append(f"every attention layer counted as full would be {num(every)}")
+        if kv.state_layers:
+            parts_kv.append(f"plus a fixed {num(kv.state_bytes_at(e))} B per sequence of linear-attention state")
+        notes.append(f"KV by layer kind: {layout}; " + ", ".join(parts_kv) + "; see kv_bytes_per_sequence")
+
+    out = ModelValues({
+        "params_total": ConfigValue(Fraction(pb.total), "param", total_note),
+        "params_active": ConfigValue(Fraction(pb.active), "param", active_note),
+        "params_embedding": ConfigValue(Fraction(pb.embedding), "param",
+                                        f"input token embedding: vocab_size {num(pb.embedding // a.d)} * hidden_size "
+                                        f"{num(a.d)}"),
+        "layers": ConfigValue(Fraction(L), "1", f"num_hidden_layers = {L}"),
+        "kv_bytes_per_token": ConfigValue(k_full, "B/token", kv_note),
+        "kv_window_bytes_per_token": ConfigValue(Fraction(kv.window_elements) * e, "B/token",
+                                                 f"{kv.window_layers} sliding-window layers" if kv.window_layers
+                                                 else "no sliding-window layers"),
+        "attention_window": ConfigValue(Fraction(kv.window), "token/seq",
+                                        f"sliding_window = {kv.window}" if kv.window_layers else
+                                        "no sliding-window layers"),
+        "kv_chunk_bytes_per_token": ConfigValue(Fraction(kv.chunk_elements) * e, "B/token",
+                                                f"{kv.chunk_layers} chunked-attention layers" if kv.chunk_layers
+                                                else "no chunked-attention layers"),
+        "attention_chunk": ConfigValue(Fraction(kv.chunk), "token/seq",
+                                       f"attention_chunk_size = {kv.chunk}" if kv.chunk_layers else
+                                       "no chunked-attention layers"),
+        "kv_state_bytes": ConfigValue(kv.state_bytes_at(e), "B/seq",
+                                      f"{kv.state_layers} linear-attention layers, a fixed state each"
+                                      if kv.state_layers else "no linear-attention layers"),
+        "bytes_per_kv_element": ConfigValue(e, "B", e_note, native=bytes_per_kv_element is None),
+        "d_model": ConfigValue(Fraction(a.d), "1", f"hidden_size = {a.d}"),
+    })
+    if prec.bytes_per_param is not None:
+        out["bytes_per_param"] = ConfigValue(prec.bytes_per_param, "B/param", prec.param_note, native=True)
+    max_ctx = cfg.get("max_position_embeddings")
+    if isinstance(max_ctx, int) and not isinstance(max_ctx, bool) and max_ctx > MAX_SIZE:
+        # some files say "unlimited" this way (1e30): not a context to read, said so
+        notes.append(f"max_position_embeddings = {count_text(max_ctx)} is no real context: not used")
+        max_ctx = None
+    if max_ctx is not None:  # a value that is not a context (-1, 0, true, 1.5) is an error, never silently dropped
+        max_ctx = Fields(cfg, a.where, "").whole("max_position_embeddings", max_ctx, 1)
+        out["context"] = ConfigValue(Fraction(max_ctx), "token/seq",
+                                     f"the model's maximum context, max_position_embeddings = {max_ctx:,}",
+                                     native=True)
+    att = a.attention
+    if att.latent:
+        rank = att.kv_elements_per_layer
+        out["head_dim"] = ConfigValue(Fraction(att.head_dim), "1",
+                                      f"latent attention: the cached vector, kv_lora_rank + qk_rope_head_dim = {rank}")
+        out["kv_heads"] = ConfigValue(Fraction(1), "1", "latent attention: one cached latent shared by every query "
+                                      "head (multi-query over the cache)")
+        out["kv_elements_per_layer"] = ConfigValue(Fraction(rank), "1/token",
+                                                   f"latent attention: kv_lora_rank + qk_rope_head_dim = {rank} "
+                                                   "elements per layer and token, one latent serving as keys and "
+                                                   "values (not 2 * kv_heads * head_dim)")
+        out["query_heads"] = ConfigValue(Fraction(att.query_heads), "1", f"num_attention_heads = {att.query_heads}")
+    elif att.head_dim is not None and att.kv_heads is not None:
+        out["head_dim"] = ConfigValue(Fraction(att.head_dim), "1", f"head_dim = {att.head_dim}" + defaults)
+        out["kv_heads"] = ConfigValue(Fraction(att.kv_heads), "1", f"num_key_value_heads = {att.kv_heads}" + defaults)
+        out["query_heads"] = ConfigValue(Fraction(att.query_heads), "1", f"num_attention_heads = {att.query_heads}")
+    if att.head_dim is not None and att.kv_heads is not None:
+        if kv.full_layers:
+            out["kv_cache_layers"] = ConfigValue(Fraction(kv.full_layers), "1",
+                                                 "layers whose KV cache spans the whole context")
+            out["global_attention_layers"] = ConfigValue(Fraction(kv.full_layers), "1",
+                                                         "layers whose attention spans the whole context")
+    if pb.is_moe:
+        out["experts_total"] = ConfigValue(Fraction(pb.experts_total), "1",
+                                           f"routed experts per MoE layer ({pb.moe_layers} of {L} layers are MoE)")
+        out["experts_active"] = ConfigValue(Fraction(pb.experts_active), "1", "routed experts per token")
+        if pb.experts_shared:
+            out["experts_shared"] = ConfigValue(Fraction(pb.experts_shared), "1",
+                                                "shared experts per MoE layer, used by every token")
+    out.notes = tuple(dict.fromkeys(notes))
+    return out
+
+
+def load_config_json(path: pathlib.Path | str, *, bytes_per_kv_element: Fraction | Any | None = None
+                     ) -> ModelValues:
+    """Read a ``config.json`` file and return ``model_values`` for it; every error names the file."""
+    path = pathlib.Path(path)
+    return model_values(read_config_json(path), bytes_per_kv_element=bytes_per_kv_element, where=str(path))
+
+
+def read_config_json(path: pathlib.Path | str) -> Mapping[str, Any]:
+    """The JSON object of a ``config.json`` file; every error is one line naming the file."""
+    path = pathlib.Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(f"config file not found: {path}", where=str(path)) from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise ScenarioError(f"cannot read {path}: {err}", where=str(path)) from None
+    try:
+        config = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ScenarioError(f"invalid JSON in {path}: {err.msg} at line {err.lineno} column {err.colno}",
+                            where=str(path)) from None
+    except RecursionError:
+        raise ScenarioError(f"invalid JSON in {path}: nested too deeply", where=str(path)) from None
+    if not isinstance(config, Mapping):
+        raise ScenarioError(f"{path} must hold a JSON object, got {type(config).__name__}", where=str(path))
+    return config

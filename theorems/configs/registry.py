@@ -1,0 +1,92 @@
+"""Which family reads a config: by ``model_type``, else by ``architectures``, else (a file that names no
+known architecture) by the fields only one family has.  Adding a family: its module and one entry in
+``FAMILIES`` below."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from derive.errors import ScenarioError
+
+from . import deepseek, dense, falcon, gemma, glm, gpt_oss, llama4, mixtral, qwen_hybrid, qwen_moe
+from .base import Family
+
+FAMILIES: tuple[Family, ...] = (*dense.FAMILIES, *gemma.FAMILIES, *falcon.FAMILIES, *mixtral.FAMILIES,
+                                *gpt_oss.FAMILIES, *qwen_moe.FAMILIES, *qwen_hybrid.FAMILIES, *llama4.FAMILIES,
+                                *glm.FAMILIES, *deepseek.FAMILIES)
+FAMILY_OF: dict[str, Family] = {mtype: fam for fam in FAMILIES for mtype in fam.model_types}
+ARCHITECTURES: dict[str, str] = {name: mtype for fam in FAMILIES for name, mtype in fam.architectures.items()}
+ALIASES: dict[str, str] = {old: new for fam in FAMILIES for old, new in fam.aliases.items()}
+SUPPORTED_MODEL_TYPES: tuple[str, ...] = tuple(sorted(FAMILY_OF))
+
+
+def model_type(config: Mapping[str, Any], where: str) -> tuple[str, list[str]]:
+    archs = config.get("architectures")
+    if archs is not None and (not isinstance(archs, Sequence) or isinstance(archs, str)
+                              or not all(isinstance(a, str) for a in archs)):
+        raise ScenarioError(f"field 'architectures' must be a list of class names, got {archs!r}", where=where)
+    mtype = config.get("model_type")
+    if mtype is not None and not isinstance(mtype, str):
+        raise ScenarioError(f"field 'model_type' must be a string, got {mtype!r}", where=where)
+    mtype = ALIASES.get(mtype, mtype) if mtype is not None else None
+    from_arch = next((ARCHITECTURES[a] for a in archs or () if a in ARCHITECTURES), None)
+    if mtype in FAMILY_OF:
+        if from_arch is not None and FAMILY_OF[from_arch] is not FAMILY_OF[mtype]:
+            raise ScenarioError(f"field 'architectures' ({list(archs)}) and field 'model_type' ({mtype!r}) "
+                                "describe different layouts", where=where)
+        return mtype, []
+    if from_arch is not None:
+        return from_arch, []
+    guess = guess_family(config)
+    if archs is None and mtype is None:
+        if guess is None:
+            raise ScenarioError("missing fields 'architectures' and 'model_type': cannot tell the architecture",
+                                where=where, hint=f"supported model_type values: {', '.join(SUPPORTED_MODEL_TYPES)}")
+        return guess, [f"config names no architecture (no 'architectures', no 'model_type'): read as {guess}, "
+                       "whose fields it has; check the counts against the publisher's"]
+    if guess is not None:
+        return guess, [f"unknown architecture (architectures={list(archs or [])}, model_type={mtype!r}) read as "
+                       f"{guess}, whose fields it has; check the counts against the publisher's"]
+    raise ScenarioError(f"unsupported architecture: architectures={list(archs or [])}, model_type={mtype!r}",
+                        where=where, hint=f"supported model_type values: {', '.join(SUPPORTED_MODEL_TYPES)}")
+
+
+def guess_family(config: Mapping[str, Any]) -> str | None:
+    """A known layout for an unknown model_type, from the fields only that layout has."""
+    cfg = config.get("text_config") if isinstance(config.get("text_config"), Mapping) else config
+    keys = {k for k, v in cfg.items() if v is not None}
+    if not {"hidden_size", "num_hidden_layers"} <= keys:
+        return None
+    if {"kv_lora_rank", "n_routed_experts"} <= keys:
+        return "deepseek_v32" if "index_head_dim" in keys else "deepseek_v3"
+    if "linear_num_value_heads" in keys:
+        return "qwen3_5_moe" if "num_experts" in keys else "qwen3_5"
+    if {"n_routed_experts", "num_key_value_heads"} <= keys:
+        return "glm4_moe"
+    if "intermediate_size_mlp" in keys or "interleave_moe_layer_step" in keys:
+        return "llama4_text"
+    if "experts_per_token" in keys or "swiglu_limit" in keys:
+        return "gpt_oss"  # OpenAI's own gpt-oss config (original/config.json): num_experts, experts_per_token
+    if "num_local_experts" in keys:
+        return "mixtral"
+    if "num_experts" in keys and "moe_intermediate_size" in keys:
+        return "qwen3_moe"
+    if {"num_attention_heads", "intermediate_size", "vocab_size"} <= keys:
+        return "llama"
+    return None
+
+
+def text_config(config: Mapping[str, Any], mtype: str, where: str) -> tuple[Mapping[str, Any], str, list[str]]:
+    """Multimodal configs (Gemma 3, Llama 4, Qwen3.5) keep the language model in ``text_config``."""
+    text = config.get("text_config")
+    if text is None or "hidden_size" in config:
+        return config, where, []
+    if not isinstance(text, Mapping):
+        raise ScenarioError(f"field 'text_config' must be an object, got {text!r}", where=where)
+    merged = dict(text)
+    for key in ("tie_word_embeddings", "torch_dtype", "dtype", "quantization_config"):
+        if key not in merged and key in config:
+            merged[key] = config[key]
+    return merged, f"{where}: text_config", [f"language model read from text_config of a {mtype} config; "
+                                             "vision tower not counted"]
