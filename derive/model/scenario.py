@@ -286,13 +286,18 @@ def read_toml(path: Path) -> dict:
                             hint="numbers in presets are short decimals; give large values with an exponent") from None
 
 
-def read_json(path: Path, *, what: str = "JSON file") -> object:
-    """A JSON file, read under the same bounds as ``read_toml`` (size, nesting, digits, UTF-8)."""
+def read_json(path: Path, *, what: str = "JSON file", constants: bool = False) -> object:
+    """A JSON file, read under the same bounds as ``read_toml`` (size, nesting, digits, UTF-8).
+
+    ``constants``: ``Infinity``, ``-Infinity`` and ``NaN`` read as Python's json reads them (floats), as
+    publishers' config.json files hold them (Nemotron-H's ``time_step_limit``); the reader then refuses one
+    wherever a number must be finite.  Otherwise they are refused here.
+    """
     path = Path(path)
     text = _decode(read_file_bytes(path, what=what), path, what)
     _check_nesting(text, path, what)
     try:
-        return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+        return json.loads(text, parse_constant=None if constants else _no_constant, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as err:
         raise ScenarioError(f"invalid JSON: {err}", where=str(path)) from None
     except DuplicateKeyError as err:
@@ -564,7 +569,7 @@ def _model_layer(library: Library, model: str, store: PresetStore, bytes_per_kv_
         # a file name is user text that reaches terminals and documents: a newline or carriage return in it
         # would break a line (or rewrite one: "scenario x\r... proved"); it is shown escaped, as in errors
         label, source = escape_control(label), escape_control(source)
-        config = read_json(path, what="config file")
+        config = read_json(path, what="config file", constants=True)
         if not isinstance(config, Mapping):
             raise ScenarioError(f"{path} is not a JSON object", where="--model")
         as_of = None

@@ -149,11 +149,19 @@ def count_text(n: int) -> str:
 
 
 class Fields:
+    """Reads of one config's fields; ``read`` keeps every field name looked at, so that the reader can tell
+    which fields of an unknown architecture it placed."""
+
     def __init__(self, config: Mapping[str, Any], where: str, model_type: str) -> None:
         self.config = config
         self.where = where
         self.model_type = model_type
         self.notes: list[str] = []
+        self.read: set[str] = set()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.read.add(key)
+        return self.config.get(key, default)
 
     def bad(self, key: str, value: Any, what: str) -> ScenarioError:
         kind = type(value).__name__
@@ -165,8 +173,8 @@ class Fields:
             raise self.bad(key, value, "a whole number")
         try:
             whole = int(value)
-        except (OverflowError, ValueError):  # inf, nan
-            raise self.bad(key, value, "a whole number") from None
+        except (OverflowError, ValueError):  # Infinity, NaN: json reads them, a size is never one
+            raise self.bad(key, value, "a finite whole number") from None
         if whole != value:
             raise self.bad(key, value, "a whole number")
         if whole < minimum:
@@ -177,6 +185,7 @@ class Fields:
         return whole
 
     def has(self, key: str) -> bool:
+        self.read.add(key)
         return key in self.config and self.config[key] is not None
 
     def need(self, key: str, *, minimum: int = 1, maximum: int = MAX_SIZE, why: str = "",
@@ -207,7 +216,7 @@ class Fields:
         return value
 
     def int_list(self, key: str, n_layers: int | None = None) -> list[int]:
-        value = self.config.get(key)
+        value = self.get(key)
         if value is None:
             return []
         if not isinstance(value, Sequence) or isinstance(value, str):
@@ -218,7 +227,7 @@ class Fields:
         return [self.whole(f"{key}[{i}]", v, 0) for i, v in enumerate(value)]
 
     def str_list(self, key: str, n_layers: int) -> list[str] | None:
-        value = self.config.get(key)
+        value = self.get(key)
         if value is None:
             return None
         if not isinstance(value, Sequence) or isinstance(value, str) or not all(isinstance(v, str) for v in value):
@@ -294,6 +303,7 @@ class Linear:
     state_elements_per_layer: int  # at the KV element size
     formula: str
     state_bytes_per_layer: Fraction = Fraction(0)  # state kept in a datatype of its own (mamba_ssm_dtype)
+    kind: str = "linear attention"
 
 
 KIND_NAMES = {"full_attention": "full", "global": "full", "attention": "full", "sliding_attention": "window",
@@ -323,7 +333,13 @@ class Mlp:
 
 def experts_per_token(f: Fields, mtype: str) -> int:
     # OpenAI's own gpt-oss config.json says experts_per_token; transformers says num_experts_per_tok.
-    if "num_experts_per_tok" not in f.config and "experts_per_token" in f.config:
+    if f.has("num_experts_per_tok") and f.has("experts_per_token"):
+        a, b = f.need("num_experts_per_tok", why=mtype), f.need("experts_per_token", why=mtype)
+        if a != b:
+            raise ScenarioError(f"fields 'num_experts_per_tok' ({a}) and 'experts_per_token' ({b}) disagree",
+                                where=f.where)
+        return a
+    if f.has("experts_per_token"):
         return f.need("experts_per_token", why=mtype)
     return f.need("num_experts_per_tok", why=mtype)
 
@@ -351,7 +367,8 @@ def uniform_window(f: Fields, mtype: str, n: int, sliding: int | None) -> LayerK
     use_sliding_window true (transformers' default there is false), from ``max_window_layers`` on."""
     counts = {"full": n, "window": 0, "chunk": 0, "linear": 0}
     window = 0
-    use = f.config.get("use_sliding_window", not mtype.startswith("qwen"))
+    f.read.add("sliding_window")
+    use = f.get("use_sliding_window", not mtype.startswith("qwen"))
     if sliding is not None and use is True:
         first = f.optional("max_window_layers", 0) if mtype.startswith("qwen") else 0
         first = min(first or 0, n)
@@ -366,6 +383,7 @@ def alternate_window(f: Fields, mtype: str, n: int, sliding: int | None) -> Laye
     """Gemma 2 and gpt-oss: even layers local when a sliding window is set."""
     if sliding is None:
         return all_full(f, mtype, n, sliding)
+    f.read.add("sliding_window")
     local = count_every(n, 2)
     f.notes.append("'layer_types' absent: every other layer (0, 2, ...) uses the sliding window "
                    f"({local} of {n})")
@@ -376,6 +394,7 @@ def listed_kinds(f: Fields, types: Sequence[str], sliding: int | None) -> LayerK
     """The layer kinds a config lists in ``layer_types``, one per layer."""
     counts = {"full": 0, "window": 0, "chunk": 0, "linear": 0}
     window = chunk = 0
+    f.read.add("layer_types")
     for t in types:
         kind = KIND_NAMES.get(t)
         if kind is None:
@@ -383,6 +402,7 @@ def listed_kinds(f: Fields, types: Sequence[str], sliding: int | None) -> LayerK
                                 hint=f"known kinds: {', '.join(sorted(KIND_NAMES))}")
         counts[kind] += 1
     if counts["window"]:
+        f.read.add("sliding_window")
         window = sliding or 0
         if not window:
             raise ScenarioError("missing field 'sliding_window'", where=f.where,
@@ -423,3 +443,29 @@ class Family:
     notes: Callable[[Fields, str, Attention], None] | None = None
     latent: bool = False  # multi-head latent attention (kv_lora_rank is read)
     aliases: Mapping[str, str] = field(default_factory=dict)  # older model_type names -> model_type
+    known: frozenset[str] = frozenset()  # fields of the family's files that set no size (gpt-oss's swiglu_limit)
+
+
+# Fields that set no layer kind and no tensor shape: metadata, numerics, training and routing settings.
+# A file of an unknown model_type is read only when every other field it holds was read by its family.
+NEUTRAL_FIELDS = frozenset({
+    "architectures", "model_type", "auto_map", "transformers_version", "torch_dtype", "dtype",
+    "quantization_config", "max_position_embeddings", "tie_word_embeddings", "use_cache", "initializer_range",
+    "hidden_act", "hidden_activation", "activation", "mlp_hidden_act", "rope_theta", "rope_scaling",
+    "rope_parameters", "partial_rotary_factor", "attention_bias", "mlp_bias", "use_bias", "bias",
+    "router_aux_loss_coef", "output_router_logits", "norm_topk_prob", "routed_scaling_factor", "scoring_func",
+    "topk_method", "n_group", "topk_group", "aux_loss_alpha", "seq_aux", "num_logits_to_keep", "pretraining_tp",
+    "attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar", "residual_in_fp32",
+    "rescale_prenorm_residual", "is_encoder_decoder", "use_qk_norm", "qk_layernorm", "router_jitter_noise",
+    "num_nextn_predict_layers", "mtp_num_hidden_layers", "parallel_attn", "alibi", "cache_implementation",
+    "for_llm_compressor",
+})
+_NEUTRAL_PARTS = ("_token_id", "dropout", "_eps", "epsilon", "_softcap")
+
+
+def neutral(key: str) -> bool:
+    """Whether a field sets neither a layer kind nor a tensor shape (``NEUTRAL_FIELDS`` and names like
+    ``eos_token_id``, ``attention_dropout``, ``rms_norm_eps``, ``rope_*``); ``_comment`` and other names
+    starting with ``_`` are not part of the model."""
+    return (key in NEUTRAL_FIELDS or key.startswith(("_", "rope", "initializer_"))
+            or any(p in key for p in _NEUTRAL_PARTS))

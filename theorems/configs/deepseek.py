@@ -40,7 +40,8 @@ def deepseek_moe_mlp(f: Fields, mtype: str, d: int, n: int) -> Mlp:
     experts = f.need("n_routed_experts", why=mtype)
     active = experts_per_token(f, mtype)
     width = f.need("moe_intermediate_size", why=mtype)
-    if "n_shared_experts" not in f.config:
+    if "n_shared_experts" not in f.config:  # null is "none"; absent is a missing size field
+        f.read.add("n_shared_experts")
         raise ScenarioError("missing field 'n_shared_experts'", where=f.where,
                             hint=f"a {mtype} config needs 'n_shared_experts' (null or 0 for none)")
     shared_n = f.optional("n_shared_experts", 0) or 0
@@ -68,5 +69,8 @@ FAMILIES = (
     Family("deepseek", {"deepseek_v2": False, "deepseek_v3": False, "deepseek_v32": False, "kimi_k2": False},
            {"DeepseekV2ForCausalLM": "deepseek_v2", "DeepseekV3ForCausalLM": "deepseek_v3",
             "DeepseekV32ForCausalLM": "deepseek_v32"},
-           mlp=deepseek_moe_mlp, attention=mla, notes=_notes, latent=True),
+           mlp=deepseek_moe_mlp, attention=mla, notes=_notes, latent=True,
+           # latent attention has no KV heads (the files repeat num_attention_heads); the indexer's top-k and the
+           # expert-parallel size set no weight
+           known=frozenset({"num_key_value_heads", "index_topk", "ep_size"})),
 )

@@ -15,7 +15,7 @@ def _attention(f: Fields, mtype: str, d: int) -> Attention:
     kv = f.optional("num_key_value_heads", None, minimum=1, aliases=("num_kv_heads", "n_head_kv"))
     # tiiuae's own RefinedWeb code (Falcon-40B/180B) always groups the KV heads (n_head_kv); RefinedWebModel
     # (Falcon-7B) and transformers' FalconConfig default to the old decoder with multi_query.
-    refined_web = f.config.get("model_type") == "RefinedWeb"
+    refined_web = f.get("model_type") == "RefinedWeb"
     new_arch = f.flag("new_decoder_architecture", refined_web,
                       "RefinedWeb config: grouped KV heads (n_head_kv), as tiiuae's code reads it"
                       if refined_web else "")

@@ -26,6 +26,7 @@ def _pattern(f: Fields, mtype: str, n: int, sliding: int | None) -> LayerKinds:
     if mtype == "gemma2":
         return alternate_window(f, mtype, n, sliding)
     if mtype in ("gemma3", "gemma3_text") and sliding is not None:
+        f.read.add("sliding_window")
         pattern = f.optional("sliding_window_pattern", 6, minimum=1, aliases=("_sliding_window_pattern",),
                              meaning="five local layers to one global (Gemma 3's pattern, 6)")
         full = count_every(n, pattern, offset=1)

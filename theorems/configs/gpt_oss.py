@@ -15,5 +15,6 @@ def _notes(f: Fields, mtype: str, att: Attention) -> None:
 
 FAMILIES = (
     Family("gpt_oss", {"gpt_oss": False}, {"GptOssForCausalLM": "gpt_oss"}, mlp=every_layer_moe,
-           pattern=alternate_window, notes=_notes),
+           pattern=alternate_window, notes=_notes,
+           known=frozenset({"swiglu_limit", "initial_context_length"})),
 )

@@ -46,5 +46,6 @@ def _pattern(f: Fields, mtype: str, n: int, sliding: int | None) -> LayerKinds:
 FAMILIES = (
     Family("llama4", {"llama4": False, "llama4_text": False},
            {"Llama4ForConditionalGeneration": "llama4", "Llama4ForCausalLM": "llama4_text"},
-           mlp=_mlp, pattern=_pattern),
+           mlp=_mlp, pattern=_pattern,
+           known=frozenset({"intermediate_size_mlp"})),  # the dense layers' width: read when there are some
 )

@@ -40,7 +40,7 @@ def gated_deltanet(f: Fields, d: int) -> Linear:
     recurrent, conv = v_heads * k_dim * v_dim, conv_dim * (kernel - 1)
     formula = (f"{v_heads} value heads * {k_dim} * {v_dim} recurrent state + {conv_dim} channels * {kernel - 1} "
                "convolution state")
-    ssm = f.config.get("mamba_ssm_dtype")
+    ssm = f.get("mamba_ssm_dtype")
     if ssm is not None:
         if not isinstance(ssm, str) or ssm.removeprefix("torch.") not in DTYPE_BYTES:
             raise ScenarioError(f"field 'mamba_ssm_dtype' names an unknown datatype {ssm!r}", where=f.where,
@@ -53,12 +53,16 @@ def gated_deltanet(f: Fields, d: int) -> Linear:
     return Linear(params, recurrent + conv, formula)
 
 
+# transformers' Qwen3-Next ignores the sliding-window fields; layer_types, when given, wins over the interval;
+# intermediate_size is the dense layers' width (read when mlp_only_layers leaves some)
+_KNOWN = frozenset({"use_sliding_window", "max_window_layers", "full_attention_interval", "intermediate_size"})
+
 FAMILIES = (
     Family("qwen3_5", {"qwen3_5": False, "qwen3_5_text": False},
            {"Qwen3_5ForConditionalGeneration": "qwen3_5", "Qwen3_5ForCausalLM": "qwen3_5"},
-           mlp=dense_mlp, attention=_attention, pattern=_pattern, linear=gated_deltanet),
+           mlp=dense_mlp, attention=_attention, pattern=_pattern, linear=gated_deltanet, known=_KNOWN),
     Family("qwen3_next", {"qwen3_next": False, "qwen3_5_moe": False, "qwen3_5_moe_text": False},
            {"Qwen3NextForCausalLM": "qwen3_next", "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe",
             "Qwen3_5MoeForCausalLM": "qwen3_5_moe"},
-           mlp=qwen_moe_mlp, attention=_attention, pattern=_pattern, linear=gated_deltanet),
+           mlp=qwen_moe_mlp, attention=_attention, pattern=_pattern, linear=gated_deltanet, known=_KNOWN),
 )

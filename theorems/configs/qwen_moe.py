@@ -28,5 +28,8 @@ def qwen_moe_mlp(f: Fields, mtype: str, d: int, n: int) -> Mlp:
 FAMILIES = (
     Family("qwen_moe", {"qwen2_moe": False, "qwen3_moe": False},
            {"Qwen2MoeForCausalLM": "qwen2_moe", "Qwen3MoeForCausalLM": "qwen3_moe"}, mlp=qwen_moe_mlp,
-           pattern=uniform_window),
+           pattern=uniform_window,
+           # the dense layers' width (read when mlp_only_layers or decoder_sparse_step leave some), the first
+           # windowed layer (read when use_sliding_window is true)
+           known=frozenset({"intermediate_size", "max_window_layers"})),
 )

@@ -16,6 +16,7 @@ from .base import (
     MAX_SIZE,
     Attention,
     ConfigValue,
+    Family,
     Fields,
     KVLayout,
     ModelValues,
@@ -23,11 +24,11 @@ from .base import (
     bn,
     count_text,
     listed_kinds,
+    neutral,
     num,
 )
 from .precision import precision
-from .qwen_hybrid import gated_deltanet
-from .registry import FAMILY_OF, model_type, text_config
+from .registry import FAMILY_OF, SUPPORTED_MODEL_TYPES, model_type, text_config
 
 
 def param_breakdown(config: Mapping[str, Any], *, where: str = "config") -> ParamBreakdown:
@@ -78,10 +79,16 @@ def _analyse(config: Mapping[str, Any], where: str) -> _Analysis:
                             where=where)
     types = f.str_list("layer_types", n_layers)
     sliding = f.optional("sliding_window", None, minimum=1)
+    f.read.discard("sliding_window")  # placed only by a pattern that applies it (Mistral's, not Llama's)
     counts, window, chunk = (listed_kinds(f, types, sliding) if types is not None
                              else fam.pattern(f, mtype, n_layers, sliding))
-    linear = (fam.linear or gated_deltanet)(f, d) if counts["linear"] else None
-    attention = (n_layers - counts["linear"]) * att.params_per_layer
+    if counts["linear"] and fam.linear is None:
+        raise ScenarioError(f"{counts['linear']} linear-attention layer(s) in a {mtype} config, whose layers the "
+                            "reader knows only as attention: refused rather than read as another layer kind",
+                            where=where, hint="a model with linear-attention layers needs its own model_type")
+    linear = fam.linear(f, d) if fam.linear is not None and counts["linear"] else None
+    # layers without attention (Nemotron-H's MLP and MoE layers) count in neither
+    attention = (counts["full"] + counts["window"] + counts["chunk"]) * att.params_per_layer
     if linear is not None:
         attention += counts["linear"] * linear.params_per_layer
 
@@ -103,6 +110,9 @@ def _analyse(config: Mapping[str, Any], where: str) -> _Analysis:
     if f.has("num_nextn_predict_layers") and cfg["num_nextn_predict_layers"]:
         f.notes.append(f"{cfg['num_nextn_predict_layers']} multi-token-prediction layer(s) not counted")
 
+    if type_notes:
+        _refuse_unplaced(config, cfg, f, fam, where)
+
     pb = ParamBreakdown(
         model_type=mtype, layers=n_layers, embedding=vocab * d, lm_head=0 if tie else vocab * d,
         attention=attention, dense_mlp=mlp.dense_mlp, routed_experts=mlp.routed,
@@ -117,7 +127,7 @@ def _analyse(config: Mapping[str, Any], where: str) -> _Analysis:
     if counts["chunk"]:
         formulas.append(f"chunks of {chunk}: {counts['chunk']} layers * {att.kv_formula}")
     if linear is not None:
-        formulas.append(f"linear attention: {counts['linear']} layers * ({linear.formula})")
+        formulas.append(f"{linear.kind}: {counts['linear']} layers * ({linear.formula})")
     kv = KVLayout(full_layers=counts["full"], full_elements=counts["full"] * per,
                   window_layers=counts["window"], window=window, window_elements=counts["window"] * per,
                   chunk_layers=counts["chunk"], chunk=chunk, chunk_elements=counts["chunk"] * per,
@@ -126,6 +136,21 @@ def _analyse(config: Mapping[str, Any], where: str) -> _Analysis:
                   state_bytes=counts["linear"] * linear.state_bytes_per_layer if linear else Fraction(0),
                   indexer_bytes_per_token=indexer_bytes, formulas=tuple(formulas))
     return _Analysis(pb, kv, cfg, d, att, where, list(f.notes))
+
+
+def _refuse_unplaced(config: Mapping[str, Any], cfg: Mapping[str, Any], f: Fields, fam: Family, where: str) -> None:
+    """A file of an unknown architecture is read as a known family only when that family read every field
+    that could set a layer kind or a tensor shape; a field it did not read may be a layer it does not know
+    (Nemotron-H's hybrid_override_pattern read as GLM-4.5's attention + MoE gave 102B for a 31.6B model)."""
+    unplaced = sorted(k for k, v in cfg.items()
+                      if v is not None and k not in f.read and k not in fam.known and not neutral(k))
+    if unplaced:
+        archs = config.get("architectures")
+        name = config.get("model_type") or (", ".join(archs) if archs else "(none named)")
+        raise ScenarioError(f"unknown architecture {name!r}: its fields {', '.join(unplaced)} are not placed by the "
+                            f"{fam.name} layout it otherwise matches, so its layers cannot be read exactly",
+                            where=where, hint="refused rather than guessed; supported model_type values: "
+                                              + ", ".join(SUPPORTED_MODEL_TYPES))
 
 
 def _fraction(value: Any, where: str) -> Fraction:
@@ -223,7 +248,8 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
                      + kv.indexer_bytes_per_token)
             parts_kv.append(f"every attention layer counted as full would be {num(every)}")
         if kv.state_layers:
-            parts_kv.append(f"plus a fixed {num(kv.state_bytes_at(e))} B per sequence of linear-attention state")
+            parts_kv.append(f"plus a fixed {num(kv.state_bytes_at(e))} B per sequence of recurrent state "
+                            "(linear-attention or Mamba-2 layers)")
         notes.append(f"KV by layer kind: {layout}; " + ", ".join(parts_kv) + "; see kv_bytes_per_sequence")
 
     out = ModelValues({
@@ -247,8 +273,9 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
                                        f"attention_chunk_size = {kv.chunk}" if kv.chunk_layers else
                                        "no chunked-attention layers"),
         "kv_state_bytes": ConfigValue(kv.state_bytes_at(e), "B/seq",
-                                      f"{kv.state_layers} linear-attention layers, a fixed state each"
-                                      if kv.state_layers else "no linear-attention layers"),
+                                      f"{kv.state_layers} layers with a fixed-size recurrent state (linear "
+                                      "attention or Mamba-2), one per sequence whatever the context"
+                                      if kv.state_layers else "no linear-attention or state-space layers"),
         "bytes_per_kv_element": ConfigValue(e, "B", e_note, native=bytes_per_kv_element is None),
         "d_model": ConfigValue(Fraction(a.d), "1", f"hidden_size = {a.d}"),
     })

@@ -1,0 +1,130 @@
+"""Refuse, never guess: a config whose layers the reader cannot place exactly is refused in one line.
+
+- A file of an unknown ``model_type`` is read as a known family only when that family reads every field that
+  could set a layer kind or a tensor shape; under the family it otherwise matches, its counts are then those of
+  its own type, never a different layer structure (every fixture, renamed).
+- A known family's file with one layer kind the reader does not know (an unknown ``layer_types`` entry, a
+  ``linear_attention`` layer in a family without one, an unknown pattern character) is refused.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from derive.cli import main
+from derive.errors import ScenarioError
+from theorems.configs import SUPPORTED_MODEL_TYPES, model_values
+
+CONFIGS = Path(__file__).parent / "fixtures" / "configs"
+# one publisher's file (or more) per family module
+FAMILY_FIXTURES = {
+    "dense": "llama-3.1-8b.json", "dense-window": "mistral-7b-v0.1.json", "gemma2": "gemma-2-9b.json",
+    "gemma3": "gemma-3-27b-it.json", "falcon": "falcon-40b.json", "mixtral": "mixtral-8x7b-v0.1.json",
+    "gpt_oss": "gpt-oss-120b.json", "qwen_moe": "qwen2-57b-a14b.json", "qwen3_next": "qwen3-next-80b-a3b-instruct.json",
+    "qwen3_5": "qwen3.5-397b-a17b.json", "llama4": "llama-4-scout-17b-16e.json", "glm_moe": "glm-4.5.json",
+    "deepseek": "kimi-k2-instruct.json", "deepseek_v32": "deepseek-v3.2.json",
+    "nemotron_h": "nvidia-nemotron-3-nano-30b-a3b-bf16.json",
+}
+REAL = sorted(p.name for p in CONFIGS.glob("*.json") if p.name not in ("broken_missing_layers.json",
+                                                                       "unknown_architecture.json"))
+
+
+def _load(name: str) -> dict:
+    return json.loads((CONFIGS / name).read_text())
+
+
+def _text(config: dict) -> dict:
+    """The mapping that holds the language model's fields (``text_config`` in multimodal files)."""
+    return config["text_config"] if "hidden_size" not in config and "text_config" in config else config
+
+
+def _renamed(config: dict) -> dict:
+    out = dict(config, model_type="my_model", architectures=["MyModelForCausalLM"])
+    if "text_config" in out and "hidden_size" not in out:
+        out["text_config"] = dict(out["text_config"], model_type="my_model_text")
+    return out
+
+
+@pytest.mark.parametrize("family, name", sorted(FAMILY_FIXTURES.items()))
+def test_one_unknown_layer_kind_is_refused(family: str, name: str) -> None:
+    config = _load(name)
+    text = _text(config)
+    n = text["num_hidden_layers"]
+    if family == "nemotron_h":
+        text["hybrid_override_pattern"] = text["hybrid_override_pattern"][:-1] + "Z"
+        what = "unknown layer kind 'Z'"
+    else:
+        text["layer_types"] = ["full_attention"] * (n - 1) + ["mamba"]
+        what = "unknown layer kind 'mamba'"
+    with pytest.raises(ScenarioError, match=what) as err:
+        model_values(config)
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("family, name", sorted((f, n) for f, n in FAMILY_FIXTURES.items()
+                                                if not f.startswith(("qwen3_", "nemotron"))))
+def test_a_linear_attention_layer_in_a_family_without_one_is_refused(family: str, name: str) -> None:
+    # read as Gated DeltaNet before, with fields the family's files do not have
+    config = _load(name)
+    text = _text(config)
+    text["layer_types"] = ["full_attention"] * (text["num_hidden_layers"] - 1) + ["linear_attention"]
+    with pytest.raises(ScenarioError, match="linear-attention layer"):
+        model_values(config)
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_an_unknown_type_is_refused_or_read_with_its_own_structure(name: str) -> None:
+    config = _load(name)
+    own = model_values(config)
+    try:
+        guessed = model_values(_renamed(config))
+    except ScenarioError as err:
+        assert "\n" not in str(err) and "my_model" in str(err)
+        return
+    assert set(guessed) == set(own)
+    for key, value in own.items():
+        assert guessed[key].value == value.value, key
+
+
+def test_nemotron_h_fields_under_an_unknown_type_are_named() -> None:
+    # issue 23: read "as glm4_moe, whose fields it has", the Nano became 52 attention + MoE layers, 102.3B
+    config = _renamed(_load("nvidia-nemotron-3-nano-30b-a3b-bf16.json"))
+    with pytest.raises(ScenarioError) as err:
+        model_values(config)
+    text = str(err.value)
+    assert "'my_model'" in text and "hybrid_override_pattern" in text and "mamba_num_heads" in text
+    assert "\n" not in text
+
+
+def test_one_unplaced_field_is_enough() -> None:
+    config = _renamed(_load("llama-3.1-8b.json")) | {"num_memory_layers": 4}
+    with pytest.raises(ScenarioError, match="num_memory_layers"):
+        model_values(config)
+
+
+def test_settings_that_set_no_shape_do_not_block_a_read() -> None:
+    config = _renamed(_load("llama-3.1-8b.json")) | {"attention_dropout": 0.1, "rms_norm_eps": 1e-6,
+                                                     "rope_scaling": {"type": "linear"}, "pad_token_id": 0,
+                                                     "_comment": "a note"}
+    assert model_values(config)["params_total"].value == model_values(_load("llama-3.1-8b.json"))["params_total"].value
+
+
+def test_a_window_llama_does_not_apply_is_not_dropped() -> None:
+    # Mistral's sliding_window read under the llama layout would make every layer full attention
+    with pytest.raises(ScenarioError, match="sliding_window"):
+        model_values(_renamed(_load("mistral-7b-v0.1.json")))
+
+
+def test_refusal_on_the_command_line_is_one_line_exit_2(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(_renamed(_load("nvidia-nemotron-3-nano-30b-a3b-bf16.json"))))
+    assert main(["eval", "params_total", "--model", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1 and "hybrid_override_pattern" in captured.err
+
+
+def test_nemotron_h_is_supported() -> None:
+    assert "nemotron_h" in SUPPORTED_MODEL_TYPES
