@@ -8,9 +8,20 @@ supplies the model's quantities.  All LLM-specific knowledge lives here, in ``th
 only calls ``model_values``.
 
 Layout: one module per family (``dense``, ``gemma``, ``falcon``, ``mixtral``, ``gpt_oss``, ``qwen_moe``,
-``qwen_hybrid``, ``llama4``, ``glm``, ``deepseek``), each a ``Family`` record saying how its configs lay out
-their layers; ``registry`` picks the family; ``reader`` runs the same steps for every family;
-``precision`` reads the datatype and quantization; ``hub`` finds a cached ``config.json``.
+``qwen_hybrid``, ``llama4``, ``glm``, ``deepseek``, ``nemotron_h``, ``nemotron_nas``), each a ``Family`` record
+saying how its configs lay out their layers; ``registry`` picks the family; ``reader`` runs the same steps for
+every family; ``precision`` reads the datatype and quantization; ``hub`` finds a cached ``config.json``.
+Adding a family: its module, its test, and one entry in ``registry.FAMILIES``.
+
+Refuse, never guess
+-------------------
+A file of an unknown ``model_type`` is read as the known family whose fields it has only when that family
+reads every field of the file that could set a layer kind or a tensor shape (``base.neutral`` names the
+fields that set neither: token ids, dropout, norm epsilons, rope settings, ...); otherwise one line names the
+type and the fields it could not place.  A layer kind the family does not model (an unknown ``layer_types``
+entry, a linear-attention layer in a family without one, an unknown ``hybrid_override_pattern`` character,
+a NAS block with a window or sinks) is refused the same way.  ``Infinity`` and ``NaN`` read as Python's json
+reads them; a size field holding one is refused.
 
 Main functions
 --------------
@@ -29,6 +40,8 @@ Counting conventions
   linear-attention projections and convolutions, the DeepSeek-V3.2 indexer.  Norm gains, bias vectors,
   gpt-oss attention sinks and Gated DeltaNet's per-head decay vectors are not counted (each well under
   0.1 % of the models here); multi-token-prediction modules and vision towers are not counted.
+- A Mamba-2 layer (Nemotron-H) counts ``in_proj``, the depthwise convolution and ``out_proj``; its per-head
+  ``A_log``, ``D`` and ``dt_bias`` are not counted, like the norms.
 - ``params_total`` counts everything above, embeddings included (the publishers' totals do).
 - ``params_active`` is what the compute formulas multiply by: the parameters a token's forward pass
   multiplies, so *without the input embedding* (a table lookup, no multiplies) and *with the output
@@ -42,13 +55,15 @@ KV cache by layer kind
 ----------------------
 Every layer is one of: full attention (GQA/MQA/MHA: ``2 * kv_heads * head_dim`` elements per token;
 MLA: ``kv_lora_rank + qk_rope_head_dim``), sliding window W (holds ``min(L, W)`` tokens), chunked
-attention C (holds at most ``min(L, C)`` tokens: the current chunk), or linear attention (a state of
-fixed size, whatever the context).  The counts per kind are computed arithmetically from the config
-(``layer_types`` when given, else the family's pattern); no per-layer list is built.  The values:
-``kv_bytes_per_token`` (full layers plus any indexer keys: the per-token figure at long context),
-``kv_window_bytes_per_token`` and ``attention_window``, ``kv_chunk_bytes_per_token`` and
-``attention_chunk``, ``kv_state_bytes``.  The library's ``kv_bytes_per_sequence`` combines them at the
-scenario's context.
+attention C (holds at most ``min(L, C)`` tokens: the current chunk), a layer with a recurrent state
+(Gated DeltaNet linear attention, Mamba-2: a state of fixed size per sequence, whatever the context), or
+no cache at all (Nemotron-H's MLP and MoE layers, a NAS block without attention).  The counts per kind are
+computed arithmetically from the config (``layer_types`` when given, else the family's pattern); no
+per-layer list is built.  The values: ``kv_bytes_per_token`` (full layers plus any indexer keys: the
+per-token figure at long context), ``kv_window_bytes_per_token`` and ``attention_window``,
+``kv_chunk_bytes_per_token`` and ``attention_chunk``, ``kv_state_bytes`` (bytes per sequence of the fixed
+recurrent state, at ``mamba_ssm_dtype`` / ``mamba_ssm_cache_dtype`` when the config names one).  The
+library's ``kv_bytes_per_sequence`` combines them at the scenario's context.
 
 For the context chapter's per-head formula (``kv_cache_layers * kv_elements_per_layer * e`` with
 ``kv_elements_per_layer = 2 * kv_heads * head_dim``), latent attention pins ``kv_elements_per_layer`` to

@@ -412,6 +412,19 @@ def listed_kinds(f: Fields, types: Sequence[str], sliding: int | None) -> LayerK
     return counts, window, chunk
 
 
+@dataclass(frozen=True)
+class Blocks:
+    """Layers that differ one by one (a NAS model's ``block_configs``), summed: attention weights, the layers
+    that keep a KV cache and their elements per token, the MLPs.  ``attention`` describes the attention
+    layers when they agree (head_dim and kv_heads None when they do not)."""
+
+    attention: Attention
+    attention_params: int
+    full_layers: int
+    full_elements: int
+    mlp: Mlp
+
+
 # --------------------------------------------------------------------------------------------------
 # a family
 
@@ -443,6 +456,7 @@ class Family:
     notes: Callable[[Fields, str, Attention], None] | None = None
     latent: bool = False  # multi-head latent attention (kv_lora_rank is read)
     aliases: Mapping[str, str] = field(default_factory=dict)  # older model_type names -> model_type
+    blocks: Callable[[Fields, str, int, int], Blocks] | None = None  # per-layer blocks instead of a pattern
     known: frozenset[str] = frozenset()  # fields of the family's files that set no size (gpt-oss's swiglu_limit)
 
 

@@ -45,9 +45,23 @@ def deepseek_moe_mlp(f: Fields, mtype: str, d: int, n: int) -> Mlp:
         raise ScenarioError("missing field 'n_shared_experts'", where=f.where,
                             hint=f"a {mtype} config needs 'n_shared_experts' (null or 0 for none)")
     shared_n = f.optional("n_shared_experts", 0) or 0
-    first_dense = min(f.optional("first_k_dense_replace", 0, meaning="no leading dense layers (0)"), n)
-    freq = f.optional("moe_layer_freq", 1, minimum=1, meaning="every layer after the dense ones is MoE (1)")
-    moe_layers = count_every(n, freq) - count_every(first_dense, freq)
+    freq_field = f.get("moe_layer_freq")
+    if isinstance(freq_field, list):  # one entry per layer, 1 for MoE (MiMo-V2-Flash writes it so)
+        flags = f.int_list("moe_layer_freq")
+        if len(flags) != n or any(v > 1 for v in flags):
+            raise ScenarioError(f"field 'moe_layer_freq' as a list needs one 0 or 1 per layer ({n}), got "
+                                f"{len(flags)} entries" + ("" if len(flags) != n else " with a value above 1"),
+                                where=f.where)
+        first_dense = f.optional("first_k_dense_replace", 0) or 0
+        if any(flags[:first_dense]):
+            raise ScenarioError(f"fields 'moe_layer_freq' and 'first_k_dense_replace' ({first_dense}) disagree: the "
+                                "list marks a leading dense layer as MoE", where=f.where)
+        moe_layers = sum(flags)
+        f.notes.append(f"moe_layer_freq lists the layers: {moe_layers} MoE and {n - moe_layers} dense")
+    else:
+        first_dense = min(f.optional("first_k_dense_replace", 0, meaning="no leading dense layers (0)"), n)
+        freq = f.optional("moe_layer_freq", 1, minimum=1, meaning="every layer after the dense ones is MoE (1)")
+        moe_layers = count_every(n, freq) - count_every(first_dense, freq)
     dense = 0
     if moe_layers < n:
         dense = (n - moe_layers) * gated(d, f.need("intermediate_size", why=f"{mtype} dense-layer"))

@@ -73,15 +73,23 @@ def _analyse(config: Mapping[str, Any], where: str) -> _Analysis:
     vocab = f.need("vocab_size")
     tie = f.flag("tie_word_embeddings", tie_default,
                  f"transformers' {mtype} default, {'tied' if tie_default else 'untied'} LM head")
-    att = fam.attention(f, mtype, d)
+    blocks = fam.blocks(f, mtype, d, n_layers) if fam.blocks is not None else None
+    att = blocks.attention if blocks is not None else fam.attention(f, mtype, d)
     if not fam.latent and f.has("kv_lora_rank"):
         raise ScenarioError(f"field 'kv_lora_rank' is set but model_type {mtype!r} has no latent attention",
                             where=where)
     types = f.str_list("layer_types", n_layers)
     sliding = f.optional("sliding_window", None, minimum=1)
     f.read.discard("sliding_window")  # placed only by a pattern that applies it (Mistral's, not Llama's)
-    counts, window, chunk = (listed_kinds(f, types, sliding) if types is not None
-                             else fam.pattern(f, mtype, n_layers, sliding))
+    if blocks is not None:
+        if types is not None or sliding is not None:
+            raise ScenarioError(f"field '{'layer_types' if types is not None else 'sliding_window'}' given beside "
+                                "'block_configs'", where=where, hint="each block says its own layer kind")
+        counts = {"full": blocks.full_layers, "window": 0, "chunk": 0, "linear": 0}
+        window = chunk = 0
+    else:
+        counts, window, chunk = (listed_kinds(f, types, sliding) if types is not None
+                                 else fam.pattern(f, mtype, n_layers, sliding))
     if counts["linear"] and fam.linear is None:
         raise ScenarioError(f"{counts['linear']} linear-attention layer(s) in a {mtype} config, whose layers the "
                             "reader knows only as attention: refused rather than read as another layer kind",
@@ -89,6 +97,9 @@ def _analyse(config: Mapping[str, Any], where: str) -> _Analysis:
     linear = fam.linear(f, d) if fam.linear is not None and counts["linear"] else None
     # layers without attention (Nemotron-H's MLP and MoE layers) count in neither
     attention = (counts["full"] + counts["window"] + counts["chunk"]) * att.params_per_layer
+    full_elements = counts["full"] * att.kv_elements_per_layer
+    if blocks is not None:
+        attention, full_elements = blocks.attention_params, blocks.full_elements
     if linear is not None:
         attention += counts["linear"] * linear.params_per_layer
 
@@ -102,7 +113,7 @@ def _analyse(config: Mapping[str, Any], where: str) -> _Analysis:
         f.notes.append(f"sparse-attention indexer: {idx_dim} FP8 keys + one FP32 scale per 128 per token and "
                        f"layer ({n_layers} layers), as in DeepSeek's reference inference code")
 
-    mlp = fam.mlp(f, mtype, d, n_layers)
+    mlp = blocks.mlp if blocks is not None else fam.mlp(f, mtype, d, n_layers)
     if mlp.experts and mlp.active > mlp.experts:
         raise ScenarioError(f"{mlp.active} experts per token but only {mlp.experts} experts", where=where)
     if fam.notes is not None:
@@ -128,7 +139,7 @@ def _analyse(config: Mapping[str, Any], where: str) -> _Analysis:
         formulas.append(f"chunks of {chunk}: {counts['chunk']} layers * {att.kv_formula}")
     if linear is not None:
         formulas.append(f"{linear.kind}: {counts['linear']} layers * ({linear.formula})")
-    kv = KVLayout(full_layers=counts["full"], full_elements=counts["full"] * per,
+    kv = KVLayout(full_layers=counts["full"], full_elements=full_elements,
                   window_layers=counts["window"], window=window, window_elements=counts["window"] * per,
                   chunk_layers=counts["chunk"], chunk=chunk, chunk_elements=counts["chunk"] * per,
                   state_layers=counts["linear"],

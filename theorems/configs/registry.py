@@ -9,12 +9,26 @@ from typing import Any
 
 from derive.errors import ScenarioError
 
-from . import deepseek, dense, falcon, gemma, glm, gpt_oss, llama4, mixtral, nemotron_h, qwen_hybrid, qwen_moe
+from . import (
+    deepseek,
+    dense,
+    falcon,
+    gemma,
+    glm,
+    gpt_oss,
+    llama4,
+    mixtral,
+    nemotron_h,
+    nemotron_nas,
+    qwen_hybrid,
+    qwen_moe,
+)
 from .base import Family
 
 FAMILIES: tuple[Family, ...] = (*dense.FAMILIES, *gemma.FAMILIES, *falcon.FAMILIES, *mixtral.FAMILIES,
                                 *gpt_oss.FAMILIES, *qwen_moe.FAMILIES, *qwen_hybrid.FAMILIES, *llama4.FAMILIES,
-                                *glm.FAMILIES, *deepseek.FAMILIES, *nemotron_h.FAMILIES)
+                                *glm.FAMILIES, *deepseek.FAMILIES, *nemotron_h.FAMILIES,
+                                *nemotron_nas.FAMILIES)
 FAMILY_OF: dict[str, Family] = {mtype: fam for fam in FAMILIES for mtype in fam.model_types}
 ARCHITECTURES: dict[str, str] = {name: mtype for fam in FAMILIES for name, mtype in fam.architectures.items()}
 ALIASES: dict[str, str] = {old: new for fam in FAMILIES for old, new in fam.aliases.items()}
