@@ -53,7 +53,7 @@ def test_nano_against_published_counts() -> None:
     assert float(TOTAL) == pytest.approx(31.6e9, abs=0.05e9)  # NVIDIA: 31.6B total
     assert values["params_active"].value == ACTIVE
     assert float(ACTIVE) == pytest.approx(3.2e9, abs=0.05e9)  # about 3.2B active
-    # 3.5B active in the model card counts the input embedding too
+    # the "3.5B active" of NVIDIA's summary pages counts the input embedding too
     assert float(ACTIVE + VOCAB * D) == pytest.approx(3.5e9, abs=0.1e9)
     experts = (values["experts_total"].value, values["experts_active"].value, values["experts_shared"].value)
     assert experts == (128, 6, 1)
