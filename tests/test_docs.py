@@ -92,6 +92,17 @@ def test_shown_command_runs_and_prints_what_the_page_says(where, command, expect
     assert not missing, f"{where}: `{command}` did not print {missing}; it printed:\n{out}{err}"
 
 
+def test_the_library_example_of_the_docs_is_a_library_that_checks(tmp_path, capsys):
+    """The Python example of "Your own claims" is a whole library: written to a file, it loads and its claim is
+    proved."""
+    text = (DOCS / "own-claims.md").read_text(encoding="utf-8")
+    (example,) = re.findall(r"```python\n(.*?)```", text, re.S)
+    (tmp_path / "mine.py").write_text(example, encoding="utf-8")
+    assert main(["check", "--library", str(tmp_path / "mine.py")]) == 0
+    out = capsys.readouterr().out
+    assert "proved" in out and "mine.time_positive" in out
+
+
 def test_the_pages_show_commands():
     assert len(COMMANDS) >= 20
     pages = {where.split(":")[0] for where, _, _ in COMMANDS}
