@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: build test lint bench fuzz clean
+.PHONY: build test lint bench fuzz docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,10 @@ bench: $(STAMP)
 # the long fuzz and fault campaign (tests/fuzz/ scaled up, a fresh seed); FUZZ_ARGS="--scale 100 --seed 7"
 fuzz: $(STAMP)
 	$(BIN)/python bench/fuzz.py $(FUZZ_ARGS)
+
+# the documentation site (docs/, mkdocs.yml) into build/site; strict: a broken link fails
+docs: $(STAMP)
+	$(BIN)/python -m mkdocs build --strict
 
 clean:
 	rm -rf build $(VENV)

@@ -436,14 +436,19 @@ CHAPTER_GRAPH_FONT = 7.5  # points, at natural size
 def chapter_graph(library: Library, topic: str):
     """The claims and assumptions of one topic, with the ones of other topics they rest on directly
     (drawn as outside nodes); edges as in ``claim_graph``."""
+    import networkx as nx
+
     full = claim_graph(library)
     own = [d.id for d in library.ordered() if d.topic == topic and d.id in full]
     nodes = set(own)
     for v in own:
         nodes |= set(full.predecessors(v))
-    sub = full.subgraph(nodes).copy()
+    # Built node by node in library order: a networkx subgraph view of a small node set iterates that
+    # set, whose order follows the strings' hashes and so PYTHONHASHSEED (the figures' bytes with it).
+    sub = nx.DiGraph()
+    sub.add_nodes_from(v for v in full.nodes if v in nodes)
     # an outside node only matters through its edges into the chapter
-    sub.remove_edges_from([(u, v) for u, v in list(sub.edges) if v not in own])
+    sub.add_edges_from((u, v) for u, v in full.edges if v in own and u in nodes)
     return sub, set(own)
 
 
@@ -505,7 +510,7 @@ def _draw_graph(graph, library: Library, verdicts: Mapping[str, str], directory:
         ax.grid(False)
         half = {v: char * len(label[v]) / 2 + 0.06 for v in graph.nodes}
         box = fontsize / 72 * 0.75  # half a label's height, inches
-        for u, v in graph.edges:
+        for u, v in sorted(graph.edges, key=lambda e: (order[e[0]], order[e[1]])):  # drawing order is byte order
             (x0, y0), (x1, y1) = pos[u], pos[v]
             start, end = ((x0, y0 - box), (x1, y1 + box)) if vertical else ((x0 + half[u], y0), (x1 - half[v], y1))
             ax.annotate("", xy=end, xytext=start,
