@@ -35,7 +35,7 @@ import csv
 import io
 import json
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -45,7 +45,6 @@ import numpy as np
 import sympy as sp
 
 from derive.errors import DeriveError, LibraryError, ParseError, UnitError
-from derive.kernel.logic import Rel
 from derive.model.declarations import Claim
 from derive.model.library import Library
 from derive.model.units import Dimension, parse_unit
@@ -85,6 +84,9 @@ class Bound:
     defaults: dict[str, sp.Rational] = field(default_factory=dict)
     measured_unit: str = "1"
     func: object = None  # numpy function of ``inputs``
+    exact_func: object = None  # the same in exact rational arithmetic (Fractions in, a Fraction out)
+    measured_func: object = None  # exact: the measured quantity from (metric, *inputs)
+    term_funcs: dict[str, object] = field(default_factory=dict)  # exact, of ``inputs``
 
     @property
     def kind(self) -> str:
@@ -139,6 +141,39 @@ def _bound_on_metric(measured: sp.Expr, m: sp.Symbol, op: str, rhs: sp.Expr, whe
                        where=where, hint='like "tpot" or "batch * tokens_per_step / tokens_per_s"')
 
 
+def _exact_function(syms: list[sp.Symbol], expr: sp.Expr) -> callable:
+    """A Python function over Fractions: exact rationals stay exact (``Fraction(1, 2)``, never 0.5) and ``Max``/
+    ``Min`` are Python's ``max``/``min``; the exact twin of the numpy function, thousands of times faster than
+    substituting into the sympy expression."""
+    from sympy.printing.pycode import PythonCodePrinter
+
+    class Printer(PythonCodePrinter):
+        def _print_Rational(self, e: sp.Rational) -> str:
+            return f"Fraction({e.p}, {e.q})"
+
+        def _print_Integer(self, e: sp.Integer) -> str:
+            return f"Fraction({e.p})"
+
+        def _print_Max(self, e: sp.Expr) -> str:
+            return "max(" + ", ".join(self._print(a) for a in e.args) + ")"
+
+        def _print_Min(self, e: sp.Expr) -> str:
+            return "min(" + ", ".join(self._print(a) for a in e.args) + ")"
+
+        def _print_Pow(self, e: sp.Pow, rational: bool = False) -> str:
+            base, exp = e.args
+            if exp.is_Integer:
+                return f"({self._print(base)})**({int(exp)})"
+            raise LibraryError(f"an audit bound must be rational in its inputs, not '{e}'")
+
+    for bad in (sp.Float, sp.Function):
+        if any(isinstance(a, bad) and not isinstance(a, (sp.Max, sp.Min)) for a in sp.preorder_traversal(expr)):
+            raise LibraryError(f"an audit bound must be rational in its inputs (max and min allowed), not '{expr}'")
+    return sp.lambdify(syms, expr, modules=[{"Fraction": Fraction, "max": max, "min": min}],
+                       printer=Printer({"fully_qualified_modules": False, "inline": True,
+                                        "allow_unknown_functions": False}))
+
+
 def plan_audit(library: Library, check: callable) -> AuditPlan:
     """Compile the library's ``AUDIT_BOUNDS``.  ``check(ids) -> {id: ClaimResult}`` checks the claims once
     (under no scenario values); a claim that is not ``proved`` leaves its bound unusable, with the reason."""
@@ -183,11 +218,17 @@ def plan_audit(library: Library, check: callable) -> AuditPlan:
         want = library.quantity(measured_name).dimension
         if got != want:
             raise LibraryError(f"the measured expression has the wrong dimension for {measured_name}", where=where)
+        constants = {q.sym: q.value for q in library.quantities.values() if q.value is not None}
+        measured = measured.xreplace(constants)
+        derived = sorted(str(x) for x in measured.free_symbols - {m} if library.is_derived(str(x)))
+        if derived:
+            raise LibraryError(f"the measured expression uses the derived quantity '{derived[0]}'", where=where,
+                               hint="write it in base quantities")
         metric_op, value = _bound_on_metric(measured, m, op, rhs, where)
         expr = library.expand(value)
         if m in expr.free_symbols:
             raise LibraryError("the bound on the metric depends on the metric", where=where)
-        inputs = tuple(sorted(str(s) for s in expr.free_symbols))
+        inputs = tuple(sorted(str(s) for s in expr.free_symbols | (measured.free_symbols - {m})))
         terms = {}
         for label, text in dict(raw.get("terms", {})).items():
             t = parse_expression(text, names, where=f"{where} terms.{label}")
@@ -198,7 +239,8 @@ def plan_audit(library: Library, check: callable) -> AuditPlan:
         defaults = {}
         for qname, text in dict(raw.get("defaults", {})).items():
             q = library.quantity(qname)
-            defaults[qname] = parse_value(text, q.dimension, where=f"{where} defaults.{qname}")
+            v = parse_value(text, q.dimension, where=f"{where} defaults.{qname}")
+            defaults[qname] = Fraction(int(v.p), int(v.q))
         for qname in sorted(row_inputs | set(defaults)):
             library.quantity(qname)  # an unknown name is an error here, with suggestions
         result = results.get(cid)
@@ -207,12 +249,16 @@ def plan_audit(library: Library, check: callable) -> AuditPlan:
             f" ({result.reason})" if getattr(result, "reason", None) else "")
         syms = [library.quantity(n).sym for n in inputs]
         func = sp.lambdify(syms, expr, modules="numpy")
+        exact_func = _exact_function(syms, expr)
+        measured_func = _exact_function([m, *syms], measured)
+        term_funcs = {label: _exact_function(syms, t) for label, t in terms.items()}
         metric.bounds.append(Bound(
             metric=metric.name, claim=cid, op=metric_op, expr=expr, inputs=inputs, measured_name=measured_name,
             measured_expr=measured, metric_sym=m, reading=str(raw.get("reading", "")),
             rests_on=tuple(library.rests_on(library.declarations[cid])), verdict=verdict, reason=reason,
             terms=terms, row_inputs=row_inputs, defaults=defaults,
-            measured_unit=str(library.quantity(measured_name).unit), func=func))
+            measured_unit=str(library.quantity(measured_name).unit), func=func, exact_func=exact_func,
+            measured_func=measured_func, term_funcs=term_funcs))
     for name, metric in metrics.items():
         if not metric.bounds:
             metric.unchecked = unchecked.get(name, "no bound declared")
@@ -406,7 +452,7 @@ class _Groups:
         except DeriveError as err:
             out: tuple = ({}, err.one_line(), [])
         else:
-            vals = {n: v.value for n, v in sc.values.items()
+            vals = {n: _frac(v.value) for n, v in sc.values.items()
                     if n in self.keep and not v.origin.startswith("scenario ")}
             origin = {n: v.origin for n, v in sc.values.items() if n in vals}
             out = (vals, None, [f"{n} from {origin[n]}" for n in sorted(vals)])
@@ -416,15 +462,34 @@ class _Groups:
         return out
 
 
-def _read_value(text: str, dim: Dimension, cache: dict) -> sp.Rational:
-    """A cell as an exact SI value; a bare number is SI.  Parsed once per distinct text and dimension."""
+_PLAIN = __import__("re").compile(r"([+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)(?: +(\S.*))?")
+
+
+def _read_value(text: str, dim: Dimension, cache: dict) -> Fraction:
+    """A cell as an exact SI value (a bare number is SI), by ``derive.model.parse.parse_value``'s rules.  A plain
+    decimal with an optional unit after a space is read as the decimal times the unit's scale, the unit parsed
+    once per distinct text; anything else goes through ``parse_value`` itself."""
+    match = _PLAIN.fullmatch(text)
+    if match is not None:
+        number, unit = match.groups()
+        scale = _scale(unit, dim, cache) if unit else Fraction(1)
+        return Fraction(number) * scale
+    return _scale_of(text, dim, cache)
+
+
+def _scale(unit: str, dim: Dimension, cache: dict) -> Fraction:
+    return _scale_of("1 " + unit, dim, cache)
+
+
+def _scale_of(text: str, dim: Dimension, cache: dict) -> Fraction:
     key = (text, dim)
     hit = cache.get(key)
     if hit is None:
         from derive.model.parse import parse_value
 
         try:
-            hit = parse_value(text, dim, si=True)
+            v = parse_value(text, dim, si=True)
+            hit = Fraction(int(v.p), int(v.q))
         except UnitError as err:
             hit = err
         except DeriveError as err:
@@ -437,14 +502,8 @@ def _read_value(text: str, dim: Dimension, cache: dict) -> sp.Rational:
     return hit
 
 
-def _frac(x: sp.Rational) -> Fraction:
-    return Fraction(int(x.p), int(x.q))
-
-
-def _exact(expr: sp.Expr, values: Mapping[str, sp.Rational], library: Library) -> sp.Rational | None:
-    out = expr.xreplace({library.quantity(n).sym: v for n, v in values.items()})
-    out = sp.nsimplify(out) if not out.is_Rational else out
-    return out if isinstance(out, sp.Rational) else None
+def _frac(x: sp.Rational | Fraction) -> Fraction:
+    return x if isinstance(x, Fraction) else Fraction(int(x.p), int(x.q))
 
 
 class Auditor:
@@ -514,7 +573,7 @@ class Auditor:
             else:
                 q = lib.quantities[col]
                 if (q.domain == "positive" and v <= 0) or (q.domain == "nonnegative" and v < 0) or (
-                        q.integer and not v.is_integer):
+                        q.integer and v.denominator != 1):
                     bad[col] = f"{col} = {text} is outside its domain ({q.domain}{', integer' if q.integer else ''})"
                     continue
                 row[col] = v
@@ -570,143 +629,151 @@ class Auditor:
             yield AuditRow(raw.line, raw.cells, verdict, res, reason)
 
     def _evaluate(self, bound: Bound, metric: Metric, prepared: list, results: list) -> None:
-        rows = [i for i, p in enumerate(prepared) if metric.name in p[2]]
+        rows = [i for i, p in enumerate(prepared) if metric.name in p[2] and not p[3]]
         if not rows:
             return
         if not bound.usable:
             for i in rows:
                 results[i][metric.name].append(BoundResult(bound.claim, bound.kind, "unchecked", reason=bound.reason))
             return
-        values: dict[int, dict[str, sp.Rational]] = {}
+        values: dict[int, list[sp.Rational]] = {}
         live: list[int] = []
         for i in rows:
-            row_vals, base, _, bad, _ = prepared[i]
-            if bad:
-                continue
-            vals: dict[str, sp.Rational] = {}
+            row_vals, base = prepared[i][0], prepared[i][1]
+            vals: list[sp.Rational] = []
             missing = []
             for name in bound.inputs:
-                if name in row_vals:
-                    vals[name] = row_vals[name]
-                elif name in bound.row_inputs:
-                    if name in bound.defaults:
-                        vals[name] = bound.defaults[name]
-                    else:
-                        missing.append(name)
-                elif name in base:
-                    vals[name] = base[name]
-                else:
+                v = row_vals.get(name)
+                if v is None:
+                    v = bound.defaults.get(name) if name in bound.row_inputs else base.get(name)
+                if v is None:
                     missing.append(name)
+                vals.append(v)
             if missing:
-                why = "missing " + ", ".join(missing)
                 results[i][metric.name].append(BoundResult(bound.claim, bound.kind, "unchecked",
-                                                           reason=f"{metric.name}: {why}"))
+                                                           reason=f"{metric.name}: missing " + ", ".join(missing)))
                 continue
             values[i] = vals
             live.append(i)
         if not live:
             return
-        arrays = [np.array([float(values[i][n]) for i in live]) for n in bound.inputs]
+        arrays = [np.array([float(values[i][j]) for i in live]) for j in range(len(bound.inputs))]
         measured = np.array([float(prepared[i][2][metric.name]) for i in live])
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             b = np.asarray(bound.func(*arrays), dtype=float) * np.ones(len(live))
             ratio = measured / b
+        out: dict[int, BoundResult] = {}
+        beaten: list[int] = []
         for k, i in enumerate(live):
-            r = float(ratio[k])
-            res = BoundResult(bound.claim, bound.kind, "consistent", bound=float(b[k]), ratio=r)
-            if not math.isfinite(r) or not math.isfinite(float(b[k])) or b[k] <= 0 or self.exact or \
-                    abs(r - 1) <= EXACT_MARGIN or (r < 1 if bound.kind == "floor" else r > 1):
+            r, bk = float(ratio[k]), float(b[k])
+            res = BoundResult(bound.claim, bound.kind, "consistent", bound=bk, ratio=r)
+            if self.exact or not (math.isfinite(r) and math.isfinite(bk) and bk > 0) or abs(r - 1) <= EXACT_MARGIN \
+                    or (r < 1 if bound.kind == "floor" else r > 1):
                 self._decide_exactly(bound, res, values[i], prepared[i][2][metric.name])
-            if res.status == "consistent" and bound.terms:
+            if res.status == "impossible":
+                beaten.append(k)
+            elif res.status == "consistent" and bound.terms:
                 res.terms = self._terms(bound, values[i], prepared[i][2][metric.name], res)
+            out[i] = res
+        if beaten:
+            self._changes(bound, [arrays[j][beaten] for j in range(len(arrays))], measured[beaten],
+                          [out[live[k]] for k in beaten], [values[live[k]] for k in beaten],
+                          [prepared[live[k]][2][metric.name] for k in beaten])
+        for i, res in out.items():
             results[i][metric.name].append(res)
 
-    def _decide_exactly(self, bound: Bound, res: BoundResult, vals: dict[str, sp.Rational],
-                        measured: sp.Rational) -> None:
-        exact = _exact(bound.expr, vals, self.library)
+    def _decide_exactly(self, bound: Bound, res: BoundResult, vals: list[sp.Rational], measured: sp.Rational) -> None:
         res.exact = True
+        try:
+            exact = bound.exact_func(*vals)
+        except ZeroDivisionError:
+            exact = None
         if exact is None or exact <= 0:
-            res.status, res.reason, res.ratio, res.bound = "unchecked", "the bound has no positive value here", None, None
+            res.status, res.ratio, res.bound = "unchecked", None, None
+            res.reason = "the bound has no positive value here"
             return
         res.bound = exact
-        ratio = _frac(measured) / _frac(exact)
+        ratio = _frac(measured) / exact
         res.ratio = float(ratio)
-        beaten = ratio < 1 if bound.kind == "floor" else ratio > 1
-        if beaten:
-            res.status = "impossible"
-            res.changes = self._changes(bound, vals, measured)
-        else:
-            res.status = "consistent"
+        res.status = "impossible" if (ratio < 1 if bound.kind == "floor" else ratio > 1) else "consistent"
 
-    def _terms(self, bound: Bound, vals: dict[str, sp.Rational], measured: sp.Rational,
+    def _terms(self, bound: Bound, vals: list[Fraction], measured: Fraction,
                res: BoundResult) -> dict[str, dict[str, float]]:
         """Each term of the floor and its share of the measured quantity (the metric read as the claim's
-        measured quantity); ``unexplained``: the share no term of the bound accounts for."""
-        lib = self.library
-        subs = {lib.quantity(n).sym: float(v) for n, v in vals.items()}
-        subs[bound.metric_sym] = float(measured)
-        meas = float(bound.measured_expr.xreplace({**{lib.quantity(n).sym: v for n, v in vals.items()},
-                                                    bound.metric_sym: measured}))
+        measured quantity); ``unexplained``: the share no term of the bound accounts for.  In floats: a report,
+        not a verdict."""
+        fl = [float(v) for v in vals]
+        meas = float(bound.measured_func(float(measured), *fl))
         out: dict[str, dict[str, float]] = {}
-        for label, t in bound.terms.items():
-            val = float(t.xreplace({s: subs[s] for s in t.free_symbols if s in subs}))
+        for label, f in bound.term_funcs.items():
+            val = float(f(*fl))
             out[label] = {"value": val, "share": val / meas if meas else math.inf}
         if res.slack is not None and res.slack > 0:
             out["unexplained"] = {"value": meas * (1 - 1 / res.slack), "share": 1 - 1 / res.slack}
         return out
 
-    def _changes(self, bound: Bound, vals: dict[str, sp.Rational], measured: sp.Rational) -> list[dict[str, object]]:
-        """Each input that alone, changed, makes the row possible: the least change (3 significant digits,
-        rounded outwards, confirmed exactly), smallest relative change first."""
-        from derive.model.display import format_quantity
+    def _changes(self, bound: Bound, arrays: list[np.ndarray], measured: np.ndarray, results: list[BoundResult],
+                 values: list[list[sp.Rational]], exact_measured: list[sp.Rational]) -> None:
+        """For each impossible row, the one input whose least change makes the row possible, smallest relative
+        change first: found in floats for all rows at once (a grid of factors, then bisection), rounded outwards
+        to 3 significant digits and confirmed in exact arithmetic (else the next input is tried)."""
+        from derive.model.units import format_dimension
 
         lib = self.library
+        n = len(measured)
         grid = np.logspace(-SEARCH_DECADES, SEARCH_DECADES, 241)
-        m = float(measured)
-        base = [float(vals[n]) for n in bound.inputs]
-        out = []
-        for j, name in enumerate(bound.inputs):
-            args = [np.full(grid.shape, x) for x in base]
-            args[j] = base[j] * grid
+        log_grid = np.abs(np.log(grid))
+        found: list[list[tuple[float, int, float]]] = [[] for _ in range(n)]  # (|log f|, input, f)
+        m = measured[:, None]
+        for j in range(len(arrays)):
+            args = [a[:, None] for a in arrays]
+            args[j] = arrays[j][:, None] * grid[None, :]
             with np.errstate(all="ignore"):
-                b = np.asarray(bound.func(*args), dtype=float) * np.ones(grid.shape)
+                b = np.asarray(bound.func(*args), dtype=float) * np.ones((n, grid.size))
             ok = (m >= b) if bound.kind == "floor" else (m <= b)
             if not ok.any():
                 continue
-            # the factor nearest 1 (in log) at which the row turns possible, then bisection towards 1
-            idx = np.flatnonzero(ok)
-            k = idx[np.argmin(np.abs(np.log(grid[idx])))]
-            lo, hi = 1.0, float(grid[k])  # lo: still impossible, hi: possible
-            for _ in range(60):
-                mid = math.sqrt(lo * hi)
-                point = list(base)
-                point[j] = base[j] * mid
+            score = np.where(ok, log_grid[None, :], np.inf)
+            best = np.argmin(score, axis=1)
+            has = np.isfinite(score[np.arange(n), best])
+            lo, hi = np.ones(n), grid[best]
+            for _ in range(30):
+                mid = np.sqrt(lo * hi)
+                args = list(arrays)
+                args[j] = arrays[j] * mid
                 with np.errstate(all="ignore"):
-                    bm = float(bound.func(*point))
-                if (m >= bm) if bound.kind == "floor" else (m <= bm):
-                    hi = mid
-                else:
-                    lo = mid
-            q = lib.quantity(name)
-            target = _round_out(Fraction(base[j]) * Fraction(hi), up=hi > 1, integer=q.integer)
-            if target is None or target <= 0:
-                continue
-            trial = dict(vals)
-            trial[name] = sp.Rational(target.numerator, target.denominator)
-            exact = _exact(bound.expr, trial, lib)
-            if exact is None:
-                continue
-            r = _frac(measured) / _frac(exact)
-            if (r < 1) if bound.kind == "floor" else (r > 1):
-                continue  # rounding did not make it possible: no claim made
-            value = sp.Rational(target.numerator, target.denominator)
-            op = ">=" if hi > 1 else "<="
-            out.append({"quantity": name, "op": op, "value": value,
-                        "text": f"needs {name} {op} {format_quantity(value, q.dimension, q.display_unit)} "
-                                f"(row: {format_quantity(vals[name], q.dimension, q.display_unit)})",
-                        "factor": float(hi)})
-        out.sort(key=lambda c: (abs(math.log(c["factor"])), c["quantity"]))
-        return out
+                    bm = np.asarray(bound.func(*args), dtype=float) * np.ones(n)
+                good = (measured >= bm) if bound.kind == "floor" else (measured <= bm)
+                hi = np.where(good, mid, hi)
+                lo = np.where(good, lo, mid)
+            for r in np.flatnonzero(has):
+                found[r].append((abs(math.log(hi[r])), j, float(hi[r])))
+        for r in range(n):
+            for _, j, factor in sorted(found[r]):
+                name = bound.inputs[j]
+                q = lib.quantity(name)
+                target = _round_out(_frac(values[r][j]) * Fraction(factor), up=factor > 1, integer=q.integer)
+                if target is None or target <= 0:
+                    continue
+                trial = list(values[r])
+                trial[j] = target
+                try:
+                    exact = bound.exact_func(*trial)
+                except ZeroDivisionError:
+                    continue
+                if exact <= 0:
+                    continue
+                ratio = _frac(exact_measured[r]) / exact
+                if (ratio < 1) if bound.kind == "floor" else (ratio > 1):
+                    continue  # rounding did not make it possible: no claim made
+                value = target
+                op = ">=" if factor > 1 else "<="
+                unit = format_dimension(q.dimension)
+                unit = "" if unit == "1" else " " + unit
+                results[r].changes = [{
+                    "quantity": name, "op": op, "value": value, "factor": factor, "row_value": values[r][j],
+                    "text": f"needs {name} {op} {float(value):.4g}{unit} (row: {float(values[r][j]):.4g}{unit})"}]
+                break
 
 
 def _round_out(x: Fraction, *, up: bool, integer: bool) -> Fraction | None:
@@ -726,7 +793,7 @@ def _round_out(x: Fraction, *, up: bool, integer: bool) -> Fraction | None:
 def _num(x: object) -> object:
     if x is None:
         return None
-    if isinstance(x, sp.Rational):
+    if isinstance(x, (sp.Rational, Fraction)):
         return float(x)
     return x
 
@@ -738,7 +805,7 @@ def row_json(row: AuditRow, plan: AuditPlan) -> dict[str, object]:
         unit = plan.metrics[mname].unit
         metrics[mname] = [{
             "claim": b.claim, "kind": b.kind, "status": b.status, "unit": unit, "bound": _num(b.bound),
-            "bound_exact": str(b.bound) if isinstance(b.bound, sp.Rational) else None,
+            "bound_exact": str(b.bound) if b.exact and b.bound is not None else None,
             "ratio": b.ratio, "reason": b.reason,
             "terms": b.terms or None,
             "rests_on": list(_bound_of(plan, mname, b.claim).rests_on) if b.status == "impossible" else None,

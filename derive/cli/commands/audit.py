@@ -124,7 +124,7 @@ def _label(row) -> str:
 
 def _print_table(plan, impossible: list, tight: list, top: int) -> None:
     from derive.cli.commands.output import emit
-    from derive.model.display import format_value
+    from derive.model.display import format_quantity, format_value
 
     def describe(row):
         metric, b = next(((m, b) for m, bs in row.metrics.items() for b in bs if b.status == "impossible"),
@@ -132,7 +132,12 @@ def _print_table(plan, impossible: list, tight: list, top: int) -> None:
         unit = plan.metrics[metric].unit
         measured = row.cells.get(metric, "")
         side = "floor" if b.kind == "floor" else "ceiling"
-        detail = b.changes[0]["text"] if b.changes else ""
+        detail = ""
+        if b.changes:
+            c = b.changes[0]
+            q = plan.library.quantity(c["quantity"])
+            detail = (f"needs {q.name} {c['op']} {format_quantity(c['value'], q.dimension, q.display_unit)} "
+                      f"(row: {format_quantity(c['row_value'], q.dimension, q.display_unit)})")
         if not detail and b.terms:
             detail = ", ".join(f"{k} {v['share']:.0%}" for k, v in b.terms.items())
         return (_label(row), metric, measured, f"{side} {format_value(b.bound, unit)}", f"{b.ratio:.3g}x",
