@@ -248,7 +248,7 @@ def _audit_bounds(root: ModuleType, spec: str) -> list[dict[str, object]]:
     out = []
     where = f"--library {spec}"
     for i, item in enumerate(_list_attribute(root, "AUDIT_BOUNDS", spec)):
-        if not isinstance(item, dict) or not isinstance(item.get("metric"), str) or not isinstance(item.get("unit"), str):
+        if not (isinstance(item, dict) and isinstance(item.get("metric"), str) and isinstance(item.get("unit"), str)):
             raise LibraryError(f"AUDIT_BOUNDS[{i}] must be a table with text 'metric' and 'unit'", where=where,
                                hint='write {"metric": "tpot", "unit": "s", "claim": "...", "measured": "tpot"}')
         unknown = sorted(set(item) - AUDIT_KEYS)
