@@ -85,8 +85,8 @@ class Bound:
     measured_unit: str = "1"
     func: object = None  # numpy function of ``inputs``
     exact_func: object = None  # the same in exact rational arithmetic (Fractions in, a Fraction out)
-    measured_func: object = None  # exact: the measured quantity from (metric, *inputs)
-    term_funcs: dict[str, object] = field(default_factory=dict)  # exact, of ``inputs``
+    measured_func: object = None  # numpy: the measured quantity from (metric, *inputs)
+    term_funcs: dict[str, object] = field(default_factory=dict)  # numpy, of ``inputs``
 
     @property
     def kind(self) -> str:
@@ -250,8 +250,8 @@ def plan_audit(library: Library, check: callable) -> AuditPlan:
         syms = [library.quantity(n).sym for n in inputs]
         func = sp.lambdify(syms, expr, modules="numpy")
         exact_func = _exact_function(syms, expr)
-        measured_func = _exact_function([m, *syms], measured)
-        term_funcs = {label: _exact_function(syms, t) for label, t in terms.items()}
+        measured_func = sp.lambdify([m, *syms], measured, modules="numpy")
+        term_funcs = {label: sp.lambdify(syms, t, modules="numpy") for label, t in terms.items()}
         metric.bounds.append(Bound(
             metric=metric.name, claim=cid, op=metric_op, expr=expr, inputs=inputs, measured_name=measured_name,
             measured_expr=measured, metric_sym=m, reading=str(raw.get("reading", "")),
@@ -542,46 +542,77 @@ class Auditor:
         self.row_cols = [c for c in self.quantity_cols if c in inputs]  # evaluated per row
         self.preset_cols = [c for c in self.quantity_cols if c not in inputs]  # act through the presets
         self.groups = _Groups(lib, inputs)
+        self.read_cols = self.row_cols + self.preset_cols + self.metric_cols
+        self.group_ids: dict[tuple, int] = {}
+        self.group_list: list[tuple[dict[str, Fraction], str | None, dict[str, float]]] = []
         self.parsed: dict = {}
 
     # one row's values --------------------------------------------------------------------------------------
-    def _prepare(self, raw: RawRow) -> tuple[dict[str, sp.Rational], dict[str, sp.Rational],
-                                             dict[str, sp.Rational], list[str], list[str]]:
-        """Row values (from its columns), base values (presets), metric values and unreadable cells."""
+    def _float(self, text: str, dim: Dimension) -> float:
+        """A cell in SI as a float (the vectorised pass); its exact value is read again when a verdict needs it."""
+        match = _PLAIN.fullmatch(text)
+        if match is not None:
+            number, unit = match.groups()
+            return float(number) * (float(_scale(unit, dim, self.parsed)) if unit else 1.0)
+        return float(_scale_of(text, dim, self.parsed))
+
+    def prepare(self, raw: RawRow) -> tuple[dict[str, float], int, list[str]]:
+        """The row's readable values (floats, SI), its preset group and its unreadable cells."""
         lib = self.library
-        bad: dict[str, str] = {}
-        row: dict[str, sp.Rational] = {}
-        metric: dict[str, sp.Rational] = {}
-        for col in self.row_cols + self.preset_cols + self.metric_cols:
+        bad: list[str] = []
+        row: dict[str, float] = {}
+        for col in self.read_cols:
             text = raw.cells.get(col, "")
             if not text:
                 continue
-            dim = self.plan.metrics[col].dimension if col in self.plan.metrics else lib.quantities[col].dimension
+            metric = self.plan.metrics.get(col)
+            dim = metric.dimension if metric is not None else lib.quantities[col].dimension
             try:
-                v = _read_value(text, dim, self.parsed)
+                v = self._float(text, dim)
             except UnitError as err:
                 raise AuditInputError(f"line {raw.line}, column '{col}': {err.message}", where=self.where,
                                       hint=err.hint) from None
             except ParseError as err:
-                bad[col] = err.message
+                bad.append(f"{col}: {err.message}")
                 continue
-            if col in self.plan.metrics:
-                if v < 0:
-                    bad[col] = f"{col} is negative"
+            if metric is not None:
+                if not v >= 0:
+                    bad.append(f"{col}: {text} is negative")
                     continue
-                metric[col] = v
             else:
                 q = lib.quantities[col]
-                if (q.domain == "positive" and v <= 0) or (q.domain == "nonnegative" and v < 0) or (
-                        q.integer and v.denominator != 1):
-                    bad[col] = f"{col} = {text} is outside its domain ({q.domain}{', integer' if q.integer else ''})"
+                if not math.isfinite(v) or (q.domain == "positive" and v <= 0) or (
+                        q.domain == "nonnegative" and v < 0) or (q.integer and not v.is_integer()):
+                    bad.append(f"{col}: {text} is outside its domain ({q.domain}{', integer' if q.integer else ''})")
                     continue
-                row[col] = v
-        sets = tuple(f"{c}={raw.cells[c]}" for c in self.preset_cols if c in row)
-        base, err, notes = self.groups.values(raw.cells.get("model", ""), raw.cells.get("hardware", ""), sets)
-        if err:
-            bad["model/hardware"] = err
-        return row, base, metric, [f"{k}: {v}" for k, v in bad.items()], notes
+            row[col] = v
+        key = (raw.cells.get("model", ""), raw.cells.get("hardware", ""),
+               tuple(f"{c}={raw.cells[c]}" for c in self.preset_cols if c in row))
+        gid = self.group_ids.get(key)
+        if gid is None:
+            gid = self.group_ids[key] = len(self.group_list)
+            vals, err, _ = self.groups.values(*key)
+            self.group_list.append((vals, err, {n: float(v) for n, v in vals.items()}))
+        if self.group_list[gid][1]:
+            bad.append(f"model/hardware: {self.group_list[gid][1]}")
+        return row, gid, bad
+
+    def exact_inputs(self, bound: Bound, raw: RawRow, gid: int) -> list[Fraction]:
+        """The bound's inputs at a row, exactly (read again from the cells)."""
+        base = self.group_list[gid][0]
+        out = []
+        for name in bound.inputs:
+            text = raw.cells.get(name, "") if name in self.row_cols else ""
+            if text:
+                out.append(_read_value(text, self.library.quantities[name].dimension, self.parsed))
+            elif name in bound.row_inputs:
+                out.append(bound.defaults[name])
+            else:
+                out.append(base[name])
+        return out
+
+    def _exact_metric(self, metric: Metric, raw: RawRow) -> Fraction:
+        return _read_value(raw.cells[metric.name], metric.dimension, self.parsed)
 
     # the audit ---------------------------------------------------------------------------------------------
     def audit(self, rows: Iterable[RawRow]) -> Iterator[AuditRow]:
@@ -595,23 +626,25 @@ class Auditor:
             yield from self._chunk(chunk)
 
     def _chunk(self, raws: list[RawRow]) -> Iterator[AuditRow]:
-        prepared = [self._prepare(r) for r in raws]
+        prepared = [self.prepare(r) for r in raws]
         n = len(raws)
+        cols = {c: np.array([p[0].get(c, np.nan) for p in prepared]) for c in self.read_cols}
+        gidx = np.array([p[1] for p in prepared], dtype=np.int64)
+        bad = np.array([bool(p[2]) for p in prepared])
         results: list[dict[str, list[BoundResult]]] = [{} for _ in range(n)]
         for mname in self.metric_cols:
             metric = self.plan.metrics[mname]
-            for i, (_, _, mv, _, _) in enumerate(prepared):
-                if mname in mv:
-                    results[i][mname] = []
+            present = ~np.isnan(cols[mname]) & ~bad
+            for i in np.flatnonzero(~np.isnan(cols[mname])):
+                results[i][mname] = []
             for bound in metric.bounds:
-                self._evaluate(bound, metric, prepared, results)
+                self._evaluate(bound, metric, raws, cols, gidx, np.flatnonzero(present), results)
         for i, raw in enumerate(raws):
-            row_vals, base, mv, bad, notes = prepared[i]
             res = results[i]
-            found = [b for bs in res.values() for b in bs]
-            if bad:  # a cell that cannot be read: the row is not audited on a guess
-                yield AuditRow(raw.line, raw.cells, "unchecked", {m: [] for m in res}, "; ".join(bad))
+            if prepared[i][2]:  # a cell that cannot be read: the row is not audited on a guess
+                yield AuditRow(raw.line, raw.cells, "unchecked", {m: [] for m in res}, "; ".join(prepared[i][2]))
                 continue
+            found = [b for bs in res.values() for b in bs]
             if any(b.status == "impossible" for b in found):
                 verdict, reason = "impossible", None
             elif any(b.status == "consistent" for b in found):
@@ -619,70 +652,85 @@ class Auditor:
             else:
                 verdict = "unchecked"
                 reasons = [b.reason for b in found if b.reason]
-                for mname in self.metric_cols:
+                for mname in res:
                     m = self.plan.metrics[mname]
-                    if mname in mv and not m.bounds:
+                    if not m.bounds:
                         reasons.append(f"{mname}: {m.unchecked}")
-                if not mv:
+                if not res:
                     reasons.insert(0, "no metric value in this row")
                 reason = "; ".join(dict.fromkeys(reasons)) or "no bound applies"
             yield AuditRow(raw.line, raw.cells, verdict, res, reason)
 
-    def _evaluate(self, bound: Bound, metric: Metric, prepared: list, results: list) -> None:
-        rows = [i for i, p in enumerate(prepared) if metric.name in p[2] and not p[3]]
-        if not rows:
+    def _evaluate(self, bound: Bound, metric: Metric, raws: list[RawRow], cols: dict[str, np.ndarray],
+                  gidx: np.ndarray, rows: np.ndarray, results: list) -> None:
+        if rows.size == 0:
             return
         if not bound.usable:
             for i in rows:
                 results[i][metric.name].append(BoundResult(bound.claim, bound.kind, "unchecked", reason=bound.reason))
             return
-        values: dict[int, list[sp.Rational]] = {}
-        live: list[int] = []
-        for i in rows:
-            row_vals, base = prepared[i][0], prepared[i][1]
-            vals: list[sp.Rational] = []
-            missing = []
-            for name in bound.inputs:
-                v = row_vals.get(name)
-                if v is None:
-                    v = bound.defaults.get(name) if name in bound.row_inputs else base.get(name)
-                if v is None:
-                    missing.append(name)
-                vals.append(v)
-            if missing:
-                results[i][metric.name].append(BoundResult(bound.claim, bound.kind, "unchecked",
-                                                           reason=f"{metric.name}: missing " + ", ".join(missing)))
-                continue
-            values[i] = vals
-            live.append(i)
-        if not live:
+        g = gidx[rows]
+        arrays = []
+        for name in bound.inputs:
+            col = cols[name][rows] if name in cols else np.full(rows.size, np.nan)
+            if name in bound.row_inputs:
+                fill = np.full(rows.size, float(bound.defaults[name]) if name in bound.defaults else np.nan)
+            else:
+                per_group = np.array([grp[2].get(name, np.nan) for grp in self.group_list])
+                fill = per_group[g]
+            arrays.append(np.where(np.isnan(col), fill, col))
+        missing = np.zeros(rows.size, dtype=bool)
+        for a in arrays:
+            missing |= np.isnan(a)
+        for k in np.flatnonzero(missing):
+            names = [bound.inputs[j] for j, a in enumerate(arrays) if np.isnan(a[k])]
+            results[rows[k]][metric.name].append(BoundResult(bound.claim, bound.kind, "unchecked",
+                                                             reason=f"{metric.name}: missing " + ", ".join(names)))
+        keep = np.flatnonzero(~missing)
+        if keep.size == 0:
             return
-        arrays = [np.array([float(values[i][j]) for i in live]) for j in range(len(bound.inputs))]
-        measured = np.array([float(prepared[i][2][metric.name]) for i in live])
+        live = rows[keep]
+        arrays = [a[keep] for a in arrays]
+        measured = cols[metric.name][live]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            b = np.asarray(bound.func(*arrays), dtype=float) * np.ones(len(live))
+            b = np.asarray(bound.func(*arrays), dtype=float) * np.ones(live.size)
             ratio = measured / b
-        out: dict[int, BoundResult] = {}
-        beaten: list[int] = []
-        for k, i in enumerate(live):
-            r, bk = float(ratio[k]), float(b[k])
-            res = BoundResult(bound.claim, bound.kind, "consistent", bound=bk, ratio=r)
-            if self.exact or not (math.isfinite(r) and math.isfinite(bk) and bk > 0) or abs(r - 1) <= EXACT_MARGIN \
-                    or (r < 1 if bound.kind == "floor" else r > 1):
-                self._decide_exactly(bound, res, values[i], prepared[i][2][metric.name])
-            if res.status == "impossible":
-                beaten.append(k)
-            elif res.status == "consistent" and bound.terms:
-                res.terms = self._terms(bound, values[i], prepared[i][2][metric.name], res)
-            out[i] = res
+        floor = bound.kind == "floor"
+        clear = np.isfinite(ratio) & np.isfinite(b) & (b > 0) & (np.abs(ratio - 1) > EXACT_MARGIN)
+        if self.exact:
+            clear[:] = False
+        beaten_fast = clear & ((ratio < 1) if floor else (ratio > 1))
+        out: list[BoundResult] = []
+        for k in range(live.size):
+            res = BoundResult(bound.claim, bound.kind, "impossible" if beaten_fast[k] else "consistent",
+                              bound=float(b[k]), ratio=float(ratio[k]))
+            if not clear[k]:
+                raw = raws[live[k]]
+                self._decide_exactly(bound, res, self.exact_inputs(bound, raw, gidx[live[k]]),
+                                     self._exact_metric(metric, raw))
+            out.append(res)
+        beaten = [k for k in range(live.size) if out[k].status == "impossible"]
+        fine = np.array([k for k in range(live.size) if out[k].status == "consistent"], dtype=np.int64)
         if beaten:
-            self._changes(bound, [arrays[j][beaten] for j in range(len(arrays))], measured[beaten],
-                          [out[live[k]] for k in beaten], [values[live[k]] for k in beaten],
-                          [prepared[live[k]][2][metric.name] for k in beaten])
-        for i, res in out.items():
-            results[i][metric.name].append(res)
+            self._changes(bound, metric, [a[beaten] for a in arrays], measured[beaten], [out[k] for k in beaten],
+                          [raws[live[k]] for k in beaten], [int(gidx[live[k]]) for k in beaten])
+        if fine.size and bound.terms:
+            fa = [a[fine] for a in arrays]
+            with np.errstate(all="ignore"):
+                meas = np.asarray(bound.measured_func(measured[fine], *fa), dtype=float) * np.ones(fine.size)
+                terms = {label: np.asarray(f(*fa), dtype=float) * np.ones(fine.size)
+                         for label, f in bound.term_funcs.items()}
+            for j, k in enumerate(fine):
+                res = out[k]
+                res.terms = {label: {"value": float(v[j]), "share": float(v[j] / meas[j])}
+                             for label, v in terms.items()}
+                slack = res.slack
+                if slack is not None and slack > 0:
+                    res.terms["unexplained"] = {"value": float(meas[j] * (1 - 1 / slack)), "share": 1 - 1 / slack}
+        for k, res in enumerate(out):
+            results[live[k]][metric.name].append(res)
 
-    def _decide_exactly(self, bound: Bound, res: BoundResult, vals: list[sp.Rational], measured: sp.Rational) -> None:
+    def _decide_exactly(self, bound: Bound, res: BoundResult, vals: list[Fraction], measured: Fraction) -> None:
         res.exact = True
         try:
             exact = bound.exact_func(*vals)
@@ -693,30 +741,16 @@ class Auditor:
             res.reason = "the bound has no positive value here"
             return
         res.bound = exact
-        ratio = _frac(measured) / exact
+        ratio = measured / exact
         res.ratio = float(ratio)
         res.status = "impossible" if (ratio < 1 if bound.kind == "floor" else ratio > 1) else "consistent"
 
-    def _terms(self, bound: Bound, vals: list[Fraction], measured: Fraction,
-               res: BoundResult) -> dict[str, dict[str, float]]:
-        """Each term of the floor and its share of the measured quantity (the metric read as the claim's
-        measured quantity); ``unexplained``: the share no term of the bound accounts for.  In floats: a report,
-        not a verdict."""
-        fl = [float(v) for v in vals]
-        meas = float(bound.measured_func(float(measured), *fl))
-        out: dict[str, dict[str, float]] = {}
-        for label, f in bound.term_funcs.items():
-            val = float(f(*fl))
-            out[label] = {"value": val, "share": val / meas if meas else math.inf}
-        if res.slack is not None and res.slack > 0:
-            out["unexplained"] = {"value": meas * (1 - 1 / res.slack), "share": 1 - 1 / res.slack}
-        return out
-
-    def _changes(self, bound: Bound, arrays: list[np.ndarray], measured: np.ndarray, results: list[BoundResult],
-                 values: list[list[sp.Rational]], exact_measured: list[sp.Rational]) -> None:
+    def _changes(self, bound: Bound, metric: Metric, arrays: list[np.ndarray], measured: np.ndarray,
+                 results: list[BoundResult], raws: list[RawRow], gids: list[int]) -> None:
         """For each impossible row, the one input whose least change makes the row possible, smallest relative
         change first: found in floats for all rows at once (a grid of factors, then bisection), rounded outwards
-        to 3 significant digits and confirmed in exact arithmetic (else the next input is tried)."""
+        to 3 significant digits and confirmed (in exact arithmetic where floats are too close to tell; else the
+        next input is tried)."""
         from derive.model.units import format_dimension
 
         lib = self.library
@@ -748,31 +782,40 @@ class Auditor:
                 lo = np.where(good, lo, mid)
             for r in np.flatnonzero(has):
                 found[r].append((abs(math.log(hi[r])), j, float(hi[r])))
+        floor = bound.kind == "floor"
         for r in range(n):
+            row = [float(a[r]) for a in arrays]
             for _, j, factor in sorted(found[r]):
                 name = bound.inputs[j]
                 q = lib.quantity(name)
-                target = _round_out(_frac(values[r][j]) * Fraction(factor), up=factor > 1, integer=q.integer)
+                target = _round_out(Fraction(row[j]) * Fraction(factor), up=factor > 1, integer=q.integer)
                 if target is None or target <= 0:
                     continue
-                trial = list(values[r])
-                trial[j] = target
-                try:
-                    exact = bound.exact_func(*trial)
-                except ZeroDivisionError:
-                    continue
-                if exact <= 0:
-                    continue
-                ratio = _frac(exact_measured[r]) / exact
-                if (ratio < 1) if bound.kind == "floor" else (ratio > 1):
+                trial = list(row)
+                trial[j] = float(target)
+                with np.errstate(all="ignore"):
+                    bt = float(bound.func(*trial))
+                ratio = measured[r] / bt if bt > 0 else math.nan
+                if not math.isfinite(ratio) or abs(ratio - 1) <= EXACT_MARGIN:
+                    exact_vals = self.exact_inputs(bound, raws[r], gids[r])
+                    exact_vals[j] = target
+                    try:
+                        bx = bound.exact_func(*exact_vals)
+                    except ZeroDivisionError:
+                        continue
+                    if bx <= 0:
+                        continue
+                    ratio = float(self._exact_metric(metric, raws[r]) / bx)
+                    if (ratio < 1) if floor else (ratio > 1):
+                        continue
+                elif (ratio < 1) if floor else (ratio > 1):
                     continue  # rounding did not make it possible: no claim made
-                value = target
-                op = ">=" if factor > 1 else "<="
                 unit = format_dimension(q.dimension)
                 unit = "" if unit == "1" else " " + unit
+                op = ">=" if factor > 1 else "<="
                 results[r].changes = [{
-                    "quantity": name, "op": op, "value": value, "factor": factor, "row_value": values[r][j],
-                    "text": f"needs {name} {op} {float(value):.4g}{unit} (row: {float(values[r][j]):.4g}{unit})"}]
+                    "quantity": name, "op": op, "value": target, "factor": factor, "row_value": Fraction(row[j]),
+                    "text": f"needs {name} {op} {float(target):.4g}{unit} (row: {row[j]:.4g}{unit})"}]
                 break
 
 
