@@ -1,9 +1,11 @@
 """Speed target of ``derive audit``: 100,000 rows in at most 10 s and 1 GB on a 2-core machine.
 
 Writes a table of synthetic rows (a few models and chips; batches, contexts and numbers drawn from a fixed
-seed; some rows impossible by construction) to a temporary folder, audits it with the command line as a user
-would, and reports the wall time and peak memory (of this process and the audit's).  Exit 1 when a target is
-missed.  Usage: ``python bench/audit.py [--rows N]``.
+seed; about two thirds impossible, the costly case: each needs its smallest change) to a temporary folder, audits
+it with the command line as a user would (``--out FILE.csv``), and reports the audit's wall time, its CPU time
+(user + system) and its peak memory.  The target is checked against the CPU time, which a machine shared with
+other jobs does not inflate (the wall time is printed beside it).  Exit 1 when a target is missed.
+Usage: ``python bench/audit.py [--rows N]``.
 """
 
 from __future__ import annotations
@@ -47,11 +49,12 @@ def main() -> int:
         done = subprocess.run([str(derive), "audit", str(table), "--out", str(Path(tmp) / "out.csv")],
                               capture_output=True, text=True)
         seconds = time.perf_counter() - start
-        peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        peak_mb, cpu = usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
     print(done.stdout.strip().splitlines()[-2] if done.stdout.strip() else done.stderr.strip())
-    print(f"audit of {args.rows:,} rows: {seconds:.2f} s (target {TARGET_S:g} s), peak memory {peak_mb:.0f} MB "
-          f"(target {TARGET_MB} MB), exit {done.returncode}")
-    ok = done.returncode in (0, 1) and seconds <= TARGET_S * args.rows / 100_000 and peak_mb <= TARGET_MB
+    print(f"audit of {args.rows:,} rows: {cpu:.2f} s CPU (target {TARGET_S:g} s), {seconds:.2f} s wall, "
+          f"peak memory {peak_mb:.0f} MB (target {TARGET_MB} MB), exit {done.returncode}")
+    ok = done.returncode in (0, 1) and cpu <= TARGET_S * args.rows / 100_000 and peak_mb <= TARGET_MB
     return 0 if ok else 1
 
 

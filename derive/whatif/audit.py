@@ -546,10 +546,22 @@ class Auditor:
         self.group_ids: dict[tuple, int] = {}
         self.group_list: list[tuple[dict[str, Fraction], str | None, dict[str, float]]] = []
         self.parsed: dict = {}
+        self.floats: dict[tuple[str, Dimension], float] = {}
 
     # one row's values --------------------------------------------------------------------------------------
     def _float(self, text: str, dim: Dimension) -> float:
         """A cell in SI as a float (the vectorised pass); its exact value is read again when a verdict needs it."""
+        key = (text, dim)
+        hit = self.floats.get(key)
+        if hit is not None:
+            return hit
+        value = self._read_float(text, dim)
+        if len(self.floats) > 200_000:
+            self.floats.clear()
+        self.floats[key] = value
+        return value
+
+    def _read_float(self, text: str, dim: Dimension) -> float:
         match = _PLAIN.fullmatch(text)
         if match is not None:
             number, unit = match.groups()
@@ -751,13 +763,11 @@ class Auditor:
         change first: found in floats for all rows at once (a grid of factors, then bisection), rounded outwards
         to 3 significant digits and confirmed (in exact arithmetic where floats are too close to tell; else the
         next input is tried)."""
-        from derive.model.units import format_dimension
-
         lib = self.library
         n = len(measured)
-        grid = np.logspace(-SEARCH_DECADES, SEARCH_DECADES, 241)
+        grid = np.logspace(-SEARCH_DECADES, SEARCH_DECADES, 8 * SEARCH_DECADES + 1)
         log_grid = np.abs(np.log(grid))
-        found: list[list[tuple[float, int, float]]] = [[] for _ in range(n)]  # (|log f|, input, f)
+        factors = np.full((n, len(arrays)), np.nan)  # the least factor on each input that makes a row possible
         m = measured[:, None]
         for j in range(len(arrays)):
             args = [a[:, None] for a in arrays]
@@ -780,12 +790,39 @@ class Auditor:
                 good = (measured >= bm) if bound.kind == "floor" else (measured <= bm)
                 hi = np.where(good, mid, hi)
                 lo = np.where(good, lo, mid)
-            for r in np.flatnonzero(has):
-                found[r].append((abs(math.log(hi[r])), j, float(hi[r])))
+            factors[has, j] = hi[has]
         floor = bound.kind == "floor"
-        for r in range(n):
+        # the best input of every row at once: rounded outwards to 3 significant digits and confirmed in floats
+        score = np.where(np.isnan(factors), np.inf, np.abs(np.log(np.where(np.isnan(factors), 1.0, factors))))
+        best = np.argmin(score, axis=1)
+        rows_all = np.arange(n)
+        ok_rows = np.isfinite(score[rows_all, best])
+        f_best = np.where(ok_rows, factors[rows_all, np.where(ok_rows, best, 0)], 1.0)
+        current = np.array([arrays[j][r] for r, j in enumerate(best)]) if n else np.zeros(0)
+        target = _round_out_array(current * f_best, up=f_best > 1)
+        trial = [a.copy() for a in arrays]
+        for j in range(len(arrays)):
+            sel = best == j
+            trial[j][sel] = target[sel]
+        with np.errstate(all="ignore"):
+            bt = np.asarray(bound.func(*trial), dtype=float) * np.ones(n)
+            ratio = measured / bt
+        sure = ok_rows & np.isfinite(ratio) & (bt > 0) & (np.abs(ratio - 1) > EXACT_MARGIN) & (
+            (ratio >= 1) if floor else (ratio <= 1))
+        for r in np.flatnonzero(sure):
+            j = int(best[r])
+            q = lib.quantity(bound.inputs[j])
+            if q.integer and not float(target[r]).is_integer():
+                sure[r] = False
+                continue
+            results[r].changes = [_change(q, ">=" if f_best[r] > 1 else "<=", Fraction(f"{target[r]:.3e}"),
+                                          float(f_best[r]), float(current[r]))]
+        found = {r: sorted((abs(math.log(factors[r, j])), j, float(factors[r, j]))
+                           for j in range(len(arrays)) if not np.isnan(factors[r, j]))
+                 for r in np.flatnonzero(~sure)}
+        for r, candidates in found.items():
             row = [float(a[r]) for a in arrays]
-            for _, j, factor in sorted(found[r]):
+            for _, j, factor in candidates:
                 name = bound.inputs[j]
                 q = lib.quantity(name)
                 target = _round_out(Fraction(row[j]) * Fraction(factor), up=factor > 1, integer=q.integer)
@@ -810,13 +847,25 @@ class Auditor:
                         continue
                 elif (ratio < 1) if floor else (ratio > 1):
                     continue  # rounding did not make it possible: no claim made
-                unit = format_dimension(q.dimension)
-                unit = "" if unit == "1" else " " + unit
-                op = ">=" if factor > 1 else "<="
-                results[r].changes = [{
-                    "quantity": name, "op": op, "value": target, "factor": factor, "row_value": Fraction(row[j]),
-                    "text": f"needs {name} {op} {float(target):.4g}{unit} (row: {row[j]:.4g}{unit})"}]
+                results[r].changes = [_change(q, ">=" if factor > 1 else "<=", target, factor, row[j])]
                 break
+
+
+def _change(q: object, op: str, value: Fraction, factor: float, row_value: float) -> dict[str, object]:
+    from derive.model.units import format_dimension
+
+    unit = format_dimension(q.dimension)
+    unit = "" if unit == "1" else " " + unit
+    return {"quantity": q.name, "op": op, "value": value, "factor": factor, "row_value": Fraction(row_value),
+            "text": f"needs {q.name} {op} {float(value):.4g}{unit} (row: {row_value:.4g}{unit})"}
+
+
+def _round_out_array(x: np.ndarray, *, up: np.ndarray) -> np.ndarray:
+    """Floats to 3 significant digits, up where ``up`` else down (each then read exactly from its decimal text)."""
+    with np.errstate(all="ignore"):
+        scale = 10.0 ** (np.floor(np.log10(np.where(x > 0, x, 1.0))) - 2)
+        out = np.where(up, np.ceil(x / scale * (1 - 1e-12)), np.floor(x / scale * (1 + 1e-12))) * scale
+    return np.array([float(f"{v:.3e}") for v in out]) if out.size else out
 
 
 def _round_out(x: Fraction, *, up: bool, integer: bool) -> Fraction | None:
