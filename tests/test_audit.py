@@ -97,14 +97,23 @@ def test_consistent_row_reports_its_terms():
 
 # a published table: golden verdicts ------------------------------------------------------------------------------
 
-def test_tensorrt_llm_h100_fp8_table_is_consistent_with_every_floor():
-    rows = audit_file(EXAMPLES / "trtllm-h100-fp8-v0.6.1.csv")
+# Each published table: every row consistent; its tightest row and that row's slack over its bound.
+PUBLISHED = {
+    "trtllm-h100-fp8-v0.6.1.csv": ("llama-70b-b1024-tp2-128-128", 5.40),  # 2,657 against a 14.36k/s compute ceiling
+    "trtllm-h200-fp8-v0.9.0.csv": ("llama-70b-b1024-tp1-128-128", 3.60),  # 3,989 against 14.36k/s
+    "trtllm-a100-fp16-v0.9.0.csv": ("llama-70b-b1024-tp4-128-128", 3.30),  # 686 against 2,264/s
+}
+
+
+@pytest.mark.parametrize("table", sorted(PUBLISHED))
+def test_published_table_golden_verdicts(table):
+    rows = audit_file(EXAMPLES / table)
     assert len(rows) == 12
     assert {r.verdict for r in rows.values()} == {"consistent"}
-    # the tightest: Llama 70B at batch 1024, TP 2, 2,657 tokens/s per GPU against a 14.36k compute ceiling
     tight = min(rows.values(), key=lambda r: r.tightest[1].slack)
-    assert tight.cells["id"] == "llama-70b-b1024-tp2-128-128"
-    assert 5.3 < tight.tightest[1].slack < 5.5
+    row_id, slack = PUBLISHED[table]
+    assert tight.cells["id"] == row_id
+    assert tight.tightest[1].slack == pytest.approx(slack, rel=0.01)
 
 
 # prove once, evaluate many: the vectorised value agrees with the exact one -----------------------------------------
