@@ -196,3 +196,23 @@ def test_a_bound_that_is_not_proved_leaves_its_metric_unchecked(tmp_path, capsys
     assert main(["audit", str(table), "--library", str(lib), "--json"]) == 0
     row = json.loads(capsys.readouterr().out)["rows"][0]
     assert row["verdict"] == "unchecked" and "bound not proved" in row["reason"]
+
+
+def test_table_from_standard_input_as_json_lines(monkeypatch, capsys):
+    import io
+
+    rows = [{"id": "x", "model": "llama3-8b", "hardware": "h100-sxm", "chips": 1, "tpot": "1 ms"},
+            {"id": "y", "model": "llama3-8b", "hardware": "h100-sxm", "chips": 1, "tpot": "20 ms"}]
+    monkeypatch.setattr("sys.stdin", io.StringIO("".join(json.dumps(r) + "\n" for r in rows)))
+    assert main(["audit", "-", "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert [r["verdict"] for r in out["rows"]] == ["impossible", "consistent"]
+    change = out["rows"][0]["metrics"]["tpot"][0]["changes"][0]
+    assert change["text"].startswith("needs ")
+
+
+def test_control_characters_of_a_cell_never_reach_the_terminal(tmp_path, capsys):
+    table = tmp_path / "t.csv"
+    table.write_text('id,model,hardware,chips,tpot\n"a\x1b[31mb",llama3-8b,h100-sxm,1,1 ms\n')
+    assert main(["audit", str(table)]) == 1
+    assert "\x1b" not in capsys.readouterr().out

@@ -115,22 +115,25 @@ _counter = itertools.count()  # ties between equal slacks never compare rows
 
 
 def _label(row) -> str:
+    from derive.errors import escape_control
+
     for key in ("id", "source"):
         if row.cells.get(key):
-            text = row.cells[key]
-            return text if len(text) <= 40 else text[:37] + "..."
+            return escape_control(row.cells[key], limit=40)  # user text: never a raw control sequence
     return f"line {row.line}"
 
 
 def _print_table(plan, impossible: list, tight: list, top: int) -> None:
+    from derive.cli import terminal
     from derive.cli.commands.output import emit
+    from derive.errors import escape_control
     from derive.model.display import format_quantity, format_value
 
     def describe(row):
         metric, b = next(((m, b) for m, bs in row.metrics.items() for b in bs if b.status == "impossible"),
                          row.tightest)
         unit = plan.metrics[metric].unit
-        measured = row.cells.get(metric, "")
+        measured = escape_control(row.cells.get(metric, ""), limit=30)
         side = "floor" if b.kind == "floor" else "ceiling"
         detail = ""
         if b.changes:
@@ -145,7 +148,10 @@ def _print_table(plan, impossible: list, tight: list, top: int) -> None:
 
     sections = [("impossible", [describe(r) for r in impossible]),
                 ("tightest consistent", [describe(r) for r in tight])]
-    head = ("row", "metric", "number", "bound", "ratio", "claim", "needs / terms (share of the number)")
+    head = ("row", "metric", "number", "bound", "ratio", "claim", "needs / terms (share)")
+    if terminal.colour():
+        _rich_tables(sections, head, top)
+        return
     for title, rows in sections:
         if not rows:
             continue
@@ -155,3 +161,26 @@ def _print_table(plan, impossible: list, tight: list, top: int) -> None:
         for r in rows:
             emit("  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
         emit("")
+
+
+def _rich_tables(sections: list, head: tuple[str, ...], top: int) -> None:
+    """The same sections as tables on a terminal: impossible rows in red, consistent ones in green."""
+    import sys
+
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(file=sys.stdout, highlight=False, soft_wrap=True)
+    for title, rows in sections:
+        if not rows:
+            continue
+        style = "bold red" if title == "impossible" else "green"
+        table = Table(title=Text(f"{title} (up to {top})", style=style), title_justify="left", box=None,
+                      show_edge=False, pad_edge=False)
+        for name in head:
+            table.add_column(name, overflow="fold", no_wrap=name in ("metric", "number", "ratio", "bound"))
+        for r in rows:
+            table.add_row(*[Text(str(c), style=style if i == 4 else "") for i, c in enumerate(r)])
+        console.print(table)
+        console.print()
