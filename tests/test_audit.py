@@ -216,3 +216,50 @@ def test_control_characters_of_a_cell_never_reach_the_terminal(tmp_path, capsys)
     table.write_text('id,model,hardware,chips,tpot\n"a\x1b[31mb",llama3-8b,h100-sxm,1,1 ms\n')
     assert main(["audit", str(table)]) == 1
     assert "\x1b" not in capsys.readouterr().out
+
+
+MALFORMED = {
+    "not a table": ("AUDIT_BOUNDS = ['tpot']", "must be a table"),
+    "unknown key": ("AUDIT_BOUNDS = [{'metric': 'x', 'unit': 's', 'unchecked': 'r', 'colour': 'red'}]", "unknown key"),
+    "claim and unchecked": ("AUDIT_BOUNDS = [{'metric': 'x', 'unit': 's', 'claim': 'c', 'measured': 'x', "
+                            "'unchecked': 'r'}]", "exactly one of"),
+    "claim without measured": ("AUDIT_BOUNDS = [{'metric': 'x', 'unit': 's', 'claim': 'c'}]", "no 'measured'"),
+    "terms not text": ("AUDIT_BOUNDS = [{'metric': 'x', 'unit': 's', 'unchecked': 'r', 'terms': {'a': 1}}]",
+                       "wrong type"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_audit_declaration_is_a_library_error(case, tmp_path):
+    from derive.errors import LibraryError
+
+    text, words = MALFORMED[case]
+    lib = tmp_path / "decl.py"
+    lib.write_text(text + "\n")
+    with pytest.raises(LibraryError, match=words):
+        load_library(["lecture", str(lib)])
+
+
+@pytest.mark.parametrize("measured,words", [
+    ("latency ** 2 * hbm_bandwidth / (params_total * bytes_per_param)", "times, or over"),
+    ("latency * batch", "wrong dimension"),
+    ("params_total * bytes_per_param / hbm_bandwidth", "does not use the metric"),
+    ("latency * step_time / weight_fetch_time", "derived quantity"),
+])
+def test_a_measured_expression_the_audit_cannot_solve_is_refused(measured, words, tmp_path):
+    from derive.errors import LibraryError
+
+    lib = tmp_path / "decl.py"
+    lib.write_text("AUDIT_BOUNDS = [{'metric': 'latency', 'unit': 's', "
+                   f"'claim': 'gap.roofline_floor_below_measured', 'measured': '{measured}'}}]\n")
+    library = load_library(["lecture", str(lib)])
+    with pytest.raises(LibraryError, match=words):
+        plan_audit(library, checker_for(library))
+
+
+def test_an_unknown_hardware_preset_leaves_the_row_unchecked(tmp_path, capsys):
+    table = tmp_path / "t.csv"
+    table.write_text("id,model,hardware,chips,tpot\nr,llama3-8b,h1000,1,1 ms\n")
+    assert main(["audit", str(table), "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["rows"][0]
+    assert row["verdict"] == "unchecked" and "h1000" in row["reason"]
