@@ -143,6 +143,7 @@ def test_cli_exit_codes_and_outputs(tmp_path, capsys):
     assert main(["audit", str(EXAMPLES / "trtllm-h100-fp8-v0.6.1.csv"), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["summary"] == {"rows": 12, "impossible": 0, "consistent": 12, "unchecked": 0}
+    assert {b["verdict"] for m in data["metrics"] for b in m["bounds"]} == {"proved"}
 
 
 BAD = {

@@ -911,6 +911,20 @@ def row_json(row: AuditRow, plan: AuditPlan) -> dict[str, object]:
             "metrics": metrics, "notes": row.notes or None}
 
 
+def plan_json(plan: AuditPlan) -> list[dict[str, object]]:
+    """Every metric the library declares, with each bound's claim, its kind, its verdict (checked once) and the
+    assumptions it rests on; or the reason it has none."""
+    out: list[dict[str, object]] = []
+    for m in plan.metrics.values():
+        out.append({"metric": m.name, "unit": m.unit, "meaning": m.meaning or None, "unchecked": m.unchecked,
+                    "bounds": [{"claim": b.claim, "kind": b.kind, "verdict": b.verdict, "reason": b.reason,
+                                "rests_on": list(b.rests_on), "reading": b.reading or None,
+                                "row_inputs": sorted(b.row_inputs),
+                                "defaults": {k: str(v) for k, v in sorted(b.defaults.items())}}
+                               for b in m.bounds]})
+    return out
+
+
 def _bound_of(plan: AuditPlan, metric: str, claim: str) -> Bound:
     return next(b for b in plan.metrics[metric].bounds if b.claim == claim)
 

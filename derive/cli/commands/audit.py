@@ -38,6 +38,7 @@ def run(args, ctx) -> int:
         checker_for,
         csv_line,
         plan_audit,
+        plan_json,
         read_rows,
         row_csv,
         row_json,
@@ -90,7 +91,8 @@ def run(args, ctx) -> int:
             os.replace(csv_tmp, out_path)
             temps.remove(csv_tmp)
         if json_file is not None:
-            json_file.write("\n], " + dumps_json({"summary": {"rows": total, **counts}}, indent=None)[1:] + "\n")
+            tail = {"summary": {"rows": total, **counts}, "metrics": plan_json(plan)}
+            json_file.write("\n], " + dumps_json(tail, indent=None)[1:] + "\n")
             json_file.close()
             with open(json_tmp, encoding="utf-8") as fh:
                 for chunk in iter(lambda: fh.read(1 << 20), ""):
