@@ -32,3 +32,35 @@ MODEL_CONFIG_READER = model_values
 # exceeds it (derive ledger checks every measured ceiling against it).
 CEILINGS = {"flops": "gap.peak_flops_is_ceiling", "hbm_bandwidth": "gap.peak_bandwidth_is_ceiling",
             "scaleup_bandwidth": None, "scaleout_bandwidth": None}
+
+# derive audit: the metric columns a table of measured or predicted numbers may have, and the proved claim each is
+# held to (format: derive.whatif.audit).  A metric is read as the claim's measured quantity; `row_inputs` are never
+# taken from a preset (the row states them, else `defaults`, the values that give the weakest bound, apply).
+_STEP_TERMS = {"compute": "compute_time", "weights": "weight_fetch_time", "KV": "kv_fetch_time"}
+_STEP_INPUTS = ["batch", "context", "chips"]
+AUDIT_BOUNDS = [
+    {"metric": "tpot", "unit": "s", "meaning": "time per output token of one sequence (a decode step)",
+     "claim": "gap.roofline_floor_below_measured", "measured": "tpot",
+     "reading": "each sequence gains one token per decode step, so its time per output token is a step time",
+     "terms": _STEP_TERMS, "row_inputs": _STEP_INPUTS,
+     "defaults": {"batch": "1 seq", "context": "1 token/seq"}},  # the step time never falls as either grows
+    {"metric": "tokens_per_s", "unit": "token/s", "meaning": "output tokens per second of all the row's chips",
+     "claim": "gap.roofline_floor_below_measured", "measured": "batch * tokens_per_step / tokens_per_s",
+     "reading": "at most batch sequences are in flight, each gaining one token per step, and batch over the step "
+                "floor never falls as the batch grows: batch/tokens_per_s is at least a step time",
+     "terms": _STEP_TERMS, "row_inputs": _STEP_INPUTS, "defaults": {"context": "1 token/seq"}},
+    {"metric": "tokens_per_s", "unit": "token/s", "claim": "gap.throughput_per_chip_ceiling",
+     "measured": "tokens_per_s / chips", "reading": "the output tokens of all chips, shared over the chips",
+     "row_inputs": ["chips"]},
+    {"metric": "tokens_per_s_per_chip", "unit": "token/s", "meaning": "output tokens per second per chip",
+     "claim": "gap.throughput_per_chip_ceiling", "measured": "tokens_per_s_per_chip",
+     "reading": "tokens per second per chip is the claim's measured quantity"},
+    {"metric": "tokens_per_s_per_chip", "unit": "token/s", "claim": "gap.roofline_floor_below_measured",
+     "measured": "batch * tokens_per_step / (tokens_per_s_per_chip * chips)",
+     "reading": "all chips together output chips times the per-chip rate; read as tokens_per_s",
+     "terms": _STEP_TERMS, "row_inputs": _STEP_INPUTS, "defaults": {"context": "1 token/seq"}},
+    {"metric": "ttft", "unit": "s", "meaning": "time to first token",
+     "unchecked": "the lecture proves no floor on prefill time (a library with a prefill floor adds one)"},
+    {"metric": "request_rate", "unit": "1/s", "meaning": "requests completed per second",
+     "unchecked": "the lecture proves no bound on requests per second (it has no output length per request)"},
+]

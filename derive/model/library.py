@@ -38,6 +38,8 @@ class Library:
     notices: list[str] = field(default_factory=list)  # e.g. a user library printed while loading (see loader)
     # (label, expression) pairs a what-if always reports before and after, from a root's HEADLINES
     headlines: list[tuple[str, str]] = field(default_factory=list)
+    # what `derive audit` holds a metric column to, from a root's AUDIT_BOUNDS (see derive.whatif.audit)
+    audit_bounds: list[dict[str, object]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.quantities: dict[str, Quantity] = {}
@@ -337,9 +339,11 @@ def topic_from_module(module: ModuleType, seen_quantities: set[int], seen_decls:
 def library_from_modules(modules: Iterable[ModuleType], *, preset_dirs: Iterable[Path] = (),
                          model_config_reader: Callable | None = None, figures: Iterable = (),
                          title: str = "", ceilings: Mapping[str, str | None] | None = None,
-                         headlines: Iterable[tuple[str, str]] = ()) -> Library:
+                         headlines: Iterable[tuple[str, str]] = (),
+                         audit_bounds: Iterable[Mapping[str, object]] = ()) -> Library:
     seen_q: set[int] = set()
     seen_d: set[int] = set()
     topics = [topic_from_module(m, seen_q, seen_d) for m in modules]
     return Library([t for t in topics if t.quantities or t.declarations], list(preset_dirs), model_config_reader,
-                   list(figures), title, dict(ceilings or {}), headlines=[(str(a), str(b)) for a, b in headlines])
+                   list(figures), title, dict(ceilings or {}), headlines=[(str(a), str(b)) for a, b in headlines],
+                   audit_bounds=[dict(b) for b in audit_bounds])

@@ -5,7 +5,9 @@ A library module either is a topic itself or lists its topic modules in ``TOPICS
 ``PRESET_DIRS`` (folders with ``hardware/``, ``models/``, ``scenarios/``, ``measurements/``, ``ledger/``
 TOML files), a ``MODEL_CONFIG_READER`` (turns a ``config.json`` mapping into quantity values) and
 ``CEILINGS`` (quantities that are peak rates, which ``--measured`` may replace by measured ones), and
-``HEADLINES`` ((label, expression) pairs that ``derive diff`` reports before and after every what-if).
+``HEADLINES`` ((label, expression) pairs that ``derive diff`` reports before and after every what-if) and
+``AUDIT_BOUNDS`` (tables: the metric columns ``derive audit`` reads and the claims it holds them to; the
+format is ``derive.whatif.audit``'s, checked there against the library's names).
 
 A user's library is code and may misbehave while it loads: an exception, ``sys.exit(0)`` (which would
 otherwise end ``derive check`` with exit 0 and no output, read as success by a paper's CI) or ``print``
@@ -236,6 +238,40 @@ def _headlines(root: ModuleType, spec: str) -> list[tuple[str, str]]:
     return out
 
 
+AUDIT_KEYS = frozenset({"metric", "unit", "meaning", "claim", "measured", "reading", "terms", "defaults",
+                        "row_inputs", "unchecked"})
+
+
+def _audit_bounds(root: ModuleType, spec: str) -> list[dict[str, object]]:
+    """A root's AUDIT_BOUNDS: tables with known keys and text values (``terms``/``defaults``: text to text;
+    ``row_inputs``: a list of names).  Names and dimensions are checked when an audit compiles them."""
+    out = []
+    where = f"--library {spec}"
+    for i, item in enumerate(_list_attribute(root, "AUDIT_BOUNDS", spec)):
+        if not (isinstance(item, dict) and isinstance(item.get("metric"), str) and isinstance(item.get("unit"), str)):
+            raise LibraryError(f"AUDIT_BOUNDS[{i}] must be a table with text 'metric' and 'unit'", where=where,
+                               hint='write {"metric": "tpot", "unit": "s", "claim": "...", "measured": "tpot"}')
+        unknown = sorted(set(item) - AUDIT_KEYS)
+        if unknown:
+            raise LibraryError(f"AUDIT_BOUNDS[{i}] has unknown key '{unknown[0]}'", where=where,
+                               hint="known: " + ", ".join(sorted(AUDIT_KEYS)))
+        for key, value in item.items():
+            ok = (isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+                  if key in ("terms", "defaults") else
+                  isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
+                  if key == "row_inputs" else isinstance(value, str))
+            if not ok:
+                raise LibraryError(f"AUDIT_BOUNDS[{i}] key '{key}' has the wrong type ({type(value).__name__})",
+                                   where=where, hint="terms and defaults map text to text; row_inputs is a list")
+        if ("claim" in item) == ("unchecked" in item):
+            raise LibraryError(f"AUDIT_BOUNDS[{i}] needs exactly one of 'claim' (with 'measured') or 'unchecked' "
+                               "(the reason no bound exists)", where=where)
+        if "claim" in item and "measured" not in item:
+            raise LibraryError(f"AUDIT_BOUNDS[{i}] names a claim but no 'measured' expression", where=where)
+        out.append(dict(item))
+    return out
+
+
 def _distinct(specs: Iterable[str]) -> list[str]:
     """The library specs, each once (``--library x.py --library ./x.py`` loads x.py once: loading it twice
     would declare every quantity twice); an empty spec is an error, never the current folder."""
@@ -290,6 +326,7 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
     notices: list[str] = []
     ceilings: dict[str, str | None] = {}
     headlines: list[tuple[str, str]] = []
+    audit_bounds: list[dict[str, object]] = []
     specs = _distinct(specs)
     for spec in specs:
         builtin = "/" not in spec and not spec.endswith(".py") and not Path(spec).exists()
@@ -299,6 +336,7 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
                 try:
                     parts = _root_parts(root, spec)
                     headlines.extend(_headlines(root, spec))
+                    audit_bounds.extend(_audit_bounds(root, spec))
                 except DeriveError:
                     raise
                 except Exception as err:  # e.g. a module __getattr__ that raises
@@ -317,7 +355,7 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
         with _where(f"--library {', '.join(specs)}"):
             library = library_from_modules(topics, preset_dirs=preset_dirs, model_config_reader=reader, figures=figures,
                                            title="; ".join(t.rstrip(".") for t in titles if t), ceilings=ceilings,
-                                           headlines=headlines)
+                                           headlines=headlines, audit_bounds=audit_bounds)
     except DeriveError as err:
         _advise_lecture(err, specs)
         raise

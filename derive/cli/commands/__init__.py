@@ -9,6 +9,7 @@ COMMANDS: dict[str, str] = {
     "eval": "eval_cmd",
     "sweep": "sweep",
     "ledger": "ledger",
+    "audit": "audit",
     "build": "build",
     "export": "export",
     "graph": "graph",

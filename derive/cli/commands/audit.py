@@ -1,0 +1,188 @@
+"""derive audit."""
+
+from __future__ import annotations
+
+import itertools
+
+HELP = ("hold a table of measured or predicted numbers (CSV or JSON lines) against the proved bounds: per row "
+        "impossible, consistent or unchecked; exit 1 when a row is impossible")
+SCENARIO = False  # each row names its own model and hardware
+
+
+def add_arguments(p) -> None:
+    p.add_argument("file", metavar="FILE", help="the table (.csv, .jsonl), or - for standard input")
+    p.add_argument("--format", dest="fmt", choices=("csv", "jsonl"), help="the table's format (default: from the "
+                   "file name, else from its first line)")
+    p.add_argument("--json", action="store_true", help="every row as JSON on stdout")
+    p.add_argument("--out", metavar="FILE.csv", help="every row, with its verdict, to a CSV file (written atomically)")
+    p.add_argument("--top", type=int, default=10, metavar="N", help="rows shown per section of the table (default 10)")
+    p.add_argument("--exact", action="store_true", help="decide every row in exact arithmetic (slower)")
+    p.add_argument("--library", dest="libraries", action="append", default=[], metavar="PATH",
+                   help="load declarations (and their AUDIT_BOUNDS) from PATH")
+    p.add_argument("--no-cache", action="store_true", help="bypass the proof cache")
+
+
+def run(args, ctx) -> int:
+    import heapq
+    import os
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from derive.cli.commands.output import emit
+    from derive.errors import OutputError
+    from derive.model.numbers import dumps_json
+    from derive.whatif.audit import (
+        CSV_FIELDS,
+        Auditor,
+        checker_for,
+        csv_line,
+        plan_audit,
+        plan_json,
+        read_rows,
+        row_csv,
+        row_json,
+    )
+
+    out_path = Path(args.out) if args.out else None
+    if out_path is not None and (not args.out.strip() or out_path.is_dir()):
+        raise OutputError(f"--out {args.out} is not a file name", where="--out", hint="name a .csv file")
+    plan = plan_audit(ctx.library, checker_for(ctx.library, ctx.cache))
+    header, rows = read_rows(args.file, fmt=args.fmt)
+    auditor = Auditor(plan, header, where=args.file, exact=args.exact)
+    temps: list[Path] = []
+
+    def temp(near: Path) -> tuple[Path, object]:
+        fd, name = tempfile.mkstemp(prefix=".derive-audit-", dir=near)
+        temps.append(Path(name))
+        return Path(name), os.fdopen(fd, "w", encoding="utf-8", newline="")
+
+    counts = {"impossible": 0, "consistent": 0, "unchecked": 0}
+    impossible: list = []  # the first --top impossible rows
+    tight: list = []  # heap of the --top tightest consistent rows: (-slack, line, row)
+    csv_file = json_file = None
+    try:
+        if out_path is not None:
+            csv_tmp, csv_file = temp(out_path.parent if str(out_path.parent) else Path("."))
+            csv_file.write(csv_line([*header, *CSV_FIELDS]))
+        if args.json:
+            json_tmp, json_file = temp(Path(tempfile.gettempdir()))
+            json_file.write('{"rows": [')
+        first = True
+        for row in auditor.audit(rows):
+            counts[row.verdict] += 1
+            if csv_file is not None:
+                csv_file.write(csv_line(row_csv(row, header)))
+            if json_file is not None:
+                json_file.write(("\n" if first else ",\n") + dumps_json(row_json(row, plan), indent=None))
+                first = False
+            if row.verdict == "impossible" and len(impossible) < args.top:
+                impossible.append(row)
+            elif row.verdict == "consistent":
+                slack = row.tightest[1].slack
+                item = (-slack, -row.line, next(_counter), row)
+                if len(tight) < args.top:
+                    heapq.heappush(tight, item)
+                elif item > tight[0]:
+                    heapq.heapreplace(tight, item)
+        total = sum(counts.values())
+        if csv_file is not None:
+            csv_file.close()
+            os.replace(csv_tmp, out_path)
+            temps.remove(csv_tmp)
+        if json_file is not None:
+            tail = {"summary": {"rows": total, **counts}, "metrics": plan_json(plan)}
+            json_file.write("\n], " + dumps_json(tail, indent=None)[1:] + "\n")
+            json_file.close()
+            with open(json_tmp, encoding="utf-8") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), ""):
+                    sys.stdout.write(chunk)
+            return 1 if counts["impossible"] else 0
+    finally:
+        for f in (csv_file, json_file):
+            if f is not None and not f.closed:
+                f.close()
+        for t in temps:
+            t.unlink(missing_ok=True)
+    _print_table(plan, impossible, [r for *_, r in sorted(tight, reverse=True)], args.top)
+    summary = (f"{total} row{'s' if total != 1 else ''}: {counts['impossible']} impossible, "
+               f"{counts['consistent']} consistent, {counts['unchecked']} unchecked")
+    emit(summary)
+    if out_path is not None:
+        emit(f"wrote {out_path}")
+    return 1 if counts["impossible"] else 0
+
+
+_counter = itertools.count()  # ties between equal slacks never compare rows
+
+
+def _label(row) -> str:
+    from derive.errors import escape_control
+
+    for key in ("id", "source"):
+        if row.cells.get(key):
+            return escape_control(row.cells[key], limit=40)  # user text: never a raw control sequence
+    return f"line {row.line}"
+
+
+def _print_table(plan, impossible: list, tight: list, top: int) -> None:
+    from derive.cli import terminal
+    from derive.cli.commands.output import emit
+    from derive.errors import escape_control
+    from derive.model.display import format_quantity, format_value
+
+    def describe(row):
+        metric, b = next(((m, b) for m, bs in row.metrics.items() for b in bs if b.status == "impossible"),
+                         row.tightest)
+        unit = plan.metrics[metric].unit
+        measured = escape_control(row.cells.get(metric, ""), limit=30)
+        side = "floor" if b.kind == "floor" else "ceiling"
+        detail = ""
+        if b.changes:
+            c = b.changes[0]
+            q = plan.library.quantity(c["quantity"])
+            detail = (f"needs {q.name} {c['op']} {format_quantity(c['value'], q.dimension, q.display_unit)} "
+                      f"(row: {format_quantity(c['row_value'], q.dimension, q.display_unit)})")
+        if not detail and b.terms:
+            detail = ", ".join(f"{k} {v['share']:.0%}" for k, v in b.terms.items())
+        return (_label(row), metric, measured, f"{side} {format_value(b.bound, unit)}", f"{b.ratio:.3g}x",
+                b.claim.rsplit(".", 1)[-1], detail)
+
+    sections = [("impossible", [describe(r) for r in impossible]),
+                ("tightest consistent", [describe(r) for r in tight])]
+    head = ("row", "metric", "number", "bound", "ratio", "claim", "needs / terms (share)")
+    if terminal.colour():
+        _rich_tables(sections, head, top)
+        return
+    for title, rows in sections:
+        if not rows:
+            continue
+        emit(f"{title} (up to {top}):")
+        widths = [max(len(str(x[i])) for x in [head, *rows]) for i in range(len(head))]
+        emit("  " + "  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)).rstrip())
+        for r in rows:
+            emit("  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+        emit("")
+
+
+def _rich_tables(sections: list, head: tuple[str, ...], top: int) -> None:
+    """The same sections as tables on a terminal: impossible rows in red, consistent ones in green."""
+    import sys
+
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(file=sys.stdout, highlight=False, soft_wrap=True)
+    for title, rows in sections:
+        if not rows:
+            continue
+        style = "bold red" if title == "impossible" else "green"
+        table = Table(title=Text(f"{title} (up to {top})", style=style), title_justify="left", box=None,
+                      show_edge=False, pad_edge=False)
+        for name in head:
+            table.add_column(name, overflow="fold", no_wrap=name in ("metric", "number", "ratio", "bound"))
+        for r in rows:
+            table.add_row(*[Text(str(c), style=style if i == 4 else "") for i, c in enumerate(r)])
+        console.print(table)
+        console.print()

@@ -1,0 +1,266 @@
+"""derive audit: rows held against the library's declared, proved bounds (derive.whatif.audit)."""
+
+from __future__ import annotations
+
+import json
+import math
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from derive.cli import main
+from derive.model.loader import load_library
+from derive.whatif.audit import Auditor, checker_for, plan_audit, read_rows
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "audit"
+LIB = load_library(["lecture"])
+PLAN = plan_audit(LIB, checker_for(LIB))
+
+
+def audit_file(path: Path, exact: bool = False) -> dict[str, object]:
+    header, rows = read_rows(str(path))
+    auditor = Auditor(PLAN, header, where=str(path), exact=exact)
+    return {r.cells.get("id", str(r.line)): r for r in auditor.audit(rows)}
+
+
+def test_every_declared_bound_is_proved_once():
+    bounds = [b for m in PLAN.metrics.values() for b in m.bounds]
+    assert {b.claim for b in bounds} == {"gap.roofline_floor_below_measured", "gap.throughput_per_chip_ceiling"}
+    assert all(b.verdict == "proved" for b in bounds)
+    assert PLAN.metrics["ttft"].unchecked and not PLAN.metrics["ttft"].bounds
+
+
+# planted rows: verdicts known by construction -----------------------------------------------------------------
+
+PLANTED = {
+    "below-memory-floor": ("impossible", "tpot", "gap.roofline_floor_below_measured"),
+    "above-flop-ceiling": ("impossible", "tokens_per_s_per_chip", "gap.throughput_per_chip_ceiling"),
+    "above-step-ceiling": ("impossible", "tokens_per_s", "gap.roofline_floor_below_measured"),
+    "consistent-decode": ("consistent", "tpot", None),
+    "consistent-throughput": ("consistent", "tokens_per_s", None),
+    "missing-chips": ("unchecked", None, None),
+    "unreadable": ("unchecked", None, None),
+    "no-bound": ("unchecked", None, None),
+}
+
+
+@pytest.mark.parametrize("row_id", sorted(PLANTED))
+def test_planted_row_verdict(row_id):
+    row = audit_file(EXAMPLES / "planted.csv")[row_id]
+    verdict, metric, claim = PLANTED[row_id]
+    assert row.verdict == verdict, row.reason
+    if verdict == "impossible":
+        beaten = [b for b in row.metrics[metric] if b.status == "impossible"]
+        assert [b.claim for b in beaten][:1] == [claim]
+        assert beaten[0].changes  # with the change that would make it possible
+    if verdict == "unchecked":
+        assert row.reason
+
+
+@pytest.mark.parametrize("table", ["planted.csv", "trtllm-h100-fp8-v0.6.1.csv"])
+def test_exact_audit_agrees_with_the_vectorised_one(table):
+    fast, exact = audit_file(EXAMPLES / table), audit_file(EXAMPLES / table, exact=True)
+    for key, row in fast.items():
+        assert row.verdict == exact[key].verdict
+        for metric, bounds in row.metrics.items():
+            for b, e in zip(bounds, exact[key].metrics[metric], strict=True):
+                assert b.status == e.status and (e.exact or e.status == "unchecked")
+                if b.bound is not None:
+                    assert math.isclose(float(b.bound), float(e.bound), rel_tol=1e-12)
+
+
+def test_impossible_decode_row_names_its_change_and_it_really_suffices():
+    row = audit_file(EXAMPLES / "planted.csv")["below-memory-floor"]
+    b = row.metrics["tpot"][0]
+    # 70.55 G params x 2 bytes over 8 x 3.35 TB/s is 5.28 ms: a 2 ms step is impossible
+    assert Fraction(b.bound) > Fraction(2, 1000) and b.ratio < 1
+    change = b.changes[0]
+    assert change["quantity"] in b.changes[0]["text"] and change["op"] in (">=", "<=")
+    bound = PLAN.metrics["tpot"].bounds[0]
+    header, rows = read_rows(str(EXAMPLES / "planted.csv"))
+    aud = Auditor(PLAN, header)
+    raw = next(r for r in rows if r.cells["id"] == "below-memory-floor")
+    _, gid, _ = aud.prepare(raw)
+    vals = aud.exact_inputs(bound, raw, gid)
+    vals[bound.inputs.index(change["quantity"])] = change["value"]
+    assert bound.exact_func(*vals) <= Fraction(2, 1000)  # the stated change makes the row possible, exactly
+
+
+def test_consistent_row_reports_its_terms():
+    b = audit_file(EXAMPLES / "planted.csv")["consistent-decode"].metrics["tpot"][0]
+    assert set(b.terms) == {"compute", "weights", "KV", "unexplained"}
+    assert b.terms["weights"]["share"] + b.terms["unexplained"]["share"] + b.terms["KV"]["share"] == pytest.approx(1)
+
+
+# a published table: golden verdicts ------------------------------------------------------------------------------
+
+# Each published table: every row consistent; its tightest row and that row's slack over its bound.
+PUBLISHED = {
+    "trtllm-h100-fp8-v0.6.1.csv": ("llama-70b-b1024-tp2-128-128", 5.40),  # 2,657 against a 14.36k/s compute ceiling
+    "trtllm-h200-fp8-v0.9.0.csv": ("llama-70b-b1024-tp1-128-128", 3.60),  # 3,989 against 14.36k/s
+    "trtllm-a100-fp16-v0.9.0.csv": ("llama-70b-b1024-tp4-128-128", 3.30),  # 686 against 2,264/s
+}
+
+
+@pytest.mark.parametrize("table", sorted(PUBLISHED))
+def test_published_table_golden_verdicts(table):
+    rows = audit_file(EXAMPLES / table)
+    assert len(rows) == 12
+    assert {r.verdict for r in rows.values()} == {"consistent"}
+    tight = min(rows.values(), key=lambda r: r.tightest[1].slack)
+    row_id, slack = PUBLISHED[table]
+    assert tight.cells["id"] == row_id
+    assert tight.tightest[1].slack == pytest.approx(slack, rel=0.01)
+
+
+# prove once, evaluate many: the vectorised value agrees with the exact one -----------------------------------------
+
+positive = st.fractions(min_value=Fraction(1, 1000), max_value=Fraction(10**6)).filter(lambda x: x > 0)
+
+
+@pytest.mark.parametrize("metric,index", [(m, i) for m in PLAN.metrics for i in range(len(PLAN.metrics[m].bounds))])
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_vectorised_bound_agrees_with_exact(metric, index, data):
+    bound = PLAN.metrics[metric].bounds[index]
+    vals = [data.draw(positive) * 10**data.draw(st.integers(0, 12)) for _ in bound.inputs]
+    exact = bound.exact_func(*vals)
+    fast = float(bound.func(*[float(v) for v in vals]))
+    assert math.isclose(fast, float(exact), rel_tol=1e-12)
+
+
+# the command line ---------------------------------------------------------------------------------------------
+
+def test_cli_exit_codes_and_outputs(tmp_path, capsys):
+    out = tmp_path / "out.csv"
+    assert main(["audit", str(EXAMPLES / "planted.csv"), "--out", str(out)]) == 1
+    assert "3 impossible, 2 consistent, 3 unchecked" in capsys.readouterr().out
+    lines = out.read_text().splitlines()
+    assert len(lines) == 9 and lines[0].endswith("change,reason")
+    assert main(["audit", str(EXAMPLES / "trtllm-h100-fp8-v0.6.1.csv"), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["summary"] == {"rows": 12, "impossible": 0, "consistent": 12, "unchecked": 0}
+    assert {b["verdict"] for m in data["metrics"] for b in m["bounds"]} == {"proved"}
+
+
+BAD = {
+    "unknown column": ("model,hardware,tpot,bandwith\nllama3-8b,h100-sxm,2 ms,1\n", "unknown column 'bandwith'"),
+    "missing column": ("model,tpot\nllama3-8b,2 ms\n", "missing required column 'hardware'"),
+    "wrong unit": ("model,hardware,chips,tpot\nllama3-8b,h100-sxm,1,3 TB/s\n", "line 2, column 'tpot'"),
+    "ragged line": ("model,hardware,tpot\nllama3-8b,h100-sxm\n", "line 2"),
+    "no metric": ("model,hardware,chips\nllama3-8b,h100-sxm,1\n", "no metric column"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_table_is_one_line_exit_2_and_no_output(case, tmp_path, capsys):
+    text, words = BAD[case]
+    table, out = tmp_path / "t.csv", tmp_path / "out.csv"
+    table.write_text(text)
+    assert main(["audit", str(table), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1
+    assert not out.exists() and not list(tmp_path.glob(".derive-audit-*"))
+
+
+def test_malformed_json_line_names_its_line(tmp_path, capsys):
+    table = tmp_path / "t.jsonl"
+    table.write_text('{"model": "llama3-8b", "hardware": "h100-sxm", "chips": 1, "tpot": "2 ms"}\n{oops\n')
+    assert main(["audit", str(table)]) == 2
+    assert "line 2: not a JSON object" in capsys.readouterr().err
+
+
+def test_file_over_the_cap_is_refused_before_reading(tmp_path, capsys, monkeypatch):
+    import derive.whatif.audit as audit
+
+    table = tmp_path / "t.csv"
+    table.write_text("model,hardware,tpot\n" + "llama3-8b,h100-sxm,2 ms\n" * 10)
+    monkeypatch.setattr(audit, "MAX_AUDIT_BYTES", 100)
+    assert main(["audit", str(table)]) == 2
+    assert "over the 100-byte limit" in capsys.readouterr().err
+
+
+def test_a_bound_that_is_not_proved_leaves_its_metric_unchecked(tmp_path, capsys):
+    lib = tmp_path / "mylib.py"
+    lib.write_text(
+        "from derive import Claim, Quantity, logic, derived\n"
+        "t_meas = Quantity('t_meas', 't_m', 's', 'a measured time')\n"
+        "t_floor = Quantity('t_floor', 't_f', 's', 'a time with no proof behind it')\n"
+        "floor = Claim('mylib.floor', title='An unproved floor', statement='Measured is at least the floor.',\n"
+        "              source=derived('nothing'), goal=logic.ge(t_meas.sym, t_floor.sym), expected='refuted')\n"
+        "AUDIT_BOUNDS = [{'metric': 'latency', 'unit': 's', 'claim': 'mylib.floor', 'measured': 'latency'}]\n")
+    table = tmp_path / "t.csv"
+    table.write_text("model,hardware,t_floor,latency\n,,5 ms,1 ms\n")
+    assert main(["audit", str(table), "--library", str(lib), "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["rows"][0]
+    assert row["verdict"] == "unchecked" and "bound not proved" in row["reason"]
+
+
+def test_table_from_standard_input_as_json_lines(monkeypatch, capsys):
+    import io
+
+    rows = [{"id": "x", "model": "llama3-8b", "hardware": "h100-sxm", "chips": 1, "tpot": "1 ms"},
+            {"id": "y", "model": "llama3-8b", "hardware": "h100-sxm", "chips": 1, "tpot": "20 ms"}]
+    monkeypatch.setattr("sys.stdin", io.StringIO("".join(json.dumps(r) + "\n" for r in rows)))
+    assert main(["audit", "-", "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert [r["verdict"] for r in out["rows"]] == ["impossible", "consistent"]
+    change = out["rows"][0]["metrics"]["tpot"][0]["changes"][0]
+    assert change["text"].startswith("needs ")
+
+
+def test_control_characters_of_a_cell_never_reach_the_terminal(tmp_path, capsys):
+    table = tmp_path / "t.csv"
+    table.write_text('id,model,hardware,chips,tpot\n"a\x1b[31mb",llama3-8b,h100-sxm,1,1 ms\n')
+    assert main(["audit", str(table)]) == 1
+    assert "\x1b" not in capsys.readouterr().out
+
+
+MALFORMED = {
+    "not a table": ("AUDIT_BOUNDS = ['tpot']", "must be a table"),
+    "unknown key": ("AUDIT_BOUNDS = [{'metric': 'x', 'unit': 's', 'unchecked': 'r', 'colour': 'red'}]", "unknown key"),
+    "claim and unchecked": ("AUDIT_BOUNDS = [{'metric': 'x', 'unit': 's', 'claim': 'c', 'measured': 'x', "
+                            "'unchecked': 'r'}]", "exactly one of"),
+    "claim without measured": ("AUDIT_BOUNDS = [{'metric': 'x', 'unit': 's', 'claim': 'c'}]", "no 'measured'"),
+    "terms not text": ("AUDIT_BOUNDS = [{'metric': 'x', 'unit': 's', 'unchecked': 'r', 'terms': {'a': 1}}]",
+                       "wrong type"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_audit_declaration_is_a_library_error(case, tmp_path):
+    from derive.errors import LibraryError
+
+    text, words = MALFORMED[case]
+    lib = tmp_path / "decl.py"
+    lib.write_text(text + "\n")
+    with pytest.raises(LibraryError, match=words):
+        load_library(["lecture", str(lib)])
+
+
+@pytest.mark.parametrize("measured,words", [
+    ("latency ** 2 * hbm_bandwidth / (params_total * bytes_per_param)", "times, or over"),
+    ("latency * batch", "wrong dimension"),
+    ("params_total * bytes_per_param / hbm_bandwidth", "does not use the metric"),
+    ("latency * step_time / weight_fetch_time", "derived quantity"),
+])
+def test_a_measured_expression_the_audit_cannot_solve_is_refused(measured, words, tmp_path):
+    from derive.errors import LibraryError
+
+    lib = tmp_path / "decl.py"
+    lib.write_text("AUDIT_BOUNDS = [{'metric': 'latency', 'unit': 's', "
+                   f"'claim': 'gap.roofline_floor_below_measured', 'measured': '{measured}'}}]\n")
+    library = load_library(["lecture", str(lib)])
+    with pytest.raises(LibraryError, match=words):
+        plan_audit(library, checker_for(library))
+
+
+def test_an_unknown_hardware_preset_leaves_the_row_unchecked(tmp_path, capsys):
+    table = tmp_path / "t.csv"
+    table.write_text("id,model,hardware,chips,tpot\nr,llama3-8b,h1000,1,1 ms\n")
+    assert main(["audit", str(table), "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["rows"][0]
+    assert row["verdict"] == "unchecked" and "h1000" in row["reason"]
