@@ -339,7 +339,7 @@ def _linear_parts(e: sp.Expr, symbols: set[sp.Symbol]) -> dict[sp.Symbol | None,
     return None
 
 
-def _linear_relation(f: Rel, symbols: set[sp.Symbol]) -> tuple[dict[sp.Symbol, int], int] | None:
+def linear_relation(f: Rel, symbols: set[sp.Symbol]) -> tuple[dict[sp.Symbol, int], int] | None:
     """``lhs - rhs`` of a linear relation as integer coefficients and an integer constant: the rational
     coefficients times the (positive) least common multiple of their denominators, which keeps ``op``."""
     lhs, rhs = _linear_parts(f.lhs, symbols), _linear_parts(f.rhs, symbols)
@@ -377,7 +377,7 @@ def linear_integer(formulas: list[Formula], integer: set[sp.Symbol] | frozenset[
         if isinstance(f, Rel):
             if f.op not in _RELATIONS and f.op != "!=":
                 return False
-            if not f.free_symbols() <= set(integer) or _linear_relation(f, set(integer)) is None:
+            if not f.free_symbols() <= set(integer) or linear_relation(f, set(integer)) is None:
                 return False
         elif isinstance(f, (And, Or, Not, Implies, Iff)):
             todo.extend(_formula_parts(f))
@@ -399,7 +399,7 @@ class LinearIntegerTranslator:
 
     def formula(self, f: Formula) -> z3.BoolRef:
         if isinstance(f, Rel):
-            linear = _linear_relation(f, set(self.variables))
+            linear = linear_relation(f, set(self.variables))
             if linear is None:
                 raise TranslationError(f"not a linear integer relation: {f}")
             coeffs, const = linear

@@ -11,6 +11,7 @@ COMMANDS: dict[str, str] = {
     "ledger": "ledger",
     "build": "build",
     "export": "export",
+    "recheck": "recheck",
     "graph": "graph",
     "presets": "presets",
     "cache": "cache_cmd",
