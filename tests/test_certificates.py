@@ -139,3 +139,30 @@ def test_certificates_are_byte_identical_across_hash_seeds(tmp_path):
     texts = {subprocess.run([sys.executable, "-c", code.format(tests=tests)], capture_output=True, text=True,
                             env={**os.environ, "PYTHONHASHSEED": seed}, check=True).stdout for seed in ("1", "99")}
     assert len(texts) == 1
+
+
+def _cli(capsys, *argv):
+    from derive.cli import main
+
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_check_writes_certificates_and_rechecks_them(capsys, tmp_path):
+    code, out, _ = _cli(capsys, "check", "batch_optimum", "--certificates", str(tmp_path), "--recheck")
+    assert code == 0, out
+    index = json.loads((tmp_path / "index.json").read_text())
+    entry = next(e for e in index["certificates"] if e["claim"] == "batching.batch_optimum")
+    assert (tmp_path / entry["file"]).read_text().startswith("; derive certificate")
+    assert "recheck: " in out and "0 disagrees" in out
+
+
+def test_export_smt2_prints_the_certificate(capsys):
+    code, out, _ = _cli(capsys, "export", "batch_optimum", "--format", "smt2")
+    assert code == 0 and "(check-sat)" in out and "claim batching.batch_optimum" in out
+
+
+def test_export_smt2_of_a_refuted_claim_is_one_line_exit_2(capsys):
+    code, out, err = _cli(capsys, "export", "hw_ratio_a100", "--format", "smt2")
+    assert code == 2 and out == "" and len(err.splitlines()) == 1 and "refuted" in err

@@ -8,8 +8,8 @@ re-checks).  cvc5 is an optional dependency (the ``recheck`` extra).
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,17 +105,22 @@ def entries(folder: str | Path) -> tuple[list[dict], dict[str, str]]:
         raise CertificateError(f"unreadable certificate index: {err}", where=str(path)) from None
 
 
-def recheck(folder: str | Path) -> Iterator[Recheck]:
-    """Re-check every certificate of ``folder`` (in the index's order); the claims without a certificate
-    come back ``not confirmed`` with why."""
+def recheck(folder: str | Path, workers: int = 1) -> list[Recheck]:
+    """Re-check every certificate of ``folder`` (in the index's order, on up to ``workers`` processes: each
+    answer depends only on its certificate); the claims without a certificate come back ``not confirmed``
+    with why."""
+    from derive.checking.parallel import run_tasks
+
     certs, skipped = entries(folder)
     have = cvc5_available()
+    tasks = []
     for e in certs:
         try:
             text = (Path(folder) / e["file"]).read_text(encoding="utf-8")
         except OSError as err:
             raise CertificateError(f"cannot read certificate: {err.strerror or err}",
                                    where=str(Path(folder) / e["file"])) from None
-        yield recheck_one(e["claim"], e["kind"], text, have)
-    for claim, why in sorted(skipped.items()):
-        yield Recheck(claim, "not confirmed", "none", f"no certificate: {why}")
+        tasks.append(functools.partial(recheck_one, e["claim"], e["kind"], text, have))
+    out = [r for r in run_tasks(tasks, workers) if isinstance(r, Recheck)]
+    return out + [Recheck(claim, "not confirmed", "none", f"no certificate: {why}")
+                  for claim, why in sorted(skipped.items())]

@@ -13,8 +13,9 @@ def add_arguments(p) -> None:
 def report_lines(folder) -> tuple[list[str], int]:
     """One line per claim and a summary; and the number of disagreements."""
     from derive.certify.recheck import recheck
+    from derive.checking.parallel import default_workers
 
-    results = list(recheck(folder))
+    results = recheck(folder, workers=default_workers())
     width = max((len(r.claim) for r in results), default=10)
     lines = [f"{r.status:<13} {r.claim:<{width}}  [{r.checker}] {r.reason}" for r in results]
     counts = {s: sum(r.status == s for r in results) for s in ("confirmed", "not confirmed", "disagrees")}
