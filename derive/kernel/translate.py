@@ -6,6 +6,11 @@ fresh variable ``r >= 0`` with ``r**q == x**p``, defined only where ``x >= 0``. 
 arbitrary value, so the kernel discharges every denominator and radicand itself
 (``trusted.formula_side_conditions``) before it trusts a verdict; the translation need only be
 faithful where they hold.
+
+A linear integer problem (every quantity an integer, every relation linear with rational coefficients:
+ceilings and floors written as two inequalities, counts of chips, experts, pages) is translated instead
+over z3 ``Int`` variables with integer coefficients (``linear_integer``, ``LinearIntegerTranslator``), for
+z3's linear integer procedure.
 """
 
 from __future__ import annotations
