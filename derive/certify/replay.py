@@ -235,6 +235,7 @@ def _closed(box: dict, integer: set, goal: dict | None, assumptions: list[dict])
     if False in held:
         return True, ""
     where = ", ".join(f"{s} in [{lo}, {hi}]" for s, (lo, hi) in sorted(box.items(), key=lambda kv: str(kv[0])))
+    where = where or "a statement without quantities (an equation of irrational numbers: intervals never settle it)"
     if goal is None:
         return None, f"the assumptions are not shown false on {where}"
     g = truth(goal, shrunk)
