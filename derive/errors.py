@@ -116,3 +116,8 @@ class TranslationError(DeriveError):
 
 class DivisionByZeroRisk(TranslationError):
     """A denominator that the assumptions do not keep away from zero."""
+
+
+class CertificateError(DeriveError):
+    """A certificate that cannot be written or read: a statement outside SMT-LIB2 arithmetic, or a
+    certificate file that is malformed (``where`` names the file)."""

@@ -9,7 +9,8 @@ Every engine here is an untrusted proposer; ``derive.kernel.trusted.Kernel`` adm
    gives ``inconsistent``.
 2. An equation that sympy's expand/together/cancel reduce to ``0 = 0`` (cheap, and the kernel re-runs
    the reduction itself).
-3. z3 on the negated goal: ``unsat`` is a proof (every route's proof gets a searched witness of the
+3. z3 on the negated goal (a linear integer problem over z3 ``Int`` variables with its QF_LIA procedure,
+   see ``translate.linear_integer``): ``unsat`` is a proof (every route's proof gets a searched witness of the
    region when z3 cannot show it non-empty within its budget: ``_admit``); a model is a proposed
    counterexample (and simple rationals near it, since z3 may answer with algebraic numbers).
 4. Constructs z3 cannot express go to the interval engine (bounded boxes), whose proof is a

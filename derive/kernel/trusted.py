@@ -92,7 +92,14 @@ import z3
 from derive.errors import TranslationError
 from derive.kernel.logic import PRINT_BITS, And, Formula, Iff, Implies, Not, Or, Rel, name_of, rational_bits, replace
 from derive.kernel.problem import Outcome, Problem
-from derive.kernel.translate import Translator, make_variables, z3_value_to_rational
+from derive.kernel.translate import (
+    LinearIntegerTranslator,
+    Translator,
+    linear_integer,
+    make_integer_variables,
+    make_variables,
+    z3_value_to_rational,
+)
 
 EXACT_BITS = 20_000  # largest exact rational (numerator or denominator bits) exact evaluation builds
 PRECISIONS = (64, 256, 1024, 4096)  # bits of the certified interval evaluation at a point, tried in order
@@ -744,6 +751,9 @@ class Kernel:
         for s, (lo, hi) in sorted(self.bounds.items(), key=lambda kv: name_of(kv[0])):
             self.region += [Rel(s, ">=", lo), Rel(s, "<=", hi)]
         self.goal = problem.goal
+        # every quantity an integer and every relation linear: z3's QF_LIA procedure over Int variables
+        self.linear_integer = bool(self.symbols) and set(self.symbols) == set(self.integer) and linear_integer(
+            [*self.region, self.goal, *(sc.condition for sc in formula_side_conditions(self.goal))], self.integer)
         self._z3: _Z3 | None | str = None
         self._z3_ms = 0.0  # wall clock z3 spent on this goal's queries (see Z3_SAFETY_MS)
         self._goal_unsat = False
@@ -764,13 +774,18 @@ class Kernel:
     def _fresh(self) -> _Z3 | str:
         """A new z3 context with the region asserted."""
         ctx = z3.Context()
-        variables = make_variables(set(self.symbols), ctx=ctx)
-        tr = Translator(variables, ctx)
+        if self.linear_integer:  # Int variables: integrality is their sort, not a constraint
+            variables = make_integer_variables(set(self.symbols), ctx=ctx)
+            tr: Translator | LinearIntegerTranslator = LinearIntegerTranslator(variables, ctx)
+        else:
+            variables = make_variables(set(self.symbols), ctx=ctx)
+            tr = Translator(variables, ctx)
         try:
             region = [tr.formula(h) for h in self.region]
         except TranslationError as err:
             return err.message
-        base = [z3.IsInt(variables[sym]) for sym in sorted(self.integer, key=name_of)] + region  # in a fixed order:
+        base = [z3.IsInt(variables[sym]) for sym in sorted(self.integer, key=name_of)
+                if not self.linear_integer] + region  # in a fixed order:
         # a set's order follows PYTHONHASHSEED, and z3's models follow the order of its assertions
         return _Z3(ctx, base, tr, variables)
 
@@ -838,6 +853,12 @@ class Kernel:
             solver.add(*assertions)
             return solver.check()
 
+        if self.linear_integer:
+            solver = z3.SolverFor("QF_LIA", ctx=ctx)
+            solver.set("rlimit", self.problem.rlimit)
+            solver.set("timeout", max(1, int(left_ms)))
+            solver.add(*assertions)
+            return solver.check(), solver
         found: tuple[z3.CheckSatResult, z3.Solver] | None = None  # nlsat's sat, if nothing better comes
         if not self.integer and not roots:
             solver = z3.Tactic("qfnra-nlsat", ctx).solver()

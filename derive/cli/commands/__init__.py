@@ -12,6 +12,7 @@ COMMANDS: dict[str, str] = {
     "audit": "audit",
     "build": "build",
     "export": "export",
+    "recheck": "recheck",
     "graph": "graph",
     "presets": "presets",
     "cache": "cache_cmd",

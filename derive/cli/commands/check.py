@@ -8,6 +8,11 @@ HELP = "check claims; exit 0 when every claim meets its expected verdict, 1 when
 def add_arguments(p) -> None:
     p.add_argument("ids", nargs="*", metavar="ID")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--certificates", metavar="DIR",
+                   help="write a certificate for every proved and inconsistent verdict into DIR")
+    p.add_argument("--recheck", action="store_true",
+                   help="re-check the certificates with cvc5 and the independent interval replayer "
+                        "(exit 1 on a disagreement)")
 
 
 def run(args, ctx) -> int:
@@ -29,6 +34,7 @@ def run(args, ctx) -> int:
     with terminal.progress("checking claims") as update:
         checker.progress = update
         report = checker.check(ids or None)
+    rechecked = _certify(args, checker, report) if args.certificates or args.recheck else 0
     pinned = pinned_notes(ctx.library, ctx.scenario)
     if args.json:
         data = report.to_json()
@@ -37,7 +43,7 @@ def run(args, ctx) -> int:
                 claim["counterexample_display"] = {k: quantity_text(ctx.library, k, v)
                                                    for k, v in claim["counterexample"].items()}
         emit_json({**data, "pinned": pinned, "notes": scenario_notes(ctx.scenario)})
-        return 0 if report.ok else 1
+        return 0 if report.ok and not rechecked else 1
     width = max((len(r.id) for r in report.results), default=10)
     rows, lines = [], []
     for r in report.results:
@@ -72,4 +78,30 @@ def run(args, ctx) -> int:
     summary = ", ".join(f"{n} {v}" for v, n in report.summary().items()) or "no claims"
     bad = sum(not r.meets_expectation for r in report.results)
     emit(f"scenario {ctx.scenario.name}: {summary}; {bad} not as expected")
-    return 0 if report.ok else 1
+    return 0 if report.ok and not rechecked else 1
+
+
+def _certify(args, checker, report) -> int:
+    """Write the certificates (to ``--certificates`` or a temporary folder) and, with ``--recheck``,
+    re-check them; the number of disagreements (printed on stderr, so ``--json`` stays one document)."""
+    import sys
+    import tempfile
+
+    from derive.certify.writer import certify_report, write
+
+    certs, skipped = certify_report(checker, report)
+    if not args.recheck:
+        write(args.certificates, certs, skipped)
+        return 0
+    from derive.cli.commands.output import emit
+    from derive.cli.commands.recheck import report_lines
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = write(args.certificates or tmp, certs, skipped)
+        lines, disagreements = report_lines(folder)
+    for line in lines:
+        if args.json:
+            sys.stderr.write(line + "\n")
+        else:
+            emit(line)
+    return disagreements

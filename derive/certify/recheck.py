@@ -1,0 +1,126 @@
+"""Re-checking a folder of certificates with a second solver (cvc5) and the interval replayer.
+
+Per claim: ``confirmed`` (cvc5 answers ``unsat``, or the replayer closes every leaf), ``disagrees`` (cvc5
+answers ``sat``, or the replayer finds the certificate wrong) or ``not confirmed`` with the reason (cvc5
+not installed, cvc5 ``unknown`` within its deterministic resource limit, a certificate kind neither
+re-checks).  cvc5 is an optional dependency (the ``recheck`` extra).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from derive.certify.replay import replay
+from derive.certify.writer import INDEX
+from derive.errors import CertificateError
+
+# cvc5's resource limit per certificate: a deterministic budget, not a clock (50,000 units took up to 2 s on
+# the lecture's hardest nonlinear query, which cvc5 leaves unknown at any budget tried)
+CVC5_RLIMIT = 50_000
+
+
+@dataclass(frozen=True)
+class Recheck:
+    claim: str
+    status: str  # confirmed | disagrees | not confirmed
+    checker: str  # cvc5 | replay | none
+    reason: str
+
+
+def cvc5_available() -> bool:
+    try:
+        import cvc5  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def run_cvc5(text: str, rlimit: int = CVC5_RLIMIT) -> tuple[str, str]:
+    """(cvc5's answer to the script: sat | unsat | unknown | error, detail)."""
+    import cvc5
+
+    tm = cvc5.TermManager()
+    solver = cvc5.Solver(tm)
+    solver.setOption("rlimit", str(rlimit))
+    symbols = cvc5.SymbolManager(tm)
+    parser = cvc5.InputParser(solver, symbols)
+    parser.setStringInput(cvc5.InputLanguage.SMT_LIB_2_6, text, "certificate")
+    answers: list[str] = []
+    try:
+        while True:
+            command = parser.nextCommand()
+            if command.isNull():
+                break
+            out = command.invoke(solver, symbols).strip()
+            if out:
+                answers.append(out)
+    except RuntimeError as err:  # cvc5 reports parse and sort errors so
+        return "error", str(err).splitlines()[0] if str(err) else type(err).__name__
+    if len(answers) != 1 or answers[0].split(" ")[0] not in ("sat", "unsat", "unknown"):
+        return "error", f"unexpected cvc5 output {answers!r}"
+    answer, _, detail = answers[0].partition(" ")
+    return answer, detail.strip("()")
+
+
+def recheck_one(claim: str, kind: str, text: str, have_cvc5: bool) -> Recheck:
+    if kind == "smt2":
+        if not have_cvc5:
+            return Recheck(claim, "not confirmed", "none", "cvc5 not installed")
+        answer, detail = run_cvc5(text)
+        if answer == "unsat":
+            return Recheck(claim, "confirmed", "cvc5", "unsat")
+        if answer == "sat":
+            return Recheck(claim, "disagrees", "cvc5", "cvc5 finds the query satisfiable")
+        if answer == "unknown":
+            return Recheck(claim, "not confirmed", "cvc5", f"cvc5 unknown within its resource limit of {CVC5_RLIMIT}"
+                           + (f" ({detail.lower()})" if detail else ""))
+        return Recheck(claim, "not confirmed", "cvc5", f"cvc5 cannot read the certificate: {detail}")
+    if kind == "interval":
+        r = replay(text)
+        return Recheck(claim, r.status, "replay", r.reason)
+    if kind == "identity":
+        return Recheck(claim, "not confirmed", "none", "a sympy identity outside SMT-LIB2 arithmetic (exp, log): "
+                                                        "re-check with sympy as the certificate says")
+    return Recheck(claim, "not confirmed", "none", f"no re-check for a certificate of kind {kind!r}")
+
+
+def entries(folder: str | Path) -> tuple[list[dict], dict[str, str]]:
+    """The index of a certificate folder: its certificates, and the claims without one (with why)."""
+    path = Path(folder) / INDEX
+    try:
+        index = json.loads(path.read_text(encoding="utf-8"))
+        certs = [dict(e) for e in index["certificates"]]
+        for e in certs:
+            if not all(isinstance(e.get(k), str) for k in ("claim", "kind", "file")) or "/" in e["file"] \
+                    or e["file"].startswith("."):
+                raise ValueError(f"malformed entry {e!r}")
+        return certs, dict(index.get("skipped", {}))
+    except FileNotFoundError:
+        raise CertificateError("no certificate index", where=str(path),
+                               hint="write one with derive check --certificates DIR") from None
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise CertificateError(f"unreadable certificate index: {err}", where=str(path)) from None
+
+
+def recheck(folder: str | Path, workers: int = 1) -> list[Recheck]:
+    """Re-check every certificate of ``folder`` (in the index's order, on up to ``workers`` processes: each
+    answer depends only on its certificate); the claims without a certificate come back ``not confirmed``
+    with why."""
+    from derive.checking.parallel import run_tasks
+
+    certs, skipped = entries(folder)
+    have = cvc5_available()
+    tasks = []
+    for e in certs:
+        try:
+            text = (Path(folder) / e["file"]).read_text(encoding="utf-8")
+        except OSError as err:
+            raise CertificateError(f"cannot read certificate: {err.strerror or err}",
+                                   where=str(Path(folder) / e["file"])) from None
+        tasks.append(functools.partial(recheck_one, e["claim"], e["kind"], text, have))
+    out = [r for r in run_tasks(tasks, workers) if isinstance(r, Recheck)]
+    return out + [Recheck(claim, "not confirmed", "none", f"no certificate: {why}")
+                  for claim, why in sorted(skipped.items())]

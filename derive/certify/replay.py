@@ -1,0 +1,246 @@
+"""The interval replayer: re-checks a JSON certificate (``derive.certify.writer``) with an interval
+evaluator of its own, written apart from the kernel's (it does not import ``derive.kernel``).
+
+It reads the statement (quantities with their box, assumptions, goal) and the bisection tree in
+preorder, checks that the splits partition the box (each split point strictly inside its box), and
+closes every leaf by its own outward-rounded evaluation (mpmath interval arithmetic; rationals enter as
+exact quotients): the goal defined and true on the whole leaf, an assumption defined and false on it, or
+an integer quantity with no integer in its range.  Undefined means *possibly* undefined: a denominator
+whose enclosure holds 0, a root or power of a base not known positive, a logarithm of an argument not
+known positive.  A Taylor leaf the plain evaluation does not close is left unconfirmed (this replayer
+has no Taylor rule).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import mpmath
+import sympy as sp
+
+PRECISION = 96  # bits; wider than the kernel's boxes, so a leaf it closed closes here too
+iv = mpmath.iv
+
+
+class _Undecided(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Replay:
+    status: str  # confirmed | disagrees | not confirmed
+    reason: str
+
+
+def _num(q: sp.Rational):
+    q = sp.Rational(q)
+    return iv.mpf(int(q.p)) / int(q.q)
+
+
+def _hull(lo: sp.Rational, hi: sp.Rational):
+    return iv.mpf([_num(lo).a, _num(hi).b])
+
+
+def _positive(v) -> bool:
+    return v.a > 0
+
+
+def value(e: list, box: dict):
+    """An enclosure of the JSON expression ``e`` on ``box`` (name -> interval); ``_Undecided`` where it may
+    be undefined."""
+    head, args = e[0], e[1:]
+    if head == "sym":
+        return box[args[0]]
+    if head == "num":
+        return _num(sp.Rational(args[0]))
+    if head == "pi":
+        return iv.pi
+    if head == "E":
+        return iv.e
+    if head == "Add":
+        out = value(args[0], box)
+        for a in args[1:]:
+            out = out + value(a, box)
+        return out
+    if head == "Mul":
+        out = iv.mpf(1)
+        for a in args:
+            out = out * value(a, box)
+        return out
+    if head == "Pow":
+        base, x = args
+        vb = value(base, box)
+        if x[0] == "num":
+            q = sp.Rational(x[1])
+            if q.is_Integer:
+                n = int(q)
+                if n < 0 and 0 in vb:
+                    raise _Undecided("a denominator may be 0")
+                return vb ** n if n >= 0 else 1 / (vb ** (-n))
+            if q > 0 and vb.a >= 0:
+                return iv.exp(iv.log(vb) * _num(q)) if vb.a > 0 else _root_from_zero(vb, q)
+        if not _positive(vb):
+            raise _Undecided("a power's base may not be positive")
+        return iv.exp(value(x, box) * iv.log(vb))
+    if head == "exp":
+        return iv.exp(value(args[0], box))
+    if head == "log":
+        v = value(args[0], box)
+        if not _positive(v):
+            raise _Undecided("a logarithm's argument may not be positive")
+        return iv.log(v)
+    if head in ("Max", "Min"):
+        vs = [value(a, box) for a in args]
+        pick = max if head == "Max" else min
+        return iv.mpf([pick(v.a for v in vs), pick(v.b for v in vs)])
+    if head == "Abs":
+        v = value(args[0], box)
+        if v.a >= 0:
+            return v
+        if v.b <= 0:
+            return -v
+        return iv.mpf([0, max(-v.a, v.b)])
+    if head == "Piecewise":
+        for expr, cond in args:
+            held = truth(cond, box)
+            if held is None:
+                raise _Undecided("a Piecewise condition is not settled on the box")
+            if held:
+                return value(expr, box)
+        raise _Undecided("no Piecewise branch holds")
+    raise ValueError(f"no interval rule for {head!r}")
+
+
+def _root_from_zero(vb, x: sp.Rational):
+    """``b**x`` for ``x > 0`` on an enclosure of ``b`` that starts at 0: increasing, from 0."""
+    top = iv.exp(iv.log(iv.mpf(vb.b)) * _num(x)) if vb.b > 0 else iv.mpf(0)
+    return iv.mpf([0, top.b])
+
+
+def _and(vs: list[bool | None]) -> bool | None:
+    return False if False in vs else (True if all(v is True for v in vs) else None)
+
+
+def _or(vs: list[bool | None]) -> bool | None:
+    return True if True in vs else (False if all(v is False for v in vs) else None)
+
+
+def _relation(op: str, lhs: list, rhs: list, box: dict) -> bool | None:
+    """True/False when the relation is defined and settled on the whole box, else None."""
+    try:
+        d = value(lhs, box) - value(rhs, box)
+    except _Undecided:
+        return None
+    except (ZeroDivisionError, ValueError):
+        return None
+    lo, hi = d.a, d.b
+    if op == "<":
+        return True if hi < 0 else (False if lo >= 0 else None)
+    if op == "<=":
+        return True if hi <= 0 else (False if lo > 0 else None)
+    if op == ">":
+        return True if lo > 0 else (False if hi <= 0 else None)
+    if op == ">=":
+        return True if lo >= 0 else (False if hi < 0 else None)
+    if op == "==":
+        return True if lo == hi == 0 else (False if lo > 0 or hi < 0 else None)
+    if op == "!=":
+        return True if lo > 0 or hi < 0 else (False if lo == hi == 0 else None)
+    return None
+
+
+def truth(f: dict, box: dict) -> bool | None:
+    """A JSON formula's truth on the box (None: not settled, or possibly undefined)."""
+    if "const" in f:
+        return bool(f["const"])
+    if "rel" in f:
+        return _relation(f["rel"], f["lhs"], f["rhs"], box)
+    if "and" in f:
+        return _and([truth(a, box) for a in f["and"]])
+    if "or" in f:
+        return _or([truth(a, box) for a in f["or"]])
+    if "not" in f:
+        v = truth(f["not"], box)
+        return None if v is None else not v
+    if "implies" in f:
+        p, q = (truth(a, box) for a in f["implies"])
+        return _or([None if p is None else not p, q])
+    if "iff" in f:
+        p, q = (truth(a, box) for a in f["iff"])
+        return None if p is None or q is None else p == q
+    raise ValueError(f"unknown formula node {sorted(f)}")
+
+
+def replay(text: str) -> Replay:
+    """Re-check one JSON certificate of kind ``interval``."""
+    saved = iv.prec
+    iv.prec = PRECISION
+    try:
+        return _replay(json.loads(text))
+    except (ValueError, KeyError, TypeError, IndexError) as err:
+        return Replay("not confirmed", f"the replayer cannot read the certificate ({type(err).__name__}: {err})")
+    finally:
+        iv.prec = saved
+
+
+def _replay(data: dict) -> Replay:
+    if data.get("kind") != "interval":
+        return Replay("not confirmed", f"no replay rule for a certificate of kind {data.get('kind')!r}")
+    symbols = {q["name"]: q["name"] for q in data["quantities"]}
+    integer = {symbols[q["name"]] for q in data["quantities"] if q["integer"]}
+    box = {symbols[q["name"]]: (sp.Rational(q["low"]), sp.Rational(q["high"])) for q in data["quantities"]}
+    goal = data["goal"]
+    assumptions = data["assumptions"]
+    stack = [box]  # boxes still to be covered, in preorder
+    unconfirmed: list[str] = []
+    for node in data["tree"]:
+        if not stack:
+            return Replay("disagrees", "the tree has more nodes than its splits make boxes")
+        b = stack.pop()
+        if "split" in node:
+            s, m = symbols[node["split"]], sp.Rational(node["at"])
+            lo, hi = b[s]
+            if not lo < m < hi:
+                return Replay("disagrees", f"split of {s} at {m} outside ({lo}, {hi})")
+            stack += [{**b, s: (m, hi)}, {**b, s: (lo, m)}]
+            continue
+        leaf = {symbols[n]: (sp.Rational(a), sp.Rational(z)) for n, (a, z) in node["leaf"].items()}
+        if leaf != b:
+            return Replay("disagrees", "a leaf's box is not the box its splits make")
+        closed, why = _closed(b, integer, goal, assumptions)
+        if closed is False:
+            return Replay("disagrees", why)
+        if closed is None:
+            unconfirmed.append(why + (" (a Taylor leaf: the replayer has no Taylor rule)" if "taylor" in node else ""))
+    if stack:
+        return Replay("disagrees", "the tree leaves part of the box uncovered")
+    if unconfirmed:
+        return Replay("not confirmed", f"{len(unconfirmed)} of the leaves not closed by the replayer: "
+                      + unconfirmed[0])
+    return Replay("confirmed", f"{len(data['tree'])} nodes replayed")
+
+
+def _closed(box: dict, integer: set, goal: dict | None, assumptions: list[dict]) -> tuple[bool | None, str]:
+    """(True: the leaf is closed; False: the goal is false on all of it while every assumption holds;
+    None: not settled, with why)."""
+    shrunk = {}
+    for s, (lo, hi) in box.items():
+        if s in integer:
+            lo, hi = sp.ceiling(lo), sp.floor(hi)
+            if lo > hi:
+                return True, ""
+        shrunk[s] = _hull(lo, hi)
+    held = [truth(a, shrunk) for a in assumptions]
+    if False in held:
+        return True, ""
+    where = ", ".join(f"{s} in [{lo}, {hi}]" for s, (lo, hi) in sorted(box.items(), key=lambda kv: str(kv[0])))
+    where = where or "a statement without quantities (an equation of irrational numbers: intervals never settle it)"
+    if goal is None:
+        return None, f"the assumptions are not shown false on {where}"
+    g = truth(goal, shrunk)
+    if g is True:
+        return True, ""
+    if g is False and all(h is True for h in held):
+        return False, f"the goal is false on all of {where}, where every assumption holds"
+    return None, f"the goal is not settled on {where}"

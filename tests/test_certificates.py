@@ -1,0 +1,168 @@
+"""Certificates: SMT-LIB2 queries whose unsat establishes a verdict, JSON interval trees, their re-check by
+cvc5 and by the interval replayer, and the folder and command line around them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import sympy as sp
+
+from derive.certify import replay, smt2
+from derive.certify.recheck import cvc5_available, recheck, recheck_one, run_cvc5
+from derive.certify.writer import certificate, write
+from derive.errors import CertificateError
+from derive.kernel import logic
+from derive.kernel.logic import Not
+from derive.kernel.problem import Problem
+from derive.kernel.prover import decide
+
+R = sp.Rational
+x, y, c, B = sp.symbols("x y c B")
+needs_cvc5 = pytest.mark.skipif(not cvc5_available(), reason="cvc5 not installed")
+
+# (problem, verdict): each true statement with a false twin whose query cvc5 finds satisfiable
+PROVED = {
+    "linear_integer_ceiling": Problem([logic.ge(8 * c, 2 * B), logic.lt(8 * c, 2 * B + 8), logic.ge(B, 1)],
+                                      logic.le(8 * c - 2 * B, 6), {c, B}),
+    "division_with_side_condition": Problem([logic.gt(x, 0), logic.gt(y, x)], logic.gt(y / x, 1)),
+    "square_root": Problem([logic.ge(x, 4)], logic.ge(sp.sqrt(x), 2)),
+    "mixed_integer": Problem([logic.ge(c, 1), logic.gt(x, R(1, 3))], logic.gt(c * x, R(1, 4)), {c}),
+}
+TWINS = {
+    "linear_integer_ceiling": logic.le(8 * c - 2 * B, 5),
+    "division_with_side_condition": logic.gt(y / x, 2),
+    "square_root": logic.ge(sp.sqrt(x), 3),
+    "mixed_integer": logic.gt(c * x, R(1, 2)),
+}
+
+
+def _cert(problem, claim="c"):
+    out = decide(problem)
+    assert out.verdict in ("proved", "inconsistent"), out.reason
+    return certificate(claim, "test", problem, out)
+
+
+@needs_cvc5
+@pytest.mark.parametrize("name", sorted(PROVED))
+def test_cvc5_confirms_a_proof_and_rejects_its_false_twin(name):
+    cert = _cert(PROVED[name])
+    assert cert.kind == "smt2"
+    assert run_cvc5(cert.text)[0] == "unsat"
+    twin = PROVED[name]
+    # the same query with the false twin's goal: cvc5 must not call it unsat
+    tampered = smt2.query(sorted(twin.symbols() | TWINS[name].free_symbols(), key=str), twin.integer,
+                          [*twin.hypotheses, Not(TWINS[name])])
+    assert run_cvc5(tampered)[0] == "sat"
+    assert recheck_one(name, "smt2", tampered, True).status == "disagrees"
+
+
+def test_linear_integer_query_is_qf_lia_with_integer_coefficients():
+    text = _cert(PROVED["linear_integer_ceiling"]).text
+    assert "(set-logic QF_LIA)" in text and "(declare-fun c () Int)" in text
+    assert "(assert (not (<= (+ (* (- 2) B) (* 8 c) (- 6)) 0)))" not in text  # the goal is or-ed with side conditions
+    assert "(check-sat)" in text
+
+
+def test_exact_rationals_are_printed_exactly():
+    assert smt2.real(R(-3, 7)) == "(- (/ 3.0 7.0))"
+    assert smt2.real(R(10**30)) == f"{10**30}.0"
+
+
+def test_inconsistent_assumptions_have_a_region_certificate():
+    problem = Problem([logic.gt(2 * c, 1), logic.lt(2 * c, 2)], logic.ge(c, 5), {c})
+    cert = _cert(problem)
+    assert cert.verdict == "inconsistent" and "(set-logic QF_LIA)" in cert.text
+    if cvc5_available():
+        assert run_cvc5(cert.text)[0] == "unsat"
+
+
+def test_no_certificate_for_a_refuted_claim():
+    problem = Problem([logic.gt(x, 0)], logic.gt(x, 1))
+    with pytest.raises(CertificateError):
+        certificate("c", "test", problem, decide(problem))
+
+
+# the interval replayer -----------------------------------------------------------------------------------
+
+INTERVAL = Problem([], logic.gt(sp.exp(x), x), set(), {x: (R(-3), R(3))})
+
+
+def test_interval_proof_is_replayed_and_a_tampered_tree_is_caught():
+    cert = _cert(INTERVAL)
+    assert cert.kind == "interval"
+    assert replay.replay(cert.text).status == "confirmed"
+    data = json.loads(cert.text)
+    data["goal"] = {"rel": "<", "lhs": ["exp", ["sym", "x"]], "rhs": ["sym", "x"]}  # the false twin
+    assert replay.replay(json.dumps(data)).status == "disagrees"
+    data = json.loads(cert.text)
+    data["quantities"][0]["high"] = "4"  # a tree that no longer covers the stated box
+    assert replay.replay(json.dumps(data)).status != "confirmed"
+
+
+def test_replayer_is_written_apart_from_the_kernel():
+    import ast
+
+    tree = ast.parse(open(replay.__file__, encoding="utf-8").read())
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert not any(m and m.startswith("derive") for m in imported), imported
+
+
+# folders and the command line -------------------------------------------------------------------------------
+
+def test_folder_round_trip_reports_each_claim(tmp_path):
+    certs = [_cert(PROVED["linear_integer_ceiling"], "a"), _cert(INTERVAL, "b")]
+    write(tmp_path, certs, {"z": "no form"})
+    results = {r.claim: r for r in recheck(tmp_path)}
+    assert results["b"].status == "confirmed"
+    assert results["z"].status == "not confirmed" and "no form" in results["z"].reason
+    expected = "confirmed" if cvc5_available() else "not confirmed"
+    assert results["a"].status == expected
+    if not cvc5_available():
+        assert results["a"].reason == "cvc5 not installed"
+
+
+def test_recheck_of_a_missing_folder_is_one_line_exit_2(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "derive", "recheck", str(tmp_path / "none")],
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and len(out.stderr.splitlines()) == 1 and "certificate index" in out.stderr
+
+
+def test_certificates_are_byte_identical_across_hash_seeds(tmp_path):
+    code = ("import sys; sys.path.insert(0, {tests!r}); from test_certificates import PROVED, INTERVAL, _cert;"
+            "print(''.join(_cert(p).text for p in [*PROVED.values(), INTERVAL]))")
+    tests = os.path.dirname(__file__)
+    texts = {subprocess.run([sys.executable, "-c", code.format(tests=tests)], capture_output=True, text=True,
+                            env={**os.environ, "PYTHONHASHSEED": seed}, check=True).stdout for seed in ("1", "99")}
+    assert len(texts) == 1
+
+
+def _cli(capsys, *argv):
+    from derive.cli import main
+
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_check_writes_certificates_and_rechecks_them(capsys, tmp_path):
+    code, out, _ = _cli(capsys, "check", "batch_optimum", "--certificates", str(tmp_path), "--recheck")
+    assert code == 0, out
+    index = json.loads((tmp_path / "index.json").read_text())
+    entry = next(e for e in index["certificates"] if e["claim"] == "batching.batch_optimum")
+    assert (tmp_path / entry["file"]).read_text().startswith("; derive certificate")
+    assert "recheck: " in out and "0 disagrees" in out
+
+
+def test_export_smt2_prints_the_certificate(capsys):
+    code, out, _ = _cli(capsys, "export", "batch_optimum", "--format", "smt2")
+    assert code == 0 and "(check-sat)" in out and "claim batching.batch_optimum" in out
+
+
+def test_export_smt2_of_a_refuted_claim_is_one_line_exit_2(capsys):
+    code, out, err = _cli(capsys, "export", "hw_ratio_a100", "--format", "smt2")
+    assert code == 2 and out == "" and len(err.splitlines()) == 1 and "refuted" in err
