@@ -11,6 +11,7 @@ from typing import Protocol
 
 import sympy as sp
 
+from derive.errors import UndefinedValueError
 from derive.kernel.logic import Formula, Iff, Implies, Rel, name_of
 from derive.kernel.problem import DEFAULT_RLIMIT, Outcome, Problem
 from derive.kernel.prover import decide
@@ -137,15 +138,19 @@ class Checker:
         return frozenset(self.scenario.pinned) | forall_derived(self.library, claim)
 
     def hypotheses_for(self, claim: Claim) -> list[Formula]:
-        """Cited assumptions (transitively) and the claim's own premises."""
+        """Cited assumptions (transitively) and the claim's own premises, then the side conditions their
+        definitions declare (``Library.definition_conditions``: a hypothesis is read only where it is
+        defined, so they restrict the region like a denominator of a hypothesis does)."""
         lib, pinned = self.library, self.pinned_for(claim)
-        hyps: list[Formula] = []
+        written: list[Formula] = []
         for aid in lib.rests_on(claim):
             a = lib.declarations[aid]
             assert isinstance(a, Assumption)
             if a.relation is not None:
-                hyps.append(lib.formula_expand(a.relation, pinned))
-        hyps.extend(lib.formula_expand(h, pinned) for h in claim.hypotheses)
+                written.append(a.relation)
+        written.extend(claim.hypotheses)
+        hyps = [lib.formula_expand(h, pinned) for h in written]
+        hyps += [c for _, c in lib.formula_conditions(written, pinned) if c not in hyps]
         return hyps
 
     def _instantiate(self, claim: Claim, formulas: list[Formula]) -> tuple[list[Formula], dict[str, str]]:
@@ -156,25 +161,39 @@ class Checker:
         subst = {s: v for s, v in self.scenario.substitution(self.library).items() if s not in keep}
         used = set().union(*(f.free_symbols() for f in formulas)) if formulas else set()
         shown = {name_of(s): str(subst[s]) for s in sorted(used, key=name_of) if s in subst}
-        return [f.subs(subst) for f in formulas], shown
+        # strict: a part the values leave without a real value is named (``log(t)`` at t = 0), never
+        # handed to the engines as sympy's ``zoo``
+        return [f.subs(subst, strict=True) for f in formulas], shown
 
     def problem(self, claim: Claim, goal: Formula, hyps: list[Formula]) -> Problem:
         """Goal and hypotheses expanded to base quantities, plus the scenario's ``--assume`` relations
         that share a quantity with them, plus each quantity's domain."""
         lib, pinned = self.library, self.pinned_for(claim)
+        conditions = lib.formula_conditions([goal], pinned)
         goal = lib.formula_expand(goal, pinned)
         claim_symbols = goal.free_symbols()
         for h in hyps:
             claim_symbols |= h.free_symbols()
-        extra = [lib.formula_expand(f, pinned) for _, f in self.scenario.assumptions]
-        extra = [extra[i] for i in linked([f.free_symbols() for f in extra], claim_symbols)]
+        for _, c in conditions:
+            claim_symbols |= c.free_symbols()
+        written = [f for _, f in self.scenario.assumptions]
+        extra = [lib.formula_expand(f, pinned) for f in written]
+        keep = linked([f.free_symbols() for f in extra], claim_symbols)
+        extra = [extra[i] for i in keep]
+        extra += [c for _, c in lib.formula_conditions([written[i] for i in keep], pinned)]
         bounds, boxed = self._bounds(claim, pinned)
-        boxed += self._outside_domain(claim, [goal, *hyps, *extra, *boxed])
-        formulas, _ = self._instantiate(claim, [goal, *hyps, *extra, *boxed])
-        goal, hyps = formulas[0], formulas[1:]
+        boxed += [c for _, c in lib.formula_conditions([Rel(q.sym, ">=", 0) for q, _, _ in claim.bounds], pinned)]
+        declared = [c for _, c in conditions]
+        boxed += self._outside_domain(claim, [goal, *hyps, *extra, *boxed, *declared])
+        formulas, _ = self._instantiate(claim, [goal, *hyps, *extra, *boxed, *declared])
+        goal, hyps = formulas[0], formulas[1:len(formulas) - len(declared)]
+        conditions = [(label, c) for (label, _), c in zip(conditions, formulas[len(formulas) - len(declared):],
+                                                             strict=True)]
         symbols = set(goal.free_symbols())
         for h in hyps:
             symbols |= h.free_symbols()
+        for _, c in conditions:
+            symbols |= c.free_symbols()
         domain: list[Formula] = []
         integer: set[sp.Symbol] = set()
         for s in sorted(symbols, key=name_of):
@@ -185,7 +204,7 @@ class Checker:
             if q.integer:
                 integer.add(s)
         seed = zlib.crc32(claim.id.encode())
-        return Problem(domain + hyps, goal, integer, bounds, self.rlimit, seed)
+        return Problem(domain + hyps, goal, integer, bounds, self.rlimit, seed, conditions)
 
     def _bounds(self, claim: Claim, pinned: frozenset[str]) -> tuple[dict, list[Formula]]:
         """A claim's ``bounds`` (hypotheses, see derive.kernel.trusted): those of quantities that stay
@@ -256,6 +275,9 @@ class Checker:
             if result.verdict == "refuted" and claim.instance:
                 # The point where an instance claim fails includes the scenario values it was checked at.
                 result.counterexample = {**self.instance_values(claim, hyps), **(result.counterexample or {})}
+        except UndefinedValueError as err:
+            outcome = Outcome("unknown", "none", f"the claim is not defined at the scenario's values: {err.message}")
+            return self._result(claim, outcome, [], rests_on, start)
         except Exception as err:  # noqa: BLE001 - one claim's internal error never stops the others
             outcome = Outcome("unknown", "none", f"internal error, so no verdict: {type(err).__name__}: {err}")
             return self._result(claim, outcome, [], rests_on, start)

@@ -90,7 +90,22 @@ import sympy as sp
 import z3
 
 from derive.errors import TranslationError
-from derive.kernel.logic import PRINT_BITS, And, Formula, Iff, Implies, Not, Or, Rel, name_of, rational_bits, replace
+from derive.kernel.logic import (
+    PRINT_BITS,
+    And,
+    Formula,
+    Iff,
+    Implies,
+    IsInteger,
+    Not,
+    Or,
+    Rel,
+    name_of,
+    rational_bits,
+    replace,
+    structurally_integer,
+    structurally_signed,
+)
 from derive.kernel.problem import Outcome, Problem
 from derive.kernel.translate import Translator, make_variables, z3_value_to_rational
 
@@ -164,7 +179,8 @@ def tree_size(exprs: list[sp.Expr], limit: int = MAX_NODES) -> int:
 
 def refusal(problem: Problem) -> str | None:
     """Why the kernel gives this problem no meaning (see the module docstring), or None."""
-    if tree_size([e for f in [*problem.hypotheses, problem.goal] for e in f.exprs()]) > MAX_NODES:
+    statement = [*problem.hypotheses, problem.goal, *(c for _, c in problem.conditions)]
+    if tree_size([e for f in statement for e in f.exprs()]) > MAX_NODES:
         return f"the statement is too large for the engines (more than {MAX_NODES} nodes; a budget)"
     for sym, (lo, hi) in sorted(problem.bounds.items(), key=lambda kv: name_of(kv[0])):
         for end in (lo, hi):
@@ -176,7 +192,7 @@ def refusal(problem: Problem) -> str | None:
             return f"a bound of {sym} has more than {PRINT_BITS} bits (a budget: values are printed in decimal)"
         if lo > hi:
             return f"bounds of {sym} are written high-to-low ({lo} > {hi}): write (low, high)"
-    for f in [*problem.hypotheses, problem.goal]:
+    for f in [*problem.hypotheses, problem.goal, *(c for _, c in problem.conditions)]:
         for e in f.exprs():
             if not isinstance(e, sp.Expr) or isinstance(e, sp.core.containers.Tuple):
                 return f"{type(e).__name__} {sp.sstr(e)} is not a number: a relation compares two expressions"
@@ -609,7 +625,31 @@ def evaluate_at(f: Formula, point: Mapping[sp.Symbol, sp.Rational]) -> bool:
         return (not p) or c
     if isinstance(f, Iff):
         return evaluate_at(f.left, point) == evaluate_at(f.right, point)
+    if isinstance(f, IsInteger):
+        return _is_integer_at(f.expr, point)
     raise Unsupported(f"unknown formula {f!r}")
+
+
+def _is_integer_at(e: sp.Expr, point: Mapping[sp.Symbol, sp.Rational]) -> bool:
+    """Whether ``e`` is an integer at ``point``: its exact rational value, else (irrational, or past the
+    exact budget) a certified enclosure strictly between two consecutive integers.  Raises ``Unsettled``."""
+    v = _exact(e, point)
+    if v is not None:
+        return bool(v.is_integer)
+    saved = _iv.prec
+    try:
+        for prec in PRECISIONS:
+            _iv.prec = prec
+            box = {s: _iv.mpf(_ivnum(sp.Rational(x))) for s, x in point.items()}
+            try:
+                d = enclose(e, box)
+            except (MaybeUndefined, ZeroDivisionError, ValueError, mpmath.libmp.libmpf.ComplexResult):
+                continue
+            if mpmath.floor(d.a) == mpmath.floor(d.b) and d.a > mpmath.floor(d.a):
+                return False
+    finally:
+        _iv.prec = saved
+    raise OverBudget(f"exact-evaluation budget: could not settle whether {sp.sstr(e)} is an integer")
 
 
 def truth_on_box(f: Formula, box: Mapping[sp.Symbol, object]) -> bool | None:
@@ -666,32 +706,6 @@ def _children(f: Formula) -> tuple[Formula, ...]:
 
 # syntactic positivity (a sound, purely structural proof) ------------------------------------------
 
-def _surely(e: sp.Expr, want: str, pos: set[sp.Symbol], nonneg: set[sp.Symbol]) -> bool:
-    """``e > 0`` (want="pos") or ``e >= 0`` ("nonneg") by structure alone."""
-    if e.is_Rational:
-        return e > 0 if want == "pos" else e >= 0
-    if e in _CONSTANTS:
-        return True
-    if isinstance(e, sp.Symbol):
-        return e in pos or (want == "nonneg" and e in nonneg)
-    if isinstance(e, sp.exp):
-        return True
-    if isinstance(e, (sp.Add, sp.Mul)):
-        return all(_surely(a, want, pos, nonneg) for a in e.args)
-    if isinstance(e, sp.Pow):
-        if e.exp.is_Integer and int(e.exp) % 2 == 0 and want == "nonneg":
-            return True
-        return _surely(e.base, want, pos, nonneg) and (want == "nonneg" or e.exp.is_Rational or
-                                                        _surely(e.base, "pos", pos, nonneg))
-    if isinstance(e, sp.Abs):
-        return want == "nonneg" or _surely(e.args[0], "pos", pos, nonneg)
-    if isinstance(e, sp.Max):
-        return any(_surely(a, want, pos, nonneg) for a in e.args)
-    if isinstance(e, sp.Min):
-        return all(_surely(a, want, pos, nonneg) for a in e.args)
-    return False
-
-
 # the kernel of one problem ---------------------------------------------------------------------------
 
 # z3's answer on a region alone (hypotheses, bounds, integrality), keyed by everything it reads
@@ -708,6 +722,24 @@ class _Z3:
     base: list
     translator: Translator
     variables: dict
+
+
+def _z3_formula(tr: Translator, f: Formula) -> z3.BoolRef:
+    """``f`` in z3: the translator's reading, and ``IsInteger`` as z3's ``is_int`` of the term."""
+    if isinstance(f, IsInteger):
+        return z3.IsInt(tr.expr(f.expr))
+    if isinstance(f, (And, Or)) and any(_has_integrality(a) for a in f.args):
+        parts = [_z3_formula(tr, a) for a in f.args]
+        return z3.And(*parts) if isinstance(f, And) else z3.Or(*parts)
+    if isinstance(f, Not) and _has_integrality(f.arg):
+        return z3.Not(_z3_formula(tr, f.arg))
+    if isinstance(f, Implies) and _has_integrality(f):
+        return z3.Implies(_z3_formula(tr, f.premise), _z3_formula(tr, f.conclusion))
+    return tr.formula(f)
+
+
+def _has_integrality(f: Formula) -> bool:
+    return isinstance(f, IsInteger) or any(_has_integrality(a) for a in _children(f))
 
 
 def _out_of_budget(reason: str) -> bool:
@@ -744,6 +776,8 @@ class Kernel:
         for s, (lo, hi) in sorted(self.bounds.items(), key=lambda kv: name_of(kv[0])):
             self.region += [Rel(s, ">=", lo), Rel(s, "<=", hi)]
         self.goal = problem.goal
+        # what the goal's definitions declare (``Problem.conditions``): the goal is read only where they hold
+        self.declared = [SideCondition(label, c) for label, c in problem.conditions]
         self._z3: _Z3 | None | str = None
         self._z3_ms = 0.0  # wall clock z3 spent on this goal's queries (see Z3_SAFETY_MS)
         self._goal_unsat = False
@@ -767,7 +801,7 @@ class Kernel:
         variables = make_variables(set(self.symbols), ctx=ctx)
         tr = Translator(variables, ctx)
         try:
-            region = [tr.formula(h) for h in self.region]
+            region = [_z3_formula(tr, h) for h in self.region]
         except TranslationError as err:
             return err.message
         base = [z3.IsInt(variables[sym]) for sym in sorted(self.integer, key=name_of)] + region  # in a fixed order:
@@ -781,7 +815,7 @@ class Kernel:
         if isinstance(zs, str):
             return "untranslatable", None, zs
         try:
-            zextra = zs.translator.formula(extra) if extra is not None else None
+            zextra = _z3_formula(zs.translator, extra) if extra is not None else None
         except TranslationError as err:
             return "untranslatable", None, err.message
         left = Z3_SAFETY_MS
@@ -940,20 +974,25 @@ class Kernel:
 
     def _syntactic(self, sc: SideCondition) -> bool:
         c = sc.condition
+        if isinstance(c, IsInteger):
+            return structurally_integer(c.expr, set(self.integer))
         if not isinstance(c, Rel) or c.rhs != 0:
             return False
         if c.op == ">=":
-            return _surely(c.lhs, "nonneg", self._pos, self._nonneg)
-        return _surely(c.lhs, "pos", self._pos, self._nonneg) or (
-            c.op == "!=" and _surely(-c.lhs, "pos", self._pos, self._nonneg))
+            return structurally_signed(c.lhs, "nonneg", self._pos, self._nonneg)
+        return structurally_signed(c.lhs, "pos", self._pos, self._nonneg) or (
+            c.op == "!=" and structurally_signed(-c.lhs, "pos", self._pos, self._nonneg))
 
     def discharge(self) -> tuple[tuple[str, ...] | None, str | None]:
         """(the goal's side conditions, each with how it was shown; or None and why not)."""
-        if self._discharged is not None:
-            return self._discharged
+        if self._discharged is None:
+            self._discharged = self._discharge(formula_side_conditions(self.goal))
+        return self._discharged
+
+    def _discharge(self, conditions: list[SideCondition]) -> tuple[tuple[str, ...] | None, str | None]:
         shown: list[str] = []
         pending: list[SideCondition] = []
-        for sc in formula_side_conditions(self.goal):
+        for sc in conditions:
             if self._syntactic(sc):
                 shown.append(f"{sc} [structure]")
             else:
@@ -977,10 +1016,8 @@ class Kernel:
                               + "; state an assumption or bounds that rule it out")
                 else:
                     reason = f"could not show the side condition {first} ({why})"
-                self._discharged = (None, reason)
-                return self._discharged
-        self._discharged = (tuple(shown), None)
-        return self._discharged
+                return None, reason
+        return tuple(shown), None
 
     # admitting verdicts ------------------------------------------------------------------------
 
@@ -1016,7 +1053,34 @@ class Kernel:
         return self._z3_check(extra)
 
     def goal_side_conditions(self) -> list[Formula]:
-        return [sc.condition for sc in formula_side_conditions(self.goal)]
+        """Where the goal is defined and read: its side conditions and what its definitions declare (a
+        counterexample lies where they all hold)."""
+        return [sc.condition for sc in [*formula_side_conditions(self.goal), *self.declared]]
+
+    def declared_failure(self, witness: Mapping[sp.Symbol, sp.Rational] | None = None) -> str | None:
+        """Why a proof of the goal would say nothing, or None: what the goal's definitions declare
+        (``Problem.conditions``) is false where the claim is read (numbers only, decided exactly; or
+        at the region's only point), or holds at no point of the region (z3 unsat).  The declared
+        conditions are never hypotheses of the goal (``d := a - b`` declared positive must not prove
+        ``a > b``): a proof shows the goal on the whole region, hence wherever they hold."""
+        if not self.declared:
+            return None
+        closed = [sc for sc in self.declared if not sc.condition.free_symbols()]
+        if witness is not None and set(witness) >= set(self.symbols):
+            closed = self.declared
+        for sc in closed:
+            try:
+                holds = evaluate_at(sc.condition, witness or {})
+            except Unsettled as err:
+                return f"the claim is read where its definitions are not settled: {sc} ({err})"
+            if not holds:
+                return f"the claim is read outside its definitions' domains: {sc} is false there"
+        if len(closed) < len(self.declared):
+            status, _, _ = self._z3_check(And(tuple(sc.condition for sc in self.declared)))
+            if status == "unsat":
+                return ("the claim's definitions are defined nowhere on its region: "
+                        + "; ".join(str(sc) for sc in self.declared))
+        return None
 
     def z3_goal(self) -> tuple[str, dict | None, str | None]:
         """z3 on region and negated goal.  ``unsat`` is remembered: it is the z3 route's proof."""
@@ -1069,6 +1133,9 @@ class Kernel:
             if shown is None:
                 return Outcome("unknown", engine, why)
             conditions = shown
+        failure = self.declared_failure(witness if engine == "exact" else None)
+        if failure:
+            return Outcome("unknown", engine, failure)
         return Outcome("proved", engine, recheck=method, side_conditions=conditions)
 
     def fixed_point(self) -> dict[sp.Symbol, sp.Rational] | None:
@@ -1092,11 +1159,24 @@ class Kernel:
             return why
         if any(rational_bits(v) > PRINT_BITS for v in point.values()):
             return f"a value of more than {PRINT_BITS} bits cannot be reported (a budget)"
+        failure = self._outside_declared(point)
+        if failure:
+            return failure
         try:
             if evaluate_at(self.goal, point):
                 return "the goal holds there"
         except Unsettled as err:
             return f"the goal is not settled there ({err})"
+        return None
+
+    def _outside_declared(self, point: Mapping[sp.Symbol, sp.Rational]) -> str | None:
+        """Why the goal is not defined at ``point`` by what its definitions declare, or None."""
+        for sc in self.declared:
+            try:
+                if not evaluate_at(sc.condition, point):
+                    return f"the goal is not defined there: {sc} fails"
+            except Unsettled as err:
+                return f"the goal is not defined there: {sc} is not settled ({err})"
         return None
 
     # the sound routes the kernel runs itself -----------------------------------------------------
