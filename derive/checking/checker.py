@@ -12,7 +12,7 @@ from typing import Protocol
 import sympy as sp
 
 from derive.errors import UndefinedValueError
-from derive.kernel.logic import Formula, Iff, Implies, Rel, name_of
+from derive.kernel.logic import And, Formula, Iff, Implies, Rel, name_of
 from derive.kernel.problem import DEFAULT_RLIMIT, Outcome, Problem
 from derive.kernel.prover import decide
 from derive.kernel.trusted import MAX_NODES, Kernel, tree_size
@@ -81,9 +81,33 @@ class ClaimResult:
 
 
 @dataclass
+class Finding:
+    """A definition that is not shown to meet its own declaration (its quantity's domain or integrality)
+    under the library's assumptions: what it declares, the verdict on that obligation and why."""
+
+    definition: str
+    quantity: str
+    declares: str
+    verdict: str
+    reason: str | None
+    counterexample: dict[str, str] | None
+
+    def text(self) -> str:
+        where = (" (fails at " + ", ".join(f"{k} = {v}" for k, v in self.counterexample.items()) + ")"
+                 if self.counterexample else f" ({self.reason})" if self.reason else "")
+        return f"{self.definition}: {self.declares}, but the library does not show it: {self.verdict}{where}"
+
+    def to_json(self) -> dict:
+        return {"definition": self.definition, "quantity": self.quantity, "declares": self.declares,
+                "verdict": self.verdict, "reason": self.reason, "counterexample": self.counterexample}
+
+
+@dataclass
 class Report:
     scenario: Scenario
     results: list[ClaimResult]
+    # definitions not shown to meet their declared domain or integrality (``Checker.obligations``)
+    findings: list[Finding] = field(default_factory=list)
 
     def summary(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -97,7 +121,7 @@ class Report:
 
     def to_json(self) -> dict:
         return {"scenario": self.scenario.describe(), "claims": [r.to_json() for r in self.results],
-                "summary": self.summary()}
+                "summary": self.summary(), "findings": [f.to_json() for f in self.findings]}
 
     def by_id(self) -> dict[str, ClaimResult]:
         return {r.id: r for r in self.results}
@@ -157,7 +181,7 @@ class Checker:
         """For instance claims, substitute scenario values (except ``forall`` quantities)."""
         if not claim.instance:
             return formulas, {}
-        keep = {q.sym for q in claim.forall}
+        keep = {q.sym for q in claim.forall} | self.fixed_by_hypotheses(claim)
         subst = {s: v for s, v in self.scenario.substitution(self.library).items() if s not in keep}
         used = set().union(*(f.free_symbols() for f in formulas)) if formulas else set()
         shown = {name_of(s): str(subst[s]) for s in sorted(used, key=name_of) if s in subst}
@@ -242,11 +266,28 @@ class Checker:
         values = {s: v for s, v in self.scenario.substitution(self.library).items() if s not in keep}
         return self.library.domain_violations(set().union(*(f.free_symbols() for f in formulas)), values)
 
+    def fixed_by_hypotheses(self, claim: Claim) -> set[sp.Symbol]:
+        """Quantities an instance claim's own hypotheses fix to a number (``acceptance == 4/5``): the claim
+        supplies their values (the kernel substitutes them, ``trusted.substitute_values``), so the scenario's
+        are not substituted and none is needed."""
+        out: set[sp.Symbol] = set()
+        todo = list(claim.hypotheses)
+        while todo:
+            h = todo.pop()
+            if isinstance(h, And):
+                todo.extend(h.args)
+            elif isinstance(h, Rel) and h.op == "==":
+                for sym, value in ((h.lhs, h.rhs), (h.rhs, h.lhs)):
+                    q = self.library.quantity_or_none(sym)
+                    if q is not None and value.is_Rational and not self.library.is_derived(q.name) and q.value is None:
+                        out.add(sym)
+        return out
+
     def missing_values(self, claim: Claim) -> list[str]:
         if not claim.instance:
             return []
         lib = self.library
-        keep = {q.name for q in claim.forall}
+        keep = {q.name for q in claim.forall} | {name_of(s) for s in self.fixed_by_hypotheses(claim)}
         names: set[str] = set()
         for e in claim.exprs():
             names |= {name_of(s) for s in lib.expand(e, self.pinned_for(claim)).free_symbols}
@@ -393,7 +434,54 @@ class Checker:
             if self.progress is not None and not own:  # a parallel run reported while it ran
                 self.progress(k, len(todo))
         order = [d.id for d in (wanted if wanted is not None else lib.claims())]
-        return Report(self.scenario, [results[i] for i in order])
+        return Report(self.scenario, [results[i] for i in order], self.obligations(needed))
+
+    def obligations(self, claim_ids: Iterable[str] | None = None) -> list[Finding]:
+        """The definitions (those the claims ``claim_ids`` use, or all) that are not shown to meet their
+        declared domain or integrality under the library's assumptions.  Each declaration is an
+        obligation of its definition: the declared relation of the definition's expression, under the
+        library's assumptions that share a quantity with it, the definition's own domain and what the
+        definitions it uses declare (``Library.definition_conditions``), decided like a claim.  It is
+        never a hypothesis elsewhere; where the quantity is used it is a side condition instead."""
+        lib = self.library
+        if claim_ids is None:
+            names = sorted(lib.definition_of)
+        else:
+            used: set[str] = set()
+            for cid in claim_ids:
+                used |= {a for a in lib.ancestors(cid) if lib.declarations[a].kind == "definition"}
+            names = sorted(d.defines.name for d in lib.definition_of.values() if d.id in used)
+        assumptions = [d.relation for d in lib.declarations.values()
+                       if isinstance(d, Assumption) and d.relation is not None]
+        out: list[Finding] = []
+        for name in names:
+            q = lib.quantities[name]
+            own = [(label, c) for label, c in lib.definition_conditions([q.sym])
+                   if label.startswith(f"{name} is declared")]
+            if not own:
+                continue
+            definition = lib.definition_of[name]
+            inner = lib.definition_conditions([definition.expr, *(definition.domain.exprs() if definition.domain
+                                                                   else [])])
+            context = [c for _, c in inner]
+            if definition.domain is not None:
+                context.append(lib.formula_expand(definition.domain))
+            symbols = set().union(*(c.free_symbols() for _, c in own))
+            expanded = [lib.formula_expand(a) for a in assumptions]
+            expanded = [expanded[i] for i in linked([f.free_symbols() for f in expanded], symbols)]
+            for label, goal in own:
+                hyps = [*expanded, *context]
+                present = goal.free_symbols().union(*(h.free_symbols() for h in hyps))
+                domains = [d for s in sorted(present, key=name_of) if (d := lib.quantity_of(s).domain_formula())]
+                integer = {s for s in present if lib.quantity_of(s).integer}
+                outcome = self.decide(Problem(domains + hyps, goal, integer, {}, self.rlimit,
+                                              zlib.crc32(definition.id.encode())))
+                if outcome.verdict != "proved":
+                    point = outcome.as_text_counterexample()  # the quantities of the declaration, in short
+                    shown = {n: v for n, v in point.items() if n in {name_of(s) for s in goal.free_symbols()}} \
+                        if point else None
+                    out.append(Finding(definition.id, name, label, outcome.verdict, outcome.reason, shown))
+        return out
 
     def _own_in_parallel(self, claims: list[Claim]) -> dict[str, ClaimResult]:
         """Own verdicts of many claims on ``workers`` forked processes (``derive.checking.parallel``;

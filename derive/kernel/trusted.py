@@ -89,7 +89,7 @@ import mpmath
 import sympy as sp
 import z3
 
-from derive.errors import TranslationError
+from derive.errors import TranslationError, UndefinedValueError
 from derive.kernel.logic import (
     PRINT_BITS,
     And,
@@ -756,6 +756,7 @@ class Kernel:
         why = refusal(problem)
         if why:
             raise Refused(why)
+        problem = substitute_values(problem)
         self.problem = problem
         present = problem.symbols()
         self.bounds = {s: (sp.Rational(lo), sp.Rational(hi)) for s, (lo, hi) in problem.bounds.items() if s in present}
@@ -1340,6 +1341,43 @@ def _hypothesis_box(hypotheses: list[Formula]) -> dict[sp.Symbol, tuple[sp.Ratio
 
 
 _FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "=="}
+
+
+def substitute_values(problem: Problem) -> Problem:
+    """The same statement with each quantity that a hypothesis fixes to a number (``x == 4``, ``4 == x``,
+    at the top level of the hypotheses) replaced by that number in the goal, the other hypotheses and the
+    declared conditions, until no new value appears (``y == x + 1`` then fixes y).  The fixing hypothesis
+    itself stays, so the region, its points and its counterexamples are those of the statement as written:
+    on the region every formula equals its substituted form, definedness included, which is why this is
+    a rewriting and not a proof step.  A substitution that leaves a part without a real value (``1/(x -
+    4)`` at x = 4) is not made: the statement is read as written and its side conditions fail there."""
+    values: dict[sp.Symbol, sp.Rational] = {}
+    keep: set[int] = set()
+    hyps = list(problem.hypotheses)
+    goal, conditions = problem.goal, list(problem.conditions)
+    while True:
+        found: dict[sp.Symbol, sp.Rational] = {}
+        for i, h in enumerate(hyps):
+            for c in _conjuncts(h):
+                if not (isinstance(c, Rel) and c.op == "=="):
+                    continue
+                for sym, value in ((c.lhs, c.rhs), (c.rhs, c.lhs)):
+                    if isinstance(sym, sp.Symbol) and value.is_Rational and sym not in values and sym not in found:
+                        found[sym] = value
+                        keep.add(i)
+        if not found:
+            break
+        try:
+            new_hyps = [h if i in keep else h.subs(found, strict=True) for i, h in enumerate(hyps)]
+            new_goal = goal.subs(found, strict=True)
+            new_conditions = [(label, c.subs(found, strict=True)) for label, c in conditions]
+        except UndefinedValueError:
+            break
+        hyps, goal, conditions = new_hyps, new_goal, new_conditions
+        values.update(found)
+    if not values:
+        return problem
+    return Problem(hyps, goal, set(problem.integer), dict(problem.bounds), problem.rlimit, problem.seed, conditions)
 
 
 def _conjuncts(f: Formula) -> list[Formula]:

@@ -181,6 +181,10 @@ class Library:
     def quantity_of(self, sym: sp.Symbol) -> Quantity:
         return self._symbol_quantity(sym, "look-up")
 
+    def quantity_or_none(self, sym: sp.Basic) -> Quantity | None:
+        """The quantity of a symbol, or None for anything else."""
+        return self._by_symbol.get(sym) if isinstance(sym, sp.Symbol) else None
+
     def domain_violations(self, symbols: Iterable[sp.Symbol], values: Mapping[sp.Symbol, sp.Expr]) -> list[Formula]:
         """The domain relations (positive, non-negative, an integer) that ``values`` of ``symbols`` break, each
         false at its value: as hypotheses they make a claim checked at those values inconsistent, so a value
