@@ -1107,6 +1107,9 @@ class Kernel:
             if point is None:
                 return Outcome("unknown", engine, "kernel: exact evaluation proves only statements whose "
                                                   "assumptions fix every quantity")
+            failure = self.declared_failure(point)
+            if failure:  # read first: the goal's value there means nothing
+                return Outcome("unknown", engine, failure)
             try:
                 if not evaluate_at(self.goal, point):
                     return Outcome("unknown", engine, "kernel: the goal is false")
