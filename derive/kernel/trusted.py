@@ -30,6 +30,21 @@ needs its conditions defined (up to the one that holds), one of them true (a ``P
 otherwise branch is undefined where none holds) and only its active branch defined.  These are the
 *side conditions* (``side_conditions``).
 
+What definitions declare (``Problem.conditions``, built by ``Library.definition_conditions``): a
+definition's ``domain`` and a derived quantity's declared domain (positive, non-negative) and integrality
+(``logic.IsInteger``, z3's ``is_int``) are side conditions of every expression that uses the quantity.
+Those of the hypotheses are hypotheses (a hypothesis is read only where it is defined).  Those of the goal
+(``conditions``) say where the goal is read: a counterexample must satisfy them; they are never
+hypotheses of the goal (``d := a - b`` declared positive must not prove ``a > b``), so a proof shows the
+goal on the whole region, and it is admitted only when they are not false where the claim is read
+(numbers only, or the region's only point: exact; otherwise z3 must not find them unsatisfiable on the
+region).  Whether each definition meets its declaration is its own obligation
+(``derive.checking.checker.Checker.obligations``).
+
+Before any route runs, a quantity that a top-level hypothesis fixes to a number (``x == 4``) is replaced
+by it in the goal, the other hypotheses and the conditions (``substitute_values``): an equivalent
+statement on the region, which keeps the fixing hypothesis.
+
 Refused statements (``unknown``, never decided): floating-point numbers anywhere (the float rule
 below), complex numbers, infinities, functions without a domain rule here, symbols carrying sympy
 assumptions, and bounds that are not exact rationals or are written high-to-low.
@@ -62,8 +77,9 @@ Verdicts
 ``refuted``
     a point of exact rationals that the kernel re-checks against the statement: every quantity has a
     value, integer quantities are integers, the bounds hold, every hypothesis is defined and true, and
-    the goal is defined and false.  Values are decided by exact rational arithmetic, or where a value is
-    irrational by certified interval enclosures at increasing precision.
+    the goal is defined and false, and the conditions its definitions declare hold.  Values are decided
+    by exact rational arithmetic, or where a value is irrational by certified interval enclosures at
+    increasing precision.
 
 Budgets (deterministic, never wall-clock; running out gives ``unknown`` naming the budget)
 ------------------------------------------------------------------------------------------
