@@ -426,7 +426,8 @@ class Checker:
                     raise DeriveError(f"'{d.id}' is {article} {d.kind}, not a claim", hint="`derive show` displays it")
         needed = self._closure(wanted)
         todo = [d for d in lib.topological() if d.id in needed and isinstance(d, Claim)]
-        own = self._own_in_parallel(todo) if self.workers > 1 else {}
+        names = self.obligation_names(needed)
+        own, findings = self._own_in_parallel(todo, names) if self.workers > 1 else ({}, None)
         results: dict[str, ClaimResult] = {}
         for k, decl in enumerate(todo, start=1):
             result = own.get(decl.id) or self.check_own(decl)
@@ -434,15 +435,18 @@ class Checker:
             if self.progress is not None and not own:  # a parallel run reported while it ran
                 self.progress(k, len(todo))
         order = [d.id for d in (wanted if wanted is not None else lib.claims())]
-        return Report(self.scenario, [results[i] for i in order], self.obligations(needed))
+        if findings is None:
+            findings = [f for name in names for f in self.obligation(name)]
+        return Report(self.scenario, [results[i] for i in order], findings)
 
     def obligations(self, claim_ids: Iterable[str] | None = None) -> list[Finding]:
         """The definitions (those the claims ``claim_ids`` use, or all) that are not shown to meet their
-        declared domain or integrality under the library's assumptions.  Each declaration is an
-        obligation of its definition: the declared relation of the definition's expression, under the
-        library's assumptions that share a quantity with it, the definition's own domain and what the
-        definitions it uses declare (``Library.definition_conditions``), decided like a claim.  It is
-        never a hypothesis elsewhere; where the quantity is used it is a side condition instead."""
+        declared domain or integrality under the library's assumptions (``obligation``)."""
+        return [f for name in self.obligation_names(claim_ids) for f in self.obligation(name)]
+
+    def obligation_names(self, claim_ids: Iterable[str] | None = None) -> list[str]:
+        """Derived quantities (those the claims ``claim_ids`` use, or all) whose declaration is not met
+        by the structure of their definition alone: each is an obligation."""
         lib = self.library
         if claim_ids is None:
             names = sorted(lib.definition_of)
@@ -451,57 +455,74 @@ class Checker:
             for cid in claim_ids:
                 used |= {a for a in lib.ancestors(cid) if lib.declarations[a].kind == "definition"}
             names = sorted(d.defines.name for d in lib.definition_of.values() if d.id in used)
+        return [n for n in names if self._declared(n)]
+
+    def _declared(self, name: str) -> list[tuple[str, Formula]]:
+        return [(label, c) for label, c in self.library.definition_conditions([self.library.quantities[name].sym])
+                if label.startswith(f"{name} is declared")]
+
+    def obligation(self, name: str) -> list[Finding]:
+        """Whether the definition of ``name`` meets what its quantity declares (domain, integrality): the
+        declared relation of the definition's expression, under the library's assumptions that share a
+        quantity with it, the definition's own domain and what the definitions it uses declare
+        (``Library.definition_conditions``), decided like a claim; a finding for each one not proved.
+        A declaration is never a hypothesis elsewhere; where the quantity is used it is a side condition."""
+        lib = self.library
+        definition = lib.definition_of[name]
+        own = self._declared(name)
+        inner = lib.definition_conditions([definition.expr, *(definition.domain.exprs() if definition.domain
+                                                               else [])])
+        context = [c for _, c in inner]
+        if definition.domain is not None:
+            context.append(lib.formula_expand(definition.domain))
+        symbols = set().union(*(c.free_symbols() for _, c in own)) if own else set()
         assumptions = [d.relation for d in lib.declarations.values()
                        if isinstance(d, Assumption) and d.relation is not None]
+        expanded = [lib.formula_expand(a) for a in assumptions]
+        expanded = [expanded[i] for i in linked([f.free_symbols() for f in expanded], symbols)]
         out: list[Finding] = []
-        for name in names:
-            q = lib.quantities[name]
-            own = [(label, c) for label, c in lib.definition_conditions([q.sym])
-                   if label.startswith(f"{name} is declared")]
-            if not own:
-                continue
-            definition = lib.definition_of[name]
-            inner = lib.definition_conditions([definition.expr, *(definition.domain.exprs() if definition.domain
-                                                                   else [])])
-            context = [c for _, c in inner]
-            if definition.domain is not None:
-                context.append(lib.formula_expand(definition.domain))
-            symbols = set().union(*(c.free_symbols() for _, c in own))
-            expanded = [lib.formula_expand(a) for a in assumptions]
-            expanded = [expanded[i] for i in linked([f.free_symbols() for f in expanded], symbols)]
-            for label, goal in own:
-                hyps = [*expanded, *context]
-                present = goal.free_symbols().union(*(h.free_symbols() for h in hyps))
-                domains = [d for s in sorted(present, key=name_of) if (d := lib.quantity_of(s).domain_formula())]
-                integer = {s for s in present if lib.quantity_of(s).integer}
-                outcome = self.decide(Problem(domains + hyps, goal, integer, {}, self.rlimit,
-                                              zlib.crc32(definition.id.encode())))
-                if outcome.verdict != "proved":
-                    point = outcome.as_text_counterexample()  # the quantities of the declaration, in short
-                    shown = {n: v for n, v in point.items() if n in {name_of(s) for s in goal.free_symbols()}} \
-                        if point else None
-                    out.append(Finding(definition.id, name, label, outcome.verdict, outcome.reason, shown))
+        for label, goal in own:
+            hyps = [*expanded, *context]
+            present = goal.free_symbols().union(*(h.free_symbols() for h in hyps))
+            domains = [d for s in sorted(present, key=name_of) if (d := lib.quantity_of(s).domain_formula())]
+            integer = {s for s in present if lib.quantity_of(s).integer}
+            outcome = self.decide(Problem(domains + hyps, goal, integer, {}, self.rlimit,
+                                          zlib.crc32(definition.id.encode())))
+            if outcome.verdict != "proved":
+                point = outcome.as_text_counterexample()  # the quantities of the declaration, in short
+                shown = {n: v for n, v in point.items() if n in {name_of(s) for s in goal.free_symbols()}} \
+                    if point else None
+                out.append(Finding(definition.id, name, label, outcome.verdict, outcome.reason, shown))
         return out
 
-    def _own_in_parallel(self, claims: list[Claim]) -> dict[str, ClaimResult]:
-        """Own verdicts of many claims on ``workers`` forked processes (``derive.checking.parallel``;
-        blocking is applied after, in the parent).  Empty where one process would do: the caller then
+    def _own_in_parallel(self, claims: list[Claim],
+                         names: list[str]) -> tuple[dict[str, ClaimResult], list[Finding] | None]:
+        """Own verdicts of many claims, and the obligations of the definitions ``names``
+        (``obligation``), on ``workers`` forked processes (``derive.checking.parallel``; blocking is
+        applied after, in the parent).  Empty and None where one process would do: the caller then
         checks claim by claim."""
         from derive.checking.parallel import can_fork, run_tasks
 
         if len(claims) < 16 or not can_fork():
-            return {}
+            return {}, None
         done = [0]
 
         def tick(part: object) -> None:
+            if isinstance(part, tuple):  # an obligation's findings
+                return
             done[0] += len(part)  # type: ignore[arg-type]
             if self.progress is not None:
                 self.progress(done[0], len(claims))
 
-        # small chunks balance the load
-        tasks = [functools.partial(self._own_many, claims[i:i + 4]) for i in range(0, len(claims), 4)]
+        # the obligations first (a few take longer than a claim), then small chunks of claims: they balance
+        tasks = [functools.partial(self._obligation_part, name) for name in names]
+        tasks += [functools.partial(self._own_many, claims[i:i + 4]) for i in range(0, len(claims), 4)]
         parts = run_tasks(tasks, self.workers, on_result=tick)
-        return {r.id: r for part in parts for r in part}  # type: ignore[attr-defined]
+        findings = [f for part in parts[:len(names)] for f in part]  # type: ignore[attr-defined]
+        return {r.id: r for part in parts[len(names):] for r in part}, findings  # type: ignore[attr-defined]
+
+    def _obligation_part(self, name: str) -> tuple[Finding, ...]:
+        return tuple(self.obligation(name))
 
     def _own_many(self, claims: list[Claim]) -> list[ClaimResult]:
         return [self.check_own(c) for c in claims]

@@ -383,7 +383,10 @@ def structurally_signed(e: sp.Expr, want: str, pos: set[sp.Symbol], nonneg: set[
         return e in pos or (want == "nonneg" and e in nonneg)
     if isinstance(e, sp.exp):
         return True
-    if isinstance(e, (sp.Add, sp.Mul)):
+    if isinstance(e, sp.Add):  # positive: every term >= 0 and one of them > 0
+        return all(structurally_signed(a, "nonneg", pos, nonneg) for a in e.args) and (
+            want == "nonneg" or any(structurally_signed(a, "pos", pos, nonneg) for a in e.args))
+    if isinstance(e, sp.Mul):
         return all(structurally_signed(a, want, pos, nonneg) for a in e.args)
     if isinstance(e, sp.Pow):
         if e.exp.is_Integer and int(e.exp) % 2 == 0 and want == "nonneg":

@@ -802,6 +802,7 @@ class Kernel:
         self._discharged: tuple[tuple[str, ...] | None, str | None] | None = None
         self._pos, self._nonneg = self._signed_symbols()
         self._taylor_answers: dict[tuple, bool] = {}  # taylor_closes, by box and centre
+        self._witness: dict | None = None  # a point of the region the kernel confirmed (``consistency``)
 
     # z3, one context per problem, a new solver per query ---------------------------------------------
 
@@ -918,6 +919,7 @@ class Kernel:
             return self._consistency
         if witness is not None and self.in_region(witness):
             self._consistency = ("nonempty", None)
+            self._witness = dict(witness)
             return self._consistency
         key = (tuple(self.region), self.integer, tuple(self.symbols), self.problem.rlimit)
         if key not in _REGION_Z3:
@@ -1092,7 +1094,7 @@ class Kernel:
                 return f"the claim is read where its definitions are not settled: {sc} ({err})"
             if not holds:
                 return f"the claim is read outside its definitions' domains: {sc} is false there"
-        if len(closed) < len(self.declared):
+        if len(closed) < len(self.declared) and not self._declared_hold(self._witness):
             status, _, _ = self._z3_check(And(tuple(sc.condition for sc in self.declared)))
             if status == "unsat":
                 return ("the claim's definitions are defined nowhere on its region: "
@@ -1188,6 +1190,15 @@ class Kernel:
         except Unsettled as err:
             return f"the goal is not settled there ({err})"
         return None
+
+    def _declared_hold(self, point: Mapping[sp.Symbol, sp.Rational] | None) -> bool:
+        """Whether ``point`` (of the region) satisfies every declared condition, exactly."""
+        if point is None:
+            return False
+        try:
+            return all(evaluate_at(sc.condition, point) for sc in self.declared)
+        except Unsettled:
+            return False
 
     def _outside_declared(self, point: Mapping[sp.Symbol, sp.Rational]) -> str | None:
         """Why the goal is not defined at ``point`` by what its definitions declare, or None."""
