@@ -57,6 +57,7 @@ def replace(expr: sp.Expr, mapping: Mapping[sp.Basic, sp.Expr], *, strict: bool 
 
     def piecewise(e: sp.Piecewise) -> sp.Basic:
         pairs = []
+        dropped = False
         for branch, cond in e.args:
             try:
                 c = go(cond)
@@ -65,6 +66,7 @@ def replace(expr: sp.Expr, mapping: Mapping[sp.Basic, sp.Expr], *, strict: bool 
                     raise undefined(cond, f"the condition cannot be read: {err}") from None
                 return e.func(*[(go(b), go_loose(k)) for b, k in e.args], evaluate=False)
             if c is sp.false:
+                dropped = True
                 continue
             pairs.append((go(branch), c))
             if c is sp.true:
@@ -73,6 +75,10 @@ def replace(expr: sp.Expr, mapping: Mapping[sp.Basic, sp.Expr], *, strict: bool 
             if strict:
                 raise undefined(e, "no condition of the Piecewise holds")
             return e.func(*[(go(b), go_loose(k)) for b, k in e.args], evaluate=False)
+        if not dropped and len(pairs) == len(e.args) and all(
+                new is old for pair, old_pair in zip(pairs, e.args, strict=True)
+                for new, old in zip(pair, old_pair.args, strict=True)):
+            return e  # unchanged: the same object, as for any other node
         return e.func(*pairs)
 
     def go_loose(c: sp.Basic) -> sp.Basic:
@@ -465,7 +471,7 @@ def within_factor(expr: sp.Expr, target: sp.Expr, factor: sp.Expr) -> Formula:
     either = between(expr, sp.Min(low, high, evaluate=False), sp.Max(low, high, evaluate=False))
     if factor.is_number and _written_positive(target):
         plain = between(expr, low, high)
-        return Within(plain.args, either, frozenset(target.free_symbols))
+        return Within(plain.args, either, tuple(sorted(target.free_symbols, key=name_of)))
     # a target written with a minus sign (``-a``, ``a - b``) or a symbolic factor may be negative (below 1)
     # where the claim is read: the range is between the two ends in either order (it was the empty range
     # there, so a true statement was refuted)
@@ -480,11 +486,11 @@ class Within(And):
     library's declared domains give it.  Equal to that ``And``."""
 
     either: Formula = None  # type: ignore[assignment]
-    signed: frozenset = frozenset()
+    signed: tuple[sp.Symbol, ...] = ()  # in name order (a set's order would follow PYTHONHASHSEED)
 
     def read_with(self, may_be_negative: Callable[[sp.Symbol], bool]) -> Formula:
         """The plain range, or ``either`` when a quantity of the target may be negative."""
-        if any(may_be_negative(s) for s in sorted(self.signed, key=name_of)):
+        if any(may_be_negative(s) for s in self.signed):
             return self.either
         return And(self.args)
 

@@ -361,18 +361,26 @@ class Library:
                 out += [c for c in self._conditions_of(self.quantity_of(sym).name, pinned) if c not in out]
             if d.domain is not None:
                 out.append((f"{name} is defined only where {d.domain}", self.formula_expand(d.domain, pinned)))
-            value = self.expand(q.sym, pinned)
-            signs = {s: self.quantity_of(s).domain for s in free_symbols_of([value])}
-            pos = {s for s, dom in signs.items() if dom == "positive"}
-            nonneg = {s for s, dom in signs.items() if dom == "nonnegative"}
+            # by the structure of the definition's own expression, its quantities read by their declared
+            # domains: a derived one's declaration is itself in ``out`` unless its structure shows it, so
+            # what is left out here follows from what is kept (and the expansion, which can be a tree far
+            # larger than the definitions, is never walked)
+            own = {s: self.quantity_of(s) for s in free_symbols_of([d.expr])}
+            pos: set[sp.Symbol] = set()
+            nonneg: set[sp.Symbol] = set()
+            for s, o in own.items():  # a constant by its value, any other quantity by its declared domain
+                if (o.value > 0) if o.value is not None else o.domain == "positive":
+                    pos.add(s)
+                elif (o.value >= 0) if o.value is not None else o.domain == "nonnegative":
+                    nonneg.add(s)
             if q.domain in ("positive", "nonnegative"):
-                rel = Rel(value, ">" if q.domain == "positive" else ">=", 0)
-                if not structurally_signed(value, "pos" if q.domain == "positive" else "nonneg", pos, nonneg):
+                want = "pos" if q.domain == "positive" else "nonneg"
+                if not structurally_signed(d.expr, want, pos, nonneg):
+                    rel = Rel(self.expand(q.sym, pinned), ">" if want == "pos" else ">=", 0)
                     out.append((f"{name} is declared {q.domain}", rel))
-            if q.integer:
-                integers = {s for s in free_symbols_of([value]) if self.quantity_of(s).integer}
-                if not structurally_integer(value, integers):
-                    out.append((f"{name} is declared an integer", IsInteger(value)))
+            integers = {s for s, o in own.items() if (o.value.is_integer if o.value is not None else o.integer)}
+            if q.integer and not structurally_integer(d.expr, integers):
+                out.append((f"{name} is declared an integer", IsInteger(self.expand(q.sym, pinned))))
         cache[key] = tuple(out)
         return cache[key]
 
