@@ -65,7 +65,7 @@ class Evaluation:
         out = {"name": self.name, "value": self.value, "exact": None if self.exact is None else str(self.exact),
                "unit": self.unit, "inputs": list(self.inputs), "display": self.display}
         if self.notes:
-            out["notes"] = list(self.notes)
+            out["declaration_notes"] = list(self.notes)
         if self.exact is None:
             out["reason"] = self.reason
         elif self.value is None:
@@ -139,10 +139,7 @@ def declaration_violations(library: Library, scenario: Scenario, expr: sp.Expr) 
     out: list[str] = []
     for d in definitions_used(library, expr, scenario.pinned):
         q = d.defines
-        try:
-            v = value_of(library, scenario, q.sym)
-        except UndefinedValueError:
-            continue
+        v = value_of(library, scenario, q.sym)
         if v is None or not v.is_Rational:
             continue
         if (q.domain == "positive" and v <= 0) or (q.domain == "nonnegative" and v < 0):
