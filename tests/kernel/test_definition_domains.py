@@ -140,6 +140,15 @@ def test_eval_notes_a_value_outside_its_declared_domain():
     assert evaluate(lib, scenario({"a": 2, "b": 1}), "d").display == "1"
 
 
+def test_the_command_line_eval_says_the_note_beside_the_value():
+    from derive.cli.commands.eval_cmd import eval_lines
+
+    lib = library(a, b, d, d_def)
+    ev = evaluate(lib, scenario({"a": 1, "b": 2}), "d")
+    assert eval_lines([ev]) == ["d = -1  (note: d = -1 is outside its declared domain (positive))"]
+    assert ev.to_json()["declaration_notes"] == ["d = -1 is outside its declared domain (positive)"]
+
+
 def test_a_definition_meeting_its_declaration_is_no_finding():
     s = Q("s")
     lib = library(a, b, s, D("s", s, a.sym + b.sym), C("c", logic.gt(s.sym, a.sym)))

@@ -13,8 +13,9 @@ through a definition outside its declared domain is `undefined`, with the reason
 whose value breaks its declared domain (positive, non-negative) or integrality is noted beside the value.
 
 --json: one name gives {"name", "value", "exact", "unit", "display", "inputs", "pinned", "notes"} ("value"
-is null, with "reason", when undefined; "declaration_notes" when a value breaks a declaration); several names give {"values": [...], "scenario", "pinned",
-"notes"}.  --explain adds each input's value, unit and the layer that set it ("explain" in --json).
+is null, with "reason", when undefined; "declaration_notes" when a value breaks a declaration); several
+names give {"values": [...], "scenario", "pinned", "notes"}.  --explain adds each input's value, unit and
+the layer that set it ("explain" in --json).
 
 Examples:
   derive eval critical_batch step_time cost_per_token
