@@ -105,6 +105,11 @@ class ResourceError(DeriveError):
     """A file the installed package should carry (templates, vendored assets) is missing."""
 
 
+class UndefinedValueError(DeriveError):
+    """An expression that has no real value at the values given (a zero denominator, a negative radicand,
+    a logarithm of 0, a ``Piecewise`` condition that must be read and cannot be)."""
+
+
 class TranslationError(DeriveError):
     """A construct the sympy-to-z3 translator cannot express (reason is reported as ``unknown``)."""
 

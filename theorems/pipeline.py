@@ -112,7 +112,7 @@ sequences_in_flight_q = Quantity("sequences_in_flight", r"B_{\mathrm{glob}}", "s
 kv_bytes_per_chip_q = Quantity("kv_bytes_per_chip", r"M_{\mathrm{kv,chip}}", "byte",
                                "KV-cache bytes held by one chip of the pipeline", display_unit="GB")
 idle_fraction_q = Quantity("idle_fraction", r"f_{\mathrm{idle}}", "1",
-                           "fraction of the time a stage has no micro-batch to work on")
+                           "fraction of the time a stage has no micro-batch to work on", domain="nonnegative")
 
 E, Ls, P, m = experts_active.sym, layers_per_stage.sym, stages.sym, microbatches.sym
 W_up, W_out, a, h = scaleup_bandwidth.sym, scaleout_bandwidth.sym, token_activation_bytes.sym, hop_latency.sym

@@ -217,6 +217,7 @@ def problem_text(problem: Problem) -> str:
     return "\n".join([
         "hypotheses " + formula_text(list(problem.hypotheses), memo),
         "goal " + formula_text(problem.goal, memo),
+        "conditions " + formula_text(list(problem.conditions), memo),
         "integer " + ",".join(sorted(str(s) for s in problem.integer)),
         "bounds " + repr(bounds),
         f"rlimit {problem.rlimit}",

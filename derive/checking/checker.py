@@ -11,7 +11,8 @@ from typing import Protocol
 
 import sympy as sp
 
-from derive.kernel.logic import Formula, Iff, Implies, Rel, name_of
+from derive.errors import UndefinedValueError
+from derive.kernel.logic import And, Formula, Iff, Implies, Rel, name_of
 from derive.kernel.problem import DEFAULT_RLIMIT, Outcome, Problem
 from derive.kernel.prover import decide
 from derive.kernel.trusted import MAX_NODES, Kernel, tree_size
@@ -80,9 +81,33 @@ class ClaimResult:
 
 
 @dataclass
+class Finding:
+    """A definition that is not shown to meet its own declaration (its quantity's domain or integrality)
+    under the library's assumptions: what it declares, the verdict on that obligation and why."""
+
+    definition: str
+    quantity: str
+    declares: str
+    verdict: str
+    reason: str | None
+    counterexample: dict[str, str] | None
+
+    def text(self) -> str:
+        where = (" (fails at " + ", ".join(f"{k} = {v}" for k, v in self.counterexample.items()) + ")"
+                 if self.counterexample else f" ({self.reason})" if self.reason else "")
+        return f"{self.definition}: {self.declares}, but the library does not show it: {self.verdict}{where}"
+
+    def to_json(self) -> dict:
+        return {"definition": self.definition, "quantity": self.quantity, "declares": self.declares,
+                "verdict": self.verdict, "reason": self.reason, "counterexample": self.counterexample}
+
+
+@dataclass
 class Report:
     scenario: Scenario
     results: list[ClaimResult]
+    # definitions not shown to meet their declared domain or integrality (``Checker.obligations``)
+    findings: list[Finding] = field(default_factory=list)
 
     def summary(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -96,7 +121,7 @@ class Report:
 
     def to_json(self) -> dict:
         return {"scenario": self.scenario.describe(), "claims": [r.to_json() for r in self.results],
-                "summary": self.summary()}
+                "summary": self.summary(), "findings": [f.to_json() for f in self.findings]}
 
     def by_id(self) -> dict[str, ClaimResult]:
         return {r.id: r for r in self.results}
@@ -137,44 +162,62 @@ class Checker:
         return frozenset(self.scenario.pinned) | forall_derived(self.library, claim)
 
     def hypotheses_for(self, claim: Claim) -> list[Formula]:
-        """Cited assumptions (transitively) and the claim's own premises."""
+        """Cited assumptions (transitively) and the claim's own premises, then the side conditions their
+        definitions declare (``Library.definition_conditions``: a hypothesis is read only where it is
+        defined, so they restrict the region like a denominator of a hypothesis does)."""
         lib, pinned = self.library, self.pinned_for(claim)
-        hyps: list[Formula] = []
+        written: list[Formula] = []
         for aid in lib.rests_on(claim):
             a = lib.declarations[aid]
             assert isinstance(a, Assumption)
             if a.relation is not None:
-                hyps.append(lib.formula_expand(a.relation, pinned))
-        hyps.extend(lib.formula_expand(h, pinned) for h in claim.hypotheses)
+                written.append(a.relation)
+        written.extend(claim.hypotheses)
+        hyps = [lib.formula_expand(h, pinned) for h in written]
+        hyps += [c for _, c in lib.formula_conditions(written, pinned) if c not in hyps]
         return hyps
 
     def _instantiate(self, claim: Claim, formulas: list[Formula]) -> tuple[list[Formula], dict[str, str]]:
         """For instance claims, substitute scenario values (except ``forall`` quantities)."""
         if not claim.instance:
             return formulas, {}
-        keep = {q.sym for q in claim.forall}
+        keep = {q.sym for q in claim.forall} | self.fixed_by_hypotheses(claim)
         subst = {s: v for s, v in self.scenario.substitution(self.library).items() if s not in keep}
         used = set().union(*(f.free_symbols() for f in formulas)) if formulas else set()
         shown = {name_of(s): str(subst[s]) for s in sorted(used, key=name_of) if s in subst}
-        return [f.subs(subst) for f in formulas], shown
+        # strict: a part the values leave without a real value is named (``log(t)`` at t = 0), never
+        # handed to the engines as sympy's ``zoo``
+        return [f.subs(subst, strict=True) for f in formulas], shown
 
     def problem(self, claim: Claim, goal: Formula, hyps: list[Formula]) -> Problem:
         """Goal and hypotheses expanded to base quantities, plus the scenario's ``--assume`` relations
         that share a quantity with them, plus each quantity's domain."""
         lib, pinned = self.library, self.pinned_for(claim)
+        conditions = lib.formula_conditions([goal], pinned)
         goal = lib.formula_expand(goal, pinned)
         claim_symbols = goal.free_symbols()
         for h in hyps:
             claim_symbols |= h.free_symbols()
-        extra = [lib.formula_expand(f, pinned) for _, f in self.scenario.assumptions]
-        extra = [extra[i] for i in linked([f.free_symbols() for f in extra], claim_symbols)]
+        for _, c in conditions:
+            claim_symbols |= c.free_symbols()
+        written = [f for _, f in self.scenario.assumptions]
+        extra = [lib.formula_expand(f, pinned) for f in written]
+        keep = linked([f.free_symbols() for f in extra], claim_symbols)
+        extra = [extra[i] for i in keep]
+        extra += [c for _, c in lib.formula_conditions([written[i] for i in keep], pinned)]
         bounds, boxed = self._bounds(claim, pinned)
-        boxed += self._outside_domain(claim, [goal, *hyps, *extra, *boxed])
-        formulas, _ = self._instantiate(claim, [goal, *hyps, *extra, *boxed])
-        goal, hyps = formulas[0], formulas[1:]
+        boxed += [c for _, c in lib.formula_conditions([Rel(q.sym, ">=", 0) for q, _, _ in claim.bounds], pinned)]
+        declared = [c for _, c in conditions]
+        boxed += self._outside_domain(claim, [goal, *hyps, *extra, *boxed, *declared])
+        formulas, _ = self._instantiate(claim, [goal, *hyps, *extra, *boxed, *declared])
+        goal, hyps = formulas[0], formulas[1:len(formulas) - len(declared)]
+        conditions = [(label, c) for (label, _), c in zip(conditions, formulas[len(formulas) - len(declared):],
+                                                             strict=True)]
         symbols = set(goal.free_symbols())
         for h in hyps:
             symbols |= h.free_symbols()
+        for _, c in conditions:
+            symbols |= c.free_symbols()
         domain: list[Formula] = []
         integer: set[sp.Symbol] = set()
         for s in sorted(symbols, key=name_of):
@@ -185,7 +228,7 @@ class Checker:
             if q.integer:
                 integer.add(s)
         seed = zlib.crc32(claim.id.encode())
-        return Problem(domain + hyps, goal, integer, bounds, self.rlimit, seed)
+        return Problem(domain + hyps, goal, integer, bounds, self.rlimit, seed, conditions)
 
     def _bounds(self, claim: Claim, pinned: frozenset[str]) -> tuple[dict, list[Formula]]:
         """A claim's ``bounds`` (hypotheses, see derive.kernel.trusted): those of quantities that stay
@@ -223,11 +266,28 @@ class Checker:
         values = {s: v for s, v in self.scenario.substitution(self.library).items() if s not in keep}
         return self.library.domain_violations(set().union(*(f.free_symbols() for f in formulas)), values)
 
+    def fixed_by_hypotheses(self, claim: Claim) -> set[sp.Symbol]:
+        """Quantities an instance claim's own hypotheses fix to a number (``acceptance == 4/5``): the claim
+        supplies their values (the kernel substitutes them, ``trusted.substitute_values``), so the scenario's
+        are not substituted and none is needed."""
+        out: set[sp.Symbol] = set()
+        todo = list(claim.hypotheses)
+        while todo:
+            h = todo.pop()
+            if isinstance(h, And):
+                todo.extend(h.args)
+            elif isinstance(h, Rel) and h.op == "==":
+                for sym, value in ((h.lhs, h.rhs), (h.rhs, h.lhs)):
+                    q = self.library.quantity_or_none(sym)
+                    if q is not None and value.is_Rational and not self.library.is_derived(q.name) and q.value is None:
+                        out.add(sym)
+        return out
+
     def missing_values(self, claim: Claim) -> list[str]:
         if not claim.instance:
             return []
         lib = self.library
-        keep = {q.name for q in claim.forall}
+        keep = {q.name for q in claim.forall} | {name_of(s) for s in self.fixed_by_hypotheses(claim)}
         names: set[str] = set()
         for e in claim.exprs():
             names |= {name_of(s) for s in lib.expand(e, self.pinned_for(claim)).free_symbols}
@@ -256,6 +316,9 @@ class Checker:
             if result.verdict == "refuted" and claim.instance:
                 # The point where an instance claim fails includes the scenario values it was checked at.
                 result.counterexample = {**self.instance_values(claim, hyps), **(result.counterexample or {})}
+        except UndefinedValueError as err:
+            outcome = Outcome("unknown", "none", f"the claim is not defined at the scenario's values: {err.message}")
+            return self._result(claim, outcome, [], rests_on, start)
         except Exception as err:  # noqa: BLE001 - one claim's internal error never stops the others
             outcome = Outcome("unknown", "none", f"internal error, so no verdict: {type(err).__name__}: {err}")
             return self._result(claim, outcome, [], rests_on, start)
@@ -363,7 +426,8 @@ class Checker:
                     raise DeriveError(f"'{d.id}' is {article} {d.kind}, not a claim", hint="`derive show` displays it")
         needed = self._closure(wanted)
         todo = [d for d in lib.topological() if d.id in needed and isinstance(d, Claim)]
-        own = self._own_in_parallel(todo) if self.workers > 1 else {}
+        names = self.obligation_names(needed)
+        own, findings = self._own_in_parallel(todo, names) if self.workers > 1 else ({}, None)
         results: dict[str, ClaimResult] = {}
         for k, decl in enumerate(todo, start=1):
             result = own.get(decl.id) or self.check_own(decl)
@@ -371,27 +435,94 @@ class Checker:
             if self.progress is not None and not own:  # a parallel run reported while it ran
                 self.progress(k, len(todo))
         order = [d.id for d in (wanted if wanted is not None else lib.claims())]
-        return Report(self.scenario, [results[i] for i in order])
+        if findings is None:
+            findings = [f for name in names for f in self.obligation(name)]
+        return Report(self.scenario, [results[i] for i in order], findings)
 
-    def _own_in_parallel(self, claims: list[Claim]) -> dict[str, ClaimResult]:
-        """Own verdicts of many claims on ``workers`` forked processes (``derive.checking.parallel``;
-        blocking is applied after, in the parent).  Empty where one process would do: the caller then
+    def obligations(self, claim_ids: Iterable[str] | None = None) -> list[Finding]:
+        """The definitions (those the claims ``claim_ids`` use, or all) that are not shown to meet their
+        declared domain or integrality under the library's assumptions (``obligation``)."""
+        return [f for name in self.obligation_names(claim_ids) for f in self.obligation(name)]
+
+    def obligation_names(self, claim_ids: Iterable[str] | None = None) -> list[str]:
+        """Derived quantities (those the claims ``claim_ids`` use, or all) whose declaration is not met
+        by the structure of their definition alone: each is an obligation."""
+        lib = self.library
+        if claim_ids is None:
+            names = sorted(lib.definition_of)
+        else:
+            used: set[str] = set()
+            for cid in claim_ids:
+                used |= {a for a in lib.ancestors(cid) if lib.declarations[a].kind == "definition"}
+            names = sorted(d.defines.name for d in lib.definition_of.values() if d.id in used)
+        return [n for n in names if self._declared(n)]
+
+    def _declared(self, name: str) -> list[tuple[str, Formula]]:
+        return [(label, c) for label, c in self.library.definition_conditions([self.library.quantities[name].sym])
+                if label.startswith(f"{name} is declared")]
+
+    def obligation(self, name: str) -> list[Finding]:
+        """Whether the definition of ``name`` meets what its quantity declares (domain, integrality): the
+        declared relation of the definition's expression, under the library's assumptions that share a
+        quantity with it, the definition's own domain and what the definitions it uses declare
+        (``Library.definition_conditions``), decided like a claim; a finding for each one not proved.
+        A declaration is never a hypothesis elsewhere; where the quantity is used it is a side condition."""
+        lib = self.library
+        definition = lib.definition_of[name]
+        own = self._declared(name)
+        inner = lib.definition_conditions([definition.expr, *(definition.domain.exprs() if definition.domain
+                                                               else [])])
+        context = [c for _, c in inner]
+        if definition.domain is not None:
+            context.append(lib.formula_expand(definition.domain))
+        symbols = set().union(*(c.free_symbols() for _, c in own)) if own else set()
+        assumptions = [d.relation for d in lib.declarations.values()
+                       if isinstance(d, Assumption) and d.relation is not None]
+        expanded = [lib.formula_expand(a) for a in assumptions]
+        expanded = [expanded[i] for i in linked([f.free_symbols() for f in expanded], symbols)]
+        out: list[Finding] = []
+        for label, goal in own:
+            hyps = [*expanded, *context]
+            present = goal.free_symbols().union(*(h.free_symbols() for h in hyps))
+            domains = [d for s in sorted(present, key=name_of) if (d := lib.quantity_of(s).domain_formula())]
+            integer = {s for s in present if lib.quantity_of(s).integer}
+            outcome = self.decide(Problem(domains + hyps, goal, integer, {}, self.rlimit,
+                                          zlib.crc32(definition.id.encode())))
+            if outcome.verdict != "proved":
+                point = outcome.as_text_counterexample()  # the quantities of the declaration, in short
+                shown = {n: v for n, v in point.items() if n in {name_of(s) for s in goal.free_symbols()}} \
+                    if point else None
+                out.append(Finding(definition.id, name, label, outcome.verdict, outcome.reason, shown))
+        return out
+
+    def _own_in_parallel(self, claims: list[Claim],
+                         names: list[str]) -> tuple[dict[str, ClaimResult], list[Finding] | None]:
+        """Own verdicts of many claims, and the obligations of the definitions ``names``
+        (``obligation``), on ``workers`` forked processes (``derive.checking.parallel``; blocking is
+        applied after, in the parent).  Empty and None where one process would do: the caller then
         checks claim by claim."""
         from derive.checking.parallel import can_fork, run_tasks
 
         if len(claims) < 16 or not can_fork():
-            return {}
+            return {}, None
         done = [0]
 
         def tick(part: object) -> None:
+            if isinstance(part, tuple):  # an obligation's findings
+                return
             done[0] += len(part)  # type: ignore[arg-type]
             if self.progress is not None:
                 self.progress(done[0], len(claims))
 
-        # small chunks balance the load
-        tasks = [functools.partial(self._own_many, claims[i:i + 4]) for i in range(0, len(claims), 4)]
+        # the obligations first (a few take longer than a claim), then small chunks of claims: they balance
+        tasks = [functools.partial(self._obligation_part, name) for name in names]
+        tasks += [functools.partial(self._own_many, claims[i:i + 4]) for i in range(0, len(claims), 4)]
         parts = run_tasks(tasks, self.workers, on_result=tick)
-        return {r.id: r for part in parts for r in part}  # type: ignore[attr-defined]
+        findings = [f for part in parts[:len(names)] for f in part]  # type: ignore[attr-defined]
+        return {r.id: r for part in parts[len(names):] for r in part}, findings  # type: ignore[attr-defined]
+
+    def _obligation_part(self, name: str) -> tuple[Finding, ...]:
+        return tuple(self.obligation(name))
 
     def _own_many(self, claims: list[Claim]) -> list[ClaimResult]:
         return [self.check_own(c) for c in claims]

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from derive.errors import UndefinedValueError
+
 OPS = ("==", "!=", "<", "<=", ">", ">=")
 _NEGATED = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 _LATEX_OPS = {"==": "=", "!=": r"\neq", "<": "<", "<=": r"\le", ">": ">", ">=": r"\ge"}
@@ -33,16 +35,57 @@ def name_of(s: sp.Basic) -> str:
     return s.name if type(s) is sp.Symbol else str(s)
 
 
-def replace(expr: sp.Expr, mapping: Mapping[sp.Basic, sp.Expr]) -> sp.Expr:
+def replace(expr: sp.Expr, mapping: Mapping[sp.Basic, sp.Expr], *, strict: bool = False) -> sp.Expr:
     """``expr.xreplace(mapping)``, except that a ``Max``/``Min`` whose new arguments are not all numbers
     is rebuilt unevaluated: sympy's evaluation of ``Max`` compares every pair of arguments symbolically
     (factoring their differences), which cost seconds over the lecture's step-time formulas and can
-    only ever drop an argument, never change the value.  Shared parts are rebuilt once.  Values may be
-    Python numbers (as ``xreplace`` allows): they are sympified first."""
+    only ever drop an argument, never change the value.  A ``Piecewise`` is read in order, as the kernel
+    reads it: a condition after one that holds is never built (``1/t > 1`` after ``t <= 0`` at t = 0),
+    nor the branch of a condition that is false.  Shared parts are rebuilt once.  Values may be Python
+    numbers (as ``xreplace`` allows): they are sympified first.
+
+    ``strict``: a part that the values leave without a real value (``log(0)``, ``1/0``, ``sqrt(-4)``, a
+    condition that must be read and cannot be) raises ``UndefinedValueError`` naming it; otherwise
+    such a part is left as sympy builds it (``zoo``, ``2*I``), which the kernel refuses to read."""
     if not mapping:
         return expr
     mapping = {k: v if isinstance(v, sp.Basic) else sp.sympify(v, strict=True) for k, v in mapping.items()}
     memo: dict[sp.Basic, sp.Basic] = {}
+
+    def undefined(e: sp.Basic, what: str) -> UndefinedValueError:
+        return UndefinedValueError(f"{sp.sstr(e)} has no real value at the values given ({what})")
+
+    def piecewise(e: sp.Piecewise) -> sp.Basic:
+        pairs = []
+        dropped = False
+        for branch, cond in e.args:
+            try:
+                c = go(cond)
+            except TypeError as err:  # sympy refuses to compare a non-real number
+                if strict:
+                    raise undefined(cond, f"the condition cannot be read: {err}") from None
+                return e.func(*[(go(b), go_loose(k)) for b, k in e.args], evaluate=False)
+            if c is sp.false:
+                dropped = True
+                continue
+            pairs.append((go(branch), c))
+            if c is sp.true:
+                break
+        if not pairs:
+            if strict:
+                raise undefined(e, "no condition of the Piecewise holds")
+            return e.func(*[(go(b), go_loose(k)) for b, k in e.args], evaluate=False)
+        if not dropped and len(pairs) == len(e.args) and all(
+                new is old for pair, old_pair in zip(pairs, e.args, strict=True)
+                for new, old in zip(pair, old_pair.args, strict=True)):
+            return e  # unchanged: the same object, as for any other node
+        return e.func(*pairs)
+
+    def go_loose(c: sp.Basic) -> sp.Basic:
+        try:
+            return go(c)
+        except TypeError:
+            return c.func(*[go(a) for a in c.args], evaluate=False)
 
     def go(e: sp.Basic) -> sp.Basic:
         hit = mapping.get(e)
@@ -53,6 +96,10 @@ def replace(expr: sp.Expr, mapping: Mapping[sp.Basic, sp.Expr]) -> sp.Expr:
         done = memo.get(e)
         if done is not None:
             return done
+        if isinstance(e, sp.Piecewise):
+            out = piecewise(e)
+            memo[e] = out
+            return out
         args = tuple(go(a) for a in e.args)
         if all(new is old for new, old in zip(args, e.args, strict=True)):
             out = e
@@ -60,6 +107,9 @@ def replace(expr: sp.Expr, mapping: Mapping[sp.Basic, sp.Expr]) -> sp.Expr:
             out = e.func(*args, evaluate=False)
         else:
             out = e.func(*args)
+            if strict and isinstance(out, sp.Expr) and out.is_number and not out.is_Rational and (
+                    out in (sp.zoo, sp.nan, sp.oo, -sp.oo) or out.is_extended_real is False):
+                raise undefined(e, f"it would be {sp.sstr(out)}")
         memo[e] = out
         return out
 
@@ -75,9 +125,10 @@ class Formula:
     def map_exprs(self, fn: Callable[[sp.Expr], sp.Expr]) -> Formula:
         raise NotImplementedError
 
-    def subs(self, mapping: Mapping[sp.Symbol, sp.Expr]) -> Formula:
+    def subs(self, mapping: Mapping[sp.Symbol, sp.Expr], *, strict: bool = False) -> Formula:
+        """Values substituted (``replace``; ``strict``: a part left without a real value raises)."""
         mapping = dict(mapping)
-        return self.map_exprs(lambda e: replace(e, mapping))
+        return self.map_exprs(lambda e: replace(e, mapping, strict=strict))
 
     def exprs(self) -> list[sp.Expr]:
         out: list[sp.Expr] = []
@@ -289,9 +340,86 @@ class Iff(Formula):
         return f"({self.left}) iff ({self.right})"
 
 
+@dataclass(frozen=True)
+class IsInteger(Formula):
+    """``expr`` is an integer: the declared integrality of a derived quantity, as a side condition of
+    every expression that uses it (``derive.model.library.Library.definition_conditions``)."""
+
+    expr: sp.Expr
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "expr", sp.sympify(self.expr, strict=True))
+
+    def free_symbols(self) -> set[sp.Symbol]:
+        return set(self.expr.free_symbols)
+
+    def map_exprs(self, fn: Callable[[sp.Expr], sp.Expr]) -> Formula:
+        return IsInteger(fn(self.expr))
+
+    def exprs(self) -> list[sp.Expr]:
+        return [self.expr]
+
+    def evaluate(self, values: Mapping[sp.Symbol, sp.Expr]) -> bool:
+        value = self.expr.xreplace(dict(values))
+        if value.free_symbols:
+            raise ValueError(f"not a number: {value}")
+        return value.is_integer is True
+
+    def latex(self, printer: Callable[[sp.Expr], str], rel: RelPrinter | None = None) -> str:
+        return printer(self.expr) + r" \in \mathbb{Z}"
+
+    def __str__(self) -> str:
+        return f"{sp.sstr(self.expr)} is an integer"
+
+
 def _paren(f: Formula, printer: Callable[[sp.Expr], str], rel: RelPrinter | None = None) -> str:
     inner = f.latex(printer, rel)
     return inner if isinstance(f, Rel) else rf"\left({inner}\right)"
+
+
+# structure alone (sound, purely syntactic) ----------------------------------------------------------
+
+def structurally_signed(e: sp.Expr, want: str, pos: set[sp.Symbol], nonneg: set[sp.Symbol]) -> bool:
+    """``e > 0`` (want="pos") or ``e >= 0`` ("nonneg") by structure alone."""
+    if e.is_Rational:
+        return e > 0 if want == "pos" else e >= 0
+    if e in (sp.E, sp.pi):
+        return True
+    if isinstance(e, sp.Symbol):
+        return e in pos or (want == "nonneg" and e in nonneg)
+    if isinstance(e, sp.exp):
+        return True
+    if isinstance(e, sp.Add):  # positive: every term >= 0 and one of them > 0
+        return all(structurally_signed(a, "nonneg", pos, nonneg) for a in e.args) and (
+            want == "nonneg" or any(structurally_signed(a, "pos", pos, nonneg) for a in e.args))
+    if isinstance(e, sp.Mul):
+        return all(structurally_signed(a, want, pos, nonneg) for a in e.args)
+    if isinstance(e, sp.Pow):
+        if e.exp.is_Integer and int(e.exp) % 2 == 0 and want == "nonneg":
+            return True
+        return structurally_signed(e.base, want, pos, nonneg) and (want == "nonneg" or e.exp.is_Rational or
+                                                        structurally_signed(e.base, "pos", pos, nonneg))
+    if isinstance(e, sp.Abs):
+        return want == "nonneg" or structurally_signed(e.args[0], "pos", pos, nonneg)
+    if isinstance(e, sp.Max):
+        return any(structurally_signed(a, want, pos, nonneg) for a in e.args)
+    if isinstance(e, sp.Min):
+        return all(structurally_signed(a, want, pos, nonneg) for a in e.args)
+    return False
+
+
+def structurally_integer(e: sp.Expr, integers: set[sp.Symbol]) -> bool:
+    """``e`` is an integer by structure alone: sums, products and non-negative integer powers of integers
+    and integer quantities (``integers``)."""
+    if e.is_Integer:
+        return True
+    if isinstance(e, sp.Symbol):
+        return e in integers
+    if isinstance(e, (sp.Add, sp.Mul)):
+        return all(structurally_integer(a, integers) for a in e.args)
+    if isinstance(e, sp.Pow):
+        return e.exp.is_Integer and e.exp >= 0 and structurally_integer(e.base, integers)
+    return False
 
 
 # Convenience constructors used by theorem modules -------------------------------------------------
@@ -323,11 +451,14 @@ def between(expr: sp.Expr, low: sp.Expr, high: sp.Expr) -> Formula:
 
 def within_factor(expr: sp.Expr, target: sp.Expr, factor: sp.Expr) -> Formula:
     """``expr`` between ``target/factor`` and ``target*factor`` (factor > 1), in that order for a
-    positive target and the other way round for a negative one (a numeric target's sign is known; a
-    symbolic target written as a positive expression, ``a*b/c``, is read as positive, as quantities are
-    positive by default; any other symbolic target or factor gets ``Min``/``Max`` of the two ends).  A numeric factor
-    below 1 names the same range as its inverse ("within a factor 1/2" of 100 is 50 to 200; it was the
-    empty range 200 to 50, so a true statement was refuted); a numeric factor <= 0 is an error."""
+    positive target and the other way round for a negative one.  A numeric target's sign is known; a
+    symbolic target written as a positive expression of quantities (``a*b/c``) is positive only where
+    those quantities are >= 0, which their declared domains say, not their symbols: such a range is a
+    ``Within``, which the library reads with the domains (``Library.formula_expand``: the either-order
+    form wherever a quantity of the target may be negative).  Any other symbolic target or factor gets
+    ``Min``/``Max`` of the two ends.  A numeric factor below 1 names the same range as its inverse
+    ("within a factor 1/2" of 100 is 50 to 200; it was the empty range 200 to 50, so a true statement
+    was refuted); a numeric factor <= 0 is an error."""
     target, factor = sp.sympify(target), sp.sympify(factor)
     if factor.is_number and factor.is_extended_real:
         if not factor.is_positive:
@@ -337,16 +468,73 @@ def within_factor(expr: sp.Expr, target: sp.Expr, factor: sp.Expr) -> Formula:
     low, high = target / factor, target * factor
     if target.is_number and factor.is_number:
         return between(expr, high, low) if target.is_negative else between(expr, low, high)
+    either = between(expr, sp.Min(low, high, evaluate=False), sp.Max(low, high, evaluate=False))
     if factor.is_number and _written_positive(target):
-        return between(expr, low, high)
+        plain = between(expr, low, high)
+        return Within(plain.args, either, tuple(sorted(target.free_symbols, key=name_of)))
     # a target written with a minus sign (``-a``, ``a - b``) or a symbolic factor may be negative (below 1)
     # where the claim is read: the range is between the two ends in either order (it was the empty range
     # there, so a true statement was refuted)
-    return between(expr, sp.Min(low, high, evaluate=False), sp.Max(low, high, evaluate=False))
+    return either
+
+
+@dataclass(frozen=True, eq=False)
+class Within(And):
+    """``low <= expr <= high`` for a target written positive (``within_factor``): the plain range where
+    every quantity in ``signed`` is >= 0, ``either`` (the two ends in either order) where one may be
+    negative.  It is an ``And`` of the plain range for every reader; ``read_with`` picks the form a
+    library's declared domains give it.  Equal to that ``And``."""
+
+    either: Formula = None  # type: ignore[assignment]
+    signed: tuple[sp.Symbol, ...] = ()  # in name order (a set's order would follow PYTHONHASHSEED)
+
+    def read_with(self, may_be_negative: Callable[[sp.Symbol], bool]) -> Formula:
+        """The plain range, or ``either`` when a quantity of the target may be negative."""
+        if any(may_be_negative(s) for s in self.signed):
+            return self.either
+        return And(self.args)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, And) and self.args == other.args
+
+    def __hash__(self) -> int:
+        return hash((self.args,))
+
+
+def read_signs(f: Formula, may_be_negative: Callable[[sp.Symbol], bool]) -> Formula:
+    """``f`` with every ``Within`` read by the declared signs of its quantities (see ``Within``)."""
+    if isinstance(f, Within):
+        return f.read_with(may_be_negative)
+    if isinstance(f, Rel) or not _has_within(f):
+        return f
+    if isinstance(f, (And, Or)):
+        return type(f)(tuple(read_signs(a, may_be_negative) for a in f.args))
+    if isinstance(f, Not):
+        return Not(read_signs(f.arg, may_be_negative))
+    if isinstance(f, Implies):
+        return Implies(read_signs(f.premise, may_be_negative), read_signs(f.conclusion, may_be_negative))
+    if isinstance(f, Iff):
+        return Iff(read_signs(f.left, may_be_negative), read_signs(f.right, may_be_negative))
+    return f
+
+
+def _has_within(f: Formula) -> bool:
+    if isinstance(f, Within):
+        return True
+    if isinstance(f, (And, Or)):
+        return any(_has_within(a) for a in f.args)
+    if isinstance(f, Not):
+        return _has_within(f.arg)
+    if isinstance(f, Implies):
+        return _has_within(f.premise) or _has_within(f.conclusion)
+    if isinstance(f, Iff):
+        return _has_within(f.left) or _has_within(f.right)
+    return False
 
 
 def _written_positive(e: sp.Expr) -> bool:
-    """Sums, products and rational powers of quantities (positive by default), positive numbers, E and pi."""
+    """Sums, products and rational powers of quantities, positive numbers, E and pi: positive wherever its
+    quantities are (``Within`` reads their declared domains)."""
     if e.is_Rational:
         return bool(e > 0)
     if isinstance(e, sp.Symbol) or e in (sp.E, sp.pi):

@@ -44,9 +44,16 @@ class Problem:
     bounds: dict[sp.Symbol, tuple[sp.Rational, sp.Rational]] = field(default_factory=dict)
     rlimit: int = DEFAULT_RLIMIT
     seed: int = 0
+    # side conditions of the goal that its definitions declare (a definition's domain, a derived quantity's
+    # declared domain and integrality), each with its origin in words: the goal is defined only where they
+    # hold, so they must be shown on the region, and a point outside them is never a counterexample
+    # (``derive.model.library.Library.definition_conditions``; the hypotheses' own are hypotheses)
+    conditions: list[tuple[str, Formula]] = field(default_factory=list)
 
     def symbols(self) -> set[sp.Symbol]:
         out = set(self.goal.free_symbols())
         for h in self.hypotheses:
             out |= h.free_symbols()
+        for _, c in self.conditions:
+            out |= c.free_symbols()
         return out

@@ -30,6 +30,21 @@ needs its conditions defined (up to the one that holds), one of them true (a ``P
 otherwise branch is undefined where none holds) and only its active branch defined.  These are the
 *side conditions* (``side_conditions``).
 
+What definitions declare (``Problem.conditions``, built by ``Library.definition_conditions``): a
+definition's ``domain`` and a derived quantity's declared domain (positive, non-negative) and integrality
+(``logic.IsInteger``, z3's ``is_int``) are side conditions of every expression that uses the quantity.
+Those of the hypotheses are hypotheses (a hypothesis is read only where it is defined).  Those of the goal
+(``conditions``) say where the goal is read: a counterexample must satisfy them; they are never
+hypotheses of the goal (``d := a - b`` declared positive must not prove ``a > b``), so a proof shows the
+goal on the whole region, and it is admitted only when they are not false where the claim is read
+(numbers only, or the region's only point: exact; otherwise z3 must not find them unsatisfiable on the
+region).  Whether each definition meets its declaration is its own obligation
+(``derive.checking.checker.Checker.obligations``).
+
+Before any route runs, a quantity that a top-level hypothesis fixes to a number (``x == 4``) is replaced
+by it in the goal, the other hypotheses and the conditions (``substitute_values``): an equivalent
+statement on the region, which keeps the fixing hypothesis.
+
 Refused statements (``unknown``, never decided): floating-point numbers anywhere (the float rule
 below), complex numbers, infinities, functions without a domain rule here, symbols carrying sympy
 assumptions, and bounds that are not exact rationals or are written high-to-low.
@@ -62,8 +77,9 @@ Verdicts
 ``refuted``
     a point of exact rationals that the kernel re-checks against the statement: every quantity has a
     value, integer quantities are integers, the bounds hold, every hypothesis is defined and true, and
-    the goal is defined and false.  Values are decided by exact rational arithmetic, or where a value is
-    irrational by certified interval enclosures at increasing precision.
+    the goal is defined and false, and the conditions its definitions declare hold.  Values are decided
+    by exact rational arithmetic, or where a value is irrational by certified interval enclosures at
+    increasing precision.
 
 Budgets (deterministic, never wall-clock; running out gives ``unknown`` naming the budget)
 ------------------------------------------------------------------------------------------
@@ -89,8 +105,23 @@ import mpmath
 import sympy as sp
 import z3
 
-from derive.errors import TranslationError
-from derive.kernel.logic import PRINT_BITS, And, Formula, Iff, Implies, Not, Or, Rel, name_of, rational_bits, replace
+from derive.errors import TranslationError, UndefinedValueError
+from derive.kernel.logic import (
+    PRINT_BITS,
+    And,
+    Formula,
+    Iff,
+    Implies,
+    IsInteger,
+    Not,
+    Or,
+    Rel,
+    name_of,
+    rational_bits,
+    replace,
+    structurally_integer,
+    structurally_signed,
+)
 from derive.kernel.problem import Outcome, Problem
 from derive.kernel.translate import (
     LinearIntegerTranslator,
@@ -171,7 +202,8 @@ def tree_size(exprs: list[sp.Expr], limit: int = MAX_NODES) -> int:
 
 def refusal(problem: Problem) -> str | None:
     """Why the kernel gives this problem no meaning (see the module docstring), or None."""
-    if tree_size([e for f in [*problem.hypotheses, problem.goal] for e in f.exprs()]) > MAX_NODES:
+    statement = [*problem.hypotheses, problem.goal, *(c for _, c in problem.conditions)]
+    if tree_size([e for f in statement for e in f.exprs()]) > MAX_NODES:
         return f"the statement is too large for the engines (more than {MAX_NODES} nodes; a budget)"
     for sym, (lo, hi) in sorted(problem.bounds.items(), key=lambda kv: name_of(kv[0])):
         for end in (lo, hi):
@@ -183,7 +215,7 @@ def refusal(problem: Problem) -> str | None:
             return f"a bound of {sym} has more than {PRINT_BITS} bits (a budget: values are printed in decimal)"
         if lo > hi:
             return f"bounds of {sym} are written high-to-low ({lo} > {hi}): write (low, high)"
-    for f in [*problem.hypotheses, problem.goal]:
+    for f in [*problem.hypotheses, problem.goal, *(c for _, c in problem.conditions)]:
         for e in f.exprs():
             if not isinstance(e, sp.Expr) or isinstance(e, sp.core.containers.Tuple):
                 return f"{type(e).__name__} {sp.sstr(e)} is not a number: a relation compares two expressions"
@@ -616,7 +648,31 @@ def evaluate_at(f: Formula, point: Mapping[sp.Symbol, sp.Rational]) -> bool:
         return (not p) or c
     if isinstance(f, Iff):
         return evaluate_at(f.left, point) == evaluate_at(f.right, point)
+    if isinstance(f, IsInteger):
+        return _is_integer_at(f.expr, point)
     raise Unsupported(f"unknown formula {f!r}")
+
+
+def _is_integer_at(e: sp.Expr, point: Mapping[sp.Symbol, sp.Rational]) -> bool:
+    """Whether ``e`` is an integer at ``point``: its exact rational value, else (irrational, or past the
+    exact budget) a certified enclosure strictly between two consecutive integers.  Raises ``Unsettled``."""
+    v = _exact(e, point)
+    if v is not None:
+        return bool(v.is_integer)
+    saved = _iv.prec
+    try:
+        for prec in PRECISIONS:
+            _iv.prec = prec
+            box = {s: _iv.mpf(_ivnum(sp.Rational(x))) for s, x in point.items()}
+            try:
+                d = enclose(e, box)
+            except (MaybeUndefined, ZeroDivisionError, ValueError, mpmath.libmp.libmpf.ComplexResult):
+                continue
+            if mpmath.floor(d.a) == mpmath.floor(d.b) and d.a > mpmath.floor(d.a):
+                return False
+    finally:
+        _iv.prec = saved
+    raise OverBudget(f"exact-evaluation budget: could not settle whether {sp.sstr(e)} is an integer")
 
 
 def truth_on_box(f: Formula, box: Mapping[sp.Symbol, object]) -> bool | None:
@@ -673,32 +729,6 @@ def _children(f: Formula) -> tuple[Formula, ...]:
 
 # syntactic positivity (a sound, purely structural proof) ------------------------------------------
 
-def _surely(e: sp.Expr, want: str, pos: set[sp.Symbol], nonneg: set[sp.Symbol]) -> bool:
-    """``e > 0`` (want="pos") or ``e >= 0`` ("nonneg") by structure alone."""
-    if e.is_Rational:
-        return e > 0 if want == "pos" else e >= 0
-    if e in _CONSTANTS:
-        return True
-    if isinstance(e, sp.Symbol):
-        return e in pos or (want == "nonneg" and e in nonneg)
-    if isinstance(e, sp.exp):
-        return True
-    if isinstance(e, (sp.Add, sp.Mul)):
-        return all(_surely(a, want, pos, nonneg) for a in e.args)
-    if isinstance(e, sp.Pow):
-        if e.exp.is_Integer and int(e.exp) % 2 == 0 and want == "nonneg":
-            return True
-        return _surely(e.base, want, pos, nonneg) and (want == "nonneg" or e.exp.is_Rational or
-                                                        _surely(e.base, "pos", pos, nonneg))
-    if isinstance(e, sp.Abs):
-        return want == "nonneg" or _surely(e.args[0], "pos", pos, nonneg)
-    if isinstance(e, sp.Max):
-        return any(_surely(a, want, pos, nonneg) for a in e.args)
-    if isinstance(e, sp.Min):
-        return all(_surely(a, want, pos, nonneg) for a in e.args)
-    return False
-
-
 # the kernel of one problem ---------------------------------------------------------------------------
 
 # z3's answer on a region alone (hypotheses, bounds, integrality), keyed by everything it reads
@@ -717,6 +747,24 @@ class _Z3:
     variables: dict
 
 
+def _z3_formula(tr: Translator, f: Formula) -> z3.BoolRef:
+    """``f`` in z3: the translator's reading, and ``IsInteger`` as z3's ``is_int`` of the term."""
+    if isinstance(f, IsInteger):
+        return z3.IsInt(tr.expr(f.expr))
+    if isinstance(f, (And, Or)) and any(_has_integrality(a) for a in f.args):
+        parts = [_z3_formula(tr, a) for a in f.args]
+        return z3.And(*parts) if isinstance(f, And) else z3.Or(*parts)
+    if isinstance(f, Not) and _has_integrality(f.arg):
+        return z3.Not(_z3_formula(tr, f.arg))
+    if isinstance(f, Implies) and _has_integrality(f):
+        return z3.Implies(_z3_formula(tr, f.premise), _z3_formula(tr, f.conclusion))
+    return tr.formula(f)
+
+
+def _has_integrality(f: Formula) -> bool:
+    return isinstance(f, IsInteger) or any(_has_integrality(a) for a in _children(f))
+
+
 def _out_of_budget(reason: str) -> bool:
     """Whether z3's reason for ``unknown`` is its rlimit ("... limit ...", or "canceled" from a tactic
     that its rlimit stopped) or its wall-clock net ("timeout")."""
@@ -731,6 +779,7 @@ class Kernel:
         why = refusal(problem)
         if why:
             raise Refused(why)
+        problem = substitute_values(problem)
         self.problem = problem
         present = problem.symbols()
         self.bounds = {s: (sp.Rational(lo), sp.Rational(hi)) for s, (lo, hi) in problem.bounds.items() if s in present}
@@ -754,6 +803,8 @@ class Kernel:
         # every quantity an integer and every relation linear: z3's QF_LIA procedure over Int variables
         self.linear_integer = bool(self.symbols) and set(self.symbols) == set(self.integer) and linear_integer(
             [*self.region, self.goal, *(sc.condition for sc in formula_side_conditions(self.goal))], self.integer)
+        # what the goal's definitions declare (``Problem.conditions``): the goal is read only where they hold
+        self.declared = [SideCondition(label, c) for label, c in problem.conditions]
         self._z3: _Z3 | None | str = None
         self._z3_ms = 0.0  # wall clock z3 spent on this goal's queries (see Z3_SAFETY_MS)
         self._goal_unsat = False
@@ -761,6 +812,7 @@ class Kernel:
         self._discharged: tuple[tuple[str, ...] | None, str | None] | None = None
         self._pos, self._nonneg = self._signed_symbols()
         self._taylor_answers: dict[tuple, bool] = {}  # taylor_closes, by box and centre
+        self._witness: dict | None = None  # a point of the region the kernel confirmed (``consistency``)
 
     # z3, one context per problem, a new solver per query ---------------------------------------------
 
@@ -781,7 +833,7 @@ class Kernel:
             variables = make_variables(set(self.symbols), ctx=ctx)
             tr = Translator(variables, ctx)
         try:
-            region = [tr.formula(h) for h in self.region]
+            region = [_z3_formula(tr, h) for h in self.region]
         except TranslationError as err:
             return err.message
         base = [z3.IsInt(variables[sym]) for sym in sorted(self.integer, key=name_of)
@@ -796,7 +848,7 @@ class Kernel:
         if isinstance(zs, str):
             return "untranslatable", None, zs
         try:
-            zextra = zs.translator.formula(extra) if extra is not None else None
+            zextra = _z3_formula(zs.translator, extra) if extra is not None else None
         except TranslationError as err:
             return "untranslatable", None, err.message
         left = Z3_SAFETY_MS
@@ -888,6 +940,7 @@ class Kernel:
             return self._consistency
         if witness is not None and self.in_region(witness):
             self._consistency = ("nonempty", None)
+            self._witness = dict(witness)
             return self._consistency
         key = (tuple(self.region), self.integer, tuple(self.symbols), self.problem.rlimit)
         if key not in _REGION_Z3:
@@ -961,20 +1014,25 @@ class Kernel:
 
     def _syntactic(self, sc: SideCondition) -> bool:
         c = sc.condition
+        if isinstance(c, IsInteger):
+            return structurally_integer(c.expr, set(self.integer))
         if not isinstance(c, Rel) or c.rhs != 0:
             return False
         if c.op == ">=":
-            return _surely(c.lhs, "nonneg", self._pos, self._nonneg)
-        return _surely(c.lhs, "pos", self._pos, self._nonneg) or (
-            c.op == "!=" and _surely(-c.lhs, "pos", self._pos, self._nonneg))
+            return structurally_signed(c.lhs, "nonneg", self._pos, self._nonneg)
+        return structurally_signed(c.lhs, "pos", self._pos, self._nonneg) or (
+            c.op == "!=" and structurally_signed(-c.lhs, "pos", self._pos, self._nonneg))
 
     def discharge(self) -> tuple[tuple[str, ...] | None, str | None]:
         """(the goal's side conditions, each with how it was shown; or None and why not)."""
-        if self._discharged is not None:
-            return self._discharged
+        if self._discharged is None:
+            self._discharged = self._discharge(formula_side_conditions(self.goal))
+        return self._discharged
+
+    def _discharge(self, conditions: list[SideCondition]) -> tuple[tuple[str, ...] | None, str | None]:
         shown: list[str] = []
         pending: list[SideCondition] = []
-        for sc in formula_side_conditions(self.goal):
+        for sc in conditions:
             if self._syntactic(sc):
                 shown.append(f"{sc} [structure]")
             else:
@@ -998,10 +1056,8 @@ class Kernel:
                               + "; state an assumption or bounds that rule it out")
                 else:
                     reason = f"could not show the side condition {first} ({why})"
-                self._discharged = (None, reason)
-                return self._discharged
-        self._discharged = (tuple(shown), None)
-        return self._discharged
+                return None, reason
+        return tuple(shown), None
 
     # admitting verdicts ------------------------------------------------------------------------
 
@@ -1037,7 +1093,34 @@ class Kernel:
         return self._z3_check(extra)
 
     def goal_side_conditions(self) -> list[Formula]:
-        return [sc.condition for sc in formula_side_conditions(self.goal)]
+        """Where the goal is defined and read: its side conditions and what its definitions declare (a
+        counterexample lies where they all hold)."""
+        return [sc.condition for sc in [*formula_side_conditions(self.goal), *self.declared]]
+
+    def declared_failure(self, witness: Mapping[sp.Symbol, sp.Rational] | None = None) -> str | None:
+        """Why a proof of the goal would say nothing, or None: what the goal's definitions declare
+        (``Problem.conditions``) is false where the claim is read (numbers only, decided exactly; or
+        at the region's only point), or holds at no point of the region (z3 unsat).  The declared
+        conditions are never hypotheses of the goal (``d := a - b`` declared positive must not prove
+        ``a > b``): a proof shows the goal on the whole region, hence wherever they hold."""
+        if not self.declared:
+            return None
+        closed = [sc for sc in self.declared if not sc.condition.free_symbols()]
+        if witness is not None and set(witness) >= set(self.symbols):
+            closed = self.declared
+        for sc in closed:
+            try:
+                holds = evaluate_at(sc.condition, witness or {})
+            except Unsettled as err:
+                return f"the claim is read where its definitions are not settled: {sc} ({err})"
+            if not holds:
+                return f"the claim is read outside its definitions' domains: {sc} is false there"
+        if len(closed) < len(self.declared) and not self._declared_hold(self._witness):
+            status, _, _ = self._z3_check(And(tuple(sc.condition for sc in self.declared)))
+            if status == "unsat":
+                return ("the claim's definitions are defined nowhere on its region: "
+                        + "; ".join(str(sc) for sc in self.declared))
+        return None
 
     def z3_goal(self) -> tuple[str, dict | None, str | None]:
         """z3 on region and negated goal.  ``unsat`` is remembered: it is the z3 route's proof."""
@@ -1063,6 +1146,9 @@ class Kernel:
             if point is None:
                 return Outcome("unknown", engine, "kernel: exact evaluation proves only statements whose "
                                                   "assumptions fix every quantity")
+            failure = self.declared_failure(point)
+            if failure:  # read first: the goal's value there means nothing
+                return Outcome("unknown", engine, failure)
             try:
                 if not evaluate_at(self.goal, point):
                     return Outcome("unknown", engine, "kernel: the goal is false")
@@ -1090,6 +1176,9 @@ class Kernel:
             if shown is None:
                 return Outcome("unknown", engine, why)
             conditions = shown
+        failure = self.declared_failure(witness if engine == "exact" else None)
+        if failure:
+            return Outcome("unknown", engine, failure)
         return Outcome("proved", engine, recheck=method, side_conditions=conditions)
 
     def fixed_point(self) -> dict[sp.Symbol, sp.Rational] | None:
@@ -1113,11 +1202,33 @@ class Kernel:
             return why
         if any(rational_bits(v) > PRINT_BITS for v in point.values()):
             return f"a value of more than {PRINT_BITS} bits cannot be reported (a budget)"
+        failure = self._outside_declared(point)
+        if failure:
+            return failure
         try:
             if evaluate_at(self.goal, point):
                 return "the goal holds there"
         except Unsettled as err:
             return f"the goal is not settled there ({err})"
+        return None
+
+    def _declared_hold(self, point: Mapping[sp.Symbol, sp.Rational] | None) -> bool:
+        """Whether ``point`` (of the region) satisfies every declared condition, exactly."""
+        if point is None:
+            return False
+        try:
+            return all(evaluate_at(sc.condition, point) for sc in self.declared)
+        except Unsettled:
+            return False
+
+    def _outside_declared(self, point: Mapping[sp.Symbol, sp.Rational]) -> str | None:
+        """Why the goal is not defined at ``point`` by what its definitions declare, or None."""
+        for sc in self.declared:
+            try:
+                if not evaluate_at(sc.condition, point):
+                    return f"the goal is not defined there: {sc} fails"
+            except Unsettled as err:
+                return f"the goal is not defined there: {sc} is not settled ({err})"
         return None
 
     # the sound routes the kernel runs itself -----------------------------------------------------
@@ -1281,6 +1392,43 @@ def _hypothesis_box(hypotheses: list[Formula]) -> dict[sp.Symbol, tuple[sp.Ratio
 
 
 _FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "=="}
+
+
+def substitute_values(problem: Problem) -> Problem:
+    """The same statement with each quantity that a hypothesis fixes to a number (``x == 4``, ``4 == x``,
+    at the top level of the hypotheses) replaced by that number in the goal, the other hypotheses and the
+    declared conditions, until no new value appears (``y == x + 1`` then fixes y).  The fixing hypothesis
+    itself stays, so the region, its points and its counterexamples are those of the statement as written:
+    on the region every formula equals its substituted form, definedness included, which is why this is
+    a rewriting and not a proof step.  A substitution that leaves a part without a real value (``1/(x -
+    4)`` at x = 4) is not made: the statement is read as written and its side conditions fail there."""
+    values: dict[sp.Symbol, sp.Rational] = {}
+    keep: set[int] = set()
+    hyps = list(problem.hypotheses)
+    goal, conditions = problem.goal, list(problem.conditions)
+    while True:
+        found: dict[sp.Symbol, sp.Rational] = {}
+        for i, h in enumerate(hyps):
+            for c in _conjuncts(h):
+                if not (isinstance(c, Rel) and c.op == "=="):
+                    continue
+                for sym, value in ((c.lhs, c.rhs), (c.rhs, c.lhs)):
+                    if isinstance(sym, sp.Symbol) and value.is_Rational and sym not in values and sym not in found:
+                        found[sym] = value
+                        keep.add(i)
+        if not found:
+            break
+        try:
+            new_hyps = [h if i in keep else h.subs(found, strict=True) for i, h in enumerate(hyps)]
+            new_goal = goal.subs(found, strict=True)
+            new_conditions = [(label, c.subs(found, strict=True)) for label, c in conditions]
+        except UndefinedValueError:
+            break
+        hyps, goal, conditions = new_hyps, new_goal, new_conditions
+        values.update(found)
+    if not values:
+        return problem
+    return Problem(hyps, goal, set(problem.integer), dict(problem.bounds), problem.rlimit, problem.seed, conditions)
 
 
 def _conjuncts(f: Formula) -> list[Formula]:

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from derive.errors import ScenarioError, UnitError
-from derive.kernel.logic import And, Formula, Not, Or, Rel
+from derive.errors import ScenarioError, UndefinedValueError, UnitError
+from derive.kernel.logic import And, Formula, Not, Or, Rel, replace
 from derive.model.declarations import Definition
 from derive.model.dimensions import dimension_of
 from derive.model.library import Library
@@ -38,6 +38,9 @@ class Evaluation:
     inputs: tuple[str, ...]  # base quantities it was computed from
     reason: str | None = None  # why there is no value (outside a domain)
     fixed_unit: bool = False  # `unit` was asked for (--unit): keep it when displaying
+    # derived quantities it goes through whose values break their declared domain or integrality (the
+    # checker reads no claim there: ``Library.definition_conditions``), one phrase each
+    notes: tuple[str, ...] = ()
 
     @property
     def display(self) -> str:
@@ -46,7 +49,8 @@ class Evaluation:
 
         if self.exact is None:
             return f"undefined ({self.reason})" if self.reason else "undefined"
-        return format_value(self.in_unit(), self.unit, fixed=self.fixed_unit)
+        shown = format_value(self.in_unit(), self.unit, fixed=self.fixed_unit)
+        return f"{shown} (note: {'; '.join(self.notes)})" if self.notes else shown
 
     def in_unit(self) -> sp.Expr | None:
         """The exact value in ``unit``."""
@@ -60,6 +64,8 @@ class Evaluation:
 
         out = {"name": self.name, "value": self.value, "exact": None if self.exact is None else str(self.exact),
                "unit": self.unit, "inputs": list(self.inputs), "display": self.display}
+        if self.notes:
+            out["declaration_notes"] = list(self.notes)
         if self.exact is None:
             out["reason"] = self.reason
         elif self.value is None:
@@ -114,12 +120,33 @@ def evaluate(library: Library, scenario: Scenario, text: str, unit: str | None =
     reason = domain_violation(library, scenario, expr)
     if reason is not None:
         return Evaluation(name, None, dim, unit_text, None, inputs, reason, bool(unit))
-    exact = exactify(expanded.xreplace(scenario.substitution(library)))
+    try:
+        exact = exactify(replace(expanded, scenario.substitution(library), strict=True))
+    except UndefinedValueError as err:
+        return Evaluation(name, None, dim, unit_text, None, inputs, err.message, bool(unit))
     if exact.free_symbols or exact.is_extended_real is False:
         raise ScenarioError(f"{name} does not evaluate to a real number ({_short(exact)})")
     scale = parse_unit(unit_text).scale
     value = numeric(exact / sp.Rational(scale.numerator, scale.denominator), what=name).value
-    return Evaluation(name, exact, dim, unit_text, value, inputs, None, bool(unit))
+    notes = declaration_violations(library, scenario, expr)
+    return Evaluation(name, exact, dim, unit_text, value, inputs, None, bool(unit), notes)
+
+
+def declaration_violations(library: Library, scenario: Scenario, expr: sp.Expr) -> tuple[str, ...]:
+    """Derived quantities ``expr`` expands through whose values under the scenario break their declared
+    domain (positive, non-negative) or integrality, as phrases (``d = -1 is outside its declared domain
+    (positive)``); empty when every one holds or cannot be computed."""
+    out: list[str] = []
+    for d in definitions_used(library, expr, scenario.pinned):
+        q = d.defines
+        v = value_of(library, scenario, q.sym)
+        if v is None or not v.is_Rational:
+            continue
+        if (q.domain == "positive" and v <= 0) or (q.domain == "nonnegative" and v < 0):
+            out.append(f"{q.name} = {v} is outside its declared domain ({q.domain})")
+        if q.integer and not v.is_integer:
+            out.append(f"{q.name} = {v} is not an integer, as it is declared")
+    return tuple(out)
 
 
 def definitions_used(library: Library, expr: sp.Expr, pinned: frozenset[str]) -> list[Definition]:
@@ -192,7 +219,10 @@ def value_of(library: Library, scenario: Scenario, e: sp.Expr) -> sp.Expr | None
     expanded = library.expand(e, scenario.pinned)
     if any(str(s) not in scenario.values for s in expanded.free_symbols):
         return None
-    value = exactify(expanded.xreplace(scenario.substitution(library)))
+    try:
+        value = exactify(replace(expanded, scenario.substitution(library), strict=True))
+    except UndefinedValueError:
+        return None
     return value if value.is_number and value.is_extended_real else None
 
 

@@ -12,7 +12,16 @@ import networkx as nx
 import sympy as sp
 
 from derive.errors import AmbiguousNameError, DimensionError, LibraryError, UnknownNameError
-from derive.kernel.logic import Formula, Rel, name_of, replace
+from derive.kernel.logic import (
+    Formula,
+    IsInteger,
+    Rel,
+    name_of,
+    read_signs,
+    replace,
+    structurally_integer,
+    structurally_signed,
+)
 from derive.model.declarations import Assumption, Claim, Declaration, Definition, Quantity, Step, Topic, free_symbols_of
 from derive.model.dimensions import check_formula, dimension_of
 from derive.model.prose import check_no_placeholder, check_topic_prose
@@ -174,6 +183,10 @@ class Library:
     def quantity_of(self, sym: sp.Symbol) -> Quantity:
         return self._symbol_quantity(sym, "look-up")
 
+    def quantity_or_none(self, sym: sp.Basic) -> Quantity | None:
+        """The quantity of a symbol, or None for anything else."""
+        return self._by_symbol.get(sym) if isinstance(sym, sp.Symbol) else None
+
     def domain_violations(self, symbols: Iterable[sp.Symbol], values: Mapping[sp.Symbol, sp.Expr]) -> list[Formula]:
         """The domain relations (positive, non-negative, an integer) that ``values`` of ``symbols`` break, each
         false at its value: as hypotheses they make a claim checked at those values inconsistent, so a value
@@ -294,8 +307,84 @@ class Library:
         return sorted(str(s) for s in self.expand(expr, pinned).free_symbols)
 
     def formula_expand(self, formula: Formula, pinned: Iterable[str] = ()) -> Formula:
+        """``formula`` with every expression expanded (``expand``), and each ``within_factor`` range read
+        with the declared domains of its target's quantities (``derive.kernel.logic.Within``)."""
         pinned = frozenset(pinned)
+        formula = read_signs(formula, self._may_be_negative)
         return formula.map_exprs(lambda e: self.expand(e, pinned))
+
+    def _may_be_negative(self, sym: sp.Symbol) -> bool:
+        q = self._by_symbol.get(sym)
+        return q is None or q.domain not in ("positive", "nonnegative")
+
+    # what a definition declares: side conditions of every expression that uses the quantity -----------
+
+    def definition_conditions(self, exprs: Iterable[sp.Expr], pinned: Iterable[str] = ()) -> list[tuple[str, Formula]]:
+        """The side conditions that the definitions ``exprs`` expand through declare, expanded like the
+        expressions (``expand``), each with its origin in words.  This is their one meaning, for every
+        engine (``derive.kernel.trusted``: a statement is defined only where its side conditions hold):
+
+        * a definition's ``domain`` (``critical_batch_kv`` only where ``context < critical_context``);
+        * a derived quantity's declared domain (``positive``: its definition > 0; ``nonnegative``: >= 0)
+          and integrality (its definition is an integer).
+
+        So a claim is decided only where its definitions are defined: in a hypothesis they restrict the
+        region (like a denominator there), in a goal they must be shown on the region, and a point
+        outside them is never a counterexample.  They are never hypotheses of a goal: ``d := a - b``
+        declared positive does not prove ``a > b``.  Whether each definition meets its own declaration
+        under the library's assumptions is a separate obligation (``derive.checking.checker.obligations``).
+        Pinned quantities are leaves (their definition is cut: their value is checked against the
+        quantity's domain instead, ``domain_violations``).  Conditions that hold by the structure of the
+        expansion alone (a product of positive quantities is positive) are left out."""
+        pinned = frozenset(pinned)
+        out: list[tuple[str, Formula]] = []
+        for sym in sorted(free_symbols_of(list(exprs)), key=name_of):
+            for item in self._conditions_of(self.quantity_of(sym).name, pinned):
+                if item not in out:
+                    out.append(item)
+        return out
+
+    def formula_conditions(self, formulas: Iterable[Formula], pinned: Iterable[str] = ()) -> list[tuple[str, Formula]]:
+        """``definition_conditions`` of every expression of the formulas."""
+        return self.definition_conditions([e for f in formulas for e in f.exprs()], pinned)
+
+    def _conditions_of(self, name: str, pinned: frozenset[str]) -> tuple[tuple[str, Formula], ...]:
+        key = (name, pinned)
+        cache = self.__dict__.setdefault("_conditions", {})
+        if key in cache:
+            return cache[key]
+        cache[key] = ()  # no cycles (the graph is acyclic); a guard all the same
+        q = self.quantities[name]
+        out: list[tuple[str, Formula]] = []
+        d = self.definition_of.get(name)
+        if d is not None and name not in pinned and q.value is None:
+            for sym in sorted(free_symbols_of([d.expr, *(d.domain.exprs() if d.domain is not None else [])]),
+                              key=name_of):
+                out += [c for c in self._conditions_of(self.quantity_of(sym).name, pinned) if c not in out]
+            if d.domain is not None:
+                out.append((f"{name} is defined only where {d.domain}", self.formula_expand(d.domain, pinned)))
+            # by the structure of the definition's own expression, its quantities read by their declared
+            # domains: a derived one's declaration is itself in ``out`` unless its structure shows it, so
+            # what is left out here follows from what is kept (and the expansion, which can be a tree far
+            # larger than the definitions, is never walked)
+            own = {s: self.quantity_of(s) for s in free_symbols_of([d.expr])}
+            pos: set[sp.Symbol] = set()
+            nonneg: set[sp.Symbol] = set()
+            for s, o in own.items():  # a constant by its value, any other quantity by its declared domain
+                if (o.value > 0) if o.value is not None else o.domain == "positive":
+                    pos.add(s)
+                elif (o.value >= 0) if o.value is not None else o.domain == "nonnegative":
+                    nonneg.add(s)
+            if q.domain in ("positive", "nonnegative"):
+                want = "pos" if q.domain == "positive" else "nonneg"
+                if not structurally_signed(d.expr, want, pos, nonneg):
+                    rel = Rel(self.expand(q.sym, pinned), ">" if want == "pos" else ">=", 0)
+                    out.append((f"{name} is declared {q.domain}", rel))
+            integers = {s for s, o in own.items() if (o.value.is_integer if o.value is not None else o.integer)}
+            if q.integer and not structurally_integer(d.expr, integers):
+                out.append((f"{name} is declared an integer", IsInteger(self.expand(q.sym, pinned))))
+        cache[key] = tuple(out)
+        return cache[key]
 
 
 def _check_steps(steps: tuple[Step, ...], lookup: Callable, where: str) -> None:

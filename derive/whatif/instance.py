@@ -45,12 +45,17 @@ def instance_formula(library: Library, scenario: Scenario, claim: Claim, keep: I
     pins = (frozenset(scenario.pinned) | derived_forall if claim.instance else frozenset()) | frozenset(pinned)
     keep = set(keep)
     hyps: list[Formula] = []
+    written: list[Formula] = []
     for aid in lib.rests_on(claim):
         a = lib.declarations[aid]
         if isinstance(a, Assumption) and a.relation is not None:
-            hyps.append(lib.formula_expand(a.relation, pins))
-    hyps.extend(lib.formula_expand(h, pins) for h in claim.hypotheses)
+            written.append(a.relation)
+    written.extend(claim.hypotheses)
+    hyps.extend(lib.formula_expand(h, pins) for h in written)
     hyps.extend(bound_relations(library, claim, pins))
+    # what the definitions declare (``Library.definition_conditions``): the claim is read only where it holds,
+    # so outside it the claim neither holds nor fails, as the checker has it (``unknown`` there)
+    hyps.extend(c for _, c in lib.formula_conditions([*written, claim.goal], pins) if c not in hyps)
     goal = lib.formula_expand(claim.goal, pins)
     symbols = set(goal.free_symbols())
     for h in hyps:

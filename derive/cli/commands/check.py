@@ -72,6 +72,10 @@ def run(args, ctx) -> int:
             for c in seen.values():
                 for line in c.lines():
                     emit(f"  {line}")
+    if report.findings:
+        emit("findings: definitions not shown to meet what they declare (claims are read only where it holds)")
+        for f in report.findings:
+            emit(f"  {f.text()}")
     if pinned:
         emit(pinned_line(pinned))
     emit_notes(ctx.scenario)

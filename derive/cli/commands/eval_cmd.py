@@ -9,11 +9,13 @@ HELP = "numeric values of quantities, definitions or expressions under the scena
 DESCRIPTION = """\
 The value of each NAME (a quantity, a definition id, or an expression such as
 "hbm_bandwidth * 20 ms") under the scenario, with a unit and a sensible prefix.  A value computed
-through a definition outside its declared domain is `undefined`, with the reason.
+through a definition outside its declared domain is `undefined`, with the reason; a derived quantity
+whose value breaks its declared domain (positive, non-negative) or integrality is noted beside the value.
 
 --json: one name gives {"name", "value", "exact", "unit", "display", "inputs", "pinned", "notes"} ("value"
-is null, with "reason", when undefined); several names give {"values": [...], "scenario", "pinned",
-"notes"}.  --explain adds each input's value, unit and the layer that set it ("explain" in --json).
+is null, with "reason", when undefined; "declaration_notes" when a value breaks a declaration); several
+names give {"values": [...], "scenario", "pinned", "notes"}.  --explain adds each input's value, unit and
+the layer that set it ("explain" in --json).
 
 Examples:
   derive eval critical_batch step_time cost_per_token
@@ -128,4 +130,6 @@ def eval_lines(evs) -> list[str]:
             text = f"{text} {ev.unit}"
         note = f"  (exactly {text})" if len(str(exact)) <= 30 and exact.is_Rational else ""
         out.append(f"{ev.name:<{width}} ≈ {s.text}{note}".rstrip())
-    return out
+    # a derived value outside its declared domain or integrality: said beside it (claims are not read there)
+    return [line + (f"  (note: {'; '.join(ev.notes)})" if ev.exact is not None and ev.notes else "")
+            for line, ev in zip(out, evs, strict=True)]
