@@ -166,3 +166,28 @@ def test_export_smt2_prints_the_certificate(capsys):
 def test_export_smt2_of_a_refuted_claim_is_one_line_exit_2(capsys):
     code, out, err = _cli(capsys, "export", "hw_ratio_a100", "--format", "smt2")
     assert code == 2 and out == "" and len(err.splitlines()) == 1 and "refuted" in err
+
+
+@needs_cvc5
+def test_declared_integrality_in_a_hypothesis_reaches_the_certificate():
+    """A derived quantity's declared integrality is a hypothesis condition (``logic.IsInteger``): the query
+    states it with ``is_int`` in a mixed logic, cvc5 confirms the proof, and drops it only at its peril."""
+    n, e = sp.symbols("n e")
+    # te := n / e declared integer, used in a hypothesis te >= 1/2: then te >= 1 (an integer above 1/2)
+    problem = Problem([logic.gt(n, 0), logic.gt(e, 0), logic.IsInteger(n / e), logic.ge(n / e, R(1, 2))],
+                      logic.ge(n / e, 1))
+    cert = _cert(problem)
+    assert "(is_int " in cert.text and "IRA)" in cert.text
+    assert run_cvc5(cert.text)[0] == "unsat"
+    without = smt2.query(sorted(problem.symbols(), key=str), (), [problem.hypotheses[0], problem.hypotheses[1],
+                                                                  problem.hypotheses[3], Not(problem.goal)])
+    assert run_cvc5(without)[0] == "sat"
+
+
+def test_declared_integrality_is_read_by_the_replayer():
+    n = sp.symbols("n")
+    from derive.certify.writer import formula_json
+    f = formula_json(logic.IsInteger(n / 2))
+    assert replay.truth(f, {"n": replay.iv.mpf([3, 3])}) is False
+    assert replay.truth(f, {"n": replay.iv.mpf([4, 4])}) is True
+    assert replay.truth(f, {"n": replay.iv.mpf([3, 5])}) is None

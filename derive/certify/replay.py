@@ -169,6 +169,13 @@ def truth(f: dict, box: dict) -> bool | None:
     if "iff" in f:
         p, q = (truth(a, box) for a in f["iff"])
         return None if p is None or q is None else p == q
+    if "is_int" in f:  # settled only where the enclosure holds no integer (False) or is one integer (True)
+        try:
+            v = value(f["is_int"], box)
+        except (_Undecided, ZeroDivisionError, ValueError):
+            return None
+        lo, hi = mpmath.ceil(v.a), mpmath.floor(v.b)
+        return False if lo > hi else (True if v.a == v.b == lo else None)
     raise ValueError(f"unknown formula node {sorted(f)}")
 
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 import sympy as sp
 
 from derive.errors import CertificateError
-from derive.kernel.logic import And, Formula, Iff, Implies, Not, Or, Rel, name_of
+from derive.kernel.logic import And, Formula, Iff, Implies, IsInteger, Not, Or, Rel, name_of
 from derive.kernel.translate import linear_integer, linear_relation
 
 _SIMPLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
@@ -54,6 +54,7 @@ class Printer:
         self.symbols = sorted(symbols, key=name_of)
         self.integer = frozenset(integer_symbols)
         self.nonlinear = False
+        self.integrality = False  # an ``is_int`` was printed: the logic mixes Int and Real
         self.roots: dict[sp.Expr, str] = {}
         self.definitions: list[str] = []
 
@@ -159,6 +160,9 @@ class Printer:
             return f"(=> {self.formula(f.premise)} {self.formula(f.conclusion)})"
         if isinstance(f, Iff):
             return f"(= {self.formula(f.left)} {self.formula(f.right)})"
+        if isinstance(f, IsInteger):  # a derived quantity's declared integrality (SMT-LIB2 Reals_Ints)
+            self.integrality = True
+            return f"(is_int {self.term(f.expr)})"
         raise CertificateError(f"unsupported formula {f!r}")
 
 
@@ -193,7 +197,7 @@ def query(symbols: Iterable[sp.Symbol], integer_symbols: Iterable[sp.Symbol], as
     if lia:
         logic = "QF_LIA"
     else:
-        logic = "QF_" + ("N" if printer.nonlinear else "L") + ("IRA" if ints else "RA")
+        logic = "QF_" + ("N" if printer.nonlinear else "L") + ("IRA" if ints or printer.integrality else "RA")
     lines = [f"; {line}" for c in comments for line in c.splitlines()]
     lines.append(f"(set-logic {logic})")
     for s in symbols:

@@ -28,7 +28,7 @@ import sympy as sp
 
 from derive.certify import smt2
 from derive.errors import CertificateError, OutputError
-from derive.kernel.logic import And, Formula, Iff, Implies, Not, Or, Rel, name_of
+from derive.kernel.logic import And, Formula, Iff, Implies, IsInteger, Not, Or, Rel, name_of
 from derive.kernel.problem import Outcome, Problem
 from derive.kernel.trusted import BOX_PRECISION, Kernel, Refused, Unsettled, enclose, formula_side_conditions
 
@@ -151,6 +151,8 @@ def formula_json(f: Formula) -> dict:
         return {"implies": [formula_json(f.premise), formula_json(f.conclusion)]}
     if isinstance(f, Iff):
         return {"iff": [formula_json(f.left), formula_json(f.right)]}
+    if isinstance(f, IsInteger):
+        return {"is_int": expr_json(f.expr)}
     raise CertificateError(f"unsupported formula {f!r}")
 
 
