@@ -38,11 +38,13 @@ Main claims:
   needed batch and the memory needed, but not the batched cost per token.
 
 Notation: R = F·q/(2·W), the lecture's dimensionless "about 300" (here in tokens per weight fetch);
-S = N_tot/N_act the sparsity factor; B* = R·S/τ the critical batch (τ = 1 token per sequence per
-decode step); L* = 2·N_act·τ·W/(F·k) the context at which KV reads per token take as long as the
-token's multiplies.
+S = (N_act + N_skip)/N_act the sparsity factor, the weights a step reads once every expert is read
+(every weight but the input embedding) over the active ones, 1 for a dense model; B* = R·S/τ the
+critical batch (τ = 1 token per sequence per decode step); L* = 2·N_act·τ·W/(F·k) the context at
+which KV reads per token take as long as the token's multiplies.
 
-Implementation notes: the KV term is left out of the optimum as on the blackboard; the KV-corrected
+Implementation notes: the optimum is stated where every expert is read (``EVERY_EXPERT_READ``), as at
+any MoE model's critical batch; the KV term is left out of the optimum as on the blackboard; the KV-corrected
 optimum is ``batching.kv_raises_batch_optimum``.  Claims that model a fast or an unbatched mode with
 "KV ignored" write the weights-only step time max(2·N_act·B·τ/(n·F), N_tot·q/(n·W)) out explicitly
 instead of setting the KV size to zero.  The lecture scenario pins ``sparsity`` = 8 (the lecture's

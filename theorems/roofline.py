@@ -11,8 +11,19 @@ Main claims:
   bound, each side on its own.
 - ``roofline.latency_vs_batch_shape``: the step time never falls as the batch grows, starts at the
   weight-fetch time and rises at most linearly.
-- **Latency floor** ``roofline.latency_floor``: for every batch, a step takes at least the time to
-  read all weights once over the pooled bandwidth of the scale-up domain.
+- ``roofline.params_read``: a step reads one token's active weights plus the share
+  ``expert_read_fraction`` of the routed experts that token skips, and one input-embedding row per new
+  token (``roofline.embedding_fetch_time``), not the table.  ``roofline.distinct_experts_bounds``: a
+  step reads between k and min(E, kB) experts per layer, whatever the routing.
+  ``roofline.expert_read_fraction_uniform`` and ``roofline.experts_read_uniform``: the expectation
+  E(1 - (1 - k/E)^B) under uniform routing, a named assumption (``step_time_uniform`` evaluates the
+  step at it); ``roofline.all_experts_read_threshold``: from about (E/k) ln(2E) tokens on every expert is
+  read (200 for DeepSeek's 8 of 256), which is why the lecture's scenario pins the share to 1.
+- **Latency floor** ``roofline.latency_floor``: for every batch and routing, a step takes at least the
+  time to read the weights it reads, so at least one token's active weights, over the pooled bandwidth
+  of the scale-up domain; ``roofline.latency_floor_all_experts``: once every expert is read, every weight
+  but the input embedding (the lecture's floor); ``roofline.step_time_ge_floor``: the strict floor
+  ``step_time_floor`` (share 0) is below the step time at every routing.
 - **Cost floor** ``roofline.cost_per_token_and_floor``: the cost per token is a hyperbola in the
   batch (the weight reads) on top of constants (compute, KV reads), never below the floor
   ``cost_per_token_floor``; ``roofline.cost_per_token_nonincreasing``: it never rises with the batch;
@@ -26,7 +37,12 @@ FLOP/s per chip, W HBM bytes/s per chip, n chips in the scale-up domain, L conte
 k KV bytes per context token (all layers), p chip rental price per second, B' a second batch
 (``batch_other``) for claims comparing two batches.
 
-Implementation notes: the lecture counts one multiply per active weight and token; we count two
+Implementation notes: ``expert_read_fraction`` is a scenario value (the lecture: 1), not defined by
+the uniform-routing formula, because general claims must hold at every routing and a power with the
+batch in its exponent is beyond the polynomial prover; the formula is its own quantity, evaluated up to
+512 tokens exactly (beyond, the share at 512: a lower bound).  ``params_routed_skipped`` defaults to
+the total less the input embedding less the active weights (exact for an untied output head).  The
+lecture counts one multiply per active weight and token; we count two
 FLOPs (multiply and add), the convention of spec sheets, through the constant
 ``flops_per_param_token``.  Sequences and tokens are distinct units, linked by
 ``tokens_per_step`` (one new token per sequence in a decode step).  Attention FLOPs are left out as
