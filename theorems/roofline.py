@@ -144,7 +144,7 @@ experts_read_uniform_q = Quantity("experts_read_uniform", r"E_{\mathrm{read}}^{\
                                   "uniform routing")
 params_read_q = Quantity("params_read", r"N_{\mathrm{read}}", "param",
                          "weights a decode step reads from HBM (shared by the batch): one token's active weights "
-                         "plus the routed experts the other sequences add", display_unit="Gparam")
+                         "plus the routed experts the other sequences add")
 routing_token = Quantity(
     "routing_token", r"1_{\mathrm{tok}}", "token", "one token: the routing formula counts its draws in tokens",
     value=1, source=derived("a unit, so that the batch's token count is a pure number in an exponent"))
@@ -170,8 +170,7 @@ embedding_fetch_time_q = Quantity("embedding_fetch_time", r"t_{\mathrm{emb}}", "
                                   "time to read the input-embedding rows the batch's new tokens look up",
                                   display_unit="ms")
 params_read_uniform_q = Quantity("params_read_uniform", r"N_{\mathrm{read}}^{\mathrm{unif}}", "param",
-                                 "weights a decode step is expected to read under uniform routing",
-                                 display_unit="Gparam")
+                                 "weights a decode step is expected to read under uniform routing")
 step_time_uniform_q = Quantity("step_time_uniform", r"T^{\mathrm{unif}}", "s",
                                "the roofline step time with the experts read expected under uniform routing at the "
                                "scenario's batch (whatever expert_read_fraction says)", display_unit="ms")
@@ -595,7 +594,12 @@ PROSE = (
     "floor answers the question behind fast modes, whether a customer could pay a hundred times more for a "
     "faster model.",
     "{{result:latency_floor}}",
-    "For the scenario the floor is {{value:weight_fetch_time}} per step.  Divided by the tokens it produces, the "
+    "For the scenario the step reads {{value:params_read}} of weights in {{value:weight_fetch_time}}.  That "
+    "counts the experts a mixture of experts really reads: one token reads only its own, a batch the union of its "
+    "tokens' choices, which uniform routing makes every expert once the batch passes a few hundred tokens (the "
+    "lecture's 2,000 read them all).  No routing reads fewer than one token's active weights, "
+    "{{value:weight_fetch_time_floor}} here: the strict floor a measurement is held to.  Divided by the tokens it "
+    "produces, the "
     "step time becomes a cost: the rental of every chip for the length of one step ({{value:chip_price}} per "
     "chip here), shared by the batch.  The weight reads are shared and the rest is not, which gives the cost per "
     "token its shape.",
