@@ -90,4 +90,4 @@ def test_prose_math_in_derive_show_is_plain_text(capsys):
 
     assert main(["show", "roofline.cost_per_token_and_floor"]) == 0
     out = capsys.readouterr().out
-    assert "q N_tot/(B W τ) is positive" in out and "\\(" not in out and "\\mathrm" not in out
+    assert "q N_read/(B W τ)" in out and "\\(" not in out and "\\mathrm" not in out

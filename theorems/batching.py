@@ -38,11 +38,13 @@ Main claims:
   needed batch and the memory needed, but not the batched cost per token.
 
 Notation: R = F·q/(2·W), the lecture's dimensionless "about 300" (here in tokens per weight fetch);
-S = N_tot/N_act the sparsity factor; B* = R·S/τ the critical batch (τ = 1 token per sequence per
-decode step); L* = 2·N_act·τ·W/(F·k) the context at which KV reads per token take as long as the
-token's multiplies.
+S = (N_act + N_skip)/N_act the sparsity factor, the weights a step reads once every expert is read
+(every weight but the input embedding) over the active ones, 1 for a dense model; B* = R·S/τ the
+critical batch (τ = 1 token per sequence per decode step); L* = 2·N_act·τ·W/(F·k) the context at
+which KV reads per token take as long as the token's multiplies.
 
-Implementation notes: the KV term is left out of the optimum as on the blackboard; the KV-corrected
+Implementation notes: the optimum is stated where every expert is read (``EVERY_EXPERT_READ``), as at
+any MoE model's critical batch; the KV term is left out of the optimum as on the blackboard; the KV-corrected
 optimum is ``batching.kv_raises_batch_optimum``.  Claims that model a fast or an unbatched mode with
 "KV ignored" write the weights-only step time max(2·N_act·B·τ/(n·F), N_tot·q/(n·W)) out explicitly
 instead of setting the KV size to zero.  The lecture scenario pins ``sparsity`` = 8 (the lecture's
@@ -64,11 +66,14 @@ from derive import Assumption, Claim, Definition, Quantity, Step, lecture, logic
 from .roofline import (
     B2,
     CHAPTER,
+    EVERY_EXPERT_READ,
     FULL_ATTENTION_ONLY,
     B,
     F,
     L,
     N_act,
+    N_all,
+    N_row,
     N_tot,
     S_kv,
     W,
@@ -136,12 +141,13 @@ t_c, t_w, t_kv, t_mem, T = (compute_time_q.sym, weight_fetch_time_q.sym, kv_fetc
                             step_time_q.sym)
 
 
-def step_time_weights_only(b: sp.Expr, ntot: sp.Expr = N_tot) -> sp.Expr:
-    """The roofline step time with the KV term left out, at batch ``b``."""
+def step_time_weights_only(b: sp.Expr, ntot: sp.Expr = N_all) -> sp.Expr:
+    """The roofline step time with the KV term left out, at batch ``b``, every expert read (``ntot``
+    weights: all of them but the input embedding)."""
     return sp.Max(c_fwd * N_act * b * tau / (n * F), ntot * q / (n * W), evaluate=False)
 
 
-def cost_weights_only(b: sp.Expr, ntot: sp.Expr = N_tot) -> sp.Expr:
+def cost_weights_only(b: sp.Expr, ntot: sp.Expr = N_all) -> sp.Expr:
     """Cost per token with the KV term left out, at batch ``b``."""
     return p_chip * n * step_time_weights_only(b, ntot) / (b * tau)
 
@@ -289,9 +295,10 @@ hw_ratio_as_flops_per_byte = Claim(
 # 10. The batch optimum ---------------------------------------------------------------------------------
 sparsity = Definition(
     "batching.sparsity", title="Sparsity factor",
-    statement="How many times more parameters the model has than it uses per token.",
+    statement="How many times more weights a step reads once every expert is read than one token multiplies: "
+              "every weight but the input embedding (a lookup) over the active ones.  1 for a dense model.",
     source=lecture("00:17:20", CHAPTER),
-    defines=sparsity_q, expr=N_tot / N_act,
+    defines=sparsity_q, expr=N_all / N_act,
 )
 critical_batch = Definition(
     "batching.critical_batch", title="Critical batch",
@@ -305,16 +312,19 @@ batch_optimum = Claim(
               "times the sparsity; with a larger batch the step is compute-bound, with a smaller one it "
               "waits on weight reads.  The threshold depends on sparsity, not on model scale.",
     source=lecture("00:17:20-00:20:40", CHAPTER),
+    hypotheses=EVERY_EXPERT_READ,
     goal=logic.Iff(logic.ge(t_c, t_w), logic.ge(B, Bstar)),
     steps=(
         Step(logic.eq(t_c, t_w), "balance point of the two times", link="iff"),
-        Step(logic.eq(c_fwd * N_act * B * tau / (n * F), N_tot * q / (n * W)), "substitute the definitions",
+        Step(logic.eq(c_fwd * N_act * B * tau / (n * F), N_all * q / (n * W)),
+             "substitute the definitions (every expert read)", link="iff"),
+        Step(logic.eq(B, F * q * N_all / (c_fwd * W * N_act * tau)), "solve for B (the chip count cancels)",
              link="iff"),
-        Step(logic.eq(B, F * q * N_tot / (c_fwd * W * N_act * tau)), "solve for B (the chip count cancels)",
-             link="iff"),
-        Step(logic.eq(B, R * S / tau), r"\(R = F q/(2W)\) and \(S = N_{\mathrm{tot}}/N_{\mathrm{act}}\)", link="iff"),
+        Step(logic.eq(B, R * S / tau), r"\(R = F q/(2W)\) and \(S = N_{\mathrm{read}}/N_{\mathrm{act}}\)", link="iff"),
         Step(logic.eq(B, Bstar), r"the definition of \(B^{*}\)", link="iff"),
     ),
+    notes="Stated where every expert is read: the critical batch of every mixture of experts here lies far "
+          "above the batch from which uniform routing reads them all (roofline.all_experts_read_threshold).",
 )
 batch_optimum_lecture = Claim(
     "batching.batch_optimum_lecture", title="The lecture's optimum: 300 × 8 = 2,400",
@@ -374,18 +384,20 @@ critical_batch_kv_balance = Claim(
     statement="Below the balance context, a step is compute-bound (compute time at least weight plus KV "
               "fetch time) exactly when the batch is at least the KV-corrected critical batch.",
     source=lecture("00:19", CHAPTER, reconstructed=True),
-    hypotheses=(*FULL_ATTENTION_ONLY, logic.lt(L, Lstar),),
+    hypotheses=(*FULL_ATTENTION_ONLY, *EVERY_EXPERT_READ, logic.eq(N_row, 0), logic.lt(L, Lstar),),
     goal=logic.Iff(logic.ge(t_c, t_mem), logic.ge(B, Bkv)),
     steps=(
         Step(logic.ge(t_c, t_mem), "compute-bound", link="iff"),
-        Step(logic.ge(c_fwd * N_act * B * tau / F - B * S_kv / W, N_tot * q / W),
+        Step(logic.ge(c_fwd * N_act * B * tau / F - B * S_kv / W, N_all * q / W),
              "move the KV term to the left (times n)", link="iff"),
-        Step(logic.ge(B * (c_fwd * N_act * tau / F) * (1 - L / Lstar), N_tot * q / W),
+        Step(logic.ge(B * (c_fwd * N_act * tau / F) * (1 - L / Lstar), N_all * q / W),
              r"\(L k/W = (2 N_{\mathrm{act}} \tau/F)\,(L/L^{*})\)", link="iff"),
         Step(logic.ge(B, Bstar / (1 - L / Lstar)),
              r"divide by the positive \(2 N_{\mathrm{act}} \tau (1 - L/L^{*})/F\)", link="iff"),
     ),
     uses=(batch_optimum,),
+    notes="Every expert read and the embedding rows left out, as on the board (a row per token is about "
+          "1e-7 of a token's weights).",
 )
 kv_raises_batch_optimum = Claim(
     "batching.kv_raises_batch_optimum", title="KV reads raise the optimal batch, more so at longer context",
@@ -479,7 +491,7 @@ fast_mode_pricing = Claim(
               r"weight-read floor).  Then the fast mode is \(m\) times faster per step and costs "
               r"\(B^{*}/B_{\mathrm{f}}\) times more per token.",
     source=lecture("00:02, 00:19", CHAPTER, reconstructed=True),
-    hypotheses=(logic.ge(m, 1), logic.le(Bf, Bstar)),
+    hypotheses=(logic.ge(m, 1), logic.le(Bf, Bstar), *EVERY_EXPERT_READ),
     goal=logic.And((
         logic.eq(step_time_weights_only(m * Bstar) / step_time_weights_only(Bf), m),
         logic.eq(cost_weights_only(Bf) / cost_weights_only(m * Bstar), Bstar / Bf),
@@ -524,7 +536,7 @@ unbatched_cost_penalty = Claim(
               r"while the critical batch shares the same step time among \(B^{*}\) tokens: the cost per token "
               r"is \(B^{*}\) times higher (whenever \(B^{*}\) is at least one sequence).",
     source=lecture("00:04:35", CHAPTER, reconstructed=True),
-    hypotheses=(logic.eq(B2, 1), logic.ge(Bstar, B2)),
+    hypotheses=(logic.eq(B2, 1), logic.ge(Bstar, B2), *EVERY_EXPERT_READ),
     goal=logic.eq(cost_weights_only(B2) / cost_weights_only(Bstar), Bstar / B2),
     steps=(
         Step(logic.And((logic.eq(step_time_weights_only(B2), t_w), logic.eq(step_time_weights_only(Bstar), t_w))),
@@ -557,7 +569,7 @@ batch_scale_independence = Claim(
     statement="Scaling total and active parameters by the same factor leaves the critical batch unchanged: "
               "it sees the model only through its sparsity.",
     source=lecture("00:24", CHAPTER),
-    goal=logic.eq(F * q * (model_scale.sym * N_tot) / (c_fwd * W * (model_scale.sym * N_act) * tau), Bstar),
+    goal=logic.eq(F * q * (model_scale.sym * N_all) / (c_fwd * W * (model_scale.sym * N_act) * tau), Bstar),
     uses=(batch_optimum,),
 )
 
@@ -628,8 +640,8 @@ sparsity_bandwidth_win = Claim(
     source=lecture("00:29-00:32", CHAPTER),
     hypotheses=(logic.ge(sparsity_gain.sym, 1),),
     goal=logic.And((
-        logic.eq(F * q * (sparsity_gain.sym * N_tot) / (c_fwd * W * N_act * tau), sparsity_gain.sym * Bstar),
-        logic.eq(cost_weights_only(sparsity_gain.sym * Bstar, sparsity_gain.sym * N_tot), cost_weights_only(Bstar)),
+        logic.eq(F * q * (sparsity_gain.sym * N_all) / (c_fwd * W * N_act * tau), sparsity_gain.sym * Bstar),
+        logic.eq(cost_weights_only(sparsity_gain.sym * Bstar, sparsity_gain.sym * N_all), cost_weights_only(Bstar)),
         logic.eq(cost_weights_only(Bstar), p_chip * c_fwd * N_act / F),
     )),
     uses=(batch_optimum, slow_mode_on_cost_floor, routed_scaling_tradeoff),

@@ -61,12 +61,14 @@ from .pipeline import (
     stages,
 )
 from .roofline import (
+    EVERY_EXPERT_READ,
     FULL_ATTENTION_ONLY,
     B,
     C,
     L,
     L_chunk,
     L_win,
+    N_emb,
     N_tot,
     S_kv,
     W,
@@ -76,7 +78,7 @@ from .roofline import (
     k_win,
     kv_bytes_per_sequence,
     kv_bytes_per_token,
-    latency_floor,
+    latency_floor_all_experts,
     memory_time,
     n,
     q,
@@ -275,12 +277,13 @@ scaleup_bandwidth_latency = Claim(
               "other, so they cannot read their weights in parallel.  Pipelining solves the capacity "
               "problem; a bigger scale-up domain solves the bandwidth problem.",
     source=lecture("01:15-01:18", CHAPTER),
-    goal=logic.ge(T_P, N_tot * q / (n * W)),
+    hypotheses=EVERY_EXPERT_READ,
+    goal=logic.ge(T_P, (N_tot - N_emb) * q / (n * W)),
     steps=(
         Step(logic.eq(T_P, step_time_q.sym), "pipeline neutrality: the stages add up to one rack's step"),
-        Step(logic.ge(T_P, N_tot * q / (n * W)), "the latency floor"),
+        Step(logic.ge(T_P, (N_tot - N_emb) * q / (n * W)), "the latency floor, every expert read"),
     ),
-    uses=(pipeline_neutrality, latency_floor, scaleup_domain_growth),
+    uses=(pipeline_neutrality, latency_floor_all_experts, scaleup_domain_growth),
 )
 scaleup_latency_gain_hopper_to_blackwell = Claim(
     "capacity.scaleup_latency_gain_hopper_to_blackwell", title="8 to 64 chips: an 8-fold lower weight-read floor",

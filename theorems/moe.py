@@ -29,7 +29,8 @@ Notation: E_tot routed experts per MoE layer (``experts_total``), E_act routed e
 (``rack_chips``), R racks one expert layer spans (``expert_layer_racks``), a bytes of a token's
 activation, W_up and W_out scale-up and scale-out bandwidth per chip, r = W_up/W_out.
 
-Implementation notes: ``experts_active``, ``scaleup_bandwidth``, ``scaleout_bandwidth``,
+Implementation notes: ``experts_total`` and ``experts_active`` are declared in the roofline chapter (the weights
+a decode step reads depend on them) and re-exported here; ``scaleup_bandwidth``, ``scaleout_bandwidth``,
 ``token_activation_bytes`` and r (``scaleout_slowdown``) are declared here, where the lecture
 introduces them, and the pipeline chapter imports them.  Routing is taken as uniform: a token's expert is in any
 rack with equal probability.  The all-to-all counts dispatch and combine (factor 2) as in
@@ -59,6 +60,8 @@ from .roofline import (
     c_fwd,
     cost_per_token_and_floor,
     cost_per_token_q,
+    experts_active,
+    experts_total,
     n,
     p_chip,
     q,
@@ -67,7 +70,6 @@ from .roofline import (
 CHAPTER = "How MoE models are laid out across GPU racks"
 
 # Quantities -------------------------------------------------------------------------------------------
-experts_total = Quantity("experts_total", r"E_{\mathrm{tot}}", "1", "routed experts in one MoE layer")
 rack_chips = Quantity("rack_chips", r"n_{\mathrm{rack}}", "1", "accelerators physically in one rack")
 expert_layer_racks = Quantity("expert_layer_racks", "R", "1", "racks one MoE layer's experts are spread over")
 experts_per_chip_q = Quantity("experts_per_chip", r"E_{\mathrm{chip}}", "1", "experts each chip holds")
@@ -98,8 +100,6 @@ scaleup_domain_rubin = Quantity(
 )
 
 # Routing and network (also used by the pipeline chapter) ----------------------------------------------
-experts_active = Quantity("experts_active", r"E_{\mathrm{act}}", "1",
-                          "routed experts each token is sent to in one MoE layer")
 scaleup_bandwidth = Quantity("scaleup_bandwidth", r"W_{\mathrm{up}}", "byte/s",
                              "scale-up (in-rack, NVLink-class) bandwidth of one chip, one direction",
                              display_unit="GB/s")

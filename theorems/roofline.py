@@ -11,8 +11,19 @@ Main claims:
   bound, each side on its own.
 - ``roofline.latency_vs_batch_shape``: the step time never falls as the batch grows, starts at the
   weight-fetch time and rises at most linearly.
-- **Latency floor** ``roofline.latency_floor``: for every batch, a step takes at least the time to
-  read all weights once over the pooled bandwidth of the scale-up domain.
+- ``roofline.params_read``: a step reads one token's active weights plus the share
+  ``expert_read_fraction`` of the routed experts that token skips, and one input-embedding row per new
+  token (``roofline.embedding_fetch_time``), not the table.  ``roofline.distinct_experts_bounds``: a
+  step reads between k and min(E, kB) experts per layer, whatever the routing.
+  ``roofline.expert_read_fraction_uniform`` and ``roofline.experts_read_uniform``: the expectation
+  E(1 - (1 - k/E)^B) under uniform routing, a named assumption (``step_time_uniform`` evaluates the
+  step at it); ``roofline.all_experts_read_threshold``: from about (E/k) ln(2E) tokens on every expert is
+  read (200 for DeepSeek's 8 of 256), which is why the lecture's scenario pins the share to 1.
+- **Latency floor** ``roofline.latency_floor``: for every batch and routing, a step takes at least the
+  time to read the weights it reads, so at least one token's active weights, over the pooled bandwidth
+  of the scale-up domain; ``roofline.latency_floor_all_experts``: once every expert is read, every weight
+  but the input embedding (the lecture's floor); ``roofline.step_time_ge_floor``: the strict floor
+  ``step_time_floor`` (share 0) is below the step time at every routing.
 - **Cost floor** ``roofline.cost_per_token_and_floor``: the cost per token is a hyperbola in the
   batch (the weight reads) on top of constants (compute, KV reads), never below the floor
   ``cost_per_token_floor``; ``roofline.cost_per_token_nonincreasing``: it never rises with the batch;
@@ -26,7 +37,12 @@ FLOP/s per chip, W HBM bytes/s per chip, n chips in the scale-up domain, L conte
 k KV bytes per context token (all layers), p chip rental price per second, B' a second batch
 (``batch_other``) for claims comparing two batches.
 
-Implementation notes: the lecture counts one multiply per active weight and token; we count two
+Implementation notes: ``expert_read_fraction`` is a scenario value (the lecture: 1), not defined by
+the uniform-routing formula, because general claims must hold at every routing and a power with the
+batch in its exponent is beyond the polynomial prover; the formula is its own quantity, evaluated up to
+512 tokens exactly (beyond, the share at 512: a lower bound).  ``params_routed_skipped`` defaults to
+the total less the input embedding less the active weights (exact for an untied output head).  The
+lecture counts one multiply per active weight and token; we count two
 FLOPs (multiply and add), the convention of spec sheets, through the constant
 ``flops_per_param_token``.  Sequences and tokens are distinct units, linked by
 ``tokens_per_step`` (one new token per sequence in a decode step).  Attention FLOPs are left out as
@@ -40,7 +56,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from derive import Claim, Definition, Quantity, Step, lecture, logic, paper, si
+from derive import Assumption, Claim, Definition, Quantity, Step, derived, lecture, logic, paper, si
 
 CHAPTER = "How batch size affects token cost and speed"
 
@@ -71,7 +87,7 @@ params_active = Quantity("params_active", r"N_{\mathrm{act}}", "param",
                          "(a lookup) left out, the output head counted")
 params_embedding = Quantity("params_embedding", r"N_{\mathrm{emb}}", "param",
                             "parameters of the input token embedding (a model config gives it); params_active + "
-                            "params_embedding is the count with every weight on a token's path")
+                            "params_embedding is the count with every weight on a token's path", domain="nonnegative")
 bytes_per_param = Quantity("bytes_per_param", "q", "byte/param", "bytes per stored weight (FP4 = 1/2, FP8 = 1)")
 batch = Quantity("batch", "B", "seq", "sequences decoded together in one step")
 context = Quantity("context", "L", "token/seq", "tokens of context per sequence")
@@ -104,15 +120,68 @@ layers = Quantity("layers", r"N_{\mathrm{layers}}", "1", "transformer layers of 
 chip_price = Quantity("chip_price", r"p_{\mathrm{chip}}", "USD/s", "rental price of one chip",
                       display_unit="USD/h")
 
+# Which weights a decode step reads (expert reads by batch, embedding rows) ------------------------------
+experts_total = Quantity("experts_total", r"E_{\mathrm{tot}}", "1", "routed experts in one MoE layer")
+experts_active = Quantity("experts_active", r"E_{\mathrm{act}}", "1",
+                          "routed experts each token is sent to in one MoE layer")
+params_routed_skipped_q = Quantity(
+    "params_routed_skipped", r"N_{\mathrm{skip}}", "param",
+    "parameters of the routed experts one token does not use, summed over the MoE layers (0 for a dense model)",
+    domain="nonnegative")
+expert_read_fraction_q = Quantity(
+    "expert_read_fraction", r"\rho", "1",
+    "share of the routed-expert parameters one token skips that a decode step still reads, because another "
+    "sequence of the batch is routed to them (0: only one token's experts, the strict floor; 1: every expert, "
+    "the lecture's large batch; expert_read_fraction_uniform: the expectation under uniform routing)",
+    domain="nonnegative")
+expert_read_fraction_uniform_q = Quantity(
+    "expert_read_fraction_uniform", r"\rho_{\mathrm{unif}}", "1",
+    "the share of skipped experts a step reads, expected under uniform independent routing", domain="nonnegative")
+experts_read_q = Quantity("experts_read", r"E_{\mathrm{read}}", "1",
+                          "distinct routed experts a decode step reads in one MoE layer, at the scenario's share")
+experts_read_uniform_q = Quantity("experts_read_uniform", r"E_{\mathrm{read}}^{\mathrm{unif}}", "1",
+                                  "distinct routed experts a decode step reads in one MoE layer, expected under "
+                                  "uniform routing")
+params_read_q = Quantity("params_read", r"N_{\mathrm{read}}", "param",
+                         "weights a decode step reads from HBM (shared by the batch): one token's active weights "
+                         "plus the routed experts the other sequences add")
+routing_token = Quantity(
+    "routing_token", r"1_{\mathrm{tok}}", "token", "one token: the routing formula counts its draws in tokens",
+    value=1, source=derived("a unit, so that the batch's token count is a pure number in an exponent"))
+d_model = Quantity("d_model", r"d_{\mathrm{model}}", "1", "width of the model (hidden size): the length of one row "
+                   "of the input embedding", domain="nonnegative")
+params_per_width = Quantity(
+    "params_per_embedding_element", r"c_{\mathrm{row}}", "param/token",
+    "parameters a lookup reads per element of the model width for one token (one, the row's element)",
+    value=1, source=derived("one token's lookup reads one row of d_model parameters"))
+embedding_row_params_q = Quantity("embedding_row_params", r"N_{\mathrm{row}}", "param/token",
+                                  "parameters of the input embedding one token's lookup reads: one row",
+                                  domain="nonnegative")
+
 # Times ------------------------------------------------------------------------------------------------
 compute_time_q = Quantity("compute_time", r"t_{\mathrm{compute}}", "s",
                           "time for the step's matrix multiplies at peak FLOP/s", display_unit="ms")
 weight_fetch_time_q = Quantity("weight_fetch_time", r"t_{\mathrm{w}}", "s",
-                               "time to read every weight once from HBM", display_unit="ms")
+                               "time to read the weights a step reads (params_read) once from HBM",
+                               display_unit="ms")
 kv_fetch_time_q = Quantity("kv_fetch_time", r"t_{\mathrm{kv}}", "s",
                            "time to read every sequence's KV cache once from HBM", display_unit="ms")
-memory_time_q = Quantity("memory_time", r"t_{\mathrm{mem}}", "s", "weight fetch plus KV fetch time",
-                         display_unit="ms")
+embedding_fetch_time_q = Quantity("embedding_fetch_time", r"t_{\mathrm{emb}}", "s",
+                                  "time to read the input-embedding rows the batch's new tokens look up",
+                                  display_unit="ms")
+params_read_uniform_q = Quantity("params_read_uniform", r"N_{\mathrm{read}}^{\mathrm{unif}}", "param",
+                                 "weights a decode step is expected to read under uniform routing")
+step_time_uniform_q = Quantity("step_time_uniform", r"T^{\mathrm{unif}}", "s",
+                               "the roofline step time with the experts read expected under uniform routing at the "
+                               "scenario's batch (whatever expert_read_fraction says)", display_unit="ms")
+weight_fetch_floor_q = Quantity("weight_fetch_time_floor", r"t_{\mathrm{w}}^{\min}", "s",
+                                "time to read the weights one token multiplies: no routing reads fewer",
+                                display_unit="ms")
+step_time_floor_q = Quantity("step_time_floor", r"T^{\min}", "s",
+                             "the roofline step time with the fewest weight reads any routing allows (the strict "
+                             "floor a measurement is held to)", display_unit="ms")
+memory_time_q = Quantity("memory_time", r"t_{\mathrm{mem}}", "s",
+                         "weight fetch plus KV fetch plus embedding-row fetch time", display_unit="ms")
 step_time_q = Quantity("step_time", "T", "s", "time of one decode step on the roofline", display_unit="ms")
 drain_time_q = Quantity("drain_time", r"T_{\mathrm{drain}}", "s", "time to read the whole HBM once",
                         display_unit="ms")
@@ -136,16 +205,29 @@ N_tot, N_act, q, B, L, k = (params_total.sym, params_active.sym, bytes_per_param
                             context.sym, kv_bytes_per_token.sym)
 c_fwd, tau = flops_per_param_token.sym, tokens_per_step.sym
 p_chip, B2 = chip_price.sym, batch_other.sym
+E_tot, E_act = experts_total.sym, experts_active.sym
+N_emb, N_skip, rho = params_embedding.sym, params_routed_skipped_q.sym, expert_read_fraction_q.sym
+N_read, N_row = params_read_q.sym, embedding_row_params_q.sym
+N_all = N_act + N_skip
+"""Weights read once every expert is read (the lecture's large batch): every weight but the input embedding."""
+
+UNIFORM_TOKEN_CAP = 512
+"""Tokens up to which the uniform-routing share is computed exactly (beyond, the share at this count: a lower bound)."""
+
+EVERY_EXPERT_READ = (logic.eq(rho, 1),)
+"""Hypothesis of a claim about the lecture's large batch, at which every routed expert is read each step."""
 
 
-def step_time_at(b: sp.Expr, ntot: sp.Expr = N_tot) -> sp.Expr:
-    """The roofline step time written out at batch ``b`` (and total parameters ``ntot``)."""
-    return sp.Max(c_fwd * N_act * b * tau / (n * F), (ntot * q + b * S_kv) / (n * W), evaluate=False)
+def step_time_at(b: sp.Expr, nread: sp.Expr = N_act + rho * N_skip) -> sp.Expr:
+    """The roofline step time written out at batch ``b``, with ``nread`` weights read (by default at the
+    scenario's share of experts read, which the claims comparing two batches keep fixed)."""
+    return sp.Max(c_fwd * N_act * b * tau / (n * F), (nread * q + b * S_kv + b * tau * N_row * q) / (n * W),
+                  evaluate=False)
 
 
-def cost_at(b: sp.Expr, ntot: sp.Expr = N_tot) -> sp.Expr:
+def cost_at(b: sp.Expr, nread: sp.Expr = N_act + rho * N_skip) -> sp.Expr:
     """Cost per token written out at batch ``b``."""
-    return p_chip * n * step_time_at(b, ntot) / (b * tau)
+    return p_chip * n * step_time_at(b, nread) / (b * tau)
 
 compute_time = Definition(
     "roofline.compute_time", title="Compute time of a decode step",
@@ -154,11 +236,95 @@ compute_time = Definition(
     source=lecture("00:04", CHAPTER),
     defines=compute_time_q, expr=c_fwd * N_act * B * tau / (n * F),
 )
+params_routed_skipped = Definition(
+    "roofline.params_routed_skipped", title="Routed-expert weights one token skips",
+    statement="The total less the input embedding less one token's active weights: the routed experts the token "
+              "is not sent to (none in a dense model).  Exact when the output head is its own matrix; a config "
+              "reader may give the count directly.",
+    source=derived("params_total, params_embedding and params_active as the config reader counts them"),
+    defines=params_routed_skipped_q, expr=N_act * sp.Max(0, (N_tot - N_emb) / N_act - 1, evaluate=False),
+)
+distinct_experts_bounds = Assumption(
+    "roofline.distinct_experts_bounds", title="A step reads between k and min(E, kB) experts per layer",
+    statement=r"Each of the batch's \(B\tau\) new tokens is sent to \(E_{\mathrm{act}}\) distinct experts of "
+              r"the layer's \(E_{\mathrm{tot}}\), so the experts the step reads number at least "
+              r"\(E_{\mathrm{act}}\) (every token sent to the same ones) and at most "
+              r"\(\min(E_{\mathrm{tot}}, E_{\mathrm{act}} B \tau)\) (no two tokens sharing one): whatever the "
+              r"routing, the share of skipped experts read lies between 0 and 1.",
+    source=derived("counting: a union of sets of k experts each holds at least k and at most their total"),
+    relation=logic.And((logic.le(E_act, experts_read_q.sym),
+                        logic.le(experts_read_q.sym, sp.Min(E_tot, E_act * B * tau / routing_token.sym,
+                                                            evaluate=False)),
+                        logic.between(rho, 0, 1))),
+)
+expert_read_fraction_uniform = Definition(
+    "roofline.expert_read_fraction_uniform", title="Experts read under uniform routing (an assumption)",
+    statement="An assumption about routing, offered as the value of expert_read_fraction (set it with --set "
+              "expert_read_fraction=...): each token picks its experts uniformly and independently of the "
+              "others.  An expert one token skips is then missed by each of the other "
+              r"\(B\tau - 1\) tokens with probability \(1 - E_{\mathrm{act}}/E_{\mathrm{tot}}\), so the expected "
+              r"share of skipped experts read is \(1 - (1 - E_{\mathrm{act}}/E_{\mathrm{tot}})^{B\tau - 1}\): 0 for "
+              "one token, tending to 1 (the lecture's 'every expert') as the batch grows.  Skewed routing reads "
+              "fewer; the strict floor (0) holds for every routing.  Computed exactly up to 512 tokens; past "
+              "them the share at 512 stands in, a lower bound within 2e-5 of the expectation for routing of 8 "
+              "in 384 or denser.",
+    source=derived("expected distinct experts E(1 - (1 - k/E)^B) of B tokens routed uniformly to k of E experts"),
+    defines=expert_read_fraction_uniform_q,
+    # An exact power of a large batch has too many digits to print: past UNIFORM_TOKEN_CAP tokens the share at the
+    # cap stands in (a lower bound; (1 - k/E)^511 is under 2e-5 for every model here but 1-of-128 routers, 2 %).
+    expr=1 - (1 - E_act / E_tot) ** sp.Min(B * tau / routing_token.sym - 1, UNIFORM_TOKEN_CAP - 1),
+    domain=logic.gt(E_tot, E_act),
+)
+experts_read = Definition(
+    "roofline.experts_read", title="Distinct experts a step reads per MoE layer",
+    statement=r"One token's \(E_{\mathrm{act}}\) experts plus the read share of the others.",
+    source=derived("from expert_read_fraction"),
+    defines=experts_read_q, expr=E_act + (E_tot - E_act) * rho,
+)
+experts_read_uniform = Definition(
+    "roofline.experts_read_uniform", title="Expected distinct experts under uniform routing",
+    statement=r"The textbook expectation \(E_{\mathrm{tot}}(1 - (1 - E_{\mathrm{act}}/E_{\mathrm{tot}})^{B\tau})\) "
+              "for tokens that each pick their experts uniformly: an expert is missed by all of them with "
+              r"probability \((1 - E_{\mathrm{act}}/E_{\mathrm{tot}})^{B\tau}\).",
+    source=derived("expected size of a union of uniform random k-subsets of E experts"),
+    defines=experts_read_uniform_q,
+    expr=E_tot * (1 - (1 - E_act / E_tot) ** sp.Min(B * tau / routing_token.sym, UNIFORM_TOKEN_CAP)),
+    domain=logic.gt(E_tot, E_act),
+)
+params_read = Definition(
+    "roofline.params_read", title="Weights a decode step reads",
+    statement="One token's active weights (its routed experts, the shared experts, attention, dense layers and "
+              "the output head) plus the read share of the routed experts it skips.  The input embedding is "
+              "not read as a table: decode looks up one row per new token (embedding_fetch_time).",
+    source=lecture("00:05", CHAPTER, reconstructed=True),
+    defines=params_read_q, expr=N_act + rho * N_skip,
+)
 weight_fetch_time = Definition(
     "roofline.weight_fetch_time", title="Weight fetch time",
-    statement="Every weight is read from HBM once per step, over the pooled bandwidth of all chips.",
+    statement="The weights the step reads are read from HBM once per step, over the pooled bandwidth of all "
+              "chips; once the batch reads every expert (the lecture's batch), that is every weight but the "
+              "input embedding.",
     source=lecture("00:05", CHAPTER),
-    defines=weight_fetch_time_q, expr=N_tot * q / (n * W),
+    defines=weight_fetch_time_q, expr=N_read * q / (n * W),
+)
+embedding_row_params = Definition(
+    "roofline.embedding_row_params", title="Embedding row",
+    statement="A token's lookup reads one row of the input embedding: the model width in parameters.",
+    source=derived("the input embedding is a vocabulary x d_model table"),
+    defines=embedding_row_params_q, expr=d_model.sym * params_per_width.sym,
+)
+embedding_fetch_time = Definition(
+    "roofline.embedding_fetch_time", title="Embedding-row fetch time",
+    statement="Each new token of the batch reads its row of the input embedding (not the whole table).",
+    source=derived("decode looks up one embedding row per new token"),
+    defines=embedding_fetch_time_q, expr=B * tau * N_row * q / (n * W),
+)
+weight_fetch_time_floor = Definition(
+    "roofline.weight_fetch_time_floor", title="Weight fetch floor",
+    statement="Whatever the routing and the batch, a step reads at least the weights one token multiplies: its "
+              "routed experts and the shared ones in every MoE layer, and every dense weight.",
+    source=derived("roofline.distinct_experts_bounds at share 0"),
+    defines=weight_fetch_floor_q, expr=N_act * q / (n * W),
 )
 kv_bytes_per_sequence = Definition(
     "roofline.kv_bytes_per_sequence", title="KV cache of one sequence, by layer kind",
@@ -181,9 +347,9 @@ kv_fetch_time = Definition(
 )
 memory_time = Definition(
     "roofline.memory_time", title="Memory time of a decode step",
-    statement="Weights and KV cache share the same HBM bandwidth, so their fetch times add.",
+    statement="Weights, KV cache and embedding rows share the same HBM bandwidth, so their fetch times add.",
     source=lecture("00:07", CHAPTER),
-    defines=memory_time_q, expr=weight_fetch_time_q.sym + kv_fetch_time_q.sym,
+    defines=memory_time_q, expr=weight_fetch_time_q.sym + kv_fetch_time_q.sym + embedding_fetch_time_q.sym,
 )
 step_time = Definition(
     "roofline.roofline_step_time", title="Step time on the roofline",
@@ -191,6 +357,30 @@ step_time = Definition(
               "of the two.",
     source=lecture("00:03:16", CHAPTER),
     defines=step_time_q, expr=sp.Max(compute_time_q.sym, memory_time_q.sym, evaluate=False),
+)
+step_time_floor = Definition(
+    "roofline.step_time_floor", title="Strict floor on the step time",
+    statement="The roofline step time with the fewest weight reads any routing allows: compute, or one token's "
+              "active weights plus the KV caches and embedding rows, whichever is slower.",
+    source=derived("roofline.roofline_step_time at expert_read_fraction 0"),
+    defines=step_time_floor_q,
+    expr=sp.Max(compute_time_q.sym, weight_fetch_floor_q.sym + kv_fetch_time_q.sym + embedding_fetch_time_q.sym,
+                evaluate=False),
+)
+params_read_uniform = Definition(
+    "roofline.params_read_uniform", title="Weights read under uniform routing",
+    statement="One token's active weights plus the uniform-routing share of the routed experts it skips.",
+    source=derived("roofline.params_read at expert_read_fraction_uniform"),
+    defines=params_read_uniform_q, expr=N_act + expert_read_fraction_uniform_q.sym * N_skip,
+)
+step_time_uniform = Definition(
+    "roofline.step_time_uniform", title="Step time under uniform routing",
+    statement="The roofline step time when the step reads the experts uniform routing is expected to read at the "
+              "scenario's batch: one token's experts alone at batch 1, every expert at a large batch.",
+    source=derived("roofline.roofline_step_time at expert_read_fraction_uniform"),
+    defines=step_time_uniform_q,
+    expr=sp.Max(compute_time_q.sym, params_read_uniform_q.sym * q / (n * W) + kv_fetch_time_q.sym
+                + embedding_fetch_time_q.sym, evaluate=False),
 )
 critical_intensity = Definition(
     "roofline.critical_intensity", title="Critical arithmetic intensity",
@@ -244,24 +434,69 @@ latency_vs_batch_shape = Claim(
         logic.le(step_time_q.sym, step_time_at(B2)),
         logic.ge(step_time_q.sym, weight_fetch_time_q.sym),
         logic.le(step_time_q.sym, weight_fetch_time_q.sym
-                 + B * (c_fwd * N_act * tau / (n * F) + S_kv / (n * W))),
+                 + B * (c_fwd * N_act * tau / (n * F) + S_kv / (n * W) + tau * N_row * q / (n * W))),
     )),
-    notes=r"\(B'\) is any larger batch: the first part says \(T(B) \le T(B')\).",
+    notes=r"\(B'\) is any larger batch: the first part says \(T(B) \le T(B')\) at the same share of experts "
+          "read (the share itself only grows with the batch).",
 )
 latency_floor = Claim(
     "roofline.latency_floor", title="Latency floor", label="Latency floor",
-    statement="For every batch size, one decode step takes at least the time to read all the weights "
-              "once over the pooled HBM bandwidth of the scale-up domain: paying more cannot buy "
-              "tokens faster than that.",
+    statement="For every batch size and every routing, one decode step takes at least the time to read the "
+              "weights it reads, and so at least the weights one token multiplies, once over the pooled HBM "
+              "bandwidth of the scale-up domain: paying more cannot buy tokens faster than that.  For a dense "
+              "model that is every weight but the input embedding; for a mixture of experts only one token's "
+              "experts, and all of them once the batch reads every expert (latency_floor_all_experts).",
     source=lecture("00:09-00:11", CHAPTER),
-    goal=logic.ge(step_time_q.sym, N_tot * q / (n * W)),
+    goal=logic.And((logic.ge(step_time_q.sym, weight_fetch_time_q.sym),
+                    logic.ge(step_time_q.sym, N_act * q / (n * W)))),
     steps=(
         Step(logic.ge(step_time_q.sym, memory_time_q.sym), "the roofline: T is the max of both times"),
-        Step(logic.ge(step_time_q.sym, N_tot * q / (n * W) + B * S_kv / (n * W)),
-             "memory time is weight fetch plus KV fetch"),
-        Step(logic.ge(step_time_q.sym, N_tot * q / (n * W)), "the KV term is non-negative"),
+        Step(logic.ge(step_time_q.sym, N_read * q / (n * W) + B * S_kv / (n * W) + B * tau * N_row * q / (n * W)),
+             "memory time is weight fetch plus KV fetch plus embedding rows"),
+        Step(logic.And((logic.ge(step_time_q.sym, N_read * q / (n * W)),
+                        logic.ge(step_time_q.sym, (N_act + rho * N_skip) * q / (n * W)))),
+             "the KV and embedding terms are non-negative"),
+        Step(logic.And((logic.ge(step_time_q.sym, weight_fetch_time_q.sym),
+                        logic.ge(step_time_q.sym, N_act * q / (n * W)))),
+             r"the read share \(\rho\) of the skipped experts is non-negative"),
     ),
-    uses=(step_time_ge_memory_time,),
+    uses=(step_time_ge_memory_time, distinct_experts_bounds),
+)
+latency_floor_all_experts = Claim(
+    "roofline.latency_floor_all_experts", title="Once every expert is read, the floor is every weight",
+    statement="At a batch large enough that every routed expert is read each step (the lecture's), a step takes "
+              "at least the time to read every weight but the input embedding: the lecture's latency floor.",
+    source=lecture("00:09-00:11", CHAPTER),
+    hypotheses=EVERY_EXPERT_READ,
+    goal=logic.ge(step_time_q.sym, (N_tot - N_emb) * q / (n * W)),
+    steps=(
+        Step(logic.ge(step_time_q.sym, (N_act + N_skip) * q / (n * W)), "the latency floor with every expert read",
+             link="implies"),
+        Step(logic.ge(step_time_q.sym, (N_tot - N_emb) * q / (n * W)),
+             "the skipped experts are the total less the embedding less the active weights (at least)"),
+    ),
+    uses=(latency_floor,),
+)
+step_time_ge_floor = Claim(
+    "roofline.step_time_ge_floor", title="The strict floor is below the step time at every routing",
+    statement="Whatever share of the skipped experts a step reads, its roofline step time is at least the strict "
+              "floor, which counts one token's active weights only.  A measurement is held to this floor.",
+    source=derived("roofline.distinct_experts_bounds"),
+    goal=logic.ge(step_time_q.sym, step_time_floor_q.sym),
+    uses=(distinct_experts_bounds,),
+)
+all_experts_read_threshold = Claim(
+    "roofline.all_experts_read_threshold", title="From about (E/k) ln(2E) tokens on, every expert is read",
+    statement="Under uniform routing fewer than half an expert per layer is expected unread once the batch's "
+              r"tokens reach \((E_{\mathrm{tot}}/E_{\mathrm{act}}) \ln(2 E_{\mathrm{tot}})\): 200 for "
+              "DeepSeek-V3's 8 of 256 (the lecture's batch of 2,000 is ten times that), 319 for Kimi K2's 8 of 384.  "
+              "Checked at those two thresholds.",
+    source=derived("E(1 - k/E)^B <= E exp(-kB/E) <= 1/2 for B >= (E/k) ln(2E)"),
+    goal=logic.And((logic.lt(sp.Mul(256, sp.Pow(1 - sp.Rational(8, 256), 200, evaluate=False), evaluate=False),
+                             sp.Rational(1, 2)),
+                    logic.lt(sp.Mul(384, sp.Pow(1 - sp.Rational(8, 384), 319, evaluate=False), evaluate=False),
+                             sp.Rational(1, 2)))),
+    uses=(experts_read_uniform,),
 )
 cost_per_token_and_floor = Claim(
     "roofline.cost_per_token_and_floor", title="Cost per token: a hyperbola above a floor", label="Cost floor",
@@ -272,17 +507,19 @@ cost_per_token_and_floor = Claim(
     source=lecture("00:13-00:15", CHAPTER),
     goal=logic.And((
         logic.eq(cost_per_token_q.sym,
-                 p_chip * sp.Max(c_fwd * N_act / F, N_tot * q / (W * B * tau) + S_kv / (W * tau), evaluate=False)),
+                 p_chip * sp.Max(c_fwd * N_act / F, N_read * q / (W * B * tau) + S_kv / (W * tau) + N_row * q / W,
+                                 evaluate=False)),
         logic.ge(cost_per_token_q.sym, cost_floor_q.sym),
     )),
     steps=(
-        Step(logic.eq(cost_per_token_q.sym, p_chip * n * step_time_at(B) / (B * tau)),
+        Step(logic.eq(cost_per_token_q.sym, p_chip * n * step_time_at(B, N_read) / (B * tau)),
              "cost is chip price times chips times step time, per token", link="implies"),
         Step(logic.eq(cost_per_token_q.sym,
-                      p_chip * sp.Max(c_fwd * N_act / F, N_tot * q / (W * B * tau) + S_kv / (W * tau), evaluate=False)),
+                      p_chip * sp.Max(c_fwd * N_act / F, N_read * q / (W * B * tau) + S_kv / (W * tau) + N_row * q / W,
+                                      evaluate=False)),
              r"divide each branch of the max by \(B\tau\) (the chip count cancels)"),
         Step(logic.ge(cost_per_token_q.sym, p_chip * sp.Max(c_fwd * N_act / F, S_kv / (tau * W), evaluate=False)),
-             r"the weight term \(q N_{\mathrm{tot}}/(B W \tau)\) is positive"),
+             r"the weight term \(q N_{\mathrm{read}}/(B W \tau)\) and the embedding row are non-negative"),
     ),
     uses=(latency_floor,),
 )
@@ -294,12 +531,16 @@ cost_per_token_nonincreasing = Claim(
     hypotheses=(logic.le(B, B2),),
     goal=logic.le(cost_at(B2), cost_per_token_q.sym),
     steps=(
-        Step(logic.le(N_tot * q / (W * B2 * tau), N_tot * q / (W * B * tau)),
+        Step(logic.le(N_read * q / (W * B2 * tau), N_read * q / (W * B * tau)),
              "the weight share per token falls as 1/B", link="implies"),
-        Step(logic.le(p_chip * sp.Max(c_fwd * N_act / F, N_tot * q / (W * B2 * tau) + S_kv / (W * tau), evaluate=False),
-                      p_chip * sp.Max(c_fwd * N_act / F, N_tot * q / (W * B * tau) + S_kv / (W * tau), evaluate=False)),
+        Step(logic.le(p_chip * sp.Max(c_fwd * N_act / F, N_read * q / (W * B2 * tau) + S_kv / (W * tau) + N_row * q / W,
+                                      evaluate=False),
+                      p_chip * sp.Max(c_fwd * N_act / F, N_read * q / (W * B * tau) + S_kv / (W * tau) + N_row * q / W,
+                                      evaluate=False)),
              "the max is monotone in each argument"),
     ),
+    notes="At the same share of experts read: a larger batch reads more experts, but under uniform routing the "
+          "weights read per token still fall.",
     uses=(cost_per_token_and_floor,),
 )
 slow_mode_on_cost_floor = Claim(
@@ -335,7 +576,7 @@ full_hbm_step_ge_drain_time = Claim(
               "takes at least the drain time; a longer step would leave time to read memory twice, which "
               "nothing needs, so the natural step time is the drain time.",
     source=lecture("00:21-00:23", CHAPTER, reconstructed=True),
-    hypotheses=(logic.eq(N_tot * q + B * S_kv, n * C),),
+    hypotheses=(logic.eq(N_read * q + B * S_kv + B * tau * N_row * q, n * C),),
     goal=logic.And((logic.eq(memory_time_q.sym, drain_time_q.sym), logic.ge(step_time_q.sym, drain_time_q.sym))),
     uses=(step_time_ge_memory_time,),
 )
@@ -355,7 +596,12 @@ PROSE = (
     "floor answers the question behind fast modes, whether a customer could pay a hundred times more for a "
     "faster model.",
     "{{result:latency_floor}}",
-    "For the scenario the floor is {{value:weight_fetch_time}} per step.  Divided by the tokens it produces, the "
+    "For the scenario the step reads {{value:params_read}} of weights in {{value:weight_fetch_time}}.  That "
+    "counts the experts a mixture of experts really reads: one token reads only its own, a batch the union of its "
+    "tokens' choices, which uniform routing makes every expert once the batch passes a few hundred tokens (the "
+    "lecture's 2,000 read them all).  No routing reads fewer than one token's active weights, "
+    "{{value:weight_fetch_time_floor}} here: the strict floor a measurement is held to.  Divided by the tokens it "
+    "produces, the "
     "step time becomes a cost: the rental of every chip for the length of one step ({{value:chip_price}} per "
     "chip here), shared by the batch.  The weight reads are shared and the rest is not, which gives the cost per "
     "token its shape.",

@@ -23,6 +23,12 @@ Main claims:
 - ``scaling.inference_token_estimate``: 5e7 tokens/s for two months is 2.592e14 tokens.
 - **Over-training** ``scaling.chinchilla_overtraining``: with D_pre = D_inf and N_act = 1e11, the
   run is 129.6 times Chinchilla's token count ("a factor of a hundred"); the 150T rumour gives 75.
+- ``scaling.train_flops_per_token``: training FLOPs per token are 6N plus attention over the
+  sequence (causal, forward and backward); ``scaling.train_flops_deepseek_v3``: DeepSeek-V3 at 4K
+  context, 252.7 GFLOP against the published 250; ``scaling.six_n_undercounts_deepseek_v3`` (6N alone
+  is 11 % short) and its false twin ``scaling.six_n_matches_deepseek_v3`` (expected ``refuted``).
+- ``scaling.chinchilla_table_vs_rule``: Chinchilla's own fitted table (``chinchilla_table_tokens``,
+  216.2T tokens at 10T parameters) beside the 20-tokens-per-parameter rule (``chinchilla_tokens``, 200T).
 - ``scaling.chinchilla_overtraining_penalty``, ``scaling.chinchilla_equalisation_near_optimal``,
   ``scaling.chinchilla_equalisation_at_chinchilla_budget`` and
   ``scaling.chinchilla_optimal_tokens_per_param``: the Hoffmann et al. (2022) loss fit, decided by
@@ -45,7 +51,9 @@ have symbolic exponents and go to the interval engine with bounded boxes.  The l
 frontier model is ``frontier_params_active``; general statements use ``params_active``, and the
 lecture's numbers pin one to the other by a hypothesis.
 
-References: the lecture, 01:18:59-01:33:02; Kaplan et al. 2020 (C = 6ND); Hoffmann et al. 2022,
+References: the lecture, 01:18:59-01:33:02; Kaplan et al. 2020 (C = 6ND, and Table 1 for the
+attention term); Zhao et al. 2025 (arXiv:2505.09343, Table 2: DeepSeek-V3's training FLOPs per token);
+Hoffmann et al. 2022 (Table 3, the compute-optimal sizes of the fit);
 "Training Compute-Optimal Large Language Models" (arXiv:2203.15556), section 3.3 and its fitted
 L(N, D) = 1.69 + 406.4/N^0.34 + 410.7/D^0.28; Besiroglu et al. 2024, "Chinchilla Scaling: A
 replication attempt" (arXiv:2404.10102) on that fit's optimum lying above 20 tokens per parameter.
@@ -58,7 +66,7 @@ import sympy as sp
 from derive import Assumption, Claim, Definition, Quantity, Step, lecture, logic, paper
 
 from .batching import system_throughput_and_gemini_fraction
-from .roofline import c_fwd, params_active
+from .roofline import c_fwd, layers, params_active
 
 CHAPTER = "Because of RL, models may be 100x over-trained beyond Chinchilla-optimal"
 HOFFMANN = "Hoffmann et al. 2022, Training Compute-Optimal Large Language Models (arXiv:2203.15556)"
@@ -417,6 +425,85 @@ overtraining_rumour_is_100x = Claim(
     hypotheses=(_frontier,),
     goal=logic.within_percent(rumoured_pretrain_tokens.sym / chinchilla_tokens_q.sym, 100, 10),
     instance=True, forall=(params_active,), expected="refuted", tags=("inconsistency",),
+)
+
+# ---------------------------------------------------------------------------------------------------
+# 4b. Training FLOPs with attention, and Chinchilla's own table beside its rule
+# ---------------------------------------------------------------------------------------------------
+ZHAO = ("Zhao et al. 2025, Insights into DeepSeek-V3: Scaling Challenges and Reflections on Hardware for AI "
+        "Architectures (arXiv:2505.09343, ISCA 2025)")
+train_context = Quantity("train_context", r"L_{\mathrm{train}}", "token", "tokens per training sequence")
+attention_dot_width = Quantity(
+    "attention_dot_width", r"d_{\mathrm{att}}", "param/token",
+    "per layer and attended position, the multiply-adds of attention's two products for one token, counted like "
+    "weights: query heads x (query-key head dim + value head dim)")
+train_flops_per_token_q = Quantity("train_flops_per_token", r"C_{\mathrm{tok}}", "FLOP/token",
+                                   "training FLOPs per token: 6N plus the attention over the sequence",
+                                   display_unit="GFLOP/token")
+chinchilla_table_params = Quantity(
+    "chinchilla_table_params", r"N_{\mathrm{Ch}}^{\mathrm{tab}}", "param",
+    "parameters of the largest row of Chinchilla's table of compute-optimal sizes",
+    value=10 * 10**12, source=paper(HOFFMANN, "Table 3, approach 1: the 10 trillion parameter row"))
+chinchilla_table_tokens = Quantity(
+    "chinchilla_table_tokens", r"D_{\mathrm{Ch}}^{\mathrm{tab}}", "token",
+    "compute-optimal tokens Chinchilla's own fitted table gives at chinchilla_table_params (the fit, not the "
+    "20-per-parameter rule)",
+    value=2162 * 10**11, source=paper(HOFFMANN, "Table 3, approach 1: 10 trillion parameters, 216.2 trillion tokens"))
+L_tr, d_att, C_tok = train_context.sym, attention_dot_width.sym, train_flops_per_token_q.sym
+
+train_flops_per_token = Definition(
+    "scaling.train_flops_per_token", title="Training FLOPs per token, attention included",
+    statement=r"Six FLOPs per active parameter (6N) plus attention: each token's query meets on average "
+              r"\(L_{\mathrm{train}}/2\) earlier positions (causal masking) in every layer, at "
+              r"\(d_{\mathrm{att}}\) multiply-adds per position for scores and values, forward and backward "
+              "(three times the forward).",
+    source=paper("Kaplan et al. 2020, Scaling Laws for Neural Language Models",
+                 "Table 1: C_forward = 2N + 2 n_layer n_ctx d_attn, times 3 for training, halved for a causal mask"),
+    defines=train_flops_per_token_q, expr=c_train * (N_act + layers.sym * (L_tr / 2) * d_att),
+)
+_DEEPSEEK_V3_4K = (logic.eq(N_act, 37 * 10**9), logic.eq(layers.sym, 61), logic.eq(L_tr, 4096),
+                   logic.eq(d_att, 128 * (128 + 64 + 128)))
+train_flops_deepseek_v3 = Claim(
+    "scaling.train_flops_deepseek_v3", title="DeepSeek-V3 at 4K context: about 250 GFLOP per training token",
+    statement="With 37B active parameters, 61 layers and 128 heads of query-key width 192 and value width 128, "
+              "6N plus attention at a 4,096-token sequence is 252.7 GFLOP per token, within 2 % of the 250 GFLOP "
+              "DeepSeek publishes.",
+    source=paper(ZHAO, "Table 2: DeepSeek-V3 (MoE) 250 GFLOPS per token, sequence length 4096; architecture from "
+                 "deepseek-ai/DeepSeek-V3 config.json (61 layers, 128 heads, qk_nope 128 + qk_rope 64, v 128)"),
+    hypotheses=_DEEPSEEK_V3_4K,
+    goal=logic.within_percent(C_tok, 250 * 10**9, 2),
+)
+six_n_undercounts_deepseek_v3 = Claim(
+    "scaling.six_n_undercounts_deepseek_v3", title="6N alone is about 12 % short for DeepSeek-V3",
+    statement="Without attention, 6N gives 222 GFLOP per token: the published 250 is 10 to 15 % above it (12.6 %; "
+              "6N is 11 % below), and attention makes up the difference.",
+    source=paper(ZHAO, "Table 2 (250 GFLOPS per token at sequence length 4096) against 6 x 37B"),
+    hypotheses=_DEEPSEEK_V3_4K,
+    goal=logic.And((logic.between(c_train * N_act, 250 * 10**9 / sp.Rational(115, 100),
+                                  250 * 10**9 / sp.Rational(11, 10)),
+                    logic.lt(c_train * N_act, C_tok))),
+)
+six_n_matches_deepseek_v3 = Claim(
+    "scaling.six_n_matches_deepseek_v3", title="False twin: 6N matches DeepSeek-V3's 250 GFLOP within 5 %",
+    statement="The lecture's 6ND read as the whole training cost (attention negligible) at 4K context: 6N within "
+              "5 % of the published 250 GFLOP per token.  It is 11 % short.",
+    source=lecture("01:22", CHAPTER),
+    hypotheses=_DEEPSEEK_V3_4K,
+    goal=logic.within_percent(c_train * N_act, 250 * 10**9, 5),
+    expected="refuted", tags=("inconsistency",),
+    notes="Published value: " + ZHAO + ", Table 2.",
+)
+chinchilla_table_vs_rule = Claim(
+    "scaling.chinchilla_table_vs_rule", title="At 10T parameters: the table's 216T tokens against the rule's 200T",
+    statement="Chinchilla's 20 tokens per parameter gives 200 trillion tokens for 10 trillion parameters; the "
+              "paper's own fitted table gives 216.2 trillion, 8 % more.  The rule is the table rounded down: at "
+              "the sizes the table lists, 20.0 to 22.4 tokens per parameter.",
+    source=paper(HOFFMANN, "Table 3 (approach 1) against the 20-tokens-per-parameter reading of Chinchilla"),
+    hypotheses=(logic.eq(N_act, chinchilla_table_params.sym),),
+    goal=logic.And((logic.eq(chinchilla_tokens_q.sym, 200 * 10**12),
+                    logic.between(chinchilla_table_tokens.sym / chinchilla_tokens_q.sym, sp.Rational(107, 100),
+                                  sp.Rational(109, 100)))),
+    uses=(chinchilla_tokens,),
 )
 
 # ---------------------------------------------------------------------------------------------------
