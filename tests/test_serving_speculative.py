@@ -37,7 +37,7 @@ def test_iid_tokens_are_the_geometric_sum(a, k):
 
 
 def test_leviathan_example_tokens_per_step():
-    # a = 0.8 and k = 4 (Leviathan et al. 2023, figure 2's range): 1 + 0.8 + ... + 0.8^4 = 3.3616
+    # eq. 1 at a = 0.8, k = 4: 1 + 0.8 + ... + 0.8^4 = 3.3616
     assert value("iid_accepted_tokens", ["acceptance_rate=0.8", "draft_length=4"]) == Fraction(33616, 10000)
 
 

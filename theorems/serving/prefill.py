@@ -81,6 +81,7 @@ from theorems.roofline import (
 )
 from theorems.scaling import train_flops_per_param_token
 
+PART = "Beyond the lecture"  # the documents render this library's chapters as part II
 CHAPTER = "Prefill and time to first token"
 
 ell = prefill_tokens.sym
@@ -378,15 +379,17 @@ PROSE = (
     r"The lecture prices a prefill pass as a decode step with \(\ell\) new tokens per sequence and no "
     r"attention.  With causal masking the \(i\)-th token of a prompt meets the \(i\) tokens up to itself, so "
     r"attention adds \(c_{\mathrm{attn}} A\,\ell(\ell+1)/2\) FLOPs to the \(2 N_{\mathrm{act}} \ell\) of the "
-    r"weights.  Under the scenario a prompt of {{value:prefill_tokens}} costs {{value:prefill_flops}}, of which "
-    "{{value:prefill_attention_flops}} is attention.",
+    "weights, where A sums the query-head dimensions of the layers that attend over the whole context.",
     "{{result:attention_dominates_iff}}",
-    "For the scenario the crossover is {{value:prefill_attention_crossover}}.  Below it, a prefill's time is "
-    "set by the weights: read once, multiplied by every token.  Enough tokens make the pass compute-bound.",
+    "A decode step meets its attention at the quadratic context, {{value:quadratic_context}} under the scenario; "
+    "a prompt at about twice that.  Below it, a prefill's time is set by the weights: read once, multiplied by "
+    "every token.  Enough tokens make the pass compute-bound.",
     "{{result:prefill_compute_bound}}",
-    "Here that takes {{value:prefill_compute_bound_tokens}}, and the time to first token is at least "
-    "{{value:ttft_floor}}.  A decode step, memory-bound, has room for prefill multiplies beside it; how many "
-    "tokens is the chunk budget.",
+    "Under the scenario that takes {{value:prefill_compute_bound_tokens}} in one pass.  Whatever the prompt, the "
+    "first token cannot come before the weights are read, nor before the lecture's own prefill compute.",
+    "{{result:ttft_floor_ge_weight_fetch}}",
+    "A decode step, memory-bound, has room for prefill multiplies beside it; how many tokens is the chunk "
+    "budget, {{value:prefill_chunk_budget}} for the scenario's batch and context.",
     "{{result:chunk_memory_bound_iff}}",
     "Training counts the same attention three times (forward and a backward twice as costly).  DeepSeek "
     "publishes 250 GFLOP per token for DeepSeek-V3 at 4K context, 12 % above 6N; the causal term closes the gap "

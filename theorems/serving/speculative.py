@@ -64,6 +64,7 @@ from theorems.roofline import (
     tau,
 )
 
+PART = "Beyond the lecture"  # the documents render this library's chapters as part II
 CHAPTER = "Speculative decoding"
 
 _LEVIATHAN = paper("Leviathan, Kalman and Matias 2023, Fast Inference from Transformers via Speculative Decoding "
