@@ -29,7 +29,7 @@ input (the engine's domains are bounds, not divisibility), and the per-chip coun
 does not.  Activations and the KV cache per chip are left to a later chapter.
 
 References: Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using
-Megatron-LM" (SC '21), section 2 (n = p·t·d GPUs); DeepSeek-AI 2024, "DeepSeek-V3 Technical Report",
+Megatron-LM" (SC '21), section 3.1 (p·t·d = n GPUs); DeepSeek-AI 2024, "DeepSeek-V3 Technical Report",
 arXiv:2412.19437, sections 3.4.1 and 3.4.2 (prefill unit of 32 GPUs: attention TP4 with SP and DP8, MoE
 EP32; decode unit of 320 GPUs: TP4, DP80, EP320); Liu et al. 2024, "Ring Attention with Blockwise
 Transformers for Near-Infinite Context" (context parallelism).
@@ -46,7 +46,7 @@ PART = "Beyond the lecture"  # the documents render this library's chapters as p
 CHAPTER = "Parallel layouts and chip counts"
 
 _MEGATRON = paper("Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using "
-                  "Megatron-LM (SC '21), arXiv:2104.04473", "section 2: n = p·t·d GPUs")
+                  "Megatron-LM (SC '21), arXiv:2104.04473", "section 3.1, notation: p·t·d = n GPUs")
 _DSV3 = paper("DeepSeek-AI 2024, DeepSeek-V3 Technical Report, arXiv:2412.19437",
               "sections 3.4.1-3.4.2: prefill unit 32 GPUs (TP4 + SP, DP8, EP32); decode unit 320 GPUs (TP4 + SP, "
               "DP80, EP320)")

@@ -47,8 +47,8 @@ References: Kaplan et al. 2020, "Scaling Laws for Neural Language Models", secti
 appendix F (attention logits and reduce both counted); Zhao et al. 2025, "Insights into DeepSeek-V3:
 Scaling Challenges and Reflections on Hardware for AI Architectures" (ISCA '25), table 2 (training
 GFLOPS per token at sequence length 4096); Agrawal et al. 2024, "Taming Throughput-Latency Tradeoff in LLM
-Inference with Sarathi-Serve" (OSDI '24), section 4 (chunked prefills, stall-free batching); Dao et al.
-2022, "FlashAttention" (scores kept on chip).
+Inference with Sarathi-Serve" (OSDI '24), sections 2 and 4 (chunked prefills, stall-free batching); Dao
+et al. 2022, "FlashAttention" (scores kept on chip).
 """
 
 from __future__ import annotations
@@ -203,7 +203,7 @@ compute_bound_tokens = Definition(
     "prefill.prefill_compute_bound_tokens", title="Tokens that make a prefill compute-bound",
     statement="Where the weight multiplies of the pass's tokens outlast the weight read and the KV writes.",
     source=paper("Agrawal et al. 2024, Taming Throughput-Latency Tradeoff in LLM Inference with Sarathi-Serve "
-                 "(OSDI '24)", "section 2.3: prefill is compute-bound past a few hundred tokens"),
+                 "(OSDI '24)", "section 2: prefill is compute-bound, decode memory-bound"),
     defines=compute_bound_tokens_q, expr=N_tot * q * F / (c_fwd * N_act * W - k * F),
     domain=logic.gt(c_fwd * N_act * W, k * F),
 )
@@ -212,7 +212,7 @@ chunk_budget = Definition(
     statement="The chunk c whose weight multiplies, with the decode batch's, just fill the step's memory time "
               "(weights, the decode batch's KV reads and the chunk's KV writes).",
     source=paper("Agrawal et al. 2024, Taming Throughput-Latency Tradeoff in LLM Inference with Sarathi-Serve "
-                 "(OSDI '24)", "section 4.2: a token budget per iteration, chosen so decodes do not stall"),
+                 "(OSDI '24)", "section 4: chunked prefills within a token budget per iteration"),
     defines=chunk_budget_q,
     expr=((N_tot * q + B * S_kv) * F - c_fwd * N_act * B * tau * W) / (c_fwd * N_act * W - k * F),
     domain=logic.gt(c_fwd * N_act * W, k * F),
@@ -257,7 +257,7 @@ prefill_compute_bound = Claim(
               "outlast writing its KV), the time to first token is the pass's compute time, attention "
               "included.",
     source=paper("Agrawal et al. 2024, Taming Throughput-Latency Tradeoff in LLM Inference with Sarathi-Serve "
-                 "(OSDI '24)", "section 2.3, figure 3"),
+                 "(OSDI '24)", "section 2"),
     hypotheses=(logic.gt(c_fwd * N_act * W, k * F), logic.ge(B * ell, N_cb)),
     goal=logic.eq(T_ttft, t_cpa),
     steps=(
@@ -293,7 +293,7 @@ chunk_memory_bound_iff = Claim(
               "its memory time (weights, KV reads, the chunk's KV writes) exactly when c is at most the chunk "
               "budget \\(c^{*}\\).",
     source=paper("Agrawal et al. 2024, Taming Throughput-Latency Tradeoff in LLM Inference with Sarathi-Serve "
-                 "(OSDI '24)", "section 4.2"),
+                 "(OSDI '24)", "section 4: stall-free batching"),
     hypotheses=(logic.gt(c_fwd * N_act * W, k * F),),
     goal=logic.Iff(logic.le(c_fwd * N_act * (B * tau + c_chunk) / (n * F),
                             (N_tot * q + B * S_kv + c_chunk * k) / (n * W)),
