@@ -891,6 +891,7 @@ class ModelBuilder:
             counts[v] = counts.get(v, 0) + 1
         graph = self.chapter_graphs.get(topic.name)
         return {"number": number, "name": topic.name, "title": topic.title, "anchor": "topic-" + topic.name,
+                "part": getattr(topic, "part", ""),
                 "flow": flow, "entries": [b for b in flow if b["kind"] in ("result", "inconsistency")],
                 "prose": [b["text"] for b in flow if b["kind"] == "prose"], "also": others,
                 "figures": list(placed),

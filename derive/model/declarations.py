@@ -384,6 +384,7 @@ class Topic:
     quantities: tuple[Quantity, ...] = field(default=())
     declarations: tuple[Declaration, ...] = field(default=())
     prose: tuple[str, ...] = field(default=())  # the module's PROSE: paragraphs of the chapter's argument
+    part: str = ""  # the module's PART: the title of the documents' part it opens or continues ("" = part I)
 
 
 def _exact_value(name: str, value: object) -> sp.Rational:

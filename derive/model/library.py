@@ -421,8 +421,11 @@ def topic_from_module(module: ModuleType, seen_quantities: set[int], seen_decls:
     summary = rest.strip().split("\n\n")[0].replace("\n", " ") if rest.strip() else ""
     prose = getattr(module, "PROSE", ())
     prose = (prose,) if isinstance(prose, str) else tuple(str(p) for p in prose)
+    part = getattr(module, "PART", "")
+    if not isinstance(part, str):
+        raise LibraryError(f"PART of {name} must be text, got {type(part).__name__}")
     return Topic(name=name, title=title.strip(), summary=summary, quantities=tuple(quantities),
-                 declarations=tuple(decls), prose=prose)
+                 declarations=tuple(decls), prose=prose, part=part)
 
 
 def library_from_modules(modules: Iterable[ModuleType], *, preset_dirs: Iterable[Path] = (),

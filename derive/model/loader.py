@@ -335,17 +335,19 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
             for root in roots:
                 try:
                     parts = _root_parts(root, spec)
-                    headlines.extend(_headlines(root, spec))
-                    audit_bounds.extend(_audit_bounds(root, spec))
+                    # a library that builds on another lists its parts again (the serving library lists the
+                    # lecture's topics, figures and presets): each is taken once
+                    headlines.extend(h for h in _headlines(root, spec) if h not in headlines)
+                    audit_bounds.extend(b for b in _audit_bounds(root, spec) if b not in audit_bounds)
                 except DeriveError:
                     raise
                 except Exception as err:  # e.g. a module __getattr__ that raises
                     raise LibraryError(f"malformed library: {type(err).__name__}: {err}",
                                        where=f"--library {spec}") from None
                 topics.extend(parts[0])
-                preset_dirs.extend(parts[1])
+                preset_dirs.extend(d for d in parts[1] if d not in preset_dirs)
                 reader = parts[2] or reader
-                figures.extend(parts[3])
+                figures.extend(f for f in parts[3] if all(f is not g for g in figures))
                 if parts[4] is not None:
                     titles.append(parts[4])
                 ceilings.update(parts[5])

@@ -1,0 +1,74 @@
+"""Part II, chapter layouts (theorems/serving/layouts.py): chips derived from the degrees (DeepSeek-V3's published
+32- and 320-GPU units), expert parallelism adding no chips, weights per chip, and bad degrees."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from fractions import Fraction
+
+import pytest
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from derive.model.evaluate import evaluate
+from derive.model.loader import load_library
+from derive.model.scenario import build_scenario
+from theorems.serving import layouts
+
+LIB = load_library(["serving"])
+
+
+def value(text: str, sets=(), **kw) -> Fraction:
+    return Fraction(str(evaluate(LIB, build_scenario(LIB, sets=list(sets), **kw), text).exact))
+
+
+def layout(tp=1, pp=1, cp=1, dp=1, ep=1) -> list[str]:
+    return [f"tp={tp}", f"pp={pp}", f"cp={cp}", f"dp={dp}", f"ep={ep}"]
+
+
+@pytest.mark.parametrize(("degrees", "published"), [
+    ({"tp": 4, "dp": 8, "ep": 32}, 32),    # DeepSeek-V3 report 3.4.1: prefill unit, 4 nodes of 8 GPUs
+    ({"tp": 4, "dp": 80, "ep": 320}, 320),  # 3.4.2: decode unit, 40 nodes of 8 GPUs
+])
+def test_deepseek_v3_units_have_the_published_chip_count(degrees, published):
+    assert value("layout_chips", layout(**degrees)) == published
+    assert value("layout_chips", layout(**degrees)) != value("layout_chips * ep", layout(**degrees))
+
+
+def test_expert_parallel_degree_does_not_change_the_chips():
+    assert {value("layout_chips", layout(tp=8, dp=4, ep=e)) for e in (1, 8, 32)} == {32}
+
+
+# DeepSeek-V3's routed experts: 58 MoE layers x 256 experts x 3 matrices of 7168 x 2048
+# (deepseek-ai/DeepSeek-V3 config.json: num_hidden_layers 61, first_k_dense_replace 3, n_routed_experts 256,
+# hidden_size 7168, moe_intermediate_size 2048)
+ROUTED = 58 * 256 * 3 * 7168 * 2048
+
+
+def test_deepseek_v3_decode_weights_per_chip():
+    sets = layout(tp=4, dp=80, ep=320) + [f"params_routed={ROUTED} param", "params_total=671e9 param",
+                                          "bytes_per_param=1 byte/param"]
+    got = value("weights_per_chip", sets)
+    assert got == Fraction(671 * 10**9 - ROUTED, 4) + Fraction(ROUTED, 320)
+    assert 6 * 10**9 < got < 7 * 10**9  # about 6.3 GB of FP8 weights: a fraction of an H800's 80 GB
+
+
+@given(tp=st.integers(1, 16), pp=st.integers(1, 8), ep=st.integers(1, 512),
+       routed=st.fractions(0, 1))
+@settings(max_examples=50, deadline=None)
+def test_weights_per_chip_between_the_two_even_splits(tp, pp, ep, routed):
+    n_tot, q = 10**12, 1
+    subs = {layouts.tp: tp, layouts.pp: pp, layouts.ep: ep, layouts.N_exp: sp.Rational(routed) * n_tot,
+            layouts.N_tot: n_tot, layouts.q: q}
+    m = Fraction(str(LIB.expand(layouts.M_w).subs(subs)))
+    assert Fraction(q * n_tot, pp * max(tp, ep)) <= m <= Fraction(q * n_tot, pp * min(tp, ep))
+
+
+@pytest.mark.parametrize("bad", ["tp=0", "ep=-4", "pp=0"])
+def test_zero_or_negative_degree_is_one_line_exit_2(bad):
+    proc = subprocess.run([sys.executable, "-m", "derive", "eval", "--library", "serving", "--set", bad,
+                           "layout_chips"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr

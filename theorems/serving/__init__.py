@@ -1,0 +1,19 @@
+"""Beyond the lecture: prefill, speculative decoding and parallel layouts, on the lecture's quantities.
+
+Part II of the documents.  The chapters build on the lecture's quantities (imported from its modules), so
+the lecture's topics come first in ``TOPICS``: ``--library serving`` alone loads them, and
+``--library lecture --library serving`` loads each module once (a module listed twice adds nothing).
+Presets are the lecture's.  ``derive`` finds this package through the ``derive.libraries`` entry point named
+``serving``.
+"""
+
+from __future__ import annotations
+
+from theorems import CEILINGS, FIGURES, HEADLINES, MODEL_CONFIG_READER, PRESET_DIRS  # noqa: F401  (read by derive.model.loader)
+from theorems import TOPICS as LECTURE_TOPICS
+
+from . import layouts, overhead, prefill, speculative
+
+TITLE = "Beyond the lecture"
+SERVING_TOPICS = [prefill, speculative, layouts, overhead]
+TOPICS = [*LECTURE_TOPICS, *SERVING_TOPICS]

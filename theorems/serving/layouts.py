@@ -1,0 +1,166 @@
+"""Parallel layouts and chip counts: the chips of a layout from its degrees, and the weights each chip holds
+
+Chapter 3 of part II ("Beyond the lecture").  A serving or training layout splits the model and the work
+by degrees: tensor parallelism (tp) splits every layer's matrices, pipeline parallelism (pp) the layers,
+context parallelism (cp) the sequence, data parallelism (dp) replicates.  Expert parallelism (ep) spreads
+the routed experts over devices the other degrees already use (DeepSeek-V3 runs its experts over the
+attention's TP × DP devices): it adds no chips.  The chip count is therefore derived, tp·pp·cp·dp, never
+typed a second time; counting ep as a further factor is the 4-8x overcount shipped tools make.
+
+Main claims:
+- ``layouts.layout_chips``: chips = tp·pp·cp·dp; **EP adds no chips**
+  ``layouts.expert_parallel_adds_no_chips``: under the named assumption
+  ``layouts.experts_share_devices`` (ep at most the devices of one stage), the chips of a layout are at
+  least ep and do not grow with it.
+- ``layouts.deepseek_v3_prefill_chips`` and ``layouts.deepseek_v3_decode_chips``: DeepSeek's published
+  units (TP4 × DP8 with EP32; TP4 × DP80 with EP320) are 32 and 320 GPUs, as published;
+  ``layouts.deepseek_v3_decode_ep_as_extra_chips`` (expected ``refuted``): counting EP as a factor gives
+  102,400.
+- **Weights per chip** ``layouts.weights_per_chip_shape``: the dense part is split tp·pp ways, the routed
+  experts ep·pp ways; a chip's weights never exceed the dense share plus the expert share, and with
+  ep = tp the split is the model over tp·pp.
+
+Notation: tp, pp, cp, dp, ep the degrees (integers), N_tot total parameters, N_exp the routed experts'
+parameters (all layers), q bytes per parameter.
+
+Implementation notes: the degrees are integer quantities with the positive domain, so a zero or negative
+degree is one error line; that a degree divides the model's layers, heads or experts is not checked at
+input (the engine's domains are bounds, not divisibility), and the per-chip counts are averages when it
+does not.  Activations and the KV cache per chip are left to a later chapter.
+
+References: Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using
+Megatron-LM" (SC '21), section 3.1 (p·t·d = n GPUs); DeepSeek-AI 2024, "DeepSeek-V3 Technical Report",
+arXiv:2412.19437, sections 3.4.1 and 3.4.2 (prefill unit of 32 GPUs: attention TP4 with SP and DP8, MoE
+EP32; decode unit of 320 GPUs: TP4, DP80, EP320); Liu et al. 2024, "Ring Attention with Blockwise
+Transformers for Near-Infinite Context" (context parallelism).
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from derive import Assumption, Claim, Definition, Quantity, logic, paper
+from theorems.roofline import N_tot, q
+
+PART = "Beyond the lecture"  # the documents render this library's chapters as part II
+CHAPTER = "Parallel layouts and chip counts"
+
+_MEGATRON = paper("Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using "
+                  "Megatron-LM (SC '21), arXiv:2104.04473", "section 3.1, notation: p·t·d = n GPUs")
+_DSV3 = paper("DeepSeek-AI 2024, DeepSeek-V3 Technical Report, arXiv:2412.19437",
+              "sections 3.4.1-3.4.2: prefill unit 32 GPUs (TP4 + SP, DP8, EP32); decode unit 320 GPUs (TP4 + SP, "
+              "DP80, EP320)")
+
+tp_q = Quantity("tp", r"d_{\mathrm{TP}}", "1", "tensor-parallel degree: devices that split every layer's matrices",
+                integer=True)
+pp_q = Quantity("pp", r"d_{\mathrm{PP}}", "1", "pipeline-parallel degree: stages the layers are split into",
+                integer=True)
+cp_q = Quantity("cp", r"d_{\mathrm{CP}}", "1", "context-parallel degree: devices that split one sequence's tokens",
+                integer=True)
+dp_q = Quantity("dp", r"d_{\mathrm{DP}}", "1", "data-parallel degree: replicas of the attention (and dense) part",
+                integer=True)
+ep_q = Quantity("ep", r"d_{\mathrm{EP}}", "1", "expert-parallel degree: devices the routed experts are spread over, "
+                "taken from the devices of one stage", integer=True)
+params_routed = Quantity("params_routed", r"N_{\mathrm{exp}}", "param",
+                         "parameters of the routed experts, all layers (the rest of N_tot is dense)")
+layout_chips_q = Quantity("layout_chips", r"n_{\mathrm{layout}}", "1", "chips a layout occupies")
+weights_per_chip_q = Quantity("weights_per_chip", r"M_{\mathrm{w}}", "byte",
+                              "weight bytes one chip holds: its share of the dense part and of the routed experts",
+                              display_unit="GB")
+
+tp, pp, cp, dp, ep = tp_q.sym, pp_q.sym, cp_q.sym, dp_q.sym, ep_q.sym
+N_exp, n_layout, M_w = params_routed.sym, layout_chips_q.sym, weights_per_chip_q.sym
+
+experts_share_devices = Assumption(
+    "layouts.experts_share_devices", title="Expert parallelism shares the devices of a stage",
+    statement="The routed experts of a stage are spread over devices that already run its attention (tensor, "
+              "context and data parallel), so ep is at most tp·cp·dp and brings no devices of its own.",
+    source=_DSV3,
+    relation=logic.le(ep, tp * cp * dp),
+)
+routed_within_total = Assumption(
+    "layouts.routed_within_total", title="The routed experts are part of the model",
+    statement="The routed experts' parameters are at most all the parameters.",
+    source=_DSV3,
+    relation=logic.le(N_exp, N_tot),
+)
+
+layout_chips = Definition(
+    "layouts.layout_chips", title="Chips of a layout",
+    statement="The product of the degrees that each bring devices: tensor, pipeline, context and data.",
+    source=_MEGATRON, defines=layout_chips_q, expr=tp * pp * cp * dp,
+)
+weights_per_chip = Definition(
+    "layouts.weights_per_chip", title="Weight bytes per chip",
+    statement="The dense part is split over tensor and pipeline parallelism, the routed experts over expert and "
+              "pipeline parallelism; data and context parallelism replicate weights.",
+    source=paper("DeepSeek-AI 2024, DeepSeek-V3 Technical Report, arXiv:2412.19437",
+                 "section 3.4.2: in decoding each GPU hosts one expert"),
+    defines=weights_per_chip_q, expr=q * ((N_tot - N_exp) / (tp * pp) + N_exp / (ep * pp)),
+)
+
+expert_parallel_adds_no_chips = Claim(
+    "layouts.expert_parallel_adds_no_chips", title="Expert parallelism adds no chips", label="EP adds no chips",
+    statement="A layout's chips are tp·pp·cp·dp whatever its expert-parallel degree, and at least that degree: "
+              "the experts live on devices the other degrees already count.",
+    source=_DSV3,
+    goal=logic.And((logic.eq(n_layout, tp * pp * cp * dp), logic.ge(n_layout, ep))),
+    uses=(experts_share_devices,),
+)
+weights_per_chip_shape = Claim(
+    "layouts.weights_per_chip_shape", title="A chip holds its dense share and its expert share",
+    label="Weights per chip",
+    statement="A chip's weights are at most the whole model over pp times the smaller of tp and ep, at least "
+              "the whole model over pp times the larger.",
+    source=_DSV3,
+    goal=logic.And((logic.le(M_w, q * N_tot / (pp * sp.Min(tp, ep, evaluate=False))),
+                    logic.ge(M_w, q * N_tot / (pp * sp.Max(tp, ep, evaluate=False))))),
+    uses=(routed_within_total,),
+)
+weights_per_chip_even = Claim(
+    "layouts.weights_per_chip_even", title="With ep = tp a chip holds the model over tp·pp",
+    statement="When the experts are spread as widely as the dense part, every chip holds the same share of "
+              "both: the model's bytes over tp·pp.",
+    source=_MEGATRON,
+    hypotheses=(logic.eq(ep, tp),),
+    goal=logic.eq(M_w, q * N_tot / (tp * pp)),
+)
+
+# DeepSeek-V3's published deployment units (the degrees pinned by hypotheses) ---------------------------
+_DEGREES = (tp_q, pp_q, cp_q, dp_q, ep_q)
+
+
+def _layout(t: int, p: int, c: int, d: int, e: int) -> tuple:
+    return tuple(logic.eq(x, v) for x, v in zip((tp, pp, cp, dp, ep), (t, p, c, d, e), strict=True))
+
+
+deepseek_v3_prefill_chips = Claim(
+    "layouts.deepseek_v3_prefill_chips", title="DeepSeek-V3's prefill unit: 32 GPUs",
+    statement="Attention on TP4 × DP8 with the experts on EP32 over the same devices: 32 GPUs, as published.",
+    source=_DSV3, hypotheses=_layout(4, 1, 1, 8, 32), goal=logic.eq(n_layout, 32),
+    instance=True, forall=_DEGREES, uses=(expert_parallel_adds_no_chips,),
+)
+deepseek_v3_decode_chips = Claim(
+    "layouts.deepseek_v3_decode_chips", title="DeepSeek-V3's decode unit: 320 GPUs",
+    statement="Attention on TP4 × DP80 with the experts on EP320 over the same devices: 320 GPUs, as published.",
+    source=_DSV3, hypotheses=_layout(4, 1, 1, 80, 320), goal=logic.eq(n_layout, 320),
+    instance=True, forall=_DEGREES, uses=(expert_parallel_adds_no_chips,),
+)
+deepseek_v3_decode_ep_as_extra_chips = Claim(
+    "layouts.deepseek_v3_decode_ep_as_extra_chips", title="False twin: EP counted as extra chips",
+    statement="The overcount of tools that multiply the expert-parallel degree in: TP4 × DP80 × EP320 would be "
+              "the published 320 GPUs.",
+    source=_DSV3, hypotheses=_layout(4, 1, 1, 80, 320), goal=logic.eq(n_layout * ep, 320),
+    instance=True, forall=_DEGREES, expected="refuted", tags=("inconsistency",),
+    notes="A planted false twin of layouts.deepseek_v3_decode_chips: the product is 102,400.",
+)
+
+PROSE = (
+    "A layout is a set of degrees.  Tensor, pipeline, context and data parallelism each bring devices; expert "
+    "parallelism spreads the routed experts over devices the others already use.  So the chips of a layout "
+    "are derived from its degrees and never typed a second time.",
+    "{{result:expert_parallel_adds_no_chips}}",
+    "DeepSeek's published units are the worked example: 32 GPUs for prefill and 320 for decode, where "
+    "multiplying the expert-parallel degree in would claim 1,024 and 102,400.",
+    "{{result:weights_per_chip_shape}}",
+)
