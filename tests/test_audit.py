@@ -91,7 +91,7 @@ def test_impossible_decode_row_names_its_change_and_it_really_suffices():
 
 def test_consistent_row_reports_its_terms():
     b = audit_file(EXAMPLES / "planted.csv")["consistent-decode"].metrics["tpot"][0]
-    assert set(b.terms) == {"compute", "weights", "KV", "unexplained"}
+    assert set(b.terms) == {"compute", "weights", "KV", "embedding rows", "unexplained"}
     assert b.terms["weights"]["share"] + b.terms["unexplained"]["share"] + b.terms["KV"]["share"] == pytest.approx(1)
 
 

@@ -36,7 +36,9 @@ CEILINGS = {"flops": "gap.peak_flops_is_ceiling", "hbm_bandwidth": "gap.peak_ban
 # derive audit: the metric columns a table of measured or predicted numbers may have, and the proved claim each is
 # held to (format: derive.whatif.audit).  A metric is read as the claim's measured quantity; `row_inputs` are never
 # taken from a preset (the row states them, else `defaults`, the values that give the weakest bound, apply).
-_STEP_TERMS = {"compute": "compute_time", "weights": "weight_fetch_time", "KV": "kv_fetch_time"}
+# the terms of the strict floor (roofline.step_time_floor): one token's active weights, however the batch routes
+_STEP_TERMS = {"compute": "compute_time", "weights": "weight_fetch_time_floor", "KV": "kv_fetch_time",
+               "embedding rows": "embedding_fetch_time"}
 _STEP_INPUTS = ["batch", "context", "chips"]
 AUDIT_BOUNDS = [
     {"metric": "tpot", "unit": "s", "meaning": "time per output token of one sequence (a decode step)",

@@ -168,7 +168,7 @@ kv_fetch_time_q = Quantity("kv_fetch_time", r"t_{\mathrm{kv}}", "s",
                            "time to read every sequence's KV cache once from HBM", display_unit="ms")
 embedding_fetch_time_q = Quantity("embedding_fetch_time", r"t_{\mathrm{emb}}", "s",
                                   "time to read the input-embedding rows the batch's new tokens look up",
-                                  display_unit="ms")
+                                  display_unit="ms", domain="nonnegative")
 params_read_uniform_q = Quantity("params_read_uniform", r"N_{\mathrm{read}}^{\mathrm{unif}}", "param",
                                  "weights a decode step is expected to read under uniform routing")
 step_time_uniform_q = Quantity("step_time_uniform", r"T^{\mathrm{unif}}", "s",

@@ -77,7 +77,7 @@ from theorems.roofline import (
     params_active,
     q,
     tau,
-    weight_fetch_time_q,
+    weight_fetch_floor_q,
 )
 from theorems.scaling import train_flops_per_param_token
 
@@ -88,7 +88,7 @@ ell = prefill_tokens.sym
 c_attn, n_attn, n_q, d_head = (attention_flops_per_context_token.sym, global_attention_layers.sym,
                                query_heads.sym, head_dim.sym)
 L_quad, c_train = quadratic_context_q.sym, train_flops_per_param_token.sym
-t_w, t_cp_lecture = weight_fetch_time_q.sym, prefill_compute_time_q.sym
+t_w, t_cp_lecture = weight_fetch_floor_q.sym, prefill_compute_time_q.sym
 
 # Quantities -------------------------------------------------------------------------------------------
 prefill_weight_flops_q = Quantity("prefill_weight_flops", r"C_{\mathrm{w}}^{\mathrm{pre}}", "FLOP/seq",
@@ -186,11 +186,12 @@ prefill_compute_time_attn = Definition(
 )
 prefill_memory_time = Definition(
     "prefill.prefill_memory_time", title="Memory time of a prefill pass",
-    statement="Every weight is read once; each new token's KV cache is written once (scores stay on chip "
-              "with flash attention).",
+    statement="At least the weights every token multiplies are read once (a short prompt of a mixture of "
+              "experts reaches only some experts, so only these are sure to be read; a long one reads them "
+              "all); each new token's KV cache is written once (scores stay on chip with flash attention).",
     source=paper("Dao et al. 2022, FlashAttention: Fast and Memory-Efficient Exact Attention with IO-Awareness",
                  "section 3.1: the score matrix is never written to HBM"),
-    defines=prefill_memory_time_q, expr=(N_tot * q + B * ell * k) / (n * W),
+    defines=prefill_memory_time_q, expr=(N_act * q + B * ell * k) / (n * W),
 )
 ttft_floor = Definition(
     "prefill.ttft_floor", title="Time-to-first-token floor",
@@ -255,10 +256,10 @@ prefill_compute_bound = Claim(
     "prefill.prefill_compute_bound", title="A long enough prefill is compute-bound", label="Prefill compute-bound",
     statement="If the pass's new tokens are at least \\(N_{\\mathrm{cb}}\\) (and a token's weight multiplies "
               "outlast writing its KV), the time to first token is the pass's compute time, attention "
-              "included.",
+              "included: even a pass that reads every weight of the model is compute-bound there.",
     source=paper("Agrawal et al. 2024, Taming Throughput-Latency Tradeoff in LLM Inference with Sarathi-Serve "
                  "(OSDI '24)", "section 2"),
-    hypotheses=(logic.gt(c_fwd * N_act * W, k * F), logic.ge(B * ell, N_cb)),
+    hypotheses=(logic.gt(c_fwd * N_act * W, k * F), logic.ge(B * ell, N_cb), logic.le(N_act, N_tot)),
     goal=logic.eq(T_ttft, t_cpa),
     steps=(
         Step(logic.ge(B * ell * (c_fwd * N_act * W - k * F), N_tot * q * F),
@@ -266,6 +267,8 @@ prefill_compute_bound = Claim(
              link="implies"),
         Step(logic.ge(c_fwd * N_act * B * ell / (n * F), (N_tot * q + B * ell * k) / (n * W)),
              "rearrange: the weight multiplies outlast the memory traffic", link="implies"),
+        Step(logic.ge(c_fwd * N_act * B * ell / (n * F), t_pm),
+             "the pass reads at least one token's active weights and at most every weight", link="implies"),
         Step(logic.ge(t_cpa, t_pm), "attention only adds compute", link="implies"),
         Step(logic.eq(T_ttft, t_cpa), "the roofline takes the larger", link="implies"),
     ),
@@ -273,8 +276,8 @@ prefill_compute_bound = Claim(
 )
 ttft_floor_ge_weight_fetch = Claim(
     "prefill.ttft_floor_ge_weight_fetch", title="No first token before the weights are read", label="TTFT floor",
-    statement="However short the prompt, the time to first token is at least the time to read every weight "
-              "once over the pooled HBM bandwidth.",
+    statement="However short the prompt, the time to first token is at least the time to read the weights "
+              "every token multiplies (one token's active weights) once over the pooled HBM bandwidth.",
     source=paper("Williams et al. 2009, Roofline: an insightful visual performance model", "roofline bound"),
     goal=logic.ge(T_ttft, t_w),
 )

@@ -21,8 +21,8 @@ Main claims:
   memory-bound verification, it pays exactly when the acceptance rate exceeds the draft's cost ratio.
 - ``speculative.never_pays_compute_bound``: once a plain step is compute-bound (the batch at or past the
   critical batch), speculation never pays; **Stop batch** ``speculative.stops_paying_above_batch``: with
-  a free draft (multi-token prediction) it pays exactly below B_stop = E·q·N_tot·F/((k+1)·c_fwd·N_act·τ·W
-  − E·S_kv·F).
+  a free draft (multi-token prediction) it pays exactly below B_stop = E·q·N_read·F/((k+1)·c_fwd·N_act·τ·W
+  − E·(S_kv + τ·q·N_row)·F), N_read the weights a step reads and N_row an embedding row.
 - ``speculative.mtp_deepseek_v3``: DeepSeek-V3's multi-token prediction (one extra token, 85-90 %
   acceptance) bounds the speed-up to 1.85-1.9, above the published 1.8x tokens per second.
 
@@ -52,13 +52,14 @@ from theorems.roofline import (
     B,
     F,
     N_act,
-    N_tot,
     S_kv,
     W,
     c_fwd,
     compute_time_q,
     memory_time_q,
+    embedding_row_params_q,
     n,
+    params_read_q,
     q,
     step_time_q,
     tau,
@@ -66,6 +67,8 @@ from theorems.roofline import (
 
 PART = "Beyond the lecture"  # the documents render this library's chapters as part II
 CHAPTER = "Speculative decoding"
+
+N_read, N_row = params_read_q.sym, embedding_row_params_q.sym
 
 _LEVIATHAN = paper("Leviathan, Kalman and Matias 2023, Fast Inference from Transformers via Speculative Decoding "
                    "(ICML 2023), arXiv:2211.17192", "section 3.1, eq. (1)")
@@ -157,8 +160,8 @@ stop_batch = Definition(
     "speculative.speculative_stop_batch", title="Batch from which a free draft stops paying",
     statement="The batch at which E plain steps' memory traffic equals k + 1 plain steps' multiplies.",
     source=_DSV3, defines=stop_batch_q,
-    expr=E * N_tot * q * F / ((k + 1) * c_fwd * N_act * tau * W - E * S_kv * F),
-    domain=logic.gt((k + 1) * c_fwd * N_act * tau * W, E * S_kv * F),
+    expr=E * N_read * q * F / ((k + 1) * c_fwd * N_act * tau * W - E * (S_kv + tau * q * N_row) * F),
+    domain=logic.gt((k + 1) * c_fwd * N_act * tau * W, E * (S_kv + tau * q * N_row) * F),
 )
 
 # Claims -------------------------------------------------------------------------------------------------
@@ -225,7 +228,7 @@ stops_paying_above_batch = Claim(
               r"\(E T/T_{\mathrm{v}}\), so speculation pays exactly when \(E T > T_{\mathrm{v}}\); with an acceptance "
               r"length above 1 that holds exactly while the batch is below \(B_{\mathrm{stop}}\).",
     source=_DSV3,
-    hypotheses=(logic.gt(E, 1), logic.gt((k + 1) * c_fwd * N_act * tau * W, E * S_kv * F)),
+    hypotheses=(logic.gt(E, 1), logic.gt((k + 1) * c_fwd * N_act * tau * W, E * (S_kv + tau * q * N_row) * F)),
     goal=logic.Iff(logic.gt(E * T, T_v), logic.lt(B, B_stop)),
     uses=(acceptance_length_range,),
 )
