@@ -32,3 +32,5 @@ MODEL_CONFIG_READER = model_values
 # exceeds it (derive ledger checks every measured ceiling against it).
 CEILINGS = {"flops": "gap.peak_flops_is_ceiling", "hbm_bandwidth": "gap.peak_bandwidth_is_ceiling",
             "scaleup_bandwidth": None, "scaleout_bandwidth": None}
+# Claims that state when a scenario can exist at all: a value computed where one fails carries an `infeasible` note.
+FEASIBILITY = ["capacity.memory_fits_in_hbm"]

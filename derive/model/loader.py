@@ -236,6 +236,15 @@ def _headlines(root: ModuleType, spec: str) -> list[tuple[str, str]]:
     return out
 
 
+def _feasibility(root: ModuleType, spec: str) -> list[str]:
+    """A root's FEASIBILITY: ids of the claims that state when a scenario can exist at all."""
+    out = _list_attribute(root, "FEASIBILITY", spec)
+    if not all(isinstance(i, str) for i in out):
+        raise LibraryError("FEASIBILITY must list claim ids (text)", where=f"--library {spec}",
+                           hint='write FEASIBILITY = ["capacity.memory_fits_in_hbm"]')
+    return out
+
+
 def _distinct(specs: Iterable[str]) -> list[str]:
     """The library specs, each once (``--library x.py --library ./x.py`` loads x.py once: loading it twice
     would declare every quantity twice); an empty spec is an error, never the current folder."""
@@ -290,6 +299,7 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
     notices: list[str] = []
     ceilings: dict[str, str | None] = {}
     headlines: list[tuple[str, str]] = []
+    feasibility: list[str] = []
     specs = _distinct(specs)
     for spec in specs:
         builtin = "/" not in spec and not spec.endswith(".py") and not Path(spec).exists()
@@ -299,6 +309,7 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
                 try:
                     parts = _root_parts(root, spec)
                     headlines.extend(_headlines(root, spec))
+                    feasibility.extend(_feasibility(root, spec))
                 except DeriveError:
                     raise
                 except Exception as err:  # e.g. a module __getattr__ that raises
@@ -328,4 +339,5 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
         raise LibraryError(f"malformed library: {type(err).__name__}: {err}", where=f"--library {', '.join(specs)}",
                            hint="declarations are derive.Quantity, Definition, Claim, ... values") from None
     library.notices.extend(notices)
+    library.feasibility = list(dict.fromkeys(feasibility))
     return library

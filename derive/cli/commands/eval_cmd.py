@@ -55,7 +55,7 @@ def run(args, ctx) -> int:
     ceilings = [c for c in ctx.scenario.ceilings if c.name in inputs]  # which peak or measured rates were used
     if args.json:
         extra = {"pinned": pinned, "ceilings": [c.to_json() for c in ceilings],
-                 "notes": scenario_notes(ctx.scenario)}
+                 "notes": scenario_notes(ctx.scenario, inputs)}
         if args.explain:
             extra["explain"] = ctx.scenario.explain(ctx.library, sorted(inputs))
         if len(evs) == 1:
@@ -77,7 +77,7 @@ def run(args, ctx) -> int:
     if args.explain:
         for line in explain_lines(ctx.scenario.explain(ctx.library, sorted(inputs))):
             emit(line)
-    emit_notes(ctx.scenario)
+    emit_notes(ctx.scenario, inputs)
     return 0
 
 
