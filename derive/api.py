@@ -263,7 +263,11 @@ def evaluate(*names: str, library: Library | None = None, scenario: Scenario | N
     None)."""
     if not names:
         raise DeriveError("evaluate() needs at least one name or expression")
+    from derive.model.names import check_value_name
+
     lib, sc = _resolve(library, scenario, scenario_kwargs)
+    for n in names:
+        check_value_name(lib, n, where="derive.evaluate")
     return Values([_evaluate_one(lib, sc, n, unit) for n in names], sc)
 
 

@@ -22,6 +22,9 @@ from derive.model.scenario import Scenario
 from derive.whatif.instance import relations
 
 
+NEGATED = {"<=": ">", "<": ">=", ">=": "<", ">": "<=", "==": "!=", "!=": "=="}
+
+
 @dataclass(frozen=True)
 class Violation:
     """One violated feasibility bound: the claim that states it, the relation, and both sides' values."""
@@ -31,11 +34,12 @@ class Violation:
     lhs: str  # "361.2 GB"
     rhs: str  # "80 GB"
     title: str = ""
+    op: str = ""  # the relation's operator, "<=": the note shows its negation
 
     @property
     def note(self) -> str:
         """``infeasible: memory_per_chip = 361.2 GB > hbm_capacity = 80 GB (capacity.memory_fits_in_hbm)``."""
-        return f"infeasible: {self.relation} fails: {self.lhs} vs {self.rhs} ({self.claim})"
+        return f"infeasible: {self.lhs} {NEGATED.get(self.op, '?')} {self.rhs}, so {self.relation} fails ({self.claim})"
 
     def to_json(self) -> dict[str, str]:
         return {"claim": self.claim, "relation": self.relation, "lhs": self.lhs, "rhs": self.rhs,
@@ -100,7 +104,7 @@ def feasibility(library: Library, scenario: Scenario) -> Feasibility:
                 break
             if _holds(sides[0], rel.op, sides[1]) is False:
                 found.append(Violation(claim.id, f"{rel.lhs} {rel.op} {rel.rhs}", _shown(library, rel.lhs, sides[0]),
-                                       _shown(library, rel.rhs, sides[1]), claim.title))
+                                       _shown(library, rel.rhs, sides[1]), claim.title, rel.op))
     return Feasibility(tuple(found), tuple(dict.fromkeys(undecided)))
 
 
