@@ -38,7 +38,7 @@ class Library:
     notices: list[str] = field(default_factory=list)  # e.g. a user library printed while loading (see loader)
     # (label, expression) pairs a what-if always reports before and after, from a root's HEADLINES
     headlines: list[tuple[str, str]] = field(default_factory=list)
-    # ids of the claims that state when a scenario can exist at all (a root's FEASIBILITY; see derive.whatif.feasibility)
+    # ids of the claims that state when a scenario can exist at all (a root's FEASIBILITY)
     feasibility: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:

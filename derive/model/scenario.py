@@ -86,7 +86,7 @@ class Scenario:
             return list(self.notes)
         used = set(names)
         subjects = self.subjects + ("",) * (len(self.notes) - len(self.subjects))
-        return [n for n, s in zip(self.notes, subjects) if not s or s in used]
+        return [n for n, s in zip(self.notes, subjects, strict=True) if not s or s in used]
 
     @property
     def measured(self) -> bool:
@@ -178,7 +178,8 @@ def layer_kind(origin: str) -> str:
     head = origin.split(" ", 1)[0]
     if origin == "scenario lecture":
         return "lecture"
-    return {"scenario": "scenario file", "deployment": "deployment default", "hardware": "hardware preset", "measured": "measured",
+    return {"scenario": "scenario file", "deployment": "deployment default", "hardware": "hardware preset",
+            "measured": "measured",
             "config": "model config", "hf": "model config", "model": "model preset",
             "--set": "--set"}.get(head, head or "?")
 
@@ -837,7 +838,8 @@ def _plain_q(library: Library, name: str, value: sp.Rational) -> str:
     return shown if unit_text == "1" else f"{shown} {unit_text}"
 
 
-_LAYER_RANK = {"scenario": 0, "deployment": 0, "hardware": 1, "measured": 2, "model": 3, "config": 3, "hf": 3, "--set": 4}
+_LAYER_RANK = {"scenario": 0, "deployment": 0, "hardware": 1, "measured": 2, "model": 3, "config": 3, "hf": 3,
+               "--set": 4}
 
 
 def _drop_stale_pins(library: Library, values: dict[str, ScenarioValue], layers: list[str]) -> None:

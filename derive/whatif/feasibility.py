@@ -21,7 +21,6 @@ from derive.model.library import Library
 from derive.model.scenario import Scenario
 from derive.whatif.instance import relations
 
-
 NEGATED = {"<=": ">", "<": ">=", ">=": "<", ">": "<=", "==": "!=", "!=": "=="}
 
 
