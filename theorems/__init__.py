@@ -34,3 +34,16 @@ CEILINGS = {"flops": "gap.peak_flops_is_ceiling", "hbm_bandwidth": "gap.peak_ban
             "scaleup_bandwidth": None, "scaleout_bandwidth": None}
 # Claims that state when a scenario can exist at all: a value computed where one fails carries an `infeasible` note.
 FEASIBILITY = ["capacity.memory_fits_in_hbm"]
+# derive card: the everyday answers for a chip and a model, each resting on its claim or definition.
+CARD = [
+    {"label": "decode floor (weights read once per step)", "value": "weight_fetch_time", "unit": "ms",
+     "decl": "roofline.latency_floor"},
+    {"label": "B* (batch where decode turns compute-bound)", "value": "critical_batch", "decl": "batching.batch_optimum"},
+    {"label": "critical context L* (past it no batch is compute-bound)", "value": "critical_context",
+     "decl": "batching.kv_memory_bound_past_critical_context"},
+    {"label": "cost per token at the scenario's batch", "value": "cost_per_token", "decl": "roofline.cost_per_token"},
+    {"label": "step time at the scenario's batch", "value": "step_time", "unit": "ms",
+     "decl": "roofline.roofline_step_time"},
+    {"label": "longest context that fits at the scenario's batch", "vary": "context",
+     "decl": "capacity.memory_fits_in_hbm"},
+]

@@ -40,6 +40,7 @@ class Library:
     headlines: list[tuple[str, str]] = field(default_factory=list)
     # ids of the claims that state when a scenario can exist at all (a root's FEASIBILITY)
     feasibility: list[str] = field(default_factory=list)
+    card: list[dict] = field(default_factory=list)  # the rows of derive card (a root's CARD)
 
     def __post_init__(self) -> None:
         self.quantities: dict[str, Quantity] = {}

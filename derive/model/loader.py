@@ -245,6 +245,26 @@ def _feasibility(root: ModuleType, spec: str) -> list[str]:
     return out
 
 
+CARD_KEYS = frozenset({"label", "value", "decl", "vary", "unit"})
+
+
+def _card(root: ModuleType, spec: str) -> list[dict]:
+    """A root's CARD: the rows of ``derive card``, each a table with a ``label``, the declaration it rests on
+    (``decl``), and either a ``value`` (an expression) or a ``vary`` (the quantity whose margin in the claim
+    ``decl`` is shown)."""
+    out = []
+    for i, row in enumerate(_list_attribute(root, "CARD", spec)):
+        ok = (isinstance(row, dict) and set(row) <= CARD_KEYS and isinstance(row.get("label"), str)
+              and isinstance(row.get("decl"), str) and (isinstance(row.get("value"), str)
+                                                        ^ isinstance(row.get("vary"), str)))
+        if not ok:
+            raise LibraryError(f"CARD[{i}] must be a table with label, decl and one of value or vary",
+                               where=f"--library {spec}",
+                               hint='write {"label": "B*", "value": "critical_batch", "decl": "batching.batch_optimum"}')
+        out.append(dict(row))
+    return out
+
+
 def _distinct(specs: Iterable[str]) -> list[str]:
     """The library specs, each once (``--library x.py --library ./x.py`` loads x.py once: loading it twice
     would declare every quantity twice); an empty spec is an error, never the current folder."""
@@ -300,6 +320,7 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
     ceilings: dict[str, str | None] = {}
     headlines: list[tuple[str, str]] = []
     feasibility: list[str] = []
+    card: list[dict] = []
     specs = _distinct(specs)
     for spec in specs:
         builtin = "/" not in spec and not spec.endswith(".py") and not Path(spec).exists()
@@ -310,6 +331,7 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
                     parts = _root_parts(root, spec)
                     headlines.extend(_headlines(root, spec))
                     feasibility.extend(_feasibility(root, spec))
+                    card.extend(_card(root, spec))
                 except DeriveError:
                     raise
                 except Exception as err:  # e.g. a module __getattr__ that raises
@@ -340,4 +362,5 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
                            hint="declarations are derive.Quantity, Definition, Claim, ... values") from None
     library.notices.extend(notices)
     library.feasibility = list(dict.fromkeys(feasibility))
+    library.card = card
     return library

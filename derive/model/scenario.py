@@ -685,6 +685,7 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
         path, name = None, "empty"  # a library without a lecture scenario
     else:
         raise UnknownNameError("scenario", base, store.files["scenario"], where="--scenario")
+    file_names_presets = False
     if path is not None:
         parts = sorted(path.glob("*.toml")) if path.is_dir() else [path]
         if not parts:
@@ -696,18 +697,21 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
             values.update(_value_table(library, data, str(part), f"scenario {name}"))
             assumptions.extend(_assumption_table(library, data, str(part)))
             # a deployment's file names its chip and model; --hardware and --model still override them
-            hardware = hardware or _named_preset(data, "hardware", part)
-            model = model or _named_preset(data, "model", part, relative_to=part.parent)
+            named = (_named_preset(data, "hardware", part), _named_preset(data, "model", part, relative_to=part.parent))
+            file_names_presets = file_names_presets or any(named)
+            hardware, model = hardware or named[0], model or named[1]
         layers.append(f"scenario {name}")
     default_base = scenario is None
     base_origin = f"scenario {name}"
     # Your chip or your model on the default scenario: the lecture's own story (its stages, micro-batches,
     # batch) is replaced by the library's neutral values for one serving node; what is left of the lecture
     # is kept with a note each (below), so no lecture number reaches a deployment unsaid.
-    deployment = bool(hardware or model) and default_base and path is not None
+    # A scenario file that names its chip or model is a deployment too: the neutral values fill what it leaves out.
+    deployment = bool(hardware or model) and path is not None and (default_base or file_names_presets)
     deployment_file = store.deployment_file() if deployment else None
     if deployment_file is not None:
-        values.update(_value_table(library, read_toml(deployment_file), str(deployment_file), "deployment default"))
+        neutral = _value_table(library, read_toml(deployment_file), str(deployment_file), "deployment default")
+        values.update(neutral if default_base else {k: v for k, v in neutral.items() if k not in values})
         layers.append("deployment default")
     if hardware:
         hw_path = store.path("hardware", hardware)
@@ -776,7 +780,7 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
             v = values[qname]
             if v.origin == "deployment default":
                 notes.append((qname, f"{qname} = {_plain_q(library, qname, v.value)}: {v.source}"))
-            elif v.origin == base_origin and not library.is_derived(qname):
+            elif default_base and v.origin == base_origin and not library.is_derived(qname):
                 notes.append((qname, f"{qname} = {_plain_q(library, qname, v.value)} is the lecture's value: the "
                                      f"chip and the model do not give it; --set {qname}=... for yours"))
     for text in assumes:
