@@ -38,7 +38,8 @@ FEASIBILITY = ["capacity.memory_fits_in_hbm"]
 CARD = [
     {"label": "decode floor (weights read once per step)", "value": "weight_fetch_time", "unit": "ms",
      "decl": "roofline.latency_floor"},
-    {"label": "B* (batch where decode turns compute-bound)", "value": "critical_batch", "decl": "batching.batch_optimum"},
+    {"label": "B* (batch where decode turns compute-bound)", "value": "critical_batch",
+     "decl": "batching.batch_optimum"},
     {"label": "critical context L* (past it no batch is compute-bound)", "value": "critical_context",
      "decl": "batching.kv_memory_bound_past_critical_context"},
     {"label": "cost per token at the scenario's batch", "value": "cost_per_token", "decl": "roofline.cost_per_token"},

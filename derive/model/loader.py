@@ -260,7 +260,7 @@ def _card(root: ModuleType, spec: str) -> list[dict]:
         if not ok:
             raise LibraryError(f"CARD[{i}] must be a table with label, decl and one of value or vary",
                                where=f"--library {spec}",
-                               hint='write {"label": "B*", "value": "critical_batch", "decl": "batching.batch_optimum"}')
+                               hint='write {"label": "B*", "value": "critical_batch", "decl": "claim.id"}')
         out.append(dict(row))
     return out
 

@@ -83,7 +83,8 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
             rows.append(CardRow(spec["label"], name, f"error: {err.message}", None, q.unit, d.id, d.kind, verdict))
             continue
         goal_inputs = _goal_inputs(library, d)
-        inputs.update(n for n in scenario.values if n in library.quantities and library.quantities[n].sym in goal_inputs)
+        inputs.update(n for n in scenario.values
+                      if n in library.quantities and library.quantities[n].sym in goal_inputs)
         highs = [iv.high for iv in m.intervals]
         if not highs:
             display, exact = "none: it fits at no value", None
