@@ -78,7 +78,9 @@ def verdict_table(rows: list[tuple[str, str, str, str, str, str]], caption: str 
     for name in ("", "verdict", "claim", "title", "engine", "detail"):
         table.add_column(name, no_wrap=name in ("verdict", "claim"), overflow="fold")
     for mark, verdict, cid, title, engine, detail in rows:
-        table.add_row(Text(mark, style="bold red"), Text(verdict, style=VERDICT_STYLES.get(verdict, "")),
+        # colour marks only a surprise (a verdict not as expected): a false twin refuted on purpose stays plain
+        style = VERDICT_STYLES.get(verdict, "") if mark.strip() else ""
+        table.add_row(Text(mark, style="bold red"), Text(verdict, style=style),
                       Text(cid), Text(title), Text(engine, style="dim"), Text(detail))
     _console(sys.stdout).print(table)
     return True

@@ -29,14 +29,18 @@ def run(args, ctx) -> int:
     with terminal.progress("checking claims") as update:
         checker.progress = update
         report = checker.check(ids or None)
-    pinned = pinned_notes(ctx.library, ctx.scenario)
+    from derive.checking.summary import verdict_summary
+    from derive.cli.commands.output import claim_inputs
+
+    inputs = claim_inputs(ctx.library, ctx.scenario, [r.id for r in report.results])  # notes: only what was read
+    pinned = pinned_notes(ctx.library, ctx.scenario, only=inputs)
     if args.json:
         data = report.to_json()
         for claim in data["claims"]:  # exact values stay; a reader's form beside them
             if claim.get("counterexample"):
                 claim["counterexample_display"] = {k: quantity_text(ctx.library, k, v)
                                                    for k, v in claim["counterexample"].items()}
-        emit_json({**data, "pinned": pinned, "notes": scenario_notes(ctx.scenario)})
+        emit_json({**data, "pinned": pinned, "notes": scenario_notes(ctx.scenario, inputs)})
         return 0 if report.ok else 1
     width = max((len(r.id) for r in report.results), default=10)
     rows, lines = [], []
@@ -68,8 +72,6 @@ def run(args, ctx) -> int:
                     emit(f"  {line}")
     if pinned:
         emit(pinned_line(pinned))
-    emit_notes(ctx.scenario)
-    summary = ", ".join(f"{n} {v}" for v, n in report.summary().items()) or "no claims"
-    bad = sum(not r.meets_expectation for r in report.results)
-    emit(f"scenario {ctx.scenario.name}: {summary}; {bad} not as expected")
+    emit_notes(ctx.scenario, inputs)
+    emit(f"scenario {ctx.scenario.name}: {verdict_summary(report.results)}")
     return 0 if report.ok else 1
