@@ -3,6 +3,7 @@ notebook's views of scenarios, evaluations and claims."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import pytest
@@ -74,3 +75,23 @@ def test_infeasible_values_say_so_in_the_api() -> None:
     values = derive.evaluate("cost_per_token", scenario=sc)
     assert values.infeasible and "infeasible: memory_per_chip" in repr(values)
     assert derive.evaluate("cost_per_token").infeasible == []
+
+
+def test_piped_progress_is_one_line_per_stage(capsys, monkeypatch) -> None:
+    from derive.cli import terminal
+
+    monkeypatch.setattr(terminal, "DELAY", 0.0)  # every stage counts as slow
+    code, out, err = run(capsys, "check", "latency_floor", "batch_optimum")
+    assert code == 0 and err.splitlines() == [line for line in err.splitlines() if line.startswith("derive")]
+    assert any(re.match(r"derive: checking claims: (\d+) of \1 in [0-9.]+ s$", line) for line in err.splitlines()), err
+    monkeypatch.setattr(terminal, "DELAY", 3600.0)  # the twin: quick work says nothing
+    code, out, err = run(capsys, "check", "latency_floor")
+    assert err == ""
+
+
+def test_narrow_terminal_gets_plain_check_lines(monkeypatch) -> None:
+    from derive.cli import terminal
+
+    monkeypatch.setattr(terminal, "colour", lambda stream=None: True)
+    monkeypatch.setattr(terminal, "_console", lambda stream: type("C", (), {"width": 80})())
+    assert terminal.verdict_table([(" ", "proved", "a.b", "t", "z3", "")]) is False
