@@ -68,3 +68,21 @@ def test_sweep_presets_marks_pairs_that_do_not_fit(lecture_library) -> None:
     result = sweep_presets(lecture_library, [resolve_target(lecture_library, "critical_batch")],
                            pairs=[("h100-sxm", "llama3-8b"), ("a100-80gb", "deepseek-v3")])
     assert result.columns[-1] == "feasible" and list(result.data[-1]) == [1.0, 0.0]
+
+
+@pytest.mark.parametrize(("batch", "infeasible"), [("2000 seq", True), ("1 seq", False)])
+def test_documents_open_the_scenario_notes_with_the_bound(lecture_library, batch, infeasible) -> None:
+    from derive.checking.checker import Report
+    from derive.documents.render import ModelBuilder
+
+    sc = build_scenario(lecture_library, hardware="h100-sxm", model=LLAMA_70B, sets=[f"batch={batch}"])
+    notes = ModelBuilder(lecture_library, sc, Report(sc, [])).scenario_model()["notes"]
+    assert (bool(notes) and notes[0].startswith("infeasible: memory_per_chip")) is infeasible
+
+
+def test_check_carries_the_infeasible_note(capsys) -> None:
+    code, out, _ = run(capsys, "check", "latency_floor", "--hardware", "h100-sxm", "--model", LLAMA_70B,
+                       "--set", "batch=2000 seq", "--json")
+    assert json.loads(out)["infeasible"][0]["claim"] == "capacity.memory_fits_in_hbm"
+    code, out, _ = run(capsys, "check", "latency_floor", "--json")
+    assert json.loads(out)["infeasible"] == []

@@ -34,13 +34,17 @@ def run(args, ctx) -> int:
 
     inputs = claim_inputs(ctx.library, ctx.scenario, [r.id for r in report.results])  # notes: only what was read
     pinned = pinned_notes(ctx.library, ctx.scenario, only=inputs)
+    from derive.whatif.feasibility import feasibility
+
+    infeasible = feasibility(ctx.library, ctx.scenario).violations  # verdicts where no deployment can exist
     if args.json:
         data = report.to_json()
         for claim in data["claims"]:  # exact values stay; a reader's form beside them
             if claim.get("counterexample"):
                 claim["counterexample_display"] = {k: quantity_text(ctx.library, k, v)
                                                    for k, v in claim["counterexample"].items()}
-        emit_json({**data, "pinned": pinned, "notes": scenario_notes(ctx.scenario, inputs)})
+        emit_json({**data, "pinned": pinned, "notes": scenario_notes(ctx.scenario, inputs),
+                   "infeasible": [v.to_json() for v in infeasible]})
         return 0 if report.ok else 1
     width = max((len(r.id) for r in report.results), default=10)
     rows, lines = [], []
@@ -72,6 +76,8 @@ def run(args, ctx) -> int:
                     emit(f"  {line}")
     if pinned:
         emit(pinned_line(pinned))
+    for v in infeasible:
+        emit(v.note)
     emit_notes(ctx.scenario, inputs)
     emit(f"scenario {ctx.scenario.name}: {verdict_summary(report.results)}")
     return 0 if report.ok else 1
