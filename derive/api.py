@@ -182,9 +182,9 @@ class CheckReport:
         return _dataframe(self.rows())
 
     def __repr__(self) -> str:
-        summary = ", ".join(f"{n} {v}" for v, n in self.summary().items())
-        bad = sum(not r.meets_expectation for r in self.results)
-        return f"<CheckReport {self.report.scenario.name}: {summary}; {bad} not as expected>"
+        from derive.checking.summary import verdict_summary
+
+        return f"<CheckReport {self.report.scenario.name}: {verdict_summary(self.results)}>"
 
     def _repr_html_(self) -> str:
         head = (f"<p><b>scenario {_h(self.report.scenario.name)}</b>: "
@@ -222,6 +222,7 @@ class Values:
 
     evaluations: list[Evaluation]
     scenario: Scenario
+    infeasible: list[str] = field(default_factory=list)  # the scenario's violated feasibility bounds, as notes
 
     def __getitem__(self, name: str) -> Evaluation:
         for ev in self.evaluations:
@@ -247,13 +248,14 @@ class Values:
         return _dataframe(self.rows())
 
     def __repr__(self) -> str:
-        return "\n".join(f"{ev.name} = {ev.display}" for ev in self.evaluations)
+        return "\n".join([*(f"{ev.name} = {ev.display}" for ev in self.evaluations), *self.infeasible])
 
     def _repr_html_(self) -> str:
         rows = "".join(f"<tr><td><code>{_h(ev.name)}</code></td><td>{_h(ev.display)}</td></tr>"
                        for ev in self.evaluations)
+        notes = "".join(f"<p style='color:{VERDICT_COLOURS['refuted']}'>{_h(n)}</p>" for n in self.infeasible)
         return (f"<table><caption>scenario {_h(self.scenario.name)}</caption><thead><tr><th>name</th>"
-                f"<th>value</th></tr></thead><tbody>{rows}</tbody></table>")
+                f"<th>value</th></tr></thead><tbody>{rows}</tbody></table>{notes}")
 
 
 def evaluate(*names: str, library: Library | None = None, scenario: Scenario | None = None,
@@ -263,8 +265,14 @@ def evaluate(*names: str, library: Library | None = None, scenario: Scenario | N
     None)."""
     if not names:
         raise DeriveError("evaluate() needs at least one name or expression")
+    from derive.model.names import check_value_name
+
     lib, sc = _resolve(library, scenario, scenario_kwargs)
-    return Values([_evaluate_one(lib, sc, n, unit) for n in names], sc)
+    from derive.whatif.feasibility import feasibility
+
+    for n in names:
+        check_value_name(lib, n, where="derive.evaluate")
+    return Values([_evaluate_one(lib, sc, n, unit) for n in names], sc, feasibility(lib, sc).notes)
 
 
 # diff and margin ---------------------------------------------------------------------------------------------------
@@ -378,13 +386,14 @@ class ClaimView:
     scenario: Scenario
     result: ClaimResult | None = None
     lines: list[str] = field(default_factory=list)  # LaTeX lines
+    values: dict[str, str] = field(default_factory=dict)  # the quantities it is about, at the scenario
 
     def __repr__(self) -> str:
         d = self.declaration
         out = f"{d.kind} {d.id}: {d.title}"
         if self.result is not None:
             out += f"  [{self.result.verdict}]"
-        return out
+        return out + "".join(f"\n  {n} = {v}" for n, v in self.values.items())
 
     def _repr_latex_(self) -> str:
         d = self.declaration
@@ -398,7 +407,10 @@ class ClaimView:
         d = self.declaration
         verdict = f" {_verdict_html(self.result.verdict)}" if self.result is not None else ""
         math = "".join(f"<div>$${_h(line)}$$</div>" for line in self.lines)
-        return (f"<p><b>{_h(d.title)}</b> <code>{_h(d.id)}</code>{verdict}</p><p>{_h(d.statement)}</p>{math}")
+        values = "".join(f"<tr><td><code>{_h(n)}</code></td><td>{_h(v)}</td></tr>" for n, v in self.values.items())
+        table = f"<table><tbody>{values}</tbody></table>" if values else ""
+        return (f"<p><b>{_h(d.title)}</b> <code>{_h(d.id)}</code>{verdict}</p><p>{_h(d.statement)}</p>{math}"
+                f"{table}")
 
 
 def _value_latex(library: Library, sc: Scenario, sym: sp.Symbol) -> str | None:
@@ -478,4 +490,12 @@ def claim(claim_id: str, *, library: Library | None = None, scenario: Scenario |
             result = Checker(lib, sc).check([d.id]).by_id()[d.id]
     elif getattr(d, "relation", None) is not None:
         lines.append(formula_latex(d.relation, printer))  # type: ignore[attr-defined]
-    return ClaimView(d, lib, sc, result, lines)
+    from derive.model.names import about
+
+    values: dict[str, str] = {}
+    for name in about(lib, d) if not isinstance(d, Definition) else [d.defines.name]:
+        try:
+            values[name] = _evaluate_one(lib, sc, name).display
+        except DeriveError:
+            continue  # a quantity the scenario gives no value is shown in the formula only
+    return ClaimView(d, lib, sc, result, lines, values)

@@ -33,6 +33,7 @@ def test_colours_on_a_terminal_and_none_with_no_color(monkeypatch):
     monkeypatch.setenv("TERM", "xterm-256color")
     terminal.emit_lines(["x.y  proved -> refuted"])
     assert "\x1b[" in out.getvalue() and "proved" in out.getvalue()
+    monkeypatch.setattr(terminal, "TABLE_MIN_WIDTH", 0)  # a fake terminal is 80 columns wide
     assert terminal.verdict_table([("!", "refuted", "a.b", "title", "z3", "counterexample:\n  n = 2 seq")])
     monkeypatch.setenv("NO_COLOR", "1")
     plain = FakeTerminal()
@@ -41,7 +42,7 @@ def test_colours_on_a_terminal_and_none_with_no_color(monkeypatch):
     assert plain.getvalue() == "x.y  proved -> refuted\n"
 
 
-def test_progress_is_silent_off_a_terminal(monkeypatch):
+def test_progress_off_a_terminal_is_one_line_per_slow_stage(monkeypatch):
     err = io.StringIO()
     monkeypatch.setattr(sys, "stderr", err)
     monkeypatch.setattr(terminal, "DELAY", 0.0)
@@ -49,7 +50,12 @@ def test_progress_is_silent_off_a_terminal(monkeypatch):
         update(1, 2)
     with terminal.working("building"):
         pass
-    assert err.getvalue() == ""
+    assert [line.rsplit(" in ", 1)[0] for line in err.getvalue().splitlines()] == [
+        "derive: checking: 1 of 2", "derive: building: done"]
+    monkeypatch.setattr(terminal, "DELAY", 3600.0)  # quick stages say nothing
+    with terminal.working("building"):
+        pass
+    assert err.getvalue().count("\n") == 2
 
 
 def test_progress_draws_on_a_terminal_after_the_delay(monkeypatch):

@@ -66,3 +66,20 @@ AUDIT_BOUNDS = [
     {"metric": "request_rate", "unit": "1/s", "meaning": "requests completed per second",
      "unchecked": "the lecture proves no bound on requests per second (it has no output length per request)"},
 ]
+# Claims that state when a scenario can exist at all: a value computed where one fails carries an `infeasible` note.
+FEASIBILITY = ["capacity.memory_fits_in_hbm"]
+# derive card: the everyday answers for a chip and a model, each resting on its claim or definition.
+CARD = [
+    {"label": "decode floor (one token's active weights read per step)", "value": "weight_fetch_time_floor",
+     "unit": "ms",
+     "decl": "roofline.latency_floor"},
+    {"label": "B* (batch where decode turns compute-bound)", "value": "critical_batch",
+     "decl": "batching.batch_optimum"},
+    {"label": "critical context L* (past it no batch is compute-bound)", "value": "critical_context",
+     "decl": "batching.kv_memory_bound_past_critical_context"},
+    {"label": "cost per token at the scenario's batch", "value": "cost_per_token", "decl": "roofline.cost_per_token"},
+    {"label": "step time at the scenario's batch", "value": "step_time", "unit": "ms",
+     "decl": "roofline.roofline_step_time"},
+    {"label": "longest context that fits at the scenario's batch", "vary": "context",
+     "decl": "capacity.memory_fits_in_hbm"},
+]

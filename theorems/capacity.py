@@ -137,7 +137,8 @@ kv_cache_dominance = Claim(
     hypotheses=(logic.eq(m, P),),
     steps=(
         Step((N_tot * q + N_seq * S_kv) / (n * P), "the definition of memory per chip"),
-        Step(N_tot * q / (n * P) + m * B * S_kv / (n * P), r"\(m\) micro-batches of \(B\) sequences are in flight"),
+        Step(N_tot * q / (n * P) + sp.Min(m, P) * B * S_kv / (n * P),
+             r"\(\min(m, P)\) micro-batches of \(B\) sequences are in flight"),
         Step(N_tot * q / (n * P) + B * S_kv / n, r"\(m = P\): the \(P\)s cancel in the KV term"),
     ),
     uses=(pipeline_neutrality, bubble_vanishes_when_filled),

@@ -243,9 +243,11 @@ pipelined_step_time = Definition(
 )
 sequences_in_flight = Definition(
     "pipeline.sequences_in_flight", title="Sequences in flight",
-    statement="Every micro-batch in flight holds `batch` sequences.",
+    statement="Every micro-batch in flight holds `batch` sequences.  A pipeline of P stages has at most P "
+              "micro-batches in flight, one per stage; micro-batches beyond P are not counted (the lecture "
+              "takes m = P).",
     source=lecture("01:07-01:09", "Why Ilya said pipelining is not wise"),
-    defines=sequences_in_flight_q, expr=m * B,
+    defines=sequences_in_flight_q, expr=sp.Min(m, P) * B,
 )
 pipelined_cost_per_token = Definition(
     "pipeline.pipelined_cost_per_token", title="Cost per token of a pipeline",
@@ -287,14 +289,14 @@ pipeline_neutrality = Claim(
              r"\(P\) stages, each with \(1/P\) of both kinds of work"),
         Step(logic.eq(T_P, sp.Max(t_c, t_m, evaluate=False)), r"\(P > 0\) comes out of the max"),
         Step(logic.eq(T_P, T_1), "the roofline step time of one rack"),
-        Step(logic.eq(pipelined_cost_per_token_q.sym, p_chip * P * n * T_P / (m * B * tau)),
-             "P racks are rented for a step in which m micro-batches of B sequences each make a token"),
+        Step(logic.eq(pipelined_cost_per_token_q.sym, p_chip * P * n * T_P / (sp.Min(m, P) * B * tau)),
+             "P racks are rented for a step in which m micro-batches (at most P) of B sequences each make a token"),
         Step(logic.eq(pipelined_cost_per_token_q.sym, p_chip * n * T_1 / (B * tau)), r"\(m = P\) and \(T_P = T\)"),
         Step(logic.eq(pipelined_cost_per_token_q.sym, cost_per_token_q.sym), "the cost per token of one rack"),
         Step(logic.eq(P * stage_weight_bytes_q.sym, N_tot * q),
              r"each stage holds the weights of \(1/P\) of the layers"),
-        Step(logic.eq(kv_bytes_per_chip_q.sym, m * B * S_kv / (P * n)),
-             r"\(mB\) sequences in flight; a chip holds the KV of \(1/P\) of the layers"),
+        Step(logic.eq(kv_bytes_per_chip_q.sym, sp.Min(m, P) * B * S_kv / (P * n)),
+             r"\(\min(m, P) B\) sequences in flight; a chip holds the KV of \(1/P\) of the layers"),
         Step(logic.eq(kv_bytes_per_chip_q.sym, B * S_kv / n),
              r"\(m = P\): \(P\) times more sequences exactly offset \(P\) times fewer layers"),
     ),

@@ -203,7 +203,7 @@ def _advise(err, ctx: Context) -> None:
 _LONG = ("build", "diff", "margin", "sweep", "presets", "ledger", "export")
 
 # Commands whose output is a function of their inputs only (no files written): replayable.
-_REPLAYABLE = ("check", "diff", "margin")
+_REPLAYABLE = ("check", "diff", "margin", "card")
 
 
 def _replayable(args: argparse.Namespace) -> bool:

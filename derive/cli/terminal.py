@@ -20,6 +20,7 @@ from contextlib import contextmanager
 VERDICT_STYLES = {"proved": "bold green", "refuted": "bold red", "unknown": "yellow", "inconsistent": "bold magenta",
                   "assumed": "dim", "blocked": "dark_orange"}
 DELAY = 2.0  # seconds of work before progress is shown
+TABLE_MIN_WIDTH = 120  # below it, six columns squeeze counterexamples into a few characters each
 
 
 def _real(stream):
@@ -71,6 +72,8 @@ def verdict_table(rows: list[tuple[str, str, str, str, str, str]], caption: str 
     printed) when stdout is not a terminal, so the caller prints its plain lines."""
     if not colour():
         return False
+    if _console(sys.stdout).width < TABLE_MIN_WIDTH:
+        return False  # a narrow terminal: the caller's plain lines (details indented below each claim) read better
     from rich.table import Table
     from rich.text import Text
 
@@ -78,7 +81,9 @@ def verdict_table(rows: list[tuple[str, str, str, str, str, str]], caption: str 
     for name in ("", "verdict", "claim", "title", "engine", "detail"):
         table.add_column(name, no_wrap=name in ("verdict", "claim"), overflow="fold")
     for mark, verdict, cid, title, engine, detail in rows:
-        table.add_row(Text(mark, style="bold red"), Text(verdict, style=VERDICT_STYLES.get(verdict, "")),
+        # colour marks only a surprise (a verdict not as expected): a false twin refuted on purpose stays plain
+        style = VERDICT_STYLES.get(verdict, "") if mark.strip() else ""
+        table.add_row(Text(mark, style="bold red"), Text(verdict, style=style),
                       Text(cid), Text(title), Text(engine, style="dim"), Text(detail))
     _console(sys.stdout).print(table)
     return True
@@ -90,7 +95,14 @@ def progress(label: str) -> Iterator[Callable[[int, int], None]]:
     has taken ``DELAY`` seconds; a no-op when stderr is not a terminal."""
     err = _real(sys.stderr)
     if plain() or not _is_terminal(err):
-        yield lambda done, total: None
+        counts = [0, 0]
+        start = time.monotonic()
+
+        def record(done: int, total: int) -> None:
+            counts[:] = [done, total]
+
+        yield record
+        _stage_line(label, start, f"{counts[0]} of {counts[1]}" if counts[1] else "")
         return
     start = time.monotonic()
     state: dict = {}
@@ -114,13 +126,30 @@ def progress(label: str) -> Iterator[Callable[[int, int], None]]:
             state["bar"].stop()
 
 
+def _stage_line(label: str, start: float, counts: str) -> None:
+    """Piped output (make, CI): one line per stage that took ``DELAY`` seconds or more, once it is done, so a
+    log shows where the time went (``derive: checking claims: 144 of 144 in 21.3 s``)."""
+    seconds = time.monotonic() - start
+    if seconds < DELAY:
+        return
+    head = label if label.startswith("derive") else f"derive: {label}"
+    text = f"{head}: " + (f"{counts} in " if counts else "done in ") + f"{seconds:.1f} s\n"
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a closed pipe: progress is never worth an error
+        pass
+
+
 @contextmanager
 def working(label: str) -> Iterator[None]:
     """A spinner with elapsed time on the terminal's stderr, shown once work has taken ``DELAY`` seconds
     (for work with no count to report: a build, a sweep, a what-if)."""
     err = _real(sys.stderr)
     if plain() or not _is_terminal(err):
+        start = time.monotonic()
         yield
+        _stage_line(label, start, "")
         return
     state: dict = {}
     lock = threading.Lock()

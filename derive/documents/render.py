@@ -706,6 +706,9 @@ class ModelBuilder:
                          "pinned": name in sc.pinned})
         # model-reader notes (``Scenario.notes``, from the config helper) when the scenario has them
         notes = [str(n) for n in (getattr(sc, "notes", None) or ())]
+        from derive.whatif.feasibility import feasibility
+
+        notes = feasibility(lib, sc).notes + notes  # a scenario that cannot exist says so first, with its bound
         ceilings = []
         for c in getattr(sc, "ceilings", ()) or ():
             q = lib.quantities.get(c.name)

@@ -59,6 +59,14 @@ class Evaluation:
         scale = parse_unit(self.unit).scale
         return self.exact / sp.Rational(scale.numerator, scale.denominator)
 
+    def _repr_html_(self) -> str:
+        """A notebook shows the value with its unit and the inputs it was computed from."""
+        from html import escape
+
+        inputs = ", ".join(f"<code>{escape(n)}</code>" for n in self.inputs) or "none"
+        return (f"<div><code>{escape(self.name)}</code> = <b>{escape(self.display)}</b>"
+                f"<div style='font-size:smaller'>from {inputs}</div></div>")
+
     def to_json(self) -> dict:
         from derive.model.display import display_json
 

@@ -49,6 +49,9 @@ class Library:
     headlines: list[tuple[str, str]] = field(default_factory=list)
     # what `derive audit` holds a metric column to, from a root's AUDIT_BOUNDS (see derive.whatif.audit)
     audit_bounds: list[dict[str, object]] = field(default_factory=list)
+    # ids of the claims that state when a scenario can exist at all (a root's FEASIBILITY)
+    feasibility: list[str] = field(default_factory=list)
+    card: list[dict] = field(default_factory=list)  # the rows of derive card (a root's CARD)
 
     def __post_init__(self) -> None:
         self.quantities: dict[str, Quantity] = {}

@@ -269,6 +269,34 @@ def _audit_bounds(root: ModuleType, spec: str) -> list[dict[str, object]]:
         if "claim" in item and "measured" not in item:
             raise LibraryError(f"AUDIT_BOUNDS[{i}] names a claim but no 'measured' expression", where=where)
         out.append(dict(item))
+
+
+def _feasibility(root: ModuleType, spec: str) -> list[str]:
+    """A root's FEASIBILITY: ids of the claims that state when a scenario can exist at all."""
+    out = _list_attribute(root, "FEASIBILITY", spec)
+    if not all(isinstance(i, str) for i in out):
+        raise LibraryError("FEASIBILITY must list claim ids (text)", where=f"--library {spec}",
+                           hint='write FEASIBILITY = ["capacity.memory_fits_in_hbm"]')
+    return out
+
+
+CARD_KEYS = frozenset({"label", "value", "decl", "vary", "unit"})
+
+
+def _card(root: ModuleType, spec: str) -> list[dict]:
+    """A root's CARD: the rows of ``derive card``, each a table with a ``label``, the declaration it rests on
+    (``decl``), and either a ``value`` (an expression) or a ``vary`` (the quantity whose margin in the claim
+    ``decl`` is shown)."""
+    out = []
+    for i, row in enumerate(_list_attribute(root, "CARD", spec)):
+        ok = (isinstance(row, dict) and set(row) <= CARD_KEYS and isinstance(row.get("label"), str)
+              and isinstance(row.get("decl"), str) and (isinstance(row.get("value"), str)
+                                                        ^ isinstance(row.get("vary"), str)))
+        if not ok:
+            raise LibraryError(f"CARD[{i}] must be a table with label, decl and one of value or vary",
+                               where=f"--library {spec}",
+                               hint='write {"label": "B*", "value": "critical_batch", "decl": "claim.id"}')
+        out.append(dict(row))
     return out
 
 
@@ -327,6 +355,8 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
     ceilings: dict[str, str | None] = {}
     headlines: list[tuple[str, str]] = []
     audit_bounds: list[dict[str, object]] = []
+    feasibility: list[str] = []
+    card: list[dict] = []
     specs = _distinct(specs)
     for spec in specs:
         builtin = "/" not in spec and not spec.endswith(".py") and not Path(spec).exists()
@@ -339,6 +369,8 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
                     # lecture's topics, figures and presets): each is taken once
                     headlines.extend(h for h in _headlines(root, spec) if h not in headlines)
                     audit_bounds.extend(b for b in _audit_bounds(root, spec) if b not in audit_bounds)
+                    feasibility.extend(f for f in _feasibility(root, spec) if f not in feasibility)
+                    card.extend(c for c in _card(root, spec) if c not in card)
                 except DeriveError:
                     raise
                 except Exception as err:  # e.g. a module __getattr__ that raises
@@ -368,4 +400,6 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
         raise LibraryError(f"malformed library: {type(err).__name__}: {err}", where=f"--library {', '.join(specs)}",
                            hint="declarations are derive.Quantity, Definition, Claim, ... values") from None
     library.notices.extend(notices)
+    library.feasibility = list(dict.fromkeys(feasibility))
+    library.card = card
     return library

@@ -75,6 +75,18 @@ class Scenario:
     layers: tuple[str, ...] = ()
     ceilings: tuple[Ceiling, ...] = ()  # which peak or measured rates the formulas use
     notes: tuple[str, ...] = ()  # defaults and approximations the layers applied, one sentence each
+    # the quantity each note is about, aligned with ``notes`` ("" for a note about the whole scenario)
+    subjects: tuple[str, ...] = ()
+
+    def notes_for(self, names: Iterable[str] | None = None) -> list[str]:
+        """The notes a command that used the inputs ``names`` should show: every note about the whole
+        scenario, and the notes about one input only when that input was used (all of them when ``names``
+        is None)."""
+        if names is None:
+            return list(self.notes)
+        used = set(names)
+        subjects = self.subjects + ("",) * (len(self.notes) - len(self.subjects))
+        return [n for n, s in zip(self.notes, subjects, strict=True) if not s or s in used]
 
     @property
     def measured(self) -> bool:
@@ -108,6 +120,19 @@ class Scenario:
             "ceilings": [c.to_json() for c in self.ceilings],
             "notes": list(self.notes),
         }
+
+    def _repr_html_(self) -> str:
+        """A notebook shows the scenario as a table: each input's value, the layer that set it, its source."""
+        from html import escape
+
+        rows = "".join(
+            f"<tr><td><code>{escape(n)}</code></td><td>{escape(_plain(v.value))}</td>"
+            f"<td>{escape(layer_kind(v.origin))}</td><td>{escape(v.source)}</td></tr>"
+            for n, v in sorted(self.values.items()))
+        notes = "".join(f"<li>{escape(n)}</li>" for n in self.notes)
+        return (f"<div><strong>Scenario {escape(self.name)}</strong> ({len(self.values)} values)"
+                f"<table><thead><tr><th>quantity</th><th>value (SI)</th><th>layer</th><th>source</th></tr></thead>"
+                f"<tbody>{rows}</tbody></table>" + (f"<ul>{notes}</ul>" if notes else "") + "</div>")
 
     def explain(self, library: Library, names: Iterable[str] | None = None) -> list[dict[str, str]]:
         """For each input (all values, or ``names``): its value in the quantity's unit, the unit, the layer
@@ -153,7 +178,8 @@ def layer_kind(origin: str) -> str:
     head = origin.split(" ", 1)[0]
     if origin == "scenario lecture":
         return "lecture"
-    return {"scenario": "scenario file", "hardware": "hardware preset", "measured": "measured",
+    return {"scenario": "scenario file", "deployment": "deployment default", "hardware": "hardware preset",
+            "measured": "measured",
             "config": "model config", "hf": "model config", "model": "model preset",
             "--set": "--set"}.get(head, head or "?")
 
@@ -196,6 +222,13 @@ class PresetStore:
                                 hint="see derive presets; for your own chip give a --scenario file with its values, "
                                      "or a --library folder with presets/hardware/NAME.toml")
         raise UnknownNameError(f"{kind} preset", name, found, where=f"--{kind}")
+
+    def deployment_file(self) -> Path | None:
+        """The first preset folder's ``deployment.toml``: neutral values for a user's own chip and model."""
+        for d in self.dirs:
+            if (Path(d) / DEPLOYMENT_FILE).is_file():
+                return Path(d) / DEPLOYMENT_FILE
+        return None
 
     def names(self, kind: str) -> list[str]:
         return sorted(self.files.get(kind, {}))
@@ -354,7 +387,9 @@ def _as_of(value: object, where: str, key: str) -> str | None:
 VALUE_KEYS = frozenset({"value", "source", "as_of", "note", "method", "date"})
 # the top-level keys of a scenario file: its values, its assumptions and what describes it
 SCENARIO_KEYS = frozenset({"values", "assume", "name", "title", "description", "source", "as_of", "date", "note",
-                           "notes", "kind"})
+                           "notes", "kind", "hardware", "model"})
+# a preset folder's neutral values for a user's own chip and model (see build_scenario)
+DEPLOYMENT_FILE = "deployment.toml"
 
 
 def _toml_type(value: object) -> str:
@@ -655,6 +690,7 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
         path, name = None, "empty"  # a library without a lecture scenario
     else:
         raise UnknownNameError("scenario", base, store.files["scenario"], where="--scenario")
+    file_names_presets = False
     if path is not None:
         parts = sorted(path.glob("*.toml")) if path.is_dir() else [path]
         if not parts:
@@ -665,7 +701,23 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
             _check_scenario_keys(library, data, str(part))
             values.update(_value_table(library, data, str(part), f"scenario {name}"))
             assumptions.extend(_assumption_table(library, data, str(part)))
+            # a deployment's file names its chip and model; --hardware and --model still override them
+            named = (_named_preset(data, "hardware", part), _named_preset(data, "model", part, relative_to=part.parent))
+            file_names_presets = file_names_presets or any(named)
+            hardware, model = hardware or named[0], model or named[1]
         layers.append(f"scenario {name}")
+    default_base = scenario is None
+    base_origin = f"scenario {name}"
+    # Your chip or your model on the default scenario: the lecture's own story (its stages, micro-batches,
+    # batch) is replaced by the library's neutral values for one serving node; what is left of the lecture
+    # is kept with a note each (below), so no lecture number reaches a deployment unsaid.
+    # A scenario file that names its chip or model is a deployment too: the neutral values fill what it leaves out.
+    deployment = bool(hardware or model) and path is not None and (default_base or file_names_presets)
+    deployment_file = store.deployment_file() if deployment else None
+    if deployment_file is not None:
+        neutral = _value_table(library, read_toml(deployment_file), str(deployment_file), "deployment default")
+        values.update(neutral if default_base else {k: v for k, v in neutral.items() if k not in values})
+        layers.append("deployment default")
     if hardware:
         hw_path = store.path("hardware", hardware)
         values.update(_value_table(library, read_toml(hw_path), str(hw_path), f"hardware {hardware}"))
@@ -693,9 +745,7 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
             set_twice.append(f"{qname} is set twice: --set {text} replaces --set {earlier}")
         parsed_sets.append((qname, value, text))
 
-    notes: list[str] = list(set_twice)
-    default_base = scenario is None
-    base_origin = f"scenario {name}"
+    notes: list[tuple[str, str]] = [("", t) for t in set_twice]  # (the quantity it is about, the note)
 
     def replaceable(qname: str) -> bool:
         """A value the model's own precision and context may replace: the default lecture scenario's round
@@ -712,28 +762,32 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
             elif not replaceable("bytes_per_kv_element"):
                 kv = values["bytes_per_kv_element"].value  # the user's scenario file set it
         label, model_vals, native, reader_notes = _model_layer(library, model, store, kv, default_kv)
-        notes.extend(reader_notes)
+        notes.extend(("", n) for n in reader_notes)
         for qname, v in model_vals.items():
             before = values.get(qname)
             if qname in native and not replaceable(qname):
                 if before is not None and before.value != v.value:
-                    notes.append(f"{qname}: the model's {_plain_q(library, qname, v.value)} not used; "
-                                 f"{before.origin} sets {_plain_q(library, qname, before.value)}")
+                    notes.append((qname, f"{qname}: the model's {_plain_q(library, qname, v.value)} not used; "
+                                         f"{before.origin} sets {_plain_q(library, qname, before.value)}"))
                 continue
             if qname in native and before is not None and before.value != v.value:
-                notes.append(f"{qname}: {_plain_q(library, qname, v.value)} from the model ({v.note}) replaces "
-                             f"{before.origin}'s {_plain_q(library, qname, before.value)}")
+                notes.append((qname, f"{qname}: {_plain_q(library, qname, v.value)} from the model ({v.note}) "
+                                     f"replaces {before.origin}'s {_plain_q(library, qname, before.value)}"))
             values[qname] = v
         layers.append(label)
+    given = {qname for qname, _, _ in parsed_sets}
+    notes = [(q, t) for q, t in notes if q not in given]  # a --set answers the question a note raised
     for qname, value, text in parsed_sets:
         values[qname] = ScenarioValue(qname, value, f"--set {text}", None, "--set")
         layers.append(f"--set {text}")
-    if model and default_base:
-        for qname in ("bytes_per_param", "bytes_per_kv_element", "context"):
-            v = values.get(qname)
-            if v is not None and v.origin == base_origin and qname in library.quantities:
-                notes.append(f"{qname} = {_plain_q(library, qname, v.value)} is the lecture's round number: the model "
-                             f"config does not give it; --set {qname}=... for yours")
+    if deployment:
+        for qname in sorted(values):
+            v = values[qname]
+            if v.origin == "deployment default":
+                notes.append((qname, f"{qname} = {_plain_q(library, qname, v.value)}: {v.source}"))
+            elif default_base and v.origin == base_origin and not library.is_derived(qname):
+                notes.append((qname, f"{qname} = {_plain_q(library, qname, v.value)} is the lecture's value: the "
+                                     f"chip and the model do not give it; --set {qname}=... for yours"))
     for text in assumes:
         assumptions.append((text, parse_quantity_relation(text, library.symbols(), library.dimension,
                                                           where=f"--assume {text!r}", si=si)))
@@ -753,11 +807,27 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
     pinned = frozenset(n for n in values if library.is_derived(n))
     base_layers = 1 if path is not None else 0
     extra = ["measured" if layer.startswith("measured ") else layer.split(" ", 1)[-1]
-             for layer in layers[base_layers:] if not layer.startswith("unpinned")]
+             for layer in layers[base_layers:] if not layer.startswith(("unpinned", "deployment"))]
     label = name if not extra else f"{name}+" + "+".join(extra)
-    notes.extend(f"{layer[len('unpinned '):]}: unpinned" for layer in layers if layer.startswith("unpinned "))
+    notes.extend((layer.split(" ")[1], f"{layer[len('unpinned '):]}: unpinned")
+                 for layer in layers if layer.startswith("unpinned "))
+    notes = list(dict.fromkeys(notes))
     return Scenario(label, values, tuple(assumptions), pinned, tuple(layers), _ceilings(library, values),
-                    tuple(dict.fromkeys(notes)))
+                    tuple(t for _, t in notes), tuple(q for q, _ in notes))
+
+
+def _named_preset(data: Mapping, key: str, part: Path, relative_to: Path | None = None) -> str | None:
+    """``hardware = "h100-sxm"`` or ``model = "llama3-70b"`` (or a config.json path, read relative to the
+    scenario file's folder) at the top of a scenario file."""
+    given = data.get(key)
+    if given is None:
+        return None
+    if not isinstance(given, str) or not given.strip():
+        raise ScenarioError(f"`{key}` must name a preset (text), got {_toml_type(given)}", where=str(part),
+                            hint=f'write {key} = "NAME" (see derive presets)')
+    if relative_to is not None and ("/" in given or given.endswith(".json")) and not Path(given).is_absolute():
+        return str(relative_to / given)
+    return given
 
 
 def _shown_q(library: Library, name: str, value: sp.Rational) -> str:
@@ -777,7 +847,8 @@ def _plain_q(library: Library, name: str, value: sp.Rational) -> str:
     return shown if unit_text == "1" else f"{shown} {unit_text}"
 
 
-_LAYER_RANK = {"scenario": 0, "hardware": 1, "measured": 2, "model": 3, "config": 3, "hf": 3, "--set": 4}
+_LAYER_RANK = {"scenario": 0, "deployment": 0, "hardware": 1, "measured": 2, "model": 3, "config": 3, "hf": 3,
+               "--set": 4}
 
 
 def _drop_stale_pins(library: Library, values: dict[str, ScenarioValue], layers: list[str]) -> None:

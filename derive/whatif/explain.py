@@ -134,6 +134,27 @@ def _relations(f: Formula) -> list[Rel]:
     return []
 
 
+def at_hypotheses(library: Library, scenario: Scenario, claim: Claim) -> Scenario:
+    """The scenario as the claim's statement reads it: an instance claim's ``forall`` quantity that one of its
+    equality hypotheses fixes (``params_active = frontier_params_active``) takes that value, not the
+    scenario's, as it does in the statement the verdict was decided on."""
+    import dataclasses
+
+    from derive.model.scenario import ScenarioValue
+
+    forall = {q.name for q in claim.forall} if claim.instance else set()
+    values = dict(scenario.values)
+    for h in claim.hypotheses if forall else ():
+        if not (isinstance(h, Rel) and h.op == "=="):
+            continue
+        for side, other in ((h.lhs, h.rhs), (h.rhs, h.lhs)):
+            if isinstance(side, sp.Symbol) and str(side) in forall and str(side) not in other.free_symbols:
+                v = value_of(library, scenario, other)
+                if v is not None and v.is_Rational:
+                    values[str(side)] = ScenarioValue(str(side), v, f"hypothesis of {claim.id}", origin="hypothesis")
+    return scenario if values == dict(scenario.values) else dataclasses.replace(scenario, values=values)
+
+
 def violations(library: Library, scenario: Scenario, claim: Claim) -> list[Violation]:
     """The relations of the claim's goal that fail at the scenario's values (a conjunction of
     comparisons only; a ``between`` reads as one range).  Empty when the goal is not of that shape or
@@ -141,6 +162,7 @@ def violations(library: Library, scenario: Scenario, claim: Claim) -> list[Viola
     rels = _relations(claim.goal)
     if not rels or isinstance(claim.goal, (Or, Not)):
         return []
+    scenario = at_hypotheses(library, scenario, claim)
     groups: dict[str, list[tuple[Rel, sp.Expr, sp.Expr]]] = {}
     for rel in rels:
         lhs, rhs = rel.lhs, rel.rhs

@@ -455,8 +455,41 @@ def sweep_grid(library: Library, scenario: Scenario, targets: Sequence[Target], 
                                                                                     for t in targets) else []
     notes += [HYPOTHESES_NOTE] if hypotheses_fail else []
     notes += [a.note for a in axes if a.note]
+    feasible = _feasible_grid(library, scenario, names, symbols, flat)
+    if feasible is not None:
+        columns.append(FEASIBLE_COLUMN)
+        kinds.append("claim")
+        data.append(feasible)
+        if (feasible < 0.5).any():
+            notes.append(INFEASIBLE_NOTE.format(n=int((feasible < 0.5).sum()), of=int(flat[0].size)))
     return SweepResult(columns, data, kinds, notes=notes, points=int(flat[0].size), evaluations=evaluations,
                        seconds=time.perf_counter() - start)
+
+
+FEASIBLE_COLUMN = "feasible"
+INFEASIBLE_NOTE = ("{n} of {of} points are infeasible (feasible = 0: a bound of the library's FEASIBILITY claims "
+                   "fails there, e.g. the memory does not fit); their values describe no deployment")
+
+
+def _feasible_grid(library: Library, scenario: Scenario, names: Sequence[str], symbols: Sequence[sp.Symbol],
+                   flat: Sequence[np.ndarray]) -> np.ndarray | None:
+    """1 where every feasibility constraint of the library holds at the point, 0 where one fails, NaN where
+    one cannot be evaluated (a float comparison per point, like the claim columns); None without constraints."""
+    from derive.kernel.logic import And
+    from derive.whatif.feasibility import constraints
+
+    claims = constraints(library)
+    if not claims:
+        return None
+    pins = frozenset(scenario.pinned) - set(names)
+    subst = {library.quantities[n].sym: v.value for n, v in scenario.values.items()
+             if n in library.quantities and n not in names}
+    goals = [library.formula_expand(c.goal, pins).subs(subst) for c in claims]
+    goal = And(tuple(goals)) if len(goals) > 1 else goals[0]
+    if goal.free_symbols() - set(symbols):
+        return np.full(flat[0].shape, np.nan)
+    with np.errstate(all="ignore"):
+        return np.broadcast_to(numpy_formula(goal, symbols)(*flat), flat[0].shape).astype(float)
 
 
 # preset sweeps ------------------------------------------------------------------------------------------
@@ -540,6 +573,17 @@ def sweep_presets(library: Library, targets: Sequence[Target], *, scenario: str 
     notes = [f"claims are evaluated numerically per pair: a {NOT_A_PROOF} (derive sweep --presets --check runs "
              "the prover)"] if any(t.kind == "claim" for t in targets) else []
     notes += [HYPOTHESES_NOTE] if hypotheses_fail else []
+    from derive.whatif.feasibility import constraints, feasibility
+
+    if constraints(library):  # exact, per pair: 1 feasible, 0 a bound fails, empty when it cannot be decided
+        feasible = np.array([np.nan if f.undecided and f.feasible else float(f.feasible)
+                             for f in (feasibility(library, s) for s in scenarios)])
+        columns.append(FEASIBLE_COLUMN)
+        kinds.append("claim")
+        data.append(feasible)
+        if (feasible < 0.5).any():
+            notes.append(INFEASIBLE_NOTE.format(n=int((feasible < 0.5).sum()), of=len(pairs)).replace("points",
+                                                                                                   "pairs"))
     return SweepResult(columns, data, kinds, labels=labels, notes=notes, points=len(pairs), evaluations=evaluations,
                        seconds=time.perf_counter() - start)
 
@@ -607,7 +651,10 @@ def pyplot():
 def sweep_figure(result: SweepResult, axes: Sequence[Axis], path: str | os.PathLike, title: str = "") -> None:
     """1 axis: one panel per target against it; 2 axes: a map per target; presets: a chip × model map."""
     plt = pyplot()
-    targets = [i for i, k in enumerate(result.kinds) if k in ("quantity", "claim")]
+    feasible = (result.data[result.columns.index(FEASIBLE_COLUMN)] if FEASIBLE_COLUMN in result.columns
+                else None)
+    targets = [i for i, k in enumerate(result.kinds) if k in ("quantity", "claim")
+               and result.columns[i] != FEASIBLE_COLUMN]
     if not targets:
         raise SweepError("nothing to plot")
     n = len(targets)
@@ -625,8 +672,16 @@ def sweep_figure(result: SweepResult, axes: Sequence[Axis], path: str | os.PathL
             panel.set_xticks(range(len(models)), models, rotation=45, ha="right")
             panel.set_yticks(range(len(hws)), hws)
             fig.colorbar(im, ax=panel)
+            if feasible is not None:  # an infeasible pair is crossed out
+                for i, (h, m) in enumerate(zip(result.labels["hardware"], result.labels["model"], strict=True)):
+                    if feasible[i] < 0.5:
+                        panel.text(models.index(m), hws.index(h), "×", ha="center", va="center", color="black")
         elif len(axes) == 1:
             panel.plot(axes[0].printed, values, lw=1.4)
+            bad = feasible < 0.5 if feasible is not None else None
+            if bad is not None and bad.any():  # infeasible points: grey band and crosses
+                panel.plot(axes[0].printed[bad], values[bad], "x", color="0.4", ms=4, label="infeasible")
+                panel.legend(fontsize=7, loc="best")
             if len(axes[0].printed) > 1:  # the swept range, even where nothing is drawn (all fields empty)
                 panel.set_xlim(axes[0].printed[0], axes[0].printed[-1])
             if result.kinds[ti] == "claim":
@@ -648,6 +703,11 @@ def sweep_figure(result: SweepResult, axes: Sequence[Axis], path: str | os.PathL
             if b.log:
                 panel.set_xscale("log")
             fig.colorbar(mesh, ax=panel)
+            if feasible is not None and (feasible < 0.5).any():  # infeasible region hatched
+                bad = (feasible < 0.5).reshape(shape)
+                bad = bad[..., 0] if bad.ndim > 2 else bad
+                panel.contourf(b.printed, a.printed, bad.astype(float), levels=[0.5, 1.5], colors="none",
+                               hatches=["xx"])
         panel.set_title(result.columns[ti], fontsize=9)
     if title:
         fig.suptitle(title, fontsize=10)

@@ -7,6 +7,7 @@ COMMANDS: dict[str, str] = {
     "diff": "diff",
     "margin": "margin",
     "eval": "eval_cmd",
+    "card": "card",
     "sweep": "sweep",
     "ledger": "ledger",
     "audit": "audit",

@@ -17,9 +17,11 @@ def add_arguments(p) -> None:
 
 def run(args, ctx) -> int:
     from derive.checking.parallel import default_workers
+    from derive.checking.summary import verdict_summary
     from derive.cli import terminal
     from derive.cli.commands.output import (
         assignment_lines,
+        claim_inputs,
         emit,
         emit_json,
         emit_notes,
@@ -28,6 +30,7 @@ def run(args, ctx) -> int:
         quantity_text,
         scenario_notes,
     )
+    from derive.whatif.feasibility import feasibility
 
     ids = list(dict.fromkeys(ctx.library.resolve(i).id for i in args.ids))  # each claim once, in the order given
     checker = ctx.checker(workers=default_workers())
@@ -35,14 +38,17 @@ def run(args, ctx) -> int:
         checker.progress = update
         report = checker.check(ids or None)
     rechecked = _certify(args, checker, report) if args.certificates or args.recheck else 0
-    pinned = pinned_notes(ctx.library, ctx.scenario)
+    inputs = claim_inputs(ctx.library, ctx.scenario, [r.id for r in report.results])  # notes: only what was read
+    pinned = pinned_notes(ctx.library, ctx.scenario, only=inputs)
+    infeasible = feasibility(ctx.library, ctx.scenario).violations  # verdicts where no deployment can exist
     if args.json:
         data = report.to_json()
         for claim in data["claims"]:  # exact values stay; a reader's form beside them
             if claim.get("counterexample"):
                 claim["counterexample_display"] = {k: quantity_text(ctx.library, k, v)
                                                    for k, v in claim["counterexample"].items()}
-        emit_json({**data, "pinned": pinned, "notes": scenario_notes(ctx.scenario)})
+        emit_json({**data, "pinned": pinned, "notes": scenario_notes(ctx.scenario, inputs),
+                   "infeasible": [v.to_json() for v in infeasible]})
         return 0 if report.ok and not rechecked else 1
     width = max((len(r.id) for r in report.results), default=10)
     rows, lines = [], []
@@ -78,10 +84,10 @@ def run(args, ctx) -> int:
             emit(f"  {f.text()}")
     if pinned:
         emit(pinned_line(pinned))
-    emit_notes(ctx.scenario)
-    summary = ", ".join(f"{n} {v}" for v, n in report.summary().items()) or "no claims"
-    bad = sum(not r.meets_expectation for r in report.results)
-    emit(f"scenario {ctx.scenario.name}: {summary}; {bad} not as expected")
+    for v in infeasible:
+        emit(v.note)
+    emit_notes(ctx.scenario, inputs)
+    emit(f"scenario {ctx.scenario.name}: {verdict_summary(report.results)}")
     return 0 if report.ok and not rechecked else 1
 
 

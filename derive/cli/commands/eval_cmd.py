@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 HELP = "numeric values of quantities, definitions or expressions under the scenario"
 
 DESCRIPTION = """\
@@ -48,16 +46,20 @@ def run(args, ctx) -> int:
         scenario_notes,
     )
     from derive.model.evaluate import evaluate
+    from derive.model.names import check_value_name
 
     for text in args.exprs:
-        _not_a_value(ctx.library, text)
+        check_value_name(ctx.library, text)
     evs = [evaluate(ctx.library, ctx.scenario, text, args.unit) for text in args.exprs]
     inputs = {n for ev in evs for n in ev.inputs}
+    from derive.whatif.feasibility import feasibility
+
+    infeasible = feasibility(ctx.library, ctx.scenario).violations  # a value where the scenario cannot exist says so
     pinned = pinned_notes(ctx.library, ctx.scenario, only=inputs)
     ceilings = [c for c in ctx.scenario.ceilings if c.name in inputs]  # which peak or measured rates were used
     if args.json:
         extra = {"pinned": pinned, "ceilings": [c.to_json() for c in ceilings],
-                 "notes": scenario_notes(ctx.scenario)}
+                 "notes": scenario_notes(ctx.scenario, inputs), "infeasible": [v.to_json() for v in infeasible]}
         if args.explain:
             extra["explain"] = ctx.scenario.explain(ctx.library, sorted(inputs))
         if len(evs) == 1:
@@ -68,6 +70,8 @@ def run(args, ctx) -> int:
     for line in eval_lines(evs):
         emit(line)
     emit(f"(scenario {ctx.scenario.name})")
+    for v in infeasible:
+        emit(v.note)
     if pinned:
         emit(pinned_line(pinned))
     if ctx.scenario.measured and ceilings:
@@ -79,33 +83,8 @@ def run(args, ctx) -> int:
     if args.explain:
         for line in explain_lines(ctx.scenario.explain(ctx.library, sorted(inputs))):
             emit(line)
-    emit_notes(ctx.scenario)
+    emit_notes(ctx.scenario, inputs)
     return 0
-
-
-_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+")
-
-
-def _not_a_value(library, text: str) -> None:
-    """A claim or assumption id has no value: say so (with the commands that show it) instead of reading
-    it as an unknown quantity; a dotted name that is no id of the library is an unknown id."""
-    from derive.errors import DeriveError, UnknownNameError
-    from derive.model.declarations import Definition
-
-    name = text.strip()
-    if name in library.quantities:
-        return
-    found = library.declarations.get(name)
-    if found is None and "." not in name:
-        matches = [d for d in library.declarations.values() if d.short == name]
-        found = matches[0] if len(matches) == 1 else None
-    if found is not None and not isinstance(found, Definition):
-        raise DeriveError(f"'{name}' is {'an' if found.kind[0] in 'aeiou' else 'a'} {found.kind} ({found.id}), "
-                          "not a value", where="eval",
-                          hint=f"derive show {found.id} shows it" + (f", derive check {found.id} checks it"
-                                                                      if found.kind == "claim" else ""))
-    if found is None and _ID.fullmatch(name):
-        raise UnknownNameError("id", name, list(library.declarations), where="eval")
 
 
 def eval_lines(evs) -> list[str]:

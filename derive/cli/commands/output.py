@@ -84,14 +84,19 @@ def pinned_notes(library, scenario, only=None) -> list[dict]:
     return out
 
 
-def scenario_notes(scenario) -> list[str]:
-    """Defaults and approximations the scenario's layers applied (config reader, native precision)."""
+def scenario_notes(scenario, only=None) -> list[str]:
+    """Defaults and approximations the scenario's layers applied (config reader, native precision, the
+    deployment defaults, lecture values kept).  ``only``: the inputs the command used; a note about one
+    input shows only when that input was used."""
+    notes_for = getattr(scenario, "notes_for", None)
+    if notes_for is not None:
+        return notes_for(only)
     return list(getattr(scenario, "notes", ()) or ())
 
 
-def emit_notes(scenario) -> None:
-    """One ``note:`` line per default or approximation, so that none is silent."""
-    for note in scenario_notes(scenario):
+def emit_notes(scenario, only=None) -> None:
+    """One ``note:`` line per default or approximation the command used, so that none is silent."""
+    for note in scenario_notes(scenario, only):
         emit(f"note: {note}")
 
 
@@ -160,3 +165,16 @@ def formula_text(library, formula) -> str:
         return str(f)
 
     return text(formula)
+
+
+def claim_inputs(library, scenario, claim_ids) -> set[str]:
+    """The scenario inputs the claims' goals and hypotheses read (the scenario's pins kept as they are), so
+    that notes and pins unrelated to the claims checked stay unsaid."""
+    pins = frozenset(scenario.pinned)
+    names: set[str] = set()
+    for cid in claim_ids:
+        d = library.declarations.get(cid)
+        for f in [getattr(d, "goal", None), *getattr(d, "hypotheses", ()), getattr(d, "relation", None)]:
+            if f is not None:
+                names |= {str(sym) for sym in library.formula_expand(f, pins).free_symbols()}
+    return names

@@ -1,0 +1,105 @@
+"""A card: the everyday answers for one scenario, each resting on a declaration and its verdict.
+
+The library lists the rows (a root's ``CARD``): a label, the declaration the answer rests on, and either a
+value (an expression evaluated at the scenario) or a quantity to vary (the exact margin of the claim over
+it, the largest value where it holds).  Each row carries the value with its unit, the declaration's id and
+kind, and its verdict at the scenario (a claim is checked; a definition is a definition).  The engine does
+not know what the rows mean.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from derive.errors import DeriveError
+from derive.model.declarations import Claim
+from derive.model.library import Library
+from derive.model.scenario import Scenario
+from derive.whatif.feasibility import Feasibility, feasibility
+
+
+@dataclass
+class CardRow:
+    label: str
+    name: str  # the evaluated expression, or the varied quantity
+    display: str  # "12.3 ms", "23.79k token/seq", or "undefined: ..." / "error: ..."
+    exact: str | None  # SI, exact
+    unit: str
+    decl: str
+    kind: str  # "claim" | "definition" | ...
+    verdict: str  # the claim's verdict at the scenario, or the declaration's kind
+
+    def to_json(self) -> dict[str, object]:
+        return {"label": self.label, "name": self.name, "display": self.display, "exact": self.exact,
+                "unit": self.unit, "decl": self.decl, "kind": self.kind, "verdict": self.verdict}
+
+
+@dataclass
+class Card:
+    scenario: Scenario
+    rows: list[CardRow]
+    feasibility: Feasibility
+    inputs: list[str] = field(default_factory=list)  # the scenario inputs the rows used
+
+    def to_json(self) -> dict[str, object]:
+        return {"scenario": self.scenario.name, "rows": [r.to_json() for r in self.rows],
+                "feasibility": self.feasibility.to_json(), "notes": self.scenario.notes_for(self.inputs)}
+
+
+def card(library: Library, scenario: Scenario, checker=None) -> Card:
+    """The library's CARD rows at ``scenario``; ``checker`` (a ``derive.checking.checker.Checker``) gives the
+    verdicts of the claims (none checked when it is None: the verdict reads ``not checked``)."""
+    from derive.model.display import format_quantity
+    from derive.model.evaluate import evaluate
+    from derive.whatif.margin import margin
+
+    rows_spec = list(getattr(library, "card", ()) or ())
+    if not rows_spec:
+        raise DeriveError("this library declares no card (a root's CARD)", where="card",
+                          hint="derive eval NAME evaluates any quantity")
+    decls = [library.resolve(r["decl"]) for r in rows_spec]
+    claims = [d.id for d in decls if isinstance(d, Claim)]
+    verdicts: dict[str, str] = {}
+    if checker is not None and claims:
+        report = checker.check(claims)
+        verdicts = {cid: r.verdict for cid, r in report.by_id().items()}
+    rows: list[CardRow] = []
+    inputs: set[str] = set()
+    for spec, d in zip(rows_spec, decls, strict=True):
+        verdict = verdicts.get(d.id, "not checked") if isinstance(d, Claim) else d.kind
+        if "value" in spec:
+            ev = evaluate(library, scenario, spec["value"], spec.get("unit"))
+            inputs.update(ev.inputs)
+            rows.append(CardRow(spec["label"], spec["value"], ev.display, None if ev.exact is None else str(ev.exact),
+                                ev.unit, d.id, d.kind, verdict))
+            continue
+        name = spec["vary"]
+        q = library.quantities[name]
+        try:
+            m = margin(library, scenario, d.id, name, verify=False)
+        except DeriveError as err:
+            rows.append(CardRow(spec["label"], name, f"error: {err.message}", None, q.unit, d.id, d.kind, verdict))
+            continue
+        goal_inputs = _goal_inputs(library, d)
+        inputs.update(n for n in scenario.values
+                      if n in library.quantities and library.quantities[n].sym in goal_inputs)
+        highs = [iv.high for iv in m.intervals]
+        if not highs:
+            display, exact = "none: it fits at no value", None
+        elif any(h is None for h in highs):
+            display, exact = "no limit", None
+        else:
+            top = max(highs)
+            display, exact = format_quantity(top, q.dimension, q.display_unit), str(sp.nsimplify(top))
+        rows.append(CardRow(spec["label"], name, display, exact, q.unit, d.id, d.kind, verdict))
+    return Card(scenario, rows, feasibility(library, scenario), sorted(inputs))
+
+
+def _goal_inputs(library: Library, claim: Claim) -> set:
+    """The base quantities a claim's goal rests on, through the definitions."""
+    out: set = set()
+    for s in claim.goal.free_symbols():
+        out |= set(library.expand(s).free_symbols)
+    return out

@@ -1,0 +1,118 @@
+"""Feasibility: whether a scenario can exist at all, from the bounds the library declares.
+
+A library names the claims that state its feasibility constraints (a root's ``FEASIBILITY``: ids of
+claims such as "the weights and the KV caches fit in HBM").  Each constraint's relations are evaluated at
+the scenario's values, exactly (rationals, no solver): a relation that is false is a ``Violation``, with
+both sides' numbers, and every value computed at that scenario carries it as an ``infeasible`` note.  A
+constraint whose inputs the scenario does not give is not evaluated (it cannot be decided, and says so
+in ``undecided``).  The engine knows nothing of what the constraints mean.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+from derive.errors import DeriveError
+from derive.kernel.logic import Formula, Rel
+from derive.model.declarations import Claim
+from derive.model.library import Library
+from derive.model.scenario import Scenario
+from derive.whatif.instance import relations
+
+NEGATED = {"<=": ">", "<": ">=", ">=": "<", ">": "<=", "==": "!=", "!=": "=="}
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One violated feasibility bound: the claim that states it, the relation, and both sides' values."""
+
+    claim: str
+    relation: str  # as written: "memory_per_chip <= hbm_capacity"
+    lhs: str  # "361.2 GB"
+    rhs: str  # "80 GB"
+    title: str = ""
+    op: str = ""  # the relation's operator, "<=": the note shows its negation
+
+    @property
+    def note(self) -> str:
+        """``infeasible: memory_per_chip = 361.2 GB > hbm_capacity = 80 GB (capacity.memory_fits_in_hbm)``."""
+        return f"infeasible: {self.lhs} {NEGATED.get(self.op, '?')} {self.rhs}, so {self.relation} fails ({self.claim})"
+
+    def to_json(self) -> dict[str, str]:
+        return {"claim": self.claim, "relation": self.relation, "lhs": self.lhs, "rhs": self.rhs,
+                "note": self.note}
+
+
+@dataclass(frozen=True)
+class Feasibility:
+    violations: tuple[Violation, ...] = ()
+    undecided: tuple[str, ...] = ()  # constraint ids whose inputs the scenario lacks
+
+    @property
+    def feasible(self) -> bool:
+        return not self.violations
+
+    @property
+    def notes(self) -> list[str]:
+        return [v.note for v in self.violations]
+
+    def to_json(self) -> dict[str, object]:
+        return {"feasible": self.feasible, "violations": [v.to_json() for v in self.violations],
+                "undecided": list(self.undecided)}
+
+
+def constraints(library: Library) -> list[Claim]:
+    """The library's feasibility claims, in its order (an id it does not declare is an error)."""
+    out = []
+    for cid in getattr(library, "feasibility", ()) or ():
+        claim = library.declarations.get(cid)
+        if not isinstance(claim, Claim):
+            raise DeriveError(f"feasibility constraint '{cid}' is not a claim of the library", where="FEASIBILITY")
+        out.append(claim)
+    return out
+
+
+def _shown(library: Library, expr: sp.Expr, value: sp.Expr) -> str:
+    from derive.model.dimensions import dimension_of
+    from derive.model.display import format_quantity
+
+    name = str(expr) if isinstance(expr, sp.Symbol) else ""
+    q = library.quantities.get(name)
+    try:
+        dim = q.dimension if q is not None else dimension_of(expr, library.dimension, where="feasibility")
+        text = format_quantity(value, dim, q.display_unit if q is not None else None)
+    except Exception:  # noqa: BLE001 - a side no unit reader places is shown as a plain number
+        text = f"{float(value):.4g}"
+    return f"{name} = {text}" if name else text
+
+
+def feasibility(library: Library, scenario: Scenario) -> Feasibility:
+    """The scenario's violated feasibility bounds (see module docstring)."""
+    pins = frozenset(scenario.pinned)
+    subst = scenario.substitution(library)
+    found: list[Violation] = []
+    undecided: list[str] = []
+    for claim in constraints(library):
+        rels: list[Rel] = relations(claim.goal) if isinstance(claim.goal, Formula) else []
+        for rel in rels:
+            sides = [library.expand(side, pins).subs(subst) for side in (rel.lhs, rel.rhs)]
+            if any(not s.is_number for s in sides):
+                undecided.append(claim.id)
+                break
+            if _holds(sides[0], rel.op, sides[1]) is False:
+                found.append(Violation(claim.id, f"{rel.lhs} {rel.op} {rel.rhs}", _shown(library, rel.lhs, sides[0]),
+                                       _shown(library, rel.rhs, sides[1]), claim.title, rel.op))
+    return Feasibility(tuple(found), tuple(dict.fromkeys(undecided)))
+
+
+def _holds(lhs: sp.Expr, op: str, rhs: sp.Expr) -> bool | None:
+    """An exact comparison of two numbers (rationals compare exactly; anything else is undecided)."""
+    a, b = sp.nsimplify(lhs), sp.nsimplify(rhs)
+    if not (a.is_real and b.is_real):
+        return None
+    result = {"<=": a <= b, "<": a < b, ">=": a >= b, ">": a > b, "==": sp.Eq(a, b), "!=": sp.Ne(a, b)}.get(op)
+    if result is None:
+        return None
+    return bool(result) if result in (sp.true, sp.false) else None

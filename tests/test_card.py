@@ -1,0 +1,65 @@
+"""derive card, derive list --quantities, and eval of a claim: one-command answers with their claims."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import derive
+from derive.cli import main
+from derive.errors import DeriveError
+
+LLAMA_70B = str(Path(__file__).parent / "fixtures" / "configs" / "llama3_70b.json")
+NODE = ("--hardware", "h100-sxm", "--model", LLAMA_70B, "--set", "batch=64 seq")
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_card_json_rows_rest_on_declarations(capsys) -> None:
+    code, out, _ = run(capsys, "card", *NODE, "--json", "--no-cache")
+    assert code == 0
+    data = json.loads(out)
+    rows = {r["name"]: r for r in data["rows"]}
+    assert rows["context"]["display"] == "23.79k token/seq"  # the longest context at batch 64 on one node
+    assert rows["context"]["decl"] == "capacity.memory_fits_in_hbm"
+    assert rows["weight_fetch_time"]["decl"] == "roofline.latency_floor"
+    assert rows["weight_fetch_time"]["verdict"] == "proved" and rows["weight_fetch_time"]["unit"] == "ms"
+    assert rows["critical_batch"]["verdict"] == "proved"
+    assert rows["cost_per_token"]["kind"] == "definition"
+    # the model's 131,072-token context does not fit at batch 64: said, with the bound
+    assert data["feasibility"]["feasible"] is False
+
+
+def test_card_text_and_markdown(capsys) -> None:
+    code, out, _ = run(capsys, "card", *NODE, "--set", "context=8192 token/seq", "--no-cache")
+    assert code == 0 and "batching.batch_optimum (proved)" in out and "infeasible" not in out
+    code, out, _ = run(capsys, "card", *NODE, "--format", "md", "--no-cache")
+    assert code == 0 and "| answer | value | rests on | verdict |" in out and "`roofline.latency_floor`" in out
+
+
+def test_list_quantities_names_inputs_and_derived(capsys) -> None:
+    code, out, _ = run(capsys, "list", "--quantities", "--json")
+    rows = {r["name"]: r for r in json.loads(out)}
+    assert code == 0
+    for name in ("batch", "chip_price", "stages"):
+        assert rows[name]["kind"] == "input" and rows[name]["meaning"]
+    assert rows["critical_batch"]["kind"] == "derived" and rows["critical_batch"]["definition"]
+    assert rows["chip_price"]["unit"] == "USD/h"
+
+
+@pytest.mark.parametrize("name", ["latency_floor", "roofline.latency_floor"])
+def test_eval_of_a_claim_names_its_quantities(capsys, name) -> None:
+    code, _, err = run(capsys, "eval", name)
+    assert code == 2 and "is a claim" in err and "derive eval weight_fetch_time" in err
+
+
+def test_api_evaluate_of_a_claim_says_the_same() -> None:
+    with pytest.raises(DeriveError, match="is a claim") as info:
+        derive.evaluate("latency_floor")
+    assert "weight_fetch_time" in (info.value.hint or "")

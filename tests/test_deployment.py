@@ -1,0 +1,125 @@
+"""Your chip and your model first: a deployment scenario inherits no lecture value unsaid.
+
+Worked examples: Llama 3.1 70B in bf16 on one 8-chip H100 node at batch 64 fits contexts up to 23.79k tokens
+(141 GB of weights, 640 GB of HBM, 327,680 KV bytes per token); gpt-oss-120b with one 131,072-token sequence
+fits one 80 GB chip (its publisher: "fits into a single 80GB GPU").
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import sympy as sp
+
+from derive.cli import main
+from derive.errors import ScenarioError
+from derive.model.scenario import build_scenario
+from derive.whatif.feasibility import feasibility
+from derive.whatif.margin import margin
+
+CONFIGS = Path(__file__).parent / "fixtures" / "configs"
+LLAMA_70B = str(CONFIGS / "llama3_70b.json")
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# the lecture keeps its story ------------------------------------------------------------------------------
+
+def test_lecture_scenario_keeps_its_numbers(lecture_library) -> None:
+    sc = build_scenario(lecture_library)
+    assert (sc.value("stages"), sc.value("microbatches"), sc.value("batch")) == (4, 4, 2000)
+    assert "deployment default" not in sc.layers and sc.notes == ()
+
+
+@pytest.mark.parametrize("options", [{"hardware": "h100-sxm"}, {"model": "llama3-70b"},
+                                     {"hardware": "h100-sxm", "model": LLAMA_70B}])
+def test_a_deployment_does_not_inherit_the_lecture_story(lecture_library, options) -> None:
+    sc = build_scenario(lecture_library, **options)
+    for name, value in (("stages", 1), ("microbatches", 1), ("batch", 1)):
+        assert sc.value(name) == value and sc.values[name].origin == "deployment default"
+        assert any(n.startswith(f"{name} = ") for n in sc.notes_for([name]))  # each one said, with its origin
+
+
+def test_every_lecture_value_left_carries_a_note(lecture_library) -> None:
+    sc = build_scenario(lecture_library, hardware="h100-sxm", model="llama3-70b")
+    left = [n for n, v in sc.values.items() if v.origin == "scenario lecture"]
+    assert "chip_price" in left and "stages" not in left
+    for name in left:
+        assert any(name in n and "lecture's value" in n for n in sc.notes_for([name])), name
+
+
+def test_notes_show_only_the_inputs_used(lecture_library) -> None:
+    sc = build_scenario(lecture_library, hardware="h100-sxm", model="llama3-70b")
+    assert not any("chip_price" in n for n in sc.notes_for(["flops", "hbm_bandwidth"]))
+    assert any("chip_price" in n for n in sc.notes_for(["chip_price"]))
+
+
+def test_a_set_value_silences_the_note_it_answers(lecture_library) -> None:
+    sc = build_scenario(lecture_library, hardware="h100-sxm", model="llama3-70b", sets=["context=8192 token/seq"])
+    assert not any(n.startswith("context") for n in sc.notes)
+    plain = build_scenario(lecture_library, hardware="h100-sxm", model="llama3-70b")
+    assert any(n.startswith("context") for n in plain.notes)  # the twin: without --set the note is there
+
+
+# worked examples ------------------------------------------------------------------------------------------
+
+def test_llama_70b_longest_context_on_one_h100_node(lecture_library) -> None:
+    sc = build_scenario(lecture_library, hardware="h100-sxm", model=LLAMA_70B, sets=["batch=64 seq"])
+    m = margin(lecture_library, sc, "capacity.memory_fits_in_hbm", "context", verify=False)
+    (iv,) = m.intervals
+    assert iv.high == sp.Rational(7612537, 320) and round(float(iv.high)) == 23_789
+
+
+def test_llama_70b_longest_context_command_line(capsys) -> None:
+    code, out, _ = run(capsys, "margin", "capacity.memory_fits_in_hbm", "--vary", "context", "--hardware", "h100-sxm",
+                       "--model", LLAMA_70B, "--set", "batch=64 seq")
+    assert code == 0 and "23.79k token/seq" in out
+
+
+@pytest.mark.parametrize(("batch", "fits"), [(1, True), (4, False)])
+def test_gpt_oss_120b_one_sequence_fits_one_chip(lecture_library, batch, fits) -> None:
+    # one stage with the lecture's four micro-batches: only one micro-batch is in flight per stage
+    sc = build_scenario(lecture_library, scenario="lecture", hardware="h100-sxm", model="gpt-oss-120b",
+                        sets=["chips=1", f"batch={batch} seq", "stages=1", "context=131072 token/seq"])
+    assert sc.value("microbatches") == 4
+    assert feasibility(lecture_library, sc).feasible is fits
+
+
+# scenario files name their chip and model -------------------------------------------------------------------
+
+def _deployment_file(tmp_path: Path, extra: str = "") -> Path:
+    path = tmp_path / "mine.toml"
+    path.write_text(f'hardware = "h100-sxm"\nmodel = "llama3-70b"\n{extra}'
+                    '[values.batch]\nvalue = "64 seq"\nsource = "our serving config"\n'
+                    '[values.context]\nvalue = "8192 token/seq"\nsource = "our serving config"\n')
+    return path
+
+
+def test_scenario_file_names_hardware_and_model(lecture_library, tmp_path) -> None:
+    sc = build_scenario(lecture_library, scenario=str(_deployment_file(tmp_path)))
+    assert sc.value("hbm_capacity") == 80 * 10**9 and sc.value("layers") == 80
+    assert sc.value("batch") == 64 and sc.value("context") == 8192  # the file's own values win over the model's
+    assert sc.value("stages") == 1 and "chip_price" not in sc.values  # no lecture value: a price is required
+
+
+def test_scenario_file_command_line_overrides_its_presets(lecture_library, tmp_path) -> None:
+    sc = build_scenario(lecture_library, scenario=str(_deployment_file(tmp_path)), hardware="h200")
+    assert sc.value("hbm_capacity") == 141 * 10**9
+
+
+def test_diff_against_a_deployment_file(capsys, tmp_path) -> None:
+    code, out, _ = run(capsys, "diff", "--against", str(_deployment_file(tmp_path)), "--json")
+    assert code in (0, 1) and "changed" in json.loads(out)
+
+
+def test_scenario_file_preset_name_must_be_text(lecture_library, tmp_path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text("hardware = 3\n")
+    with pytest.raises(ScenarioError, match="must name a preset"):
+        build_scenario(lecture_library, scenario=str(path))

@@ -1,0 +1,88 @@
+"""Feasibility: a value computed where the scenario cannot exist says so, with the bound and its numbers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from derive.cli import main
+from derive.model.scenario import build_scenario
+from derive.whatif.feasibility import constraints, feasibility
+
+LLAMA_70B = str(Path(__file__).parent / "fixtures" / "configs" / "llama3_70b.json")
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_the_library_declares_its_constraints(lecture_library) -> None:
+    assert [c.id for c in constraints(lecture_library)] == ["capacity.memory_fits_in_hbm"]
+
+
+def test_lecture_scenario_is_feasible(lecture_library, lecture_scenario) -> None:
+    assert feasibility(lecture_library, lecture_scenario).feasible
+
+
+@pytest.mark.parametrize(("batch", "feasible"), [(16, True), (2000, False)])
+def test_kv_cache_past_hbm_is_infeasible(lecture_library, batch, feasible) -> None:
+    sc = build_scenario(lecture_library, hardware="h100-sxm", model=LLAMA_70B,
+                        sets=[f"batch={batch} seq", "context=8192 token/seq"])
+    f = feasibility(lecture_library, sc)
+    assert f.feasible is feasible
+    if not feasible:
+        (v,) = f.violations
+        assert v.claim == "capacity.memory_fits_in_hbm" and "hbm_capacity = 80 GB" in v.note
+        assert v.note.startswith("infeasible: memory_per_chip = ")
+
+
+def test_eval_carries_the_infeasible_note(capsys) -> None:
+    argv = ["eval", "cost_per_token", "--hardware", "h100-sxm", "--model", LLAMA_70B, "--set", "batch=2000 seq"]
+    code, out, _ = run(capsys, *argv)
+    assert code == 0 and "infeasible: memory_per_chip" in out and "> hbm_capacity = 80 GB" in out
+    code, out, _ = run(capsys, *argv, "--json")
+    data = json.loads(out)
+    assert data["infeasible"][0]["claim"] == "capacity.memory_fits_in_hbm"
+    code, out, _ = run(capsys, "eval", "cost_per_token", "--json")
+    assert json.loads(out)["infeasible"] == []  # the twin: the lecture's own scenario fits
+
+
+def test_sweep_has_a_feasible_column(capsys, tmp_path) -> None:
+    out_csv = tmp_path / "s.csv"
+    code, _, err = run(capsys, "sweep", "cost_per_token", "--vary", "batch=1 seq:256 seq:6", "--hardware", "h100-sxm",
+                       "--model", LLAMA_70B, "--out", str(out_csv), "--figure", str(tmp_path / "s.png"))
+    assert code == 0
+    lines = out_csv.read_text().splitlines()
+    assert lines[0].endswith(",feasible")
+    assert [line.rsplit(",", 1)[1] for line in lines[1:]] == ["1", "0", "0", "0", "0", "0"]
+    assert (tmp_path / "s.png").stat().st_size > 0
+
+
+def test_sweep_presets_marks_pairs_that_do_not_fit(lecture_library) -> None:
+    from derive.whatif.sweep import resolve_target, sweep_presets
+
+    result = sweep_presets(lecture_library, [resolve_target(lecture_library, "critical_batch")],
+                           pairs=[("h100-sxm", "llama3-8b"), ("a100-80gb", "deepseek-v3")])
+    assert result.columns[-1] == "feasible" and list(result.data[-1]) == [1.0, 0.0]
+
+
+@pytest.mark.parametrize(("batch", "infeasible"), [("2000 seq", True), ("1 seq", False)])
+def test_documents_open_the_scenario_notes_with_the_bound(lecture_library, batch, infeasible) -> None:
+    from derive.checking.checker import Report
+    from derive.documents.render import ModelBuilder
+
+    sc = build_scenario(lecture_library, hardware="h100-sxm", model=LLAMA_70B, sets=[f"batch={batch}"])
+    notes = ModelBuilder(lecture_library, sc, Report(sc, [])).scenario_model()["notes"]
+    assert (bool(notes) and notes[0].startswith("infeasible: memory_per_chip")) is infeasible
+
+
+def test_check_carries_the_infeasible_note(capsys) -> None:
+    code, out, _ = run(capsys, "check", "latency_floor", "--hardware", "h100-sxm", "--model", LLAMA_70B,
+                       "--set", "batch=2000 seq", "--json")
+    assert json.loads(out)["infeasible"][0]["claim"] == "capacity.memory_fits_in_hbm"
+    code, out, _ = run(capsys, "check", "latency_floor", "--json")
+    assert json.loads(out)["infeasible"] == []
