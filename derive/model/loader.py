@@ -269,6 +269,7 @@ def _audit_bounds(root: ModuleType, spec: str) -> list[dict[str, object]]:
         if "claim" in item and "measured" not in item:
             raise LibraryError(f"AUDIT_BOUNDS[{i}] names a claim but no 'measured' expression", where=where)
         out.append(dict(item))
+    return out
 
 
 def _feasibility(root: ModuleType, spec: str) -> list[str]:
