@@ -45,9 +45,10 @@ def test_check_summary_line(capsys) -> None:
 
 
 def test_pins_and_notes_only_for_inputs_read(capsys) -> None:
-    # latency_floor reads no pinned quantity: the lecture's sparsity pin is not mentioned
+    # latency_floor does not read sparsity: the lecture's sparsity pin is not mentioned (it reads the embedding
+    # rows, which the lecture pins to 0, and says so)
     code, out, _ = run(capsys, "check", "latency_floor")
-    assert "pinned" not in out
+    assert "sparsity" not in out and "pinned: embedding_row_params = 0" in out
     code, out, _ = run(capsys, "check", "batch_optimum")  # the twin: batch_optimum reads sparsity
     assert "pinned: sparsity = 8" in out
     code, out, _ = run(capsys, "eval", "flops", "--hardware", "h100-sxm", "--model", "llama3-70b")
