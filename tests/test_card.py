@@ -63,3 +63,14 @@ def test_api_evaluate_of_a_claim_says_the_same() -> None:
     with pytest.raises(DeriveError, match="is a claim") as info:
         derive.evaluate("latency_floor")
     assert "weight_fetch_time" in (info.value.hint or "")
+
+
+def test_longest_context_past_the_scenarios_own_context_says_so(capsys) -> None:
+    # at batch 1 on one node a 70B model fits far more than its 131,072-token maximum: the card names the
+    # scenario's own context (from the model) beside the margin, so nobody reads it as usable context
+    code, out, _ = run(capsys, "card", "--hardware", "h100-sxm", "--model", "llama3-70b", "--set", "batch=1 seq",
+                       "--json", "--no-cache")
+    row = {r["name"]: r for r in json.loads(out)["rows"]}["context"]
+    assert code == 0 and "more than the scenario's 131.1k token/seq, from model llama3-70b" in row["display"]
+    code, out, _ = run(capsys, "card", *NODE, "--json", "--no-cache")  # 23.79k is below the model's maximum
+    assert "more than" not in {r["name"]: r for r in json.loads(out)["rows"]}["context"]["display"]

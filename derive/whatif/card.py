@@ -93,6 +93,10 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
         else:
             top = max(highs)
             display, exact = format_quantity(top, q.dimension, q.display_unit), str(sp.nsimplify(top))
+            own = scenario.values.get(name)
+            if own is not None and top > own.value:  # e.g. a context longer than the model's maximum: say so
+                display += (f" (more than the scenario's {format_quantity(own.value, q.dimension, q.display_unit)}"
+                            f"{', from ' + own.origin if own.origin else ''})")
         rows.append(CardRow(spec["label"], name, display, exact, q.unit, d.id, d.kind, verdict))
     return Card(scenario, rows, feasibility(library, scenario), sorted(inputs))
 
