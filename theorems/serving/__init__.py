@@ -12,8 +12,8 @@ from __future__ import annotations
 from theorems import CEILINGS, FIGURES, HEADLINES, MODEL_CONFIG_READER, PRESET_DIRS  # noqa: F401  (read by derive.model.loader)
 from theorems import TOPICS as LECTURE_TOPICS
 
-from . import layouts, network, overhead, prefill, speculative
+from . import layouts, network, overhead, prefill, saturation, speculative
 
 TITLE = "Beyond the lecture"
-SERVING_TOPICS = [prefill, speculative, layouts, overhead, network]
+SERVING_TOPICS = [prefill, speculative, layouts, overhead, network, saturation]
 TOPICS = [*LECTURE_TOPICS, *SERVING_TOPICS]
