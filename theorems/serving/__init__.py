@@ -12,8 +12,8 @@ from __future__ import annotations
 from theorems import CEILINGS, FIGURES, HEADLINES, MODEL_CONFIG_READER, PRESET_DIRS  # noqa: F401  (read by derive.model.loader)
 from theorems import TOPICS as LECTURE_TOPICS
 
-from . import layouts, network, overhead, prefill, saturation, speculative
+from . import disaggregation, layouts, network, overhead, prefill, saturation, speculative
 
 TITLE = "Beyond the lecture"
-SERVING_TOPICS = [prefill, speculative, layouts, overhead, network, saturation]
+SERVING_TOPICS = [prefill, speculative, layouts, overhead, network, saturation, disaggregation]
 TOPICS = [*LECTURE_TOPICS, *SERVING_TOPICS]
