@@ -1,4 +1,5 @@
-"""Beyond the lecture: prefill, speculative decoding and parallel layouts, on the lecture's quantities.
+"""Beyond the lecture: prefill, speculative decoding, parallel layouts, per-step overhead, collectives and the
+network, throughput and saturation, and prefill/decode disaggregation, on the lecture's quantities.
 
 Part II of the documents.  The chapters build on the lecture's quantities (imported from its modules), so
 the lecture's topics come first in ``TOPICS``: ``--library serving`` alone loads them, and
