@@ -1,4 +1,5 @@
-"""Beyond the lecture: prefill, speculative decoding and parallel layouts, on the lecture's quantities.
+"""Beyond the lecture: prefill, speculative decoding, parallel layouts, per-step overhead, collectives and the
+network, throughput and saturation, and prefill/decode disaggregation, on the lecture's quantities.
 
 Part II of the documents.  The chapters build on the lecture's quantities (imported from its modules), so
 the lecture's topics come first in ``TOPICS``: ``--library serving`` alone loads them, and
@@ -12,8 +13,8 @@ from __future__ import annotations
 from theorems import CEILINGS, FIGURES, HEADLINES, MODEL_CONFIG_READER, PRESET_DIRS  # noqa: F401  (read by derive.model.loader)
 from theorems import TOPICS as LECTURE_TOPICS
 
-from . import layouts, overhead, prefill, speculative
+from . import disaggregation, layouts, network, overhead, prefill, saturation, speculative
 
 TITLE = "Beyond the lecture"
-SERVING_TOPICS = [prefill, speculative, layouts, overhead]
+SERVING_TOPICS = [prefill, speculative, layouts, overhead, network, saturation, disaggregation]
 TOPICS = [*LECTURE_TOPICS, *SERVING_TOPICS]

@@ -1,0 +1,128 @@
+"""Part II, chapter network (theorems/serving/network.py): ring all-reduce bytes, the exact tensor-parallel and
+expert-parallel hiding thresholds as numbers, worked examples against DeepEP's published dispatch and combine
+timings (H800, docs/legacy.md) and DeepSeek-V3's dimensions, and bad input."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from fractions import Fraction
+
+import pytest
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from libtools import close
+
+from derive.model.evaluate import evaluate
+from derive.model.loader import load_library
+from derive.model.scenario import build_scenario
+from theorems.serving import network
+
+LIB = load_library(["serving"])
+
+# Llama 3 70B on H100 SXM (meta-llama/Meta-Llama-3-70B config.json: 80 layers, hidden 8192 in BF16; the h100-sxm
+# preset: 989 TFLOP/s dense BF16, NVLink 450 GB/s one direction, one 400 Gb/s NIC = 50 GB/s per GPU)
+LLAMA_70B = ["params_active=70e9 param", "layers=80", "token_activation_bytes=16384 byte/token", "flops=989e12 FLOP/s"]
+# DeepEP low-latency kernels (docs/legacy.md): 128 tokens, top-8, hidden 7168, FP8 dispatch with a float32 scale per
+# 128 elements (7168 + 56 * 4 = 7392 bytes), BF16 combine (14336 bytes)
+DEEPEP = ["ep_tokens_per_chip=128 token", "experts_active=8", "dispatch_token_bytes=7392 byte/token",
+          "combine_token_bytes=14336 byte/token"]
+
+
+def value(text: str, sets=(), **kw) -> Fraction:
+    return Fraction(str(evaluate(LIB, build_scenario(LIB, sets=list(sets), **kw), text).exact))
+
+
+@pytest.mark.parametrize(("t", "factor"), [(2, Fraction(1)), (4, Fraction(3, 2)), (8, Fraction(7, 4)),
+                                           (72, Fraction(71, 36))])
+def test_ring_allreduce_sends_two_t_minus_one_over_t_messages(t, factor):
+    sets = [f"tp={t}", "batch=64 seq", "token_activation_bytes=16384 byte/token"]
+    assert value("allreduce_message_bytes", sets) == 64 * 16384
+    assert value("ring_allreduce_bytes", sets) == factor * 64 * 16384
+
+
+@pytest.mark.parametrize(("link", "t_star"), [("450e9", 13.15), ("50e9", 2.35)])
+def test_llama3_70b_hide_degree_on_nvlink_and_infiniband(link, t_star):
+    got = value("tp_hide_degree", [*LLAMA_70B, f"collective_bandwidth={link} byte/s"])
+    assert close(got, Fraction(str(t_star)), rel=Fraction(1, 200))
+
+
+@pytest.mark.parametrize(("t", "hides"), [(8, True), (13, True), (14, False)])
+def test_hide_degree_decides_for_every_batch(t, hides):
+    # the bandwidth part of the all-reduces against the compute, at batches 1 and 4096: the batch cancels
+    for batch in (1, 4096):
+        sets = [*LLAMA_70B, "collective_bandwidth=450e9 byte/s", f"tp={t}", f"batch={batch} seq",
+                "collective_latency=0 s"]
+        assert (value("tp_allreduce_time", sets) <= value("tp_compute_time", sets)) is hides
+
+
+def test_hide_batch_is_where_latency_and_compute_meet():
+    # TP8 over NVLink with an illustrative 5 µs per ring step: the all-reduce time equals the compute exactly at B_hide
+    sets = [*LLAMA_70B, "collective_bandwidth=450e9 byte/s", "tp=8", "collective_latency=5e-6 s"]
+    b = value("tp_hide_batch", sets)
+    at = [*sets, f"batch={b.numerator}/{b.denominator} seq"]
+    assert value("tp_allreduce_time", at) == value("tp_compute_time", at)
+    # 2 * 2 * 80 * 5 µs * 8 * 7 over (141.6 - 7 * 11.65) µs per token: about 1,500 sequences, so small decode
+    # batches do not hide an 8-way all-reduce's latency
+    assert 1400 < b < 1600
+
+
+@pytest.mark.parametrize(("link", "published_time", "rel"), [
+    ("98e9", ("ep_dispatch_time", Fraction(77, 10**6)), Fraction(1, 100)),    # EP8 dispatch: 77 µs at 98 GB/s
+    ("127e9", ("ep_combine_time", Fraction(114, 10**6)), Fraction(2, 100)),  # EP8 combine: 114 µs at 127 GB/s
+])
+def test_deepep_low_latency_timings_from_the_bytes(link, published_time, rel):
+    name, published = published_time
+    assert close(value(name, [*DEEPEP, f"collective_bandwidth={link} byte/s"]), published, rel=rel)
+
+
+def test_deepep_dispatch_bytes_are_fp8_with_scales():
+    assert value("ep_dispatch_time * collective_bandwidth", DEEPEP) == 128 * 8 * (7168 + 7168 // 128 * 4)
+    # in BF16 the same dispatch would take twice the bytes: far from the published 77 µs at 98 GB/s
+    bf16 = [*DEEPEP, "dispatch_token_bytes=14336 byte/token", "collective_bandwidth=98e9 byte/s"]
+    assert value("ep_dispatch_time", bf16) > Fraction(145, 10**6)  # about 150 µs
+
+
+def test_deepseek_v3_all_to_all_hide_bandwidth():
+    # 58 MoE layers (61 - 3 dense), top-8, 37B active, H100-class FP8 dense peak 1979 TFLOP/s
+    sets = ["moe_layers=58", "experts_active=8", "dispatch_token_bytes=7392 byte/token",
+            "combine_token_bytes=14336 byte/token", "params_active=37e9 param", "flops=1979e12 FLOP/s"]
+    w = value("ep_hide_bandwidth", sets)
+    assert w == Fraction(58 * 8 * (7392 + 14336) * 1979 * 10**12, 2 * 37 * 10**9)
+    assert 260 * 10**9 < w < 280 * 10**9
+    # DeepEP's links: ~160 GB/s NVLink and ~50 GB/s InfiniBand on H800 both fall short at peak FP8
+    for link in (160e9, 50e9):
+        at = [*sets, f"collective_bandwidth={link} byte/s"]
+        assert value("ep_alltoall_time_per_token", at) > value("token_compute_time", at)
+
+
+@given(t=st.integers(1, 512), n_act=st.integers(10**9, 10**12), n_layers=st.integers(1, 200),
+       act=st.integers(1024, 65536), w=st.integers(10**10, 2 * 10**12), f=st.integers(10**14, 10**16))
+@settings(max_examples=200, deadline=None)
+def test_hide_degree_decides_the_bandwidth_part(t, n_act, n_layers, act, w, f):
+    subs = {network.tp: t, network.N_act: n_act, network.N_L: n_layers, network.a: act, network.W_c: w,
+            network.F: f, network.B: 1, network.alpha: 0}
+    comm = LIB.expand(network.t_ar).subs(subs)
+    compute = LIB.expand(network.t_ctp).subs(subs)
+    t_star = LIB.expand(network.t_star).subs(subs)
+    assert bool(sp.Le(comm, compute)) == bool(sp.Le(t, t_star))
+
+
+@given(t=st.integers(2, 128), p=st.integers(1, 128), n_layers=st.integers(1, 128))
+@settings(max_examples=100, deadline=None)
+def test_pipeline_hand_overs_below_tp_all_reduces(t, p, n_layers):
+    if p > n_layers:
+        return
+    subs = {network.tp: t, network.pp: p, network.N_L: n_layers, network.B: 3, network.a: 1}
+    p2p = (p - 1) * LIB.expand(network.M_pp).subs(subs)
+    ar = LIB.expand(network.n_ar * network.N_L * network.V_ar).subs(subs)
+    assert p2p <= ar
+
+
+@pytest.mark.parametrize("bad", ["collective_latency=-1 us", "collective_bandwidth=0 byte/s", "moe_layers=-2"])
+def test_negative_network_input_is_one_line_exit_2(bad):
+    proc = subprocess.run([sys.executable, "-m", "derive", "eval", "--library", "serving", "--set", bad,
+                           "tp_hide_degree"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr

@@ -1,0 +1,443 @@
+"""Collectives and the network: all-reduce, all-to-all and point-to-point bytes, and when they hide behind compute
+
+Chapter 5 of part II ("Beyond the lecture").  A layout that splits a model over chips pays in messages.
+Tensor parallelism (tp) sums partial products after the attention and after the MLP of every layer: two
+all-reduces of the step's activations per layer.  Expert parallelism sends each token to the chips of its
+routed experts (dispatch) and brings the weighted outputs back (combine), an all-to-all.  Pipeline
+parallelism hands one activation per token from stage to stage.  Each message costs a per-message latency
+plus its bytes over the link's bandwidth: scale-up links (NVLink, ICI) inside one domain of ``chips``,
+scale-out links (InfiniBand, Ethernet) across domains.  A collective run beside the compute (two
+micro-batches, one computing while the other communicates) costs nothing exactly when it is no longer than
+the compute; this chapter says exactly when.
+
+Main claims:
+- ``network.ring_allreduce_between_one_and_two_messages``: a ring all-reduce sends 2(t − 1)/t times the
+  message per chip: at least one message and less than two once t ≥ 2.
+- **TP hides on bandwidth** ``network.tp_bandwidth_hides_iff``: the bandwidth part of a step's
+  all-reduces fits in its compute exactly when tp ≤ t* = 1 + c_fwd·N_act·W_c/(2·n_ar·N_layers·a·F); the
+  batch cancels, so no batch rescues a tp degree above t*.
+- **TP hides past a batch** ``network.tp_hides_iff_batch``: with the per-message latency, a tp degree
+  below t* hides its all-reduces exactly when the batch is at least B_hide;
+  ``network.tp_never_hides_past_degree``: above t* it never does.
+- ``network.hide_degree_at_most_scaleup``: no link faster than the scale-up links, so t* is at most its
+  value on the scale-up bandwidth.
+- **EP hides on bandwidth** ``network.ep_hides_iff_bandwidth``: a token's dispatch and combine over all MoE
+  layers fit in its compute exactly when the link bandwidth is at least
+  W_hide = n_moe·E_act·(a_d + a_c)·F/(c_fwd·N_act); the tokens per chip cancel.
+- ``network.pipeline_p2p_below_tp_allreduce``: a step's pipeline hand-overs carry no more bytes than its
+  tensor-parallel all-reduces (tp ≥ 2, at most one stage per layer).
+- Worked examples: ``network.llama3_70b_tp8_hides_on_nvlink`` (t* ≈ 13 on H100 NVLink at 450 GB/s;
+  its false twin ``network.llama3_70b_tp8_hides_on_infiniband``, t* ≈ 2.4 at 50 GB/s, is refuted);
+  ``network.deepep_dispatch_ep8`` and ``network.deepep_combine_ep8``: the dispatch and combine bytes of
+  128 tokens to 8 experts, over DeepEP's published bandwidths, give its published 77 µs and 114 µs
+  (``network.deepep_dispatch_ep8_bf16`` prices the dispatch in BF16 and is refuted);
+  ``network.deepseek_v3_ep_hide_bandwidth``: at H100-class FP8 peak, DeepSeek-V3's all-to-all hides
+  behind its weight multiplies only above 260 GB/s per GPU, more than five times a 400 Gb/s NIC's ~50 GB/s.
+
+Notation: t = tp the tensor-parallel degree, pp the stages, B sequences per step, τ tokens per sequence per
+step, a bytes of one token's activation (d_model elements), n_ar = 2 all-reduces per layer in a forward
+pass, N_layers layers, n_moe MoE layers, E_act routed experts per token, a_d and a_c bytes one token sends
+to one expert in the dispatch and receives back in the combine, W_c and α the bandwidth (one direction, per
+chip) and per-message latency of the links the collective runs over, F peak FLOP/s, N_act active
+parameters, T tokens one chip dispatches in one MoE layer.
+
+Implementation notes (the modelling assumptions, each visible in an expression):
+- Ring all-reduce (reduce-scatter then all-gather): 2(t − 1) steps, each one message latency and 1/t of the
+  message; the α–β cost model.  Tree or in-switch (NVLS/SHARP) all-reduces send fewer bytes; the ring is
+  the common bound.
+- Hiding is judged against the compute at peak FLOP/s of the weight multiplies only (no attention): the
+  shortest the compute can be.  Real compute is longer (lower utilisation, attention), so a collective
+  that hides here hides in practice; one that does not hide here may still hide at a lower utilisation.
+- Expert parallelism counts every routed copy of a token as leaving its chip (an upper bound: a copy whose
+  expert sits on the same chip sends nothing), the shared experts as local, and the tokens evenly spread
+  over the chips with the routed work (uniform routing, as ``moe.routing_fraction``).
+- A pipeline hand-over is one activation per token per stage boundary (``pipeline.boundary_scaleout_time``).
+
+References: Patarasuk and Yuan 2009, "Bandwidth optimal all-reduce algorithms for clusters of
+workstations" (J. Parallel Distrib. Comput. 69(2)), section 3 (ring all-reduce, 2(p − 1)/p·n per process);
+Thakur, Rabenseifner and Gropp 2005, "Optimization of Collective Communication Operations in MPICH" (IJHPCA
+19(1)), section 4 (latency 2(p − 1)α for reduce-scatter plus all-gather); Shoeybi et al. 2019,
+"Megatron-LM", section 3 and figure 4 (two all-reduces per layer in the forward pass); DeepSeek-AI 2024,
+"DeepSeek-V3 Technical Report", arXiv:2412.19437, section 3.2 (dispatch in FP8, combine in BF16, overlap of
+computation and communication); deepseek-ai/DeepEP, docs/legacy.md, "Performance" (H800, ~160 GB/s NVLink,
+CX7 400 Gb/s InfiniBand ~50 GB/s; low-latency kernels: 128 tokens, hidden 7168, top-8, FP8 dispatch and
+BF16 combine, EP8 dispatch 77 µs at 98 GB/s, combine 114 µs at 127 GB/s).
+"""
+
+from __future__ import annotations
+
+from derive import Assumption, Claim, Definition, Quantity, Step, logic, paper, si, spec
+from theorems.moe import scaleup_bandwidth, token_activation_bytes
+from theorems.roofline import B, F, N_act, c_fwd, experts_active, flops, layers, params_active, tau
+
+from .layouts import pp, tp, tp_q
+
+PART = "Beyond the lecture"  # the documents render this library's chapters as part II
+CHAPTER = "Collectives and the network"
+
+W_up, a, E_act, N_L = scaleup_bandwidth.sym, token_activation_bytes.sym, experts_active.sym, layers.sym
+
+_RING = paper("Patarasuk and Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, "
+              "J. Parallel Distrib. Comput. 69(2)", "section 3: the ring all-reduce sends 2(p-1)/p·n per process")
+_THAKUR = paper("Thakur, Rabenseifner and Gropp 2005, Optimization of Collective Communication Operations in MPICH, "
+                "IJHPCA 19(1)", "section 4: reduce-scatter plus all-gather, latency 2(p-1)α, bandwidth 2(p-1)/p·nβ")
+_MEGATRON = paper("Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model "
+                  "Parallelism, arXiv:1909.08053", "section 3 and figure 4: two all-reduces in a layer's forward pass")
+_DSV3 = paper("DeepSeek-AI 2024, DeepSeek-V3 Technical Report, arXiv:2412.19437",
+              "sections 3.2.1-3.2.2: dispatch in FP8, combine in BF16, computation and communication overlapped")
+_DEEPEP = spec("deepseek-ai/DeepEP docs/legacy.md, Performance, low-latency kernels on H800 with CX7 400 Gb/s "
+               "InfiniBand: 128 tokens per batch, hidden 7168, top-8 experts, FP8 dispatch, BF16 combine", "2025-02")
+
+# Inputs -----------------------------------------------------------------------------------------------
+allreduces_per_layer = Quantity(
+    "allreduces_per_layer", r"n_{\mathrm{ar}}", "1",
+    "all-reduces of the activations one tensor-parallel layer needs in a forward pass (after attention, after "
+    "the MLP)", value=2, source=_MEGATRON)
+collective_bandwidth = Quantity(
+    "collective_bandwidth", r"W_{\mathrm{c}}", "byte/s",
+    "one-direction bandwidth per chip of the links a collective runs over: the scale-up bandwidth inside one "
+    "domain of `chips`, the scale-out bandwidth across domains", display_unit="GB/s")
+collective_latency = Quantity(
+    "collective_latency", r"\alpha", "s",
+    "latency of one message of a collective on those links (one ring step)", domain="nonnegative",
+    display_unit="us")
+moe_layers = Quantity("moe_layers", r"n_{\mathrm{moe}}", "1", "layers of the model whose MLP is a routed MoE",
+                      integer=True)
+dispatch_bytes = Quantity("dispatch_token_bytes", r"a_{\mathrm{d}}", "byte/token",
+                          "bytes one token sends to one routed expert in the dispatch (its activation in the "
+                          "dispatch datatype, with any scales)")
+combine_bytes = Quantity("combine_token_bytes", r"a_{\mathrm{c}}", "byte/token",
+                         "bytes one routed expert sends back for one token in the combine")
+ep_tokens_per_chip = Quantity("ep_tokens_per_chip", r"T_{\mathrm{chip}}", "token",
+                              "tokens one chip dispatches in one MoE layer")
+
+# Published numbers ------------------------------------------------------------------------------------
+published_dispatch_time = Quantity(
+    "published_deepep_dispatch_time_ep8", r"t_{\mathrm{d}}^{\mathrm{pub}}", "s",
+    "DeepEP's published low-latency dispatch time at EP8", value=si("77 us"), source=_DEEPEP, display_unit="us")
+published_combine_time = Quantity(
+    "published_deepep_combine_time_ep8", r"t_{\mathrm{c}}^{\mathrm{pub}}", "s",
+    "DeepEP's published low-latency combine time at EP8", value=si("114 us"), source=_DEEPEP, display_unit="us")
+
+W_c, alpha, n_ar = collective_bandwidth.sym, collective_latency.sym, allreduces_per_layer.sym
+n_moe, a_d, a_c, T_chip = moe_layers.sym, dispatch_bytes.sym, combine_bytes.sym, ep_tokens_per_chip.sym
+
+# Derived ----------------------------------------------------------------------------------------------
+allreduce_message_q = Quantity("allreduce_message_bytes", r"M_{\mathrm{ar}}", "byte",
+                               "bytes of one all-reduce's message: the activations of the step's tokens",
+                               display_unit="MB")
+ring_allreduce_bytes_q = Quantity("ring_allreduce_bytes", r"V_{\mathrm{ar}}", "byte",
+                                  "bytes each chip sends in one ring all-reduce (none with one chip)",
+                                  domain="nonnegative", display_unit="MB")
+tp_comm_time_q = Quantity("tp_allreduce_time", r"t_{\mathrm{ar}}", "s",
+                          "time of a step's tensor-parallel all-reduces, every layer: latency plus bytes over "
+                          "bandwidth (none with one chip)", domain="nonnegative", display_unit="ms")
+tp_compute_time_q = Quantity("tp_compute_time", r"t_{\mathrm{c}}^{\mathrm{tp}}", "s",
+                             "time of a step's weight multiplies split over the tensor-parallel chips at peak FLOP/s",
+                             display_unit="ms")
+tp_hide_degree_q = Quantity("tp_hide_degree", r"t^{*}", "1",
+                            "largest tensor-parallel degree whose all-reduce bytes fit in the step's compute")
+tp_hide_batch_q = Quantity("tp_hide_batch", r"B_{\mathrm{hide}}", "seq",
+                           "smallest batch at which a step's all-reduces, latency included, fit in its compute "
+                           "(meaningful below t*, where it is nonnegative)", domain="real")
+pp_p2p_bytes_q = Quantity("pp_p2p_bytes", r"M_{\mathrm{pp}}", "byte",
+                          "bytes one pipeline stage hands to the next in one step", display_unit="MB")
+ep_dispatch_per_token_q = Quantity("ep_dispatch_bytes_per_token", r"V_{\mathrm{d}}", "byte/token",
+                                   "bytes one token sends in one MoE layer's dispatch")
+ep_combine_per_token_q = Quantity("ep_combine_bytes_per_token", r"V_{\mathrm{c}}", "byte/token",
+                                  "bytes one token gets back in one MoE layer's combine")
+ep_alltoall_time_q = Quantity("ep_alltoall_time_per_token", r"t_{\mathrm{a2a}}", "s/token",
+                              "link time of one token's dispatch and combine over all MoE layers",
+                              display_unit="ns/token")
+token_compute_time_q = Quantity("token_compute_time", r"t_{\mathrm{c}}^{\mathrm{tok}}", "s/token",
+                                "time of one token's weight multiplies at one chip's peak FLOP/s",
+                                display_unit="ns/token")
+ep_hide_bandwidth_q = Quantity("ep_hide_bandwidth", r"W_{\mathrm{hide}}", "byte/s",
+                               "smallest link bandwidth at which a token's all-to-all fits in its compute",
+                               display_unit="GB/s")
+ep_dispatch_time_q = Quantity("ep_dispatch_time", r"t_{\mathrm{d}}", "s",
+                              "time of one chip's dispatch in one MoE layer over the link", display_unit="us")
+ep_combine_time_q = Quantity("ep_combine_time", r"t_{\mathrm{c}}", "s",
+                             "time of one chip's combine in one MoE layer over the link", display_unit="us")
+
+M_ar, V_ar, t_ar, t_ctp = (allreduce_message_q.sym, ring_allreduce_bytes_q.sym, tp_comm_time_q.sym,
+                           tp_compute_time_q.sym)
+t_star, B_hide, M_pp = tp_hide_degree_q.sym, tp_hide_batch_q.sym, pp_p2p_bytes_q.sym
+V_d, V_c, t_a2a, t_tok, W_hide = (ep_dispatch_per_token_q.sym, ep_combine_per_token_q.sym, ep_alltoall_time_q.sym,
+                                  token_compute_time_q.sym, ep_hide_bandwidth_q.sym)
+t_d, t_cb = ep_dispatch_time_q.sym, ep_combine_time_q.sym
+G = c_fwd * N_act / F  # one token's weight multiplies at peak, s/token
+H = 2 * n_ar * N_L * a / W_c  # bytes-over-bandwidth of a step's all-reduces per token and per (t - 1), s/token
+
+# Assumption -------------------------------------------------------------------------------------------
+no_link_faster_than_scaleup = Assumption(
+    "network.no_link_faster_than_scaleup", title="No collective runs faster than the scale-up links",
+    statement="The links a collective runs over are at best the scale-up links of one domain; across domains "
+              "they are the slower scale-out links.",
+    source=paper("Zhao et al. 2025, Insights into DeepSeek-V3: Scaling Challenges and Reflections on Hardware for "
+                 "AI Architectures (ISCA '25), arXiv:2505.09343",
+                 "section 4: scale-up (NVLink) and scale-out (InfiniBand) bandwidths of an H800 node"),
+    relation=logic.le(W_c, W_up),
+)
+
+# Definitions ------------------------------------------------------------------------------------------
+allreduce_message = Definition(
+    "network.allreduce_message_bytes", title="Message of a tensor-parallel all-reduce",
+    statement="Every token of the step contributes its activation vector, summed over the tensor-parallel chips.",
+    source=_MEGATRON, defines=allreduce_message_q, expr=B * tau * a,
+)
+ring_allreduce_bytes = Definition(
+    "network.ring_allreduce_bytes", title="Bytes a chip sends in a ring all-reduce",
+    statement="A reduce-scatter then an all-gather around a ring of t chips: 2(t − 1) steps, each sending 1/t "
+              "of the message.",
+    source=_RING, defines=ring_allreduce_bytes_q, expr=2 * (tp - 1) * M_ar / tp,
+)
+tp_comm_time = Definition(
+    "network.tp_allreduce_time", title="Time of a step's tensor-parallel all-reduces",
+    statement="n_ar all-reduces in each layer, each 2(t − 1) message latencies plus its ring bytes over the "
+              "link bandwidth.",
+    source=_THAKUR, defines=tp_comm_time_q, expr=n_ar * N_L * (2 * (tp - 1) * alpha + V_ar / W_c),
+)
+tp_compute_time = Definition(
+    "network.tp_compute_time", title="Compute of a step on the tensor-parallel chips",
+    statement="The step's weight multiplies, every token times every active weight, shared by the t chips at "
+              "their peak FLOP/s.",
+    source=_MEGATRON, defines=tp_compute_time_q, expr=c_fwd * N_act * B * tau / (tp * F),
+)
+tp_hide_degree = Definition(
+    "network.tp_hide_degree", title="Largest tensor-parallel degree that hides its all-reduce bytes",
+    statement="One more than the compute of a token over the all-reduce bytes a token adds per further chip.",
+    source=_RING, defines=tp_hide_degree_q, expr=1 + c_fwd * N_act * W_c / (2 * n_ar * N_L * a * F),
+)
+tp_hide_batch = Definition(
+    "network.tp_hide_batch", title="Smallest batch that hides the all-reduces' latency",
+    statement="The latency of a step's all-reduces over the room the compute leaves once their bytes are paid.",
+    source=_THAKUR, defines=tp_hide_batch_q,
+    expr=2 * n_ar * N_L * alpha * tp * (tp - 1) / (tau * (G - (tp - 1) * H)),
+)
+pp_p2p_bytes = Definition(
+    "network.pp_p2p_bytes", title="Bytes of a pipeline hand-over",
+    statement="One activation per token of the step crosses each stage boundary.",
+    source=paper("Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using "
+                 "Megatron-LM (SC '21), arXiv:2104.04473", "section 4.1: point-to-point between stages"),
+    defines=pp_p2p_bytes_q, expr=B * tau * a,
+)
+ep_dispatch_per_token = Definition(
+    "network.ep_dispatch_bytes_per_token", title="Dispatch bytes per token",
+    statement="A token sends its activation to each of its routed experts (every copy counted as leaving the chip).",
+    source=_DSV3, defines=ep_dispatch_per_token_q, expr=E_act * a_d,
+)
+ep_combine_per_token = Definition(
+    "network.ep_combine_bytes_per_token", title="Combine bytes per token",
+    statement="Each routed expert sends its output for the token back.",
+    source=_DSV3, defines=ep_combine_per_token_q, expr=E_act * a_c,
+)
+ep_alltoall_time = Definition(
+    "network.ep_alltoall_time_per_token", title="All-to-all link time per token",
+    statement="Dispatch and combine bytes of every MoE layer over the link bandwidth.",
+    source=_DSV3, defines=ep_alltoall_time_q, expr=n_moe * (V_d + V_c) / W_c,
+)
+token_compute_time = Definition(
+    "network.token_compute_time", title="Compute time of one token",
+    statement="One token's weight multiplies at peak FLOP/s; with tokens and routed work spread evenly, each chip "
+              "computes as many of them as it dispatches.",
+    source=paper("Kaplan et al. 2020, Scaling Laws for Neural Language Models", "table 1: C_forward = 2N"),
+    defines=token_compute_time_q, expr=c_fwd * N_act / F,
+)
+ep_hide_bandwidth = Definition(
+    "network.ep_hide_bandwidth", title="Link bandwidth that hides the all-to-all",
+    statement="A token's all-to-all bytes over all MoE layers per second of its compute.",
+    source=_DSV3, defines=ep_hide_bandwidth_q, expr=n_moe * E_act * (a_d + a_c) * F / (c_fwd * N_act),
+)
+ep_dispatch_time = Definition(
+    "network.ep_dispatch_time", title="Dispatch time of one chip in one layer",
+    statement="The chip's tokens' dispatch bytes over the link bandwidth.",
+    source=_DEEPEP, defines=ep_dispatch_time_q, expr=T_chip * V_d / W_c,
+)
+ep_combine_time = Definition(
+    "network.ep_combine_time", title="Combine time of one chip in one layer",
+    statement="The chip's tokens' combine bytes over the link bandwidth.",
+    source=_DEEPEP, defines=ep_combine_time_q, expr=T_chip * V_c / W_c,
+)
+
+# Claims -----------------------------------------------------------------------------------------------
+ring_allreduce_between_one_and_two_messages = Claim(
+    "network.ring_allreduce_between_one_and_two_messages", title="A ring all-reduce sends one to two messages",
+    statement="With at least two chips, each chip of a ring all-reduce sends at least the whole message and less "
+              "than twice it, whatever the degree.",
+    source=_RING,
+    hypotheses=(logic.ge(tp, 2),),
+    goal=logic.And((logic.ge(V_ar, M_ar), logic.lt(V_ar, 2 * M_ar))),
+)
+tp_bandwidth_hides_iff = Claim(
+    "network.tp_bandwidth_hides_iff", title="All-reduce bytes hide exactly up to the degree t*",
+    label="TP hides on bandwidth",
+    statement="The bytes of a step's all-reduces take no longer than its compute exactly when the "
+              "tensor-parallel degree is at most \\(t^{*}\\); the batch cancels, so no batch moves the threshold.",
+    source=_RING,
+    goal=logic.Iff(logic.le(n_ar * N_L * V_ar / W_c, t_ctp), logic.le(tp, t_star)),
+    steps=(
+        Step(logic.le(n_ar * N_L * 2 * (tp - 1) * B * tau * a / (tp * W_c), c_fwd * N_act * B * tau / (tp * F)),
+             "substitute the ring bytes and the compute", link="iff"),
+        Step(logic.le(2 * n_ar * N_L * (tp - 1) * a * F, c_fwd * N_act * W_c),
+             r"multiply by the positive \(t W_{\mathrm{c}} F/(B\tau)\): the batch cancels", link="iff"),
+        Step(logic.le(tp, t_star), r"divide by the positive \(2 n_{\mathrm{ar}} N_{\mathrm{layers}} a F\)",
+             link="iff"),
+    ),
+)
+tp_hides_iff_batch = Claim(
+    "network.tp_hides_iff_batch", title="Below t*, the all-reduces hide from the batch B_hide on",
+    label="TP hides past a batch",
+    statement="If the degree is below \\(t^{*}\\), a step's all-reduces, latency included, take no longer than "
+              "its compute exactly when the batch is at least \\(B_{\\mathrm{hide}}\\).",
+    source=_THAKUR,
+    hypotheses=(logic.lt(tp, t_star),),
+    goal=logic.Iff(logic.le(t_ar, t_ctp), logic.ge(B, B_hide)),
+    steps=(
+        Step(logic.gt(G - (tp - 1) * H, 0), r"below \(t^{*}\) a token's compute outlasts its all-reduce bytes",
+             link="implies"),
+        Step(logic.Iff(logic.le(t_ar, t_ctp),
+                       logic.ge(B * tau * (G - (tp - 1) * H), 2 * n_ar * N_L * alpha * tp * (tp - 1))),
+             r"multiply by the positive \(t\) and collect the batch's terms", link="implies"),
+        Step(logic.Iff(logic.le(t_ar, t_ctp), logic.ge(B, B_hide)),
+             r"divide by the positive \(\tau (G - (t - 1) H)\)", link="implies"),
+    ),
+    uses=(tp_bandwidth_hides_iff,),
+)
+tp_never_hides_past_degree = Claim(
+    "network.tp_never_hides_past_degree", title="Past t*, no batch hides the all-reduces",
+    statement="If the degree exceeds \\(t^{*}\\), a step's all-reduces take longer than its compute at every "
+              "batch and every latency.",
+    source=_RING,
+    hypotheses=(logic.gt(tp, t_star),),
+    goal=logic.gt(t_ar, t_ctp),
+    uses=(tp_bandwidth_hides_iff,),
+)
+hide_degree_at_most_scaleup = Claim(
+    "network.hide_degree_at_most_scaleup", title="The scale-up links bound the degree that hides",
+    statement="Since no collective link is faster than the scale-up links, \\(t^{*}\\) is at most its value on the "
+              "scale-up bandwidth; a tensor-parallel group spread over the slower scale-out links hides a "
+              "proportionally smaller degree.",
+    source=_RING,
+    goal=logic.le(t_star, 1 + c_fwd * N_act * W_up / (2 * n_ar * N_L * a * F)),
+    uses=(no_link_faster_than_scaleup,),
+)
+ep_hides_iff_bandwidth = Claim(
+    "network.ep_hides_iff_bandwidth", title="The all-to-all hides exactly above the bandwidth W_hide",
+    label="EP hides on bandwidth",
+    statement="A token's dispatch and combine over all MoE layers take no longer than its compute exactly when "
+              "the link bandwidth is at least \\(W_{\\mathrm{hide}}\\); the tokens per chip cancel.",
+    source=_DSV3,
+    goal=logic.Iff(logic.le(t_a2a, t_tok), logic.ge(W_c, W_hide)),
+    steps=(
+        Step(logic.le(n_moe * E_act * (a_d + a_c) / W_c, c_fwd * N_act / F), "substitute the bytes and the compute",
+             link="iff"),
+        Step(logic.le(n_moe * E_act * (a_d + a_c) * F, c_fwd * N_act * W_c),
+             r"multiply by the positive \(W_{\mathrm{c}} F\)", link="iff"),
+        Step(logic.ge(W_c, W_hide), r"divide by the positive \(c_{\mathrm{fwd}} N_{\mathrm{act}}\)", link="iff"),
+    ),
+)
+pipeline_p2p_below_tp_allreduce = Claim(
+    "network.pipeline_p2p_below_tp_allreduce", title="Pipeline hand-overs carry less than tensor all-reduces",
+    statement="With tp ≥ 2 and no more stages than layers, the bytes a step hands across all stage boundaries "
+              "are at most the bytes one chip sends in the step's all-reduces.",
+    source=paper("Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using "
+                 "Megatron-LM (SC '21), arXiv:2104.04473", "section 3.2: pipeline parallelism sends less than "
+                 "tensor parallelism, so it goes across nodes"),
+    hypotheses=(logic.ge(tp, 2), logic.le(pp, N_L)),
+    goal=logic.le((pp - 1) * M_pp, n_ar * N_L * V_ar),
+    uses=(ring_allreduce_between_one_and_two_messages,),
+)
+
+# Worked examples (the models and links pinned by hypotheses) --------------------------------------------
+_L70 = (logic.eq(N_act, si("70e9 param")), logic.eq(N_L, 80), logic.eq(a, si("16384 byte/token")),
+        logic.eq(F, si("989e12 FLOP/s")), logic.eq(tp, 8))
+_L70_FORALL = (params_active, layers, token_activation_bytes, flops, tp_q, collective_bandwidth)
+llama3_70b_tp8_hides_on_nvlink = Claim(
+    "network.llama3_70b_tp8_hides_on_nvlink", title="Llama 3 70B on TP8 over NVLink hides its all-reduce bytes",
+    statement="70B parameters, 80 layers, activations of 8,192 BF16 elements, an H100's 989 TFLOP/s and 450 GB/s "
+              "of NVLink: t* is about 13, so TP8 inside one node hides its all-reduce bytes.",
+    source=spec("H100 SXM: 989 TFLOP/s dense BF16, NVLink 4 at 450 GB/s one direction (the h100-sxm preset); "
+                "meta-llama/Meta-Llama-3-70B config.json: 80 layers, hidden 8192", "2024-04"),
+    hypotheses=(*_L70, logic.eq(W_c, si("450e9 byte/s"))),
+    goal=logic.le(tp, t_star),
+    instance=True, forall=_L70_FORALL, uses=(tp_bandwidth_hides_iff,),
+)
+llama3_70b_tp8_hides_on_infiniband = Claim(
+    "network.llama3_70b_tp8_hides_on_infiniband", title="False twin: TP8 across nodes over InfiniBand hides",
+    statement="The same TP8 group spread over 400 Gb/s InfiniBand (50 GB/s per GPU) would hide its all-reduce "
+              "bytes.",
+    source=spec("H100 SXM: one 400 Gb/s ConnectX-7 NIC per GPU (the h100-sxm preset)", "2022-03"),
+    hypotheses=(*_L70, logic.eq(W_c, si("50e9 byte/s"))),
+    goal=logic.le(tp, t_star),
+    instance=True, forall=_L70_FORALL, expected="refuted", tags=("inconsistency",),
+    notes="A planted false twin of network.llama3_70b_tp8_hides_on_nvlink: at 50 GB/s t* is about 2.35.",
+)
+
+_EP8 = (logic.eq(T_chip, si("128 token")), logic.eq(E_act, 8), logic.eq(a_d, si("7392 byte/token")),
+        logic.eq(a_c, si("14336 byte/token")))
+_EP8_FORALL = (ep_tokens_per_chip, experts_active, dispatch_bytes, combine_bytes, collective_bandwidth)
+deepep_dispatch_ep8 = Claim(
+    "network.deepep_dispatch_ep8", title="DeepEP's EP8 dispatch: 77 µs at 98 GB/s",
+    statement="128 tokens each sent to 8 experts as 7,168 FP8 elements plus 56 four-byte scales (7,392 bytes) are "
+              "7.6 MB; at the published 98 GB/s that is within 1 % of the published 77 µs.",
+    source=_DEEPEP,
+    hypotheses=(*_EP8, logic.eq(W_c, si("98e9 byte/s"))),
+    goal=logic.within_percent(t_d, published_dispatch_time.sym, 1),
+    instance=True, forall=_EP8_FORALL,
+    notes="FP8 dispatch with one float32 scale per 128 elements (DeepSeek-V3 report, section 3.3: 1x128 tiles).",
+)
+deepep_combine_ep8 = Claim(
+    "network.deepep_combine_ep8", title="DeepEP's EP8 combine: 114 µs at 127 GB/s",
+    statement="The 8 expert outputs of 128 tokens come back in BF16 (14,336 bytes each), 14.7 MB; at the published "
+              "127 GB/s that is within 2 % of the published 114 µs.",
+    source=_DEEPEP,
+    hypotheses=(*_EP8, logic.eq(W_c, si("127e9 byte/s"))),
+    goal=logic.within_percent(t_cb, published_combine_time.sym, 2),
+    instance=True, forall=_EP8_FORALL,
+)
+deepep_dispatch_ep8_bf16 = Claim(
+    "network.deepep_dispatch_ep8_bf16", title="False twin: the dispatch priced in BF16",
+    statement="Counting the dispatch in BF16 (14,336 bytes per token and expert) would still land within 10 % of "
+              "the published 77 µs at 98 GB/s.",
+    source=_DEEPEP,
+    hypotheses=(logic.eq(T_chip, si("128 token")), logic.eq(E_act, 8), logic.eq(a_d, si("14336 byte/token")),
+                logic.eq(a_c, si("14336 byte/token")), logic.eq(W_c, si("98e9 byte/s"))),
+    goal=logic.within_percent(t_d, published_dispatch_time.sym, 10),
+    instance=True, forall=_EP8_FORALL, expected="refuted", tags=("inconsistency",),
+    notes="A planted false twin of network.deepep_dispatch_ep8: BF16 gives about 150 µs, the FP8 dispatch is what "
+          "makes the count agree.",
+)
+deepseek_v3_ep_hide_bandwidth = Claim(
+    "network.deepseek_v3_ep_hide_bandwidth", title="DeepSeek-V3's all-to-all needs over 260 GB/s to hide at FP8 peak",
+    statement="58 MoE layers, 8 routed experts, FP8 dispatch (7,392 bytes) and BF16 combine (14,336 bytes), 37B "
+              "active parameters at 1,979 TFLOP/s: the all-to-all hides behind the weight multiplies only above "
+              "260 GB/s per GPU, more than five times the ~50 GB/s of a 400 Gb/s NIC and above the H800's ~160 GB/s "
+              "of NVLink.  DeepSeek overlaps it with two micro-batches and limits each token to 4 nodes.",
+    source=_DSV3,
+    hypotheses=(logic.eq(n_moe, 58), logic.eq(E_act, 8), logic.eq(a_d, si("7392 byte/token")),
+                logic.eq(a_c, si("14336 byte/token")), logic.eq(N_act, si("37e9 param")),
+                logic.eq(F, si("1979e12 FLOP/s"))),
+    goal=logic.And((logic.ge(W_hide, si("260e9 byte/s")), logic.ge(W_hide, 5 * si("50e9 byte/s")))),
+    instance=True, forall=(moe_layers, experts_active, dispatch_bytes, combine_bytes, params_active, flops),
+    uses=(ep_hides_iff_bandwidth,),
+    notes="deepseek-ai/DeepSeek-V3 config.json: num_hidden_layers 61, first_k_dense_replace 3, num_experts_per_tok 8, "
+          "hidden_size 7168; 1,979 TFLOP/s is the dense FP8 peak of an H100-class chip (the h100-sxm-fp8 preset). "
+          "Node-limited routing (at most 4 nodes per token, report section 2.1.2) halves the bytes that cross "
+          "InfiniBand.",
+)
+
+PROSE = (
+    "A layout pays for its split in messages.  Tensor parallelism all-reduces the step's activations twice in "
+    "every layer; a ring all-reduce sends each chip between one and two messages' worth of bytes.",
+    "{{result:tp_bandwidth_hides_iff}}",
+    "The threshold does not depend on the batch: a token brings as much compute as it brings all-reduce bytes.  "
+    "The per-message latency is what a batch does pay for.",
+    "{{result:tp_hides_iff_batch}}",
+    "Expert parallelism sends each token to its routed experts and back; the tokens per chip cancel again, and the "
+    "question becomes one of link bandwidth.",
+    "{{result:ep_hides_iff_bandwidth}}",
+    "DeepEP's published timings are the worked example: 128 tokens to 8 experts, in FP8 out and BF16 back, take "
+    "77 and 114 µs at the bandwidths it reports, as the byte counts say; priced in BF16 both ways the dispatch "
+    "would take twice as long.",
+)
