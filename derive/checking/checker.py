@@ -193,7 +193,10 @@ class Checker:
         """Goal and hypotheses expanded to base quantities, plus the scenario's ``--assume`` relations
         that share a quantity with them, plus each quantity's domain."""
         lib, pinned = self.library, self.pinned_for(claim)
-        conditions = lib.formula_conditions([goal], pinned)
+        # where the goal's definitions are defined is where it speaks (hypotheses); what they declare of their
+        # values must be shown there (``Problem.conditions``, never assumed)
+        hyps = [*hyps, *(c for _, c in lib.formula_conditions([goal], pinned, kinds=("domain",)) if c not in hyps)]
+        conditions = lib.formula_conditions([goal], pinned, kinds=("declared",))
         goal = lib.formula_expand(goal, pinned)
         claim_symbols = goal.free_symbols()
         for h in hyps:

@@ -322,7 +322,8 @@ class Library:
 
     # what a definition declares: side conditions of every expression that uses the quantity -----------
 
-    def definition_conditions(self, exprs: Iterable[sp.Expr], pinned: Iterable[str] = ()) -> list[tuple[str, Formula]]:
+    def definition_conditions(self, exprs: Iterable[sp.Expr], pinned: Iterable[str] = (),
+                              kinds: Iterable[str] = ("domain", "declared")) -> list[tuple[str, Formula]]:
         """The side conditions that the definitions ``exprs`` expand through declare, expanded like the
         expressions (``expand``), each with its origin in words.  This is their one meaning, for every
         engine (``derive.kernel.trusted``: a statement is defined only where its side conditions hold):
@@ -338,34 +339,41 @@ class Library:
         under the library's assumptions is a separate obligation (``derive.checking.checker.obligations``).
         Pinned quantities are leaves (their definition is cut: their value is checked against the
         quantity's domain instead, ``domain_violations``).  Conditions that hold by the structure of the
-        expansion alone (a product of positive quantities is positive) are left out."""
-        pinned = frozenset(pinned)
+        expansion alone (a product of positive quantities is positive) are left out.
+
+        ``kinds`` picks them: ``"domain"``, a definition's own ``domain`` (where it is defined: a goal that
+        uses it is a statement about those points only, so the checker reads it as a hypothesis), and
+        ``"declared"``, a derived quantity's declared domain and integrality (a claim about its value,
+        never assumed)."""
+        pinned, kinds = frozenset(pinned), frozenset(kinds)
         out: list[tuple[str, Formula]] = []
         for sym in sorted(free_symbols_of(list(exprs)), key=name_of):
-            for item in self._conditions_of(self.quantity_of(sym).name, pinned):
-                if item not in out:
-                    out.append(item)
+            for kind, label, c in self._conditions_of(self.quantity_of(sym).name, pinned):
+                if kind in kinds and (label, c) not in out:
+                    out.append((label, c))
         return out
 
-    def formula_conditions(self, formulas: Iterable[Formula], pinned: Iterable[str] = ()) -> list[tuple[str, Formula]]:
+    def formula_conditions(self, formulas: Iterable[Formula], pinned: Iterable[str] = (),
+                           kinds: Iterable[str] = ("domain", "declared")) -> list[tuple[str, Formula]]:
         """``definition_conditions`` of every expression of the formulas."""
-        return self.definition_conditions([e for f in formulas for e in f.exprs()], pinned)
+        return self.definition_conditions([e for f in formulas for e in f.exprs()], pinned, kinds)
 
-    def _conditions_of(self, name: str, pinned: frozenset[str]) -> tuple[tuple[str, Formula], ...]:
+    def _conditions_of(self, name: str, pinned: frozenset[str]) -> tuple[tuple[str, str, Formula], ...]:
         key = (name, pinned)
         cache = self.__dict__.setdefault("_conditions", {})
         if key in cache:
             return cache[key]
         cache[key] = ()  # no cycles (the graph is acyclic); a guard all the same
         q = self.quantities[name]
-        out: list[tuple[str, Formula]] = []
+        out: list[tuple[str, str, Formula]] = []  # (kind, label, condition)
         d = self.definition_of.get(name)
         if d is not None and name not in pinned and q.value is None:
             for sym in sorted(free_symbols_of([d.expr, *(d.domain.exprs() if d.domain is not None else [])]),
                               key=name_of):
                 out += [c for c in self._conditions_of(self.quantity_of(sym).name, pinned) if c not in out]
             if d.domain is not None:
-                out.append((f"{name} is defined only where {d.domain}", self.formula_expand(d.domain, pinned)))
+                out.append(("domain", f"{name} is defined only where {d.domain}",
+                            self.formula_expand(d.domain, pinned)))
             # by the structure of the definition's own expression, its quantities read by their declared
             # domains: a derived one's declaration is itself in ``out`` unless its structure shows it, so
             # what is left out here follows from what is kept (and the expansion, which can be a tree far
@@ -382,10 +390,10 @@ class Library:
                 want = "pos" if q.domain == "positive" else "nonneg"
                 if not structurally_signed(d.expr, want, pos, nonneg):
                     rel = Rel(self.expand(q.sym, pinned), ">" if want == "pos" else ">=", 0)
-                    out.append((f"{name} is declared {q.domain}", rel))
+                    out.append(("declared", f"{name} is declared {q.domain}", rel))
             integers = {s for s, o in own.items() if (o.value.is_integer if o.value is not None else o.integer)}
             if q.integer and not structurally_integer(d.expr, integers):
-                out.append((f"{name} is declared an integer", IsInteger(self.expand(q.sym, pinned))))
+                out.append(("declared", f"{name} is declared an integer", IsInteger(self.expand(q.sym, pinned))))
         cache[key] = tuple(out)
         return cache[key]
 

@@ -70,9 +70,9 @@ def test_an_instance_claim_outside_a_definitions_domain_is_never_proved(quantity
     lib = library(a, b, cb, cc, cb_def, cc_def, C("neg", logic.lt(sym, 0), instance=True),
                   C("pos", logic.gt(sym, 0), instance=True))
     res = check(lib, {"a": 3, "b": 2}).by_id()
-    for cid in ("t.neg", "t.pos"):
-        assert res[cid].verdict == "unknown", res[cid]
-        assert "cb is defined only where a < b" in res[cid].reason
+    for cid in ("t.neg", "t.pos"):  # the claim speaks only where cb is defined: nowhere at this scenario
+        assert res[cid].verdict == "inconsistent", res[cid]
+        assert "3 < 2 is false" in res[cid].reason
     assert evaluate(lib, scenario({"a": 3, "b": 2}), quantity).exact is None
 
 
@@ -86,15 +86,19 @@ def test_inside_the_domain_the_claim_and_its_false_twin_are_decided(quantity):
 
 
 def test_a_general_claim_is_never_refuted_outside_the_domain():
+    # a goal that uses cb speaks of the points where cb is defined: true there, so proved, with or without the
+    # domain written out; its false twins are refuted at a point inside the domain
     lib = library(a, b, cb, cb_def, C("gen", logic.gt(cb.sym, 0)),
                   C("stated", logic.gt(cb.sym, 0), hypotheses=(logic.lt(a.sym, b.sym),)),
-                  C("twin", logic.gt(cb.sym, 1), hypotheses=(logic.lt(a.sym, b.sym),)))
+                  C("twin", logic.gt(cb.sym, 1), hypotheses=(logic.lt(a.sym, b.sym),)),
+                  C("gen_twin", logic.gt(cb.sym, 1)))
     res = check(lib).by_id()
-    assert res["t.gen"].verdict == "unknown"
+    assert res["t.gen"].verdict == "proved"
     assert res["t.stated"].verdict == "proved"
-    assert res["t.twin"].verdict == "refuted"
-    point = {k: R(v) for k, v in res["t.twin"].counterexample.items()}
-    assert point["a"] < point["b"]
+    for twin in ("t.twin", "t.gen_twin"):
+        assert res[twin].verdict == "refuted"
+        point = {k: R(v) for k, v in res[twin].counterexample.items()}
+        assert point["a"] < point["b"]
 
 
 def test_a_hypothesis_is_read_only_where_its_definitions_are_defined():
@@ -168,8 +172,8 @@ def test_planted_instances_of_a_domain(av, bv, c):
     verdict = check(lib, {"a": av, "b": bv}).by_id()["t.c"].verdict
     if av < bv:
         assert verdict == ("proved" if 1 / (R(bv) - R(av)) > c else "refuted")
-    else:
-        assert verdict == "unknown"
+    else:  # outside cb's domain the claim says nothing: never proved, never refuted (at a = b, 1/0: unknown)
+        assert verdict == ("unknown" if av == bv else "inconsistent")
 
 
 @settings(max_examples=20, deadline=None)
