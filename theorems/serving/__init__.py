@@ -16,6 +16,7 @@ from theorems import TOPICS as LECTURE_TOPICS
 from . import disaggregation, layouts, network, overhead, prefill, saturation, speculative
 
 # the whole document's title when this library is loaded (its part II is "Beyond the lecture")
-TITLE = "The math behind how LLMs are trained and served, and beyond: the lecture and the serving library as checked math"
+TITLE = ("The math behind how LLMs are trained and served, and beyond: the lecture and the serving library "
+         "as checked math")
 SERVING_TOPICS = [prefill, speculative, layouts, overhead, network, saturation, disaggregation]
 TOPICS = [*LECTURE_TOPICS, *SERVING_TOPICS]
