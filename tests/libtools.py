@@ -28,3 +28,22 @@ def scenario_with(library, hardware=None, model=None, **kw):
     from derive.model.scenario import build_scenario
 
     return build_scenario(library, hardware=hardware, model=model, **kw)
+
+
+def run_cli(capsys, argv):
+    """``derive ARGV`` in-process: (exit code, stdout, stderr)."""
+    from derive.cli import main
+
+    try:
+        code = main(list(argv))
+    except SystemExit as stop:
+        code = stop.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_error_line(code, err):
+    """Bad input: exit 2 and exactly one line on stderr, no traceback, no internal error."""
+    assert code == 2, err
+    assert err.count("\n") == 1 and err.endswith("\n"), err
+    assert "Traceback" not in err and "internal error" not in err, err

@@ -11,27 +11,14 @@ import shutil
 import subprocess
 
 import pytest
-
-from derive.cli import main
+from libtools import one_error_line, run_cli
 
 LLAMA = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
          "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256,
          "max_position_embeddings": 131072, "torch_dtype": "bfloat16"}
 
 
-def run(capsys, argv):
-    try:
-        code = main(list(argv))
-    except SystemExit as stop:
-        code = stop.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def one_error_line(code, err):
-    assert code == 2, err
-    assert err.count("\n") == 1 and err.endswith("\n"), err
-    assert "Traceback" not in err and "internal error" not in err, err
+run = run_cli
 
 
 def test_margin_says_inconsistent_where_check_does(capsys):

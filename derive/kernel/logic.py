@@ -554,3 +554,16 @@ def within_percent(expr: sp.Expr, target: sp.Expr, percent: sp.Expr) -> Formula:
     target = sp.sympify(target)
     size = abs(target) if target.is_number else sp.Abs(target)
     return between(expr, target - tol * size, target + tol * size)
+
+
+def children(f: Formula) -> tuple[Formula, ...]:
+    """The formulas ``f`` is built from (none for a relation or an ``IsInteger``)."""
+    if isinstance(f, (And, Or)):
+        return f.args
+    if isinstance(f, Not):
+        return (f.arg,)
+    if isinstance(f, Implies):
+        return (f.premise, f.conclusion)
+    if isinstance(f, Iff):
+        return (f.left, f.right)
+    return ()

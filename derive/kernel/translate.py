@@ -24,7 +24,7 @@ import z3
 from z3 import z3core as C
 
 from derive.errors import TranslationError
-from derive.kernel.logic import And, Formula, Iff, Implies, Not, Or, Rel, name_of, rational_bits
+from derive.kernel.logic import And, Formula, Iff, Implies, Not, Or, Rel, children, name_of, rational_bits
 
 MAX_POWER = 64
 # A root x**(p/q) becomes r with r**q == x**p: past this degree z3's nonlinear arithmetic can run for
@@ -358,18 +358,6 @@ def linear_relation(f: Rel, symbols: set[sp.Symbol]) -> tuple[dict[sp.Symbol, in
     return coeffs, int(diff.get(None, 0) * scale)
 
 
-def _formula_parts(f: Formula) -> tuple[Formula, ...]:
-    if isinstance(f, (And, Or)):
-        return f.args
-    if isinstance(f, Not):
-        return (f.arg,)
-    if isinstance(f, Implies):
-        return (f.premise, f.conclusion)
-    if isinstance(f, Iff):
-        return (f.left, f.right)
-    return ()
-
-
 def linear_integer(formulas: list[Formula], integer: set[sp.Symbol] | frozenset[sp.Symbol]) -> bool:
     """Whether every relation in ``formulas`` is linear with rational coefficients over quantities that
     are all integers: then the problem is linear integer arithmetic, which z3 decides with its QF_LIA
@@ -385,7 +373,7 @@ def linear_integer(formulas: list[Formula], integer: set[sp.Symbol] | frozenset[
             if not f.free_symbols() <= set(integer) or linear_relation(f, set(integer)) is None:
                 return False
         elif isinstance(f, (And, Or, Not, Implies, Iff)):
-            todo.extend(_formula_parts(f))
+            todo.extend(children(f))
         else:
             return False
     return True

@@ -116,6 +116,7 @@ from derive.kernel.logic import (
     Not,
     Or,
     Rel,
+    children,
     name_of,
     rational_bits,
     replace,
@@ -699,7 +700,7 @@ def truth_on_box(f: Formula, box: Mapping[sp.Symbol, object]) -> bool | None:
         if f.op == "==":
             return False if differs else (True if same else None)
         return True if differs else (False if same else None)
-    vals = [truth_on_box(a, box) for a in _children(f)]
+    vals = [truth_on_box(a, box) for a in children(f)]
     if None in vals:
         return None
     if isinstance(f, And):
@@ -713,18 +714,6 @@ def truth_on_box(f: Formula, box: Mapping[sp.Symbol, object]) -> bool | None:
     if isinstance(f, Iff):
         return vals[0] == vals[1]
     return None
-
-
-def _children(f: Formula) -> tuple[Formula, ...]:
-    if isinstance(f, (And, Or)):
-        return f.args
-    if isinstance(f, Not):
-        return (f.arg,)
-    if isinstance(f, Implies):
-        return (f.premise, f.conclusion)
-    if isinstance(f, Iff):
-        return (f.left, f.right)
-    return ()
 
 
 # syntactic positivity (a sound, purely structural proof) ------------------------------------------
@@ -762,7 +751,7 @@ def _z3_formula(tr: Translator, f: Formula) -> z3.BoolRef:
 
 
 def _has_integrality(f: Formula) -> bool:
-    return isinstance(f, IsInteger) or any(_has_integrality(a) for a in _children(f))
+    return isinstance(f, IsInteger) or any(_has_integrality(a) for a in children(f))
 
 
 def _out_of_budget(reason: str) -> bool:
