@@ -83,14 +83,15 @@ def test_break_even_matches_speedup_one():
     assert value("speculative_speedup", spec("256", e_star, k=3, draft="1/10"), **H100_70B) == 1
 
 
-def test_acceptance_rate_above_one_leaves_the_formula_undefined():
-    sc = build_scenario(LIB, sets=["acceptance_rate=3/2", "draft_length=3"])
+def test_acceptance_rate_of_one_leaves_the_formula_undefined():
+    # a probability of 1 is an acceptance rate, but the geometric sum's closed form is undefined there
+    sc = build_scenario(LIB, sets=["acceptance_rate=1", "draft_length=3"])
     result = evaluate(LIB, sc, "iid_accepted_tokens")
     assert result.exact is None and "acceptance_rate < 1" in result.reason
 
 
-@pytest.mark.parametrize("bad", ["acceptance_rate=-0.1", "draft_cost_ratio=-1", "accepted_tokens_per_step=0",
-                                 "draft_length=0"])
+@pytest.mark.parametrize("bad", ["acceptance_rate=-0.1", "acceptance_rate=3/2", "draft_cost_ratio=-1",
+                                 "accepted_tokens_per_step=0", "draft_length=0"])
 def test_negative_or_zero_input_is_one_line_exit_2(bad):
     proc = subprocess.run([sys.executable, "-m", "derive", "eval", "--library", "serving", "--set", bad,
                            "speculative_speedup"], capture_output=True, text=True, timeout=120)

@@ -16,13 +16,13 @@ from functools import cached_property
 import sympy as sp
 
 from derive.errors import DeriveError, LibraryError
-from derive.kernel.logic import PRINT_BITS, Formula, Rel, rational_bits
+from derive.kernel.logic import PRINT_BITS, And, Formula, Rel, rational_bits
 from derive.model.units import Dimension, Unit, parse_unit
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _ID = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
 VERDICTS = ("proved", "refuted", "unknown", "inconsistent", "assumed", "blocked")
-DOMAINS = ("positive", "nonnegative", "real")
+DOMAINS = ("positive", "nonnegative", "fraction", "real")  # fraction: 0 <= x <= 1 (a probability, a share)
 
 
 _CONTROL = frozenset(("Cc", "Cf", "Zl", "Zp"))  # control, format (U+202E), line and paragraph separators
@@ -144,7 +144,24 @@ class Quantity:
             return Rel(self.sym, ">", 0)
         if self.domain == "nonnegative":
             return Rel(self.sym, ">=", 0)
+        if self.domain == "fraction":
+            return And((Rel(self.sym, ">=", 0), Rel(self.sym, "<=", 1)))
         return None
+
+    @property
+    def domain_words(self) -> str:
+        """The declared domain as a reader says it: "positive", "non-negative", "between 0 and 1"."""
+        return {"nonnegative": "non-negative", "fraction": "between 0 and 1"}.get(self.domain, self.domain)
+
+    def outside_domain(self, value: float | sp.Rational) -> bool:
+        """Whether a number lies outside the declared domain (the one test of every value given from outside)."""
+        if self.domain == "positive":
+            return not value > 0
+        if self.domain == "nonnegative":
+            return not value >= 0
+        if self.domain == "fraction":
+            return not 0 <= value <= 1
+        return False
 
     def _repr_latex_(self) -> str:
         from derive.model.display import tex_text

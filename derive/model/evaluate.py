@@ -150,7 +150,7 @@ def declaration_violations(library: Library, scenario: Scenario, expr: sp.Expr) 
         v = value_of(library, scenario, q.sym)
         if v is None or not v.is_Rational:
             continue
-        if (q.domain == "positive" and v <= 0) or (q.domain == "nonnegative" and v < 0):
+        if q.outside_domain(v):
             out.append(f"{q.name} = {v} is outside its declared domain ({q.domain})")
         if q.integer and not v.is_integer:
             out.append(f"{q.name} = {v} is not an integer, as it is declared")

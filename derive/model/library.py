@@ -318,7 +318,7 @@ class Library:
 
     def _may_be_negative(self, sym: sp.Symbol) -> bool:
         q = self._by_symbol.get(sym)
-        return q is None or q.domain not in ("positive", "nonnegative")
+        return q is None or q.domain not in ("positive", "nonnegative", "fraction")
 
     # what a definition declares: side conditions of every expression that uses the quantity -----------
 
@@ -384,7 +384,7 @@ class Library:
             for s, o in own.items():  # a constant by its value, any other quantity by its declared domain
                 if (o.value > 0) if o.value is not None else o.domain == "positive":
                     pos.add(s)
-                elif (o.value >= 0) if o.value is not None else o.domain == "nonnegative":
+                elif (o.value >= 0) if o.value is not None else o.domain in ("nonnegative", "fraction"):
                     nonneg.add(s)
             if q.domain in ("positive", "nonnegative"):
                 want = "pos" if q.domain == "positive" else "nonneg"

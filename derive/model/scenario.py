@@ -799,10 +799,9 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
             raise ScenarioError(f"'{qname}' is a constant of the library ({q.value}) and cannot be set",
                                 where=v.origin)
         where = v.source if v.origin == "--set" else v.origin  # "--set hbm_bandwidth=-1 TB/s"
-        if q.domain == "positive" and v.value <= 0:
-            raise ScenarioError(f"{qname} must be positive, got {_shown_q(library, qname, v.value)}", where=where)
-        if q.domain == "nonnegative" and v.value < 0:
-            raise ScenarioError(f"{qname} must be non-negative, got {_shown_q(library, qname, v.value)}", where=where)
+        if q.outside_domain(v.value):
+            raise ScenarioError(f"{qname} must be {q.domain_words}, got {_shown_q(library, qname, v.value)}",
+                                where=where)
     _drop_stale_pins(library, values, layers)
     pinned = frozenset(n for n in values if library.is_derived(n))
     base_layers = 1 if path is not None else 0

@@ -593,8 +593,7 @@ class Auditor:
                     continue
             else:
                 q = lib.quantities[col]
-                if not math.isfinite(v) or (q.domain == "positive" and v <= 0) or (
-                        q.domain == "nonnegative" and v < 0) or (q.integer and not v.is_integer()):
+                if not math.isfinite(v) or q.outside_domain(v) or (q.integer and not v.is_integer()):
                     bad.append(f"{col}: {text} is outside its domain ({q.domain}{', integer' if q.integer else ''})")
                     continue
             row[col] = v

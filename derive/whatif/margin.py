@@ -527,13 +527,15 @@ def _domain_formula(domain: str, x: sp.Symbol) -> list[Formula]:
         return [Rel(x, ">", 0)]
     if domain == "nonnegative":
         return [Rel(x, ">=", 0)]
+    if domain == "fraction":
+        return [Rel(x, ">=", 0), Rel(x, "<=", 1)]
     return []
 
 
 def _domain_bounds(domain: str) -> tuple[sp.Expr | None, bool]:
     if domain == "positive":
         return sp.Integer(0), False
-    if domain == "nonnegative":
+    if domain in ("nonnegative", "fraction"):  # a fraction's upper end, 1, is in its domain formula
         return sp.Integer(0), True
     return None, False
 

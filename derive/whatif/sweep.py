@@ -231,12 +231,13 @@ def parse_axis(library: Library, text: str, *, log: bool = False, default_points
     check_grid_size([n], where=f"--vary {name}")
     if not (math.isfinite(lo) and math.isfinite(hi)) or hi < lo:
         raise SweepError(f"--vary {name}: need LO <= HI")
-    if (q.domain == "positive" and lo <= 0) or (q.domain == "nonnegative" and lo < 0):
+    if q.outside_domain(lo) or q.outside_domain(hi):
         # a value outside the quantity's domain is no value of it (as --set refuses it): a claim read there
         # would "hold" at points that do not exist
-        raise SweepError(f"--vary {name}: {name} must be {q.domain}, but the range starts at {lo:g}",
+        end = f"starts at {lo:g}" if q.outside_domain(lo) else f"ends at {hi:g}"
+        raise SweepError(f"--vary {name}: {name} must be {q.domain_words}, but the range {end}",
                          hint=f"start the range inside the domain, e.g. {name}=LO:HI with LO > 0"
-                         if q.domain == "positive" else "start the range at 0 or above")
+                         if q.domain == "positive" else f"keep the range {q.domain_words}")
     if log:
         if lo <= 0:
             raise SweepError(f"--vary {name}: a logarithmic axis needs LO > 0")

@@ -76,7 +76,7 @@ _DSV3 = paper("DeepSeek-AI 2024, DeepSeek-V3 Technical Report, arXiv:2412.19437"
               "section 5.4.3: the second token's acceptance rate is 85-90 %, decoding 1.8x the TPS")
 
 acceptance_rate = Quantity("acceptance_rate", "a", "1", "probability that the target accepts one drafted token",
-                           domain="nonnegative")
+                           domain="fraction")
 draft_length = Quantity("draft_length", "k", "1", "tokens the draft proposes per verification step", integer=True)
 accepted_tokens = Quantity("accepted_tokens_per_step", "E", "1",
                            "mean tokens one verification step yields per sequence (the acceptance length), the "

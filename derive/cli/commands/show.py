@@ -109,7 +109,7 @@ def _value(lib, scenario, name: str):
 def _domain(q, named: bool = False) -> str:
     """A quantity's domain, which every claim about it assumes: ``positive (> 0), integer``; with its name
     for a claim's list (``batch > 0 integer``)."""
-    relation = {"positive": "> 0", "nonnegative": ">= 0"}.get(q.domain)
+    relation = {"positive": "> 0", "nonnegative": ">= 0", "fraction": "in [0, 1]"}.get(q.domain)
     if named:
         return f"{q.name} {relation or 'real'}" + (" integer" if q.integer else "")
     return (f"{q.domain} ({relation})" if relation else "any real") + (", integer" if q.integer else "")
