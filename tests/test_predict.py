@@ -11,6 +11,8 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import derive
 from derive.errors import LibraryError
@@ -57,6 +59,15 @@ def test_the_lecture_floor_is_the_larger_of_compute_and_the_bytes_terms(hardware
     t = {k: v.exact for k, v in point.terms.items()}
     assert point.floor.exact == max(t["compute"], t["weights"] + t["KV"] + t["embedding rows"])
     assert all(v <= point.floor.exact for v in t.values())
+
+
+@settings(max_examples=15, deadline=None)
+@given(batch=st.integers(1, 4096), context=st.integers(1, 10**6), model=st.sampled_from(["llama3-8b", "kimi-k2"]))
+def test_the_floor_never_falls_as_batch_or_context_grows(batch, context, model):
+    floors = derive.predict(hardware="b200", model=model, batch=[f"{batch} seq", f"{batch + 1} seq"],
+                            context=[f"{context} token/seq", f"{2 * context} token/seq"])
+    (b_c, b_2c, b1_c, b1_2c) = (p.floor.exact for p in floors.points)
+    assert b_c <= b_2c and b_c <= b1_c and b1_c <= b1_2c and b_2c <= b1_2c
 
 
 def test_the_floor_rests_on_a_proved_claim_declared_by_the_library():
