@@ -103,7 +103,9 @@ def predict_floors(library: Library, scenarios: list[Scenario], check: callable)
     if metric is None:
         raise LibraryError("the library declares no PREDICT_METRIC, so it names no floor to predict",
                            hint='declare PREDICT_METRIC = "<an AUDIT_BOUNDS metric with a claim and terms>"')
-    raw = next(b for b in library.audit_bounds if b["metric"] == metric and "claim" in b and b.get("terms"))
+    raw = next((b for b in library.audit_bounds if b["metric"] == metric and "claim" in b and b.get("terms")), None)
+    if raw is None:
+        raise LibraryError(f"PREDICT_METRIC '{metric}' is no AUDIT_BOUNDS metric declared with a claim and terms")
     meaning = next((str(b["meaning"]) for b in library.audit_bounds if b["metric"] == metric and "meaning" in b), "")
     cid = str(raw["claim"])
     where = f"PREDICT_METRIC ({metric})"
