@@ -30,7 +30,8 @@ _EXPORTS = {
     "derived": _DECL, "lecture": _DECL, "paper": _DECL, "spec": _DECL, "si": "derive.model.units",
     "logic": None, "Figure": _FIG, "Curve": _FIG, "Mark": _FIG,
     # checking and what-if, for notebooks and scripts (derive/api.py)
-    **{n: "derive.api" for n in ("load", "scenario", "check", "evaluate", "diff", "margin", "claim")},
+    **{n: "derive.api" for n in ("load", "scenario", "check", "evaluate", "diff", "margin", "claim",
+                                           "predict")},
     "format_value": "derive.model.display",
 }
 __all__ = sorted(_EXPORTS)

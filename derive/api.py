@@ -9,6 +9,7 @@ find margins, with results that render themselves.
     derive.diff(set={"hbm_bandwidth": "40 TB/s"})        # what moved, headline values before and after
     derive.margin("scaleout_viability", "scaleout_bandwidth")
     derive.claim("batch_optimum_lecture")                 # formula, values substituted, verdict
+    derive.predict(hardware="h100-sxm", batch=["1 seq", "64 seq"])  # the proved floor per decode step, by term
 
 Every function takes ``library=`` (default: the lecture, loaded once) and either ``scenario=`` (a
 ``Scenario`` from ``derive.scenario``) or the scenario keywords themselves (``hardware``, ``model``,
@@ -40,7 +41,7 @@ from derive.model.scenario import Scenario, build_scenario
 from derive.model.units import format_dimension
 
 __all__ = ["CheckReport", "ClaimView", "DiffView", "MarginView", "Values", "check", "claim", "diff", "evaluate",
-           "load", "margin", "scenario"]
+           "load", "margin", "predict", "scenario"]
 
 VERDICT_COLOURS = {"proved": "#1a7f37", "refuted": "#cf222e", "unknown": "#9a6700", "inconsistent": "#8250df",
                    "assumed": "#57606a", "blocked": "#bc4c00"}
@@ -499,3 +500,35 @@ def claim(claim_id: str, *, library: Library | None = None, scenario: Scenario |
         except DeriveError:
             continue  # a quantity the scenario gives no value is shown in the formula only
     return ClaimView(d, lib, sc, result, lines, values)
+
+
+# the speed-of-light predictor ----------------------------------------------------------------------------------------
+
+def _listed(value: object) -> list[object]:
+    return [None] if value is None else list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def predict(*, batch: object = None, context: object = None, library: Library | None = None,
+            scenario: Scenario | None = None, **scenario_kwargs):
+    """The proved floor on one decode step (the library's ``PREDICT_METRIC``), split into its terms, with the
+    claim it rests on and its verdict (``derive.whatif.predict.Floors``; ``to_json()`` is the floors-json
+    schema).  ``batch`` and ``context`` (a value or a list: ``["1 seq", "64 seq"]``) are set on top of the
+    scenario keywords, one point per combination, batch first; values agree exactly with ``derive.evaluate``."""
+    from derive.whatif.audit import checker_for
+    from derive.whatif.predict import predict_floors
+
+    varied = [(b, c) for b in _listed(batch) for c in _listed(context)]
+    if scenario is not None and varied != [(None, None)]:
+        raise DeriveError("give batch= and context= with scenario keywords (hardware, model, set, ...), "
+                          "not with scenario=")
+    lib = library or load()
+    if scenario is not None:
+        scenarios = [_resolve(lib, scenario, scenario_kwargs)[1]]
+    else:
+        base = dict(scenario_kwargs)
+        sets = _sets(base.pop("set", None))
+        scenarios = [_resolve(lib, None, {**base, "set": [*sets, *(f"{k}={v}" for k, v in (("batch", b),
+                                                                                          ("context", c))
+                                                                   if v is not None)]})[1]
+                     for b, c in varied]
+    return predict_floors(lib, scenarios, checker_for(lib))

@@ -66,6 +66,9 @@ AUDIT_BOUNDS = [
     {"metric": "request_rate", "unit": "1/s", "meaning": "requests completed per second",
      "unchecked": "the lecture proves no bound on requests per second (it has no output length per request)"},
 ]
+# derive.predict and `derive export --format floors-json`: the metric whose proved floor, split into its terms, a
+# serving simulator's latency predictor takes (a decode step of one sequence).
+PREDICT_METRIC = "tpot"
 # Claims that state when a scenario can exist at all: a value computed where one fails carries an `infeasible` note.
 FEASIBILITY = ["capacity.memory_fits_in_hbm"]
 # derive card: the everyday answers for a chip and a model, each resting on its claim or definition.

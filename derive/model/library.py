@@ -52,6 +52,8 @@ class Library:
     # ids of the claims that state when a scenario can exist at all (a root's FEASIBILITY)
     feasibility: list[str] = field(default_factory=list)
     card: list[dict] = field(default_factory=list)  # the rows of derive card (a root's CARD)
+    # the audit metric whose floor derive.predict gives (a root's PREDICT_METRIC), or None
+    predict_metric: str | None = None
 
     def __post_init__(self) -> None:
         self.quantities: dict[str, Quantity] = {}

@@ -7,7 +7,8 @@ TOML files), a ``MODEL_CONFIG_READER`` (turns a ``config.json`` mapping into qua
 ``CEILINGS`` (quantities that are peak rates, which ``--measured`` may replace by measured ones), and
 ``HEADLINES`` ((label, expression) pairs that ``derive diff`` reports before and after every what-if) and
 ``AUDIT_BOUNDS`` (tables: the metric columns ``derive audit`` reads and the claims it holds them to; the
-format is ``derive.whatif.audit``'s, checked there against the library's names).
+format is ``derive.whatif.audit``'s, checked there against the library's names) and ``PREDICT_METRIC`` (the
+``AUDIT_BOUNDS`` metric, one with a claim and terms, whose floor ``derive.predict`` gives a simulator).
 
 A user's library is code and may misbehave while it loads: an exception, ``sys.exit(0)`` (which would
 otherwise end ``derive check`` with exit 0 and no output, read as success by a paper's CI) or ``print``
@@ -272,6 +273,20 @@ def _audit_bounds(root: ModuleType, spec: str) -> list[dict[str, object]]:
     return out
 
 
+def _predict_metric(root: ModuleType, spec: str, bounds: list[dict[str, object]]) -> str | None:
+    """A root's PREDICT_METRIC: the name of an AUDIT_BOUNDS metric declared with a claim and its terms."""
+    value = _attribute(root, "PREDICT_METRIC", None, spec)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise LibraryError(f"PREDICT_METRIC must be a metric name (text), got {type(value).__name__}",
+                           where=f"--library {spec}", hint='write PREDICT_METRIC = "tpot"')
+    if not any(b["metric"] == value and "claim" in b and b.get("terms") for b in bounds):
+        raise LibraryError(f"PREDICT_METRIC '{value}' is no AUDIT_BOUNDS metric declared with a claim and terms",
+                           where=f"--library {spec}", hint="declare the metric's bound, its claim and its terms")
+    return value
+
+
 def _feasibility(root: ModuleType, spec: str) -> list[str]:
     """A root's FEASIBILITY: ids of the claims that state when a scenario can exist at all."""
     out = _list_attribute(root, "FEASIBILITY", spec)
@@ -358,6 +373,7 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
     audit_bounds: list[dict[str, object]] = []
     feasibility: list[str] = []
     card: list[dict] = []
+    predict_metric: str | None = None
     specs = _distinct(specs)
     for spec in specs:
         builtin = "/" not in spec and not spec.endswith(".py") and not Path(spec).exists()
@@ -372,6 +388,7 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
                     audit_bounds.extend(b for b in _audit_bounds(root, spec) if b not in audit_bounds)
                     feasibility.extend(f for f in _feasibility(root, spec) if f not in feasibility)
                     card.extend(c for c in _card(root, spec) if c not in card)
+                    predict_metric = _predict_metric(root, spec, audit_bounds) or predict_metric
                 except DeriveError:
                     raise
                 except Exception as err:  # e.g. a module __getattr__ that raises
@@ -403,4 +420,5 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
     library.notices.extend(notices)
     library.feasibility = list(dict.fromkeys(feasibility))
     library.card = card
+    library.predict_metric = predict_metric
     return library
