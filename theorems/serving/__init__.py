@@ -10,7 +10,19 @@ Presets are the lecture's.  ``derive`` finds this package through the ``derive.l
 
 from __future__ import annotations
 
-from theorems import CEILINGS, FIGURES, HEADLINES, MODEL_CONFIG_READER, PRESET_DIRS  # noqa: F401  (read by derive.model.loader)
+# the lecture's library attributes, read by derive.model.loader (each taken once when both libraries are loaded):
+# its presets, figures, headlines, config reader, ceilings, audit bounds, feasibility constraints, card and floor
+from theorems import (  # noqa: F401
+    AUDIT_BOUNDS,
+    CARD,
+    CEILINGS,
+    FEASIBILITY,
+    FIGURES,
+    HEADLINES,
+    MODEL_CONFIG_READER,
+    PREDICT_METRIC,
+    PRESET_DIRS,
+)
 from theorems import TOPICS as LECTURE_TOPICS
 
 from . import disaggregation, layouts, network, overhead, prefill, saturation, speculative
