@@ -6,34 +6,5 @@ Kept so that code written against ``theorems.hf_config`` keeps working; new code
 
 from __future__ import annotations
 
-from .configs import (
-    MAX_LAYERS,
-    MAX_SIZE,
-    SUPPORTED_MODEL_TYPES,
-    ConfigValue,
-    KVLayout,
-    ModelValues,
-    ParamBreakdown,
-    find_cached_config,
-    kv_layout,
-    load_config_json,
-    model_values,
-    param_breakdown,
-    read_config_json,
-)
-
-__all__ = [
-    "MAX_LAYERS",
-    "MAX_SIZE",
-    "SUPPORTED_MODEL_TYPES",
-    "ConfigValue",
-    "KVLayout",
-    "ModelValues",
-    "ParamBreakdown",
-    "find_cached_config",
-    "kv_layout",
-    "load_config_json",
-    "model_values",
-    "param_breakdown",
-    "read_config_json",
-]
+from .configs import *  # noqa: F403  (the same public names, listed once in theorems.configs.__all__)
+from .configs import __all__  # noqa: F401
