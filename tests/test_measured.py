@@ -91,6 +91,8 @@ def test_seeded_ledger_has_no_contradiction(lib):
     assert rows["mi300x/stas00-mamf/flops"].status == "below ceiling"
     h200 = [r for i, r in rows.items() if i.startswith("h200-probe-2026-11-25/decode-")]
     assert len(h200) == 17 and all(1 < r.ratio < 3 for r in h200)
+    h200_27 = [r for i, r in rows.items() if i.startswith("h200-probe-2026-11-27/decode-")]
+    assert len(h200_27) == 17 and all(1 < r.ratio < 3 for r in h200_27)
 
 
 def test_two_probe_runs_of_one_chip_are_both_listed_each_with_its_own_ceilings(lib):
