@@ -60,6 +60,16 @@ def test_notes_show_only_the_inputs_used(lecture_library) -> None:
     assert any("chip_price" in n for n in sc.notes_for(["chip_price"]))
 
 
+@pytest.mark.parametrize(("model", "noted"), [("llama3-70b", False), ("deepseek-v3", True)])
+def test_a_note_shows_only_for_an_input_the_value_depends_on(capsys, model, noted) -> None:
+    """A dense model has no skipped experts: the lecture's expert_read_fraction cannot change its step time,
+    so its note stays quiet there and shows for an MoE model, where it can."""
+    code, out, _ = run(capsys, "eval", "step_time", "--hardware", "h100-sxm", "--model", model, "--json")
+    data = json.loads(out)
+    assert code == 0 and ("expert_read_fraction" in data["inputs"])
+    assert any(n.startswith("expert_read_fraction") for n in data["notes"]) is noted
+
+
 def test_a_set_value_silences_the_note_it_answers(lecture_library) -> None:
     sc = build_scenario(lecture_library, hardware="h100-sxm", model="llama3-70b", sets=["context=8192 token/seq"])
     assert not any(n.startswith("context") for n in sc.notes)

@@ -41,6 +41,14 @@ class Evaluation:
     # derived quantities it goes through whose values break their declared domain or integrality (the
     # checker reads no claim there: ``Library.definition_conditions``), one phrase each
     notes: tuple[str, ...] = ()
+    # the inputs whose value changes the result at this scenario's other values (a dense model's expert
+    # settings multiply zero skipped experts): notes about an input the value does not depend on stay quiet
+    depends_on: tuple[str, ...] | None = None
+
+    @property
+    def used(self) -> tuple[str, ...]:
+        """The inputs the value depends on at this scenario (all of ``inputs`` where not computed)."""
+        return self.inputs if self.depends_on is None else self.depends_on
 
     @property
     def display(self) -> str:
@@ -137,7 +145,23 @@ def evaluate(library: Library, scenario: Scenario, text: str, unit: str | None =
     scale = parse_unit(unit_text).scale
     value = numeric(exact / sp.Rational(scale.numerator, scale.denominator), what=name).value
     notes = declaration_violations(library, scenario, expr)
-    return Evaluation(name, exact, dim, unit_text, value, inputs, None, bool(unit), notes)
+    return Evaluation(name, exact, dim, unit_text, value, inputs, None, bool(unit), notes,
+                      _depends_on(library, scenario, expanded, inputs))
+
+
+def _depends_on(library: Library, scenario: Scenario, expanded: sp.Expr, inputs: tuple[str, ...]) -> tuple[str, ...]:
+    """The inputs still free in ``expanded`` once every other input takes its scenario value."""
+    values = scenario.substitution(library)
+    out = []
+    for n in inputs:
+        sym = library.quantities[n].sym
+        rest = {s: v for s, v in values.items() if s != sym}
+        try:
+            if sym in expanded.xreplace(rest).free_symbols:
+                out.append(n)
+        except (TypeError, ValueError, ZeroDivisionError):  # an undefined part at the others' values: keep it
+            out.append(n)
+    return tuple(out)
 
 
 def declaration_violations(library: Library, scenario: Scenario, expr: sp.Expr) -> tuple[str, ...]:

@@ -71,7 +71,7 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
         verdict = verdicts.get(d.id, "not checked") if isinstance(d, Claim) else d.kind
         if "value" in spec:
             ev = evaluate(library, scenario, spec["value"], spec.get("unit"))
-            inputs.update(ev.inputs)
+            inputs.update(ev.used)
             rows.append(CardRow(spec["label"], spec["value"], ev.display, None if ev.exact is None else str(ev.exact),
                                 ev.unit, d.id, d.kind, verdict))
             continue
