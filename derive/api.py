@@ -158,7 +158,15 @@ class CheckReport:
 
     @property
     def ok(self) -> bool:
-        return self.report.ok
+        """Every verdict met its expectation, instance claims at another scenario than the library's own aside
+        (their expectations are for that one)."""
+        return all(r.meets_expectation or r.id in self._elsewhere for r in self.results)
+
+    @property
+    def _elsewhere(self) -> frozenset[str]:
+        from derive.checking.summary import expectations_elsewhere
+
+        return expectations_elsewhere(self.library, self.report.scenario, self.results)
 
     def __getitem__(self, claim_id: str) -> ClaimResult:
         return self.report.by_id()[self.library.resolve(claim_id).id]
@@ -167,11 +175,12 @@ class CheckReport:
         return self.report.summary()
 
     def rows(self) -> list[dict]:
-        out = []
+        out, elsewhere = [], self._elsewhere
         for r in self.results:
             cex = "; ".join(f"{k} = {_quantity(self.library, k, v)}" for k, v in (r.counterexample or {}).items())
             out.append({"id": r.id, "title": r.title, "verdict": r.verdict, "expected": r.expected,
-                        "as_expected": r.meets_expectation, "engine": r.engine, "counterexample": cex or None,
+                        "as_expected": r.meets_expectation or r.id in elsewhere, "engine": r.engine,
+                        "counterexample": cex or None,
                         "reason": r.reason if r.verdict != "proved" else None})
         return out
 
@@ -184,8 +193,10 @@ class CheckReport:
 
     def __repr__(self) -> str:
         from derive.checking.summary import verdict_summary
+        from derive.model.scenario import DEFAULT_SCENARIO
 
-        return f"<CheckReport {self.report.scenario.name}: {verdict_summary(self.results)}>"
+        summary = verdict_summary(self.results, self._elsewhere, DEFAULT_SCENARIO)
+        return f"<CheckReport {self.report.scenario.name}: {summary}>"
 
     def _repr_html_(self) -> str:
         head = (f"<p><b>scenario {_h(self.report.scenario.name)}</b>: "

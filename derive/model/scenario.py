@@ -35,6 +35,9 @@ from derive.model.units import parse_unit
 PRESET_KINDS = {"hardware": "hardware", "model": "models", "scenario": "scenarios"}
 
 
+DEFAULT_SCENARIO = "lecture"  # the scenario a library's claims are checked at when none is named
+
+
 @dataclass(frozen=True)
 class ScenarioValue:
     name: str
@@ -77,6 +80,11 @@ class Scenario:
     notes: tuple[str, ...] = ()  # defaults and approximations the layers applied, one sentence each
     # the quantity each note is about, aligned with ``notes`` ("" for a note about the whole scenario)
     subjects: tuple[str, ...] = ()
+
+    @property
+    def is_library_default(self) -> bool:
+        """The library's own scenario with nothing over it: where its claims' expected verdicts were written."""
+        return not self.assumptions and self.layers in ((), (f"scenario {DEFAULT_SCENARIO}",))
 
     def notes_for(self, names: Iterable[str] | None = None) -> list[str]:
         """The notes a command that used the inputs ``names`` should show: every note about the whole
@@ -678,7 +686,7 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
     assumptions: list[tuple[str, Formula]] = []
     layers: list[str] = []
 
-    base = scenario or "lecture"
+    base = scenario or DEFAULT_SCENARIO
     if base.endswith(".toml") or "/" in base or (base not in store.files["scenario"] and Path(base).is_dir()):
         path = Path(base)
         if not path.exists():

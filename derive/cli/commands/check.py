@@ -17,7 +17,7 @@ def add_arguments(p) -> None:
 
 def run(args, ctx) -> int:
     from derive.checking.parallel import default_workers
-    from derive.checking.summary import verdict_summary
+    from derive.checking.summary import expectations_elsewhere, verdict_summary
     from derive.cli import terminal
     from derive.cli.commands.output import (
         assignment_lines,
@@ -30,6 +30,7 @@ def run(args, ctx) -> int:
         quantity_text,
         scenario_notes,
     )
+    from derive.model.scenario import DEFAULT_SCENARIO
     from derive.whatif.feasibility import feasibility
 
     ids = list(dict.fromkeys(ctx.library.resolve(i).id for i in args.ids))  # each claim once, in the order given
@@ -38,6 +39,8 @@ def run(args, ctx) -> int:
         checker.progress = update
         report = checker.check(ids or None)
     rechecked = _certify(args, checker, report) if args.certificates or args.recheck else 0
+    elsewhere = expectations_elsewhere(ctx.library, ctx.scenario, report.results)
+    ok = all(r.meets_expectation or r.id in elsewhere for r in report.results)
     inputs = claim_inputs(ctx.library, ctx.scenario, [r.id for r in report.results])  # notes: only what was read
     pinned = pinned_notes(ctx.library, ctx.scenario, only=inputs)
     infeasible = feasibility(ctx.library, ctx.scenario).violations  # verdicts where no deployment can exist
@@ -48,13 +51,15 @@ def run(args, ctx) -> int:
                 claim["counterexample_display"] = {k: quantity_text(ctx.library, k, v)
                                                    for k, v in claim["counterexample"].items()}
         emit_json({**data, "pinned": pinned, "notes": scenario_notes(ctx.scenario, inputs),
+                   "expectations_elsewhere": sorted(elsewhere),
                    "infeasible": [v.to_json() for v in infeasible]})
-        return 0 if report.ok and not rechecked else 1
+        return 0 if ok and not rechecked else 1
     width = max((len(r.id) for r in report.results), default=10)
     rows, lines = [], []
     for r in report.results:
-        mark = " " if r.meets_expectation else "!"
-        detail = [] if r.meets_expectation else [f"expected {r.expected}"]
+        as_expected = r.meets_expectation or r.id in elsewhere
+        mark = " " if as_expected else "!"
+        detail = [] if as_expected else [f"expected {r.expected}"]
         if r.counterexample:
             detail += ["counterexample:"] + [f"  {line}" for line in assignment_lines(ctx.library, r.counterexample)]
         if r.reason and r.verdict != "proved":
@@ -87,8 +92,8 @@ def run(args, ctx) -> int:
     for v in infeasible:
         emit(v.note)
     emit_notes(ctx.scenario, inputs)
-    emit(f"scenario {ctx.scenario.name}: {verdict_summary(report.results)}")
-    return 0 if report.ok and not rechecked else 1
+    emit(f"scenario {ctx.scenario.name}: {verdict_summary(report.results, elsewhere, DEFAULT_SCENARIO)}")
+    return 0 if ok and not rechecked else 1
 
 
 def _certify(args, checker, report) -> int:
