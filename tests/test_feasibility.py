@@ -21,7 +21,31 @@ def run(capsys, *argv):
 
 
 def test_the_library_declares_its_constraints(lecture_library) -> None:
-    assert [c.id for c in constraints(lecture_library)] == ["capacity.memory_fits_in_hbm"]
+    assert [c.id for c in constraints(lecture_library)] == ["capacity.memory_fits_in_hbm",
+                                                             "capacity.context_within_model"]
+
+
+@pytest.mark.parametrize(("context", "feasible"), [(131_072, True), (131_073, False), (1_000_000, False)])
+def test_context_past_the_model_maximum_is_infeasible(lecture_library, context, feasible) -> None:
+    """Llama 3.1 is set up for 131,072 tokens (max_position_embeddings): one token past it, no deployment."""
+    sc = build_scenario(lecture_library, hardware="h200", model=LLAMA_70B,
+                        sets=["batch=1 seq", f"context={context} token/seq"])
+    f = feasibility(lecture_library, sc)
+    assert f.feasible is feasible
+    if not feasible:
+        (v,) = f.violations
+        assert v.claim == "capacity.context_within_model" and "max_context = 131.1k token/seq" in v.note
+
+
+def test_the_lecture_scenario_leaves_the_model_maximum_undecided(lecture_library, lecture_scenario) -> None:
+    f = feasibility(lecture_library, lecture_scenario)
+    assert f.feasible and f.undecided == ("capacity.context_within_model",)
+
+
+def test_eval_notes_a_context_past_the_model_maximum(capsys) -> None:
+    code, out, _ = run(capsys, "eval", "kv_bytes_per_sequence", "--hardware", "h200", "--model", LLAMA_70B,
+                       "--set", "context=1000000 token/seq")
+    assert code == 0 and "infeasible: context = 1M token/seq > max_context = 131.1k token/seq" in out
 
 
 def test_lecture_scenario_is_feasible(lecture_library, lecture_scenario) -> None:

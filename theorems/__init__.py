@@ -70,7 +70,7 @@ AUDIT_BOUNDS = [
 # serving simulator's latency predictor takes (a decode step of one sequence).
 PREDICT_METRIC = "tpot"
 # Claims that state when a scenario can exist at all: a value computed where one fails carries an `infeasible` note.
-FEASIBILITY = ["capacity.memory_fits_in_hbm"]
+FEASIBILITY = ["capacity.memory_fits_in_hbm", "capacity.context_within_model"]
 # derive card: the everyday answers for a chip and a model, each resting on its claim or definition.
 CARD = [
     {"label": "decode floor (one token's active weights read per step)", "value": "weight_fetch_time_floor",

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from derive import Assumption, Claim, Definition, Quantity, Step, lecture, logic, si
+from derive import Assumption, Claim, Definition, Quantity, Step, lecture, logic, si, spec
 
 from .batching import batch_optimum, critical_batch_q, train_interval
 from .moe import moe_rack_bound, scaleup_domain_growth, scaleup_domain_hopper
@@ -93,6 +93,8 @@ memory_per_chip_q = Quantity("memory_per_chip", r"c_{\mathrm{mem}}", "byte",
                              "HBM bytes one chip must hold: its share of the weights and of the KV caches in flight",
                              display_unit="GB")
 hop_count = Quantity("hop_count", r"n_{\mathrm{hop}}", "1", "rack-to-rack hops one token crosses per decode step")
+max_context_q = Quantity("max_context", r"L_{\mathrm{max}}", "token/seq",
+                         "the longest context the model is set up for (its config's max_position_embeddings)")
 
 N_seq, M_chip = sequences_in_flight_q.sym, memory_per_chip_q.sym
 T_train, n_hop = train_interval.sym, hop_count.sym
@@ -187,6 +189,15 @@ memory_fits_in_hbm = Claim(
     source=lecture("01:05-01:07", CHAPTER, reconstructed=True),
     goal=logic.le(M_chip, C),
     instance=True,
+)
+
+context_within_model = Assumption(
+    "capacity.context_within_model", title="A sequence's context is within the model's maximum",
+    statement="A deployment serves no sequence longer than the model's maximum context: past it the model's "
+              "position encoding was never set up, so a value computed there describes no real deployment.",
+    source=spec("Hugging Face transformers, PretrainedConfig: max_position_embeddings, the maximum sequence length "
+                "the model might ever be used with", "2024-01"),
+    relation=logic.le(L, max_context_q.sym),
 )
 
 # 32. What practice does --------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import sympy as sp
 
 from derive.errors import DeriveError
 from derive.kernel.logic import Formula, Rel
-from derive.model.declarations import Claim
+from derive.model.declarations import Assumption, Claim
 from derive.model.library import Library
 from derive.model.scenario import Scenario
 from derive.whatif.instance import relations
@@ -63,15 +63,23 @@ class Feasibility:
                 "undecided": list(self.undecided)}
 
 
-def constraints(library: Library) -> list[Claim]:
-    """The library's feasibility claims, in its order (an id it does not declare is an error)."""
-    out = []
+def constraints(library: Library) -> list[Claim | Assumption]:
+    """The library's feasibility constraints, in its order: instance claims (their goal) and assumptions
+    with a relation (a bound no deployment may break, such as a context within the model's maximum); an id
+    it does not declare, or an assumption with no relation, is an error."""
+    out: list[Claim | Assumption] = []
     for cid in getattr(library, "feasibility", ()) or ():
-        claim = library.declarations.get(cid)
-        if not isinstance(claim, Claim):
-            raise DeriveError(f"feasibility constraint '{cid}' is not a claim of the library", where="FEASIBILITY")
-        out.append(claim)
+        decl = library.declarations.get(cid)
+        if not (isinstance(decl, Claim) or (isinstance(decl, Assumption) and decl.relation is not None)):
+            raise DeriveError(f"feasibility constraint '{cid}' is neither a claim nor an assumption with a relation "
+                              "of the library", where="FEASIBILITY")
+        out.append(decl)
     return out
+
+
+def constraint_statement(decl: Claim | Assumption) -> Formula | None:
+    """What a feasibility constraint requires: a claim's goal, an assumption's relation."""
+    return decl.relation if isinstance(decl, Assumption) else decl.goal
 
 
 def _shown(library: Library, expr: sp.Expr, value: sp.Expr) -> str:
@@ -95,7 +103,8 @@ def feasibility(library: Library, scenario: Scenario) -> Feasibility:
     found: list[Violation] = []
     undecided: list[str] = []
     for claim in constraints(library):
-        rels: list[Rel] = relations(claim.goal) if isinstance(claim.goal, Formula) else []
+        statement = constraint_statement(claim)
+        rels: list[Rel] = relations(statement) if isinstance(statement, Formula) else []
         for rel in rels:
             sides = [library.expand(side, pins).subs(subst) for side in (rel.lhs, rel.rhs)]
             if any(not s.is_number for s in sides):

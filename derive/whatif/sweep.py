@@ -477,7 +477,7 @@ def _feasible_grid(library: Library, scenario: Scenario, names: Sequence[str], s
     """1 where every feasibility constraint of the library holds at the point, 0 where one fails, NaN where
     one cannot be evaluated (a float comparison per point, like the claim columns); None without constraints."""
     from derive.kernel.logic import And
-    from derive.whatif.feasibility import constraints
+    from derive.whatif.feasibility import constraint_statement, constraints
 
     claims = constraints(library)
     if not claims:
@@ -485,10 +485,13 @@ def _feasible_grid(library: Library, scenario: Scenario, names: Sequence[str], s
     pins = frozenset(scenario.pinned) - set(names)
     subst = {library.quantities[n].sym: v.value for n, v in scenario.values.items()
              if n in library.quantities and n not in names}
-    goals = [library.formula_expand(c.goal, pins).subs(subst) for c in claims]
-    goal = And(tuple(goals)) if len(goals) > 1 else goals[0]
-    if goal.free_symbols() - set(symbols):
+    every = [library.formula_expand(constraint_statement(c), pins).subs(subst) for c in claims]
+    # a bound the scenario gives no inputs for (the model's maximum context at the lecture's scenario) is
+    # undecided, as in ``feasibility``: the others still mark the points
+    goals = [g for g in every if not (g.free_symbols() - set(symbols))]
+    if not goals:
         return np.full(flat[0].shape, np.nan)
+    goal = And(tuple(goals)) if len(goals) > 1 else goals[0]
     with np.errstate(all="ignore"):
         return np.broadcast_to(numpy_formula(goal, symbols)(*flat), flat[0].shape).astype(float)
 

@@ -302,6 +302,8 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
         out["context"] = ConfigValue(Fraction(max_ctx), "token/seq",
                                      f"the model's maximum context, max_position_embeddings = {max_ctx:,}",
                                      native=True)
+        out["max_context"] = ConfigValue(Fraction(max_ctx), "token/seq",
+                                         f"max_position_embeddings = {max_ctx:,}")
     att = a.attention
     if att.latent:
         rank = att.kv_elements_per_layer
