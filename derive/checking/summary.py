@@ -6,8 +6,9 @@ from __future__ import annotations
 def expectations_elsewhere(library, scenario, results) -> frozenset[str]:
     """The results whose claim's declared expectation is about another scenario: instance claims (they speak
     about the scenario's values, and their expected verdict was written for the library's own scenario)
-    checked at any other scenario.  Their verdicts are answers at these values, never surprises."""
-    if scenario.is_library_default:
+    checked at any other scenario.  Their verdicts are answers at these values, never surprises.  A library
+    with no scenario of its own (only ``--set`` values) has its expectations written for those values."""
+    if scenario.is_library_default or not scenario.has_base:
         return frozenset()
     return frozenset(r.id for r in results if getattr(library.declarations.get(r.id), "instance", False))
 

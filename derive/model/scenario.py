@@ -86,6 +86,11 @@ class Scenario:
         """The library's own scenario with nothing over it: where its claims' expected verdicts were written."""
         return not self.assumptions and self.layers in ((), (f"scenario {DEFAULT_SCENARIO}",))
 
+    @property
+    def has_base(self) -> bool:
+        """Built over a scenario (the library's own or a file), not from ``--set`` values alone."""
+        return any(layer.startswith("scenario ") for layer in self.layers)
+
     def notes_for(self, names: Iterable[str] | None = None) -> list[str]:
         """The notes a command that used the inputs ``names`` should show: every note about the whole
         scenario, and the notes about one input only when that input was used (all of them when ``names``
