@@ -181,12 +181,17 @@ def test_without_latex_the_tex_is_written_with_a_notice(built, lecture_library, 
 
 
 def test_cli_build_with_a_changed_scenario_has_what_breaks(tmp_path, cache_dir, monkeypatch, capsys):
+    from derive.cli import terminal
+
     monkeypatch.setenv("DERIVE_CACHE_DIR", str(cache_dir))
+    monkeypatch.setattr(terminal, "DELAY", 0.0)  # every stage counts as slow: piped, one line per stage
     code = main(["build", "--format", "md", "--out", str(tmp_path / "b"), "--set", "hbm_capacity=80 GB"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert captured.out.startswith("wrote ")
-    assert all(line.startswith("derive build: done in ") for line in captured.err.splitlines())  # piped progress
+    stages = [line.split(":")[1].strip() for line in captured.err.splitlines()]
+    assert [s.split(" ")[0] for s in stages] == ["checking", "drawing", "writing", "done"], captured.err
+    assert captured.err.splitlines()[-1].startswith("derive build: done in ")
     md = (tmp_path / "b" / "derivation.md").read_text()
     assert "## C. What breaks" in md and "`lecture`" in md
     assert "| roofline.hbm_drain_time" not in md  # rows link titles, ids are in anchors

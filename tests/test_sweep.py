@@ -90,8 +90,11 @@ def test_matrix_reuses_verdicts_and_agrees_with_full_checks(tmp_path):
         assert r.verdicts == {x.id: x.verdict for x in Checker(lib, s).check().results}
     # fx.inst_r depends on aa (hardware) and bb (model); fx.inst_c on cc only, fixed by --set: never re-checked
     assert sum(r.rechecked for r in rows) == 4
-    two = check_matrix([str(folder)], sets=["cc=5"], workers=2, cache_dir=str(tmp_path / "cache"))
+    told: list[tuple[int, int]] = []
+    two = check_matrix([str(folder)], sets=["cc=5"], workers=2, cache_dir=str(tmp_path / "cache"),
+                       progress=lambda done, total: told.append((done, total)))
     assert [r.verdicts for r in two] == [r.verdicts for r in rows]
+    assert told[0] == (0, 4) and told[-1] == (4, 4)  # progress counts pairs as the workers finish
 
 
 def test_cli_sweep_writes_csv_and_figure(tmp_path, capsys):
@@ -102,6 +105,13 @@ def test_cli_sweep_writes_csv_and_figure(tmp_path, capsys):
     assert out.read_text().count("\n") == 17
     assert '"evaluations"' in capsys.readouterr().out
     folder = write_library(tmp_path)
-    code = main(["sweep", "--presets", "--check", "--library", str(folder), "--set", BASE_SETS[2], "--workers", "1"])
-    text = capsys.readouterr().out
+    from derive.cli import terminal
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(terminal, "DELAY", 0.0)  # piped, the stage says how many pairs it checked
+        code = main(["sweep", "--presets", "--check", "--library", str(folder), "--set", BASE_SETS[2],
+                     "--workers", "1"])
+    captured = capsys.readouterr()
+    text = captured.out
     assert code == 0 and text.splitlines()[0].startswith("hardware,model,fx.general")
+    assert "derive: checking preset pairs: 4 of 4 in " in captured.err

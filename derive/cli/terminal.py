@@ -141,6 +141,30 @@ def _stage_line(label: str, start: float, counts: str) -> None:
         pass
 
 
+_SPINNER: dict = {}  # the running spinner's label parts (``working``), which ``stage`` extends
+
+
+@contextmanager
+def stage(label: str) -> Iterator[Callable[[int, int], None]]:
+    """One stage of a long command (a build's checking, drawing, writing, compiling): piped, one line once
+    it is done if it took ``DELAY`` seconds or more (``derive: drawing figures: done in 6.2 s``); on a
+    terminal, the running spinner names the stage and its counts.  Yields ``update(done, total)``."""
+    err = _real(sys.stderr)
+    if plain() or not _is_terminal(err):
+        with progress(label) as record:
+            yield record
+        return
+    _SPINNER["stage"] = label
+
+    def update(done: int, total: int) -> None:
+        _SPINNER["stage"] = f"{label} {done}/{total}" if total else label
+
+    try:
+        yield update
+    finally:
+        _SPINNER.pop("stage", None)
+
+
 @contextmanager
 def working(label: str) -> Iterator[None]:
     """A spinner with elapsed time on the terminal's stderr, shown once work has taken ``DELAY`` seconds
@@ -165,7 +189,8 @@ def working(label: str) -> Iterator[None]:
             spinner = Spinner("dots", text=label)
 
             def render():
-                spinner.update(text=f"{label}  {time.monotonic() - started:.0f} s")
+                now = f"{label}: {_SPINNER['stage']}" if _SPINNER.get("stage") else label
+                spinner.update(text=f"{now}  {time.monotonic() - started:.0f} s")
                 return spinner
 
             live = Live(get_renderable=render, console=_console(err), transient=True, refresh_per_second=8,

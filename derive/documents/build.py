@@ -42,7 +42,8 @@ import secrets
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -108,6 +109,17 @@ def status_json(report: Report) -> str:
     for claim in data.get("claims", []):
         claim.pop("seconds", None)
     return dumps_json(data) + "\n"
+
+
+# a stage hook: ``with stage("drawing figures") as update:`` (update(done, total) for counts); the command
+# line shows stages, the library itself prints nothing
+Stage = Callable[[str], AbstractContextManager[Callable[[int, int], None]]]
+
+
+@contextmanager
+def quiet_stage(label: str) -> Iterator[Callable[[int, int], None]]:
+    """The default stage hook: nothing shown."""
+    yield lambda done, total: None
 
 
 def _checker(library: Library, scenario: Scenario, rlimit: int | None, cache) -> Checker:
@@ -182,11 +194,12 @@ def _first_error(log: str, stdout: bytes) -> str:
 
 def build(library: Library, scenario: Scenario, out: Path | str = "build", formats: Sequence[str] = DEFAULT_FORMATS, *,
           baseline: Scenario | None = None, rlimit: int | None = None, cache=None,
-          report: Report | None = None) -> BuildResult:
+          report: Report | None = None, stage: Stage = quiet_stage) -> BuildResult:
     """Check the library under ``scenario`` and write every output into ``out`` (see module docstring).
 
     ``baseline``: when given and different from ``scenario``, its verdicts are compared ("What
-    breaks").  ``report``: a report already computed for ``scenario`` (skips the check)."""
+    breaks").  ``report``: a report already computed for ``scenario`` (skips the check).  ``stage``: a hook
+    told of each stage (checking, drawing, writing, compiling) and its counts, for a progress display."""
     formats = parse_formats(formats)
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -205,23 +218,27 @@ def build(library: Library, scenario: Scenario, out: Path | str = "build", forma
         # "What breaks": derive.whatif.diff checks the baseline and re-checks only what the change reaches
         from derive.whatif.diff import diff
 
-        d = diff(library, baseline, scenario, rlimit=rlimit, cache=cache)
+        with stage("checking the baseline and what the change reaches"):
+            d = diff(library, baseline, scenario, rlimit=rlimit, cache=cache)
         base_report = Report(baseline, list(d.before.values()))
         if report is None:
             report = Report(scenario, list(d.after.values()))
     if report is None:
-        report = _checker(library, scenario, rlimit, cache).check()
+        with stage("checking claims") as update:
+            checker = _checker(library, scenario, rlimit, cache)
+            checker.progress = update
+            report = checker.check()
     verdicts = {r.id: r.verdict for r in report.results}
 
     cache_root = getattr(cache, "root", None)
     files = publish(out, lambda staging: _write_all(library, scenario, report, base_report, figures, verdicts,
-                                                   staging, formats, engine, cache_root), notices)
+                                                   staging, formats, engine, cache_root, stage), notices)
     return BuildResult(out, files, report, base_report, notices)
 
 
 def _write_all(library: Library, scenario: Scenario, report: Report, base_report: Report | None, figures: list,
                verdicts: dict[str, str], staging: Path, formats: Sequence[str], engine: str | None,
-               cache_root: Path | None = None) -> list[str]:
+               cache_root: Path | None = None, stage: Stage = quiet_stage) -> list[str]:
     files: list[str] = []
     store = ArtifactStore(cache_root) if cache_root is not None else None
 
@@ -241,29 +258,32 @@ def _write_all(library: Library, scenario: Scenario, report: Report, base_report
     # the independent, slow parts (drawing, thresholds, the measured appendix) share the machine's cores
     extra = {"thresholds": lambda: thresholds(library, scenario, cache_dir=cache_root),
              "measured": lambda: _measured(library, store)}
-    drawn, graph, chapter_graphs, got = _figures(library, scenario, verdicts, figures, staging, fig_formats, store,
-                                                 extra)
+    with stage(f"drawing {len(figures)} figures, the graphs, thresholds and the ledger"):
+        drawn, graph, chapter_graphs, got = _figures(library, scenario, verdicts, figures, staging, fig_formats,
+                                                     store, extra)
     for r in [*drawn, graph, *chapter_graphs.values()]:
         files.extend(r.files.values())
 
-    model = document_model(library, scenario, report, baseline=base_report, figures=drawn, graph=graph,
-                           thresholds=got["thresholds"], chapter_graphs=chapter_graphs, measured=got["measured"])
-    if "md" in formats:
-        write("derivation.md", render("markdown", "derivation.md.j2", model))
-    if "html" in formats:
-        from derive.documents.html import write_site
+    with stage("writing the documents"):
+        model = document_model(library, scenario, report, baseline=base_report, figures=drawn, graph=graph,
+                               thresholds=got["thresholds"], chapter_graphs=chapter_graphs, measured=got["measured"])
+        if "md" in formats:
+            write("derivation.md", render("markdown", "derivation.md.j2", model))
+        if "html" in formats:
+            from derive.documents.html import write_site
 
-        files.extend(write_site(library, model, staging, verdicts, formats))
-    if wants_tex:
-        write("derivation.tex", render("latex", "derivation.tex.j2", model))
-        write("claims.tex", render("latex", "claims.tex.j2", claims_model(library, scenario, report)))
-        write("values.tex", render("latex", "values.tex.j2", values_model(library, scenario, report)))
+            files.extend(write_site(library, model, staging, verdicts, formats))
+        if wants_tex:
+            write("derivation.tex", render("latex", "derivation.tex.j2", model))
+            write("claims.tex", render("latex", "claims.tex.j2", claims_model(library, scenario, report)))
+            write("values.tex", render("latex", "values.tex.j2", values_model(library, scenario, report)))
     if "pdf" in formats and engine is not None:
         names = sorted(f for f in files if f.startswith("figures/") and f.endswith(".pdf"))
         key = content_key("pdf", _engine_id(engine), (staging / "derivation.tex").read_bytes(),
                           *[n.encode() + b"\0" + (staging / n).read_bytes() for n in names])
         if store is None or store.get("pdf", key, staging) is None:
-            compile_pdf("derivation.tex", staging, engine)
+            with stage("compiling the PDF"):
+                compile_pdf("derivation.tex", staging, engine)
             if store is not None:
                 store.put("pdf", key, staging, ["derivation.pdf", "derivation.log"])
         files.extend(["derivation.pdf", "derivation.log"])

@@ -840,11 +840,12 @@ def _check_pair(pair: tuple[str, str]) -> MatrixRow:
 def check_matrix(library_specs: Sequence[str], *, pairs: Sequence[tuple[str, str]] | None = None,
                  scenario: str | None = None, sets: Sequence[str] = (), assumes: Sequence[str] = (),
                  ids: Sequence[str] | None = None, rlimit: int | None = None, cache_dir: str | None = None,
-                 workers: int = 2) -> list[MatrixRow]:
+                 workers: int = 2, progress: Callable[[int, int], None] | None = None) -> list[MatrixRow]:
     """Real checks (z3 verdicts) of the library for every hardware × model pair, on ``workers`` processes.
 
     Pairs are split so that each worker takes whole hardware presets (its in-memory memo then reuses
-    hardware-only verdicts across models).  ``workers=1`` runs in this process."""
+    hardware-only verdicts across models).  ``workers=1`` runs in this process.  ``progress(done, total)``:
+    told the pairs checked so far."""
     from derive.kernel.problem import DEFAULT_RLIMIT
     from derive.model.loader import load_library
 
@@ -854,11 +855,16 @@ def check_matrix(library_specs: Sequence[str], *, pairs: Sequence[tuple[str, str
     pairs = list(pairs)
     init_args = (list(library_specs), scenario, list(sets), list(assumes), list(ids) if ids else None, rlimit,
                  cache_dir)
+    tell = progress or (lambda done, total: None)
     if workers <= 1 or len(pairs) < 2:
         _worker_init(*init_args)
-        return [_check_pair(p) for p in pairs]
+        rows = []
+        for p in pairs:
+            rows.append(_check_pair(p))
+            tell(len(rows), len(pairs))
+        return rows
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import ProcessPoolExecutor, as_completed
 
     by_hw: dict[str, list[tuple[str, str]]] = {}
     for p in pairs:
@@ -877,7 +883,12 @@ def check_matrix(library_specs: Sequence[str], *, pairs: Sequence[tuple[str, str
             by_id = {r["id"]: r for part in parts for r in part}
             base_json = [by_id[i] for i in ids_all]
             _store_base(init_args, base_json)
-        results = list(pool.map(_check_chunk, [(c, base_json) for c in chunks if c]))
+        tell(0, len(pairs))
+        futures = [pool.submit(_check_chunk, (c, base_json)) for c in chunks if c]
+        results = []
+        for future in as_completed(futures):  # counts as workers finish; the order is restored below
+            results.append(future.result())
+            tell(sum(len(r) for r in results), len(pairs))
     by_pair = {(r.hardware, r.model): r for chunk in results for r in chunk}
     return [by_pair[p] for p in pairs]
 

@@ -55,13 +55,19 @@ def run(args, ctx) -> int:
     library = ctx.library
     scenario = ctx.scenario
     baseline = build_scenario(library)
+    from derive.cli import terminal
+
     result = build(library, scenario, args.out, formats, baseline=baseline, rlimit=getattr(args, "rlimit", None),
-                   cache=getattr(ctx, "cache", None))
+                   cache=getattr(ctx, "cache", None), stage=terminal.stage)
     from derive.errors import escape_control
 
     for notice in result.notices:  # one line each, whatever the paths in them hold
         sys.stderr.write(f"derive build: notice: {escape_control(notice)}\n")
-    summary = ", ".join(f"{n} {v}" for v, n in result.report.summary().items())
+    from derive.checking.summary import expectations_elsewhere, verdict_summary
+    from derive.model.scenario import DEFAULT_SCENARIO
+
+    summary = verdict_summary(result.report.results,
+                              expectations_elsewhere(library, scenario, result.report.results), DEFAULT_SCENARIO)
     emit(f"wrote {len(result.files)} files to {result.out}/ (scenario {scenario.name}: {summary})")
     return 0
 

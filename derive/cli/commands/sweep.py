@@ -79,10 +79,13 @@ def run(args, ctx) -> int:
 
         start = time.perf_counter()
         ids = [lib.resolve(t).id for t in args.targets] or None
-        rows = check_matrix(args.libraries or ["lecture"], scenario=args.scenario, sets=args.sets,
-                            assumes=args.assumes, ids=ids, rlimit=ctx.rlimit,
-                            cache_dir=None if ctx.cache is None else str(cache_dir(args.cache_dir)),
-                            workers=max(1, args.workers))
+        from derive.cli import terminal
+
+        with terminal.stage("checking preset pairs") as update:
+            rows = check_matrix(args.libraries or ["lecture"], scenario=args.scenario, sets=args.sets,
+                                assumes=args.assumes, ids=ids, rlimit=ctx.rlimit,
+                                cache_dir=None if ctx.cache is None else str(cache_dir(args.cache_dir)),
+                                workers=max(1, args.workers), progress=update)
         claim_ids = ids or [c.id for c in lib.claims()]
         text = matrix_csv(rows, claim_ids)
         seconds = time.perf_counter() - start
