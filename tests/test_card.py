@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import sympy as sp
 
 import derive
 from derive.cli import main
@@ -74,3 +75,18 @@ def test_longest_context_past_the_scenarios_own_context_says_so(capsys) -> None:
     assert code == 0 and "more than the scenario's 131.1k token/seq, from model llama3-70b" in row["display"]
     code, out, _ = run(capsys, "card", *NODE, "--json", "--no-cache")  # 23.79k is below the model's maximum
     assert "more than" not in {r["name"]: r for r in json.loads(out)["rows"]}["context"]["display"]
+
+
+def test_serving_card_gives_the_ttft_floor_or_names_the_input_it_needs(capsys) -> None:
+    """The serving library's card adds the TTFT floor; without a prompt length the row says which --set it
+    needs (the other rows still answer), with one it is the prefill floor: for Llama-3-70B on one 8 x H100
+    node, 8,192 tokens cost 2 x 70B x 8,192 FLOPs at 7.9 PFLOP/s, about 145 ms before attention."""
+    argv = ["card", "--library", "serving", "--hardware", "h100-sxm", "--model", "llama3-70b", "--json"]
+    code, out, _ = run(capsys, *argv)
+    rows = {r["name"]: r for r in json.loads(out)["rows"]}
+    assert code == 0 and rows["ttft_floor"]["display"] == "needs --set prefill_tokens=..."
+    assert rows["ttft_floor"]["exact"] is None and rows["weight_fetch_time_floor"]["exact"] is not None
+    code, out, _ = run(capsys, *argv, "--set", "prefill_tokens=8192 token/seq")
+    row = {r["name"]: r for r in json.loads(out)["rows"]}["ttft_floor"]
+    seconds = float(sp.Rational(row["exact"]))
+    assert code == 0 and row["decl"] == "prefill.ttft_floor" and 0.145 < seconds < 0.17

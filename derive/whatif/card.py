@@ -52,7 +52,7 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
     """The library's CARD rows at ``scenario``; ``checker`` (a ``derive.checking.checker.Checker``) gives the
     verdicts of the claims (none checked when it is None: the verdict reads ``not checked``)."""
     from derive.model.display import format_quantity
-    from derive.model.evaluate import evaluate
+    from derive.model.evaluate import evaluate, expression_for
     from derive.whatif.margin import margin
 
     rows_spec = list(getattr(library, "card", ()) or ())
@@ -70,6 +70,14 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
     for spec, d in zip(rows_spec, decls, strict=True):
         verdict = verdicts.get(d.id, "not checked") if isinstance(d, Claim) else d.kind
         if "value" in spec:
+            _, expr = expression_for(library, spec["value"])
+            missing = sorted(str(x) for x in library.expand(expr, scenario.pinned).free_symbols
+                             if str(x) not in scenario.values)
+            if missing:  # an answer that needs an input the chip and the model do not give: say which
+                rows.append(CardRow(spec["label"], spec["value"], "needs " + ", ".join(
+                    f"--set {n}=..." for n in missing), None, library.quantities[missing[0]].unit, d.id, d.kind,
+                    verdict))
+                continue
             ev = evaluate(library, scenario, spec["value"], spec.get("unit"))
             inputs.update(ev.used)
             rows.append(CardRow(spec["label"], spec["value"], ev.display, None if ev.exact is None else str(ev.exact),

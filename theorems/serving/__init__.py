@@ -11,10 +11,9 @@ Presets are the lecture's.  ``derive`` finds this package through the ``derive.l
 from __future__ import annotations
 
 # the lecture's library attributes, read by derive.model.loader (each taken once when both libraries are loaded):
-# its presets, figures, headlines, config reader, ceilings, audit bounds, feasibility constraints, card and floor
+# its presets, figures, headlines, config reader, ceilings, audit bounds, feasibility constraints and floor
 from theorems import (  # noqa: F401
     AUDIT_BOUNDS,
-    CARD,
     CEILINGS,
     FEASIBILITY,
     FIGURES,
@@ -23,6 +22,7 @@ from theorems import (  # noqa: F401
     PREDICT_METRIC,
     PRESET_DIRS,
 )
+from theorems import CARD as LECTURE_CARD
 from theorems import TOPICS as LECTURE_TOPICS
 
 from . import disaggregation, layouts, network, overhead, prefill, saturation, speculative
@@ -31,4 +31,10 @@ from . import disaggregation, layouts, network, overhead, prefill, saturation, s
 TITLE = ("The math behind how LLMs are trained and served, and beyond: the lecture and the serving library "
          "as checked math")
 SERVING_TOPICS = [prefill, speculative, layouts, overhead, network, saturation, disaggregation]
+# derive card --library serving: the lecture's everyday answers and the serving ones
+CARD = [
+    *LECTURE_CARD,
+    {"label": "time to first token floor (one prefill of prefill_tokens)", "value": "ttft_floor", "unit": "ms",
+     "decl": "prefill.ttft_floor"},
+]
 TOPICS = [*LECTURE_TOPICS, *SERVING_TOPICS]
