@@ -94,6 +94,10 @@ def value(e: list, box: dict):
         vs = [value(a, box) for a in args]
         pick = max if head == "Max" else min
         return iv.mpf([pick(v.a for v in vs), pick(v.b for v in vs)])
+    if head in ("floor", "ceiling"):  # non-decreasing: the integers at the two ends
+        v = value(args[0], box)
+        end = mpmath.floor if head == "floor" else mpmath.ceil
+        return iv.mpf([end(v.a), end(v.b)])
     if head == "Abs":
         v = value(args[0], box)
         if v.a >= 0:

@@ -2,7 +2,8 @@
 
 The text keeps the kernel's meaning exactly: numbers are exact rationals (``(/ 3.0 7.0)``), integer
 quantities are ``Int`` (read as ``(to_real x)`` among reals), ``Max``/``Min``/``Abs``/``Piecewise`` are
-``ite``, and a rational power ``x**(p/q)`` is a fresh ``r >= 0`` with ``r**q == x**|p|`` wherever
+``ite``, ``floor``/``ceiling`` are ``to_int`` (a mixed Int/Real logic), and a rational power ``x**(p/q)``
+is a fresh ``r >= 0`` with ``r**q == x**|p|`` wherever
 ``x >= 0`` (as ``derive.kernel.translate`` reads it).  Division is SMT-LIB2's total ``/`` (an arbitrary
 value at 0, as in z3), so a query states the side conditions its meaning needs.  A problem whose
 quantities are all integers and whose relations are all linear prints as ``QF_LIA`` over ``Int`` with
@@ -88,6 +89,11 @@ class Printer:
             for a in args[1:]:
                 out = f"(ite ({cmp} {a} {out}) {a} {out})"
             return out
+        if isinstance(e, (sp.floor, sp.ceiling)):  # to_int is the floor (SMT-LIB2 Reals_Ints): a mixed logic
+            self.integrality = True
+            if isinstance(e, sp.floor):
+                return f"(to_real (to_int {self.term(e.args[0])}))"
+            return f"(- (to_real (to_int (- {self.term(e.args[0])}))))"
         if isinstance(e, sp.Abs):
             a = self.term(e.args[0])
             return f"(ite (>= {a} 0.0) {a} (- {a}))"

@@ -107,7 +107,7 @@ def _q(v: sp.Rational) -> str:
 
 
 _FUNCS = {sp.Add: "Add", sp.Mul: "Mul", sp.Pow: "Pow", sp.exp: "exp", sp.log: "log", sp.Max: "Max", sp.Min: "Min",
-          sp.Abs: "Abs"}
+          sp.Abs: "Abs", sp.floor: "floor", sp.ceiling: "ceiling"}
 
 
 def expr_json(e: sp.Expr) -> list:

@@ -154,9 +154,13 @@ def _run(args: argparse.Namespace, ctx: Context) -> int:
     try:
         if args.command in _LONG:
             with terminal.working(f"derive {args.command}"):
-                return args._module.run(args, ctx)
-        return args._module.run(args, ctx)
+                code = args._module.run(args, ctx)
+        else:
+            code = args._module.run(args, ctx)
+        terminal.flush_stages()  # piped progress, once the command has not failed on bad input
+        return code
     except DeriveError as err:
+        terminal.drop_stages()
         _advise(err, ctx)
         error_line(f"derive {args.command}: error", err.one_line())
         return err.exit_code

@@ -133,12 +133,28 @@ def _stage_line(label: str, start: float, counts: str) -> None:
     if seconds < DELAY:
         return
     head = label if label.startswith("derive") else f"derive: {label}"
-    text = f"{head}: " + (f"{counts} in " if counts else "done in ") + f"{seconds:.1f} s\n"
+    _PENDING.append(f"{head}: " + (f"{counts} in " if counts else "done in ") + f"{seconds:.1f} s\n")
+    if not label.startswith("derive"):  # a stage: wait for the command's own line (``working``), or its end
+        return
+    flush_stages()
+
+
+_PENDING: list[str] = []  # stage lines of the running command, written once it has not failed
+
+
+def flush_stages() -> None:
+    """Write the stage lines held so far (a command that fails on bad input says one line and drops them:
+    ``drop_stages``)."""
+    text, _PENDING[:] = "".join(_PENDING), []
     try:
         sys.stderr.write(text)
         sys.stderr.flush()
     except (OSError, ValueError):  # a closed pipe: progress is never worth an error
         pass
+
+
+def drop_stages() -> None:
+    _PENDING.clear()
 
 
 _SPINNER: dict = {}  # the running spinner's label parts (``working``), which ``stage`` extends
@@ -174,6 +190,7 @@ def working(label: str) -> Iterator[None]:
         start = time.monotonic()
         yield
         _stage_line(label, start, "")
+        flush_stages()  # the command's own line ends its stages
         return
     state: dict = {}
     lock = threading.Lock()

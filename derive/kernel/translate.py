@@ -142,6 +142,11 @@ class Translator:
             for a in args[1:]:
                 out = self._keep(C.Z3_mk_ite(self._c, self._binary(cmp, a, out), a, out))
             return out
+        if isinstance(e, (sp.floor, sp.ceiling)):
+            # floor(x) is z3's to_int (the largest integer <= x), read back as a real; ceiling(x) = -floor(-x)
+            inner = self._term(e.args[0] if isinstance(e, sp.floor) else -e.args[0])
+            down = self._keep(C.Z3_mk_int2real(self._c, self._keep(C.Z3_mk_real2int(self._c, inner))))
+            return down if isinstance(e, sp.floor) else self._keep(C.Z3_mk_unary_minus(self._c, down))
         if isinstance(e, sp.Abs):
             a = self._term(e.args[0])
             neg = self._keep(C.Z3_mk_unary_minus(self._c, a))

@@ -149,7 +149,7 @@ Z3_SAFETY_MS = 60_000  # a wall-clock safety net only, for z3 steps its rlimit d
 # region's query, and for all of a goal's queries together
 FLOAT_HINT = "floats are refused (sympy folds them at 53 bits); write an exact rational, e.g. sp.Rational('0.1')"
 
-_TOTAL = (sp.exp, sp.sin, sp.cos, sp.Abs, sp.Max, sp.Min)  # defined for every real argument
+_TOTAL = (sp.exp, sp.sin, sp.cos, sp.Abs, sp.Max, sp.Min, sp.floor, sp.ceiling)  # defined for every real argument
 _BOOL = sp.logic.boolalg
 _CONDITIONS = (_BOOL.And, _BOOL.Or, _BOOL.Not, _BOOL.ITE, _BOOL.Xor, _BOOL.Implies, _BOOL.Equivalent, _BOOL.Nand,
                _BOOL.Nor, _BOOL.Xnor, _BOOL.BooleanTrue, _BOOL.BooleanFalse)  # Piecewise conditions (``bool_formula``)
@@ -431,6 +431,12 @@ def _exact(e: sp.Expr, point: Mapping[sp.Symbol, sp.Rational]) -> sp.Rational | 
         if a == 0:
             return sp.Integer(0) if isinstance(e, sp.sin) else sp.Integer(1)
         return None
+    if isinstance(e, (sp.floor, sp.ceiling)):
+        a = _exact(e.args[0], point)
+        if a is None:
+            return None
+        down = sp.Integer(int(a.p) // int(a.q))  # Python's // rounds toward minus infinity: the floor
+        return down if isinstance(e, sp.floor) or down == a else down + 1
     if isinstance(e, sp.Piecewise):
         for expr, cond in e.args:
             c = bool_formula(cond)
@@ -530,6 +536,10 @@ def _enclose(e: sp.Expr, box: Mapping[sp.Symbol, object]):
         if a.b <= 0:
             return -a
         return _iv.mpf([0, max(-a.a, a.b)])
+    if isinstance(e, (sp.floor, sp.ceiling)):  # monotone: the integers at the two ends
+        a = enclose(e.args[0], box)
+        end = mpmath.floor if isinstance(e, sp.floor) else mpmath.ceil
+        return _iv.mpf([end(a.a), end(a.b)])
     if isinstance(e, (sp.Max, sp.Min)):
         vals = [enclose(a, box) for a in e.args]
         pick = max if isinstance(e, sp.Max) else min

@@ -14,7 +14,8 @@ Main entries
 Grammar (everything else is refused)
 - numbers: ``42``, ``0.1`` (exactly 1/10, never a float), ``1e12``, ``1_000``; no complex, hex, bool.
 - operators: ``+ - * /``, ``**`` and ``^`` (both power), unary ``+``/``-``, parentheses.
-- functions: ``max``/``min`` (two or more arguments), ``abs``, ``sqrt``, ``exp``, ``log`` (one).
+- functions: ``max``/``min`` (two or more arguments), ``abs``, ``ceil``, ``floor``, ``sqrt``, ``exp``,
+  ``log`` (one).
 - names: only those in the given mapping; an unknown one suggests the closest names.
 - relations: ``== != < <= > >=``, chained (``a < b <= c`` is ``a < b and b <= c``), ``and``, ``or``,
   ``not``, ``x in [a, b]`` (closed: ``a <= x <= b``), ``x in (a, b)`` (open), ``x not in [...]``.
@@ -100,7 +101,7 @@ _CHAR_HINTS = {
     ";": "one expression only",
 }
 
-_EXPR_HINT = "allowed: numbers, quantity names, + - * / ** ^, parentheses, abs exp log max min sqrt"
+_EXPR_HINT = "allowed: numbers, quantity names, + - * / ** ^, parentheses, abs ceil exp floor log max min sqrt"
 _REL_HINT = "compare with == != < <= > >=, combine with and/or/not, or write 'x in [a, b]'"
 _NUMBER_HINT = "write numbers in decimal, like 42, 0.1, 3.35e12 or 1_000"
 
@@ -109,6 +110,8 @@ _FUNCTIONS: dict[str, tuple[Callable[..., sp.Expr], int, int | None]] = {
     "max": (sp.Max, 2, None),
     "min": (sp.Min, 2, None),
     "abs": (sp.Abs, 1, 1),
+    "ceil": (sp.ceiling, 1, 1),
+    "floor": (sp.floor, 1, 1),
     "sqrt": (sp.sqrt, 1, 1),
     "exp": (sp.exp, 1, 1),
     "log": (sp.log, 1, 1),
@@ -818,13 +821,14 @@ class _Builder:
     def call(self, node: ast.Call, *, numeric: bool) -> sp.Expr:
         func = node.func
         if not isinstance(func, ast.Name):
-            raise self.fail(f"only the functions abs, exp, log, max, min, sqrt can be called, not "
+            raise self.fail(f"only the functions abs, ceil, exp, floor, log, max, min, sqrt can be called, not "
                             f"'{self.segment(func)}'")
         if func.id not in _FUNCTIONS:
             if func.id in self.names:
                 raise self.fail(f"quantity '{func.id}' is not a function", hint="write * for multiplication")
             close = difflib.get_close_matches(func.id, list(_FUNCTIONS), n=2, cutoff=0.6)
-            hint = (f"did you mean {', '.join(close)}?" if close else "") or "allowed: abs, exp, log, max, min, sqrt"
+            hint = ((f"did you mean {', '.join(close)}?" if close else "")
+                    or "allowed: abs, ceil, exp, floor, log, max, min, sqrt")
             raise self.fail(f"function '{func.id}' is not allowed", hint=hint)
         if node.keywords:
             raise self.fail(f"keyword arguments are not allowed in '{self.segment(node)}'")

@@ -28,7 +28,7 @@ quantifier elimination).  The varied thing may also be an expression in quantiti
 it is then solved for one of its quantities (the first, in name order, with a unique solution) and
 that quantity is eliminated: its domain becomes a hypothesis on ``x`` (``a + b`` with ``a > 0`` and
 ``b = 1`` needs ``x > 1``), and values that leave the expression independent of it (``a*b`` at ``b = 0``)
-are refused.  A claim the kernel gives no meaning (a float, ``floor``: ``derive.kernel.trusted.refusal``)
+are refused.  A claim the kernel gives no meaning (a float: ``derive.kernel.trusted.refusal``)
 has no margin either, and a point the kernel cannot evaluate ends the margin with the reason: only a
 point where the claim is certainly undefined (a zero denominator, a negative radicand) counts as false.
 
@@ -578,6 +578,12 @@ def solve_intervals(formula: Formula, x: sp.Symbol, domain: str = "real",
     """The exact set where ``formula`` (in ``x`` only) is true, within the domain; and the critical points.
     Where the formula is undefined (a negative radicand, ...) it does not hold; ``undefined``, when
     given, receives one line per such cell or point.  Within ``MARGIN_SECONDS`` of wall-clock time."""
+    steps = [e for f in formula.exprs() for e in sp.preorder_traversal(f)
+             if isinstance(e, (sp.floor, sp.ceiling)) and e.has(x)]
+    if steps:  # the truth can change at a jump, which is no zero of the relation: the critical points miss it
+        raise MarginError(f"no margin over {x}: {sp.sstr(steps[0])} jumps as {x} varies, and the margin's "
+                          "critical points are the zeros of continuous relations",
+                          hint="derive sweep evaluates it point by point")
     with _wall_clock_net(MARGIN_SECONDS):
         return _solve_intervals(formula, x, domain, undefined)
 
