@@ -12,6 +12,7 @@ from typing import Any
 from derive.errors import ScenarioError
 
 from .base import (
+    KIND_NAMES,
     MAX_LAYERS,
     MAX_SIZE,
     Attention,
@@ -88,7 +89,8 @@ def _analyse(config: Mapping[str, Any], where: str) -> _Analysis:
         counts = {"full": blocks.full_layers, "window": 0, "chunk": 0, "linear": 0}
         window = chunk = 0
     else:
-        counts, window, chunk = (listed_kinds(f, types, sliding) if types is not None
+        counts, window, chunk = (listed_kinds(f, types, sliding, {**KIND_NAMES, **fam.kind_names})
+                                 if types is not None and not fam.own_layer_types
                                  else fam.pattern(f, mtype, n_layers, sliding))
     if counts["linear"] and fam.linear is None:
         raise ScenarioError(f"{counts['linear']} linear-attention layer(s) in a {mtype} config, whose layers the "
@@ -260,7 +262,7 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
             parts_kv.append(f"every attention layer counted as full would be {num(every)}")
         if kv.state_layers:
             parts_kv.append(f"plus a fixed {num(kv.state_bytes_at(e))} B per sequence of recurrent state "
-                            "(linear-attention or Mamba-2 layers)")
+                            "(linear-attention or Mamba layers)")
         notes.append(f"KV by layer kind: {layout}; " + ", ".join(parts_kv) + "; see kv_bytes_per_sequence")
 
     out = ModelValues({
@@ -285,7 +287,7 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
                                        "no chunked-attention layers"),
         "kv_state_bytes": ConfigValue(kv.state_bytes_at(e), "B/seq",
                                       f"{kv.state_layers} layers with a fixed-size recurrent state (linear "
-                                      "attention or Mamba-2), one per sequence whatever the context"
+                                      "attention or Mamba), one per sequence whatever the context"
                                       if kv.state_layers else "no linear-attention or state-space layers"),
         "bytes_per_kv_element": ConfigValue(e, "B", e_note, native=bytes_per_kv_element is None),
         "d_model": ConfigValue(Fraction(a.d), "1", f"hidden_size = {a.d}"),
