@@ -23,10 +23,11 @@ _D_SSM_DEFAULT = 1024  # FalconH1Config's mamba_d_ssm when the file has no such 
 
 
 def _pattern(f: Fields, mtype: str, n: int, sliding: int | None) -> LayerKinds:
-    types = f.get("layer_types")
-    if types is not None and (not isinstance(types, list) or any(t != "hybrid" for t in types)):
-        raise ScenarioError("field 'layer_types' of a falcon_h1 config must be 'hybrid' for every layer, got "
-                            f"{types!r}", where=f.where,
+    types = f.str_list("layer_types", n)
+    other = next(((i, t) for i, t in enumerate(types or ()) if t != "hybrid"), None)
+    if other is not None:
+        raise ScenarioError(f"field 'layer_types' has layer kind {other[1]!r} at layer {other[0]}: a falcon_h1 "
+                            "config must be 'hybrid' for every layer", where=f.where,
                             hint="every Falcon-H1 layer runs attention and Mamba-2 side by side")
     if f.get("attn_layer_indices") is not None:
         raise ScenarioError("field 'attn_layer_indices' is set: attention on some layers only is a layout "
