@@ -15,6 +15,8 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from derive.cli import main
 from derive.errors import ScenarioError
@@ -90,6 +92,25 @@ def test_expert_layers_are_those_at_the_offset(period: int, offset: int, n: int)
     expected = sum(1 for i in range(n) if i % period == offset)
     pb = param_breakdown(_mini(expert_layer_period=period, expert_layer_offset=offset, num_hidden_layers=n))
     assert pb.moe_layers == expected and pb.dense_mlp == (n - expected) * MLP
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_layer_counts_match_the_layer_by_layer_rule(data: st.DataObject) -> None:
+    # the reader counts arithmetically; transformers lists every layer (i % period == offset)
+    n = data.draw(st.integers(1, 300))
+    ap = data.draw(st.integers(1, 16))
+    ao = data.draw(st.integers(0, ap - 1))
+    ep = data.draw(st.integers(1, 16))
+    eo = data.draw(st.integers(0, ep - 1))
+    config = _mini(num_hidden_layers=n, attn_layer_period=ap, attn_layer_offset=ao, expert_layer_period=ep,
+                   expert_layer_offset=eo)
+    kv, pb = kv_layout(config), param_breakdown(config)
+    attention = sum(1 for i in range(n) if i % ap == ao)
+    moe = sum(1 for i in range(n) if i % ep == eo)
+    assert (kv.full_layers, kv.state_layers, pb.moe_layers) == (attention, n - attention, moe)
+    assert pb.total == 2 * VOCAB * D + attention * ATTENTION + (n - attention) * MAMBA + (n - moe) * MLP + moe * (
+        16 * MLP + D * 16)
 
 
 def test_one_expert_is_a_dense_model() -> None:
