@@ -132,3 +132,12 @@ def test_planted_unknown_layer_kind_is_refused_on_the_command_line(tmp_path: Pat
     assert main(["eval", "params_total", "--model", str(path)]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.count("\n") == 1 and "'retention'" in captured.err
+
+
+@pytest.mark.parametrize("config", [H1_05B, H1_7B], ids=["0.5B", "7B"])
+def test_under_an_unknown_type_the_layers_are_not_guessed(config: dict) -> None:
+    # read as a dense Llama, every Mamba-2 mixer would vanish; the fields it could not place are named
+    renamed = config | {"model_type": "my_model", "architectures": ["MyModelForCausalLM"]}
+    with pytest.raises(ScenarioError, match="unknown architecture 'my_model'.*mamba_d_ssm") as err:
+        model_values(renamed)
+    assert "\n" not in str(err.value)

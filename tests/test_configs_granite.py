@@ -104,3 +104,13 @@ def test_planted_unknown_layer_kind_is_refused_on_the_command_line(tmp_path: Pat
     assert main(["eval", "params_total", "--model", str(path)]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.count("\n") == 1
+
+
+@pytest.mark.parametrize("drop", [(), ("layer_types",)])
+def test_under_an_unknown_type_the_layers_are_not_guessed(drop: tuple[str, ...]) -> None:
+    # Granite's fields match Mixtral's (num_local_experts); read so, its Mamba-2 layers would vanish
+    config = {k: v for k, v in H_SMALL.items() if k not in drop} | {"model_type": "my_model",
+                                                                   "architectures": ["MyModelForCausalLM"]}
+    with pytest.raises(ScenarioError, match="unknown architecture 'my_model'") as err:
+        model_values(config)
+    assert "\n" not in str(err.value)

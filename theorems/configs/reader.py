@@ -57,6 +57,23 @@ def _analyse(config: Mapping[str, Any], where: str) -> _Analysis:
     if not isinstance(config, Mapping):
         raise ScenarioError(f"a model config must be a JSON object, got {type(config).__name__}", where=where)
     mtype, type_notes = model_type(config, where)
+    if not type_notes:
+        return _analyse_as(config, where, mtype, type_notes)
+    try:
+        return _analyse_as(config, where, mtype, type_notes)
+    except ScenarioError as err:
+        if err.message.startswith("unknown architecture"):
+            raise
+        # a layer kind the guessed layout does not know (Granite's "mamba" read as Mixtral's) is the file's
+        # own architecture, not a fault of the layout: say which type was refused
+        name = config.get("model_type") or ", ".join(config.get("architectures") or ()) or "(none named)"
+        raise ScenarioError(f"unknown architecture {name!r} cannot be read as {FAMILY_OF[mtype].name}, whose fields "
+                            f"it has: {err.message}", where=err.where,
+                            hint="refused rather than guessed; supported model_type values: "
+                                 + ", ".join(SUPPORTED_MODEL_TYPES)) from None
+
+
+def _analyse_as(config: Mapping[str, Any], where: str, mtype: str, type_notes: list[str]) -> _Analysis:
     fam = FAMILY_OF[mtype]
     tie_default = fam.model_types[mtype]
     cfg, where, notes = text_config(config, mtype, where)
