@@ -168,3 +168,10 @@ def test_new_hybrid_fixture_renamed_is_refused(name: str) -> None:
 @pytest.mark.parametrize("mtype", ["jamba", "falcon_h1", "granitemoehybrid", "nemotron_h", "nemotron-nas"])
 def test_hybrid_families_are_supported(mtype: str) -> None:
     assert mtype in SUPPORTED_MODEL_TYPES
+
+
+@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.json")), ids=lambda p: p.name)
+def test_every_fixture_says_where_it_comes_from(path: Path) -> None:
+    # a publisher's file is listed in SOURCES.md; a shape written for a test carries its own _comment
+    config = json.loads(path.read_text())
+    assert f"`{path.name}`" in (CONFIGS / "SOURCES.md").read_text() or "_comment" in config
