@@ -1,7 +1,9 @@
 """Configs that describe their layers one by one: Llama-Nemotron NAS ``block_configs`` (``nemotron-nas``) and
 ``moe_layer_freq`` given as a per-layer list (MiMo-V2-Flash's form).
 
-The NAS blocks below have the form of NVIDIA's Llama-3.3-Nemotron-Super-49B-v1 file (every block carries
+The fixture ``llama-3.3-nemotron-super-49b-v1.json`` is NVIDIA's Llama-3.3-Nemotron-Super-49B-v1 file as NeMo
+quotes it (``tests/fixtures/configs/SOURCES.md``): its 80 blocks are read one by one and the total compared with
+the checkpoint's 49.9B.  The smaller NAS configs below have the file's form (every block carries
 ``n_heads_in_group``, ``no_op``, ``replace_with_linear``, ``sparsify``, sink and window keys, the last ones null or
 false; ``ffn_mult`` 5.25, 2.625, 1.3125, 1.0, 0.5); the counts are written out by hand.
 """
@@ -13,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from derive.cli import main
 from derive.errors import ScenarioError
 from theorems.configs import kv_layout, model_values, param_breakdown
 
@@ -121,3 +124,45 @@ def test_moe_layer_freq_list_against_first_k_dense_replace() -> None:
     n = json.loads((CONFIGS / "deepseek_v3.json").read_text())["num_hidden_layers"]
     with pytest.raises(ScenarioError, match="disagree"):
         model_values(_deepseek_with([1] * n))  # first_k_dense_replace 3 says the first three are dense
+
+
+# NVIDIA's Llama-3.3-Nemotron-Super-49B-v1 file (tests/fixtures/configs/SOURCES.md): 80 blocks, 49 with attention
+SUPER = CONFIGS / "llama-3.3-nemotron-super-49b-v1.json"
+# blocks per ffn_mult, read off the file; width = 2/3 * ffn_mult * 8192 rounded up to 256 (DeciLM's rule)
+SUPER_MLPS = {5.25: (49, 28_672), 2.625: (6, 14_336), 3.28125: (1, 17_920), 1.3125: (10, 7_168), 1.0: (8, 5_632),
+              0.5: (6, 2_816)}
+
+
+def test_super_49b_blocks_are_read_one_by_one() -> None:
+    config = json.loads(SUPER.read_text())
+    blocks = config["block_configs"]
+    assert len(blocks) == 80 == sum(n for n, _ in SUPER_MLPS.values())
+    for mult, (count, _) in SUPER_MLPS.items():
+        assert sum(1 for b in blocks if b["ffn"]["ffn_mult"] == mult) == count
+    kv, pb = kv_layout(config), param_breakdown(config)
+    assert kv.full_layers == 49 and pb.attention == 49 * ATTENTION_8
+    assert pb.dense_mlp == sum(n * 3 * D * width for n, width in SUPER_MLPS.values())
+
+
+def test_super_49b_against_published_counts() -> None:
+    values = model_values(json.loads(SUPER.read_text()))
+    total = 2 * 128_256 * D + 49 * ATTENTION_8 + sum(n * 3 * D * w for n, w in SUPER_MLPS.values())
+    assert values["params_total"].value == total == 49_866_080_256
+    assert round(total / 1e9, 1) == 49.9  # the checkpoint's count as Hugging Face shows it (49.9B params)
+    # 49 attention layers, K and V, 8 KV heads of 128, bf16; the 31 blocks without attention keep no cache
+    assert values["kv_bytes_per_token"].value == 49 * 2 * 8 * 128 * 2 == 200_704
+    assert values["kv_heads"].value == 8 and values["kv_cache_layers"].value == 49
+
+
+def test_super_49b_with_a_windowed_block_is_refused_on_the_command_line(tmp_path: Path, capsys) -> None:
+    # a window is a layer kind the reader does not model: refused, not read as full attention
+    config = json.loads(SUPER.read_text())
+    config["block_configs"][40]["attention"]["window_length"] = 4096
+    with pytest.raises(ScenarioError, match="block_configs\\[40\\].attention.window_length") as err:
+        model_values(config)
+    assert "\n" not in str(err.value)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    assert main(["eval", "params_total", "--model", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1 and "window_length" in captured.err

@@ -128,3 +128,50 @@ def test_refusal_on_the_command_line_is_one_line_exit_2(tmp_path: Path, capsys) 
 
 def test_nemotron_h_is_supported() -> None:
     assert "nemotron_h" in SUPPORTED_MODEL_TYPES
+
+
+# Gemma 4's language model as transformers 5.7 prints gemma-4-31B-it's config (tests/fixtures/configs/SOURCES.md):
+# global layers with keys equal to values and a head size of their own are not Gemma 3's layers
+GEMMA4_31B_TEXT = {
+    "attention_bias": False, "attention_k_eq_v": True, "enable_moe_block": False, "expert_intermediate_size": None,
+    "final_logit_softcapping": 30.0, "global_head_dim": 512, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+    "hidden_size": 5376, "hidden_size_per_layer_input": 0, "intermediate_size": 21504,
+    "layer_types": (["sliding_attention"] * 5 + ["full_attention"]) * 10, "max_position_embeddings": 262144,
+    "model_type": "gemma4_text", "moe_intermediate_size": None, "num_attention_heads": 32, "num_experts": None,
+    "num_global_key_value_heads": 4, "num_hidden_layers": 60, "num_key_value_heads": 16, "num_kv_shared_layers": 0,
+    "rms_norm_eps": 1e-06, "sliding_window": 1024, "tie_word_embeddings": True, "top_k_experts": None,
+    "vocab_size": 262144, "vocab_size_per_layer_input": 262144,
+}
+
+
+@pytest.mark.parametrize("config", [
+    {"architectures": ["Gemma4ForConditionalGeneration"], "model_type": "gemma4", "text_config": GEMMA4_31B_TEXT,
+     "tie_word_embeddings": True},
+    GEMMA4_31B_TEXT,
+], ids=["gemma4", "gemma4_text"])
+def test_gemma4_is_refused_with_the_fields_it_could_not_place(config: dict) -> None:
+    with pytest.raises(ScenarioError) as err:
+        model_values(config)
+    text = str(err.value)
+    assert "gemma4" in text and "attention_k_eq_v" in text and "global_head_dim" in text
+    assert "\n" not in text
+
+
+@pytest.mark.parametrize("name", ["ai21-jamba-1.5-mini.json"])
+def test_new_hybrid_fixture_renamed_is_refused(name: str) -> None:
+    # read as llama, the Mamba layers and the experts would vanish; the periods are named instead
+    with pytest.raises(ScenarioError, match="attn_layer_period") as err:
+        model_values(_renamed(_load(name)))
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("mtype", ["jamba", "falcon_h1", "granitemoehybrid", "nemotron_h", "nemotron-nas"])
+def test_hybrid_families_are_supported(mtype: str) -> None:
+    assert mtype in SUPPORTED_MODEL_TYPES
+
+
+@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.json")), ids=lambda p: p.name)
+def test_every_fixture_says_where_it_comes_from(path: Path) -> None:
+    # a publisher's file is listed in SOURCES.md; a shape written for a test carries its own _comment
+    config = json.loads(path.read_text())
+    assert f"`{path.name}`" in (CONFIGS / "SOURCES.md").read_text() or "_comment" in config

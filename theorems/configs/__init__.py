@@ -8,9 +8,10 @@ supplies the model's quantities.  All LLM-specific knowledge lives here, in ``th
 only calls ``model_values``.
 
 Layout: one module per family (``dense``, ``gemma``, ``falcon``, ``mixtral``, ``gpt_oss``, ``qwen_moe``,
-``qwen_hybrid``, ``llama4``, ``glm``, ``deepseek``, ``nemotron_h``, ``nemotron_nas``), each a ``Family`` record
-saying how its configs lay out their layers; ``registry`` picks the family; ``reader`` runs the same steps for
-every family; ``precision`` reads the datatype and quantization; ``hub`` finds a cached ``config.json``.
+``qwen_hybrid``, ``llama4``, ``glm``, ``deepseek``, ``nemotron_h``, ``nemotron_nas``, ``jamba``, ``falcon_h1``,
+``granite``), each a ``Family`` record saying how its configs lay out their layers; ``registry`` picks the family;
+``reader`` runs the same steps for every family; ``ssm`` holds the Mamba mixers the hybrid families share;
+``precision`` reads the datatype and quantization; ``hub`` finds a cached ``config.json``.
 Adding a family: its module, its test, and one entry in ``registry.FAMILIES``.
 
 Refuse, never guess
@@ -40,8 +41,10 @@ Counting conventions
   linear-attention projections and convolutions, the DeepSeek-V3.2 indexer.  Norm gains, bias vectors,
   gpt-oss attention sinks and Gated DeltaNet's per-head decay vectors are not counted (each well under
   0.1 % of the models here); multi-token-prediction modules and vision towers are not counted.
-- A Mamba-2 layer (Nemotron-H) counts ``in_proj``, the depthwise convolution and ``out_proj``; its per-head
-  ``A_log``, ``D`` and ``dt_bias`` are not counted, like the norms.
+- A Mamba-2 layer (Nemotron-H, Falcon-H1, Granite 4) counts ``in_proj``, the depthwise convolution and
+  ``out_proj``; its per-head ``A_log``, ``D`` and ``dt_bias`` are not counted, like the norms.  A Mamba layer
+  (Jamba) counts ``in_proj``, the convolution, ``x_proj``, ``dt_proj`` and its ``inner x state`` ``A_log``
+  matrix and ``out_proj``; not ``D`` or the ``dt_proj`` bias (``ssm``).
 - ``params_total`` counts everything above, embeddings included (the publishers' totals do).
 - ``params_active`` is what the compute formulas multiply by: the parameters a token's forward pass
   multiplies, so *without the input embedding* (a table lookup, no multiplies) and *with the output
@@ -56,7 +59,8 @@ KV cache by layer kind
 Every layer is one of: full attention (GQA/MQA/MHA: ``2 * kv_heads * head_dim`` elements per token;
 MLA: ``kv_lora_rank + qk_rope_head_dim``), sliding window W (holds ``min(L, W)`` tokens), chunked
 attention C (holds at most ``min(L, C)`` tokens: the current chunk), a layer with a recurrent state
-(Gated DeltaNet linear attention, Mamba-2: a state of fixed size per sequence, whatever the context), or
+(Gated DeltaNet linear attention, Mamba, Mamba-2: a state of fixed size per sequence, whatever the context; a
+Falcon-H1 layer keeps both a KV cache and a state), or
 no cache at all (Nemotron-H's MLP and MoE layers, a NAS block without attention).  The counts per kind are
 computed arithmetically from the config (``layer_types`` when given, else the family's pattern); no
 per-layer list is built.  The values: ``kv_bytes_per_token`` (full layers plus any indexer keys: the

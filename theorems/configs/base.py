@@ -390,16 +390,17 @@ def alternate_window(f: Fields, mtype: str, n: int, sliding: int | None) -> Laye
     return {"full": n - local, "window": local, "chunk": 0, "linear": 0}, sliding, 0
 
 
-def listed_kinds(f: Fields, types: Sequence[str], sliding: int | None) -> LayerKinds:
-    """The layer kinds a config lists in ``layer_types``, one per layer."""
+def listed_kinds(f: Fields, types: Sequence[str], sliding: int | None,
+                 names: Mapping[str, str] = KIND_NAMES) -> LayerKinds:
+    """The layer kinds a config lists in ``layer_types``, one per layer (``names``: entry -> kind)."""
     counts = {"full": 0, "window": 0, "chunk": 0, "linear": 0}
     window = chunk = 0
     f.read.add("layer_types")
     for t in types:
-        kind = KIND_NAMES.get(t)
+        kind = names.get(t)
         if kind is None:
             raise ScenarioError(f"field 'layer_types' has an unknown layer kind {t!r}", where=f.where,
-                                hint=f"known kinds: {', '.join(sorted(KIND_NAMES))}")
+                                hint=f"known kinds: {', '.join(sorted(names))}")
         counts[kind] += 1
     if counts["window"]:
         f.read.add("sliding_window")
@@ -442,7 +443,8 @@ class Family:
     weights of all layers; ``attention`` reads one attention layer; ``pattern`` gives the layer kinds when
     the config has no ``layer_types``; ``linear`` reads one linear-attention layer (None: the family has
     none); ``class_defaults`` are fields transformers' config class fills in when the file leaves them
-    out; ``notes`` adds the family's conventions to the notes.
+    out; ``notes`` adds the family's conventions to the notes; ``kind_names`` adds the family's own
+    ``layer_types`` entries; ``own_layer_types`` hands ``layer_types`` to ``pattern`` instead.
     """
 
     name: str
@@ -458,6 +460,9 @@ class Family:
     aliases: Mapping[str, str] = field(default_factory=dict)  # older model_type names -> model_type
     blocks: Callable[[Fields, str, int, int], Blocks] | None = None  # per-layer blocks instead of a pattern
     known: frozenset[str] = frozenset()  # fields of the family's files that set no size (gpt-oss's swiglu_limit)
+    # layer_types entries this family's files use beyond KIND_NAMES (Granite 4's "mamba" -> "linear")
+    kind_names: Mapping[str, str] = field(default_factory=dict)
+    own_layer_types: bool = False  # ``pattern`` reads layer_types itself (Falcon-H1's "hybrid", Jamba's periods)
 
 
 # Fields that set no layer kind and no tensor shape: metadata, numerics, training and routing settings.

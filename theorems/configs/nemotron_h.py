@@ -14,11 +14,10 @@ counted, like every norm and bias here.
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 from derive.errors import ScenarioError
 
-from .base import DTYPE_BYTES, Family, Fields, LayerKinds, Linear, Mlp, num
+from . import ssm
+from .base import Family, Fields, LayerKinds, Linear, Mlp
 
 # pattern character -> what the layer holds
 LAYER_CHARS = {"M": "Mamba-2", "*": "attention", "-": "MLP", "E": "mixture of experts"}
@@ -71,39 +70,11 @@ def _mlp(f: Fields, mtype: str, d: int, n: int) -> Mlp:
 
 
 def mamba2(f: Fields, d: int) -> Linear:
-    """One Mamba-2 layer: its weights and the fixed state a sequence keeps."""
+    """One Mamba-2 layer: its weights and the fixed state a sequence keeps (``ssm.mamba2``)."""
     why = "Mamba-2 layer"
-    heads = f.need("mamba_num_heads", why=why)
-    head_dim = f.need("mamba_head_dim", why=why)
-    state = f.need("ssm_state_size", why=why)
-    groups = f.need("n_groups", why=why)
-    kernel = f.need("conv_kernel", why=why)
-    inner = heads * head_dim
-    if heads % groups:
-        raise ScenarioError(f"mamba_num_heads ({heads}) is not a multiple of n_groups ({groups})", where=f.where)
-    conv_dim = inner + 2 * groups * state  # x, B and C go through the convolution
-    params = (d * (inner + conv_dim + heads)  # in_proj: z, x, B, C, dt
-              + conv_dim * kernel  # depthwise conv1d
-              + inner * d)  # out_proj
-    ssm, conv = heads * head_dim * state, conv_dim * (kernel - 1)
-    formula = (f"{heads} heads * {head_dim} * {state} SSM state + {conv_dim} channels * {kernel - 1} convolution "
-               "state")
-    dtype = None
-    for key in ("mamba_ssm_cache_dtype", "mamba_ssm_dtype"):
-        if f.has(key):
-            dtype = (key, f.get(key))
-            break
-    if dtype is None:
-        return Linear(params, ssm + conv, formula, kind="Mamba-2")
-    key, name = dtype
-    if not isinstance(name, str) or name.removeprefix("torch.") not in DTYPE_BYTES:
-        raise ScenarioError(f"field '{key}' names an unknown datatype {name!r}", where=f.where,
-                            hint=f"known: {', '.join(sorted(DTYPE_BYTES))}")
-    each = DTYPE_BYTES[name.removeprefix("torch.")]
-    f.notes.append(f"{key} {name}: the Mamba-2 SSM state is kept at {num(each)} B per element, the convolution "
-                   "state at the KV element size")
-    return Linear(params, conv, formula.replace("SSM state", f"SSM state at {num(each)} B"), ssm * Fraction(each),
-                  kind="Mamba-2")
+    return ssm.mamba2(f, d, heads=f.need("mamba_num_heads", why=why), head_dim=f.need("mamba_head_dim", why=why),
+                      state=f.need("ssm_state_size", why=why), groups=f.need("n_groups", why=why),
+                      kernel=f.need("conv_kernel", why=why))
 
 
 FAMILIES = (

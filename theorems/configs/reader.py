@@ -12,6 +12,7 @@ from typing import Any
 from derive.errors import ScenarioError
 
 from .base import (
+    KIND_NAMES,
     MAX_LAYERS,
     MAX_SIZE,
     Attention,
@@ -56,6 +57,23 @@ def _analyse(config: Mapping[str, Any], where: str) -> _Analysis:
     if not isinstance(config, Mapping):
         raise ScenarioError(f"a model config must be a JSON object, got {type(config).__name__}", where=where)
     mtype, type_notes = model_type(config, where)
+    if not type_notes:
+        return _analyse_as(config, where, mtype, type_notes)
+    try:
+        return _analyse_as(config, where, mtype, type_notes)
+    except ScenarioError as err:
+        if err.message.startswith("unknown architecture"):
+            raise
+        # a layer kind the guessed layout does not know (Granite's "mamba" read as Mixtral's) is the file's
+        # own architecture, not a fault of the layout: say which type was refused
+        name = config.get("model_type") or ", ".join(config.get("architectures") or ()) or "(none named)"
+        raise ScenarioError(f"unknown architecture {name!r} cannot be read as {FAMILY_OF[mtype].name}, whose fields "
+                            f"it has: {err.message}", where=err.where,
+                            hint="refused rather than guessed; supported model_type values: "
+                                 + ", ".join(SUPPORTED_MODEL_TYPES)) from None
+
+
+def _analyse_as(config: Mapping[str, Any], where: str, mtype: str, type_notes: list[str]) -> _Analysis:
     fam = FAMILY_OF[mtype]
     tie_default = fam.model_types[mtype]
     cfg, where, notes = text_config(config, mtype, where)
@@ -88,7 +106,8 @@ def _analyse(config: Mapping[str, Any], where: str) -> _Analysis:
         counts = {"full": blocks.full_layers, "window": 0, "chunk": 0, "linear": 0}
         window = chunk = 0
     else:
-        counts, window, chunk = (listed_kinds(f, types, sliding) if types is not None
+        counts, window, chunk = (listed_kinds(f, types, sliding, {**KIND_NAMES, **fam.kind_names})
+                                 if types is not None and not fam.own_layer_types
                                  else fam.pattern(f, mtype, n_layers, sliding))
     if counts["linear"] and fam.linear is None:
         raise ScenarioError(f"{counts['linear']} linear-attention layer(s) in a {mtype} config, whose layers the "
@@ -260,7 +279,7 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
             parts_kv.append(f"every attention layer counted as full would be {num(every)}")
         if kv.state_layers:
             parts_kv.append(f"plus a fixed {num(kv.state_bytes_at(e))} B per sequence of recurrent state "
-                            "(linear-attention or Mamba-2 layers)")
+                            "(linear-attention or Mamba layers)")
         notes.append(f"KV by layer kind: {layout}; " + ", ".join(parts_kv) + "; see kv_bytes_per_sequence")
 
     out = ModelValues({
@@ -285,7 +304,7 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
                                        "no chunked-attention layers"),
         "kv_state_bytes": ConfigValue(kv.state_bytes_at(e), "B/seq",
                                       f"{kv.state_layers} layers with a fixed-size recurrent state (linear "
-                                      "attention or Mamba-2), one per sequence whatever the context"
+                                      "attention or Mamba), one per sequence whatever the context"
                                       if kv.state_layers else "no linear-attention or state-space layers"),
         "bytes_per_kv_element": ConfigValue(e, "B", e_note, native=bytes_per_kv_element is None),
         "d_model": ConfigValue(Fraction(a.d), "1", f"hidden_size = {a.d}"),

@@ -13,9 +13,12 @@ from . import (
     deepseek,
     dense,
     falcon,
+    falcon_h1,
     gemma,
     glm,
     gpt_oss,
+    granite,
+    jamba,
     llama4,
     mixtral,
     nemotron_h,
@@ -28,7 +31,8 @@ from .base import Family
 FAMILIES: tuple[Family, ...] = (*dense.FAMILIES, *gemma.FAMILIES, *falcon.FAMILIES, *mixtral.FAMILIES,
                                 *gpt_oss.FAMILIES, *qwen_moe.FAMILIES, *qwen_hybrid.FAMILIES, *llama4.FAMILIES,
                                 *glm.FAMILIES, *deepseek.FAMILIES, *nemotron_h.FAMILIES,
-                                *nemotron_nas.FAMILIES)
+                                *nemotron_nas.FAMILIES, *jamba.FAMILIES, *falcon_h1.FAMILIES,
+                                *granite.FAMILIES)
 FAMILY_OF: dict[str, Family] = {mtype: fam for fam in FAMILIES for mtype in fam.model_types}
 ARCHITECTURES: dict[str, str] = {name: mtype for fam in FAMILIES for name, mtype in fam.architectures.items()}
 ALIASES: dict[str, str] = {old: new for fam in FAMILIES for old, new in fam.aliases.items()}

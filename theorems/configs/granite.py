@@ -1,0 +1,63 @@
+"""IBM Granite 4 hybrids (``granitemoehybrid``: Granite-4.0-H-Small, H-Tiny, H-Micro): each layer is a Mamba-2 layer
+or a grouped-query attention layer, as ``layer_types`` lists them (``"mamba"`` / ``"attention"``, or transformers'
+newer ``"linear_attention"`` / ``"full_attention"``), and every layer has a feed-forward part of its own
+(transformers' ``GraniteMoeHybridDecoderLayer``).
+
+The feed-forward part is a shared gated MLP of ``shared_intermediate_size`` (always there, used by every token)
+plus, when ``num_local_experts`` > 0, a mixture of ``num_local_experts`` gated experts of ``intermediate_size``
+with ``num_experts_per_tok`` per token and a router.  With no experts (H-Micro) the shared MLP is the dense MLP.
+The Mamba-2 layer (``ssm.mamba2``) has ``mamba_expand * hidden_size`` channels in ``mamba_n_heads`` heads of
+``mamba_d_head`` (``"auto"``: channels / heads; transformers refuses any other product), ``mamba_n_groups``
+groups, ``mamba_d_state`` and ``mamba_d_conv``.  A file without ``layer_types`` is all Mamba-2, as transformers'
+config class makes it (noted).  Attention uses no positional encoding (``position_embedding_type`` "nope"), which
+changes no shape.
+"""
+
+from __future__ import annotations
+
+from derive.errors import ScenarioError
+
+from . import ssm
+from .base import Family, Fields, LayerKinds, Linear, Mlp, experts_per_token, gated, routed
+
+
+def _pattern(f: Fields, mtype: str, n: int, sliding: int | None) -> LayerKinds:
+    f.notes.append(f"'layer_types' absent: every layer Mamba-2 (transformers' {mtype} default)")
+    return {"full": 0, "window": 0, "chunk": 0, "linear": n}, 0, 0
+
+
+def _mlp(f: Fields, mtype: str, d: int, n: int) -> Mlp:
+    shared_width = f.need("shared_intermediate_size", why=mtype)
+    experts = f.need("num_local_experts", minimum=0, why=mtype)
+    if not experts:
+        f.notes.append(f"num_local_experts 0: one gated MLP of shared_intermediate_size {shared_width} per layer")
+        return Mlp(dense_mlp=n * gated(d, shared_width))
+    shared = n * gated(d, shared_width)
+    f.notes.append(f"every layer: {experts} experts of intermediate_size and one shared MLP of "
+                   f"shared_intermediate_size {shared_width}")
+    return routed(n, experts, experts_per_token(f, mtype), d, f.need("intermediate_size", why=mtype),
+                  shared=shared, shared_n=1)
+
+
+def _mamba(f: Fields, d: int) -> Linear:
+    why = f"{f.model_type} Mamba-2"
+    heads = f.need("mamba_n_heads", why=why)
+    inner = f.need("mamba_expand", why=why) * d
+    head_dim_field = f.get("mamba_d_head", "auto")
+    head_dim = inner // heads if head_dim_field == "auto" else f.whole("mamba_d_head", head_dim_field, 1)
+    if heads * head_dim != inner:
+        raise ScenarioError(f"mamba_n_heads ({heads}) * mamba_d_head ({head_dim}) is not mamba_expand * hidden_size "
+                            f"({inner})", where=f.where, hint="transformers refuses this config too")
+    return ssm.mamba2(f, d, heads=heads, head_dim=head_dim, state=f.need("mamba_d_state", why=why),
+                      groups=f.need("mamba_n_groups", why=why), kernel=f.need("mamba_d_conv", why=why),
+                      fields="mamba_n_heads", group_field="mamba_n_groups")
+
+
+FAMILIES = (
+    Family("granite_hybrid", {"granitemoehybrid": False}, {"GraniteMoeHybridForCausalLM": "granitemoehybrid"},
+           mlp=_mlp, pattern=_pattern, linear=_mamba, kind_names={"mamba": "linear"},
+           # multipliers, kernel settings, biases and the time-step range: no size
+           known=frozenset({"embedding_multiplier", "logits_scaling", "residual_multiplier", "attention_multiplier",
+                            "position_embedding_type", "normalization_function", "mamba_chunk_size",
+                            "mamba_conv_bias", "mamba_proj_bias", "time_step_limit", "init_method"})),
+)
