@@ -8,7 +8,8 @@ import json
 import sys
 from pathlib import Path
 
-from derive.probe.analysis import ProbeDataError, knee, write_files
+from derive.errors import DeriveError
+from derive.probe.analysis import ProbeDataError, write_files
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -49,35 +50,23 @@ def main(argv: list[str] | None = None) -> int:
                 return 2
             result = measure(device=args.device, tiny=args.tiny, log=sys.stderr)
             source = args.source or f"derive.probe on {result.get('device')} ({result.get('torch')}), {date}"
-        if args.save_json:
+        if args.save_json:  # the raw result is kept even when the analysis below refuses it
             Path(args.save_json).write_text(json.dumps(result, indent=1) + "\n")
+        from derive.probe.floors import evaluate
+        from derive.probe.report import report
+
+        rows = evaluate(result, hardware=args.hardware, date=date, source=source)  # before any file is written
+        lines = report(result, rows)
         paths = write_files(result, hardware=args.hardware, date=date, source=source, out=Path(args.out))
-    except ProbeDataError as err:
+    except (ProbeDataError, DeriveError) as err:
         sys.stderr.write(f"derive.probe: error: {err}\n")
         return 2
-    _table(result)
+    for line in lines:
+        sys.stdout.write(line + "\n")
     for path in paths:
         sys.stdout.write(f"wrote {path}\n")
-    return 0
-
-
-def _table(result: dict) -> None:
-    from derive.model.display import format_value
-
-    w = sys.stdout.write
-    w(f"device: {result.get('device')}\n")
-    w(f"  achieved dense FLOP/s   {format_value(result['matmul_flops_per_s'], 'FLOP/s')}\n")
-    w(f"  achieved HBM read       {format_value(result['read_bytes_per_s'], 'byte/s')}\n")
-    ratio = result["matmul_flops_per_s"] / result["read_bytes_per_s"]
-    w(f"  achieved F/W            {format_value(ratio, 'FLOP/byte')}\n")
-    if result.get("dense_knee"):
-        w(f"  dense knee              {format_value(knee(result['dense_knee']['points']).tokens, 'token')}\n")
-    for moe in result.get("moe_knee", []):
-        s = moe["experts"] / moe["top_k"]
-        w(f"  knee E={moe['experts']:<3} k={moe['top_k']:<2} S={s:<4g}  "
-          f"{format_value(knee(moe['points']).tokens, 'token')}\n")
-    for p in result.get("decode", []):
-        w(f"  decode B={p['batch']:<5} L={p['context']:<6} {format_value(p['seconds'], 's')}\n")
+    # a floor above a measurement is a bug to report: the exit code says so, as derive ledger's does
+    return 1 if any(r.status == "contradiction" for r in rows) else 0
 
 
 if __name__ == "__main__":
