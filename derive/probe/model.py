@@ -9,8 +9,10 @@ One decoder, three passes over it:
   heads of one KV head are passed as g query rows of that head (a decode query attends to every cached
   token, so no mask), which is exactly grouped-query attention and needs no repeated K or V.
 - ``prefill`` (``prefill``): one forward pass over B sequences of L new tokens each from an empty cache,
-  causal fused attention (SDPA with ``is_causal=True`` and ``enable_gqa=True``, PyTorch 2.5 or later);
-  the LM head multiplies only each sequence's last token, as a server computing its first token does.
+  causal fused attention (SDPA with ``is_causal=True``); each KV head's K and V are repeated for its g query
+  heads first (L x head_dim per head, small beside the pass's multiplies; it keeps every PyTorch version on
+  a fused kernel).  The LM head multiplies only each sequence's last token, as a server computing its first
+  token does.
 
 No rotary embedding and no sampling: the shape of the work, not a usable model.  Norms are unfused RMSNorm
 in every pass, so the decode passes differ only in their attention.
@@ -105,6 +107,7 @@ class Decoder:
             q = (y @ layer["wq"]).view(b, n, h, hd).transpose(1, 2)  # [b, h, n, hd]
             k = (y @ layer["wk"]).view(b, n, kv, hd).transpose(1, 2)  # [b, kv, n, hd]: the KV written
             v = (y @ layer["wv"]).view(b, n, kv, hd).transpose(1, 2)
-            att = fn.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+            k, v = k.repeat_interleave(h // kv, dim=1), v.repeat_interleave(h // kv, dim=1)  # query head i: KV i // g
+            att = fn.scaled_dot_product_attention(q, k, v, is_causal=True)
             x = self._ffn(x + att.transpose(1, 2).reshape(b, n, h * hd) @ layer["wo"], layer)
         return x[:, -1] @ self.head

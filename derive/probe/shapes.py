@@ -78,7 +78,7 @@ def crossing(points: Sequence[tuple[float, float]], level: float) -> float | Non
         return x0
     for x1, y1 in points[1:]:
         if y1 >= level:
-            return x0 + (level - y0) * (x1 - x0) / (y1 - y0)
+            return min(x1, x0 + (level - y0) * (x1 - x0) / (y1 - y0))  # never past x1 by rounding
         x0, y0 = x1, y1
     return None
 
