@@ -206,7 +206,23 @@ def test_constant_rate_knee_is_r_s_exactly(experts, top, rate, bandwidth, multip
 
 
 @settings(max_examples=200, deadline=None)
-@given(pts=st.lists(st.tuples(st.floats(0.0, 1e3), st.floats(0.0, 1e3)), min_size=1, max_size=10),
+@given(experts=st.sampled_from([8, 32, 64]), top=st.sampled_from([2, 4]), peak=st.floats(2e14, 2e15),
+       bandwidth=st.floats(1e12, 8e12), slow_rows=st.floats(0, 100))
+def test_skinny_products_lower_the_knee_by_their_slowdown(experts, top, peak, bandwidth, slow_rows):
+    """Products of r rows at F·r/(r + r0) (slower the skinnier): compute time is 2KN·E·(r + r0)/F, linear in
+    B, so the knee is exactly (F/W - r0)·E/k with q = 2 bytes: r0·S below the lecture's R x S."""
+    layer = LayerShape(experts, top, 4096, 14336, experts * 4096 * 14336 * 2)
+    batches = [experts * m for m in range(1, 2001, 7)]
+    rates = {(layer.rows(b), 4096, 14336): peak * layer.rows(b) / (layer.rows(b) + slow_rows) for b in batches}
+    expected = (peak / bandwidth - slow_rows) * experts / top
+    p = predict_knee(layer, batches, rates, bandwidth)
+    if batches[0] < expected < batches[-1]:
+        assert p.tokens == pytest.approx(expected, rel=1e-9)
+        assert p.tokens <= peak / bandwidth * experts / top * (1 + 1e-9)  # never above R x S at F
+
+
+@settings(max_examples=200, deadline=None)
+@given(pts=st.lists(st.tuples(st.integers(0, 10**4), st.floats(0.0, 1e3)), min_size=1, max_size=10),
        level=st.floats(1e-3, 1e3))
 def test_crossing_is_the_first_point_where_the_curve_reaches_the_level(pts, level):
     xs = sorted({x for x, _ in pts})
@@ -220,6 +236,17 @@ def test_crossing_is_the_first_point_where_the_curve_reaches_the_level(pts, leve
     if before and x > curve[0][0]:  # on a segment: the interpolated curve is at the level there
         (x0, y0), (x1, y1) = before[-1], next(p for p in curve if p[0] >= x)
         assert y0 + (y1 - y0) * (x - x0) / (x1 - x0) == pytest.approx(level, rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.parametrize("raw", [*COMMITTED, *(SHARED / n for n in sorted(SHARED_DIGESTS))],
+                         ids=[*(f"{p.parent.name}/{p.name}" for p in COMMITTED), *sorted(SHARED_DIGESTS)])
+def test_every_measured_step_is_at_or_above_its_floor(raw, tmp_path, capsys):
+    """The real H100 and H200 results: no floor above a measurement, and the exit code says so."""
+    if not raw.exists():
+        pytest.skip("the shared measurements are not on this machine")
+    hardware = "h200" if "h200" in raw.name or raw.parent.name == "h200" else "h100-sxm"
+    assert probe_main(["--hardware", hardware, "--from-json", str(raw), "--out", str(tmp_path)]) == 0
+    assert "contradiction" not in capsys.readouterr().out.lower()
 
 
 # Bad input and the torch-free modules ---------------------------------------------------------------------
