@@ -122,7 +122,6 @@ def ledger_toml(result: Mapping, *, hardware: str, date: str, source: str) -> st
     if result.get("decode"):
         if not model:
             raise ProbeDataError("probe result has decode steps but no 'decode_model'")
-        n = int(model["params_read_per_step"])
         contexts = sorted({int(p["context"]) for p in result["decode"]})
         batches = sorted({int(p["batch"]) for p in result["decode"]})
         by_batch_l = contexts[0]
@@ -138,9 +137,7 @@ def ledger_toml(result: Mapping, *, hardware: str, date: str, source: str) -> st
                                         (f"step time vs context, B = {by_context_b}", b == by_context_b)) if cond]
             lines += ["[[entry]]", f'id = "decode-b{b}-l{ctx}"', f"title = {_q(f'decode step, B = {b}, L = {ctx}')}",
                       'check = "gap.roofline_floor_below_measured"', f'value = "{_num(float(p["seconds"]))} s"',
-                      f'set = ["params_total={n} param", "params_active={n} param", '
-                      f'"kv_bytes_per_token={kv_bytes_per_token(model)} byte/token", "batch={b} seq", '
-                      f'"context={ctx} token/seq"]',
+                      f'set = [{_model_sets(model)}, "batch={b} seq", "context={ctx} token/seq"]',
                       "series = [" + ", ".join(_q(s) for s in series) + "]",
                       f"method = {_q(method)}", ""]
     lines += _sdpa_entries(result)
