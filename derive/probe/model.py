@@ -107,7 +107,8 @@ class Decoder:
             q = (y @ layer["wq"]).view(b, n, h, hd).transpose(1, 2)  # [b, h, n, hd]
             k = (y @ layer["wk"]).view(b, n, kv, hd).transpose(1, 2)  # [b, kv, n, hd]: the KV written
             v = (y @ layer["wv"]).view(b, n, kv, hd).transpose(1, 2)
-            k, v = k.repeat_interleave(h // kv, dim=1), v.repeat_interleave(h // kv, dim=1)  # query head i: KV i // g
+            # query head i reads KV head i // g: each KV head copied for its g query heads (no host sync)
+            k, v = (t[:, :, None].expand(b, kv, h // kv, n, hd).reshape(b, h, n, hd) for t in (k, v))
             att = fn.scaled_dot_product_attention(q, k, v, is_causal=True)
             x = self._ffn(x + att.transpose(1, 2).reshape(b, n, h * hd) @ layer["wo"], layer)
         return x[:, -1] @ self.head
