@@ -269,6 +269,32 @@ def test_unknown_hardware_writes_nothing(tmp_path, capsys):
     assert "no-such-chip" in capsys.readouterr().err and not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("edit", ["no-seconds", "not-an-object", "batch-as-list"])
+def test_a_malformed_saved_result_is_one_error_line(tmp_path, capsys, edit):
+    r = _old()
+    if edit == "no-seconds":
+        del r["decode"][3]["seconds"]
+    elif edit == "batch-as-list":
+        r["dense_knee"]["points"][0]["batch"] = [1]
+    saved = tmp_path / "r.json"
+    saved.write_text(json.dumps([r] if edit == "not-an-object" else r))
+    assert probe_main(["--hardware", "h200", "--from-json", str(saved), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("derive.probe: error: ") and err.count("\n") == 1 and not (tmp_path / "out").exists()
+
+
+def test_an_unknown_hardware_is_refused_before_measuring(monkeypatch, capsys):
+    """The preset name is checked before minutes of measuring (the bench is never called)."""
+    import types
+
+    called = []
+    fake = types.ModuleType("derive.probe.bench")
+    fake.measure = lambda **kw: called.append(kw)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "derive.probe.bench", fake)
+    assert probe_main(["--hardware", "h2000", "--tiny"]) == 2
+    assert not called and "h200" in capsys.readouterr().err  # did you mean
+
+
 def test_the_analysis_modules_never_import_torch():
     code = ("import sys, derive.probe.analysis, derive.probe.shapes, derive.probe.floors, derive.probe.report, "
             "derive.probe.__main__; print('torch' in sys.modules)")

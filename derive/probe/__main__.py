@@ -1,4 +1,4 @@
-"""``python -m derive.probe``: measure this machine (or analyse a saved result) and write the two files."""
+"""``python -m derive.probe``: measure this machine (or analyse a saved result), report it, write the files."""
 
 from __future__ import annotations
 
@@ -10,12 +10,15 @@ from pathlib import Path
 
 from derive.errors import DeriveError
 from derive.probe.analysis import ProbeDataError, write_files
+from derive.probe.floors import check_hardware, evaluate, library_for
+from derive.probe.report import report
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m derive.probe",
-                                description="Measure achieved ceilings, matmul knees and decode steps; write a "
-                                            "measurement file and a ledger file.")
+                                description="Measure achieved ceilings, matmul knees, the rates at the knees' "
+                                            "shapes, decode steps and prefill passes; print TPOT and TTFT "
+                                            "against their floors; write a measurement file and ledger files.")
     p.add_argument("--hardware", required=True, metavar="NAME",
                    help="the hardware preset this machine is (e.g. h100-sxm); names the files")
     p.add_argument("--out", default="probe-out/presets", metavar="DIR",
@@ -40,6 +43,10 @@ def main(argv: list[str] | None = None) -> int:
             except (OSError, json.JSONDecodeError) as err:
                 sys.stderr.write(f"derive.probe: error: cannot read {args.from_json}: {err}\n")
                 return 2
+            if not isinstance(result, dict):
+                raise ProbeDataError(f"{args.from_json} holds no JSON object")
+            library = library_for(result)
+            check_hardware(library, args.hardware)
             source = args.source or f"probe result {Path(args.from_json).name}"
         else:
             try:
@@ -48,16 +55,19 @@ def main(argv: list[str] | None = None) -> int:
                 sys.stderr.write(f"derive.probe: error: {err} (install the optional extra: pip install "
                                  "'derive-llm[probe]')\n")
                 return 2
+            library = library_for()
+            check_hardware(library, args.hardware)  # before minutes of measuring, not after
             result = measure(device=args.device, tiny=args.tiny, log=sys.stderr)
             source = args.source or f"derive.probe on {result.get('device')} ({result.get('torch')}), {date}"
         if args.save_json:  # the raw result is kept even when the analysis below refuses it
             Path(args.save_json).write_text(json.dumps(result, indent=1) + "\n")
-        from derive.probe.floors import evaluate
-        from derive.probe.report import report
-
-        rows = evaluate(result, hardware=args.hardware, date=date, source=source)  # before any file is written
-        lines = report(result, rows)
-        paths = write_files(result, hardware=args.hardware, date=date, source=source, out=Path(args.out))
+        try:
+            rows = evaluate(result, hardware=args.hardware, date=date, source=source, library=library)
+            lines = report(result, rows)
+            paths = write_files(result, hardware=args.hardware, date=date, source=source, out=Path(args.out))
+        except (KeyError, TypeError) as err:  # a saved result edited by hand or from another tool
+            raise ProbeDataError(f"probe result has a missing or malformed field ({type(err).__name__}: {err})"
+                                 ) from err
     except (ProbeDataError, DeriveError) as err:
         sys.stderr.write(f"derive.probe: error: {err}\n")
         return 2

@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from derive.errors import UnknownNameError
 from derive.model.library import Library
 from derive.model.loader import load_library
 from derive.model.scenario import PresetStore
@@ -25,9 +26,18 @@ from derive.whatif.ledger import LedgerRow, evaluate_entry, read_ledger_file
 SCRATCH_NAME = "probe-analysis"
 
 
-def library_for(result: Mapping) -> Library:
-    """The lecture, and the serving library when the result has prefill passes (its TTFT floor)."""
-    return load_library(["lecture", "serving"] if result.get("prefill") else ["lecture"])
+def library_for(result: Mapping | None = None) -> Library:
+    """The lecture, and the serving library when the result has prefill passes (its TTFT floor); no result:
+    a measurement about to run, which will have them."""
+    prefill = result is None or bool(result.get("prefill"))
+    return load_library(["lecture", "serving"] if prefill else ["lecture"])
+
+
+def check_hardware(library: Library, hardware: str) -> None:
+    """Refuse a ``--hardware`` that names no hardware preset (its floors could not be evaluated)."""
+    known = PresetStore.discover(library.preset_dirs).names("hardware")
+    if hardware not in known:
+        raise UnknownNameError("hardware preset", hardware, known, where="--hardware")
 
 
 def evaluate(result: Mapping, *, hardware: str, date: str, source: str,
