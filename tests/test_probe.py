@@ -160,6 +160,22 @@ def test_the_prefill_ledger_file_reads_with_the_serving_library(full, tmp_path, 
     assert row["kind"] == "floor" and row["status"] == "above floor" and row["ratio"] == pytest.approx(1.5)
 
 
+def test_a_run_is_held_to_its_own_ceilings_over_another_file_of_the_same_day(tmp_path):
+    from derive.model.loader import load_library
+
+    other = {**_old(), "matmul_flops_per_s": 1e14}
+    folder = tmp_path / "measurements" / "h200"
+    folder.mkdir(parents=True)
+    (folder / "zzz-same-day.toml").write_text(measurement_toml(other, hardware="h200", date="2026-11-25", source="s"))
+    lib = load_library(["lecture"])
+    lib.preset_dirs.insert(0, tmp_path)
+    run = _old()
+    rows = {r.entry.id.rpartition("/")[2]: r for r in evaluate(run, hardware="h200", date="2026-11-25", source="s",
+                                                               library=lib)}
+    r_ach = run["matmul_flops_per_s"] * 2 / (2 * run["read_bytes_per_s"])
+    assert float(rows["dense-knee"].bound_achieved) == pytest.approx(r_ach, rel=1e-6)
+
+
 # Knees from the rates at the shapes that run ---------------------------------------------------------------
 def test_knees_predicted_at_a_known_rate(full):
     """Every shape at 0.8 of the 8192-cube rate: each knee is 0.8 x R_ach x S, exactly (rows are B·k/E)."""

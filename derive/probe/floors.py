@@ -23,7 +23,9 @@ from derive.model.scenario import PresetStore
 from derive.probe.analysis import write_files
 from derive.whatif.ledger import LedgerRow, evaluate_entry, read_ledger_file
 
-SCRATCH_NAME = "probe-analysis"
+# the scratch files' name: "~" sorts after every other name of the same date, so this run's own ceilings win
+# the "at achieved ceilings" side over another measurement file dated the same day
+SCRATCH_NAME = "~probe-analysis"
 
 
 def library_for(result: Mapping | None = None) -> Library:
