@@ -28,7 +28,8 @@ the saved result (``--save-json``; its schema is in ``derive.probe.analysis``).
   to first token of B prompts of L tokens, without launch, scheduling or sampling overhead.
 
 ``tiny=True`` shrinks every size so that the whole probe runs on a CPU in seconds (a smoke test: the
-numbers mean nothing).  The full run stays under eight minutes on one H100.
+numbers mean nothing).  The full run took under five minutes on one H100 before the shape rates, fused
+decode and prefill were added; they add about two minutes by estimate (not yet timed on a GPU).
 """
 
 from __future__ import annotations
