@@ -1,4 +1,4 @@
-"""``python -m derive.probe``: measure this machine (or analyse a saved result) and write the two files."""
+"""``python -m derive.probe``: measure this machine (or analyse a saved result), report it, write the files."""
 
 from __future__ import annotations
 
@@ -8,13 +8,17 @@ import json
 import sys
 from pathlib import Path
 
-from derive.probe.analysis import ProbeDataError, knee, write_files
+from derive.errors import DeriveError
+from derive.probe.analysis import ProbeDataError, write_files
+from derive.probe.floors import check_hardware, evaluate, library_for
+from derive.probe.report import report
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m derive.probe",
-                                description="Measure achieved ceilings, matmul knees and decode steps; write a "
-                                            "measurement file and a ledger file.")
+                                description="Measure achieved ceilings, matmul knees, the rates at the knees' "
+                                            "shapes, decode steps and prefill passes; print TPOT and TTFT "
+                                            "against their floors; write a measurement file and ledger files.")
     p.add_argument("--hardware", required=True, metavar="NAME",
                    help="the hardware preset this machine is (e.g. h100-sxm); names the files")
     p.add_argument("--out", default="probe-out/presets", metavar="DIR",
@@ -39,6 +43,10 @@ def main(argv: list[str] | None = None) -> int:
             except (OSError, json.JSONDecodeError) as err:
                 sys.stderr.write(f"derive.probe: error: cannot read {args.from_json}: {err}\n")
                 return 2
+            if not isinstance(result, dict):
+                raise ProbeDataError(f"{args.from_json} holds no JSON object")
+            library = library_for(result)
+            check_hardware(library, args.hardware)
             source = args.source or f"probe result {Path(args.from_json).name}"
         else:
             try:
@@ -47,37 +55,28 @@ def main(argv: list[str] | None = None) -> int:
                 sys.stderr.write(f"derive.probe: error: {err} (install the optional extra: pip install "
                                  "'derive-llm[probe]')\n")
                 return 2
+            library = library_for()
+            check_hardware(library, args.hardware)  # before minutes of measuring, not after
             result = measure(device=args.device, tiny=args.tiny, log=sys.stderr)
             source = args.source or f"derive.probe on {result.get('device')} ({result.get('torch')}), {date}"
-        if args.save_json:
+        if args.save_json:  # the raw result is kept even when the analysis below refuses it
             Path(args.save_json).write_text(json.dumps(result, indent=1) + "\n")
-        paths = write_files(result, hardware=args.hardware, date=date, source=source, out=Path(args.out))
-    except ProbeDataError as err:
+        try:
+            rows = evaluate(result, hardware=args.hardware, date=date, source=source, library=library)
+            lines = report(result, rows)
+            paths = write_files(result, hardware=args.hardware, date=date, source=source, out=Path(args.out))
+        except (KeyError, TypeError) as err:  # a saved result edited by hand or from another tool
+            raise ProbeDataError(f"probe result has a missing or malformed field ({type(err).__name__}: {err})"
+                                 ) from err
+    except (ProbeDataError, DeriveError) as err:
         sys.stderr.write(f"derive.probe: error: {err}\n")
         return 2
-    _table(result)
+    for line in lines:
+        sys.stdout.write(line + "\n")
     for path in paths:
         sys.stdout.write(f"wrote {path}\n")
-    return 0
-
-
-def _table(result: dict) -> None:
-    from derive.model.display import format_value
-
-    w = sys.stdout.write
-    w(f"device: {result.get('device')}\n")
-    w(f"  achieved dense FLOP/s   {format_value(result['matmul_flops_per_s'], 'FLOP/s')}\n")
-    w(f"  achieved HBM read       {format_value(result['read_bytes_per_s'], 'byte/s')}\n")
-    ratio = result["matmul_flops_per_s"] / result["read_bytes_per_s"]
-    w(f"  achieved F/W            {format_value(ratio, 'FLOP/byte')}\n")
-    if result.get("dense_knee"):
-        w(f"  dense knee              {format_value(knee(result['dense_knee']['points']).tokens, 'token')}\n")
-    for moe in result.get("moe_knee", []):
-        s = moe["experts"] / moe["top_k"]
-        w(f"  knee E={moe['experts']:<3} k={moe['top_k']:<2} S={s:<4g}  "
-          f"{format_value(knee(moe['points']).tokens, 'token')}\n")
-    for p in result.get("decode", []):
-        w(f"  decode B={p['batch']:<5} L={p['context']:<6} {format_value(p['seconds'], 's')}\n")
+    # a floor above a measurement is a bug to report: the exit code says so, as derive ledger's does
+    return 1 if any(r.status == "contradiction" for r in rows) else 0
 
 
 if __name__ == "__main__":

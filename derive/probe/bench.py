@@ -1,21 +1,35 @@
 """The measurements themselves (needs torch, the optional ``probe`` extra).
 
 Method (``shared/measurements/README.md``): random bf16 data, CUDA-event timing (wall clock with a
-synchronize on other devices), the median of repeated runs after warm-up.
+synchronize on other devices), the median of repeated runs after warm-up.  Each section below is a key of
+the saved result (``--save-json``; its schema is in ``derive.probe.analysis``).
 
-- HBM read: a float32-accumulated sum over a large bf16 buffer, bytes read over time.
-- Copy: a device-to-device copy, bytes read plus written over time.
-- Dense FLOP/s: a square bf16 matrix product.
-- Dense knee: X[B, K] @ W[K, N] for a range of B, with W far larger than the last-level cache.
-- MoE knees: E experts of d x f, top-k routing with perfectly balanced load (each expert gets
+- ``read_bytes_per_s``: a float32-accumulated sum over a large bf16 buffer, bytes read over time.
+- ``copy_bytes_per_s``: a device-to-device copy, bytes read plus written over time.
+- ``matmul_flops_per_s``: a square bf16 matrix product.
+- ``dense_knee``: X[B, K] @ W[K, N] for a range of B, with W far larger than the last-level cache.
+- ``moe_knee``: E experts of d x f, top-k routing with perfectly balanced load (each expert gets
   ceil(B·k/E) tokens), one batched product over all experts, against B.
-- Decode: whole decode steps of a Llama-3-8B-shaped model (32 layers, d 4096, 32 query heads, 8 KV heads
-  of 128, FFN 14336, vocab 128256) with random weights in plain PyTorch (unfused RMSNorm, attention as
-  two batched products and a float32 softmax), captured in one CUDA graph on a GPU: step time against
+- ``shape_rates``: the matrix-product rate at each shape the knees run (rows x K x N: B x 8192 x 28672 for
+  every dense-knee batch, ceil(B·k/E) x 4096 x 14336 for every expert-layer point), compute-bound: the
+  weight is cut into column blocks of at most a quarter of the last-level cache (``block_columns``), and
+  ``group`` products of rows x K x block share one block (a batched product whose weight operand has batch
+  stride 0), enough to give every SM eight output tiles of 128 x 128.  The block is read from HBM once
+  and from the cache after, so the time is the multiplies' time at that row count and depth:
+  ``flops_per_s`` = 2·group·rows·K·block / seconds.  ``weight_copied`` says whether the batched product
+  allocated a copy of the shared weight (then the rate also paid for that copy and is low).
+- ``decode``: whole decode steps of a Llama-3-8B-shaped model (32 layers, d 4096, 32 query heads, 8 KV
+  heads of 128, FFN 14336, vocab 128256) with random weights in plain PyTorch (unfused RMSNorm, attention
+  as two batched products and a float32 softmax), captured in one CUDA graph on a GPU: step time against
   batch B and context L (the KV cache holds L tokens per sequence, bf16).
+- ``decode_sdpa``: the same steps with fused attention (``scaled_dot_product_attention``; ``model.py``).
+- ``prefill``: one forward pass of the same model over B sequences of L new tokens from an empty cache,
+  causal fused attention, the LM head on each sequence's last token, captured in one CUDA graph: the time
+  to first token of B prompts of L tokens, without launch, scheduling or sampling overhead.
 
 ``tiny=True`` shrinks every size so that the whole probe runs on a CPU in seconds (a smoke test: the
-numbers mean nothing).  The full run stays under five minutes on one H100.
+numbers mean nothing).  The full run took under five minutes on one H100 before the shape rates, fused
+decode and prefill were added; they add about two minutes by estimate (not yet timed on a GPU).
 """
 
 from __future__ import annotations
@@ -29,6 +43,12 @@ from typing import TextIO
 
 import torch
 
+from derive.probe.model import Decoder, params_layers, params_read_per_step, rand
+
+Timer = Callable[[Callable[[], object], int, int], float]
+TILE = 128  # nominal output tile edge of a tensor-core product: sizes the group of shape_rates
+TILES_PER_SM = 8
+
 
 class _Sizes:
     def __init__(self, tiny: bool) -> None:
@@ -40,6 +60,8 @@ class _Sizes:
             self.moe_batches = [4, 8, 16, 32, 64, 256, 512, 1024]
             self.model = dict(layers=2, d=64, heads=4, kv_heads=2, head_dim=16, ffn=128, vocab=256)
             self.decode = [(1, 16), (4, 16), (1, 64)]
+            self.prefill = [(1, 16), (2, 32)]
+            self.prefill_repeats, self.prefill_warmup = 3, 1
         else:
             self.read_bytes, self.matmul_n, self.repeats, self.warmup = 4 * 2**30, 8192, 20, 5
             self.knee_k, self.knee_n = 8192, 28672
@@ -52,6 +74,8 @@ class _Sizes:
             self.decode = [(1, 128), (16, 128), (64, 128), (128, 128), (256, 128), (512, 128), (1024, 128),
                            (1, 1024), (16, 1024), (64, 1024), (256, 1024), (1, 8192), (8, 8192), (32, 8192),
                            (1, 32768), (4, 32768), (8, 32768)]
+            self.prefill = [(1, 128), (1, 512), (1, 2048), (1, 8192), (1, 16384), (4, 2048), (16, 512), (8, 4096)]
+            self.prefill_repeats, self.prefill_warmup = 10, 3
 
 
 def _timer(device: torch.device) -> Callable[[Callable[[], object], int, int], float]:
@@ -77,55 +101,48 @@ def _timer(device: torch.device) -> Callable[[Callable[[], object], int, int], f
     return run
 
 
-def _rand(*shape: int, device: torch.device) -> torch.Tensor:
-    return torch.randn(*shape, device=device, dtype=torch.bfloat16)
+def _graphed(fn: Callable[[], object], dev: torch.device) -> tuple[Callable[[], object], object]:
+    """``fn`` captured in one CUDA graph on a GPU (its replay, without launch overhead), else ``fn`` itself."""
+    if dev.type != "cuda":
+        return fn, None
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph.replay, graph
 
 
-class _Decoder:
-    """A Llama-shaped decoder with random weights, written as plain PyTorch."""
-
-    def __init__(self, m: dict, batch: int, context: int, device: torch.device) -> None:
-        d, h, kv, hd, f, v = m["d"], m["heads"], m["kv_heads"], m["head_dim"], m["ffn"], m["vocab"]
-        self.m, self.batch, self.context = m, batch, context
-        self.layers = [dict(wq=_rand(d, h * hd, device=device), wk=_rand(d, kv * hd, device=device),
-                            wv=_rand(d, kv * hd, device=device), wo=_rand(h * hd, d, device=device),
-                            w1=_rand(d, f, device=device), w3=_rand(d, f, device=device),
-                            w2=_rand(f, d, device=device), n1=torch.ones(d, device=device, dtype=torch.bfloat16),
-                            n2=torch.ones(d, device=device, dtype=torch.bfloat16),
-                            k=_rand(batch, kv, context, hd, device=device),
-                            v=_rand(batch, kv, context, hd, device=device)) for _ in range(m["layers"])]
-        self.head = _rand(d, v, device=device)
-        self.x = _rand(batch, d, device=device)
-
-    @staticmethod
-    def _norm(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-        xf = x.float()
-        return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-5)).to(x.dtype) * w
-
-    def step(self) -> torch.Tensor:
-        m, b = self.m, self.batch
-        h, kv, hd = m["heads"], m["kv_heads"], m["head_dim"]
-        x = self.x
-        for layer in self.layers:
-            y = self._norm(x, layer["n1"])
-            q = (y @ layer["wq"]).view(b, kv, h // kv, hd)  # query heads grouped by their KV head
-            scores = torch.matmul(q, layer["k"].transpose(-1, -2)) / math.sqrt(hd)  # [b, kv, h/kv, L]
-            p = torch.softmax(scores.float(), dim=-1).to(x.dtype)
-            att = torch.matmul(p, layer["v"]).reshape(b, h * hd)
-            _ = y @ layer["wk"], y @ layer["wv"]  # the new token's K and V (read the weights like a real step)
-            x = x + att @ layer["wo"]
-            y = self._norm(x, layer["n2"])
-            x = x + (torch.nn.functional.silu(y @ layer["w1"]) * (y @ layer["w3"])) @ layer["w2"]
-        return x @ self.head
+def _release(dev: torch.device) -> None:
+    """Free one shape's tensors and graph pool before the next shape (the caller dropped its references)."""
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+        torch.cuda.empty_cache()
 
 
-
-def params_read_per_step(m: dict) -> int:
-    """Weights a decode step reads: every layer's projections and norms, and the LM head (not the
-    embedding table, of which a step reads one row per sequence)."""
-    d, h, kv, hd, f = m["d"], m["heads"], m["kv_heads"], m["head_dim"], m["ffn"]
-    per_layer = d * h * hd + 2 * d * kv * hd + h * hd * d + 3 * d * f + 2 * d
-    return m["layers"] * per_layer + d * m["vocab"]
+def shape_rate(rows: int, k: int, n: int, *, dev: torch.device, timed: Timer, repeats: int, warmup: int,
+               cache_bytes: int, sm_count: int) -> dict:
+    """The compute-bound rate of rows x k x n products (see the module docstring, ``shape_rates``)."""
+    block = min(n, max(TILE, (cache_bytes // 4) // (2 * k) // TILE * TILE))
+    tiles = math.ceil(rows / TILE) * math.ceil(block / TILE)
+    group = max(1, math.ceil(TILES_PER_SM * max(sm_count, 1) / tiles))
+    w = rand(k, block, device=dev).expand(group, k, block)  # one block, batch stride 0
+    x = rand(group, rows, k, device=dev)
+    copied = None
+    if dev.type == "cuda":  # did the batched product copy the shared block?  (it would allocate group blocks)
+        torch.cuda.synchronize(dev)
+        before = torch.cuda.memory_allocated(dev)
+        torch.cuda.reset_peak_memory_stats(dev)
+        torch.bmm(x, w)
+        torch.cuda.synchronize(dev)
+        extra = torch.cuda.max_memory_allocated(dev) - before - group * rows * block * 2  # less the output
+        copied = extra >= (group - 1) * k * block * 2 > 0
+    t = timed(lambda x=x, w=w: torch.bmm(x, w), repeats, warmup)
+    return {"rows": rows, "K": k, "N": n, "block_columns": block, "group": group, "seconds": t,
+            "flops_per_s": 2 * group * rows * k * block / t, "weight_copied": copied}
 
 
 def measure(*, device: str | None = None, tiny: bool = False, log: TextIO = sys.stderr) -> dict:
@@ -142,7 +159,7 @@ def measure(*, device: str | None = None, tiny: bool = False, log: TextIO = sys.
         log.write(f"derive.probe: {text}\n")
         log.flush()
 
-    buf = _rand(sz.read_bytes // 2, device=dev)
+    buf = rand(sz.read_bytes // 2, device=dev)
     dst = torch.empty_like(buf)
     t = timed(lambda src=buf, out=dst: out.copy_(src), sz.repeats, sz.warmup)
     out["copy_bytes_per_s"] = 2 * buf.numel() * 2 / t
@@ -154,7 +171,7 @@ def measure(*, device: str | None = None, tiny: bool = False, log: TextIO = sys.
     say(f"HBM read {out['read_bytes_per_s'] / 1e12:.3f} TB/s")
 
     n = sz.matmul_n
-    a, b = _rand(n, n, device=dev), _rand(n, n, device=dev)
+    a, b = rand(n, n, device=dev), rand(n, n, device=dev)
     t = timed(lambda a=a, b=b: a @ b, sz.repeats, sz.warmup)
     out["matmul_flops_per_s"] = 2 * n**3 / t
     out["matmul_method"] = (f"{n}x{n}x{n} bf16 matrix product on random data, median of {sz.repeats} runs after "
@@ -162,10 +179,10 @@ def measure(*, device: str | None = None, tiny: bool = False, log: TextIO = sys.
     del a, b
     say(f"matmul {out['matmul_flops_per_s'] / 1e12:.1f} TFLOP/s")
 
-    w = _rand(sz.knee_k, sz.knee_n, device=dev)
+    w = rand(sz.knee_k, sz.knee_n, device=dev)
     pts = []
     for bt in sz.knee_batches:
-        x = _rand(bt, sz.knee_k, device=dev)
+        x = rand(bt, sz.knee_k, device=dev)
         pts.append({"batch": bt, "seconds": timed(lambda x=x, w=w: x @ w, sz.repeats, sz.warmup)})
     out["dense_knee"] = {"K": sz.knee_k, "N": sz.knee_n, "weight_bytes": w.numel() * 2, "points": pts}
     del w
@@ -173,43 +190,56 @@ def measure(*, device: str | None = None, tiny: bool = False, log: TextIO = sys.
 
     out["moe_knee"] = []
     for experts, top in sz.moe:
-        we = _rand(experts, sz.moe_d, sz.moe_f, device=dev)
+        we = rand(experts, sz.moe_d, sz.moe_f, device=dev)
         pts = []
         for bt in sz.moe_batches:
             per = math.ceil(bt * top / experts)
-            x = _rand(experts, per, sz.moe_d, device=dev)
+            x = rand(experts, per, sz.moe_d, device=dev)
             pts.append({"batch": bt, "tokens_per_expert": per,
                         "seconds": timed(lambda x=x, we=we: torch.bmm(x, we), sz.repeats, sz.warmup)})
-        out["moe_knee"].append({"experts": experts, "top_k": top, "sparsity": experts / top,
-                                "weight_bytes": we.numel() * 2, "points": pts})
+        out["moe_knee"].append({"experts": experts, "top_k": top, "sparsity": experts / top, "K": sz.moe_d,
+                                "N": sz.moe_f, "weight_bytes": we.numel() * 2, "points": pts})
         del we
     say("expert-layer knees done")
 
+    props = torch.cuda.get_device_properties(dev) if dev.type == "cuda" else None
+    cache = int(getattr(props, "L2_cache_size", 0) or 0) or 2**20  # a CPU run (tiny): any size will do
+    shapes = sorted({(int(p["batch"]), sz.knee_k, sz.knee_n) for p in out["dense_knee"]["points"]}
+                    | {(int(p["tokens_per_expert"]), sz.moe_d, sz.moe_f) for e in out["moe_knee"] for p in e["points"]})
+    out["shape_rates"] = []
+    for rows, k, n in shapes:
+        out["shape_rates"].append(shape_rate(rows, k, n, dev=dev, timed=timed, repeats=sz.repeats,
+                                             warmup=sz.warmup, cache_bytes=cache, sm_count=out["sm_count"]))
+        _release(dev)
+    say(f"rates at {len(shapes)} product shapes done")
+
     m = sz.model
-    out["decode"] = []
+    out["decode"], out["decode_sdpa"] = [], []
     for bt, ctx in sz.decode:
-        decoder = _Decoder(m, bt, ctx, dev)
-        fn: Callable[[], object] = decoder.step
-        if dev.type == "cuda":  # one CUDA graph per shape: the step without launch overhead
-            stream = torch.cuda.Stream()
-            stream.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(stream):
-                decoder.step()
-            torch.cuda.current_stream().wait_stream(stream)
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
-                decoder.step()
-            fn = graph.replay
-        t = timed(fn, sz.repeats, sz.warmup)
+        decoder = Decoder(m, bt, ctx, dev)
         kv_bytes = 2 * m["layers"] * bt * m["kv_heads"] * ctx * m["head_dim"] * 2
-        out["decode"].append({"batch": bt, "context": ctx, "seconds": t, "kv_bytes": kv_bytes})
-        say(f"decode B={bt} L={ctx}: {t * 1e3:.3f} ms")
-        del decoder, fn
-        if dev.type == "cuda":  # free this shape's weights, KV cache and graph pool before the next one
-            del graph
-            torch.cuda.synchronize(dev)
-            torch.cuda.empty_cache()
+        for key, step in (("decode", decoder.step), ("decode_sdpa", decoder.step_sdpa)):
+            fn, graph = _graphed(step, dev)  # one CUDA graph per shape: the step without launch overhead
+            t = timed(fn, sz.repeats, sz.warmup)
+            out[key].append({"batch": bt, "context": ctx, "seconds": t, "kv_bytes": kv_bytes})
+            say(f"{key} B={bt} L={ctx}: {t * 1e3:.3f} ms")
+            del fn, graph
+            _release(dev)
+        del decoder, step
+        _release(dev)  # free this shape's weights and KV cache before the next one
+
+    out["prefill"] = []
+    for bt, tokens in sz.prefill:
+        decoder = Decoder(m, bt, 0, dev, tokens=tokens)
+        fn, graph = _graphed(decoder.prefill, dev)
+        t = timed(fn, sz.prefill_repeats, sz.prefill_warmup)
+        out["prefill"].append({"batch": bt, "tokens": tokens, "seconds": t})
+        say(f"prefill B={bt} L={tokens}: {t * 1e3:.3f} ms")
+        del decoder, fn, graph
+        _release(dev)
+    out["prefill_method"] = (f"median of {sz.prefill_repeats} runs after {sz.prefill_warmup} warm-up, one CUDA "
+                             "graph per shape on a GPU")
     params = params_read_per_step(m)
     out["decode_model"] = {**m, "params_read_per_step": params,
-                           "params_total": params + m["d"] * m["vocab"]}
+                           "params_total": params + m["d"] * m["vocab"], "params_layers": params_layers(m)}
     return out

@@ -23,6 +23,11 @@ File format (every key of an entry may be given once at the top level as a defau
     series = ["step time vs batch, L = 128"]   # optional: the figures this point is drawn in
     [figure."step time vs batch, L = 128"]
     x = "batch"                              # the x-axis: an expression; its first quantity is varied
+
+A definition as ``check`` makes the value a prediction of the quantity it defines; ``relation = ">="``
+(or ``"<="``) holds the value to the definition as a floor (a ceiling) instead, for a definition that
+states one (``prefill.ttft_floor``: a measured time to first token is at least it).  A measurement on the
+wrong side is a contradiction like any other.
 """
 
 from __future__ import annotations
@@ -41,7 +46,8 @@ from derive.model.library import Library
 from derive.model.scenario import Ceiling, PresetStore, Scenario, build_scenario, measurement_values, read_toml
 
 ENTRY_KEYS = {"id", "title", "check", "measured", "value", "hardware", "model", "set", "source", "as_of", "method",
-              "series", "note"}
+              "series", "note", "relation"}
+DEFINITION_RELATIONS = (">=", "<=")  # what `relation` may hold a definition's value as: a floor or a ceiling
 _OP_WORDS = {">=": "floor", ">": "floor", "<=": "ceiling", "<": "ceiling", "==": "prediction"}
 
 
@@ -64,6 +70,7 @@ class LedgerEntry:
     series: tuple[str, ...] = ()
     note: str = ""
     file: str = ""
+    relation: str = ""  # with a definition check: ">=" or "<=" (the value is held to it as a floor or a ceiling)
 
 
 @dataclass(frozen=True)
@@ -210,6 +217,12 @@ def read_ledger_file(library: Library, path: Path) -> list[LedgerEntry]:
                                     hint="every measurement carries its value, check, source and date")
         check = str(get("check"))
         measured, _, _ = check_relation(library, check, w)
+        relation = str(get("relation", "") or "")
+        if relation and (relation not in DEFINITION_RELATIONS or not isinstance(library.declarations[check],
+                                                                                  Definition)):
+            raise ScenarioError(f"`relation` {relation!r} needs a definition as check and one of "
+                                f"{', '.join(DEFINITION_RELATIONS)}", where=w,
+                                hint="a claim or an assumption states its own relation")
         if get("measured") not in (None, measured):
             raise ScenarioError(f"`measured` is {get('measured')!r} but {check} measures {measured}", where=w)
         q = library.quantities[measured]
@@ -225,7 +238,7 @@ def read_ledger_file(library: Library, path: Path) -> list[LedgerEntry]:
             model=None if get("model") is None else str(get("model")),
             sets=_later_wins(_str_list(data.get("set"), w) + _str_list(raw.get("set"), w)),
             source=str(get("source")), as_of=str(get("as_of")), method=str(get("method", "") or ""),
-            series=series, note=str(raw.get("note", "")), file=path.name))
+            series=series, note=str(raw.get("note", "")), file=path.name, relation=relation))
     return out
 
 
@@ -326,6 +339,7 @@ def evaluate_entry(library: Library, entry: LedgerEntry, store: PresetStore | No
     store = store or PresetStore.discover(library.preset_dirs)
     where = f"ledger {entry.file}: {entry.id}"
     measured, op, expr = check_relation(library, entry.check, where)
+    op = entry.relation or op  # a definition held as a floor or a ceiling
     scen = build_scenario(library, hardware=entry.hardware, model=entry.model, sets=entry.sets)
     bound = _value(library, scen, expr, where)
     achieved_scen = None
@@ -336,7 +350,8 @@ def evaluate_entry(library: Library, entry: LedgerEntry, store: PresetStore | No
                                        measurements=measurements_as_of(library, store, entry.hardware, entry.as_of))
     bound_achieved = None if achieved_scen is None else _value(library, achieved_scen, expr, where)
     holds = Rel(entry.value, op, bound).evaluate({}) if op != "==" else True
-    broken = () if holds else _broken(library, entry.check, scen, measured, entry.value)
+    # a definition held as a bound rests on no assumption a measurement could break: the row names the definition
+    broken = () if holds or entry.relation else _broken(library, entry.check, scen, measured, entry.value)
     status = "contradiction" if not holds else {
         "floor": "above floor", "ceiling": "below ceiling"}.get(_OP_WORDS.get(op, ""), "prediction")
     q = library.quantities[measured]

@@ -1,0 +1,148 @@
+"""Knees predicted from the matrix-product rate at the shapes that run (pure Python, no torch).
+
+The lecture's knee of a weight-streaming layer is B* = R x S: the hardware ratio R = F·q/(2·W) times the
+sparsity S = E/k, with F the rate of one large square product (the probe's 8192-cube rate).  A real expert
+layer near its knee multiplies skinny per-expert products (a few hundred rows each), which run below that
+rate, so the layer turns compute-bound at a smaller batch.  This module predicts the knee from the rates
+measured at the shapes themselves (``shape_rates`` of a saved result; their method is in
+``derive.probe.bench``): at a layer point of batch B, each of the E experts multiplies r = ceil(B·k/E)
+rows (a dense layer: E = k = 1, r = B) by its K x N weight, so
+
+    compute time   t_c(B) = 2·E·r·K·N / rate(r, K, N)
+    weight time    t_w    = weight bytes / achieved read bandwidth
+
+and the predicted knee is the batch where t_c first reaches t_w, t_c taken as linear in B between the
+layer's measured batches.  The knee's own timings never enter: the prediction reads the shape rates, the
+layer's shape and weight bytes, and the achieved bandwidth only.  A saved result without a rate for some
+point's shape gets no prediction, with the reason (older results have no ``shape_rates`` at all).
+
+Schema read (``shape_rates``): a list of {rows, K, N, block_columns, group, seconds, flops_per_s,
+weight_copied}; the first entry of a shape wins.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+NO_SHAPE_RATES = ("this result has no shape_rates (measured before the probe timed the products at the shapes "
+                  "that run): no per-shape prediction")
+
+
+@dataclass(frozen=True)
+class LayerShape:
+    """A weight-streaming layer: ``experts`` weights of K x N, each token routed to ``top_k`` of them."""
+
+    experts: int
+    top_k: int
+    k: int
+    n: int
+    weight_bytes: float
+
+    def rows(self, batch: int) -> int:
+        """Rows each expert multiplies at this batch (balanced routing)."""
+        return math.ceil(batch * self.top_k / self.experts)
+
+    @property
+    def sparsity(self) -> float:
+        return self.experts / self.top_k
+
+
+@dataclass(frozen=True)
+class ShapePrediction:
+    """The knee predicted from per-shape rates, or why there is none (``tokens`` None, ``reason`` set)."""
+
+    tokens: float | None
+    reason: str = ""
+    weight_seconds: float = 0.0
+    points: tuple[tuple[int, float], ...] = ()  # (batch, compute seconds at that batch's shape rate)
+
+
+def rate_table(shape_rates: Sequence[Mapping[str, object]]) -> dict[tuple[int, int, int], float]:
+    """(rows, K, N) -> measured FLOP/s; the first entry of a shape wins."""
+    table: dict[tuple[int, int, int], float] = {}
+    for s in shape_rates:
+        key = (int(s["rows"]), int(s["K"]), int(s["N"]))  # type: ignore[call-overload]
+        table.setdefault(key, float(s["flops_per_s"]))  # type: ignore[arg-type]
+    return table
+
+
+def crossing(points: Sequence[tuple[float, float]], level: float) -> float | None:
+    """The first x where the piecewise-linear curve through ``points`` (sorted by x) reaches ``level``;
+    None when it stays below.  A curve already at or above ``level`` at its first point gives that point."""
+    if not points:
+        return None
+    x0, y0 = points[0]
+    if y0 >= level:
+        return x0
+    for x1, y1 in points[1:]:
+        if y1 >= level:
+            return min(x1, x0 + (level - y0) * (x1 - x0) / (y1 - y0))  # never past x1 by rounding
+        x0, y0 = x1, y1
+    return None
+
+
+def predict_knee(layer: LayerShape, batches: Sequence[int], rates: Mapping[tuple[int, int, int], float],
+                 read_bytes_per_s: float) -> ShapePrediction:
+    """The batch where the layer's compute time at its shapes' rates reaches its weight-read time."""
+    t_w = layer.weight_bytes / read_bytes_per_s
+    if not rates:
+        return ShapePrediction(None, NO_SHAPE_RATES, t_w)
+    pts = []
+    for b in sorted(set(batches)):
+        r = layer.rows(b)
+        rate = rates.get((r, layer.k, layer.n))
+        if rate is None:
+            return ShapePrediction(None, f"no rate measured for the shape {r} x {layer.k} x {layer.n} "
+                                         f"(batch {b}): no per-shape prediction", t_w)
+        if rate <= 0:
+            return ShapePrediction(None, f"the rate for the shape {r} x {layer.k} x {layer.n} is not positive", t_w)
+        pts.append((b, 2 * layer.experts * r * layer.k * layer.n / rate))
+    tokens = crossing(pts, t_w)
+    if tokens is None:
+        return ShapePrediction(None, f"compute stays below the weight read up to batch {pts[-1][0]}: the knee lies "
+                                     "beyond the measured batches", t_w, tuple(pts))
+    if tokens == pts[0][0] and pts[0][1] > t_w:
+        return ShapePrediction(None, f"compute already exceeds the weight read at the smallest batch ({pts[0][0]}): "
+                                     "the knee lies below the measured batches", t_w, tuple(pts))
+    return ShapePrediction(tokens, "", t_w, tuple(pts))
+
+
+@dataclass(frozen=True)
+class LayerKnee:
+    """One knee benchmark of a result: its ledger entry id, layer shape and per-shape prediction."""
+
+    entry: str  # "dense-knee" or "moe-knee-e<E>-k<k>", as in the probe's ledger file
+    layer: LayerShape | None  # None: the result does not give the layer's K and N
+    batches: tuple[int, ...]
+    prediction: ShapePrediction
+
+
+def layer_knees(result: Mapping) -> list[LayerKnee]:
+    """Every knee benchmark of ``result`` with its per-shape prediction (or the reason it has none)."""
+    rates = rate_table(result.get("shape_rates") or [])
+    bandwidth = float(result["read_bytes_per_s"])
+    out = []
+    dense = result.get("dense_knee")
+    if dense:
+        k, n = int(dense["K"]), int(dense["N"])
+        layer = LayerShape(1, 1, k, n, float(dense.get("weight_bytes", 2 * k * n)))
+        out.append(_layer_knee("dense-knee", layer, dense["points"], rates, bandwidth))
+    for moe in result.get("moe_knee", []):
+        e, top = int(moe["experts"]), int(moe["top_k"])
+        entry = f"moe-knee-e{e}-k{top}"
+        if "K" not in moe or "N" not in moe:  # results before 2026-11-28 do not name the expert's shape
+            reason = NO_SHAPE_RATES if not rates else "this expert-layer benchmark does not give its K and N"
+            batches = tuple(sorted(int(p["batch"]) for p in moe["points"]))
+            out.append(LayerKnee(entry, None, batches, ShapePrediction(None, reason)))
+            continue
+        layer = LayerShape(e, top, int(moe["K"]), int(moe["N"]), float(moe["weight_bytes"]))
+        out.append(_layer_knee(entry, layer, moe["points"], rates, bandwidth))
+    return out
+
+
+def _layer_knee(entry: str, layer: LayerShape, points: Sequence[Mapping[str, object]],
+                rates: Mapping[tuple[int, int, int], float], bandwidth: float) -> LayerKnee:
+    batches = tuple(sorted(int(p["batch"]) for p in points))  # type: ignore[call-overload]
+    return LayerKnee(entry, layer, batches, predict_knee(layer, batches, rates, bandwidth))
