@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from derive.errors import DeriveError
+from derive.errors import DeriveError, ScenarioError
 from derive.model.declarations import Claim
 from derive.model.library import Library
 from derive.model.scenario import Scenario
@@ -70,7 +70,15 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
     for spec, d in zip(rows_spec, decls, strict=True):
         verdict = verdicts.get(d.id, "not checked") if isinstance(d, Claim) else d.kind
         if "value" in spec:
-            ev = evaluate(library, scenario, spec["value"], spec.get("unit"))
+            try:
+                ev = evaluate(library, scenario, spec["value"], spec.get("unit"))
+            except ScenarioError as err:  # a row whose inputs this scenario does not give (a layout): said so
+                gap = err.message.partition("the scenario gives no value for ")[2]
+                q = library.quantities.get(spec["value"])
+                rows.append(CardRow(spec["label"], spec["value"],
+                                    f"not given: no value for {gap}" if gap else f"error: {err.message}", None,
+                                    q.unit if q is not None else "", d.id, d.kind, verdict))
+                continue
             inputs.update(ev.inputs)
             rows.append(CardRow(spec["label"], spec["value"], ev.display, None if ev.exact is None else str(ev.exact),
                                 ev.unit, d.id, d.kind, verdict))

@@ -14,7 +14,6 @@ from __future__ import annotations
 # its presets, figures, headlines, config reader, ceilings, audit bounds, feasibility constraints, card and floor
 from theorems import (  # noqa: F401
     AUDIT_BOUNDS,
-    CARD,
     CEILINGS,
     FEASIBILITY,
     FIGURES,
@@ -23,6 +22,7 @@ from theorems import (  # noqa: F401
     PREDICT_METRIC,
     PRESET_DIRS,
 )
+from theorems import CARD as LECTURE_CARD
 from theorems import TOPICS as LECTURE_TOPICS
 
 from . import disaggregation, layouts, network, overhead, prefill, saturation, speculative
@@ -32,3 +32,12 @@ TITLE = ("The math behind how LLMs are trained and served, and beyond: the lectu
          "as checked math")
 SERVING_TOPICS = [prefill, speculative, layouts, overhead, network, saturation, disaggregation]
 TOPICS = [*LECTURE_TOPICS, *SERVING_TOPICS]
+
+# A layout as an input (a scenario file's [layout] table, or --set tp=8 ...) and the layouts that cannot exist:
+# derive.model.scenario fills a layout's missing degrees and refuses one that breaks a constraint, in one line.
+INPUT_TABLES = {"layout": layouts.INPUT_TABLE}
+INPUT_CONSTRAINTS = layouts.INPUT_CONSTRAINTS
+# derive card: the lecture's everyday answers, and the chips of the scenario's layout
+CARD = [*LECTURE_CARD,
+        {"label": "chips of the layout (tp·pp·cp·dp; ep shares them)", "value": "layout_chips",
+         "decl": "layouts.layout_chips"}]
