@@ -11,6 +11,13 @@ scenario, and the scenario says so.
 
 Preset files are TOML data in the library's preset folders (``hardware/``, ``models/``,
 ``scenarios/``); the engine reads them without knowing what the quantities mean.
+
+A scenario file that names its chip or model (``hardware = "h100-sxm"``) is a deployment: its own values win
+over the chip and model presets.  A library may declare input tables (``INPUT_TABLES``): a scenario file gives
+one as ``[NAME]`` (``[layout]`` with ``tp = 8``), and once any member has a value, from the file or ``--set``,
+the members left out take their declared defaults, each with a note.  The library's ``INPUT_CONSTRAINTS`` are
+checked on every scenario built: a value off an integer quantity's integers, or a rule the values break (a
+tensor-parallel degree that does not divide the heads), is one ``ScenarioError`` naming the rule and its numbers.
 """
 
 from __future__ import annotations
@@ -724,7 +731,7 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
     else:
         raise UnknownNameError("scenario", base, store.files["scenario"], where="--scenario")
     file_names_presets = False
-    # what the scenario file itself sets wins over the presets it names (not over --hardware and --model)
+    # what a deployment's scenario file itself sets wins over the chip and model presets
     file_values: dict[str, ScenarioValue] = {}
     hw_from_file = model_from_file = False
     if path is not None:
@@ -749,8 +756,10 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
             # a deployment's file names its chip and model; --hardware and --model still override them
             named = (_named_preset(data, "hardware", part), _named_preset(data, "model", part, relative_to=part.parent))
             file_names_presets = file_names_presets or any(named)
-            hw_from_file = hw_from_file or (hardware is None and named[0] is not None)
-            model_from_file = model_from_file or (model is None and named[1] is not None)
+            # a file that names its chip (or model) is a deployment: its own values win over any chip (or model)
+            # preset, the one it names or one --hardware (--model) puts in its place
+            hw_from_file = hw_from_file or named[0] is not None
+            model_from_file = model_from_file or named[1] is not None
             hardware, model = hardware or named[0], model or named[1]
         layers.append(f"scenario {name}")
     default_base = scenario is None
@@ -932,11 +941,15 @@ def check_input_constraints(library: Library, values: Mapping[str, ScenarioValue
         if not c.get("refuse", True):
             notes.append(("", f"{c['rule']} does not hold ({numbers}): {c['reason']}"))
             continue
-        # the value given last (--set over a model over a chip over a file) is where the user looks first
+        # where the user looks first: an input table's value they gave (a degree), then the value given last
+        # (--set over a model over a chip over a file)
         order = {n: i for i, n in enumerate(own)}
-        culprit = max((values[n] for n in names), key=lambda v: (_LAYER_RANK.get(v.origin.split(" ", 1)[0], 0),
-                                                                 -order.get(v.name, len(order))))
-        where = culprit.source if culprit.origin == "--set" else culprit.origin
+        tabled = {m for t in library.input_tables.values() for m in t["members"]}
+        culprit = max((values[n] for n in names), key=lambda v: (
+            v.name in tabled and not v.origin.endswith(" default"), _LAYER_RANK.get(v.origin.split(" ", 1)[0], 0),
+            -order.get(v.name, len(order))))
+        by_source = culprit.origin == "--set" or (culprit.name in tabled and culprit.origin.startswith("scenario "))
+        where = culprit.source if by_source else culprit.origin
         raise ScenarioError(f"impossible {c['what']}: {c['rule']} does not hold ({numbers}); {c['reason']} "
                             f"[{c['id']}]", where=where, hint=c.get("hint") or None)
     return notes
