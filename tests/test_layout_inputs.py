@@ -278,3 +278,69 @@ def test_every_rule_is_declared_with_its_reason_and_source() -> None:
     for c in LIB.input_constraints:
         assert c["reason"] and c["source"] and c["rule"] and (c["hint"] or not c["refuse"])
     assert set(LIB.input_tables["layout"]["members"]) == {*DEGREES, "redundant_experts"}
+
+
+# the engine knows no layouts: any library declares its own tables and rules -----------------------------------
+
+GRID_LIBRARY = """
+from derive import Definition, Quantity, derived, logic
+rows = Quantity("rows", "r", "1", "rows of a grid", integer=True)
+cols = Quantity("cols", "c", "1", "columns of a grid", integer=True)
+cells = Quantity("cells", "n", "1", "cells the grid is cut into", integer=True)
+area = Quantity("grid_area", "a", "1", "rows times columns")
+grid_area = Definition("grid.area", title="Area", statement="Rows times columns.", source=derived("a product"),
+                       defines=area, expr=rows.sym * cols.sym)
+INPUT_TABLES = {"grid": {"meaning": "the shape of a grid",
+                         "members": {"rows": {"default": "1", "source": "grid default: one row"},
+                                     "cols": {"default": "1", "source": "grid default: one column"}}}}
+INPUT_CONSTRAINTS = [{"id": "grid.rows_divide_cells", "what": "grid", "rule": "rows divides cells",
+                      "relation": logic.IsInteger(cells.sym / rows.sym), "reason": "every row holds as many cells",
+                      "hint": "choose rows among the divisors of cells", "source": "a test"}]
+"""
+
+
+def test_a_users_library_declares_its_own_table_and_rule(capsys, tmp_path) -> None:
+    lib = tmp_path / "grid.py"
+    lib.write_text(GRID_LIBRARY)
+    scenario = tmp_path / "g.toml"
+    scenario.write_text('[grid]\nrows = 4\n\n[values.cells]\nvalue = "12"\nsource = "x"\n')
+    code, out, err = run_cli(capsys, ["eval", "grid_area", "--library", str(lib), "--scenario", str(scenario)])
+    assert code == 0 and out.startswith("grid_area = 4\n"), err
+    code, _, err = run_cli(capsys, ["eval", "grid_area", "--library", str(lib), "--scenario", str(scenario),
+                                    "--set", "rows=5"])
+    one_error_line(code, err)
+    assert "impossible grid: rows divides cells does not hold (rows = 5, cells = 12)" in err
+
+
+MALFORMED = {
+    "relation as text": ("INPUT_CONSTRAINTS = [{'id': 'a', 'what': 'w', 'rule': 'r', 'reason': 'r', 'source': 's', "
+                         "'relation': 'x > 0'}]", "built with derive.logic"),
+    "unknown key": ("INPUT_CONSTRAINTS = [{'id': 'a', 'what': 'w', 'rule': 'r', 'reason': 'r', 'source': 's', "
+                    "'relation': logic.gt(x.sym, 0), 'colour': 'red'}]", "unknown key 'colour'"),
+    "no reason": ("INPUT_CONSTRAINTS = [{'id': 'a', 'what': 'w', 'rule': 'r', 'source': 's', "
+                  "'relation': logic.gt(x.sym, 0)}]", "needs a text 'reason'"),
+    "no source": ("INPUT_CONSTRAINTS = [{'id': 'a', 'what': 'w', 'rule': 'r', 'reason': 'r', "
+                  "'relation': logic.gt(x.sym, 0)}]", "needs a source"),
+    "units disagree": ("INPUT_CONSTRAINTS = [{'id': 'a', 'what': 'w', 'rule': 'r', 'reason': 'r', 'source': 's', "
+                       "'relation': logic.le(x.sym, t.sym)}]", "INPUT_CONSTRAINTS 'a'"),
+    "same id twice": ("C = {'id': 'a', 'what': 'w', 'rule': 'r', 'reason': 'r', 'source': 's', "
+                      "'relation': logic.gt(x.sym, 0)}\nINPUT_CONSTRAINTS = [C, {**C, 'rule': 'other'}]", "twice"),
+    "table not a mapping": ("INPUT_TABLES = ['x']", "INPUT_TABLES must be a mapping"),
+    "member no quantity": ("INPUT_TABLES = {'t': {'meaning': 'm', 'members': {'y': {}}}}", "'y' is no quantity"),
+    "default of the wrong unit": ("INPUT_TABLES = {'t': {'meaning': 'm', 'members': {'t_q': {'default': '3 byte', "
+                                  "'source': 's'}}}}", "is byte but t_q is s"),
+    "default without source": ("INPUT_TABLES = {'t': {'meaning': 'm', 'members': {'x': {'default': '1'}}}}",
+                               "'default' and 'source'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_input_declarations_are_a_library_error(case, tmp_path) -> None:
+    from derive.errors import DeriveError
+
+    text, words = MALFORMED[case]
+    lib = tmp_path / "decl.py"
+    lib.write_text("from derive import Quantity, logic\nx = Quantity('x', 'x', '1', 'a count')\n"
+                   "t = Quantity('t_q', 't', 's', 'a time')\n" + text + "\n")
+    with pytest.raises(DeriveError, match=words):
+        load_library([str(lib)])
