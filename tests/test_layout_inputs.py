@@ -344,3 +344,11 @@ def test_malformed_input_declarations_are_a_library_error(case, tmp_path) -> Non
                    "t = Quantity('t_q', 't', 's', 'a time')\n" + text + "\n")
     with pytest.raises(DeriveError, match=words):
         load_library([str(lib)])
+
+
+def test_show_names_the_rules_of_a_degree(capsys) -> None:
+    code, out, _ = run_cli(capsys, ["show", "tp", "--library", "serving", "--json"])
+    info = json.loads(out)
+    assert code == 0 and info["input_table"] == "layout"
+    assert {"tp divides query_heads (layouts.tp_divides_query_heads)",
+            "layout_chips <= chips (layouts.layout_within_chips)"} <= set(info["rules"])
