@@ -28,13 +28,20 @@ def layout(tp=1, pp=1, cp=1, dp=1, ep=1) -> list[str]:
     return [f"tp={tp}", f"pp={pp}", f"cp={cp}", f"dp={dp}", f"ep={ep}"]
 
 
+# the DeepSeek-V3 units pool more chips than the lecture's 64, and EP320 holds 256 experts plus 64 slots for
+# redundant and shared experts (report 3.4.2: "64 GPUs are responsible for hosting redundant experts and shared
+# experts"); the prefill unit's EP32 holds 256 + 32 redundant (3.4.1: "one additional redundant expert" per GPU)
+DEPLOYED = {32: ["chips=32", "redundant_experts=32"], 320: ["chips=320", "redundant_experts=64"]}
+
+
 @pytest.mark.parametrize(("degrees", "published"), [
     ({"tp": 4, "dp": 8, "ep": 32}, 32),    # DeepSeek-V3 report 3.4.1: prefill unit, 4 nodes of 8 GPUs
     ({"tp": 4, "dp": 80, "ep": 320}, 320),  # 3.4.2: decode unit, 40 nodes of 8 GPUs
 ])
 def test_deepseek_v3_units_have_the_published_chip_count(degrees, published):
-    assert value("layout_chips", layout(**degrees)) == published
-    assert value("layout_chips", layout(**degrees)) != value("layout_chips * ep", layout(**degrees))
+    sets = layout(**degrees) + DEPLOYED[published]
+    assert value("layout_chips", sets) == published
+    assert value("layout_chips", sets) != value("layout_chips * ep", sets)
 
 
 def test_expert_parallel_degree_does_not_change_the_chips():
@@ -48,8 +55,8 @@ ROUTED = 58 * 256 * 3 * 7168 * 2048
 
 
 def test_deepseek_v3_decode_weights_per_chip():
-    sets = layout(tp=4, dp=80, ep=320) + [f"params_routed={ROUTED} param", "params_total=671e9 param",
-                                          "bytes_per_param=1 byte/param"]
+    sets = layout(tp=4, dp=80, ep=320) + DEPLOYED[320] + [f"params_routed={ROUTED} param",
+                                                          "params_total=671e9 param", "bytes_per_param=1 byte/param"]
     got = value("weights_per_chip", sets)
     assert got == Fraction(671 * 10**9 - ROUTED, 4) + Fraction(ROUTED, 320)
     assert 6 * 10**9 < got < 7 * 10**9  # about 6.3 GB of FP8 weights: a fraction of an H800's 80 GB

@@ -54,6 +54,12 @@ class Library:
     card: list[dict] = field(default_factory=list)  # the rows of derive card (a root's CARD)
     # the audit metric whose floor derive.predict gives (a root's PREDICT_METRIC), or None
     predict_metric: str | None = None
+    # tables of inputs a scenario file may give as a [NAME] table (a root's INPUT_TABLES): each maps its members
+    # (quantity names) to their default text and its source, used when the table is given but the member is not
+    input_tables: dict[str, dict] = field(default_factory=dict)
+    # rules the inputs of any scenario must meet (a root's INPUT_CONSTRAINTS), checked where a scenario is built:
+    # each an id, a rule in words, a relation over quantities, a plain-words reason, a hint and a source
+    input_constraints: list[dict] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.quantities: dict[str, Quantity] = {}

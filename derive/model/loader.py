@@ -8,7 +8,10 @@ TOML files), a ``MODEL_CONFIG_READER`` (turns a ``config.json`` mapping into qua
 ``HEADLINES`` ((label, expression) pairs that ``derive diff`` reports before and after every what-if) and
 ``AUDIT_BOUNDS`` (tables: the metric columns ``derive audit`` reads and the claims it holds them to; the
 format is ``derive.whatif.audit``'s, checked there against the library's names) and ``PREDICT_METRIC`` (the
-``AUDIT_BOUNDS`` metric, one with a claim and terms, whose floor ``derive.predict`` gives a simulator).
+``AUDIT_BOUNDS`` metric, one with a claim and terms, whose floor ``derive.predict`` gives a simulator),
+``INPUT_TABLES`` (tables of inputs a scenario file may give as ``[NAME]``, each member with its default) and
+``INPUT_CONSTRAINTS`` (rules every scenario's inputs must meet, each with a plain-words reason; a scenario
+that breaks one is refused in one line, ``derive.model.scenario``).
 
 A user's library is code and may misbehave while it loads: an exception, ``sys.exit(0)`` (which would
 otherwise end ``derive check`` with exit 0 and no output, read as success by a paper's CI) or ``print``
@@ -316,6 +319,103 @@ def _card(root: ModuleType, spec: str) -> list[dict]:
     return out
 
 
+TABLE_KEYS = frozenset({"meaning", "members"})
+MEMBER_KEYS = frozenset({"default", "source"})
+
+
+def _input_tables(root: ModuleType, spec: str) -> dict[str, dict]:
+    """A root's INPUT_TABLES: ``{table: {"meaning": text, "members": {quantity: {"default": text, "source":
+    text}}}}``; a member without a default is given or absent.  Names are checked against the library when it
+    is built (``_check_inputs``)."""
+    where = f"--library {spec}"
+    value = _attribute(root, "INPUT_TABLES", {}, spec)
+    if not isinstance(value, dict):
+        raise LibraryError(f"INPUT_TABLES must be a mapping, got {type(value).__name__}", where=where,
+                           hint='write INPUT_TABLES = {"layout": {"meaning": "...", "members": {...}}}')
+    out: dict[str, dict] = {}
+    for name, table in value.items():
+        label = f"INPUT_TABLES[{name!r}]"
+        if not (isinstance(name, str) and name.isidentifier()):
+            raise LibraryError(f"{label}: a table's name must be a plain word", where=where)
+        if not (isinstance(table, dict) and set(table) <= TABLE_KEYS and isinstance(table.get("meaning"), str)
+                and isinstance(table.get("members"), dict) and table["members"]):
+            raise LibraryError(f"{label} must be a table with text 'meaning' and a non-empty mapping 'members'",
+                               where=where)
+        for member, entry in table["members"].items():
+            ok = (isinstance(member, str) and isinstance(entry, dict) and set(entry) <= MEMBER_KEYS
+                  and all(isinstance(v, str) for v in entry.values()) and ("default" in entry) == ("source" in entry))
+            if not ok:
+                raise LibraryError(f"{label} member {member!r} must map to a table with text 'default' and 'source' "
+                                   "(or to an empty table: no default)", where=where)
+        out[name] = {"meaning": table["meaning"], "members": {m: dict(e) for m, e in table["members"].items()}}
+    return out
+
+
+CONSTRAINT_KEYS = frozenset({"id", "what", "rule", "relation", "reason", "hint", "source", "refuse"})
+
+
+def _input_constraints(root: ModuleType, spec: str) -> list[dict]:
+    """A root's INPUT_CONSTRAINTS: tables with an ``id``, ``what`` it constrains (``layout``), the ``rule`` in
+    words, a ``relation`` (a ``derive.logic`` formula over quantities), a plain-words ``reason``, a ``hint``, a
+    ``source`` and ``refuse`` (default True; False: a broken rule is a note, not an error)."""
+    from derive.kernel.logic import Formula
+    from derive.model.declarations import Source
+
+    where = f"--library {spec}"
+    out = []
+    for i, item in enumerate(_list_attribute(root, "INPUT_CONSTRAINTS", spec)):
+        label = f"INPUT_CONSTRAINTS[{i}]"
+        if not isinstance(item, dict):
+            raise LibraryError(f"{label} must be a table", where=where)
+        unknown = sorted(set(item) - CONSTRAINT_KEYS)
+        if unknown:
+            raise LibraryError(f"{label} has unknown key '{unknown[0]}'", where=where,
+                               hint="known: " + ", ".join(sorted(CONSTRAINT_KEYS)))
+        for key in ("id", "what", "rule", "reason"):
+            if not (isinstance(item.get(key), str) and item[key].strip()):
+                raise LibraryError(f"{label} needs a text '{key}'", where=where)
+        if not isinstance(item.get("relation"), Formula):
+            raise LibraryError(f"{label} ('{item['id']}') needs a 'relation' built with derive.logic",
+                               where=where, hint="e.g. logic.IsInteger(heads / tp) or logic.le(pp, layers)")
+        if not isinstance(item.get("hint", ""), str) or not isinstance(item.get("refuse", True), bool):
+            raise LibraryError(f"{label} ('{item['id']}'): 'hint' is text and 'refuse' true or false", where=where)
+        source = item.get("source")
+        if not (isinstance(source, Source) or (isinstance(source, str) and source.strip())):
+            raise LibraryError(f"{label} ('{item['id']}') needs a source (text or a derive Source)", where=where)
+        out.append({**item, "source": str(source), "hint": item.get("hint", ""), "refuse": item.get("refuse", True)})
+    return out
+
+
+def _check_inputs(library: Library, specs: list[str]) -> None:
+    """The input tables and constraints against the built library: every member and every symbol of a relation
+    is a quantity that can be given (not a constant), a default is a value of its quantity, a relation's units
+    agree, and ids are unique."""
+    from derive.kernel.logic import name_of
+    from derive.model.dimensions import check_formula
+    from derive.model.parse import parse_value
+
+    where = f"--library {', '.join(specs)}"
+    for name, table in library.input_tables.items():
+        for member, entry in table["members"].items():
+            q = library.quantities.get(member)
+            if q is None or q.value is not None:
+                raise LibraryError(f"INPUT_TABLES[{name!r}] member '{member}' is "
+                                   + ("no quantity" if q is None else "a constant") + " of the library", where=where)
+            if "default" in entry:
+                parse_value(entry["default"], q.dimension, where=f"{where}: INPUT_TABLES[{name!r}] {member}",
+                            quantity=member)
+    seen: set[str] = set()
+    for c in library.input_constraints:
+        if c["id"] in seen:
+            raise LibraryError(f"INPUT_CONSTRAINTS names '{c['id']}' twice", where=where)
+        seen.add(c["id"])
+        for sym in sorted(c["relation"].free_symbols(), key=name_of):
+            if library.quantity_or_none(sym) is None:
+                raise LibraryError(f"INPUT_CONSTRAINTS '{c['id']}' uses '{sym}', which is not a quantity of the "
+                                   "library", where=where)
+        check_formula(c["relation"], library.dimension, where=f"INPUT_CONSTRAINTS '{c['id']}'")
+
+
 def _distinct(specs: Iterable[str]) -> list[str]:
     """The library specs, each once (``--library x.py --library ./x.py`` loads x.py once: loading it twice
     would declare every quantity twice); an empty spec is an error, never the current folder."""
@@ -374,6 +474,8 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
     feasibility: list[str] = []
     card: list[dict] = []
     predict_metric: str | None = None
+    input_tables: dict[str, dict] = {}
+    input_constraints: list[dict] = []
     specs = _distinct(specs)
     for spec in specs:
         builtin = "/" not in spec and not spec.endswith(".py") and not Path(spec).exists()
@@ -389,6 +491,11 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
                     feasibility.extend(f for f in _feasibility(root, spec) if f not in feasibility)
                     card.extend(c for c in _card(root, spec) if c not in card)
                     predict_metric = _predict_metric(root, spec, audit_bounds) or predict_metric
+                    for name, table in _input_tables(root, spec).items():
+                        if input_tables.setdefault(name, table) != table:
+                            raise LibraryError(f"two libraries declare the input table '{name}' differently",
+                                               where=f"--library {spec}")
+                    input_constraints.extend(c for c in _input_constraints(root, spec) if c not in input_constraints)
                 except DeriveError:
                     raise
                 except Exception as err:  # e.g. a module __getattr__ that raises
@@ -421,4 +528,8 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
     library.feasibility = list(dict.fromkeys(feasibility))
     library.card = card
     library.predict_metric = predict_metric
+    library.input_tables = input_tables
+    library.input_constraints = input_constraints
+    with _where(f"--library {', '.join(specs)}"):
+        _check_inputs(library, specs)
     return library

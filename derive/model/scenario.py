@@ -11,6 +11,13 @@ scenario, and the scenario says so.
 
 Preset files are TOML data in the library's preset folders (``hardware/``, ``models/``,
 ``scenarios/``); the engine reads them without knowing what the quantities mean.
+
+A scenario file that names its chip or model (``hardware = "h100-sxm"``) is a deployment: its own values win
+over the chip and model presets.  A library may declare input tables (``INPUT_TABLES``): a scenario file gives
+one as ``[NAME]`` (``[layout]`` with ``tp = 8``), and once any member has a value, from the file or ``--set``,
+the members left out take their declared defaults, each with a note.  The library's ``INPUT_CONSTRAINTS`` are
+checked on every scenario built: a value off an integer quantity's integers, or a rule the values break (a
+tensor-parallel degree that does not divide the heads), is one ``ScenarioError`` naming the rule and its numbers.
 """
 
 from __future__ import annotations
@@ -191,6 +198,8 @@ def layer_kind(origin: str) -> str:
     head = origin.split(" ", 1)[0]
     if origin == "scenario lecture":
         return "lecture"
+    if origin.endswith(" default"):  # "deployment default", or an input table's ("layout default")
+        return origin
     return {"scenario": "scenario file", "deployment": "deployment default", "hardware": "hardware preset",
             "measured": "measured",
             "config": "model config", "hf": "model config", "model": "model preset",
@@ -424,15 +433,46 @@ def _check_scenario_keys(library: Library, data: Mapping, where: str) -> None:
     """A scenario file's top level holds ``[values.NAME]`` tables and ``assume``; anything else is a
     mistake that would otherwise be ignored silently (``hbm_bandwidth = "3 TB/s"`` at the top level)."""
     for key in data:
-        if key in SCENARIO_KEYS:
+        if key in SCENARIO_KEYS or key in library.input_tables:
             continue
         if key in library.quantities:
             raise ScenarioError(f"'{key}' is at the top level of the scenario file; values go in [values.NAME] tables",
                                 where=where, hint=f'write it as [values.{key}] with value = "..." and source = "..."')
-        close = difflib.get_close_matches(str(key), sorted(SCENARIO_KEYS), n=1)
+        close = difflib.get_close_matches(str(key), sorted(SCENARIO_KEYS | set(library.input_tables)), n=1)
+        tables = "".join(f", [{t}]" for t in sorted(library.input_tables))
         raise ScenarioError(f"unknown key '{key}' in the scenario file", where=where,
                             hint=(f"did you mean {close[0]}? " if close else "")
-                            + "a scenario file has [values.NAME] tables and assume = [...]")
+                            + f"a scenario file has [values.NAME] tables{tables} and assume = [...]"
+                            + ("" if tables else "; this library declares no input tables such as [layout]"))
+
+
+def _input_table_values(library: Library, data: Mapping, where: str, origin: str) -> dict[str, ScenarioValue]:
+    """The library's input tables a scenario file gives (``[layout]`` with ``tp = 8``): each entry a member of
+    its table, its value a number or text such as ``"8"`` read in the quantity's unit."""
+    from derive.model.parse import parse_value
+
+    out: dict[str, ScenarioValue] = {}
+    for table, spec in library.input_tables.items():
+        if table not in data:
+            continue
+        entries = data[table]
+        if not isinstance(entries, Mapping):
+            raise ScenarioError(f"[{table}] must be a table of NAME = value, got {_toml_type(entries)}", where=where,
+                                hint=f"write [{table}] then one member per line, e.g. "
+                                     f"{next(iter(spec['members']))} = 1")
+        members = spec["members"]
+        for name, raw in entries.items():
+            if name not in members:
+                raise UnknownNameError(f"[{table}] entry", str(name), members, where=where)
+            if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
+                raise ScenarioError(f"{table}.{name} must be a number or text such as \"8\", got {_toml_type(raw)}",
+                                    where=where)
+            if isinstance(raw, float) and not math.isfinite(raw):
+                raise ScenarioError(f"{table}.{name} is not a finite number (TOML read it as {raw})", where=where)
+            q = library.quantities[name]
+            value = parse_value(str(raw), q.dimension, where=f"{where}: {table}.{name}", quantity=name)
+            out[name] = ScenarioValue(name, value, f"[{table}] of {escape_control(Path(where).name)}", None, origin)
+    return out
 
 
 def _value_table(library: Library, data: Mapping, where: str, origin: str) -> dict[str, ScenarioValue]:
@@ -704,6 +744,9 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
     else:
         raise UnknownNameError("scenario", base, store.files["scenario"], where="--scenario")
     file_names_presets = False
+    # what a deployment's scenario file itself sets wins over the chip and model presets
+    file_values: dict[str, ScenarioValue] = {}
+    hw_from_file = model_from_file = False
     if path is not None:
         parts = sorted(path.glob("*.toml")) if path.is_dir() else [path]
         if not parts:
@@ -712,11 +755,24 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
         for part in parts:
             data = read_toml(part)
             _check_scenario_keys(library, data, str(part))
-            values.update(_value_table(library, data, str(part), f"scenario {name}"))
+            own = _value_table(library, data, str(part), f"scenario {name}")
+            tabled = _input_table_values(library, data, str(part), f"scenario {name}")
+            twice = sorted(set(own) & set(tabled))
+            if twice:
+                raise ScenarioError(f"{twice[0]} is given twice in the scenario file: in [values.{twice[0]}] and in "
+                                    f"an input table", where=str(part), hint="keep one of them")
+            values.update(own)
+            values.update(tabled)
+            file_values.update(own)
+            file_values.update(tabled)
             assumptions.extend(_assumption_table(library, data, str(part)))
             # a deployment's file names its chip and model; --hardware and --model still override them
             named = (_named_preset(data, "hardware", part), _named_preset(data, "model", part, relative_to=part.parent))
             file_names_presets = file_names_presets or any(named)
+            # a file that names its chip (or model) is a deployment: its own values win over any chip (or model)
+            # preset, the one it names or one --hardware (--model) puts in its place
+            hw_from_file = hw_from_file or named[0] is not None
+            model_from_file = model_from_file or named[1] is not None
             hardware, model = hardware or named[0], model or named[1]
         layers.append(f"scenario {name}")
     default_base = scenario is None
@@ -731,9 +787,18 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
         neutral = _value_table(library, read_toml(deployment_file), str(deployment_file), "deployment default")
         values.update(neutral if default_base else {k: v for k, v in neutral.items() if k not in values})
         layers.append("deployment default")
+    notes: list[tuple[str, str]] = []  # (the quantity it is about, the note)
     if hardware:
         hw_path = store.path("hardware", hardware)
-        values.update(_value_table(library, read_toml(hw_path), str(hw_path), f"hardware {hardware}"))
+        hw_values = _value_table(library, read_toml(hw_path), str(hw_path), f"hardware {hardware}")
+        if hw_from_file:
+            for qname in sorted(set(hw_values) & set(file_values)):
+                if hw_values[qname].value != file_values[qname].value:
+                    mine, theirs = file_values[qname].value, hw_values[qname].value
+                    notes.append((qname, f"{qname}: the scenario file's {_plain_q(library, qname, mine)} replaces "
+                                         f"hardware {hardware}'s {_plain_q(library, qname, theirs)}"))
+                del hw_values[qname]
+        values.update(hw_values)
         layers.append(f"hardware {hardware}")
     measurements = list(measurements)
     if measured or measurements:
@@ -758,7 +823,7 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
             set_twice.append(f"{qname} is set twice: --set {text} replaces --set {earlier}")
         parsed_sets.append((qname, value, text))
 
-    notes: list[tuple[str, str]] = [("", t) for t in set_twice]  # (the quantity it is about, the note)
+    notes.extend(("", t) for t in set_twice)
 
     def replaceable(qname: str) -> bool:
         """A value the model's own precision and context may replace: the default lecture scenario's round
@@ -778,6 +843,11 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
         notes.extend(("", n) for n in reader_notes)
         for qname, v in model_vals.items():
             before = values.get(qname)
+            if model_from_file and qname in file_values and qname not in native:
+                if file_values[qname].value != v.value:
+                    notes.append((qname, f"{qname}: the model's {_plain_q(library, qname, v.value)} not used; the "
+                                         f"scenario file sets {_plain_q(library, qname, file_values[qname].value)}"))
+                continue
             if qname in native and not replaceable(qname):
                 if before is not None and before.value != v.value:
                     notes.append((qname, f"{qname}: the model's {_plain_q(library, qname, v.value)} not used; "
@@ -793,6 +863,7 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
     for qname, value, text in parsed_sets:
         values[qname] = ScenarioValue(qname, value, f"--set {text}", None, "--set")
         layers.append(f"--set {text}")
+    notes.extend(_table_defaults(library, values, layers))
     if deployment:
         for qname in sorted(values):
             v = values[qname]
@@ -812,20 +883,104 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
             raise ScenarioError(f"'{qname}' is a constant of the library ({q.value}) and cannot be set",
                                 where=v.origin)
         where = v.source if v.origin == "--set" else v.origin  # "--set hbm_bandwidth=-1 TB/s"
-        if q.outside_domain(v.value):
-            raise ScenarioError(f"{qname} must be {q.domain_words}, got {_shown_q(library, qname, v.value)}",
-                                where=where)
+        # an integer quantity (a parallel degree, a count) is refused off the integers as off its domain
+        words = f"a {q.domain_words} integer" if q.integer and q.domain in ("positive", "nonnegative") else (
+            f"{q.domain_words} and an integer" if q.integer else q.domain_words)
+        if q.outside_domain(v.value) or (q.integer and not v.value.is_integer):
+            raise ScenarioError(f"{qname} must be {words}, got {_shown_q(library, qname, v.value)}", where=where)
     _drop_stale_pins(library, values, layers)
     pinned = frozenset(n for n in values if library.is_derived(n))
+    notes.extend(check_input_constraints(library, values, pinned))
     base_layers = 1 if path is not None else 0
     extra = ["measured" if layer.startswith("measured ") else layer.split(" ", 1)[-1]
-             for layer in layers[base_layers:] if not layer.startswith(("unpinned", "deployment"))]
+             for layer in layers[base_layers:] if not layer.startswith(("unpinned", "deployment"))
+             and not layer.endswith(" default")]
     label = name if not extra else f"{name}+" + "+".join(extra)
     notes.extend((layer.split(" ")[1], f"{layer[len('unpinned '):]}: unpinned")
                  for layer in layers if layer.startswith("unpinned "))
     notes = list(dict.fromkeys(notes))
     return Scenario(label, values, tuple(assumptions), pinned, tuple(layers), _ceilings(library, values),
                     tuple(t for _, t in notes), tuple(q for q, _ in notes))
+
+
+def _table_defaults(library: Library, values: dict[str, ScenarioValue], layers: list[str]) -> list[tuple[str, str]]:
+    """A library's input table that the scenario uses (any member has a value): its members not given take
+    their declared default, each with a note.  A table the scenario does not use adds nothing, so a scenario
+    without a layout stays as it was."""
+    from derive.model.parse import parse_value
+
+    notes = []
+    for table, spec in library.input_tables.items():
+        members = spec["members"]
+        if not any(m in values for m in members):
+            continue
+        filled = []
+        for member, entry in members.items():
+            if member in values or "default" not in entry:
+                continue
+            q = library.quantities[member]
+            value = parse_value(entry["default"], q.dimension, where=f"{table} default", quantity=member)
+            values[member] = ScenarioValue(member, value, entry["source"], None, f"{table} default")
+            filled.append(member)
+            notes.append((member, f"{member} = {_plain_q(library, member, value)}: {entry['source']}"))
+        if filled:
+            layers.append(f"{table} default")
+    return notes
+
+
+def check_input_constraints(library: Library, values: Mapping[str, ScenarioValue],
+                            pinned: Iterable[str] = ()) -> list[tuple[str, str]]:
+    """The library's ``input_constraints`` at these values: a broken rule that refuses is a one-line
+    ``ScenarioError`` naming the rule, its numbers, the reason and where the value came from; a broken rule
+    that does not refuse is a note (returned as ``(subject, text)`` pairs).  A rule whose quantities the
+    scenario does not all give is not decided here."""
+    pinned = frozenset(pinned)
+    notes: list[tuple[str, str]] = []
+    for c in library.input_constraints:
+        relation = library.formula_expand(c["relation"], pinned)
+        names = sorted(library.quantity_of(s).name for s in relation.free_symbols())
+        if any(n not in values for n in names):
+            continue
+        point = {library.quantities[n].sym: values[n].value for n in names}
+        try:
+            holds = relation.evaluate(point)
+        except Exception:  # noqa: BLE001 - a value where the rule is not defined: not decided here
+            continue
+        if holds:
+            continue
+        own = sorted({library.quantity_of(s).name for s in c["relation"].free_symbols()},
+                     key=lambda n: (c["rule"].find(n) if n in c["rule"] else len(c["rule"]), n))
+        numbers = ", ".join(_shown_with_inputs(library, n, values, point, pinned) for n in own)
+        if not c.get("refuse", True):
+            notes.append(("", f"{c['rule']} does not hold ({numbers}): {c['reason']}"))
+            continue
+        # where the user looks first: an input table's value they gave (a degree), then the value given last
+        # (--set over a model over a chip over a file)
+        order = {n: i for i, n in enumerate(own)}
+        tabled = {m for t in library.input_tables.values() for m in t["members"]}
+        culprit = max((values[n] for n in names), key=lambda v: (
+            v.name in tabled and not v.origin.endswith(" default"), _LAYER_RANK.get(v.origin.split(" ", 1)[0], 0),
+            -order.get(v.name, len(order))))
+        by_source = culprit.origin == "--set" or (culprit.name in tabled and culprit.origin.startswith("scenario "))
+        where = culprit.source if by_source else culprit.origin
+        raise ScenarioError(f"impossible {c['what']}: {c['rule']} does not hold ({numbers}); {c['reason']} "
+                            f"[{c['id']}]", where=where, hint=c.get("hint") or None)
+    return notes
+
+
+def _shown_with_inputs(library: Library, name: str, values: Mapping[str, ScenarioValue],
+                       point: Mapping[sp.Symbol, sp.Rational], pinned: frozenset[str]) -> str:
+    """``tp = 3``, or for a derived quantity its value and the inputs it comes from:
+    ``layout_chips = 128 (tp = 16, pp = 8, cp = 1, dp = 1)``."""
+    if name in values:
+        return f"{name} = {_plain_q(library, name, values[name].value)}"
+    expanded = library.expand(library.quantities[name].sym, pinned)
+    value = sp.Rational(sp.sympify(expanded).xreplace(dict(point)))
+    text = str(library.definition_of[name].expr) if name in library.definition_of else ""
+    inputs = sorted((library.quantity_of(s).name for s in expanded.free_symbols),
+                    key=lambda n: (text.find(n) if n in text else len(text), n))
+    shown = ", ".join(f"{n} = {_plain_q(library, n, values[n].value)}" for n in inputs if n in values)
+    return f"{name} = {_plain_q(library, name, value)}" + (f" ({shown})" if shown else "")
 
 
 def _named_preset(data: Mapping, key: str, part: Path, relative_to: Path | None = None) -> str | None:

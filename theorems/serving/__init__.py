@@ -31,10 +31,17 @@ from . import disaggregation, layouts, network, overhead, prefill, saturation, s
 TITLE = ("The math behind how LLMs are trained and served, and beyond: the lecture and the serving library "
          "as checked math")
 SERVING_TOPICS = [prefill, speculative, layouts, overhead, network, saturation, disaggregation]
-# derive card --library serving: the lecture's everyday answers and the serving ones
+TOPICS = [*LECTURE_TOPICS, *SERVING_TOPICS]
+
+# A layout as an input (a scenario file's [layout] table, or --set tp=8 ...) and the layouts that cannot exist:
+# derive.model.scenario fills a layout's missing degrees and refuses one that breaks a constraint, in one line.
+INPUT_TABLES = {"layout": layouts.INPUT_TABLE}
+INPUT_CONSTRAINTS = layouts.INPUT_CONSTRAINTS
+# derive card --library serving: the lecture's everyday answers, the TTFT floor and the layout's chips
 CARD = [
     *LECTURE_CARD,
     {"label": "time to first token floor (one prefill of prefill_tokens)", "value": "ttft_floor", "unit": "ms",
      "decl": "prefill.ttft_floor"},
+    {"label": "chips of the layout (tp·pp·cp·dp; ep shares them)", "value": "layout_chips",
+     "decl": "layouts.layout_chips"},
 ]
-TOPICS = [*LECTURE_TOPICS, *SERVING_TOPICS]

@@ -23,15 +23,34 @@ Main claims:
 Notation: tp, pp, cp, dp, ep the degrees (integers), N_tot total parameters, N_exp the routed experts'
 parameters (all layers), q bytes per parameter.
 
-Implementation notes: the degrees are integer quantities with the positive domain, so a zero or negative
-degree is one error line; that a degree divides the model's layers, heads or experts is not checked at
-input (the engine's domains are bounds, not divisibility), and the per-chip counts are averages when it
-does not.  Activations and the KV cache per chip are left to a later chapter.
+Implementation notes: the degrees are integer quantities with the positive domain, so a zero, negative or
+fractional degree is one error line.  A layout is an input table (``INPUT_TABLE``: a scenario file's
+``[layout]``, or ``--set tp=8 ...``); a degree it does not give is 1.  ``INPUT_CONSTRAINTS`` are the rules a
+layout must meet at the scenario's model and chips, each refused in one line naming its numbers:
+
+- tp divides the query heads (each device computes whole heads);
+- tp and the KV heads divide one another: tp splits the KV heads evenly, or, past them, each KV head is
+  replicated on tp/kv_heads devices (vLLM and SGLang replicate KV heads this way; a latent-attention model
+  caches one latent, kv_heads = 1, replicated on every tensor-parallel device);
+- pp is at most the layers (a stage holds at least one layer).  Uneven stages are allowed, as Megatron-LM
+  and vLLM allow them: when pp does not divide the layers the scenario carries a note, the heaviest stage
+  holds ceil(layers/pp) layers, and the per-chip figures here are averages over the stages;
+- ep divides the routed experts plus the redundant copies a layout hosts (``redundant_experts``, 0 unless
+  given): DeepSeek-V3's EP320 decode holds 256 experts and 64 redundant and shared slots, its EP32 and EP144
+  units 256 + 32 redundant experts (9 and 2 per GPU);
+- ep ≤ tp·cp·dp (``layouts.experts_share_devices``);
+- the layout's chips are at most the scenario's ``chips``: in the lecture's model ``chips`` is the scale-up
+  domain whose bandwidth and capacity one replica pools, so a layout larger than it (tensor parallelism
+  across nodes included) needs ``--set chips=N`` for a deployment that pools N chips.
+
+Activations and the KV cache per chip are left to a later chapter.
 
 References: Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using
 Megatron-LM" (SC '21), section 3.1 (p·t·d = n GPUs); DeepSeek-AI 2024, "DeepSeek-V3 Technical Report",
 arXiv:2412.19437, sections 3.4.1 and 3.4.2 (prefill unit of 32 GPUs: attention TP4 with SP and DP8, MoE
-EP32; decode unit of 320 GPUs: TP4, DP80, EP320); Liu et al. 2024, "Ring Attention with Blockwise
+EP32; decode unit of 320 GPUs: TP4, DP80, EP320); DeepSeek-AI 2025, "DeepSeek-V3/R1 Inference System
+Overview" (open-infra-index, day 6: prefill EP32 with DP32 over 4 nodes, decode EP144 with DP144 over 18
+nodes, 32 redundant routed experts in each); Liu et al. 2024, "Ring Attention with Blockwise
 Transformers for Near-Infinite Context" (context parallelism).
 """
 
@@ -40,7 +59,12 @@ from __future__ import annotations
 import sympy as sp
 
 from derive import Assumption, Claim, Definition, Quantity, logic, paper
+from theorems.context import kv_heads as kv_heads_q
+from theorems.context import query_heads as query_heads_q
 from theorems.roofline import N_tot, q
+from theorems.roofline import chips as chips_q
+from theorems.roofline import experts_total as experts_total_q
+from theorems.roofline import layers as layers_q
 
 PART = "Beyond the lecture"  # the documents render this library's chapters as part II
 CHAPTER = "Parallel layouts and chip counts"
@@ -63,6 +87,10 @@ ep_q = Quantity("ep", r"d_{\mathrm{EP}}", "1", "expert-parallel degree: devices 
                 "taken from the devices of one stage", integer=True)
 params_routed = Quantity("params_routed", r"N_{\mathrm{exp}}", "param",
                          "parameters of the routed experts, all layers (the rest of N_tot is dense)")
+redundant_experts_q = Quantity("redundant_experts", r"E_{\mathrm{red}}", "1",
+                              "expert slots a layout holds beyond the routed experts of one layer: redundant copies of "
+                              "busy experts (and DeepSeek-V3's shared-expert slots in decode)", domain="nonnegative",
+                              integer=True)
 layout_chips_q = Quantity("layout_chips", r"n_{\mathrm{layout}}", "1", "chips a layout occupies")
 weights_per_chip_q = Quantity("weights_per_chip", r"M_{\mathrm{w}}", "byte",
                               "weight bytes one chip holds: its share of the dense part and of the routed experts",
@@ -70,6 +98,7 @@ weights_per_chip_q = Quantity("weights_per_chip", r"M_{\mathrm{w}}", "byte",
 
 tp, pp, cp, dp, ep = tp_q.sym, pp_q.sym, cp_q.sym, dp_q.sym, ep_q.sym
 N_exp, n_layout, M_w = params_routed.sym, layout_chips_q.sym, weights_per_chip_q.sym
+E_red = redundant_experts_q.sym
 
 experts_share_devices = Assumption(
     "layouts.experts_share_devices", title="Expert parallelism shares the devices of a stage",
@@ -154,6 +183,62 @@ deepseek_v3_decode_ep_as_extra_chips = Claim(
     instance=True, forall=_DEGREES, expected="refuted", tags=("inconsistency",),
     notes="A planted false twin of layouts.deepseek_v3_decode_chips: the product is 102,400.",
 )
+
+# A layout as an input, and the layouts that cannot exist -----------------------------------------------
+_DS_INFRA = paper("DeepSeek-AI 2025, DeepSeek-V3/R1 Inference System Overview, github.com/deepseek-ai/open-infra-index "
+                  "(202502OpenSourceWeek, day 6)", "prefill EP32 with DP32 over 4 nodes, decode EP144 with DP144 over "
+                  "18 nodes, 32 redundant routed experts in each unit: 9 and 2 routed experts per GPU")
+_VLLM_TP = paper("vLLM, vllm/model_executor/layers/linear.py, QKVParallelLinear",
+                 "the query heads and the KV heads are split over the tensor-parallel devices; with more devices "
+                 "than KV heads each KV head is replicated on tp/kv_heads of them, which must be whole")
+# derive.model.loader reads these through the library root (INPUT_TABLES, INPUT_CONSTRAINTS): a scenario file's
+# [layout] table (or --set of any member) gives a layout; the members it leaves out take their default.
+INPUT_TABLE = {
+    "meaning": "the parallel degrees of one deployment: tp, pp, cp, dp and ep, and the redundant expert slots",
+    "members": {
+        "tp": {"default": "1", "source": "layout default: no tensor parallelism"},
+        "pp": {"default": "1", "source": "layout default: no pipeline parallelism"},
+        "cp": {"default": "1", "source": "layout default: no context parallelism"},
+        "dp": {"default": "1", "source": "layout default: no data parallelism"},
+        "ep": {"default": "1", "source": "layout default: the routed experts are not spread by expert parallelism"},
+        "redundant_experts": {"default": "0", "source": "layout default: no redundant expert copies"},
+    },
+}
+INPUT_CONSTRAINTS = [
+    {"id": "layouts.tp_divides_query_heads", "what": "layout", "rule": "tp divides query_heads",
+     "relation": logic.IsInteger(query_heads_q.sym / tp),
+     "reason": "tensor parallelism gives every device whole query heads of each layer",
+     "hint": "choose a tp that divides the model's query heads", "source": _MEGATRON},
+    {"id": "layouts.tp_and_kv_heads_divide", "what": "layout", "rule": "tp divides kv_heads, or kv_heads divides tp",
+     "relation": logic.Or((logic.IsInteger(kv_heads_q.sym / tp), logic.IsInteger(tp / kv_heads_q.sym))),
+     "reason": "tensor parallelism splits the KV heads evenly, or past them replicates each KV head on "
+               "tp/kv_heads devices",
+     "hint": "choose a tp that divides the KV heads or a multiple of them", "source": _VLLM_TP},
+    {"id": "layouts.pp_at_most_layers", "what": "layout", "rule": "pp <= layers",
+     "relation": logic.le(pp, layers_q.sym),
+     "reason": "every pipeline stage holds at least one layer",
+     "hint": "choose at most as many stages as the model has layers", "source": _MEGATRON},
+    {"id": "layouts.pp_divides_layers", "what": "layout", "rule": "pp divides layers",
+     "relation": logic.IsInteger(layers_q.sym / pp), "refuse": False,
+     "reason": "uneven stages: the heaviest holds ceil(layers/pp) layers, and per-chip figures are averages "
+               "over the stages",
+     "hint": "", "source": _MEGATRON},
+    {"id": "layouts.ep_divides_expert_slots", "what": "layout", "rule": "ep divides experts_total + redundant_experts",
+     "relation": logic.IsInteger((experts_total_q.sym + E_red) / ep),
+     "reason": "expert parallelism gives every device the same number of expert slots (DeepSeek-V3: 256 + 32 "
+               "redundant over EP32 is 9 each)",
+     "hint": "choose an ep that divides the expert slots, or --set redundant_experts=N for redundant copies",
+     "source": _DS_INFRA},
+    {"id": "layouts.ep_within_devices", "what": "layout", "rule": "ep <= tp*cp*dp",
+     "relation": experts_share_devices.relation,
+     "reason": "the experts live on devices the attention's tensor, context and data parallelism already use",
+     "hint": "raise dp (or tp, cp) to at least ep, or lower ep", "source": _DSV3},
+    {"id": "layouts.layout_within_chips", "what": "layout", "rule": "layout_chips <= chips",
+     "relation": logic.le(n_layout, chips_q.sym),
+     "reason": "a layout occupies tp*pp*cp*dp chips, and chips is the scale-up domain one replica pools",
+     "hint": "--set chips=N for a deployment that pools N chips, or choose smaller degrees",
+     "source": _MEGATRON},
+]
 
 PROSE = (
     "A layout is a set of degrees.  Tensor, pipeline, context and data parallelism each bring devices; expert "

@@ -20,14 +20,20 @@ def run(args, ctx) -> int:
     if args.id in lib.quantities and args.id not in {d.short for d in lib.ordered()}:
         q = lib.quantities[args.id]
         info = {"quantity": q.name, "latex": q.latex, "unit": q.unit, "meaning": q.meaning, "domain": _domain(q),
-                "defined_by": lib.definition_of[q.name].id if q.name in lib.definition_of else None}
+                "defined_by": lib.definition_of[q.name].id if q.name in lib.definition_of else None,
+                "input_table": next((t for t, spec in lib.input_tables.items() if q.name in spec["members"]), None)}
+        # the rules a scenario's inputs must meet that name this quantity (a library's INPUT_CONSTRAINTS)
+        rules = [f"{c['rule']} ({c['id']})" for c in lib.input_constraints
+                 if any(q.name in lib.reaches(e) for e in c["relation"].exprs())]
         value = _value(lib, ctx.scenario, q.name)
         if args.json:
-            emit_json({**info, "value": None if value is None else value.to_json()})
+            emit_json({**info, "rules": rules, "value": None if value is None else value.to_json()})
         else:
             for k, v in info.items():
                 if v is not None:
                     emit(f"{k}: {v}")
+            for rule in rules:
+                emit(f"rule: {rule}")
             if value is not None:
                 emit(f"value: {value.display}   (scenario {ctx.scenario.name})")
         return 0
