@@ -103,6 +103,17 @@ def test_served_cost_at_the_roofline_is_the_lecture_cost_over_utilisation():
     assert not close(got, 2 * value("cost_per_token"), rel=Fraction(1, 10))
 
 
+def test_tokens_per_provisioned_watt_on_the_h100_preset():
+    # the h100-sxm preset: 8 chips rated 700 W each (NVIDIA: up to 700 W); 14,800 output tokens/s over 5,600 W
+    sets = ["output_token_rate=14800 token/s", "utilisation=1"]
+    got = value("output_tokens_per_joule", sets, hardware="h100-sxm")
+    assert got == Fraction(14800, 8 * 700) == Fraction(37, 14)
+    assert value("output_tokens_per_joule", [sets[0], "utilisation=0.25"], hardware="h100-sxm") == got / 4
+    # the rent per token is the rent per provisioned watt-second over the tokens per joule
+    rent = value("served_output_token_cost", sets, hardware="h100-sxm")
+    assert rent == value("chip_price / chip_power", hardware="h100-sxm") / got
+
+
 def test_input_and_output_rent_are_separate_quantities():
     assert LIB.quantity("served_input_token_cost") is not LIB.quantity("served_output_token_cost")
     # the price quantities are the lecture's, not defined a second time

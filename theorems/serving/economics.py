@@ -15,6 +15,9 @@ Main claims:
 - **Break-even utilisation** ``economics.output_margin_breakeven_iff`` and
   ``economics.input_margin_breakeven_iff``: the margin on a token is nonnegative exactly when the utilisation
   is at least ρ* = p_chip·n/(Θ·p), and it is exactly 1 − ρ*/ρ.
+- **Tokens per provisioned watt** ``economics.tokens_per_joule_scale_with_utilisation``: output tokens per
+  second per rated watt of the n chips are ρ·Θ_out/(n·P_chip), and the rent per token served is the rent per
+  provisioned watt-second over them.
 - Worked examples from DeepSeek's published inference system (8 H800 per node at $2 per GPU-hour, 14.8k
   output tokens/s per decode node, 73.7k input tokens/s per prefill node, DeepSeek-R1's API prices):
   ``economics.deepseek_decode_output_cost`` (about $0.30 per million output tokens at full use) and its
@@ -27,14 +30,15 @@ Main claims:
 Notation: n chips rented, p_chip the rental price of one chip, Θ_out and Θ_in output and input tokens per
 second of the n chips when fully busy, ρ the utilisation (the share of the rented time that serves paid
 tokens), p_out and p_in the API prices per output and input token (the lecture's ``price_output`` and
-``price_input``), M the margin as a share of the price.
+``price_input``), M the margin as a share of the price, P_chip the power one chip is provisioned for (a
+hardware preset's ``chip_power``: its rated TDP or board power), η output tokens per provisioned joule.
 
 Implementation notes: the rental price is paid for every provisioned chip-second; the utilisation is the
 saturation chapter's ρ = λ/μ (arrivals over capacity), so a what-if may pin it (``--set utilisation=0.6``).
 Input and output tokens are priced separately and each on its own rate, as a disaggregated deployment runs
 them on separate pools (``disaggregation.request_cost_split``); a co-located replica shares its chips
-between the two, and its split of the rent between them is the user's.  Cache-hit input prices, power and
-energy are not modelled here.
+between the two, and its split of the rent between them is the user's.  Cache-hit input prices and the price of
+electricity are not modelled here; power enters as the chips' rated power, not a measured draw.
 
 References: DeepSeek-AI 2025, "DeepSeek-V3/R1 Inference System Overview", deepseek-ai/open-infra-index,
 202502OpenSourceWeek/day_6_one_more_thing_deepseekV3R1_inference_system_overview.md (H800 at $2 per GPU-hour;
@@ -55,7 +59,7 @@ from theorems.pricing import (
     price_input,
     price_output,
 )
-from theorems.roofline import B, chip_price, chips, cost_per_token_q, n, p_chip, step_time_q, tau
+from theorems.roofline import B, chip_power, chip_price, chips, cost_per_token_q, n, p_chip, step_time_q, tau
 
 from .saturation import arrival_rate, output_tokens, utilisation_q
 
@@ -104,7 +108,12 @@ output_breakeven_q = Quantity("output_breakeven_utilisation", r"\rho^{*}_{\mathr
 input_breakeven_q = Quantity("input_breakeven_utilisation", r"\rho^{*}_{\mathrm{in}}", "1",
                              "utilisation at which the rent of an input token equals its API price")
 
+tokens_per_joule_q = Quantity("output_tokens_per_joule", r"\eta_{\mathrm{out}}", "token/J",
+                             "output tokens served per second per watt the n chips are provisioned for (tokens per "
+                             "joule of rated power) at utilisation rho")
+
 c_out_r, c_in_r = served_output_cost_q.sym, served_input_cost_q.sym
+P_chip, eta = chip_power.sym, tokens_per_joule_q.sym
 M_out, M_in, r_out, r_in = output_margin_q.sym, input_margin_q.sym, output_breakeven_q.sym, input_breakeven_q.sym
 
 # Definitions ------------------------------------------------------------------------------------------
@@ -140,6 +149,13 @@ input_breakeven = Definition(
     statement="The rent of the n chips per second over the income per second of selling every input token "
               "they can prefill.",
     source=_RENT, defines=input_breakeven_q, expr=p_chip * n / (Th_in * p_in),
+)
+
+tokens_per_joule = Definition(
+    "economics.output_tokens_per_joule", title="Output tokens per provisioned watt",
+    statement="The output tokens served per second over the rated power of the n chips: what a provider gets for "
+              "the power it must provision, busy or idle.",
+    source=_RENT, defines=tokens_per_joule_q, expr=rho * Th_out / (n * P_chip),
 )
 
 # Claims -----------------------------------------------------------------------------------------------
@@ -180,6 +196,18 @@ input_margin_breakeven_iff = Claim(
               "and it is exactly \\(1 - \\rho^{*}_{\\mathrm{in}}/\\rho\\).",
     source=_RENT,
     goal=logic.And((logic.Iff(logic.ge(M_in, 0), logic.ge(rho, r_in)), logic.eq(M_in, 1 - r_in / rho))),
+)
+
+tokens_per_joule_scale_with_utilisation = Claim(
+    "economics.tokens_per_joule_scale_with_utilisation", title="Tokens per provisioned watt fall with utilisation",
+    label="Tokens per provisioned watt",
+    statement="Output tokens per provisioned watt are the utilisation times their full-use value "
+              r"\(\Theta_{\mathrm{out}}/(n P_{\mathrm{chip}})\), so never more than it below saturation; and the "
+              "rent per output token served is the rent per provisioned watt-second over them.",
+    source=_RENT,
+    goal=logic.And((logic.eq(eta, rho * Th_out / (n * P_chip)),
+                    logic.Iff(logic.le(eta, Th_out / (n * P_chip)), logic.le(rho, 1)),
+                    logic.eq(c_out_r, (p_chip / P_chip) / eta))),
 )
 
 # Worked examples: DeepSeek's published inference system (2025-03-01) ------------------------------------
@@ -270,6 +298,8 @@ PROSE = (
     "Against an API price per token, the margin is then fixed by one number, the utilisation at which the rent "
     "equals the income.",
     "{{result:output_margin_breakeven_iff}}",
+    "Where a chip's rated power is known, the same rate gives the tokens a provider gets per watt it provisions.",
+    "{{result:tokens_per_joule_scale_with_utilisation}}",
     "DeepSeek's published serving system is the worked example: a decode node of eight H800 rented at $2 per "
     "GPU-hour produces 14,800 output tokens per second, about $0.30 of rent per million at full use; at R1's "
     "$2.19 per million it pays from about 14 % utilisation, and its prefill nodes at $0.55 per million input "
