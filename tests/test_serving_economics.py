@@ -55,6 +55,18 @@ def test_worked_example_by_hand(expr, sets, expected):
     assert value(expr, sets) == expected
 
 
+def test_deepseek_published_daily_cost_and_income():
+    # the overview: 226.75 nodes of 8 H800 on average over 24 hours at $2 per GPU-hour cost $87,072 a day; 608B input
+    # tokens (342B cache hits at $0.14 per million) and 168B output tokens at R1's prices would bring $562,027
+    rent = value("chip_price * chips", ["chips=1814", "chip_price=2 USD/h"])
+    assert rent * 86400 == 87072
+    sc = "deepseek-r1-h800-2025-03"
+    income = (342 * 10**9 * Fraction(14, 100) * PER_M + (608 - 342) * 10**9 * value("price_input", scenario=sc)
+              + 168 * 10**9 * value("price_output", scenario=sc))
+    assert close(income, 562_027, rel=Fraction(1, 1000))  # the token counts are published rounded to 1B
+    assert close((income - 87072) / 87072, Fraction(545, 100), rel=Fraction(1, 100))  # the "545 %" cost-profit ratio
+
+
 def test_deepseek_decode_rent_is_thirty_cents_per_million():
     got = value("served_output_token_cost", [*DECODE, "utilisation=1"])
     assert got == Fraction(1, 3_330_000)  # $16 per 53.28M tokens
