@@ -41,6 +41,10 @@ HARDWARE_DIMENSIONS = {
     "chips": DIMENSIONLESS,
     "scaleup_bandwidth": Dimension.of(byte=1, s=-1),
     "scaleout_bandwidth": Dimension.of(byte=1, s=-1),
+    "flops_bf16": Dimension.of(FLOP=1, s=-1),
+    "flops_fp8": Dimension.of(FLOP=1, s=-1),
+    "flops_fp4": Dimension.of(FLOP=1, s=-1),
+    "chip_power": Dimension.of(J=1, s=-1),
 }
 HARDWARE_REQUIRED_VALUES = {"flops", "hbm_bandwidth", "hbm_capacity", "bytes_per_param", "chips"}
 BYTES_PER_PRECISION = {"bf16": Fraction(2), "fp8": Fraction(1), "fp4": Fraction(1, 2)}
@@ -251,3 +255,34 @@ def test_model_kv_headline_numbers() -> None:
     assert kv("llama3-70b") == 2 * 80 * 8 * 128 * 2
     assert kv("deepseek-v3") == 61 * (512 + 64) * 2
     assert kv("kimi-k2") == 61 * (512 + 64) * 2
+
+
+# --------------------------------------------------------------------------------------------------
+# FLOP/s per datatype and rated power (the serving library's economics reads chip_power)
+
+
+@pytest.mark.parametrize("path", HARDWARE, ids=lambda p: p.stem)
+def test_flops_per_datatype_agree_with_the_preset_precision(path: Path) -> None:
+    data = _load(path)
+    values = data["values"]
+    own = f"flops_{data['precision']}"
+    assert own in values, f"{path.stem}: the rate of its own precision ({own}) is missing"
+    assert _si(data, own) == _si(data, "flops")
+    rates = [_si(data, f"flops_{p}") for p in BYTES_PER_PRECISION if f"flops_{p}" in values]
+    assert rates == sorted(rates), f"{path.stem}: a narrower datatype is never slower"
+    assert "flops_bf16" in values  # every chip in the presets has a BF16 rate
+
+
+@pytest.mark.parametrize("path", [p for p in HARDWARE if "chip_power" in _load(p)["values"]], ids=lambda p: p.stem)
+def test_chip_power_is_per_chip(path: Path) -> None:
+    watts = _si(_load(path), "chip_power")
+    assert 100 <= watts <= 2000  # one accelerator, never a node (8x) or a rack (72x)
+
+
+def test_chip_power_published_numbers() -> None:
+    # NVIDIA: H100 SXM and H200 SXM up to 700 W; AMD: MI300X 750 W, MI355X 1,400 W; A100 SXM4 400 W
+    for name, watts in {"h100-sxm": 700, "h100-sxm-fp8": 700, "h200": 700, "mi300x": 750, "mi355x": 1400,
+                        "a100-80gb": 400, "b200": 1000}.items():
+        assert _si(_load(PRESETS / "hardware" / f"{name}.toml"), "chip_power") == watts, name
+    # the false twin: a node's eight GPUs are not one chip's power
+    assert _si(_load(PRESETS / "hardware" / "h100-sxm.toml"), "chip_power") != 8 * 700

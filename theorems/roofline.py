@@ -79,6 +79,16 @@ hbm_capacity = Quantity("hbm_capacity", r"C_{\mathrm{HBM}}", "byte", "HBM capaci
                         display_unit="GB")
 chips = Quantity("chips", "n", "1", "chips whose bandwidth and capacity are pooled (the scale-up domain "
                  "serving one replica)")
+# A hardware preset's spec-sheet fields beside the ones the lecture's formulas read (flops is the rate at the
+# preset's own precision): the dense peak per datatype, and the power a chip is provisioned for.
+flops_bf16 = Quantity("flops_bf16", r"F_{\mathrm{bf16}}", "FLOP/s", "peak dense BF16 FLOP/s of one chip (spec sheet)",
+                      display_unit="TFLOP/s")
+flops_fp8 = Quantity("flops_fp8", r"F_{\mathrm{fp8}}", "FLOP/s", "peak dense FP8 FLOP/s of one chip (spec sheet)",
+                     display_unit="TFLOP/s")
+flops_fp4 = Quantity("flops_fp4", r"F_{\mathrm{fp4}}", "FLOP/s", "peak dense FP4 FLOP/s of one chip (spec sheet)",
+                     display_unit="TFLOP/s")
+chip_power = Quantity("chip_power", r"P_{\mathrm{chip}}", "W", "power one chip is provisioned for: its rated "
+                      "thermal design or total board power (spec sheet)", display_unit="W")
 
 # Model and workload -----------------------------------------------------------------------------------
 params_total = Quantity("params_total", r"N_{\mathrm{tot}}", "param", "total parameters of the model")

@@ -99,6 +99,8 @@ _SI_BASE = {
     "param": [("\\param", 1)], "params": [("\\param", 1)], "parameter": [("\\param", 1)],
     "parameters": [("\\param", 1)],
     "USD": [("\\usd", 1)], "$": [("\\usd", 1)], "dollar": [("\\usd", 1)], "dollars": [("\\usd", 1)],
+    "J": [("\\joule", 1)], "joule": [("\\joule", 1)], "joules": [("\\joule", 1)],
+    "W": [("\\watt", 1)], "watt": [("\\watt", 1)], "watts": [("\\watt", 1)],
     "%": [("\\percent", 1)], "percent": [("\\percent", 1)], "1": [],
 }
 _SI_PREFIX = {"k": "\\kilo", "K": "\\kilo", "M": "\\mega", "G": "\\giga", "T": "\\tera", "P": "\\peta",

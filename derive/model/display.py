@@ -67,6 +67,7 @@ _CANON: dict[str, str] = {
     "seq": "seq", "sequence": "seq", "sequences": "seq",
     "param": "param", "params": "param", "parameter": "param", "parameters": "param",
     "USD": "USD", "$": "USD", "dollar": "USD", "dollars": "USD",
+    "J": "J", "joule": "J", "joules": "J", "W": "W", "watt": "W", "watts": "W",
     "%": "%", "percent": "%",
 }
 _RATES = {"FLOPS": "FLOP", "Bps": "byte", "bps": "bit"}  # rate words of the grammar, split into X/s
@@ -80,7 +81,7 @@ _PREFIX_VALUE: dict[str, Fraction] = {
 _UP = ("", "k", "M", "G", "T", "P", "E")
 _BINARY = ("", "Ki", "Mi", "Gi", "Ti")
 _DOWN = ("p", "n", "µ", "m")  # only for seconds; below a picosecond, scientific (5e-16 s)
-_MEASURED = {"FLOP", "byte", "bit", "s"}  # words that take unit prefixes
+_MEASURED = {"FLOP", "byte", "bit", "s", "J", "W"}  # words that take unit prefixes
 _COUNTED = {"token", "seq", "param"}  # words whose number is shortened instead (200k token)
 _COUNT_SUFFIX = ("", "k", "M", "G", "T")
 _MONEY_SUFFIX = (("", 1), ("k", 10**3), ("M", 10**6), ("B", 10**9), ("T", 10**12))  # finance usage

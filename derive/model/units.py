@@ -1,7 +1,7 @@
 """A small dimension system and a parser for unit strings.
 
 Dimensions are products of powers of a few base dimensions (FLOP, byte, second, token, sequence,
-parameter, dollar).  Counting units such as chips, layers or experts are dimensionless.  A ``Unit``
+parameter, dollar, joule).  Counting units such as chips, layers or experts are dimensionless.  A ``Unit``
 is a dimension with a scale to the base units (``TB/s`` is ``byte/s`` times 10**12).
 
 The parser is a hand-written recursive descent over a fixed vocabulary: no ``eval``, no sympy
@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from derive.errors import UnitError
 
-BASE_DIMENSIONS: tuple[str, ...] = ("FLOP", "byte", "s", "token", "seq", "param", "USD")
+BASE_DIMENSIONS: tuple[str, ...] = ("FLOP", "byte", "s", "token", "seq", "param", "USD", "J")
 
 
 @dataclass(frozen=True, order=True)
@@ -67,6 +67,8 @@ DIMENSIONLESS = Dimension()
 
 def format_dimension(dim: Dimension) -> str:
     """``byte/s``, ``FLOP/(param·token)``, ``1`` for dimensionless.  Order follows BASE_DIMENSIONS."""
+    if dim.powers == (("J", Fraction(1)), ("s", Fraction(-1))):
+        return "W"  # power reads in watts, as spec sheets give it
     order = {name: i for i, name in enumerate(BASE_DIMENSIONS)}
     num, den = [], []
     for name, p in sorted(dim.powers, key=lambda kv: order[kv[0]]):
@@ -118,6 +120,9 @@ _add(("token", "tokens", "tok"), Dimension.of(token=1))
 _add(("seq", "sequence", "sequences"), Dimension.of(seq=1))
 _add(("param", "params", "parameter", "parameters"), Dimension.of(param=1))
 _add(("USD", "$", "dollar", "dollars"), Dimension.of(USD=1))
+# energy and power, for a chip's rated power and tokens per joule
+_add(("J", "joule", "joules"), Dimension.of(J=1))
+_add(("W", "watt", "watts"), Dimension.of(J=1, s=-1))
 _add(("1",), DIMENSIONLESS)
 _add(("%", "percent"), DIMENSIONLESS, Fraction(1, 100))
 # FLOPS as a rate, as spec sheets write it ("989 TFLOPS"); Bps/bps as vendors write rates ("900 GBps").
@@ -158,7 +163,7 @@ def _split_word(word: str, text: str) -> tuple[str, str]:
             return prefix, rest
     raise UnitError(
         f"unknown unit '{word}' in '{text}'",
-        hint="units are built from FLOP, B (byte), b (bit), s, ms, min, h, token, seq, param, USD "
+        hint="units are built from FLOP, B (byte), b (bit), s, ms, min, h, token, seq, param, USD, J, W "
              "with prefixes k M G T P, Ki Mi Gi Ti",
     )
 

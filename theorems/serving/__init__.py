@@ -1,14 +1,17 @@
 """Beyond the lecture: prefill, speculative decoding, parallel layouts, per-step overhead, collectives and the
-network, throughput and saturation, and prefill/decode disaggregation, on the lecture's quantities.
+network, throughput and saturation, prefill/decode disaggregation, and the economics of rented chips against API
+prices, on the lecture's quantities.
 
 Part II of the documents.  The chapters build on the lecture's quantities (imported from its modules), so
 the lecture's topics come first in ``TOPICS``: ``--library serving`` alone loads them, and
 ``--library lecture --library serving`` loads each module once (a module listed twice adds nothing).
-Presets are the lecture's.  ``derive`` finds this package through the ``derive.libraries`` entry point named
-``serving``.
+Presets are the lecture's, and the dated price scenarios of ``theorems/presets/serving/``.  ``derive`` finds
+this package through the ``derive.libraries`` entry point named ``serving``.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 # the lecture's library attributes, read by derive.model.loader (each taken once when both libraries are loaded):
 # its presets, figures, headlines, config reader, ceilings, audit bounds, feasibility constraints and floor
@@ -20,17 +23,17 @@ from theorems import (  # noqa: F401
     HEADLINES,
     MODEL_CONFIG_READER,
     PREDICT_METRIC,
-    PRESET_DIRS,
 )
 from theorems import CARD as LECTURE_CARD
+from theorems import PRESET_DIRS as LECTURE_PRESET_DIRS
 from theorems import TOPICS as LECTURE_TOPICS
 
-from . import disaggregation, layouts, network, overhead, prefill, saturation, speculative
+from . import disaggregation, economics, layouts, network, overhead, prefill, saturation, speculative
 
 # the whole document's title when this library is loaded (its part II is "Beyond the lecture")
 TITLE = ("The math behind how LLMs are trained and served, and beyond: the lecture and the serving library "
          "as checked math")
-SERVING_TOPICS = [prefill, speculative, layouts, overhead, network, saturation, disaggregation]
+SERVING_TOPICS = [prefill, speculative, layouts, overhead, network, saturation, disaggregation, economics]
 TOPICS = [*LECTURE_TOPICS, *SERVING_TOPICS]
 
 # A layout as an input (a scenario file's [layout] table, or --set tp=8 ...) and the layouts that cannot exist:
@@ -45,3 +48,6 @@ CARD = [
     {"label": "chips of the layout (tp·pp·cp·dp; ep shares them)", "value": "layout_chips",
      "decl": "layouts.layout_chips"},
 ]
+# the lecture's presets, and the serving library's own scenarios (dated API and rental prices; they name quantities
+# only this library has, so the lecture does not list them)
+PRESET_DIRS = [*LECTURE_PRESET_DIRS, Path(__file__).resolve().parent.parent / "presets" / "serving"]
