@@ -91,6 +91,21 @@ class ScenarioError(DeriveError):
     """A malformed scenario, preset or config file, or a missing value."""
 
 
+class MissingValueError(ScenarioError):
+    """A value the scenario does not give: one wording for every command (``names``: the inputs missing)."""
+
+    def __init__(self, what: str, names: Iterable[str], *, where: str | None = None, hint: str | None = None) -> None:
+        self.what = what
+        self.names = list(names)
+        super().__init__(f"cannot evaluate {what}: {no_value_words(self.names)}", where=where,
+                         hint=hint or f"add --set {self.names[0]}=VALUE or choose a preset (derive presets)")
+
+
+def no_value_words(names: Iterable[str]) -> str:
+    """``the scenario gives no value for a, b``: the words every missing value is reported in."""
+    return "the scenario gives no value for " + ", ".join(names)
+
+
 class OutputError(DeriveError):
     """An output file or folder that cannot be written (read-only, permission denied, disk full);
     ``where`` names the folder or file."""

@@ -49,6 +49,7 @@ from derive.model.dimensions import dimension_of
 from derive.model.library import Library
 from derive.model.prose import placement, split
 from derive.model.scenario import Scenario
+from derive.model.situation import situate
 from derive.model.units import format_dimension, parse_unit, unit_factors
 
 TEMPLATE_KINDS = ("latex", "markdown", "html")
@@ -217,10 +218,9 @@ def evaluate_expr(library: Library, scenario: Scenario, expr: sp.Expr, unit: str
     names of the inputs the scenario lacks.  A quantity goes through ``derive.model.evaluate`` (the path of
     ``derive eval``), so documents and the command line agree."""
     # the inputs it reaches first (cheap); the expansion only when one may be missing or it is needed
-    expanded = None
+    situation = situate(library, scenario)
     if any(n not in scenario.values for n in library.reaches(expr, scenario.pinned)):
-        expanded = library.expand(expr, scenario.pinned)
-        missing = sorted(str(s) for s in expanded.free_symbols if str(s) not in scenario.values)
+        missing = situation.missing(expr)
         if missing:
             return None, missing
     if isinstance(expr, sp.Symbol) and str(expr) in library.quantities:
@@ -241,9 +241,8 @@ def evaluate_expr(library: Library, scenario: Scenario, expr: sp.Expr, unit: str
             return undefined_text(reason), []
         from derive.model.numbers import exactify
 
-        if expanded is None:
-            expanded = library.expand(expr, scenario.pinned)
-        exact = exactify(expanded.xreplace(scenario.substitution(library)))  # floats by the one rule, no nsimplify
+        # floats by the one rule, no nsimplify
+        exact = exactify(situation.expand(expr).xreplace(situation.substitution))
         if not exact.is_number or exact.is_real is False:
             return None, []
     dim = dimension_of(expr, library.dimension, where="document")

@@ -54,6 +54,8 @@ class Library:
     card: list[dict] = field(default_factory=list)  # the rows of derive card (a root's CARD)
     # the audit metric whose floor derive.predict gives (a root's PREDICT_METRIC), or None
     predict_metric: str | None = None
+    # where a Hugging Face id's config.json is (``--model ORG/NAME``; a root's MODEL_CONFIG_FINDER), or None
+    model_config_finder: Callable[[str], Path] | None = None
 
     def __post_init__(self) -> None:
         self.quantities: dict[str, Quantity] = {}

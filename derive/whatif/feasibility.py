@@ -19,7 +19,7 @@ from derive.kernel.logic import Formula, Rel
 from derive.model.declarations import Claim
 from derive.model.library import Library
 from derive.model.scenario import Scenario
-from derive.whatif.instance import relations
+from derive.model.situation import relations, situate
 
 NEGATED = {"<=": ">", "<": ">=", ">=": "<", ">": "<=", "==": "!=", "!=": "=="}
 
@@ -90,14 +90,13 @@ def _shown(library: Library, expr: sp.Expr, value: sp.Expr) -> str:
 
 def feasibility(library: Library, scenario: Scenario) -> Feasibility:
     """The scenario's violated feasibility bounds (see module docstring)."""
-    pins = frozenset(scenario.pinned)
-    subst = scenario.substitution(library)
+    situation = situate(library, scenario)
     found: list[Violation] = []
     undecided: list[str] = []
     for claim in constraints(library):
         rels: list[Rel] = relations(claim.goal) if isinstance(claim.goal, Formula) else []
         for rel in rels:
-            sides = [library.expand(side, pins).subs(subst) for side in (rel.lhs, rel.rhs)]
+            sides = [situation.expand(side).subs(situation.substitution) for side in (rel.lhs, rel.rhs)]
             if any(not s.is_number for s in sides):
                 undecided.append(claim.id)
                 break

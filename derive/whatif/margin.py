@@ -51,13 +51,13 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from derive.errors import DeriveError
+from derive.errors import DeriveError, MissingValueError
 from derive.kernel.logic import And, Formula, Rel
 from derive.kernel.trusted import side_conditions
 from derive.model.declarations import Assumption, Claim, Quantity
 from derive.model.library import Library
 from derive.model.scenario import Scenario
-from derive.whatif.instance import eliminate_forall, instance_formula, relations
+from derive.model.situation import eliminate_forall, relations, situate
 
 
 class MarginError(DeriveError):
@@ -324,7 +324,7 @@ def _varied(library: Library, scenario: Scenario, text: str) -> _Varied:
             value = None
             try:
                 value = _value_of(library, scenario, expr)
-            except MarginError:
+            except MissingValueError:
                 pass
             dom = q.domain_formula()
             return _Varied(text, x, pinned, frozenset([q.name]), {s: sols[0]},
@@ -364,15 +364,12 @@ def _inverse_checked(library: Library, v: _Varied, solved: sp.Expr, subst: dict,
 def _derived_value(library: Library, scenario: Scenario, q: Quantity) -> sp.Expr | None:
     try:
         return _value_of(library, scenario, q.sym)
-    except MarginError:
+    except MissingValueError:
         return None
 
 
 def _value_of(library: Library, scenario: Scenario, expr: sp.Expr) -> sp.Expr:
-    e = library.expand(expr, scenario.pinned).xreplace(scenario.substitution(library))
-    if e.free_symbols:
-        raise MarginError(f"no scenario value for {', '.join(sorted(map(str, e.free_symbols)))}")
-    return e  # exact as given: user values are never rounded (no nsimplify)
+    return situate(library, scenario).require(expr, str(expr))  # exact as given: never rounded (no nsimplify)
 
 
 # the solver --------------------------------------------------------------------------------------------
@@ -680,11 +677,10 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
         article = "an" if claim.kind[:1] in "aeiou" else "a"  # an assumption, a definition
         raise MarginError(f"'{claim.id}' is {article} {claim.kind}, not a claim", hint="margins are for claims")
     v = _varied(library, scenario, vary)
-    goal, hyps = instance_formula(library, scenario, claim, keep=v.keep, pinned=v.pinned)
+    situation = situate(library, scenario)
+    goal, hyps = situation.statement(claim, keep=v.keep, pinned=v.pinned).formula()
     if v.replace:  # an expression: eliminate the quantity solved for, then give the others their values
-        forall = {q.name for q in claim.forall}
-        subst = {library.quantities[n].sym: val.value for n, val in scenario.values.items()
-                 if n in library.quantities and n not in v.keep and n not in forall}
+        subst = situation.values_except({*v.keep, *(q.name for q in claim.forall)})
         (solved,) = [e.subs(subst) for e in v.replace.values()]
         if v.symbol not in solved.free_symbols or solved.has(sp.zoo, sp.nan, sp.oo, -sp.oo):
             raise MarginError(f"with the scenario's values, {vary} = {v.symbol} does not determine {v.eliminated} "
@@ -705,8 +701,7 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
                               "among its hypotheses determines (an integer quantity is never eliminated): a margin "
                               "over such a claim is not supported yet",
                               hint="vary one of those quantities instead")
-        raise MarginError(f"the scenario gives no value for {', '.join(names)}",
-                          hint=f"add --set {names[0]}=VALUE or choose a preset")
+        raise MissingValueError(f"the margin of '{claim.id}'", names)
     formula = And((*hyps, goal)) if hyps else goal
     from derive.kernel.problem import Problem
     from derive.kernel.trusted import refusal
@@ -825,7 +820,7 @@ def robustness(library: Library, scenario: Scenario, claim_ids: Iterable[str] | 
             if isinstance(a, Assumption) and a.relation is not None:
                 exprs.extend(a.relation.exprs())
         for e in exprs:
-            used |= {str(s) for s in library.expand(e, scenario.pinned).free_symbols}
+            used |= {str(s) for s in situate(library, scenario).expand(e).free_symbols}
         names = sorted(n for n in used if n in scenario.values and n not in forall)
         for name in names:
             row = _robustness_row(library, scenario, claim, name)

@@ -4,7 +4,7 @@ Everything numeric here is *vectorised*: a target is expanded to base quantities
 quantities stay symbols), the scenario's values are substituted for everything that is not swept, and
 the result is compiled once with ``sympy.lambdify`` to numpy and applied to whole arrays of points;
 ``subs`` is never called per point.  A claim in a sweep is its instance goal and hypotheses (see
-``derive.whatif.margin.instance_formula``) compiled relation by relation to numpy comparisons: a **numeric
+``derive.model.situation.Statement.formula``) compiled relation by relation to numpy comparisons: a **numeric
 sweep, not a proof** (``==`` is tested with a relative tolerance of 1e-9), and the output says so.
 
 ``check_matrix`` is different: it runs the real checker (z3 verdicts) for every hardware × model preset
@@ -35,6 +35,7 @@ from derive.kernel.logic import Formula, Rel
 from derive.model.declarations import Claim
 from derive.model.library import Library
 from derive.model.scenario import Scenario
+from derive.model.situation import eliminate_forall, situate
 
 NOT_A_PROOF = "numeric sweep, not a proof"
 EQ_RTOL = 1e-9
@@ -360,27 +361,17 @@ def _quote(text: str) -> str:
 
 def _compiled_quantity(library: Library, scenario: Scenario, target: Target, keep: Sequence[str],
                        symbols: Sequence[sp.Symbol]) -> Callable[..., np.ndarray]:
-    pins = frozenset(scenario.pinned) | frozenset(n for n in keep if library.is_derived(n))
-    expanded = library.expand(target.expr, pins)
-    subst = {library.quantities[n].sym: v.value for n, v in scenario.values.items()
-             if n in library.quantities and n not in keep}
-    e = expanded.xreplace(subst)
-    free = e.free_symbols - set(symbols)
-    if free:
-        raise ScenarioError(f"cannot sweep {target.text}: the scenario gives no value for "
-                            f"{', '.join(sorted(map(str, free)))}",
-                            hint=f"add --set {sorted(map(str, free))[0]}=VALUE or sweep it with --vary")
+    e = situate(library, scenario).require(target.expr, target.text, keep=keep,
+                                           pinned=[n for n in keep if library.is_derived(n)])
     return numpy_function(e, symbols)
 
 
 def _claim_formulas(library: Library, scenario: Scenario, target: Target, keep: Sequence[str],
                     symbols: Sequence[sp.Symbol]) -> tuple[Formula, list[Formula]]:
-    from derive.whatif.instance import eliminate_forall, instance_formula
-
     claim = target.claim
     assert claim is not None
     pins = frozenset(n for n in keep if library.is_derived(n))
-    goal, hyps = instance_formula(library, scenario, claim, keep=keep, pinned=pins)
+    goal, hyps = situate(library, scenario).statement(claim, keep=keep, pinned=pins).formula()
     goal, hyps, _ = eliminate_forall(library, claim, goal, hyps, symbols[0] if symbols else sp.Symbol("_"))
     free = goal.free_symbols() - set(symbols)
     for h in hyps:
@@ -483,8 +474,7 @@ def _feasible_grid(library: Library, scenario: Scenario, names: Sequence[str], s
     if not claims:
         return None
     pins = frozenset(scenario.pinned) - set(names)
-    subst = {library.quantities[n].sym: v.value for n, v in scenario.values.items()
-             if n in library.quantities and n not in names}
+    subst = situate(library, scenario).values_except(names)
     goals = [library.formula_expand(c.goal, pins).subs(subst) for c in claims]
     goal = And(tuple(goals)) if len(goals) > 1 else goals[0]
     if goal.free_symbols() - set(symbols):
@@ -533,10 +523,9 @@ def sweep_presets(library: Library, targets: Sequence[Target], *, scenario: str 
         for pins, idx in groups.items():
             if t.kind == "claim":
                 from derive.kernel.logic import And
-                from derive.whatif.instance import eliminate_forall, instance_formula
 
-                ref = scenarios[idx[0]]
-                goal, hyps = instance_formula(library, _without_values(ref), t.claim)
+                ref = situate(library, scenarios[idx[0]]).without_values()
+                goal, hyps = ref.statement(t.claim).formula()
                 goal, hyps, _ = eliminate_forall(library, t.claim, goal, hyps, sp.Symbol("_"))
                 f = And((*hyps, goal)) if hyps else goal
                 syms = sorted(f.free_symbols(), key=str)
@@ -587,13 +576,6 @@ def sweep_presets(library: Library, targets: Sequence[Target], *, scenario: str 
                                                                                                    "pairs"))
     return SweepResult(columns, data, kinds, labels=labels, notes=notes, points=len(pairs), evaluations=evaluations,
                        seconds=time.perf_counter() - start)
-
-
-def _without_values(scenario: Scenario) -> Scenario:
-    """The scenario's pins and assumptions, with no values (so formulas keep their symbols)."""
-    import dataclasses
-
-    return dataclasses.replace(scenario, values={})
 
 
 # figures -----------------------------------------------------------------------------------------------

@@ -11,7 +11,8 @@ Presets are the lecture's.  ``derive`` finds this package through the ``derive.l
 from __future__ import annotations
 
 # the lecture's library attributes, read by derive.model.loader (each taken once when both libraries are loaded):
-# its presets, figures, headlines, config reader, ceilings, audit bounds, feasibility constraints, card and floor
+# its presets, figures, headlines, config reader and finder, ceilings, audit bounds, feasibility constraints, card
+# and floor
 from theorems import (  # noqa: F401
     AUDIT_BOUNDS,
     CARD,
@@ -19,6 +20,7 @@ from theorems import (  # noqa: F401
     FEASIBILITY,
     FIGURES,
     HEADLINES,
+    MODEL_CONFIG_FINDER,
     MODEL_CONFIG_READER,
     PREDICT_METRIC,
     PRESET_DIRS,
