@@ -303,10 +303,11 @@ class Checker:
         if wanted is not None:
             for d in wanted:
                 if not isinstance(d, Claim):
-                    from derive.errors import DeriveError
+                    from derive.errors import WrongKindError
 
                     article = "an" if d.kind[:1] in "aeiou" else "a"  # an assumption, a definition
-                    raise DeriveError(f"'{d.id}' is {article} {d.kind}, not a claim", hint="`derive show` displays it")
+                    raise WrongKindError(f"'{d.id}' is {article} {d.kind}, not a claim",
+                                         hint="`derive show` displays it")
         needed = self._closure(wanted)
         todo = [d for d in lib.topological() if d.id in needed and isinstance(d, Claim)]
         names = self.obligation_names(needed)

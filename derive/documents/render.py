@@ -42,7 +42,7 @@ from derive.documents.latex import (
     prose_parts,
 )
 from derive.documents.thresholds import Threshold, tolerance_band
-from derive.errors import DeriveError, ResourceError, UnitError
+from derive.errors import DeriveError, LibraryError, ResourceError, TemplateError, UnitError
 from derive.kernel.logic import And, Formula, Iff, Implies, Not, Or, Rel
 from derive.model.declarations import VERDICTS, Assumption, Claim, Declaration, Definition, Quantity
 from derive.model.dimensions import dimension_of
@@ -430,7 +430,7 @@ class ModelBuilder:
         for d in self.library.ordered():
             name = macro_name(prefix[d.kind], self.short_names[d.id])
             if name in taken:  # two ids that differ only in punctuation or case
-                raise DeriveError(f"'{d.id}' and '{taken[name]}' give the same macro name \\{name}")
+                raise LibraryError(f"'{d.id}' and '{taken[name]}' give the same macro name \\{name}")
             taken[name] = d.id
             out[d.id] = name
         return out
@@ -914,7 +914,7 @@ class ModelBuilder:
                 r = self.results.get(self.library.resolve(ref).id)
                 parts.append(("verdict", r.verdict if r else "unchecked"))
             else:
-                raise DeriveError(f"{{{{{kind}:{ref}}}}} must be a paragraph on its own")
+                raise LibraryError(f"{{{{{kind}:{ref}}}}} must be a paragraph on its own")
         return ResolvedProse(parts)
 
     def placeholder_value(self, name: str) -> dict[str, str]:
@@ -1105,7 +1105,7 @@ def _environment(kind: str, template_dir: Path | None = None) -> jinja2.Environm
     if template_dir is not None:
         folder = template_dir / kind
         if not folder.is_dir():
-            raise DeriveError(f"template folder not found: {folder}")
+            raise TemplateError(f"template folder not found: {folder}")
         loader: jinja2.BaseLoader = jinja2.FileSystemLoader(str(folder))
     else:
         check_templates([kind])
@@ -1141,9 +1141,9 @@ def render(kind: str, template: str, model: Mapping, template_dir: Path | None =
     try:
         text = _environment(kind, template_dir).get_template(template).render(**model)
     except jinja2.UndefinedError as err:
-        raise DeriveError(f"template {kind}/{template}: {err.message}") from None
+        raise TemplateError(f"template {kind}/{template}: {err.message}") from None
     except jinja2.TemplateError as err:
-        raise DeriveError(f"template {kind}/{template}: {err}") from None
+        raise TemplateError(f"template {kind}/{template}: {err}") from None
     lines = [line.rstrip() for line in text.splitlines()]
     out = "\n".join(lines).strip("\n") + "\n"
     return re.sub(r"\n{3,}", "\n\n", out)

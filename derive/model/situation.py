@@ -296,14 +296,8 @@ class Statement:
         """The one-formula reading (margins, sweeps, regions), read at the values as the module docstring
         says: the goal and, beside it, every hypothesis, side condition, bound and shared ``--assume``
         relation (a general claim too is read at the scenario's values).  Returns (goal, hypotheses)."""
-        box: list[Formula] = []
-        for s, (lo, hi) in self.bounds.items():
-            for end in (lo, hi):
-                if isinstance(end, bool) or not isinstance(end, sp.Number) or not end.is_finite:
-                    raise LibraryError(f"'{self.claim.id}': bound {end!r} of {s} is not a finite number")
-            if lo > hi:
-                raise LibraryError(f"'{self.claim.id}': bounds of {s} are written high-to-low ({lo} > {hi})")
-            box += [Rel(s, ">=", lo), Rel(s, "<=", hi)]
+        _check_bounds(self.claim)
+        box = [r for s, (lo, hi) in self.bounds.items() for r in (Rel(s, ">=", lo), Rel(s, "<=", hi))]
         hyps = [*self.hypotheses, *(c for _, c in self.declared if c not in self.hypotheses), *box, *self.boxed,
                 *self.assumptions, *self.outside]
         values = {**self.values, **self.fixed} if self.claim.instance else self.values
@@ -335,6 +329,22 @@ def _bounds(library: Library, claim: Claim, pins: frozenset[str], fixed: set) ->
         else:
             boxed += [Rel(value, ">=", lo), Rel(value, "<=", hi)]
     return bounds, boxed
+
+
+def _check_bounds(claim: Claim) -> None:
+    """A bound that is no finite number, or bounds written high-to-low, are an error of the one-formula
+    reading (the kernel's verdict on them is ``unknown``: it refuses them)."""
+    for q, lo, hi in claim.bounds:
+        ends = []
+        for end in (lo, hi):
+            try:
+                if isinstance(end, bool) or not isinstance(end, (int, float, sp.Number)) or not sp.Float(end).is_finite:
+                    raise TypeError
+                ends.append(sp.Float(end) if isinstance(end, (float, sp.Float)) else sp.Rational(end))
+            except (TypeError, ValueError, ArithmeticError):
+                raise LibraryError(f"'{claim.id}': bound {end!r} of {q.name} is not a finite number") from None
+        if ends[0] > ends[1]:
+            raise LibraryError(f"'{claim.id}': bounds of {q.name} are written high-to-low ({lo} > {hi})")
 
 
 def exact_bound(value: object) -> object:

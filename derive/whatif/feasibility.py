@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from derive.errors import DeriveError
+from derive.errors import LibraryError
 from derive.kernel.logic import Formula, Rel
 from derive.model.declarations import Claim
 from derive.model.library import Library
@@ -69,7 +69,7 @@ def constraints(library: Library) -> list[Claim]:
     for cid in getattr(library, "feasibility", ()) or ():
         claim = library.declarations.get(cid)
         if not isinstance(claim, Claim):
-            raise DeriveError(f"feasibility constraint '{cid}' is not a claim of the library", where="FEASIBILITY")
+            raise LibraryError(f"feasibility constraint '{cid}' is not a claim of the library", where="FEASIBILITY")
         out.append(claim)
     return out
 

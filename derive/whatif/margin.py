@@ -51,21 +51,13 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from derive.errors import DeriveError, MissingValueError
+from derive.errors import DeriveError, MarginError, MissingValueError
 from derive.kernel.logic import And, Formula, Rel
 from derive.kernel.trusted import side_conditions
 from derive.model.declarations import Assumption, Claim, Quantity
 from derive.model.library import Library
 from derive.model.scenario import Scenario
 from derive.model.situation import eliminate_forall, relations, situate
-
-
-class MarginError(DeriveError):
-    """A margin that cannot be computed (exit code 2); ``never`` separates "cannot work" from "not yet"."""
-
-    def __init__(self, message: str, *, hint: str | None = None, never: bool = False) -> None:
-        super().__init__(message, hint=hint)
-        self.never = never
 
 
 @dataclass(frozen=True)

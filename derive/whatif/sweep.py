@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import sympy as sp
 
-from derive.errors import DeriveError, ScenarioError
+from derive.errors import DeriveError, ScenarioError, SweepError
 from derive.kernel.logic import Formula, Rel
 from derive.model.declarations import Claim
 from derive.model.library import Library
@@ -39,10 +39,6 @@ from derive.model.situation import eliminate_forall, situate
 
 NOT_A_PROOF = "numeric sweep, not a proof"
 EQ_RTOL = 1e-9
-
-
-class SweepError(DeriveError):
-    """A sweep that cannot be set up (exit code 2)."""
 
 
 # Size budget of a grid, checked before anything is allocated: one axis, the whole grid, and the grid
