@@ -31,7 +31,7 @@ from functools import lru_cache
 import sympy as sp
 
 from derive.checking.checker import Checker, ClaimResult, Report
-from derive.errors import DeriveError
+from derive.errors import DeriveError, MissingExtraError, UsageError
 from derive.model.declarations import Claim, Declaration, Definition
 from derive.model.display import format_quantity, format_value, tex_text
 from derive.model.evaluate import Evaluation
@@ -120,7 +120,7 @@ def scenario(library: Library | None = None, *, base: str | None = None, hardwar
 def _resolve(library: Library | None, sc: Scenario | None, kwargs: dict) -> tuple[Library, Scenario]:
     lib = library or load()
     if sc is not None and kwargs:
-        raise DeriveError("give either scenario= or scenario keywords (hardware, model, set, ...), not both")
+        raise UsageError("give either scenario= or scenario keywords (hardware, model, set, ...), not both")
     return lib, sc if sc is not None else scenario(lib, **kwargs)
 
 
@@ -139,7 +139,7 @@ def _dataframe(rows: list[dict]):
     try:
         import pandas as pd
     except ImportError:
-        raise DeriveError("to_dataframe() needs pandas", hint="pip install pandas") from None
+        raise MissingExtraError("to_dataframe() needs pandas", hint="pip install pandas") from None
     return pd.DataFrame(rows)
 
 
@@ -276,7 +276,7 @@ def evaluate(*names: str, library: Library | None = None, scenario: Scenario | N
     through a definition outside its domain is ``undefined`` with the reason (``exact`` and ``value``
     None)."""
     if not names:
-        raise DeriveError("evaluate() needs at least one name or expression")
+        raise UsageError("evaluate() needs at least one name or expression")
     from derive.model.names import check_value_name
 
     lib, sc = _resolve(library, scenario, scenario_kwargs)
@@ -530,7 +530,7 @@ def predict(*, batch: object = None, context: object = None, library: Library | 
 
     varied = [(b, c) for b in _listed(batch) for c in _listed(context)]
     if scenario is not None and varied != [(None, None)]:
-        raise DeriveError("give batch= and context= with scenario keywords (hardware, model, set, ...), "
+        raise UsageError("give batch= and context= with scenario keywords (hardware, model, set, ...), "
                           "not with scenario=")
     lib = library or load()
     if scenario is not None:

@@ -1,7 +1,24 @@
-"""Typed errors of the engine.
+"""Typed errors of the engine: the one hierarchy.
 
 Each error carries the exit code the command line uses for it, so that ``cli.py`` has one place that
-catches, prints one line and exits.  The library raises these; it never prints and never exits.
+catches, prints one line and exits.  The library raises these; it never prints and never exits.  Every
+error is a subclass that says what failed; ``DeriveError`` itself is only ever caught.
+
+``DeriveError`` (exit 2: the user can fix it)
+
+* input the user typed: ``ParseError`` (an expression), ``UnitError`` (a unit), ``UnknownNameError`` and
+  ``AmbiguousNameError`` (a name), ``WrongKindError`` (a declaration of another kind than the command
+  needs), ``UsageError`` (options or arguments that do not fit together);
+* what was loaded: ``LibraryError`` (a malformed library; ``DimensionError``: two sides differ in dimension),
+  ``ScenarioError`` (a malformed scenario, preset or file; ``MissingValueError``: a value it does not give),
+  ``CertificateError`` (a certificate file);
+* what a command could not do: ``UndefinedValueError`` (no real value there), ``BudgetError`` (beyond a
+  size or precision budget), ``MarginError`` and ``SweepError`` (a margin or sweep that cannot be set up),
+  ``BuildError`` (a document not produced), ``TemplateError`` (a document template), ``OutputError`` (a file
+  not written), ``ResourceError`` (a file of the installed package missing), ``MissingExtraError`` (an
+  optional dependency not installed);
+* ``TranslationError`` (and ``DivisionByZeroRisk``): what the sympy-to-z3 translator cannot express, reported
+  as an ``unknown`` verdict, never to the user as a failure.
 """
 
 from __future__ import annotations
@@ -79,6 +96,14 @@ class UnknownNameError(DeriveError):
         self.suggestions = close
 
 
+class WrongKindError(DeriveError):
+    """A declaration of another kind than the command needs (a definition where a claim is wanted)."""
+
+
+class UsageError(DeriveError):
+    """Options or arguments that do not fit together, or one that is missing or unknown (``--format``)."""
+
+
 class AmbiguousNameError(DeriveError):
     """A short id that matches more than one declaration."""
 
@@ -91,6 +116,21 @@ class ScenarioError(DeriveError):
     """A malformed scenario, preset or config file, or a missing value."""
 
 
+class MissingValueError(ScenarioError):
+    """A value the scenario does not give: one wording for every command (``names``: the inputs missing)."""
+
+    def __init__(self, what: str, names: Iterable[str], *, where: str | None = None, hint: str | None = None) -> None:
+        self.what = what
+        self.names = list(names)
+        super().__init__(f"cannot evaluate {what}: {no_value_words(self.names)}", where=where,
+                         hint=hint or f"add --set {self.names[0]}=VALUE or choose a preset (derive presets)")
+
+
+def no_value_words(names: Iterable[str]) -> str:
+    """``the scenario gives no value for a, b``: the words every missing value is reported in."""
+    return "the scenario gives no value for " + ", ".join(names)
+
+
 class OutputError(DeriveError):
     """An output file or folder that cannot be written (read-only, permission denied, disk full);
     ``where`` names the folder or file."""
@@ -99,6 +139,30 @@ class OutputError(DeriveError):
 class BudgetError(DeriveError):
     """A request beyond a size or precision budget (a sweep grid too large, a number beyond the evaluation
     budget); nothing was allocated or computed past the check."""
+
+
+class MarginError(DeriveError):
+    """A margin that cannot be computed; ``never`` separates "cannot work" from "not supported yet"."""
+
+    def __init__(self, message: str, *, hint: str | None = None, never: bool = False) -> None:
+        super().__init__(message, hint=hint)
+        self.never = never
+
+
+class SweepError(DeriveError):
+    """A sweep that cannot be set up."""
+
+
+class BuildError(DeriveError):
+    """The document could not be produced (for instance LaTeX failed on it)."""
+
+
+class TemplateError(DeriveError):
+    """A document template that is missing, or that fails to render (a field it names does not exist)."""
+
+
+class MissingExtraError(DeriveError):
+    """An optional dependency that is not installed (``hint`` says how to install it)."""
 
 
 class ResourceError(DeriveError):

@@ -13,7 +13,9 @@ from derive.kernel.logic import And, Iff, Implies, Not, Or, Rel
 from derive.kernel.problem import Problem
 from derive.kernel.prover import decide
 from derive.model.scenario import build_scenario
-from derive.whatif.margin import margin, region, region_figure, robustness, solve_intervals
+from derive.whatif.margin import margin, solve_intervals
+from derive.whatif.region import region, region_figure
+from derive.whatif.robustness import robustness
 from derive.whatif.sweep import parse_axis
 
 X = sp.Symbol("x")

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from derive.whatif.sweep import check_matrix, preset_pairs
+from derive.whatif.matrix import check_matrix
+from derive.whatif.sweep import preset_pairs
 
 HEADLINES = ("batching.batch_optimum", "roofline.latency_floor", "pipeline.pipeline_neutrality",
              "scaling.compute_equalisation")

@@ -122,6 +122,31 @@ def test_hf_id_from_the_local_cache(lecture_library, tmp_path, monkeypatch) -> N
     assert "\n" not in str(err.value)
 
 
+def test_config_finder_is_a_declared_library_attribute(tmp_path) -> None:
+    """``--model ORG/NAME`` asks the library's MODEL_CONFIG_FINDER (a declared attribute, checked when the library
+    loads); a library without one says it cannot look ids up; a finder that is no function is a LibraryError."""
+    from derive.errors import LibraryError
+    from derive.model.loader import load_library
+
+    config = tmp_path / "found.json"
+    config.write_text(json.dumps(_config("mistral-7b-v0.1.json")))
+    lib_dir = tmp_path / "finderlib"
+    lib_dir.mkdir()
+    (lib_dir / "__init__.py").write_text(
+        "from pathlib import Path\n"
+        "from theorems import FIGURES, TOPICS, PRESET_DIRS, MODEL_CONFIG_READER\n"
+        f"MODEL_CONFIG_FINDER = lambda model_id: Path({str(config)!r})\n")
+    library = load_library([str(lib_dir)])
+    assert library.model_config_finder is not None
+    assert build_scenario(library, model="acme/widget").value("attention_window") == 4096
+    library.model_config_finder = None
+    with pytest.raises(ScenarioError, match="cannot look up Hugging Face ids"):
+        build_scenario(library, model="acme/widget")
+    (lib_dir / "__init__.py").write_text("from theorems import FIGURES, TOPICS\nMODEL_CONFIG_FINDER = 'hub'\n")
+    with pytest.raises(LibraryError, match="MODEL_CONFIG_FINDER must be a function"):
+        load_library([str(lib_dir)])
+
+
 def test_cli_eval_explain_and_notes(capsys, tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("DERIVE_CACHE_DIR", str(tmp_path / "cache"))
     path = str(CONFIGS / "mistral-7b-v0.1.json")

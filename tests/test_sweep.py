@@ -15,8 +15,8 @@ from derive.kernel.logic import And, Iff, Not, Or, Rel
 from derive.model.evaluate import evaluate
 from derive.model.scenario import build_scenario
 from derive.whatif.margin import margin
+from derive.whatif.matrix import check_matrix
 from derive.whatif.sweep import (
-    check_matrix,
     numpy_formula,
     parse_axis,
     preset_pairs,

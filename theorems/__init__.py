@@ -13,9 +13,6 @@ from . import batching, capacity, context, gap, moe, pipeline, pricing, revnets,
 from .configs import find_cached_config, model_values
 from .figures import FIGURES  # noqa: F401  (figure specs; derive.model.loader reads FIGURES)
 
-# --model ORG/NAME: the scenario asks the reader where a Hugging Face id's config.json is (local cache only).
-model_values.find_cached_config = find_cached_config  # type: ignore[attr-defined]
-
 TOPICS = [roofline, batching, moe, pipeline, capacity, scaling, context, pricing, revnets, gap]
 PRESET_DIRS = [Path(__file__).parent / "presets"]
 # The numbers a what-if (derive diff, derive.diff) always shows before and after: (label, expression).
@@ -28,6 +25,8 @@ HEADLINES = [
     ("critical context L*", "critical_context"),
 ]
 MODEL_CONFIG_READER = model_values
+# --model ORG/NAME: where a Hugging Face id's config.json is (the local cache only).
+MODEL_CONFIG_FINDER = find_cached_config
 # Peak rates that --measured may replace by measured ones, each with the assumption that says no measurement
 # exceeds it (derive ledger checks every measured ceiling against it).
 CEILINGS = {"flops": "gap.peak_flops_is_ceiling", "hbm_bandwidth": "gap.peak_bandwidth_is_ceiling",

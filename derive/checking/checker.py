@@ -12,13 +12,14 @@ from typing import Protocol
 import sympy as sp
 
 from derive.errors import UndefinedValueError
-from derive.kernel.logic import And, Formula, Iff, Implies, Rel, name_of
+from derive.kernel.logic import Formula, Iff, Implies, Rel, name_of
 from derive.kernel.problem import DEFAULT_RLIMIT, Outcome, Problem
 from derive.kernel.prover import decide
 from derive.kernel.trusted import MAX_NODES, Kernel, tree_size
 from derive.model.declarations import Assumption, Claim, Declaration
 from derive.model.library import Library
 from derive.model.scenario import Scenario, linked
+from derive.model.situation import Situation
 
 
 class ProofStore(Protocol):
@@ -134,6 +135,7 @@ class Checker:
                  cache: ProofStore | None = None, workers: int = 1) -> None:
         self.library = library
         self.scenario = scenario
+        self.situation = Situation(library, scenario)  # the library at the scenario, for this checker's life
         self.rlimit = rlimit
         self.cache = cache  # a derive.checking.cache.ProofCache, or None to always run the prover
         self.prover_calls = 0  # problems the prover actually decided (cache misses)
@@ -150,151 +152,30 @@ class Checker:
         self.prover_calls += ran
         return outcome
 
-    # problem assembly ----------------------------------------------------------------------------
+    # problem assembly: one statement per claim and goal (``derive.model.situation``) ---------------
 
     def pinned_for(self, claim: Claim) -> frozenset[str]:
-        """Pinned derived quantities cut their definitions only in instance claims: a general claim
-        is about the definitions themselves.  A derived quantity named in ``forall`` is a variable of
-        the instance claim: its definition is cut too (otherwise the claim would be checked only at the
-        value the scenario's inputs give it)."""
-        if not claim.instance:
-            return frozenset()
-        return frozenset(self.scenario.pinned) | forall_derived(self.library, claim)
+        """The pins a claim is read under (``Situation.pins_for``)."""
+        return self.situation.pins_for(claim)
 
     def hypotheses_for(self, claim: Claim) -> list[Formula]:
-        """Cited assumptions (transitively) and the claim's own premises, then the side conditions their
-        definitions declare (``Library.definition_conditions``: a hypothesis is read only where it is
-        defined, so they restrict the region like a denominator of a hypothesis does)."""
-        lib, pinned = self.library, self.pinned_for(claim)
-        written: list[Formula] = []
-        for aid in lib.rests_on(claim):
-            a = lib.declarations[aid]
-            assert isinstance(a, Assumption)
-            if a.relation is not None:
-                written.append(a.relation)
-        written.extend(claim.hypotheses)
-        hyps = [lib.formula_expand(h, pinned) for h in written]
-        hyps += [c for _, c in lib.formula_conditions(written, pinned) if c not in hyps]
-        return hyps
+        """Cited assumptions (transitively) and the claim's own premises, with their side conditions
+        (``Situation.hypotheses``)."""
+        return self.situation.hypotheses(claim)
 
-    def _instantiate(self, claim: Claim, formulas: list[Formula]) -> tuple[list[Formula], dict[str, str]]:
-        """For instance claims, substitute scenario values (except ``forall`` quantities)."""
-        if not claim.instance:
-            return formulas, {}
-        keep = {q.sym for q in claim.forall} | self.fixed_by_hypotheses(claim)
-        subst = {s: v for s, v in self.scenario.substitution(self.library).items() if s not in keep}
-        used = set().union(*(f.free_symbols() for f in formulas)) if formulas else set()
-        shown = {name_of(s): str(subst[s]) for s in sorted(used, key=name_of) if s in subst}
-        # strict: a part the values leave without a real value is named (``log(t)`` at t = 0), never
-        # handed to the engines as sympy's ``zoo``
-        return [f.subs(subst, strict=True) for f in formulas], shown
-
-    def problem(self, claim: Claim, goal: Formula, hyps: list[Formula]) -> Problem:
-        """Goal and hypotheses expanded to base quantities, plus the scenario's ``--assume`` relations
-        that share a quantity with them, plus each quantity's domain."""
-        lib, pinned = self.library, self.pinned_for(claim)
-        # where the goal's definitions are defined is where it speaks (hypotheses); what they declare of their
-        # values must be shown there (``Problem.conditions``, never assumed)
-        hyps = [*hyps, *(c for _, c in lib.formula_conditions([goal], pinned, kinds=("domain",)) if c not in hyps)]
-        conditions = lib.formula_conditions([goal], pinned, kinds=("declared",))
-        goal = lib.formula_expand(goal, pinned)
-        claim_symbols = goal.free_symbols()
-        for h in hyps:
-            claim_symbols |= h.free_symbols()
-        for _, c in conditions:
-            claim_symbols |= c.free_symbols()
-        written = [f for _, f in self.scenario.assumptions]
-        extra = [lib.formula_expand(f, pinned) for f in written]
-        keep = linked([f.free_symbols() for f in extra], claim_symbols)
-        extra = [extra[i] for i in keep]
-        extra += [c for _, c in lib.formula_conditions([written[i] for i in keep], pinned)]
-        bounds, boxed = self._bounds(claim, pinned)
-        boxed += [c for _, c in lib.formula_conditions([Rel(q.sym, ">=", 0) for q, _, _ in claim.bounds], pinned)]
-        declared = [c for _, c in conditions]
-        boxed += self._outside_domain(claim, [goal, *hyps, *extra, *boxed, *declared])
-        formulas, _ = self._instantiate(claim, [goal, *hyps, *extra, *boxed, *declared])
-        goal, hyps = formulas[0], formulas[1:len(formulas) - len(declared)]
-        conditions = [(label, c) for (label, _), c in zip(conditions, formulas[len(formulas) - len(declared):],
-                                                             strict=True)]
-        symbols = set(goal.free_symbols())
-        for h in hyps:
-            symbols |= h.free_symbols()
-        for _, c in conditions:
-            symbols |= c.free_symbols()
-        domain: list[Formula] = []
-        integer: set[sp.Symbol] = set()
-        for s in sorted(symbols, key=name_of):
-            q = lib.quantity_of(s)
-            d = q.domain_formula()
-            if d is not None:
-                domain.append(d)
-            if q.integer:
-                integer.add(s)
-        seed = zlib.crc32(claim.id.encode())
-        return Problem(domain + hyps, goal, integer, bounds, self.rlimit, seed, conditions)
-
-    def _bounds(self, claim: Claim, pinned: frozenset[str]) -> tuple[dict, list[Formula]]:
-        """A claim's ``bounds`` (hypotheses, see derive.kernel.trusted): those of quantities that stay
-        variables of the problem, and relations for the others (a derived quantity's bounds on its
-        definition, a constant's or an instance value's on that value: a value outside its bounds makes
-        the assumptions contradict each other, it is never a counterexample)."""
-        fixed = set(self.scenario.substitution(self.library)) - {q.sym for q in claim.forall} \
-            if claim.instance else set()
-        bounds: dict = {}
-        boxed: list[Formula] = []
-        for q, lo, hi in claim.bounds:
-            lo, hi = _exact_bound(lo), _exact_bound(hi)
-            value = self.library.expand(q.sym, pinned) if self.library.quantities.get(q.name) is q else q.sym
-            numbers = all(isinstance(v, sp.Number) for v in (lo, hi))
-            if q.sym in bounds and all(isinstance(v, sp.Rational) for v in (lo, hi, *bounds[q.sym])) and lo <= hi:
-                # a second box for it: both hold (their intersection, or contradictory hypotheses)
-                low, high = max(lo, bounds[q.sym][0]), min(hi, bounds[q.sym][1])
-                if low <= high:
-                    bounds[q.sym] = (low, high)
-                else:
-                    boxed += [Rel(q.sym, ">=", lo), Rel(q.sym, "<=", hi)]
-            elif (value == q.sym and q.sym not in fixed) or not numbers:
-                bounds[q.sym] = (lo, hi)  # a malformed bound stays here, for the kernel to refuse
-            else:
-                boxed += [Rel(value, ">=", lo), Rel(value, "<=", hi)]
-        return bounds, boxed
-
-    def _outside_domain(self, claim: Claim, formulas: list[Formula]) -> list[Formula]:
-        """For an instance claim, the domain relations (positive, non-negative, an integer) that a scenario
-        value it is checked at violates: as hypotheses they make the assumptions contradict each other, so
-        such a value is never reported as a counterexample (the domain of a variable is a hypothesis)."""
-        if not claim.instance:
-            return []
-        keep = {q.sym for q in claim.forall}
-        values = {s: v for s, v in self.scenario.substitution(self.library).items() if s not in keep}
-        return self.library.domain_violations(set().union(*(f.free_symbols() for f in formulas)), values)
+    def problem(self, claim: Claim, goal: Formula | None = None, hyps: list[Formula] | None = None) -> Problem:
+        """The kernel's problem of ``goal`` (the claim's own by default, or a derivation step's link) at the
+        scenario: ``Situation.statement(...).problem``.  ``hyps`` is accepted for callers that computed
+        ``hypotheses_for``; the statement has them already."""
+        del hyps  # the statement's own: the same list, assembled once per claim
+        return self.situation.statement(claim, goal).problem(self.rlimit)
 
     def fixed_by_hypotheses(self, claim: Claim) -> set[sp.Symbol]:
-        """Quantities an instance claim's own hypotheses fix to a number (``acceptance == 4/5``): the claim
-        supplies their values (the kernel substitutes them, ``trusted.substitute_values``), so the scenario's
-        are not substituted and none is needed."""
-        out: set[sp.Symbol] = set()
-        todo = list(claim.hypotheses)
-        while todo:
-            h = todo.pop()
-            if isinstance(h, And):
-                todo.extend(h.args)
-            elif isinstance(h, Rel) and h.op == "==":
-                for sym, value in ((h.lhs, h.rhs), (h.rhs, h.lhs)):
-                    q = self.library.quantity_or_none(sym)
-                    if q is not None and value.is_Rational and not self.library.is_derived(q.name) and q.value is None:
-                        out.add(sym)
-        return out
+        """Quantities an instance claim's own hypotheses fix to a number (``Situation.fixed_by_hypotheses``)."""
+        return set(self.situation.fixed_by_hypotheses(claim))
 
     def missing_values(self, claim: Claim) -> list[str]:
-        if not claim.instance:
-            return []
-        lib = self.library
-        keep = {q.name for q in claim.forall} | {name_of(s) for s in self.fixed_by_hypotheses(claim)}
-        names: set[str] = set()
-        for e in claim.exprs():
-            names |= {name_of(s) for s in lib.expand(e, self.pinned_for(claim)).free_symbols}
-        return sorted(n for n in names if n not in keep and n not in self.scenario.values)
+        return self.situation.missing_for(claim)
 
     # checking ------------------------------------------------------------------------------------
 
@@ -361,11 +242,10 @@ class Checker:
         except Exception:  # noqa: BLE001 - a result that cannot be re-checked is recomputed, never replayed
             return False
 
-    def instance_values(self, claim: Claim, hyps: list[Formula]) -> dict[str, str]:
+    def instance_values(self, claim: Claim, hyps: list[Formula] | None = None) -> dict[str, str]:
         """Scenario values substituted into an instance claim, by quantity name."""
-        goal = self.library.formula_expand(claim.goal, self.pinned_for(claim))
-        _, shown = self._instantiate(claim, [goal, *hyps])
-        return shown
+        statement = self.situation.statement(claim)
+        return statement.shown_values([statement.goal, *(self.hypotheses_for(claim) if hyps is None else hyps)])
 
     def _check_steps(self, claim: Claim, hyps: list[Formula]) -> list[StepResult]:
         """Each line against the previous one: equal expressions, or the previous relation implies
@@ -423,10 +303,11 @@ class Checker:
         if wanted is not None:
             for d in wanted:
                 if not isinstance(d, Claim):
-                    from derive.errors import DeriveError
+                    from derive.errors import WrongKindError
 
                     article = "an" if d.kind[:1] in "aeiou" else "a"  # an assumption, a definition
-                    raise DeriveError(f"'{d.id}' is {article} {d.kind}, not a claim", hint="`derive show` displays it")
+                    raise WrongKindError(f"'{d.id}' is {article} {d.kind}, not a claim",
+                                         hint="`derive show` displays it")
         needed = self._closure(wanted)
         todo = [d for d in lib.topological() if d.id in needed and isinstance(d, Claim)]
         names = self.obligation_names(needed)
@@ -555,13 +436,6 @@ class Checker:
 
 
 
-def forall_derived(library: Library, claim: Claim) -> frozenset[str]:
-    """Derived quantities and constants a claim quantifies over (``forall``): their definitions (or
-    values) are cut, so that they stay variables."""
-    return frozenset(q.name for q in claim.forall
-                     if library.is_derived(q.name) or q.value is not None)
-
-
 def resting_claims(library: Library, claim: Claim) -> list[str]:
     """Claims this one rests on through paths whose inner nodes are assumptions or definitions (a
     claim further back is reached through the claim in between, whose own verdict carries it)."""
@@ -579,19 +453,6 @@ def resting_claims(library: Library, claim: Claim) -> list[str]:
             todo.extend(library.graph.predecessors(d))
     order = {d.id: i for i, d in enumerate(library.ordered())}
     return sorted(out, key=order.get)
-
-
-def _exact_bound(value: object) -> object:
-    """A bound as written: exact numbers become Rationals; a float stays a Float and anything else (a
-    bool, infinity, an expression) stays as it is, for the kernel to refuse (see derive.kernel.trusted)."""
-    if isinstance(value, (float, sp.Float)):
-        return sp.Float(value)
-    if isinstance(value, bool):
-        return value
-    try:
-        return sp.Rational(value)
-    except (TypeError, ValueError, ArithmeticError, sp.SympifyError):
-        return value
 
 
 def claim_kind(claim: Claim) -> str:

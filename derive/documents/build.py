@@ -62,7 +62,7 @@ from derive.documents.figures import (
 from derive.documents.render import claims_model, document_model, render, values_model
 from derive.documents.store import ArtifactStore, content_key
 from derive.documents.thresholds import thresholds
-from derive.errors import DeriveError, OutputError
+from derive.errors import BuildError, DeriveError, OutputError, UsageError
 from derive.model.library import Library
 from derive.model.numbers import dumps_json
 from derive.model.scenario import Scenario
@@ -71,10 +71,6 @@ FORMATS = ("md", "tex", "pdf", "html")
 DEFAULT_FORMATS = ("md", "tex", "pdf")
 REQUIRE_LATEX_ENV = "DERIVE_REQUIRE_LATEX"
 LATEX_ENGINE_ENV = "DERIVE_PDFLATEX"
-
-
-class BuildError(DeriveError):
-    """The document could not be produced (for instance LaTeX failed on it)."""
 
 
 @dataclass
@@ -94,12 +90,12 @@ def parse_formats(text: str | Iterable[str]) -> tuple[str, ...]:
             continue
         item = {"markdown": "md", "latex": "tex"}.get(item, item)
         if item not in FORMATS:
-            raise DeriveError(f"unknown format '{item}'", where="--format",
+            raise UsageError(f"unknown format '{item}'", where="--format",
                               hint="use md, tex, pdf, html (comma-separated)")
         if item not in out:
             out.append(item)
     if not out:
-        raise DeriveError("no format given", where="--format", hint="use md, tex, pdf, html (comma-separated)")
+        raise UsageError("no format given", where="--format", hint="use md, tex, pdf, html (comma-separated)")
     return tuple(f for f in FORMATS if f in out)
 
 
@@ -203,7 +199,7 @@ def build(library: Library, scenario: Scenario, out: Path | str = "build", forma
     formats = parse_formats(formats)
     out = Path(out)
     if out.exists() and not out.is_dir():
-        raise DeriveError(f"output path exists and is not a folder: {out}", where="--out")
+        raise OutputError(f"output path exists and is not a folder: {out}", where="--out")
     engine = latex_engine() if "pdf" in formats else None
     notices: list[str] = []
     if "pdf" in formats and engine is None:

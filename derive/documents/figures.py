@@ -24,10 +24,11 @@ from pathlib import Path
 
 import sympy as sp
 
-from derive.errors import DeriveError, LibraryError
+from derive.errors import DeriveError, LibraryError, no_value_words
 from derive.model.declarations import Assumption, Claim, Definition, Quantity
 from derive.model.library import Library
 from derive.model.scenario import Scenario
+from derive.model.situation import situate
 from derive.model.units import Dimension, format_dimension, parse_unit
 
 _ID = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -176,15 +177,12 @@ def _compile(library: Library, scenario: Scenario, expr: sp.Expr, x: sp.Symbol |
     """The expression as a numpy function of x (SI in, SI out), scenario values substituted."""
     import numpy as np
 
-    pinned = set(scenario.pinned)
-    if x is not None:
-        pinned.add(str(x))
-    expanded = library.expand(expr, pinned)
-    subst = {s: v for s, v in scenario.substitution(library).items() if s != x}
-    expanded = expanded.xreplace(subst)
-    missing = sorted(str(s) for s in expanded.free_symbols if s != x)
+    situation = situate(library, scenario)
+    free = [] if x is None else [str(x)]
+    missing = situation.missing(expr, keep=free, pinned=free)
     if missing:
-        raise _Missing("the scenario gives no value for " + ", ".join(missing))
+        raise _Missing(no_value_words(missing))
+    expanded = situation.expand(expr, free).xreplace(situation.values_except(free))
     if x is None:
         value = float(expanded)
         return lambda xs: np.full(np.shape(xs), value)

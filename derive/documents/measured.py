@@ -20,6 +20,7 @@ import sympy as sp
 from derive.errors import ScenarioError
 from derive.model.library import Library
 from derive.model.scenario import Scenario, build_scenario
+from derive.model.situation import situate
 from derive.model.units import parse_unit
 from derive.whatif.ledger import FigureSpec, Ledger, LedgerRow, build_ledger, check_relation
 
@@ -109,7 +110,7 @@ def _scenario(library: Library, row: LedgerRow, measured: bool = False) -> Scena
 
 
 def _value_at(library: Library, scen: Scenario, expr: sp.Expr) -> sp.Rational:
-    value = library.expand(expr, scen.pinned).xreplace(scen.substitution(library))
+    value = situate(library, scen).require(expr, str(expr))
     if not value.is_Rational:
         raise ScenarioError(f"cannot evaluate {expr} under {scen.name}")
     return value
@@ -118,9 +119,10 @@ def _value_at(library: Library, scen: Scenario, expr: sp.Expr) -> sp.Rational:
 def _curve(library: Library, scen: Scenario, bound: sp.Expr, xexpr: sp.Expr, vary: sp.Symbol,
            xs: Sequence[float]) -> list[float]:
     """The bound along the x-axis: for each x, solve x-expression = x for the varied quantity."""
-    subs = {k: v for k, v in scen.substitution(library).items() if k != vary}
-    expanded = library.expand(bound, scen.pinned).xreplace(subs)
-    xe = library.expand(xexpr, scen.pinned).xreplace(subs)
+    situation = situate(library, scen)
+    subs = situation.values_except([str(vary)])
+    expanded = situation.expand(bound).xreplace(subs)
+    xe = situation.expand(xexpr).xreplace(subs)
     target = sp.Symbol("_x", positive=True)
     sols = [s for s in sp.solve(sp.Eq(xe, target), vary) if s.is_positive is not False]
     if len(sols) != 1:

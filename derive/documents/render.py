@@ -42,13 +42,14 @@ from derive.documents.latex import (
     prose_parts,
 )
 from derive.documents.thresholds import Threshold, tolerance_band
-from derive.errors import DeriveError, ResourceError, UnitError
+from derive.errors import DeriveError, LibraryError, ResourceError, TemplateError, UnitError
 from derive.kernel.logic import And, Formula, Iff, Implies, Not, Or, Rel
 from derive.model.declarations import VERDICTS, Assumption, Claim, Declaration, Definition, Quantity
 from derive.model.dimensions import dimension_of
 from derive.model.library import Library
 from derive.model.prose import placement, split
 from derive.model.scenario import Scenario
+from derive.model.situation import situate
 from derive.model.units import format_dimension, parse_unit, unit_factors
 
 TEMPLATE_KINDS = ("latex", "markdown", "html")
@@ -219,10 +220,9 @@ def evaluate_expr(library: Library, scenario: Scenario, expr: sp.Expr, unit: str
     names of the inputs the scenario lacks.  A quantity goes through ``derive.model.evaluate`` (the path of
     ``derive eval``), so documents and the command line agree."""
     # the inputs it reaches first (cheap); the expansion only when one may be missing or it is needed
-    expanded = None
+    situation = situate(library, scenario)
     if any(n not in scenario.values for n in library.reaches(expr, scenario.pinned)):
-        expanded = library.expand(expr, scenario.pinned)
-        missing = sorted(str(s) for s in expanded.free_symbols if str(s) not in scenario.values)
+        missing = situation.missing(expr)
         if missing:
             return None, missing
     if isinstance(expr, sp.Symbol) and str(expr) in library.quantities:
@@ -243,9 +243,8 @@ def evaluate_expr(library: Library, scenario: Scenario, expr: sp.Expr, unit: str
             return undefined_text(reason), []
         from derive.model.numbers import exactify
 
-        if expanded is None:
-            expanded = library.expand(expr, scenario.pinned)
-        exact = exactify(expanded.xreplace(scenario.substitution(library)))  # floats by the one rule, no nsimplify
+        # floats by the one rule, no nsimplify
+        exact = exactify(situation.expand(expr).xreplace(situation.substitution))
         if not exact.is_number or exact.is_real is False:
             return None, []
     dim = dimension_of(expr, library.dimension, where="document")
@@ -433,7 +432,7 @@ class ModelBuilder:
         for d in self.library.ordered():
             name = macro_name(prefix[d.kind], self.short_names[d.id])
             if name in taken:  # two ids that differ only in punctuation or case
-                raise DeriveError(f"'{d.id}' and '{taken[name]}' give the same macro name \\{name}")
+                raise LibraryError(f"'{d.id}' and '{taken[name]}' give the same macro name \\{name}")
             taken[name] = d.id
             out[d.id] = name
         return out
@@ -917,7 +916,7 @@ class ModelBuilder:
                 r = self.results.get(self.library.resolve(ref).id)
                 parts.append(("verdict", r.verdict if r else "unchecked"))
             else:
-                raise DeriveError(f"{{{{{kind}:{ref}}}}} must be a paragraph on its own")
+                raise LibraryError(f"{{{{{kind}:{ref}}}}} must be a paragraph on its own")
         return ResolvedProse(parts)
 
     def placeholder_value(self, name: str) -> dict[str, str]:
@@ -1108,7 +1107,7 @@ def _environment(kind: str, template_dir: Path | None = None) -> jinja2.Environm
     if template_dir is not None:
         folder = template_dir / kind
         if not folder.is_dir():
-            raise DeriveError(f"template folder not found: {folder}")
+            raise TemplateError(f"template folder not found: {folder}")
         loader: jinja2.BaseLoader = jinja2.FileSystemLoader(str(folder))
     else:
         check_templates([kind])
@@ -1144,9 +1143,9 @@ def render(kind: str, template: str, model: Mapping, template_dir: Path | None =
     try:
         text = _environment(kind, template_dir).get_template(template).render(**model)
     except jinja2.UndefinedError as err:
-        raise DeriveError(f"template {kind}/{template}: {err.message}") from None
+        raise TemplateError(f"template {kind}/{template}: {err.message}") from None
     except jinja2.TemplateError as err:
-        raise DeriveError(f"template {kind}/{template}: {err}") from None
+        raise TemplateError(f"template {kind}/{template}: {err}") from None
     lines = [line.rstrip() for line in text.splitlines()]
     out = "\n".join(lines).strip("\n") + "\n"
     return re.sub(r"\n{3,}", "\n\n", out)

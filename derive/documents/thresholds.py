@@ -32,6 +32,7 @@ from derive.kernel.logic import And, Formula, Rel
 from derive.model.declarations import Assumption, Claim
 from derive.model.library import Library
 from derive.model.scenario import Scenario
+from derive.model.situation import situate
 
 FORMAT = 1
 
@@ -146,8 +147,9 @@ def _inputs(library: Library, scenario: Scenario, claim: Claim) -> list[str]:
         if isinstance(a, Assumption) and a.relation is not None:
             exprs.extend(a.relation.exprs())
     used: set[str] = set()
+    situation = situate(library, scenario)
     for e in exprs:
-        used |= {str(s) for s in library.expand(e, scenario.pinned).free_symbols}
+        used |= {str(s) for s in situation.expand(e).free_symbols}
     return sorted(n for n in used if n in scenario.values and n not in forall
                   and library.quantities.get(n) is not None and library.quantities[n].value is None)
 

@@ -18,13 +18,14 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from derive.errors import ScenarioError, UndefinedValueError, UnitError
-from derive.kernel.logic import And, Formula, Not, Or, Rel, replace
+from derive.errors import MissingValueError, ScenarioError, UndefinedValueError, UnitError
+from derive.kernel.logic import And, Formula, Not, Or, Rel
 from derive.model.declarations import Definition
 from derive.model.dimensions import dimension_of
 from derive.model.library import Library
-from derive.model.numbers import exactify, numeric
+from derive.model.numbers import numeric
 from derive.model.scenario import Scenario
+from derive.model.situation import situate
 from derive.model.units import Dimension, format_dimension, parse_unit
 
 
@@ -110,14 +111,12 @@ def _expression(library: Library, text: str) -> tuple[str, sp.Expr, Dimension]:
 
 def evaluate(library: Library, scenario: Scenario, text: str, unit: str | None = None) -> Evaluation:
     name, expr, dim = _expression(library, text)
-    expanded = library.expand(expr, scenario.pinned)
+    situation = situate(library, scenario)
+    expanded = situation.expand(expr)
     inputs = tuple(sorted(str(s) for s in expanded.free_symbols))
-    missing = [n for n in inputs if n not in scenario.values]
+    missing = situation.missing(expr)
     if missing:
-        raise ScenarioError(
-            f"cannot evaluate {name}: the scenario gives no value for {', '.join(missing)}",
-            hint=f"add --set {missing[0]}=VALUE or choose a preset (derive presets)",
-        )
+        raise MissingValueError(name, missing)
     if any(p.denominator != 1 for _, p in dim.powers):
         raise UnitError(f"{name} has the dimension {format_dimension(dim)}, which no unit expresses", where="eval",
                         hint="take roots and fractional powers of ratios of one dimension, like "
@@ -137,7 +136,7 @@ def evaluate(library: Library, scenario: Scenario, text: str, unit: str | None =
     if reason is not None:
         return Evaluation(name, None, dim, unit_text, None, inputs, reason, bool(unit))
     try:
-        exact = exactify(replace(expanded, scenario.substitution(library), strict=True))
+        exact = situation.exact(expr, name)
     except UndefinedValueError as err:
         return Evaluation(name, None, dim, unit_text, None, inputs, err.message, bool(unit))
     if exact.free_symbols or exact.is_extended_real is False:
@@ -202,11 +201,10 @@ def domain_violation(library: Library, scenario: Scenario, expr: sp.Expr) -> str
     """Why ``expr`` has no value under the scenario: the first definition it expands through whose
     domain fails there, with the failing relation and both values; None when every domain holds (or
     cannot be decided because an input is missing)."""
-    subst = scenario.substitution(library)
     for d in definitions_used(library, expr, scenario.pinned):
         if d.domain is None:
             continue
-        failing = _failing_relation(library, scenario, d.domain, subst)
+        failing = _failing_relation(library, scenario, d.domain)
         if failing is not None:
             return f"{failing}; {d.defines.name} is defined only where {_formula_words(d.domain)}"
     return None
@@ -216,7 +214,7 @@ _NEGATED = {"<": "≥", "<=": ">", ">": "≤", ">=": "<", "==": "≠", "!=": "="
 _WORDS = {"<": "<", "<=": "≤", ">": ">", ">=": "≥", "==": "=", "!=": "≠"}
 
 
-def _failing_relation(library: Library, scenario: Scenario, f: Formula, subst: dict) -> str | None:
+def _failing_relation(library: Library, scenario: Scenario, f: Formula) -> str | None:
     """A relation of ``f`` that is false under the scenario, in words with values; None when ``f`` holds
     or cannot be evaluated."""
     if isinstance(f, Rel):
@@ -229,12 +227,12 @@ def _failing_relation(library: Library, scenario: Scenario, f: Formula, subst: d
                 f"{_side_words(library, f.rhs, sides[1], f.lhs)}")
     if isinstance(f, And):
         for a in f.args:
-            r = _failing_relation(library, scenario, a, subst)
+            r = _failing_relation(library, scenario, a)
             if r is not None:
                 return r
         return None
     if isinstance(f, Or):
-        reasons = [_failing_relation(library, scenario, a, subst) for a in f.args]
+        reasons = [_failing_relation(library, scenario, a) for a in f.args]
         return " and ".join(r for r in reasons if r) if all(reasons) else None
     if isinstance(f, Not):
         values = [value_of(library, scenario, e) for e in f.arg.exprs()]
@@ -247,15 +245,8 @@ def _failing_relation(library: Library, scenario: Scenario, f: Formula, subst: d
 
 def value_of(library: Library, scenario: Scenario, e: sp.Expr) -> sp.Expr | None:
     """The exact value of ``e`` under the scenario (definitions expanded, pins kept), or None when an
-    input is missing or the value is not a real number."""
-    expanded = library.expand(e, scenario.pinned)
-    if any(str(s) not in scenario.values for s in expanded.free_symbols):
-        return None
-    try:
-        value = exactify(replace(expanded, scenario.substitution(library), strict=True))
-    except UndefinedValueError:
-        return None
-    return value if value.is_number and value.is_extended_real else None
+    input is missing or the value is not a real number (``Situation.value``)."""
+    return situate(library, scenario).value(e)
 
 
 def _short(expr: object, limit: int = 80) -> str:

@@ -60,6 +60,8 @@ class Library:
     # rules the inputs of any scenario must meet (a root's INPUT_CONSTRAINTS), checked where a scenario is built:
     # each an id, a rule in words, a relation over quantities, a plain-words reason, a hint and a source
     input_constraints: list[dict] = field(default_factory=list)
+    # where a Hugging Face id's config.json is (``--model ORG/NAME``; a root's MODEL_CONFIG_FINDER), or None
+    model_config_finder: Callable[[str], Path] | None = None
 
     def __post_init__(self) -> None:
         self.quantities: dict[str, Quantity] = {}

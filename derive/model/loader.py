@@ -3,7 +3,8 @@ file or folder of declarations written with the same API.
 
 A library module either is a topic itself or lists its topic modules in ``TOPICS``; it may give
 ``PRESET_DIRS`` (folders with ``hardware/``, ``models/``, ``scenarios/``, ``measurements/``, ``ledger/``
-TOML files), a ``MODEL_CONFIG_READER`` (turns a ``config.json`` mapping into quantity values) and
+TOML files), a ``MODEL_CONFIG_READER`` (turns a ``config.json`` mapping into quantity values), a
+``MODEL_CONFIG_FINDER`` (the path of a Hugging Face id's ``config.json``, for ``--model ORG/NAME``) and
 ``CEILINGS`` (quantities that are peak rates, which ``--measured`` may replace by measured ones), and
 ``HEADLINES`` ((label, expression) pairs that ``derive diff`` reports before and after every what-if) and
 ``AUDIT_BOUNDS`` (tables: the metric columns ``derive audit`` reads and the claims it holds them to; the
@@ -19,7 +20,7 @@ otherwise end ``derive check`` with exit 0 and no output, read as success by a p
 a one-line ``LibraryError`` (exit 2), and text the library writes to stdout or stderr while loading is
 captured and kept in ``Library.notices`` (the command line reports it as one notice on stderr), so
 stdout carries only derive's own output.  Malformed library attributes (``TOPICS``, ``PRESET_DIRS``,
-``MODEL_CONFIG_READER``, ``FIGURES``, ``TITLE``) are ``LibraryError``s naming the attribute.
+``MODEL_CONFIG_READER``, ``MODEL_CONFIG_FINDER``, ``FIGURES``, ``TITLE``) are ``LibraryError``s naming the attribute.
 """
 
 from __future__ import annotations
@@ -210,9 +211,7 @@ def _root_parts(root: ModuleType, spec: str) -> tuple[list[ModuleType], list[Pat
         if not isinstance(d, (str, Path)):
             raise LibraryError(f"PRESET_DIRS[{i}] must be a path, got {type(d).__name__}", where=where)
         dirs.append(Path(d))
-    reader = _attribute(root, "MODEL_CONFIG_READER", None, spec)
-    if reader is not None and not callable(reader):
-        raise LibraryError(f"MODEL_CONFIG_READER must be a function, got {type(reader).__name__}", where=where)
+    reader = _function_attribute(root, "MODEL_CONFIG_READER", spec)
     figures = _list_attribute(root, "FIGURES", spec)
     title = None
     if hasattr(root, "TITLE") or hasattr(root, "TOPICS"):
@@ -229,6 +228,14 @@ def _root_parts(root: ModuleType, spec: str) -> tuple[list[ModuleType], list[Pat
     if not all(isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in ceilings.items()):
         raise LibraryError("CEILINGS must map quantity names to assumption ids (or None)", where=where)
     return topics, dirs, reader, figures, title, ceilings
+
+
+def _function_attribute(root: ModuleType, name: str, spec: str) -> object:
+    """A root's attribute that must be a function (``MODEL_CONFIG_READER``, ``MODEL_CONFIG_FINDER``), or None."""
+    value = _attribute(root, name, None, spec)
+    if value is not None and not callable(value):
+        raise LibraryError(f"{name} must be a function, got {type(value).__name__}", where=f"--library {spec}")
+    return value
 
 
 def _headlines(root: ModuleType, spec: str) -> list[tuple[str, str]]:
@@ -465,6 +472,7 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
     topics: list[ModuleType] = []
     preset_dirs: list[Path] = []
     reader = None
+    finder = None
     figures: list = []
     titles: list[str] = []
     notices: list[str] = []
@@ -496,6 +504,7 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
                             raise LibraryError(f"two libraries declare the input table '{name}' differently",
                                                where=f"--library {spec}")
                     input_constraints.extend(c for c in _input_constraints(root, spec) if c not in input_constraints)
+                    finder = _function_attribute(root, "MODEL_CONFIG_FINDER", spec) or finder
                 except DeriveError:
                     raise
                 except Exception as err:  # e.g. a module __getattr__ that raises
@@ -532,4 +541,5 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
     library.input_constraints = input_constraints
     with _where(f"--library {', '.join(specs)}"):
         _check_inputs(library, specs)
+    library.model_config_finder = finder
     return library

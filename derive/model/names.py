@@ -12,7 +12,7 @@ import re
 
 import sympy as sp
 
-from derive.errors import DeriveError, UnknownNameError
+from derive.errors import UnknownNameError, WrongKindError
 from derive.kernel.logic import Formula, Rel
 from derive.model.declarations import Claim, Definition
 from derive.model.library import Library
@@ -67,6 +67,6 @@ def check_value_name(library: Library, text: str, *, where: str = "eval") -> Non
             hint = f"it is about {', '.join(quantities[:6])}: derive eval {quantities[0]}; "
         hint += f"derive show {found.id} shows it" + (f", derive check {found.id} checks it"
                                                        if isinstance(found, Claim) else "")
-        raise DeriveError(f"'{name}' is {article} {found.kind} ({found.id}), not a value", where=where, hint=hint)
+        raise WrongKindError(f"'{name}' is {article} {found.kind} ({found.id}), not a value", where=where, hint=hint)
     if found is None and _ID.fullmatch(name):
         raise UnknownNameError("id", name, list(library.declarations), where=where)

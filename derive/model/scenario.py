@@ -648,7 +648,7 @@ def _model_layer(library: Library, model: str, store: PresetStore, bytes_per_kv_
                 raise ScenarioError(f"config file not found: {model}", where="--model")
             label, source = f"config {path.name}", f"config.json at {model}"
         else:
-            finder = getattr(reader, "find_cached_config", None)
+            finder = library.model_config_finder
             if finder is None:
                 raise ScenarioError(f"config file not found: {model}", where="--model",
                                     hint="this library cannot look up Hugging Face ids; give a path to a config.json")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from derive.errors import DeriveError
+from derive.errors import DeriveError, LibraryError
 from derive.model.declarations import Claim
 from derive.model.library import Library
 from derive.model.scenario import Scenario
@@ -57,7 +57,7 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
 
     rows_spec = list(getattr(library, "card", ()) or ())
     if not rows_spec:
-        raise DeriveError("this library declares no card (a root's CARD)", where="card",
+        raise LibraryError("this library declares no card (a root's CARD)", where="card",
                           hint="derive eval NAME evaluates any quantity")
     decls = [library.resolve(r["decl"]) for r in rows_spec]
     claims = [d.id for d in decls if isinstance(d, Claim)]

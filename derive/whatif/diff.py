@@ -422,10 +422,10 @@ def select_claims(library: Library, ids: Iterable[str] | None) -> list[Claim]:
     for i in ids:
         d = library.resolve(i)
         if not isinstance(d, Claim):
-            from derive.errors import DeriveError
+            from derive.errors import WrongKindError
 
             article = "an" if d.kind[:1] in "aeiou" else "a"  # an assumption, a definition
-            raise DeriveError(f"'{d.id}' is {article} {d.kind}, not a claim", hint="`derive show` displays it")
+            raise WrongKindError(f"'{d.id}' is {article} {d.kind}, not a claim", hint="`derive show` displays it")
         wanted.add(d.id)
         wanted |= {a for a in library.ancestors(d.id) if isinstance(library.declarations[a], Claim)}
     return [c for c in library.claims() if c.id in wanted]

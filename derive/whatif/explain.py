@@ -21,6 +21,7 @@ from derive.model.display import display_json, format_value, input_text
 from derive.model.evaluate import Evaluation, evaluate, value_of
 from derive.model.library import Library
 from derive.model.scenario import Scenario
+from derive.model.situation import situate
 from derive.model.units import format_dimension
 
 _OP_WORDS = {"<": "below", "<=": "at most", ">": "above", ">=": "at least", "==": "exactly", "!=": "other than"}
@@ -277,8 +278,9 @@ def _suggest(library: Library, scenario: Scenario, rel: Rel) -> list[str]:
         others = {s: value_of(library, scenario, s) for s in symbols if s != sym}
         if any(v is None for v in others.values()):
             continue
-        lhs = library.expand(rel.lhs, scenario.pinned | {name}).xreplace(others)
-        rhs = library.expand(rel.rhs, scenario.pinned | {name}).xreplace(others)
+        situation = situate(library, scenario)
+        lhs = situation.expand(rel.lhs, [name]).xreplace(others)
+        rhs = situation.expand(rel.rhs, [name]).xreplace(others)
         if (lhs - rhs).free_symbols != {sym}:
             continue
         try:

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from derive.errors import DeriveError
+from derive.errors import LibraryError
 from derive.kernel.logic import Formula, Rel
 from derive.model.declarations import Assumption, Claim
 from derive.model.library import Library
 from derive.model.scenario import Scenario
-from derive.whatif.instance import relations
+from derive.model.situation import relations, situate
 
 NEGATED = {"<=": ">", "<": ">=", ">=": "<", ">": "<=", "==": "!=", "!=": "=="}
 
@@ -71,7 +71,7 @@ def constraints(library: Library) -> list[Claim | Assumption]:
     for cid in getattr(library, "feasibility", ()) or ():
         decl = library.declarations.get(cid)
         if not (isinstance(decl, Claim) or (isinstance(decl, Assumption) and decl.relation is not None)):
-            raise DeriveError(f"feasibility constraint '{cid}' is neither a claim nor an assumption with a relation "
+            raise LibraryError(f"feasibility constraint '{cid}' is neither a claim nor an assumption with a relation "
                               "of the library", where="FEASIBILITY")
         out.append(decl)
     return out
@@ -98,15 +98,14 @@ def _shown(library: Library, expr: sp.Expr, value: sp.Expr) -> str:
 
 def feasibility(library: Library, scenario: Scenario) -> Feasibility:
     """The scenario's violated feasibility bounds (see module docstring)."""
-    pins = frozenset(scenario.pinned)
-    subst = scenario.substitution(library)
+    situation = situate(library, scenario)
     found: list[Violation] = []
     undecided: list[str] = []
     for claim in constraints(library):
         statement = constraint_statement(claim)
         rels: list[Rel] = relations(statement) if isinstance(statement, Formula) else []
         for rel in rels:
-            sides = [library.expand(side, pins).subs(subst) for side in (rel.lhs, rel.rhs)]
+            sides = [situation.expand(side).subs(situation.substitution) for side in (rel.lhs, rel.rhs)]
             if any(not s.is_number for s in sides):
                 undecided.append(claim.id)
                 break

@@ -39,11 +39,12 @@ from pathlib import Path
 
 import sympy as sp
 
-from derive.errors import ScenarioError, UnknownNameError
+from derive.errors import MissingValueError, ScenarioError, UnknownNameError
 from derive.kernel.logic import Rel
 from derive.model.declarations import Assumption, Claim, Definition
 from derive.model.library import Library
 from derive.model.scenario import Ceiling, PresetStore, Scenario, build_scenario, measurement_values, read_toml
+from derive.model.situation import situate
 
 ENTRY_KEYS = {"id", "title", "check", "measured", "value", "hardware", "model", "set", "source", "as_of", "method",
               "series", "note", "relation"}
@@ -297,12 +298,12 @@ def load_entries(library: Library) -> list[LedgerEntry]:
 
 
 def _value(library: Library, scenario: Scenario, expr: sp.Expr, where: str) -> sp.Rational:
-    expanded = library.expand(expr, scenario.pinned)
-    missing = sorted(s.name for s in expanded.free_symbols if s.name not in scenario.values)
+    situation = situate(library, scenario)
+    missing = situation.missing(expr)
     if missing:
-        raise ScenarioError(f"cannot evaluate the bound: the scenario gives no value for {', '.join(missing)}",
-                            where=where, hint=f"add set = [\"{missing[0]}=VALUE\"] to the entry")
-    value = expanded.xreplace(scenario.substitution(library))  # rationals in, an exact rational out
+        raise MissingValueError("the bound", missing, where=where,
+                                hint=f"add set = [\"{missing[0]}=VALUE\"] to the entry")
+    value = situation.expand(expr).xreplace(situation.substitution)  # rationals in, an exact rational out
     if not value.is_Rational:
         raise ScenarioError(f"the bound does not evaluate to an exact number ({value})", where=where)
     return value
@@ -311,7 +312,7 @@ def _value(library: Library, scenario: Scenario, expr: sp.Expr, where: str) -> s
 def _broken(library: Library, check: str, scenario: Scenario, measured: str, value: sp.Rational) -> tuple[str, ...]:
     decl = library.declarations[check]
     ids = [check] if isinstance(decl, Assumption) else library.rests_on(decl)
-    subs = dict(scenario.substitution(library))
+    subs = dict(situate(library, scenario).substitution)
     subs[library.quantities[measured].sym] = value
     out = []
     for aid in ids:

@@ -32,16 +32,13 @@ are refused.  A claim the kernel gives no meaning (a float: ``derive.kernel.trus
 has no margin either, and a point the kernel cannot evaluate ends the margin with the reason: only a
 point where the claim is certainly undefined (a zero denominator, a negative radicand) counts as false.
 
-``robustness(library, scenario, claim_ids)`` turns margins into a table: for each headline claim and
-each quantity it uses, how far the quantity can move from its scenario value, as factors down and up,
-before the claim breaks.  A general headline claim does not depend on values; its rows are those of
-the instance claims that use it (e.g. a lecture's numeric instance of a general law).
+Built on margins: the robustness table (``derive.whatif.robustness``); two quantities at once are a sampled
+region (``derive.whatif.region``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import math
 import signal
 import sys
@@ -51,21 +48,13 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from derive.errors import DeriveError
+from derive.errors import MarginError, MissingValueError
 from derive.kernel.logic import And, Formula, Rel
 from derive.kernel.trusted import side_conditions
-from derive.model.declarations import Assumption, Claim, Quantity
+from derive.model.declarations import Claim, Quantity
 from derive.model.library import Library
 from derive.model.scenario import Scenario
-from derive.whatif.instance import eliminate_forall, instance_formula, relations
-
-
-class MarginError(DeriveError):
-    """A margin that cannot be computed (exit code 2); ``never`` separates "cannot work" from "not yet"."""
-
-    def __init__(self, message: str, *, hint: str | None = None, never: bool = False) -> None:
-        super().__init__(message, hint=hint)
-        self.never = never
+from derive.model.situation import eliminate_forall, relations, situate
 
 
 @dataclass(frozen=True)
@@ -324,7 +313,7 @@ def _varied(library: Library, scenario: Scenario, text: str) -> _Varied:
             value = None
             try:
                 value = _value_of(library, scenario, expr)
-            except MarginError:
+            except MissingValueError:
                 pass
             dom = q.domain_formula()
             return _Varied(text, x, pinned, frozenset([q.name]), {s: sols[0]},
@@ -364,15 +353,12 @@ def _inverse_checked(library: Library, v: _Varied, solved: sp.Expr, subst: dict,
 def _derived_value(library: Library, scenario: Scenario, q: Quantity) -> sp.Expr | None:
     try:
         return _value_of(library, scenario, q.sym)
-    except MarginError:
+    except MissingValueError:
         return None
 
 
 def _value_of(library: Library, scenario: Scenario, expr: sp.Expr) -> sp.Expr:
-    e = library.expand(expr, scenario.pinned).xreplace(scenario.substitution(library))
-    if e.free_symbols:
-        raise MarginError(f"no scenario value for {', '.join(sorted(map(str, e.free_symbols)))}")
-    return e  # exact as given: user values are never rounded (no nsimplify)
+    return situate(library, scenario).require(expr, str(expr))  # exact as given: never rounded (no nsimplify)
 
 
 # the solver --------------------------------------------------------------------------------------------
@@ -686,11 +672,10 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
         article = "an" if claim.kind[:1] in "aeiou" else "a"  # an assumption, a definition
         raise MarginError(f"'{claim.id}' is {article} {claim.kind}, not a claim", hint="margins are for claims")
     v = _varied(library, scenario, vary)
-    goal, hyps = instance_formula(library, scenario, claim, keep=v.keep, pinned=v.pinned)
+    situation = situate(library, scenario)
+    goal, hyps = situation.statement(claim, keep=v.keep, pinned=v.pinned).formula()
     if v.replace:  # an expression: eliminate the quantity solved for, then give the others their values
-        forall = {q.name for q in claim.forall}
-        subst = {library.quantities[n].sym: val.value for n, val in scenario.values.items()
-                 if n in library.quantities and n not in v.keep and n not in forall}
+        subst = situation.values_except({*v.keep, *(q.name for q in claim.forall)})
         (solved,) = [e.subs(subst) for e in v.replace.values()]
         if v.symbol not in solved.free_symbols or solved.has(sp.zoo, sp.nan, sp.oo, -sp.oo):
             raise MarginError(f"with the scenario's values, {vary} = {v.symbol} does not determine {v.eliminated} "
@@ -711,8 +696,7 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
                               "among its hypotheses determines (an integer quantity is never eliminated): a margin "
                               "over such a claim is not supported yet",
                               hint="vary one of those quantities instead")
-        raise MarginError(f"the scenario gives no value for {', '.join(names)}",
-                          hint=f"add --set {names[0]}=VALUE or choose a preset")
+        raise MissingValueError(f"the margin of '{claim.id}'", names)
     formula = And((*hyps, goal)) if hyps else goal
     from derive.kernel.problem import Problem
     from derive.kernel.trusted import refusal
@@ -762,202 +746,6 @@ def _hypotheses_hold(hyps: Formula | None, v: _Varied) -> bool:
         return _truth(hyps, v.symbol, v.value)
     except MarginError:  # beyond exact evaluation: say nothing more than "does not hold"
         return True
-
-
-@dataclass
-class RobustnessRow:
-    """How far one quantity can move from its scenario value before a claim breaks."""
-
-    claim: str
-    label: str
-    quantity: str | None  # None: one row for a general claim
-    unit: str
-    value: float | None  # scenario value, in `unit`
-    low: float | None  # the interval around the value, in `unit` (None: unbounded)
-    high: float | None
-    factor_down: float | None  # value / low (None: any decrease keeps the claim)
-    factor_up: float | None  # high / value (None: any increase keeps the claim)
-    holds: bool | None  # does the claim hold at the scenario value?
-    note: str = ""
-    exact_low: str | None = None
-    exact_high: str | None = None
-    headline: str | None = None  # the labelled claim this row belongs to (``claim`` may be its instance)
-
-    def to_json(self) -> dict:
-        return dataclasses.asdict(self)
-
-
-def robustness(library: Library, scenario: Scenario, claim_ids: Iterable[str] | None = None) -> list[RobustnessRow]:
-    """The robustness table: for each headline claim (a claim with a ``label``; or the claims named in
-    ``claim_ids``) and each base quantity it uses that the scenario gives a value (``forall`` quantities
-    excluded), the interval of that quantity around its scenario value over which the claim holds, as
-    factors: ``factor_down = value/low`` and ``factor_up = high/value``.  ``None`` for a factor means
-    unbounded (the claim survives any move that way, within the quantity's domain).  ``holds`` False:
-    the claim already fails at the scenario value (factors are then None).  A margin that cannot be
-    computed gives a row with ``note`` saying why.  A general claim (``instance=False``) gets a single
-    row with ``quantity`` None: its verdict does not depend on the scenario's values.  Rows come in
-    library order, quantities by name; ``value``, ``low`` and ``high`` are in the quantity's display
-    unit (``unit``), ``exact_low``/``exact_high`` the exact endpoints as text in that unit.
-    Endpoints are exact (sympy); the z3 cross-check is skipped here for speed (``derive margin`` runs it).
-    """
-    if claim_ids is None:
-        claims = [c for c in library.claims() if c.label]
-    else:
-        claims = []
-        for i in claim_ids:
-            d = library.resolve(i)
-            if isinstance(d, Claim):
-                claims.append(d)
-    rows: list[RobustnessRow] = []
-    todo: list[tuple[Claim, Claim]] = []  # (headline, claim whose margins are computed)
-    for claim in claims:
-        users = [] if claim.instance or claim_ids is not None else \
-            [c for c in library.claims() if c.instance and any(u is claim for u in c.uses)]
-        if claim.instance:
-            todo.append((claim, claim))
-        elif users:
-            todo.extend((claim, u) for u in users)
-        else:
-            rows.append(RobustnessRow(claim.id, claim.label or claim.title, None, "", None, None, None, None, None,
-                                      None, note="general claim: its verdict does not depend on the scenario's "
-                                                 "values (it holds for every value its assumptions allow, or never)",
-                                      headline=claim.id))
-    for headline, claim in todo:
-        forall = {q.name for q in claim.forall}
-        used: set[str] = set()
-        exprs = list(claim.exprs())
-        for aid in library.rests_on(claim):
-            a = library.declarations[aid]
-            if isinstance(a, Assumption) and a.relation is not None:
-                exprs.extend(a.relation.exprs())
-        for e in exprs:
-            used |= {str(s) for s in library.expand(e, scenario.pinned).free_symbols}
-        names = sorted(n for n in used if n in scenario.values and n not in forall)
-        for name in names:
-            row = _robustness_row(library, scenario, claim, name)
-            row.label, row.headline = headline.label or headline.title, headline.id
-            rows.append(row)
-    return rows
-
-
-def _robustness_row(library: Library, scenario: Scenario, claim: Claim, name: str) -> RobustnessRow:
-    from derive.model.dimensions import format_dimension
-
-    q = library.quantities[name]
-    unit = q.display_unit or q.unit
-    try:
-        from derive.model.units import parse_unit
-
-        u = parse_unit(unit)
-        if u.dimension != q.dimension:
-            raise ValueError
-        scale = sp.Rational(u.scale.numerator, u.scale.denominator)
-    except Exception:  # a display unit the parser does not know: fall back to SI
-        unit, scale = format_dimension(q.dimension), sp.Integer(1)
-    value = scenario.value(name)
-    row = RobustnessRow(claim.id, claim.label or claim.title, name, unit, float(value / scale), None, None, None, None,
-                        None)
-    try:
-        m = margin(library, scenario, claim.id, name, verify=False)
-    except DeriveError as err:
-        row.note = err.message
-        return row
-    around = m.around_value()
-    row.holds = around is not None
-    if around is None:
-        row.note = "fails at the scenario value"
-        return row
-    if around.low is not None and around.low > 0:
-        row.low, row.exact_low = float(around.low / scale), str(around.low / scale)
-        row.factor_down = float(value / around.low)
-    elif around.low is not None:
-        row.low, row.exact_low = float(around.low / scale), str(around.low / scale)
-    if around.high is not None:
-        row.high, row.exact_high = float(around.high / scale), str(around.high / scale)
-        row.factor_up = float(around.high / value) if value > 0 else None
-    return row
-
-
-# two quantities: a sampled region ----------------------------------------------------------------------
-
-@dataclass
-class Region:
-    """Where a claim holds on a grid of two quantities (sampled, not exact)."""
-
-    id: str
-    axes: list  # two derive.whatif.sweep.Axis
-    holds: object  # numpy bool array, shape (len(axes[0]), len(axes[1]))
-    values: list  # the scenario values of the two quantities (SI) or None
-    out: str | None = None
-
-    @property
-    def fraction(self) -> float:
-        return float(self.holds.mean()) if self.holds.size else 0.0
-
-    def to_json(self) -> dict:
-        a, b = self.axes
-        return {
-            "id": self.id, "vary": [a.name, b.name], "unit": [a.unit, b.unit], "sampled": True,
-            "grid": [len(a.values), len(b.values)],
-            "ranges": [[float(a.printed[0]), float(a.printed[-1])], [float(b.printed[0]), float(b.printed[-1])]],
-            "log": [a.log, b.log], "fraction_holding": round(self.fraction, 6),
-            "value": [None if v is None else float(v) / ax.scale for v, ax in zip(self.values, self.axes, strict=True)],
-            "out": self.out,
-            "note": "sampled on a grid (numeric evaluation per point, not a proof); one --vary gives exact intervals",
-        }
-
-
-def region(library: Library, scenario: Scenario, claim_id: str, axes: Sequence) -> Region:
-    """The claim evaluated on the full grid of two ``derive.whatif.sweep.Axis`` (vectorised, numeric)."""
-    import numpy as np
-
-    from derive.whatif.sweep import Target, check_grid_size, compiled_claim
-
-    claim = library.resolve(claim_id)
-    if not isinstance(claim, Claim):
-        article = "an" if claim.kind[:1] in "aeiou" else "a"  # an assumption, a definition
-        raise MarginError(f"'{claim.id}' is {article} {claim.kind}, not a claim", hint="margins are for claims")
-    if len(axes) != 2 or axes[0].name == axes[1].name:
-        raise MarginError("a region needs two different quantities")
-    names = [a.name for a in axes]
-    symbols = [library.quantities[n].sym for n in names]
-    check_grid_size([len(a.values) for a in axes], 3)  # before the grid is allocated
-    fn = compiled_claim(library, scenario, Target(claim.id, "claim", claim.id, claim=claim), names, symbols)
-    mesh = np.meshgrid(axes[0].values, axes[1].values, indexing="ij")
-    holds = np.asarray(fn(*mesh), dtype=bool)
-    values = [scenario.value(n) if n in scenario.values else None for n in names]
-    return Region(claim.id, list(axes), holds, values)
-
-
-def region_figure(reg: Region, path: str) -> None:
-    """The region as a two-colour map with the scenario's point marked; deterministic bytes."""
-    import numpy as np
-    from matplotlib.colors import ListedColormap
-
-    from derive.whatif.sweep import pyplot, save_figure
-
-    plt = pyplot()
-    a, b = reg.axes
-    fig, ax = plt.subplots(figsize=(5.6, 4.4))
-    ax.pcolormesh(b.printed, a.printed, reg.holds.astype(float), shading="nearest",
-                  cmap=ListedColormap(["#f4c7c3", "#b7e1cd"]), vmin=0, vmax=1)
-    if reg.holds.any() and not reg.holds.all():
-        ax.contour(b.printed, a.printed, reg.holds.astype(float), levels=[0.5], colors="#333333", linewidths=0.8)
-    va, vb = reg.values
-    if va is not None and vb is not None:
-        ax.plot([float(vb) / b.scale], [float(va) / a.scale], marker="o", color="black", ms=5)
-        ax.annotate("scenario", (float(vb) / b.scale, float(va) / a.scale), textcoords="offset points",
-                    xytext=(6, 6), fontsize=8)
-    if a.log:
-        ax.set_yscale("log")
-    if b.log:
-        ax.set_xscale("log")
-    ax.set_xlabel(f"{b.name} [{b.unit}]")
-    ax.set_ylabel(f"{a.name} [{a.unit}]")
-    ax.set_title(f"{reg.id}: holds (green) / fails (red), {np.mean(reg.holds):.0%} of the grid", fontsize=9)
-    save_figure(fig, path)
-    plt.close(fig)
-    reg.out = str(path)
 
 
 def _short(point: sp.Expr) -> str:

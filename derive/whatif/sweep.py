@@ -4,13 +4,10 @@ Everything numeric here is *vectorised*: a target is expanded to base quantities
 quantities stay symbols), the scenario's values are substituted for everything that is not swept, and
 the result is compiled once with ``sympy.lambdify`` to numpy and applied to whole arrays of points;
 ``subs`` is never called per point.  A claim in a sweep is its instance goal and hypotheses (see
-``derive.whatif.margin.instance_formula``) compiled relation by relation to numpy comparisons: a **numeric
+``derive.model.situation.Statement.formula``) compiled relation by relation to numpy comparisons: a **numeric
 sweep, not a proof** (``==`` is tested with a relative tolerance of 1e-9), and the output says so.
 
-``check_matrix`` is different: it runs the real checker (z3 verdicts) for every hardware × model preset
-pair, on two worker processes, re-checking per pair only the claims the pair's values reach (the
-``derive.whatif.diff`` dependency analysis) and reusing a verdict whenever a claim meets exactly the values
-it met before (a hardware-only claim is proved once per chip, not once per chip and model).
+Real verdicts for every preset pair are ``derive.whatif.matrix``'s (``sweep --presets --check``).
 
 CSV output is deterministic: fixed column order, floats with ``repr``-free ``%.12g`` formatting,
 booleans as 1/0, a missing value as an empty field.  Figures are saved with fixed metadata.
@@ -30,18 +27,15 @@ from pathlib import Path
 import numpy as np
 import sympy as sp
 
-from derive.errors import DeriveError, ScenarioError
+from derive.errors import DeriveError, ScenarioError, SweepError
 from derive.kernel.logic import Formula, Rel
 from derive.model.declarations import Claim
 from derive.model.library import Library
 from derive.model.scenario import Scenario
+from derive.model.situation import eliminate_forall, situate
 
 NOT_A_PROOF = "numeric sweep, not a proof"
 EQ_RTOL = 1e-9
-
-
-class SweepError(DeriveError):
-    """A sweep that cannot be set up (exit code 2)."""
 
 
 # Size budget of a grid, checked before anything is allocated: one axis, the whole grid, and the grid
@@ -360,27 +354,17 @@ def _quote(text: str) -> str:
 
 def _compiled_quantity(library: Library, scenario: Scenario, target: Target, keep: Sequence[str],
                        symbols: Sequence[sp.Symbol]) -> Callable[..., np.ndarray]:
-    pins = frozenset(scenario.pinned) | frozenset(n for n in keep if library.is_derived(n))
-    expanded = library.expand(target.expr, pins)
-    subst = {library.quantities[n].sym: v.value for n, v in scenario.values.items()
-             if n in library.quantities and n not in keep}
-    e = expanded.xreplace(subst)
-    free = e.free_symbols - set(symbols)
-    if free:
-        raise ScenarioError(f"cannot sweep {target.text}: the scenario gives no value for "
-                            f"{', '.join(sorted(map(str, free)))}",
-                            hint=f"add --set {sorted(map(str, free))[0]}=VALUE or sweep it with --vary")
+    e = situate(library, scenario).require(target.expr, target.text, keep=keep,
+                                           pinned=[n for n in keep if library.is_derived(n)])
     return numpy_function(e, symbols)
 
 
 def _claim_formulas(library: Library, scenario: Scenario, target: Target, keep: Sequence[str],
                     symbols: Sequence[sp.Symbol]) -> tuple[Formula, list[Formula]]:
-    from derive.whatif.instance import eliminate_forall, instance_formula
-
     claim = target.claim
     assert claim is not None
     pins = frozenset(n for n in keep if library.is_derived(n))
-    goal, hyps = instance_formula(library, scenario, claim, keep=keep, pinned=pins)
+    goal, hyps = situate(library, scenario).statement(claim, keep=keep, pinned=pins).formula()
     goal, hyps, _ = eliminate_forall(library, claim, goal, hyps, symbols[0] if symbols else sp.Symbol("_"))
     free = goal.free_symbols() - set(symbols)
     for h in hyps:
@@ -483,8 +467,7 @@ def _feasible_grid(library: Library, scenario: Scenario, names: Sequence[str], s
     if not claims:
         return None
     pins = frozenset(scenario.pinned) - set(names)
-    subst = {library.quantities[n].sym: v.value for n, v in scenario.values.items()
-             if n in library.quantities and n not in names}
+    subst = situate(library, scenario).values_except(names)
     every = [library.formula_expand(constraint_statement(c), pins).subs(subst) for c in claims]
     # a bound the scenario gives no inputs for (the model's maximum context at the lecture's scenario) is
     # undecided, as in ``feasibility``: the others still mark the points
@@ -536,10 +519,9 @@ def sweep_presets(library: Library, targets: Sequence[Target], *, scenario: str 
         for pins, idx in groups.items():
             if t.kind == "claim":
                 from derive.kernel.logic import And
-                from derive.whatif.instance import eliminate_forall, instance_formula
 
-                ref = scenarios[idx[0]]
-                goal, hyps = instance_formula(library, _without_values(ref), t.claim)
+                ref = situate(library, scenarios[idx[0]]).without_values()
+                goal, hyps = ref.statement(t.claim).formula()
                 goal, hyps, _ = eliminate_forall(library, t.claim, goal, hyps, sp.Symbol("_"))
                 f = And((*hyps, goal)) if hyps else goal
                 syms = sorted(f.free_symbols(), key=str)
@@ -590,13 +572,6 @@ def sweep_presets(library: Library, targets: Sequence[Target], *, scenario: str 
                                                                                                    "pairs"))
     return SweepResult(columns, data, kinds, labels=labels, notes=notes, points=len(pairs), evaluations=evaluations,
                        seconds=time.perf_counter() - start)
-
-
-def _without_values(scenario: Scenario) -> Scenario:
-    """The scenario's pins and assumptions, with no values (so formulas keep their symbols)."""
-    import dataclasses
-
-    return dataclasses.replace(scenario, values={})
 
 
 # figures -----------------------------------------------------------------------------------------------
@@ -717,229 +692,3 @@ def sweep_figure(result: SweepResult, axes: Sequence[Axis], path: str | os.PathL
         fig.suptitle(title, fontsize=10)
     save_figure(fig, path)
     plt.close(fig)
-
-
-# the chip × model matrix of real checks ----------------------------------------------------------------
-
-@dataclass
-class MatrixRow:
-    hardware: str
-    model: str
-    verdicts: dict[str, str]
-    rechecked: int
-    reused: int
-    prover_calls: int
-    pinned: list[str] = field(default_factory=list)
-    error: str | None = None
-
-
-_WORKER: dict = {}
-
-
-def _worker_init(library_specs: Sequence[str], scenario: str | None, sets: Sequence[str],
-                 assumes: Sequence[str], ids: Sequence[str] | None, rlimit: int, cache_dir: str | None,
-                 with_base: bool = True) -> None:
-    from derive.checking.cache import ProofCache, ResultsCache, library_digest, sources_digest
-    from derive.checking.checker import Checker
-    from derive.model.loader import load_library
-    from derive.model.scenario import build_scenario
-
-    lib = load_library(list(library_specs))
-    cache = ProofCache(cache_dir) if cache_dir else None
-    base = build_scenario(lib, scenario=scenario, sets=sets, assumes=assumes)
-    claims = _matrix_claims(lib, ids)
-    results = ResultsCache(cache_dir) if cache_dir else None
-    # the library's own digest joins the sources: a library may read data files or the environment
-    sources = f"{sources_digest()}:{library_digest(lib)}" if results else None
-    _WORKER.clear()
-    _WORKER.update(lib=lib, cache=cache, base=base, claims=claims, rlimit=rlimit, scenario=scenario, sets=sets,
-                   assumes=assumes, memo={}, results=results, sources=sources)
-    if with_base:
-        _WORKER["base_own"] = _own_for(Checker(lib, base, rlimit=rlimit, cache=cache))
-
-
-def _base_part(ids: Sequence[str]) -> list[dict]:
-    """Own results of some claims under the baseline (the pool splits the baseline between workers)."""
-    from derive.checking.cache import result_to_json
-    from derive.checking.checker import Checker
-
-    w = _WORKER
-    checker = Checker(w["lib"], w["base"], rlimit=w["rlimit"], cache=w["cache"])
-    wanted = set(ids)
-    return [result_to_json(checker.check_own(c)) for c in w["claims"] if c.id in wanted]
-
-
-def _own_for(checker) -> dict:
-    """Own results of the worker's claims under the checker's scenario, through the results cache."""
-    from derive.whatif.diff import own_results
-
-    w = _WORKER
-    claims, results = w["claims"], w["results"]
-    ids = [c.id for c in claims]
-    key = results.key(checker.scenario, w["rlimit"], ids, w["sources"]) if results else None
-    own = results.get(key, confirm=checker.confirms) if results else None
-    if own is None or not set(own) >= set(ids):
-        own = own_results(checker, claims)
-        if results:
-            results.put(key, own)
-    return own
-
-
-def _matrix_claims(lib: Library, ids: Sequence[str] | None) -> list[Claim]:
-    from derive.whatif.diff import select_claims
-
-    return select_claims(lib, ids)
-
-
-def _check_pair(pair: tuple[str, str]) -> MatrixRow:
-    from derive.checking.checker import Checker
-    from derive.model.scenario import build_scenario
-    from derive.whatif.diff import Dependencies, affected_claims, with_blocking
-
-    w = _WORKER
-    lib, claims, base = w["lib"], w["claims"], w["base"]
-    hw, model = pair
-    try:
-        scen = build_scenario(lib, scenario=w["scenario"], hardware=hw, model=model, sets=w["sets"],
-                              assumes=w["assumes"])
-    except DeriveError as err:
-        return MatrixRow(hw, model, {}, 0, 0, 0, error=err.one_line())
-    checker = Checker(lib, scen, rlimit=w["rlimit"], cache=w["cache"])
-    results = w["results"]
-    key = results.key(scen, w["rlimit"], [c.id for c in claims], w["sources"]) if results else None
-    cached = results.get(key, confirm=checker.confirms) if results else None
-    if cached is not None and set(cached) >= {c.id for c in claims}:
-        final = with_blocking(checker, claims, cached)
-        return MatrixRow(hw, model, {i: r.verdict for i, r in final.items()}, 0, len(claims), 0, sorted(scen.pinned))
-    reach = affected_claims(lib, base, scen, claims)
-    deps = w.setdefault("deps", Dependencies(lib))
-    memo: dict = w["memo"]
-    own = {}
-    rechecked = reused = 0
-    for c in claims:
-        if c.id not in reach:
-            own[c.id] = w["base_own"][c.id]
-            continue
-        pins = scen.pinned if c.instance else frozenset()
-        used = sorted(deps.of_claim(c, pins) - {q.name for q in c.forall})
-        signature = (c.id, pins, tuple((n, scen.value(n)) for n in used),
-                     tuple(t for t, _ in scen.assumptions))
-        if signature in memo:
-            own[c.id] = memo[signature]
-            reused += 1
-        else:
-            own[c.id] = memo[signature] = checker.check_own(c)
-            rechecked += 1
-    if results:
-        results.put(key, own)
-    final = with_blocking(checker, claims, own)
-    return MatrixRow(hw, model, {i: r.verdict for i, r in final.items()}, rechecked, reused, checker.prover_calls,
-                     sorted(scen.pinned))
-
-
-def check_matrix(library_specs: Sequence[str], *, pairs: Sequence[tuple[str, str]] | None = None,
-                 scenario: str | None = None, sets: Sequence[str] = (), assumes: Sequence[str] = (),
-                 ids: Sequence[str] | None = None, rlimit: int | None = None, cache_dir: str | None = None,
-                 workers: int = 2, progress: Callable[[int, int], None] | None = None) -> list[MatrixRow]:
-    """Real checks (z3 verdicts) of the library for every hardware × model pair, on ``workers`` processes.
-
-    Pairs are split so that each worker takes whole hardware presets (its in-memory memo then reuses
-    hardware-only verdicts across models).  ``workers=1`` runs in this process.  ``progress(done, total)``:
-    told the pairs checked so far."""
-    from derive.kernel.problem import DEFAULT_RLIMIT
-    from derive.model.loader import load_library
-
-    rlimit = rlimit or DEFAULT_RLIMIT
-    if pairs is None:
-        pairs = preset_pairs(load_library(list(library_specs)))
-    pairs = list(pairs)
-    init_args = (list(library_specs), scenario, list(sets), list(assumes), list(ids) if ids else None, rlimit,
-                 cache_dir)
-    tell = progress or (lambda done, total: None)
-    if workers <= 1 or len(pairs) < 2:
-        _worker_init(*init_args)
-        rows = []
-        for p in pairs:
-            rows.append(_check_pair(p))
-            tell(len(rows), len(pairs))
-        return rows
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    by_hw: dict[str, list[tuple[str, str]]] = {}
-    for p in pairs:
-        by_hw.setdefault(p[0], []).append(p)
-    chunks: list[list[tuple[str, str]]] = [[] for _ in range(workers)]
-    for i, hw in enumerate(sorted(by_hw)):
-        chunks[i % workers].extend(by_hw[hw])
-    base_json = _cached_base(init_args)
-    # spawn, not fork: a parent that has already used z3 must not hand its solver state to children
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init,
-                             initargs=(*init_args, False)) as pool:
-        if base_json is None:  # the baseline, split between the workers (claims interleaved)
-            ids_all = [c.id for c in _matrix_claims(load_library(list(library_specs)), ids)]
-            parts = list(pool.map(_base_part, [ids_all[i::workers] for i in range(workers)]))
-            by_id = {r["id"]: r for part in parts for r in part}
-            base_json = [by_id[i] for i in ids_all]
-            _store_base(init_args, base_json)
-        tell(0, len(pairs))
-        futures = [pool.submit(_check_chunk, (c, base_json)) for c in chunks if c]
-        results = []
-        for future in as_completed(futures):  # counts as workers finish; the order is restored below
-            results.append(future.result())
-            tell(sum(len(r) for r in results), len(pairs))
-    by_pair = {(r.hardware, r.model): r for chunk in results for r in chunk}
-    return [by_pair[p] for p in pairs]
-
-
-def _base_key(init_args):
-    from derive.checking.cache import ResultsCache, library_digest, sources_digest
-    from derive.checking.checker import Checker
-    from derive.model.loader import load_library
-    from derive.model.scenario import build_scenario
-
-    specs, scenario, sets, assumes, ids, rlimit, cache_dir = init_args
-    if not cache_dir:
-        return None, None, None
-    lib = load_library(list(specs))
-    base = build_scenario(lib, scenario=scenario, sets=sets, assumes=assumes)
-    results = ResultsCache(cache_dir)
-    sources = f"{sources_digest()}:{library_digest(lib)}"
-    key = results.key(base, rlimit, [c.id for c in _matrix_claims(lib, ids)], sources)
-    return results, key, Checker(lib, base, rlimit=rlimit).confirms  # replayed counterexamples are re-checked
-
-
-def _cached_base(init_args) -> list[dict] | None:
-    from derive.checking.cache import result_to_json
-
-    results, key, confirm = _base_key(init_args)
-    own = results.get(key, confirm=confirm) if results else None
-    return None if own is None else [result_to_json(r) for r in own.values()]
-
-
-def _store_base(init_args, base_json: list[dict]) -> None:
-    from derive.checking.cache import result_from_json
-
-    results, key, _ = _base_key(init_args)
-    if results:
-        results.put(key, {r["id"]: result_from_json(r) for r in base_json})
-
-
-def _check_chunk(task) -> list[MatrixRow]:
-    from derive.checking.cache import result_from_json
-
-    pairs, base_json = task
-    if "base_own" not in _WORKER:
-        _WORKER["base_own"] = {r["id"]: result_from_json(r) for r in base_json}
-    return [_check_pair(p) for p in pairs]
-
-
-def matrix_csv(rows: Sequence[MatrixRow], claim_ids: Sequence[str]) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["hardware", "model", *claim_ids, "pinned", "error"])
-    for r in rows:
-        w.writerow([r.hardware, r.model, *[r.verdicts.get(i, "") for i in claim_ids], " ".join(r.pinned),
-                    r.error or ""])
-    return buf.getvalue()

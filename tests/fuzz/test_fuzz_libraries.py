@@ -34,6 +34,7 @@ BROKEN = {
     "preset_dirs_int": "PRESET_DIRS = 5\n",
     "preset_dirs_items": "PRESET_DIRS = [5]\n",
     "reader_int": "MODEL_CONFIG_READER = 5\n",
+    "finder_int": "MODEL_CONFIG_FINDER = 5\n",
     "figures_int": "FIGURES = 5\n",
     "title_int": "TITLE = 5\nTOPICS = []\n",
     "ceilings_list": "CEILINGS = [1, 2]\n",

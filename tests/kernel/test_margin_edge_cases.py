@@ -15,11 +15,11 @@ import pytest
 import sympy as sp
 
 from derive import Claim, Quantity, derived, logic
-from derive.errors import DeriveError
+from derive.errors import DeriveError, MarginError
 from derive.model.declarations import Topic
 from derive.model.library import Library
 from derive.model.scenario import Scenario, ScenarioValue
-from derive.whatif.margin import MarginError, margin
+from derive.whatif.margin import margin
 
 R = sp.Rational
 SRC = derived("red team 3")

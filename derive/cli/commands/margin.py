@@ -45,7 +45,9 @@ def add_arguments(p) -> None:
 
 def run(args, ctx) -> int:
     from derive.cli.commands.output import emit, emit_json, pinned_line, pinned_notes
-    from derive.whatif.margin import MarginError, margin, region, region_figure
+    from derive.errors import MarginError
+    from derive.whatif.margin import margin
+    from derive.whatif.region import region, region_figure
 
     lib, scen = ctx.library, ctx.scenario
     pinned = pinned_notes(lib, scen)

@@ -55,10 +55,9 @@ def run(args, ctx) -> int:
 
     from derive.checking.cache import atomic_write, cache_dir
     from derive.cli.commands.output import emit, emit_json
+    from derive.errors import SweepError
+    from derive.whatif.matrix import check_matrix, matrix_csv
     from derive.whatif.sweep import (
-        SweepError,
-        check_matrix,
-        matrix_csv,
         parse_axis,
         resolve_target,
         sweep_figure,

@@ -1,0 +1,96 @@
+"""Regions: where a claim holds on a grid of two quantities (sampled, not exact), and its two-colour figure.
+
+``region`` evaluates the claim's one-formula reading (``derive.model.situation.Statement.formula``, compiled to
+numpy by ``derive.whatif.sweep``) on the full grid of two axes; ``region_figure`` draws it with the scenario's
+point marked.  One quantity at a time has exact intervals instead (``derive.whatif.margin``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from derive.errors import MarginError
+from derive.model.declarations import Claim
+from derive.model.library import Library
+from derive.model.scenario import Scenario
+
+
+@dataclass
+class Region:
+    """Where a claim holds on a grid of two quantities (sampled, not exact)."""
+
+    id: str
+    axes: list  # two derive.whatif.sweep.Axis
+    holds: object  # numpy bool array, shape (len(axes[0]), len(axes[1]))
+    values: list  # the scenario values of the two quantities (SI) or None
+    out: str | None = None
+
+    @property
+    def fraction(self) -> float:
+        return float(self.holds.mean()) if self.holds.size else 0.0
+
+    def to_json(self) -> dict:
+        a, b = self.axes
+        return {
+            "id": self.id, "vary": [a.name, b.name], "unit": [a.unit, b.unit], "sampled": True,
+            "grid": [len(a.values), len(b.values)],
+            "ranges": [[float(a.printed[0]), float(a.printed[-1])], [float(b.printed[0]), float(b.printed[-1])]],
+            "log": [a.log, b.log], "fraction_holding": round(self.fraction, 6),
+            "value": [None if v is None else float(v) / ax.scale for v, ax in zip(self.values, self.axes, strict=True)],
+            "out": self.out,
+            "note": "sampled on a grid (numeric evaluation per point, not a proof); one --vary gives exact intervals",
+        }
+
+
+def region(library: Library, scenario: Scenario, claim_id: str, axes: Sequence) -> Region:
+    """The claim evaluated on the full grid of two ``derive.whatif.sweep.Axis`` (vectorised, numeric)."""
+    import numpy as np
+
+    from derive.whatif.sweep import Target, check_grid_size, compiled_claim
+
+    claim = library.resolve(claim_id)
+    if not isinstance(claim, Claim):
+        article = "an" if claim.kind[:1] in "aeiou" else "a"  # an assumption, a definition
+        raise MarginError(f"'{claim.id}' is {article} {claim.kind}, not a claim", hint="margins are for claims")
+    if len(axes) != 2 or axes[0].name == axes[1].name:
+        raise MarginError("a region needs two different quantities")
+    names = [a.name for a in axes]
+    symbols = [library.quantities[n].sym for n in names]
+    check_grid_size([len(a.values) for a in axes], 3)  # before the grid is allocated
+    fn = compiled_claim(library, scenario, Target(claim.id, "claim", claim.id, claim=claim), names, symbols)
+    mesh = np.meshgrid(axes[0].values, axes[1].values, indexing="ij")
+    holds = np.asarray(fn(*mesh), dtype=bool)
+    values = [scenario.value(n) if n in scenario.values else None for n in names]
+    return Region(claim.id, list(axes), holds, values)
+
+
+def region_figure(reg: Region, path: str) -> None:
+    """The region as a two-colour map with the scenario's point marked; deterministic bytes."""
+    import numpy as np
+    from matplotlib.colors import ListedColormap
+
+    from derive.whatif.sweep import pyplot, save_figure
+
+    plt = pyplot()
+    a, b = reg.axes
+    fig, ax = plt.subplots(figsize=(5.6, 4.4))
+    ax.pcolormesh(b.printed, a.printed, reg.holds.astype(float), shading="nearest",
+                  cmap=ListedColormap(["#f4c7c3", "#b7e1cd"]), vmin=0, vmax=1)
+    if reg.holds.any() and not reg.holds.all():
+        ax.contour(b.printed, a.printed, reg.holds.astype(float), levels=[0.5], colors="#333333", linewidths=0.8)
+    va, vb = reg.values
+    if va is not None and vb is not None:
+        ax.plot([float(vb) / b.scale], [float(va) / a.scale], marker="o", color="black", ms=5)
+        ax.annotate("scenario", (float(vb) / b.scale, float(va) / a.scale), textcoords="offset points",
+                    xytext=(6, 6), fontsize=8)
+    if a.log:
+        ax.set_yscale("log")
+    if b.log:
+        ax.set_xscale("log")
+    ax.set_xlabel(f"{b.name} [{b.unit}]")
+    ax.set_ylabel(f"{a.name} [{a.unit}]")
+    ax.set_title(f"{reg.id}: holds (green) / fails (red), {np.mean(reg.holds):.0%} of the grid", fontsize=9)
+    save_figure(fig, path)
+    plt.close(fig)
+    reg.out = str(path)
