@@ -1,7 +1,8 @@
 """Deciding one formula under hypotheses: proposers, each checked by the trusted kernel.
 
 Every engine here is an untrusted proposer; ``derive.kernel.trusted.Kernel`` admits (or degrades to
-``unknown``) whatever they suggest.  Order of work, and why:
+``unknown``) whatever they suggest.  How z3 is run (which procedures, what wall clock) is
+``derive.kernel.z3_tactics``.  Order of work, and why:
 
 1. The kernel reads the statement (floats, unknown functions, high-to-low bounds: ``unknown``) and
    checks the region (hypotheses, bounds, integrality): a simple point it confirms shows it non-empty
@@ -32,6 +33,7 @@ from derive.kernel.allocator import keep_freed_memory
 from derive.kernel.logic import And, Not, Rel
 from derive.kernel.problem import Outcome, Problem
 from derive.kernel.trusted import Kernel, Refused
+from derive.kernel.z3_tactics import TacticSolver
 
 SEARCH_STEPS = 200  # points the counterexample search tries (each re-checked exactly by the kernel)
 
@@ -48,8 +50,9 @@ def decide(problem: Problem) -> Outcome:
 
 
 def _decide(problem: Problem) -> Outcome:
+    tactics = TacticSolver()
     try:
-        k = Kernel(problem)
+        k = Kernel(problem, tactics)
     except Refused as err:
         return Outcome("unknown", "none", f"not decided: {err}")
     bad = k.inconsistent(witness=_simple_point(k))  # most regions contain it: it spares z3's question
@@ -78,14 +81,14 @@ def _decide(problem: Problem) -> Outcome:
     if status == "unsat":
         return _admit(k, "z3")
     if status == "sat":
-        for cand in (point, *_neighbours(point)):
+        for cand in (point, *tactics.near(point)):
             out = k.refuted(cand, "z3")
             if out is not None:
                 return out
         conditions = k.goal_side_conditions()
         if conditions:  # z3 may have picked a point where the goal is undefined: ask for a defined one
             st, defined, _ = k.z3_point(And((Not(goal), *conditions)))
-            for cand in (defined, *_neighbours(defined)) if st == "sat" else ():
+            for cand in (defined, *tactics.near(defined)) if st == "sat" else ():
                 out = k.refuted(cand, "z3")
                 if out is not None:
                     return out
@@ -129,15 +132,6 @@ def _interval(k: Kernel, reasons: list[str]) -> Outcome | None:
     else:
         reasons.append(payload)
     return None
-
-
-def _neighbours(point: dict | None) -> Iterator[dict]:
-    """Simple rationals near an (approximated) point: z3 may answer with algebraic numbers."""
-    if not point:
-        return
-    for digits in (3, 6, 12, 24):
-        yield {k: sp.nsimplify(sp.Float(v, 40), tolerance=sp.Rational(1, 10**digits), rational=True)
-               for k, v in point.items()}
 
 
 # the search ------------------------------------------------------------------------------------------

@@ -178,9 +178,9 @@ def test_nlsat_answers_unsat_alone_and_a_model_comes_from_the_default_tactic(mon
 
 
 def test_the_default_tactic_decides_where_nlsat_spends_its_share(monkeypatch):
-    from derive.kernel import trusted
+    from derive.kernel import z3_tactics
 
-    monkeypatch.setattr(trusted, "NLSAT_SHARE", 1e-12)  # an rlimit of 1: nlsat gives up at once
+    monkeypatch.setattr(z3_tactics, "NLSAT_SHARE", 1e-12)  # an rlimit of 1: nlsat gives up at once
     asked = _record_tactics(monkeypatch)
     assert run(POS, logic.ge(a * b + c, c)).verdict == "proved" and "default" in asked
     assert run(POS, logic.ge(a * b, c)).verdict == "refuted"
@@ -193,10 +193,10 @@ def test_nlsats_model_stands_where_the_default_tactic_gives_up(monkeypatch):
 
 
 def test_a_budget_reason_is_not_handed_on(monkeypatch):
-    from derive.kernel import trusted
+    from derive.kernel import z3_tactics
 
-    assert trusted._out_of_budget("max. resource limit exceeded") and trusted._out_of_budget("canceled")
-    assert not trusted._out_of_budget("(incomplete (theory arithmetic))")
+    assert z3_tactics._out_of_budget("max. resource limit exceeded") and z3_tactics._out_of_budget("canceled")
+    assert not z3_tactics._out_of_budget("(incomplete (theory arithmetic))")
 
 
 def test_formulas_list_their_expressions_as_they_are():
