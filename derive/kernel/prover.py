@@ -26,13 +26,15 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from itertools import chain
 
 import sympy as sp
 
 from derive.kernel.allocator import keep_freed_memory
 from derive.kernel.logic import And, Not, Rel
 from derive.kernel.problem import Outcome, Problem
-from derive.kernel.trusted import Kernel, Refused
+from derive.kernel.trusted import Kernel, Refused, Unsettled, evaluate_at
+from derive.kernel.trusted.evaluate import exact_value
 from derive.kernel.z3_tactics import TacticSolver
 
 SEARCH_STEPS = 200  # points the counterexample search tries (each re-checked exactly by the kernel)
@@ -55,7 +57,7 @@ def _decide(problem: Problem) -> Outcome:
         k = Kernel(problem, tactics)
     except Refused as err:
         return Outcome("unknown", "none", f"not decided: {err}")
-    bad = k.inconsistent(witness=_simple_point(k))  # most regions contain it: it spares z3's question
+    bad = k.inconsistent(witness=_region_point(k))  # most regions contain it: it spares z3's question
     if bad is not None:
         return bad
     reasons: list[str] = []
@@ -81,14 +83,14 @@ def _decide(problem: Problem) -> Outcome:
     if status == "unsat":
         return _admit(k, "z3")
     if status == "sat":
-        for cand in (point, *tactics.near(point)):
+        for cand in chain((point,), tactics.near(point)):  # lazily: a near point costs nsimplify
             out = k.refuted(cand, "z3")
             if out is not None:
                 return out
         conditions = k.goal_side_conditions()
         if conditions:  # z3 may have picked a point where the goal is undefined: ask for a defined one
             st, defined, _ = k.z3_point(And((Not(goal), *conditions)))
-            for cand in (defined, *tactics.near(defined)) if st == "sat" else ():
+            for cand in chain((defined,), tactics.near(defined)) if st == "sat" else ():
                 out = k.refuted(cand, "z3")
                 if out is not None:
                     return out
@@ -208,6 +210,57 @@ def _simple_point(k: Kernel) -> dict[sp.Symbol, sp.Rational]:
     for s, (lo, hi) in k.bounds.items():
         mid = (lo + hi) / 2
         point[s] = sp.floor(mid) if s in k.integer and sp.floor(mid) >= lo else mid
+    return point
+
+
+def _region_point(k: Kernel) -> dict[sp.Symbol, sp.Rational]:
+    """The simple point, or where it misses the region, the simple point repaired (``_repaired``)."""
+    point = _simple_point(k)
+    return point if k.in_region(point) else _repaired(k, point)
+
+
+_SETTLES = {"==": lambda v, whole: v, ">=": lambda v, whole: v, "<=": lambda v, whole: v,
+            ">": lambda v, whole: v + 1, "<": lambda v, whole: v / 2 if v > 0 and not whole else v - 1,
+            "!=": lambda v, whole: v + 1}
+_MIRRORED = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def _repaired(k: Kernel, point: dict[sp.Symbol, sp.Rational], rounds: int = 3) -> dict[sp.Symbol, sp.Rational]:
+    """``point`` moved, relation by relation, towards the region: a top-level relation of the region with a
+    quantity alone on one side (``context == 4*c/d``, ``tp > b/a + 1``, ``n >= 3``) that fails there sets the
+    quantity to a value that makes it hold, the other side evaluated exactly at the point.  A guess for
+    the kernel to confirm (``Kernel.consistency``), so that z3 need not be asked; never a verdict."""
+    point = dict(point)
+    for _ in range(rounds):
+        moved = False
+        for f in k.region:
+            if not isinstance(f, Rel):
+                continue
+            try:
+                if evaluate_at(f, point):
+                    continue
+            except Unsettled:
+                continue
+            for s, op, other in ((f.lhs, f.op, f.rhs), (f.rhs, _MIRRORED[f.op], f.lhs)):
+                if not isinstance(s, sp.Symbol) or s not in point or s in other.free_symbols:
+                    continue
+                try:
+                    v = exact_value(other, point)
+                except Unsettled:
+                    v = None
+                if v is None:
+                    continue
+                whole = s in k.integer
+                new = _SETTLES[op](v, whole)
+                if whole:
+                    new = sp.ceiling(new) if op in (">", ">=") else sp.floor(new)
+                    if op == "==" and new != v:
+                        continue
+                point[s] = sp.Integer(new) if whole else sp.Rational(new)
+                moved = True
+                break
+        if not moved or k.in_region(point):
+            break
     return point
 
 

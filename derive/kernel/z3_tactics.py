@@ -9,6 +9,10 @@ verdict: z3's ``unsat`` is z3's whichever procedure gave it, and every model is 
 The order, and why:
 
 * Every quantity an integer and every relation linear: z3's QF_LIA procedure, alone.
+* With integer quantities (not all linear) and without root variables, a goal's query is first asked
+  over the reals (*relaxed*: the integrality assertions left out, on nlsat's share): its ``unsat`` is
+  the query's, and most goals over counts hold for every real value too; anything else it says is not
+  read.
 * Without integer quantities and without auxiliary root variables: nlsat first, on ``NLSAT_SHARE`` of
   the rlimit and at most ``NLSAT_MS`` of wall clock.  Building and freeing z3's default tactic (a
   portfolio for every logic) costs more than most of these queries, and nlsat's ``unsat`` is the answer
@@ -32,7 +36,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 import sympy as sp
 import z3
@@ -57,40 +61,45 @@ class TacticSolver:
     def __init__(self) -> None:
         self.spent_ms = 0.0  # wall clock z3 spent on this goal's queries (see Z3_SAFETY_MS)
 
-    def attempts(self, ctx: z3.Context, *, rlimit: int, integer: bool, linear_integer: bool, roots: bool,
-                 alone: bool) -> Iterator[tuple[z3.Solver, bool]]:
-        """Configured solvers in the order of the module docstring, each with whether its ``sat`` is
-        provisional; the next is made only when the gate asks for it (the last gave no final answer)."""
+    def attempts(self, *, rlimit: int, integer: bool, linear_integer: bool, roots: bool,
+                 alone: bool) -> Iterator[tuple[Callable[[z3.Context], z3.Solver], str]]:
+        """Makers of configured solvers in the order of the module docstring, each with its role
+        (``final``, ``provisional``, ``relaxed``: see ``derive.kernel.trusted.gate.Tactics``); the next is
+        offered only when the gate asks for it (the last gave no final answer)."""
         left_ms = float(Z3_SAFETY_MS)
         if not alone:  # the safety net is for all of the goal's queries together, not for each
             left_ms = Z3_SAFETY_MS - self.spent_ms
             if left_ms < 1000:
                 return
         start = time.perf_counter()
+        made: list[z3.Solver] = []  # the last solver made, whose reason a give-up is read from
 
-        def configured(solver: z3.Solver, share: int, cap_ms: float = math.inf) -> z3.Solver:
-            solver.set("rlimit", share)
-            solver.set("timeout", max(1, int(min(cap_ms, left_ms - 1000 * (time.perf_counter() - start)))))
-            if integer:
-                solver.push()
-            return solver
+        def maker(build: Callable[[z3.Context], z3.Solver], share: int, cap_ms: float = math.inf,
+                  push: bool = False) -> Callable[[z3.Context], z3.Solver]:
+            def make(ctx: z3.Context) -> z3.Solver:
+                solver = build(ctx)
+                solver.set("rlimit", share)
+                solver.set("timeout", max(1, int(min(cap_ms, left_ms - 1000 * (time.perf_counter() - start)))))
+                if push:
+                    solver.push()
+                made[:] = [solver]
+                return solver
+            return make
 
         try:
             if linear_integer:
-                solver = z3.SolverFor("QF_LIA", ctx=ctx)
-                solver.set("rlimit", rlimit)
-                solver.set("timeout", max(1, int(left_ms)))
-                yield solver, False
+                yield maker(lambda ctx: z3.SolverFor("QF_LIA", ctx=ctx), rlimit), "final"
                 return
-            if not integer and not roots:
-                yield configured(z3.Tactic("qfnra-nlsat", ctx).solver(), max(1, int(rlimit * NLSAT_SHARE)),
-                                 NLSAT_MS), True
+            nlsat_share = max(1, int(rlimit * NLSAT_SHARE))
+            if not roots and not integer:
+                yield maker(lambda ctx: z3.Tactic("qfnra-nlsat", ctx).solver(), nlsat_share, NLSAT_MS), "provisional"
+            elif not roots and not alone:  # a goal's query over counts: over the reals first
+                yield maker(lambda ctx: z3.Tactic("qfnra-nlsat", ctx).solver(), nlsat_share, NLSAT_MS), "relaxed"
             if not integer:
-                solver = configured(z3.Tactic("default", ctx).solver(), rlimit)
-                yield solver, False
-                if _out_of_budget(solver.reason_unknown()):
+                yield maker(lambda ctx: z3.Tactic("default", ctx).solver(), rlimit), "final"
+                if made and _out_of_budget(made[0].reason_unknown()):
                     return
-            yield configured(z3.Solver(ctx=ctx), rlimit), False
+            yield maker(lambda ctx: z3.Solver(ctx=ctx), rlimit, push=integer), "final"
         finally:
             if not alone:
                 self.spent_ms += 1000 * (time.perf_counter() - start)

@@ -18,9 +18,11 @@ The trusted base, read in this order (``docs/trusted-base.md`` gives their sizes
     The truth of a formula at a point of exact rationals (exact arithmetic, else certified enclosures).
 ``routes``
     The proof routes the kernel runs itself: sympy identities, interval certificates, Taylor leaves.
+``query``
+    z3 in the gate: the queries the kernel translates and whose answers it reads (which z3 procedure
+    answers is a proposer's choice: ``Tactics``).
 ``gate``
-    ``Kernel``: the region, the goal's side conditions, and the admission of each verdict; z3's answers
-    on the queries it translates.
+    ``Kernel``: the region, the goal's side conditions, and the admission of each verdict.
 
 Outside this package the trusted base also holds ``derive.kernel.logic`` (formula trees),
 ``derive.kernel.problem`` (the object that crosses in), ``derive.kernel.translate`` (sympy to z3, exact
@@ -43,7 +45,7 @@ from derive.kernel.trusted.enclose import (
     truth_on_box,
 )
 from derive.kernel.trusted.evaluate import ALGEBRA_TERMS, EXACT_BITS, PRECISIONS, evaluate_at, expansion_size
-from derive.kernel.trusted.gate import Kernel, PlainZ3, Tactics
+from derive.kernel.trusted.gate import Kernel
 from derive.kernel.trusted.meaning import (
     FLOAT_HINT,
     MAX_NODES,
@@ -55,6 +57,7 @@ from derive.kernel.trusted.meaning import (
     substitute_values,
     tree_size,
 )
+from derive.kernel.trusted.query import PlainZ3, Tactics
 from derive.kernel.trusted.routes import TAYLOR_NODES, TAYLOR_SYMBOLS
 
 __all__ = [

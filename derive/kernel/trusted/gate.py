@@ -29,18 +29,10 @@ Verdicts
     by exact rational arithmetic, or where a value is irrational by certified interval enclosures at
     increasing precision.
 
-
 z3 in the gate
 --------------
-The region and the goal are translated to z3 here (``derive.kernel.translate``: exact rationals, the
-side conditions asserted beside every division and root), and z3's ``unsat`` on them is believed
-whichever z3 procedure answered.  *Which* procedures are tried, in what order, with what share of the
-rlimit and what wall clock, is not the gate's business: a ``Tactics`` object hands it configured z3
-solvers (``derive.kernel.z3_tactics.TacticSolver`` for the prover; ``PlainZ3`` below by default, one
-``z3.Solver`` on the rlimit).  The gate itself adds the assertions to each solver and reads its
-answer: ``unsat`` is final, a model is a point the gate re-checks exactly (or, for a region without
-side conditions, z3's exact reading of it), ``unknown`` is ``unknown``.  A model's nearby simple
-rationals (``Tactics.near``) are more points to re-check, never answers.
+The gate's z3 queries are ``derive.kernel.trusted.query`` (a mixin of ``Kernel``): the kernel translates
+every query and reads every answer; a ``Tactics`` object only chooses the procedures and their budgets.
 
 Invariants this module keeps: no ``proved`` without (a) a non-empty region, (b) the goal's side
 conditions shown on it and (c) one sound route; no ``refuted`` without a point of exact rationals that
@@ -60,24 +52,19 @@ expanded common fraction (``expansion_size``, denominators included).  The propo
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Mapping
+from itertools import chain
 
 import sympy as sp
-import z3
 
-from derive.errors import TranslationError
 from derive.kernel.logic import (
     PRINT_BITS,
     And,
     Formula,
-    Implies,
     IsInteger,
     Not,
     Or,
     Rel,
-    children,
     name_of,
     rational_bits,
     structurally_integer,
@@ -85,12 +72,7 @@ from derive.kernel.logic import (
 )
 from derive.kernel.problem import Outcome, Problem
 from derive.kernel.translate import (
-    LinearIntegerTranslator,
-    Translator,
     linear_integer,
-    make_integer_variables,
-    make_variables,
-    z3_value_to_rational,
 )
 from derive.kernel.trusted.evaluate import Unsettled, evaluate_at
 from derive.kernel.trusted.meaning import (
@@ -102,87 +84,11 @@ from derive.kernel.trusted.meaning import (
     refusal,
     substitute_values,
 )
+from derive.kernel.trusted.query import PlainZ3, Tactics, Z3Queries
 from derive.kernel.trusted.routes import ProofRoutes
 
 
-class Tactics(Protocol):
-    """How z3 is run on the gate's queries (which procedures, what share of the rlimit, what wall clock).
-    Not trusted: it only hands out solvers; the gate asks them and reads their answers."""
-
-    name: str  # part of the key under which a region's answer is kept
-
-    def attempts(self, ctx: z3.Context, *, rlimit: int, integer: bool, linear_integer: bool, roots: bool,
-                 alone: bool) -> Iterator[tuple[z3.Solver, bool]]:
-        """Configured solvers to ask in turn, each with whether its ``sat`` is provisional (a later
-        solver's model is preferred).  The gate stops at the first ``unsat`` or non-provisional ``sat``."""
-        ...
-
-    def why_unknown(self, solver: z3.Solver | None, rlimit: int) -> str:
-        """Why the last solver asked (None: none was) gave no answer, in words naming the budget."""
-        ...
-
-    def near(self, point: Mapping[sp.Symbol, sp.Rational]) -> Iterable[dict]:
-        """Simple rationals near a model's point (z3 may answer with algebraic numbers): candidates only."""
-        ...
-
-
-class PlainZ3:
-    """One ``z3.Solver`` on the rlimit, no wall clock: the gate's default, for a kernel built without a
-    proposer's tactics (a re-check, a test).  With integer quantities the solver has seen ``push``, so
-    its preprocessing stays within the rlimit."""
-
-    name = "plain"
-
-    def attempts(self, ctx: z3.Context, *, rlimit: int, integer: bool, linear_integer: bool, roots: bool,
-                 alone: bool) -> Iterator[tuple[z3.Solver, bool]]:
-        solver = z3.Solver(ctx=ctx)
-        solver.set("rlimit", rlimit)
-        if integer:
-            solver.push()
-        yield solver, False
-
-    def why_unknown(self, solver: z3.Solver | None, rlimit: int) -> str:
-        return f"z3 gave up ({solver.reason_unknown() if solver is not None else 'not asked'}; rlimit {rlimit})"
-
-    def near(self, point: Mapping[sp.Symbol, sp.Rational]) -> Iterable[dict]:
-        return ()
-
-
-# z3's answer on a region alone (hypotheses, bounds, integrality), keyed by everything it reads
-_REGION_Z3: dict[tuple, tuple[str, dict | None, str | None]] = {}
-
-
-@dataclass
-class _Z3:
-    """One problem's z3 context: the region's assertions (integrality, region), its translator and
-    variables.  Each query gets a new solver on them rather than push/pop on one: a solver that has
-    seen ``push`` switches to z3's incremental core, which lacks the nonlinear tactics and was up to
-    50x slower on the lecture's unsat queries."""
-    ctx: z3.Context
-    base: list
-    translator: Translator
-    variables: dict
-
-
-def _z3_formula(tr: Translator, f: Formula) -> z3.BoolRef:
-    """``f`` in z3: the translator's reading, and ``IsInteger`` as z3's ``is_int`` of the term."""
-    if isinstance(f, IsInteger):
-        return z3.IsInt(tr.expr(f.expr))
-    if isinstance(f, (And, Or)) and any(_has_integrality(a) for a in f.args):
-        parts = [_z3_formula(tr, a) for a in f.args]
-        return z3.And(*parts) if isinstance(f, And) else z3.Or(*parts)
-    if isinstance(f, Not) and _has_integrality(f.arg):
-        return z3.Not(_z3_formula(tr, f.arg))
-    if isinstance(f, Implies) and _has_integrality(f):
-        return z3.Implies(_z3_formula(tr, f.premise), _z3_formula(tr, f.conclusion))
-    return tr.formula(f)
-
-
-def _has_integrality(f: Formula) -> bool:
-    return isinstance(f, IsInteger) or any(_has_integrality(a) for a in children(f))
-
-
-class Kernel(ProofRoutes):
+class Kernel(ProofRoutes, Z3Queries):
     """The statement of one problem and the checks that admit verdicts on it.  Construction raises
     ``Refused`` for a statement without a meaning (``refusal``); ``tactics`` say how z3 is run (see the
     module docstring), never what its answers mean."""
@@ -217,7 +123,7 @@ class Kernel(ProofRoutes):
             [*self.region, self.goal, *(sc.condition for sc in formula_side_conditions(self.goal))], self.integer)
         # what the goal's definitions declare (``Problem.conditions``): the goal is read only where they hold
         self.declared = [SideCondition(label, c) for label, c in problem.conditions]
-        self._z3: _Z3 | None | str = None
+        self._z3 = None  # the goal's z3 context, made at its first query (``Z3Queries._context``)
         self.tactics: Tactics = tactics if tactics is not None else PlainZ3()
         self._goal_unsat = False
         self._consistency: tuple[str, str | None] | None = None
@@ -225,70 +131,6 @@ class Kernel(ProofRoutes):
         self._pos, self._nonneg = self._signed_symbols()
         self._taylor_answers: dict[tuple, bool] = {}  # taylor_closes, by box and centre
         self._witness: dict | None = None  # a point of the region the kernel confirmed (``consistency``)
-
-    # z3, one context per problem, a new solver per query ---------------------------------------------
-
-    def _context(self) -> _Z3 | str:
-        """The region asserted in a fresh z3 context (or why it cannot be translated), for the queries
-        about the goal."""
-        if self._z3 is None:
-            self._z3 = self._fresh()
-        return self._z3
-
-    def _fresh(self) -> _Z3 | str:
-        """A new z3 context with the region asserted."""
-        ctx = z3.Context()
-        if self.linear_integer:  # Int variables: integrality is their sort, not a constraint
-            variables = make_integer_variables(set(self.symbols), ctx=ctx)
-            tr: Translator | LinearIntegerTranslator = LinearIntegerTranslator(variables, ctx)
-        else:
-            variables = make_variables(set(self.symbols), ctx=ctx)
-            tr = Translator(variables, ctx)
-        try:
-            region = [_z3_formula(tr, h) for h in self.region]
-        except TranslationError as err:
-            return err.message
-        base = [z3.IsInt(variables[sym]) for sym in sorted(self.integer, key=name_of)
-                if not self.linear_integer] + region  # in a fixed order:
-        # a set's order follows PYTHONHASHSEED, and z3's models follow the order of its assertions
-        return _Z3(ctx, base, tr, variables)
-
-    def _z3_check(self, extra: Formula | None, *, alone: bool = False) -> tuple[str, dict | None, str | None]:
-        """(sat|unsat|unknown|untranslatable, model point, reason) of region plus ``extra``; ``alone``:
-        in a context of its own (so the goal's solver never depends on what was asked before it).  The
-        solvers come from ``self.tactics``; the gate adds the assertions and reads each answer itself."""
-        zs = self._fresh() if alone else self._context()
-        if isinstance(zs, str):
-            return "untranslatable", None, zs
-        try:
-            zextra = _z3_formula(zs.translator, extra) if extra is not None else None
-        except TranslationError as err:
-            return "untranslatable", None, err.message
-        assertions = [*zs.base, *zs.translator.definitions, *([zextra] if zextra is not None else [])]
-        attempts = self.tactics.attempts(zs.ctx, rlimit=self.problem.rlimit, integer=bool(self.integer),
-                                         linear_integer=self.linear_integer, roots=bool(zs.translator.definitions),
-                                         alone=alone)
-        found: z3.Solver | None = None  # the solver whose model is the answer
-        last: z3.Solver | None = None
-        try:
-            for solver, provisional in attempts:
-                solver.add(*assertions)
-                r = solver.check()
-                if r == z3.unsat:
-                    return "unsat", None, None
-                last = solver
-                if r == z3.sat:
-                    found = solver if found is None or not provisional else found
-                    if not provisional:
-                        break
-        finally:
-            attempts.close()  # a tactics object accounts for its wall clock when it is closed
-        if found is None:
-            return "unknown", None, self.tactics.why_unknown(last, self.problem.rlimit)
-        model = found.model()
-        point = {sym: z3_value_to_rational(model.eval(var, model_completion=True))[0]
-                 for sym, var in zs.variables.items()}
-        return "sat", point, None
 
     # the region ---------------------------------------------------------------------------------
 
@@ -302,21 +144,19 @@ class Kernel(ProofRoutes):
             self._consistency = ("nonempty", None)
             self._witness = dict(witness)
             return self._consistency
-        key = (tuple(self.region), self.integer, tuple(self.symbols), self.problem.rlimit, self.tactics.name)
-        if key not in _REGION_Z3:
-            # z3 in a fresh context is deterministic, so one answer per region serves every problem on it
-            # (a claim's derivation steps and many claims share their assumptions); a model point is
-            # still re-checked below, problem by problem.  Asked in a context of its own, so the goal's
-            # answers (counterexamples) do not depend on which problems this process saw before.
-            if len(_REGION_Z3) >= 4096:
-                _REGION_Z3.clear()
-            _REGION_Z3[key] = self._z3_check(None, alone=True)
-        status, point, why = _REGION_Z3[key]
+        # a region without side conditions is read exactly by z3: any sat is its answer (no model wanted);
+        # otherwise the model a later solver gives, which the kernel confirms below
+        plain = not any(formula_side_conditions(h) for h in self.region)
+        status, point, why = self.region_answer(model=not plain)
         if status == "unsat":
             self._consistency = ("unsat", None)
         elif status == "sat":
-            plain = not any(formula_side_conditions(h) for h in self.region)
-            ok = plain or self.in_region(point) or any(self.in_region(c) for c in self.tactics.near(point))
+            if plain:  # the point still serves as a witness where the goal's definitions declare conditions
+                ok = True
+                if self.declared and self.in_region(point):
+                    self._witness = dict(point)
+            else:
+                ok = self._confirm(point)
             self._consistency = ("nonempty", None) if ok else (
                 "unknown", "z3 finds the assumptions satisfiable only at points the kernel cannot confirm")
         elif status == "unknown":
@@ -324,6 +164,16 @@ class Kernel(ProofRoutes):
         else:
             self._consistency = ("unknown", f"could not establish that the assumptions are satisfiable ({why})")
         return self._consistency
+
+    def _confirm(self, point: Mapping[sp.Symbol, sp.Rational] | None) -> bool:
+        """Whether z3's ``point``, or a simple rational near it, lies in the region (it becomes the witness)."""
+        if point is None:
+            return False
+        for candidate in chain((point,), self.tactics.near(point)):  # lazily: a near point costs nsimplify
+            if self.in_region(candidate):
+                self._witness = dict(candidate)
+                return True
+        return False
 
     def in_region(self, point: Mapping[sp.Symbol, sp.Rational] | None) -> bool:
         if point is None:
@@ -476,7 +326,7 @@ class Kernel(ProofRoutes):
             if not holds:
                 return f"the claim is read outside its definitions' domains: {sc} is false there"
         if len(closed) < len(self.declared) and not self._declared_hold(self._witness):
-            status, _, _ = self._z3_check(And(tuple(sc.condition for sc in self.declared)))
+            status, _, _ = self._z3_check(And(tuple(sc.condition for sc in self.declared)), model=False)
             if status == "unsat":
                 return ("the claim's definitions are defined nowhere on its region: "
                         + "; ".join(str(sc) for sc in self.declared))
