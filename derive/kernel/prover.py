@@ -1,7 +1,8 @@
 """Deciding one formula under hypotheses: proposers, each checked by the trusted kernel.
 
 Every engine here is an untrusted proposer; ``derive.kernel.trusted.Kernel`` admits (or degrades to
-``unknown``) whatever they suggest.  Order of work, and why:
+``unknown``) whatever they suggest.  How z3 is run (which procedures, what wall clock) is
+``derive.kernel.z3_tactics``.  Order of work, and why:
 
 1. The kernel reads the statement (floats, unknown functions, high-to-low bounds: ``unknown``) and
    checks the region (hypotheses, bounds, integrality): a simple point it confirms shows it non-empty
@@ -25,13 +26,16 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from itertools import chain
 
 import sympy as sp
 
 from derive.kernel.allocator import keep_freed_memory
 from derive.kernel.logic import And, Not, Rel
 from derive.kernel.problem import Outcome, Problem
-from derive.kernel.trusted import Kernel, Refused
+from derive.kernel.trusted import Kernel, Refused, Unsettled, evaluate_at
+from derive.kernel.trusted.evaluate import exact_value
+from derive.kernel.z3_tactics import TacticSolver
 
 SEARCH_STEPS = 200  # points the counterexample search tries (each re-checked exactly by the kernel)
 
@@ -48,11 +52,12 @@ def decide(problem: Problem) -> Outcome:
 
 
 def _decide(problem: Problem) -> Outcome:
+    tactics = TacticSolver()
     try:
-        k = Kernel(problem)
+        k = Kernel(problem, tactics)
     except Refused as err:
         return Outcome("unknown", "none", f"not decided: {err}")
-    bad = k.inconsistent(witness=_simple_point(k))  # most regions contain it: it spares z3's question
+    bad = k.inconsistent(witness=_region_point(k))  # most regions contain it: it spares z3's question
     if bad is not None:
         return bad
     reasons: list[str] = []
@@ -78,14 +83,14 @@ def _decide(problem: Problem) -> Outcome:
     if status == "unsat":
         return _admit(k, "z3")
     if status == "sat":
-        for cand in (point, *_neighbours(point)):
+        for cand in chain((point,), tactics.near(point)):  # lazily: a near point costs nsimplify
             out = k.refuted(cand, "z3")
             if out is not None:
                 return out
         conditions = k.goal_side_conditions()
         if conditions:  # z3 may have picked a point where the goal is undefined: ask for a defined one
             st, defined, _ = k.z3_point(And((Not(goal), *conditions)))
-            for cand in (defined, *_neighbours(defined)) if st == "sat" else ():
+            for cand in chain((defined,), tactics.near(defined)) if st == "sat" else ():
                 out = k.refuted(cand, "z3")
                 if out is not None:
                     return out
@@ -129,15 +134,6 @@ def _interval(k: Kernel, reasons: list[str]) -> Outcome | None:
     else:
         reasons.append(payload)
     return None
-
-
-def _neighbours(point: dict | None) -> Iterator[dict]:
-    """Simple rationals near an (approximated) point: z3 may answer with algebraic numbers."""
-    if not point:
-        return
-    for digits in (3, 6, 12, 24):
-        yield {k: sp.nsimplify(sp.Float(v, 40), tolerance=sp.Rational(1, 10**digits), rational=True)
-               for k, v in point.items()}
 
 
 # the search ------------------------------------------------------------------------------------------
@@ -214,6 +210,57 @@ def _simple_point(k: Kernel) -> dict[sp.Symbol, sp.Rational]:
     for s, (lo, hi) in k.bounds.items():
         mid = (lo + hi) / 2
         point[s] = sp.floor(mid) if s in k.integer and sp.floor(mid) >= lo else mid
+    return point
+
+
+def _region_point(k: Kernel) -> dict[sp.Symbol, sp.Rational]:
+    """The simple point, or where it misses the region, the simple point repaired (``_repaired``)."""
+    point = _simple_point(k)
+    return point if k.in_region(point) else _repaired(k, point)
+
+
+_SETTLES = {"==": lambda v, whole: v, ">=": lambda v, whole: v, "<=": lambda v, whole: v,
+            ">": lambda v, whole: v + 1, "<": lambda v, whole: v / 2 if v > 0 and not whole else v - 1,
+            "!=": lambda v, whole: v + 1}
+_MIRRORED = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def _repaired(k: Kernel, point: dict[sp.Symbol, sp.Rational], rounds: int = 3) -> dict[sp.Symbol, sp.Rational]:
+    """``point`` moved, relation by relation, towards the region: a top-level relation of the region with a
+    quantity alone on one side (``context == 4*c/d``, ``tp > b/a + 1``, ``n >= 3``) that fails there sets the
+    quantity to a value that makes it hold, the other side evaluated exactly at the point.  A guess for
+    the kernel to confirm (``Kernel.consistency``), so that z3 need not be asked; never a verdict."""
+    point = dict(point)
+    for _ in range(rounds):
+        moved = False
+        for f in k.region:
+            if not isinstance(f, Rel):
+                continue
+            try:
+                if evaluate_at(f, point):
+                    continue
+            except Unsettled:
+                continue
+            for s, op, other in ((f.lhs, f.op, f.rhs), (f.rhs, _MIRRORED[f.op], f.lhs)):
+                if not isinstance(s, sp.Symbol) or s not in point or s in other.free_symbols:
+                    continue
+                try:
+                    v = exact_value(other, point)
+                except Unsettled:
+                    v = None
+                if v is None:
+                    continue
+                whole = s in k.integer
+                new = _SETTLES[op](v, whole)
+                if whole:
+                    new = sp.ceiling(new) if op in (">", ">=") else sp.floor(new)
+                    if op == "==" and new != v:
+                        continue
+                point[s] = sp.Integer(new) if whole else sp.Rational(new)
+                moved = True
+                break
+        if not moved or k.in_region(point):
+            break
     return point
 
 

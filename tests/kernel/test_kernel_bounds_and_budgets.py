@@ -254,9 +254,9 @@ def test_many_roots_of_one_quantity_are_decided_quickly(c):
 # well (a degree-15 polynomial claim in three quantities: 60 s and unknown, where the default tactic refutes
 # it in 14 s); the try is capped at NLSAT_MS of wall clock and falls back to the default tactic
 def test_a_cut_short_nlsat_try_falls_back_to_the_default_tactic(monkeypatch):
-    import derive.kernel.trusted as trusted
+    import derive.kernel.z3_tactics as z3_tactics
 
-    monkeypatch.setattr(trusted, "NLSAT_MS", 0)  # every first try ends at once
+    monkeypatch.setattr(z3_tactics, "NLSAT_MS", 0)  # every first try ends at once
     y = sp.Symbol("y")
     assert decide(Problem([Rel(x, ">", 0), Rel(y, ">", 0)], Rel(x**2 + y**2, ">=", 2 * x * y))).verdict == "proved"
     out = decide(Problem([Rel(x, ">", 0), Rel(y, ">", 0)], Rel(x**2 + y**2, ">", 2 * x * y)))

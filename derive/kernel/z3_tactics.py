@@ -1,0 +1,121 @@
+"""How the prover runs z3: which procedures, in what order, on what share of the budget.  Not trusted.
+
+The trusted gate (``derive.kernel.trusted.gate``) translates every query and reads every answer itself;
+this module only hands it configured solvers (``TacticSolver.attempts``), says in words why none
+answered (``why_unknown``) and offers simple rationals near a model's point (``near``), which the gate
+re-checks like any other candidate.  A mistake here can cost an answer (``unknown``), never a wrong
+verdict: z3's ``unsat`` is z3's whichever procedure gave it, and every model is re-checked.
+
+The order, and why:
+
+* Every quantity an integer and every relation linear: z3's QF_LIA procedure, alone.
+* With integer quantities (not all linear) and without root variables, a goal's query is first asked
+  over the reals (*relaxed*: the integrality assertions left out, on nlsat's share): its ``unsat`` is
+  the query's, and most goals over counts hold for every real value too; anything else it says is not
+  read.
+* Without integer quantities and without auxiliary root variables: nlsat first, on ``NLSAT_SHARE`` of
+  the rlimit and at most ``NLSAT_MS`` of wall clock.  Building and freeing z3's default tactic (a
+  portfolio for every logic) costs more than most of these queries, and nlsat's ``unsat`` is the answer
+  most goals get.  Its ``sat`` is provisional: the default tactic's models are simpler numbers.  Not with
+  roots: there nlsat's algebraic numbers reach steps its rlimit does not interrupt (x > 1 with x**(5/3),
+  x**(4/3), sqrt(x), x**(3/2) ran into the 60 s safety net at any share above 1e6; the default tactic
+  refutes it).  The wall-clock cap: nlsat can pass its share inside one step as well (a degree-15
+  polynomial in three quantities ran into the 60 s net, where the default tactic refutes it in 14 s);
+  the lecture's tries take at most 25 ms, and a try cut short falls back to the default tactic.
+* Then z3's default tactic as a solver of its own (not with integer quantities), on the full rlimit; then
+  ``z3.Solver()``, which runs the same tactic beside an incremental core that receives and frees every
+  assertion, asked only when the tactic gives up as incomplete (not when it ran out of budget).  With
+  integer quantities the solver has seen ``push``: it keeps the incremental preprocessing, whose steps
+  the rlimit bounds (the tactic pipeline's Groebner saturation ran a one-line claim for minutes within a
+  1e6 rlimit).
+* ``Z3_SAFETY_MS`` of wall clock, for the region's query and for all of a goal's queries together, as a
+  net under steps the rlimit does not interrupt.  It can only turn an answer into ``unknown``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterator, Mapping
+
+import sympy as sp
+import z3
+
+NLSAT_SHARE = 0.25  # of the rlimit, for the first, cheaper try of a query without integers
+NLSAT_MS = 2_000  # and a wall-clock cap on that try only (see the module docstring)
+Z3_SAFETY_MS = 60_000  # a wall-clock safety net only, for z3 steps its rlimit does not interrupt: for the
+# region's query, and for all of a goal's queries together
+
+
+def _out_of_budget(reason: str) -> bool:
+    """Whether z3's reason for ``unknown`` is its rlimit ("... limit ...", or "canceled" from a tactic
+    that its rlimit stopped) or its wall-clock net ("timeout")."""
+    return "limit" in reason or "canceled" in reason or "timeout" in reason
+
+
+class TacticSolver:
+    """The prover's z3 tactics for one problem (one per ``Kernel``: it keeps the goal's wall clock)."""
+
+    name = "tactics"
+
+    def __init__(self) -> None:
+        self.spent_ms = 0.0  # wall clock z3 spent on this goal's queries (see Z3_SAFETY_MS)
+
+    def attempts(self, *, rlimit: int, integer: bool, linear_integer: bool, roots: bool,
+                 alone: bool) -> Iterator[tuple[Callable[[z3.Context], z3.Solver], str]]:
+        """Makers of configured solvers in the order of the module docstring, each with its role
+        (``final``, ``provisional``, ``relaxed``: see ``derive.kernel.trusted.gate.Tactics``); the next is
+        offered only when the gate asks for it (the last gave no final answer)."""
+        left_ms = float(Z3_SAFETY_MS)
+        if not alone:  # the safety net is for all of the goal's queries together, not for each
+            left_ms = Z3_SAFETY_MS - self.spent_ms
+            if left_ms < 1000:
+                return
+        start = time.perf_counter()
+        made: list[z3.Solver] = []  # the last solver made, whose reason a give-up is read from
+
+        def maker(build: Callable[[z3.Context], z3.Solver], share: int, cap_ms: float = math.inf,
+                  push: bool = False) -> Callable[[z3.Context], z3.Solver]:
+            def make(ctx: z3.Context) -> z3.Solver:
+                solver = build(ctx)
+                solver.set("rlimit", share)
+                solver.set("timeout", max(1, int(min(cap_ms, left_ms - 1000 * (time.perf_counter() - start)))))
+                if push:
+                    solver.push()
+                made[:] = [solver]
+                return solver
+            return make
+
+        try:
+            if linear_integer:
+                yield maker(lambda ctx: z3.SolverFor("QF_LIA", ctx=ctx), rlimit), "final"
+                return
+            nlsat_share = max(1, int(rlimit * NLSAT_SHARE))
+            if not roots and not integer:
+                yield maker(lambda ctx: z3.Tactic("qfnra-nlsat", ctx).solver(), nlsat_share, NLSAT_MS), "provisional"
+            elif not roots and not alone:  # a goal's query over counts: over the reals first
+                yield maker(lambda ctx: z3.Tactic("qfnra-nlsat", ctx).solver(), nlsat_share, NLSAT_MS), "relaxed"
+            if not integer:
+                yield maker(lambda ctx: z3.Tactic("default", ctx).solver(), rlimit), "final"
+                if made and _out_of_budget(made[0].reason_unknown()):
+                    return
+            yield maker(lambda ctx: z3.Solver(ctx=ctx), rlimit, push=integer), "final"
+        finally:
+            if not alone:
+                self.spent_ms += 1000 * (time.perf_counter() - start)
+
+    def why_unknown(self, solver: z3.Solver | None, rlimit: int) -> str:
+        if solver is None:
+            return f"z3's wall-clock safety net ({Z3_SAFETY_MS // 1000} s for a goal) is spent"
+        why = solver.reason_unknown()
+        if "timeout" in why:
+            return f"z3's wall-clock safety net ({Z3_SAFETY_MS // 1000} s for a goal) reached"
+        return f"z3 resource limit (rlimit {rlimit}) reached" if _out_of_budget(why) else f"z3 gave up ({why})"
+
+    def near(self, point: Mapping[sp.Symbol, sp.Rational] | None) -> Iterator[dict]:
+        """Simple rationals near an (approximated) point: z3 may answer with algebraic numbers."""
+        if not point:
+            return
+        for digits in (3, 6, 12, 24):
+            yield {k: sp.nsimplify(sp.Float(v, 40), tolerance=sp.Rational(1, 10**digits), rational=True)
+                   for k, v in point.items()}
