@@ -30,7 +30,7 @@ artifact store by the engine's and the presets' contents.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
 
@@ -46,13 +46,13 @@ from derive.model.dimensions import dimension_of
 from derive.model.display import canonical_factors, format_value, formatter_tables
 from derive.model.library import Library
 from derive.model.scenario import PresetStore, Scenario, build_scenario
-from derive.model.units import format_dimension, parse_unit, unit_factors
+from derive.model.units import Dimension, format_dimension, parse_unit, unit_factors
 from derive.whatif.feasibility import NEGATED, constraints
 from derive.whatif.instance import bound_relations, relations
 
 LIVE_PAGE = "live.html"
 TIE = 1e-12  # relative difference under which two floating-point sides of a relation read as equal
-FORMAT = 1  # of the cached preset scenarios
+FORMAT = 2  # of the cached preset scenarios
 
 
 class _Printer(JavascriptCodePrinter):
@@ -194,7 +194,11 @@ def _feasibility(library: Library, ex: _Exporter) -> list[dict]:
             for side in (rel.lhs, rel.rhs):
                 name = str(side) if isinstance(side, sp.Symbol) else ""
                 q = library.quantities.get(name)
-                dim = q.dimension if q is not None else dimension_of(side, library.dimension, where="feasibility")
+                try:
+                    dim = q.dimension if q is not None else dimension_of(side, library.dimension,
+                                                                          where="feasibility")
+                except DeriveError:
+                    dim = Dimension()  # a side no unit reader places: shown as a plain number, as derive does
                 unit, scale = format_dimension(dim), 1.0
                 if q is not None and q.display_unit and any(p in ("Ki", "Mi", "Gi", "Ti")
                                                             for p, _, _ in unit_factors(q.display_unit)):
@@ -249,36 +253,45 @@ def _claims(library: Library, scenario: Scenario, report: Report, thresholds: Se
                                     "thresholds": [_threshold(library, t) for t in rows_by_claim.get(claim.id, [])]}
         reason = _not_live(library, scenario, checker, claim)
         if reason is None:
-            written = [library.declarations[a].relation for a in library.rests_on(claim)  # type: ignore[union-attr]
-                       if isinstance(library.declarations[a], Assumption)
-                       and library.declarations[a].relation is not None]  # type: ignore[union-attr]
-            written += list(claim.hypotheses)
-            links = _steps(claim)
-            parts = {"goal": ex.formula(claim.goal), "hyps": [ex.formula(h) for h in written],
-                     "bounds": [ex.formula(b) for b in bound_relations(library, claim, ex.everything)],
-                     "bound_syms": sorted(q.name for q, _, _ in claim.bounds),
-                     "steps": None if links is None else [ex.formula(f) for f in links]}
-            if parts["goal"] is None or any(h is None for h in parts["hyps"]) or \
-                    any(b is None for b in parts["bounds"]) or (links is not None and any(
-                        s is None for s in parts["steps"])):  # type: ignore[union-attr]
-                reason = "a formula of the claim has no JavaScript form"
-            else:
-                syms = set()
-                for f in [claim.goal, *claim.hypotheses]:
-                    syms |= {str(s) for s in f.free_symbols()}
-                for s in claim.steps:
-                    syms |= {str(x) for x in (s.formula.free_symbols() if isinstance(s.formula, Formula)
-                                              else s.formula.free_symbols)}
-                parts["own_syms"] = sorted(syms)  # what the checker asks the scenario for (missing: unknown)
-                parts["hyp_syms"] = sorted({str(s) for h in written for s in h.free_symbols()})
-                parts["goal_syms"] = sorted(str(s) for s in claim.goal.free_symbols())
-                parts["fixed"] = {str(s): _float(_fixed_value(claim, s)) for s in
-                                  sorted(checker.fixed_by_hypotheses(claim), key=str)}
-                entry.update(parts)
+            try:
+                reason = _claim_parts(library, checker, claim, ex, entry)
+            except DeriveError as err:  # a malformed claim (its bounds): the checker's verdict is unknown too
+                reason = err.message
         if reason is not None:
             entry["na"] = reason
         out.append(entry)
     return out
+
+
+def _claim_parts(library: Library, checker: Checker, claim: Claim, ex: _Exporter, entry: dict) -> str | None:
+    """Put the claim's formulas (goal, hypotheses, bounds, derivation links) and what the script needs to read
+    them into ``entry``; the reason the page cannot read the claim, or None."""
+    written: list[Formula] = []
+    for aid in library.rests_on(claim):
+        relation = getattr(library.declarations[aid], "relation", None)
+        if isinstance(library.declarations[aid], Assumption) and relation is not None:
+            written.append(relation)
+    written += list(claim.hypotheses)
+    links = _steps(claim)
+    goal = ex.formula(claim.goal)
+    hyps = [ex.formula(h) for h in written]
+    bounds = [ex.formula(b) for b in bound_relations(library, claim, ex.everything)]
+    steps = None if links is None else [ex.formula(f) for f in links]
+    if goal is None or any(t is None for t in [*hyps, *bounds, *(steps or [])]):
+        return "a formula of the claim has no JavaScript form"
+    own: set[str] = set()  # what the checker asks the scenario for (a missing one: unknown)
+    for f in [claim.goal, *claim.hypotheses]:
+        own |= {str(s) for s in f.free_symbols()}
+    for step in claim.steps:
+        formula = step.formula
+        own |= {str(s) for s in (formula.free_symbols() if isinstance(formula, Formula) else formula.free_symbols)}
+    entry.update({"goal": goal, "hyps": hyps, "bounds": bounds, "steps": steps,
+                  "bound_syms": sorted(q.name for q, _, _ in claim.bounds), "own_syms": sorted(own),
+                  "hyp_syms": sorted({str(s) for h in written for s in h.free_symbols()}),
+                  "goal_syms": sorted(str(s) for s in claim.goal.free_symbols()),
+                  "fixed": {str(s): _float(_fixed_value(claim, s))
+                            for s in sorted(checker.fixed_by_hypotheses(claim), key=str)}})
+    return None
 
 
 def _fixed_value(claim: Claim, sym: sp.Symbol) -> sp.Rational:
@@ -328,7 +341,7 @@ def _threshold(library: Library, t: Threshold) -> dict:
     else:
         text = f"{q.name} {ops[1]} {hi}"
     verb = "holds" if t.holds else "would hold"
-    return {"quantity": q.name, "text": f"{verb} for {text} (the build's {format_value(t.value, unit)})",
+    return {"quantity": q.name, "text": f"{verb} for {text} (the build's value: {format_value(t.value, unit)})",
             "low": t.low, "high": t.high, "low_closed": t.low_closed, "high_closed": t.high_closed,
             "exact": [t.low_exact, t.high_exact]}
 
@@ -337,7 +350,9 @@ def _threshold(library: Library, t: Threshold) -> dict:
 
 def _scenario_entry(library: Library, sc: Scenario) -> dict:
     values = {n: _float(v.value) for n, v in sorted(sc.values.items()) if n in library.quantities}
-    return {"values": values, "pinned": sorted(sc.pinned), "notes": list(sc.notes), "name": sc.name}
+    subjects = list(sc.subjects) + [""] * (len(sc.notes) - len(sc.subjects))
+    return {"values": values, "pinned": sorted(sc.pinned), "notes": list(sc.notes), "subjects": subjects,
+            "name": sc.name}
 
 
 def preset_scenarios(library: Library) -> dict:
@@ -430,6 +445,7 @@ def _compact(presets: Mapping) -> dict:
             continue
         combos[key] = {"v": [pairs.setdefault((n, v), len(pairs)) for n, v in sorted(combo["values"].items())],
                        "n": [notes.setdefault(t, len(notes)) for t in combo["notes"]],
+                       "s": list(combo.get("subjects", [""] * len(combo["notes"]))),
                        "pinned": list(combo["pinned"]), "name": combo["name"]}
     return {"hardware": list(presets.get("hardware", ())), "models": list(presets.get("models", ())),
             "pairs": [[n, v] for n, v in pairs], "notes": list(notes), "combos": combos}
@@ -462,7 +478,3 @@ def write_live_page(library: Library, scenario: Scenario, report: Report, thresh
     (staging / LIVE_PAGE).write_text(page, encoding="utf-8", newline="\n")
     return [LIVE_PAGE]
 
-
-def instance_claims(library: Library) -> Iterable[Claim]:
-    """The claims the page reads at the reader's values (the library's instance claims, in its order)."""
-    return [c for c in library.claims() if c.instance]
