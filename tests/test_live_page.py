@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import headless  # noqa: E402
@@ -319,3 +321,41 @@ def test_page_formatter_matches_the_python_formatter(page, lecture_site, lecture
                   for v, shown in zip(values, row, strict=True) if shown != format_value(v, u)]
     assert not mismatches, mismatches[:10]
     assert len(values) * len(units) > 10_000
+
+
+# the printed formulas, evaluated in the browser, against sympy -------------------------------------------
+
+PRINTED = [sp.Piecewise((x, x > y), (y, True)), sp.Min(x, y), sp.Max(x, 2 * y), sp.ceiling(x / y), sp.floor(x * y),
+           sp.sqrt(x) + sp.log(y), sp.exp(-x) * y ** sp.Rational(3, 2), sp.Abs(x - y),
+           x ** 2 / (1 + y) - sp.Rational(1, 7)]
+POINTS = [(1.5, 2.25), (3.0, 0.5), (7.0, 7.0), (0.125, 10.0), (1e6, 3e-3)]
+
+
+def test_printed_formulas_evaluate_as_sympy_does(page, lecture_site):
+    _open(page, lecture_site)
+    codes = [js_code(e) for e in PRINTED]
+    got = page.js("(function(points){return [" + ",".join(
+        f"points.map(p => (function(g){{return {c};}})(n => n === 'x' ? p[0] : p[1]))" for c in codes)
+        + f"]}})({json.dumps(POINTS)})")
+    for expr, row in zip(PRINTED, got, strict=True):
+        for (a, b), value in zip(POINTS, row, strict=True):
+            expected = float(expr.subs({x: sp.Rational(a), y: sp.Rational(b)}))
+            assert math.isclose(value, expected, rel_tol=1e-12), (expr, a, b, value, expected)
+
+
+@pytest.fixture(scope="module")
+def shared_page(chromium, lecture_site):
+    browser = headless.Browser(chromium)
+    _open(browser, lecture_site)
+    yield browser
+    browser.close()
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.floats(min_value=-1e30, max_value=1e30, allow_nan=False, allow_infinity=False), min_size=40,
+                max_size=40),
+       st.sampled_from(["byte/s", "FLOP/s", "s", "USD/token", "USD/s", "token/seq", "GiB", "seq", "FLOP/byte", "1"]))
+def test_page_formatter_agrees_on_any_float(shared_page, values, unit):
+    info = {"unit": unit, "factors": [list(f) for f in canonical_factors(unit)]}
+    got = shared_page.js(f"{json.dumps(values)}.map(v => DeriveLive.show(v, {json.dumps(info)}))")
+    assert got == [format_value(v, unit) for v in values]
