@@ -209,15 +209,16 @@ def _feasibility(library: Library, ex: _Exporter) -> list[dict]:
     return out
 
 
-def _steps(claim: Claim) -> list[Formula] | None:
+def _steps(claim: Claim) -> tuple[list[Formula], bool]:
     """The links ``derive check`` decides for a claim's derivation (the checker's chain: each line against the
-    previous one), or None when a step mixes an expression and a relation (the checker's ``unknown``)."""
+    previous one), and whether a step mixes an expression and a relation (the checker's ``unknown`` there)."""
     chain = [(s.formula, s.link) for s in claim.steps]
     goal = claim.goal
     if chain and isinstance(goal, Rel) and goal.op == "==" and not isinstance(chain[0][0], Formula):
         chain = [(goal.lhs, ""), *chain, (goal.rhs, "")]
     first_is_supposition = bool(claim.steps) and claim.steps[0].link == "iff"
     links: list[Formula] = []
+    mixed = False
     prev = None
     for formula, link_kind in chain:
         if prev is None:
@@ -230,9 +231,9 @@ def _steps(claim: Claim) -> list[Formula] | None:
         elif not isinstance(prev, Formula) and not isinstance(formula, Formula):
             links.append(Rel(prev, "==", formula))
         else:
-            return None
+            mixed = True
         prev = formula
-    return links
+    return links, mixed
 
 
 def _claims(library: Library, scenario: Scenario, report: Report, thresholds: Sequence[Threshold],
@@ -272,12 +273,12 @@ def _claim_parts(library: Library, checker: Checker, claim: Claim, ex: _Exporter
         if isinstance(library.declarations[aid], Assumption) and relation is not None:
             written.append(relation)
     written += list(claim.hypotheses)
-    links = _steps(claim)
+    links, mixed = _steps(claim)
     goal = ex.formula(claim.goal)
     hyps = [ex.formula(h) for h in written]
     bounds = [ex.formula(b) for b in bound_relations(library, claim, ex.everything)]
-    steps = None if links is None else [ex.formula(f) for f in links]
-    if goal is None or any(t is None for t in [*hyps, *bounds, *(steps or [])]):
+    steps = [ex.formula(f) for f in links]
+    if goal is None or any(t is None for t in [*hyps, *bounds, *steps]):
         return "a formula of the claim has no JavaScript form"
     own: set[str] = set()  # what the checker asks the scenario for (a missing one: unknown)
     for f in [claim.goal, *claim.hypotheses]:
@@ -285,7 +286,7 @@ def _claim_parts(library: Library, checker: Checker, claim: Claim, ex: _Exporter
     for step in claim.steps:
         formula = step.formula
         own |= {str(s) for s in (formula.free_symbols() if isinstance(formula, Formula) else formula.free_symbols)}
-    entry.update({"goal": goal, "hyps": hyps, "bounds": bounds, "steps": steps,
+    entry.update({"goal": goal, "hyps": hyps, "bounds": bounds, "steps": steps, "mixed_step": mixed,
                   "bound_syms": sorted(q.name for q, _, _ in claim.bounds), "own_syms": sorted(own),
                   "hyp_syms": sorted({str(s) for h in written for s in h.free_symbols()}),
                   "goal_syms": sorted(str(s) for s in claim.goal.free_symbols()),
