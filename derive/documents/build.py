@@ -254,6 +254,10 @@ def _write_all(library: Library, scenario: Scenario, report: Report, base_report
     # the independent, slow parts (drawing, thresholds, the measured appendix) share the machine's cores
     extra = {"thresholds": lambda: thresholds(library, scenario, cache_dir=cache_root),
              "measured": lambda: _measured(library, store)}
+    if "html" in formats:  # the live page's preset scenarios (derive.documents.live), beside the drawing
+        from derive.documents.live import cached_preset_scenarios
+
+        extra["live"] = lambda: cached_preset_scenarios(library, store)
     with stage(f"drawing {len(figures)} figures, the graphs, thresholds and the ledger"):
         drawn, graph, chapter_graphs, got = _figures(library, scenario, verdicts, figures, staging, fig_formats,
                                                      store, extra)
@@ -269,6 +273,10 @@ def _write_all(library: Library, scenario: Scenario, report: Report, base_report
             from derive.documents.html import write_site
 
             files.extend(write_site(library, model, staging, verdicts, formats))
+            from derive.documents.live import write_live_page
+
+            files.extend(write_live_page(library, scenario, report, got["thresholds"], staging, model, formats,
+                                         presets=got["live"]))
         if wants_tex:
             write("derivation.tex", render("latex", "derivation.tex.j2", model))
             write("claims.tex", render("latex", "claims.tex.j2", claims_model(library, scenario, report)))

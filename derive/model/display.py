@@ -36,12 +36,14 @@ from derive.model.units import Dimension, format_dimension, parse_unit, unit_fac
 __all__ = [
     "Shown",
     "LatexValue",
+    "canonical_factors",
     "display_json",
     "format_assignment",
     "format_number",
     "format_quantity",
     "format_range",
     "format_value",
+    "formatter_tables",
     "input_text",
     "latex_value",
     "math_number",
@@ -653,3 +655,25 @@ def _math_shown(s: Shown, fraction: str | None) -> str:
     if s.unit.startswith("1/"):
         return rf"{num}/{_math_unit(s.unit[2:])}"
     return rf"{num}\,{_math_unit(s.unit)}"
+
+
+# the formatter's rules as data, for a mirror of ``shown`` in another language ---------------------------
+
+def canonical_factors(unit: UnitLike) -> list[tuple[str, str, int]]:
+    """The (prefix, word, exponent) factors ``shown`` reads a unit as (``FLOPS`` split into ``FLOP/s``, each
+    word in its canonical spelling): what a mirror of the formatter (the live page's script) starts from."""
+    return list(_canonical(_unit_of(unit).strip() or "1"))
+
+
+def formatter_tables() -> dict[str, object]:
+    """The tables ``shown`` picks prefixes and suffixes from, as plain data (prefix values as
+    ``[numerator, denominator]`` text, so that a mirror computes with them exactly)."""
+    def frac(f: Fraction | int) -> list[str]:
+        f = Fraction(f)
+        return [str(f.numerator), str(f.denominator)]
+
+    return {"prefix": {p: frac(v) for p, v in sorted(_PREFIX_VALUE.items())}, "up": list(_UP),
+            "binary": list(_BINARY), "down": list(_DOWN), "measured": sorted(_MEASURED),
+            "counted": sorted(_COUNTED), "count_suffix": list(_COUNT_SUFFIX),
+            "money_suffix": [[s, str(v)] for s, v in _MONEY_SUFFIX],
+            "time_ladder": [[n, str(s), str(t)] for n, s, t in _TIME_LADDER]}

@@ -347,6 +347,18 @@ def _check_bounds(claim: Claim) -> None:
             raise LibraryError(f"'{claim.id}': bounds of {q.name} are written high-to-low ({lo} > {hi})")
 
 
+def bound_relations(library: Library, claim: Claim, pins: frozenset[str]) -> list[Formula]:
+    """A claim's ``bounds`` as the relations they are, ``low <= q <= high`` (a derived quantity's through
+    its definition under ``pins``), for a reader that evaluates them one by one (the live page); a bound
+    that is no finite number, or bounds written high-to-low, are a ``LibraryError``."""
+    _check_bounds(claim)
+    out: list[Formula] = []
+    for q, lo, hi in claim.bounds:
+        value = library.expand(q.sym, pins) if library.quantities.get(q.name) is q else q.sym
+        out += [Rel(value, ">=", exact_bound(lo)), Rel(value, "<=", exact_bound(hi))]
+    return out
+
+
 def exact_bound(value: object) -> object:
     """A bound as written: exact numbers become Rationals; a float stays a Float and anything else (a
     bool, infinity, an expression) stays as it is, for the kernel to refuse (see derive.kernel.trusted)."""

@@ -1,0 +1,361 @@
+"""The site's live page (``derive.documents.live``): formulas printed as JavaScript, and in headless Chromium the
+page's values, feasibility and instance verdicts held to ``derive eval``, ``derive check`` and the feasibility
+bounds at the same inputs, after changing inputs and presets; its number formatter held to the Python one."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import headless  # noqa: E402
+
+from derive.documents.build import build  # noqa: E402
+from derive.documents.live import LIVE_PAGE, js_code  # noqa: E402
+from derive.errors import DeriveError  # noqa: E402
+from derive.model.declarations import Definition  # noqa: E402
+from derive.model.display import canonical_factors, format_value  # noqa: E402
+from derive.model.evaluate import evaluate  # noqa: E402
+from derive.model.scenario import build_scenario  # noqa: E402
+from derive.model.units import format_dimension  # noqa: E402
+from derive.whatif.feasibility import feasibility  # noqa: E402
+
+REL = 1e-9
+
+
+# formulas as JavaScript (no browser) ---------------------------------------------------------------------
+
+x, y = sp.symbols("x y")
+
+
+@pytest.mark.parametrize("expr, needles", [
+    (sp.Piecewise((x, x > y), (y, True)), ['g("x") > g("y")', "?"]),
+    (sp.Min(x, y), ["Math.min("]),
+    (sp.Max(x, 2 * y), ["Math.max("]),
+    (sp.ceiling(x / y), ["Math.ceil("]),
+    (sp.floor(x), ["Math.floor("]),
+    (sp.sqrt(x) + sp.log(y), ["Math.sqrt(", "Math.log("]),
+    (sp.Rational(1, 3) * x, ["1/3"]),
+])
+def test_library_constructs_print_as_javascript(expr, needles):
+    code = js_code(expr)
+    assert code is not None
+    for n in needles:
+        assert n in code, code
+
+
+@pytest.mark.parametrize("expr", [sp.Function("f")(x), x + sp.Function("G")(x, y), sp.Piecewise((x, x > y))])
+def test_what_javascript_cannot_express_has_no_code(expr):
+    assert js_code(expr) is None
+
+
+def test_every_definition_prints_or_is_marked_not_available(lecture_library):
+    from derive.checking.checker import Report
+    from derive.documents.live import live_data
+
+    sc = build_scenario(lecture_library)
+    data = live_data(lecture_library, sc, Report(sc, []), presets={"hardware": [], "models": [], "combos": {}})
+    defs = [d for d in lecture_library.ordered() if isinstance(d, Definition)]
+    assert set(data["definitions"]) == {d.defines.name for d in defs}
+    for d in defs:
+        entry = data["definitions"][d.defines.name]
+        has_undeclared = bool(d.expr.atoms(sp.core.function.AppliedUndef))
+        assert (entry["expr"] is None) == has_undeclared, d.id
+    # formulas are stored once each and only point into the code table
+    assert len(data["code"]) == len(set(data["code"]))
+    assert all(isinstance(i, int) and 0 <= i < len(data["code"])
+               for e in data["definitions"].values() if e["expr"] is not None for i in [e["expr"]])
+
+
+# the page in a browser ----------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def chromium():
+    return headless.require_chromium()
+
+
+def _site(tmp_path_factory, library, name: str) -> Path:
+    out = tmp_path_factory.mktemp(name) / "site"
+    build(library, build_scenario(library), out, ("html",))
+    return out
+
+
+@pytest.fixture(scope="module")
+def lecture_site(tmp_path_factory, lecture_library):
+    return _site(tmp_path_factory, lecture_library, "live-lecture")
+
+
+@pytest.fixture(scope="module")
+def serving_library():
+    from derive.model.loader import load_library
+
+    return load_library(["serving"])
+
+
+@pytest.fixture
+def page(chromium):
+    browser = headless.Browser(chromium)
+    yield browser
+    browser.close()
+
+
+def _open(page: headless.Browser, site: Path) -> None:
+    page.open((site / LIVE_PAGE).as_uri())
+    error = page.js("document.body.getAttribute('data-derive-error')")
+    assert error is None, error
+
+
+def _pick(page: headless.Browser, hardware: str | None = None, model: str | None = None) -> None:
+    for element, name in (("live-hardware", hardware), ("live-model", model)):
+        if name is not None:
+            page.js(f"(function(s){{s.value={json.dumps(name)};s.dispatchEvent(new Event('change'))}})"
+                    f"(document.getElementById('{element}'))")
+
+
+def _type(page: headless.Browser, quantity: str, text: str) -> None:
+    page.js(f"(function(b){{b.value={json.dumps(text)};b.dispatchEvent(new Event('change'))}})"
+            f"(document.querySelector('input[data-name={json.dumps(quantity)}]'))")
+
+
+def _derived(page: headless.Browser) -> dict[str, dict]:
+    return page.js("""Object.fromEntries(Array.from(document.querySelectorAll('#live-derived tr[data-q]')).map(r => {
+        const c = r.querySelector('td.live-value');
+        const v = c.hasAttribute('data-value') ? Number(c.getAttribute('data-value')) : null;
+        return [r.getAttribute('data-q'), {value: v, state: c.getAttribute('data-state'), text: c.textContent}]; }))""")
+
+
+def _verdicts(page: headless.Browser) -> dict[str, dict]:
+    return page.js("""Object.fromEntries(Array.from(document.querySelectorAll('#live-claims tr[data-claim]')).map(r =>
+        [r.getAttribute('data-claim'), {verdict: r.getAttribute('data-live-verdict'),
+                                        open: r.getAttribute('data-rests-open')}]))""")
+
+
+def _scenario_of(page: headless.Browser, library):
+    state = page.js("DeriveLive.state()")
+    return state, build_scenario(library, hardware=state["hardware"] or None, model=state["model"] or None,
+                                 sets=state["sets"])
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=REL, abs_tol=0.0) or (a == 0 == b)
+
+
+def _assert_matches_evaluate(library, scenario, derived: dict[str, dict], *, texts: bool = True) -> int:
+    """Every derived value on the page against ``derive.model.evaluate`` (the path of ``derive eval``)."""
+    compared = 0
+    for name, shown in derived.items():
+        try:
+            ev = evaluate(library, scenario, name)
+        except DeriveError:
+            assert shown["value"] is None, f"{name}: the page shows {shown['text']}, derive eval has no value"
+            continue
+        if ev.exact is None:
+            assert shown["state"] == "undefined", f"{name}: derive eval says {ev.display}, the page {shown['text']}"
+            continue
+        if shown["state"] == "na":
+            continue  # not available live: said on the page, never a guess
+        assert shown["value"] is not None, f"{name}: derive eval gives {ev.display}, the page {shown['text']}"
+        assert _close(shown["value"], float(ev.exact)), f"{name}: page {shown['value']!r}, eval {float(ev.exact)!r}"
+        if texts:
+            assert shown["text"] == format_value(ev.in_unit(), ev.unit), name
+        compared += 1
+    return compared
+
+
+def test_live_page_is_part_of_the_site_and_offline(lecture_site):
+    html = (lecture_site / LIVE_PAGE).read_text()
+    assert 'href="live.html"' in (lecture_site / "index.html").read_text()
+    assert "window.LIVE = " in html and "window.LIVE_CODE = " in html and "DeriveLive" in html
+    for attr in ("src", "href"):
+        for link in __import__("re").findall(attr + r'="([^"]+)"', html):
+            assert "://" not in link, link  # nothing from the network
+
+
+def test_page_at_the_build_scenario_matches_eval_and_check(page, lecture_site, lecture_library):
+    _open(page, lecture_site)
+    scenario = build_scenario(lecture_library)
+    assert _assert_matches_evaluate(lecture_library, scenario, _derived(page)) > 40
+    status = {c["id"]: c["verdict"] for c in json.loads((lecture_site / "status.json").read_text())["claims"]}
+    live = _verdicts(page)
+    decided = [i for i, v in live.items() if v["verdict"] != "na" and not v["open"]]
+    assert len(decided) > 20
+    for claim_id in decided:
+        assert live[claim_id]["verdict"] == status[claim_id], claim_id
+    # what the page cannot compute it says, with a reason: claims stated for every value of an input
+    assert any(v["verdict"] == "na" for v in live.values())
+    assert _derived(page)["revnet_out_first"]["state"] in ("na", "missing")
+
+
+def _cli(args: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "derive", *args], capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ))
+
+
+def _preset_args(state: dict) -> list[str]:
+    args = []
+    if state["hardware"]:
+        args += ["--hardware", state["hardware"]]
+    if state["model"]:
+        args += ["--model", state["model"]]
+    for s in state["sets"]:
+        args += ["--set", s]
+    return args
+
+
+EVAL_NAMES = ["critical_batch", "step_time", "cost_per_token", "memory_per_chip", "kv_bytes_per_sequence",
+              "weight_fetch_time", "critical_context", "drain_time"]
+
+
+def test_changed_inputs_and_chip_match_derive_eval_and_check(page, lecture_site, lecture_library):
+    _open(page, lecture_site)
+    _type(page, "batch", "64")
+    _type(page, "hbm_bandwidth", "2.5")
+    _pick(page, hardware="h200", model="llama3-70b")
+    state, scenario = _scenario_of(page, lecture_library)
+    assert state["sets"] == ["batch=64 seq", "hbm_bandwidth=2.5 TB/s"]
+    assert page.js("document.getElementById('live-cli').textContent") == \
+        'derive eval NAME --hardware h200 --model llama3-70b --set "batch=64 seq" --set "hbm_bandwidth=2.5 TB/s"'
+    derived = _derived(page)
+    proc = _cli(["eval", *EVAL_NAMES, "--json", *_preset_args(state)])
+    assert proc.returncode == 0, proc.stderr
+    for row in json.loads(proc.stdout)["values"]:
+        shown = derived[row["name"]]
+        assert shown["value"] is not None, row["name"]
+        assert _close(shown["value"], float(sp.Rational(row["exact"]))), (row["name"], shown, row)
+        assert shown["text"] == row["display"].split(" (note:")[0], row["name"]
+    assert _assert_matches_evaluate(lecture_library, scenario, derived) > 40
+
+    # another chip, the edits kept: the values move with it
+    _pick(page, hardware="b200")
+    state, scenario = _scenario_of(page, lecture_library)
+    assert state["hardware"] == "b200"
+    assert _assert_matches_evaluate(lecture_library, scenario, _derived(page)) > 40
+
+    # each instance claim's truth against derive check's verdict at the same inputs
+    live = _verdicts(page)
+    decided = sorted(i for i, v in live.items() if v["verdict"] != "na" and not v["open"])
+    assert len(decided) > 20
+    proc = _cli(["check", *decided, "--json", *_preset_args(state)])
+    assert proc.returncode in (0, 1), proc.stderr
+    checked = {c["id"]: c["verdict"] for c in json.loads(proc.stdout)["claims"]}
+    assert {"proved", "refuted"} <= {checked[i] for i in decided}  # both kinds of answer are compared
+    for claim_id in decided:
+        assert live[claim_id]["verdict"] == checked[claim_id], claim_id
+
+
+def test_an_infeasible_scenario_names_the_violated_bound(page, lecture_site, lecture_library):
+    _open(page, lecture_site)
+    _pick(page, hardware="a100-80gb", model="llama3-405b")
+    _type(page, "batch", "4096")
+    _, scenario = _scenario_of(page, lecture_library)
+    expected = feasibility(lecture_library, scenario)
+    assert not expected.feasible
+    assert page.js("document.body.getAttribute('data-feasible')") == "0"
+    shown = page.js("Array.from(document.querySelectorAll('#live-feasibility li[data-holds=false]'))"
+                    ".map(li => li.firstChild.textContent)")
+    assert shown == expected.notes
+    # back to one sequence: the weights alone still do not fit on one A100 node for 405B
+    _type(page, "batch", "1")
+    _, scenario = _scenario_of(page, lecture_library)
+    assert (page.js("document.body.getAttribute('data-feasible')") == "1") == feasibility(lecture_library,
+                                                                                         scenario).feasible
+
+
+def test_an_input_outside_its_domain_is_refused(page, lecture_site):
+    _open(page, lecture_site)
+    before = _derived(page)["step_time"]["value"]
+    _type(page, "batch", "-3")
+    assert page.js("document.querySelector('tr[data-input=batch]').getAttribute('data-invalid')") == \
+        "batch must be positive"
+    assert page.js("DeriveLive.state()")["sets"] == []
+    assert _derived(page)["step_time"]["value"] == before
+    _type(page, "batch", "3 seq")  # a number only: the unit is the column beside it
+    assert page.js("document.querySelector('tr[data-input=batch]').getAttribute('data-invalid')") == "not a number"
+
+
+def test_serving_library_page_follows_presets(page, tmp_path_factory, serving_library):
+    site = _site(tmp_path_factory, serving_library, "live-serving")
+    _open(page, site)
+    _pick(page, hardware="h100-sxm", model="deepseek-v3")
+    _type(page, "batch", "64")
+    _, scenario = _scenario_of(page, serving_library)
+    assert _assert_matches_evaluate(serving_library, scenario, _derived(page)) > 60
+
+
+# the number formatter: the page's mirror against derive.model.display ---------------------------------------
+
+def _sample_values() -> list[float]:
+    rng = random.Random(20261127)
+    out = [0.0, 1.0, -1.0, 999999.0, 1e6, 10000.0, 9999.5, 2400.0, 0.5, 1 / 3, 2 / 3]
+    for exp in range(-16, 31):
+        for mant in (1, 1.2345, 9.9995, 999.95, 2.5, 3.35, 7.134, 0.5, 123456, 1 / 3, 4.5e-3):
+            out += [mant * 10.0**exp, -mant * 10.0**exp]
+    out += [10 ** rng.uniform(-15, 28) * rng.choice((1, -1)) for _ in range(400)]
+    out += [float(rng.randint(1, 10**7)) for _ in range(100)]
+    return out
+
+
+def _sample_units(library) -> list[str]:
+    units = {format_dimension(q.dimension) for q in library.quantities.values()}
+    units |= {"GiB", "MiB/s", "USD", "USD/token", "USD/s", "USD/h", "s", "ms", "token/seq", "FLOP/byte", "1", "%"}
+    return sorted(units)
+
+
+def test_page_formatter_matches_the_python_formatter(page, lecture_site, lecture_library):
+    _open(page, lecture_site)
+    values, units = _sample_values(), _sample_units(lecture_library)
+    infos = [{"unit": u, "factors": [list(f) for f in canonical_factors(u)]} for u in units]
+    got = page.js(f"(function(vs, us){{return us.map(u => vs.map(v => DeriveLive.show(v, u)))}})"
+                  f"({json.dumps(values)}, {json.dumps(infos)})")
+    mismatches = [(u, v, shown, format_value(v, u)) for u, row in zip(units, got, strict=True)
+                  for v, shown in zip(values, row, strict=True) if shown != format_value(v, u)]
+    assert not mismatches, mismatches[:10]
+    assert len(values) * len(units) > 10_000
+
+
+# the printed formulas, evaluated in the browser, against sympy -------------------------------------------
+
+PRINTED = [sp.Piecewise((x, x > y), (y, True)), sp.Min(x, y), sp.Max(x, 2 * y), sp.ceiling(x / y), sp.floor(x * y),
+           sp.sqrt(x) + sp.log(y), sp.exp(-x) * y ** sp.Rational(3, 2), sp.Abs(x - y),
+           x ** 2 / (1 + y) - sp.Rational(1, 7)]
+POINTS = [(1.5, 2.25), (3.0, 0.5), (7.0, 7.0), (0.125, 10.0), (1e6, 3e-3)]
+
+
+def test_printed_formulas_evaluate_as_sympy_does(page, lecture_site):
+    _open(page, lecture_site)
+    codes = [js_code(e) for e in PRINTED]
+    got = page.js("(function(points){return [" + ",".join(
+        f"points.map(p => (function(g){{return {c};}})(n => n === 'x' ? p[0] : p[1]))" for c in codes)
+        + f"]}})({json.dumps(POINTS)})")
+    for expr, row in zip(PRINTED, got, strict=True):
+        for (a, b), value in zip(POINTS, row, strict=True):
+            expected = float(expr.subs({x: sp.Rational(a), y: sp.Rational(b)}))
+            assert math.isclose(value, expected, rel_tol=1e-12), (expr, a, b, value, expected)
+
+
+@pytest.fixture(scope="module")
+def shared_page(chromium, lecture_site):
+    browser = headless.Browser(chromium)
+    _open(browser, lecture_site)
+    yield browser
+    browser.close()
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.floats(min_value=-1e30, max_value=1e30, allow_nan=False, allow_infinity=False), min_size=40,
+                max_size=40),
+       st.sampled_from(["byte/s", "FLOP/s", "s", "USD/token", "USD/s", "token/seq", "GiB", "seq", "FLOP/byte", "1"]))
+def test_page_formatter_agrees_on_any_float(shared_page, values, unit):
+    info = {"unit": unit, "factors": [list(f) for f in canonical_factors(unit)]}
+    got = shared_page.js(f"{json.dumps(values)}.map(v => DeriveLive.show(v, {json.dumps(info)}))")
+    assert got == [format_value(v, unit) for v in values]
