@@ -51,6 +51,7 @@ from derive.model.units import Dimension, parse_unit
 
 MAX_AUDIT_BYTES = 2 * 2**30  # a file larger than this is refused before it is read (10 M rows fit)
 CHUNK_ROWS = 20_000  # rows evaluated together (memory stays bounded whatever the file's length)
+CACHE_ENTRIES = 100_000  # cells read once per distinct text: each cache is emptied when it holds more than this
 EXACT_MARGIN = 1e-9  # a float slack this close to 1 is decided again in exact arithmetic
 META_COLUMNS = ("model", "hardware")  # required; a cell may be empty (then the row's own columns give values)
 FREE_COLUMNS = ("id", "source", "note", "date", "scope")  # carried to the output, never read as values
@@ -494,7 +495,7 @@ def _scale_of(text: str, dim: Dimension, cache: dict) -> Fraction:
             hit = err
         except DeriveError as err:
             hit = ParseError(err.message)
-        if len(cache) > 100_000:
+        if len(cache) > CACHE_ENTRIES:
             cache.clear()
         cache[key] = hit
     if isinstance(hit, Exception):
@@ -556,7 +557,7 @@ class Auditor:
         if hit is not None:
             return hit
         value = self._read_float(text, dim)
-        if len(self.floats) > 200_000:
+        if len(self.floats) > CACHE_ENTRIES:
             self.floats.clear()
         self.floats[key] = value
         return value
