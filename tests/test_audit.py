@@ -175,6 +175,25 @@ def test_cli_exit_codes_and_outputs(tmp_path, capsys):
     assert {b["verdict"] for m in data["metrics"] for b in m["bounds"]} == {"proved"}
 
 
+def test_rows_record_signed_error_scope_date_and_source(tmp_path, capsys):
+    assert main(["audit", str(EXAMPLES / "ai-infra-index-llama2-70b-b1.csv"), "--json"]) == 1
+    rows = {r["cells"]["id"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
+    row = rows["h200-trtllm-fp16-b1"]
+    assert row["scope"] == {"chip": "h200", "software": "TensorRT-LLM", "version": None, "level": "framework",
+                            "note": None}
+    assert row["date"] == "2026-03" and row["source"].startswith("ai-infra-index")
+    beaten = next(b for b in row["metrics"]["tokens_per_s"] if b["status"] == "impossible")
+    assert beaten["signed_error"] == pytest.approx(beaten["ratio"] - 1) and beaten["signed_error"] > 0  # above
+    out = tmp_path / "out.csv"
+    assert main(["audit", str(EXAMPLES / "planted.csv"), "--out", str(out)]) == 1
+    import csv
+
+    by_id = {r["id"]: r for r in csv.DictReader(out.open())}
+    below = by_id["below-memory-floor"]  # 2 ms under a 5.2 ms floor: negative
+    assert float(below["signed_error"]) == pytest.approx(float(below["ratio"]) - 1) and below["signed_error"][0] == "-"
+    assert by_id["missing-chips"]["signed_error"] == ""
+
+
 BAD = {
     "unknown column": ("model,hardware,tpot,bandwith\nllama3-8b,h100-sxm,2 ms,1\n", "unknown column 'bandwith'"),
     "missing column": ("model,tpot\nllama3-8b,2 ms\n", "missing required column 'hardware'"),
