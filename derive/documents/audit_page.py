@@ -229,7 +229,9 @@ def page_model(report: AuditReport, site: str = DEFAULT_SITE) -> dict:
                      "source": escape_control(row.cells.get("source", ""), limit=200),
                      "date": escape_control(row.cells.get("date", ""), limit=40)})
     impossible = report.counts["impossible"]
-    return {"title": f"Audit of {escape_control(report.source, limit=120)}", "summary": report.summary,
+    # the file's name, not its path: the same table gives the same page wherever it is read from
+    source = "standard input" if report.source == "-" else escape_control(Path(report.source).name, limit=120)
+    return {"title": f"Audit of {source}", "summary": report.summary,
             "counts": {k: report.counts[k] for k in ("impossible", "consistent", "unchecked")},
             "plots": plots, "rows": rows, "rows_left_out": impossible - len(rows),
             "reasons": sorted(report.reasons.items(), key=lambda kv: (-kv[1], kv[0])),
