@@ -36,7 +36,7 @@ from derive.errors import DeriveError, escape_control
 from derive.model.library import Library
 from derive.whatif.audit import AuditPlan, AuditRow, BoundResult
 
-MAX_POINTS = 2_000  # per plot, of each of the two kinds (impossible, consistent)
+MAX_POINTS = 250  # per plot, of each of the two kinds (impossible, consistent): a scatter, not a table
 MAX_ROWS = 1_000  # impossible rows listed in the table
 MAX_REASONS = 20  # distinct reasons of unchecked rows listed (the rest are counted together)
 PAGE = "index.html"
@@ -191,10 +191,10 @@ def _plot(panel: _Panel, unit: str, links: dict[str, str]) -> dict:
         if not (p.x > 0 and p.y > 0 and math.isfinite(p.x) and math.isfinite(p.y)):
             continue
         side = "floor" if p.kind == "floor" else "ceiling"
+        # the values themselves are on the axes and, for impossible rows, in the table: a title formats none
         drawn.append({"cx": f"{px(p.x):.1f}", "cy": f"{py(p.y):.1f}", "impossible": p.impossible,
                       "href": links.get(p.claim), "line": p.line,
-                      "title": f"line {p.line}, {p.label}: {format_value(p.y, unit)} against its {side} "
-                               f"{format_value(p.x, unit)} ({p.ratio:.3g}x, {p.claim})"})
+                      "title": f"line {p.line}, {p.label}: {p.ratio:.3g}x its {side} ({p.claim})"})
     ticks = [{"at": f"{px(10.0 ** k):.1f}", "y": f"{py(10.0 ** k):.1f}", "text": format_value(10.0 ** k, unit)}
              for k in _ticks(lo, hi)]
     shown = len(panel.impossible) + len(panel.consistent)
