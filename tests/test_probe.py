@@ -24,11 +24,12 @@ ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = sorted((ROOT / "theorems" / "presets" / "measurements").glob("*/probe-*.json"))
 SHARED = Path("/work/shared/measurements")
 # sha256 of ledger_toml / measurement_toml (hardware h200, date 2026-11-27, source "s") of the shared results,
-# made by the probe before it gained prefill, fused decode and shape rates: old files analyse identically
+# made by the probe before it gained prefill, fused decode and shape rates: old files analyse identically (the
+# ledger text adds only the scope lines, software/version/level; without them it hashes as before)
 SHARED_DIGESTS = {
-    "h100-sxm-2026-11-23.json": ("53ec8b482d2a467ca1815155e84b696c96f3284da3bd9acc277d7196ed05364f",
+    "h100-sxm-2026-11-23.json": ("3bfc6dc07acef81e0295e692409645641c36f3c2d6501958bd577d853cee9c8a",
                                  "0fa47a6e5a327e25df74c3fa076b971d7884dcbff3131b0d2306f1c0b1995c73"),
-    "h200-2026-11-27.json": ("70bd4c46062bdd903d91fd2496b5a759fc8aaa130fd2c02a1a79782ca2000b25",
+    "h200-2026-11-27.json": ("e5d56b93c9259b0c5c05af19ad35a6fb6943c91a9e2fa63165f01cfb834d58d3",
                              "775bb7b240723304606f11846be3bc807f9e32a5aad394786fb5cd8c3802dc20"),
 }
 H200_RAW = ROOT / "theorems" / "presets" / "measurements" / "h200" / "probe-2026-11-25.json"

@@ -389,16 +389,18 @@ BUILD_WORKERS = 2  # processes for the drawing phase (the machines this is measu
 STAGING_TAG, OLD_TAG = "staging", "old"
 
 
-def publish(out: Path, write: Callable[[Path], list[str]], notices: list[str] | None = None) -> list[str]:
+def publish(out: Path, write: Callable[[Path], list[str]], notices: list[str] | None = None, *,
+            option: str = "--out") -> list[str]:
     """Run ``write(staging)`` (it returns the files it wrote, relative to ``staging``) and make the result
     ``out`` in one atomic switch (see the module docstring).  Returns the sorted list of files written.
 
     ``out`` is never partly new: an error or a kill before the switch leaves the previous ``out`` as it
     was; after the switch it is the new build.  ``OSError`` anywhere becomes ``OutputError`` naming the
-    folder; other errors propagate after the staging folder is removed."""
+    folder; other errors propagate after the staging folder is removed.  ``option``: the command-line option
+    that named ``out``, for the messages."""
     notices = notices if notices is not None else []
     out = Path(out)
-    where = f"--out {out}"
+    where = f"{option} {out}"
     # a symlinked --out: the folder it points to is replaced (the link stays a link)
     absolute = Path(os.path.realpath(out) if out.is_symlink() else os.path.abspath(out))
     cwd = Path.cwd()
@@ -411,10 +413,10 @@ def publish(out: Path, write: Callable[[Path], list[str]], notices: list[str] | 
         raise OutputError(f"cannot use output folder {out}: {_reason(err)}", where=where) from None
     if is_other:
         raise OutputError(f"output path exists and is not a folder: {out}", where=where,
-                          hint="remove the file or choose another --out")
+                          hint=f"remove the file or choose another {option}")
     if out.is_dir() and not os.access(out, os.W_OK | os.X_OK):
         raise OutputError(f"output folder {out} is read-only", where=where,
-                          hint="make it writable or choose another --out")
+                          hint=f"make it writable or choose another {option}")
     parent = absolute.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
@@ -423,7 +425,7 @@ def publish(out: Path, write: Callable[[Path], list[str]], notices: list[str] | 
         staging.mkdir()
     except OSError as err:
         raise OutputError(f"cannot write beside the output folder, in {parent}: {_reason(err)}", where=where,
-                          hint="the build is staged next to --out: its parent folder must be writable") from None
+                          hint=f"the build is staged next to {option}: its parent folder must be writable") from None
     try:
         files = sorted(set(write(staging)))
         _keep_only(staging, files)

@@ -100,14 +100,17 @@ def ledger_toml(result: Mapping, *, hardware: str, date: str, source: str) -> st
     """A ledger file of the probe's matmul knees and decode steps, each with the scenario it ran under."""
     title = f"{result.get('device', hardware)}: knees and decode steps (derive.probe)"
     lines = [f"title = {_q(title)}",
-             f"source = {_q(source)}", f"as_of = {_q(date)}", f"hardware = {_q(hardware)}", 'set = ["chips=1"]', ""]
+             f"source = {_q(source)}", f"as_of = {_q(date)}", f"hardware = {_q(hardware)}", 'set = ["chips=1"]']
+    if result.get("torch"):  # the scope: plain PyTorch timing whole decode steps; each knee times one kernel
+        lines += ['software = "PyTorch"', f"version = {_q(str(result['torch']))}", 'level = "framework"']
+    lines += [""]
     lines += ['[figure."knee vs sparsity"]', 'x = "experts_total/experts_active"', ""]
     dense = result.get("dense_knee")
     if dense:
         k = knee(dense["points"])
         kk, nn = dense["K"], dense["N"]
         lines += ["[[entry]]", 'id = "dense-knee"', f"title = {_q(f'knee of X[B, {kk}] @ W[{kk}, {nn}]')}",
-                  'check = "gap.knee_tokens"', f'value = "{_num(k.tokens)} token"',
+                  'check = "gap.knee_tokens"', 'level = "kernel"', f'value = "{_num(k.tokens)} token"',
                   'set = ["experts_total=1", "experts_active=1"]', 'series = "knee vs sparsity"',
                   f"method = {_q(KNEE_METHOD)}", ""]
     for moe in result.get("moe_knee", []):
@@ -115,7 +118,7 @@ def ledger_toml(result: Mapping, *, hardware: str, date: str, source: str) -> st
         k = knee(moe["points"])
         lines += ["[[entry]]", f'id = "moe-knee-e{e}-k{top}"',
                   f"title = {_q(f'knee of {e} experts, top-{top}, balanced (S = {e / top:g})')}",
-                  'check = "gap.knee_tokens"', f'value = "{_num(k.tokens)} token"',
+                  'check = "gap.knee_tokens"', 'level = "kernel"', f'value = "{_num(k.tokens)} token"',
                   f'set = ["experts_total={e}", "experts_active={top}"]', 'series = "knee vs sparsity"',
                   f"method = {_q(KNEE_METHOD)}", ""]
     model = result.get("decode_model")

@@ -51,9 +51,11 @@ from derive.model.units import Dimension, parse_unit
 
 MAX_AUDIT_BYTES = 2 * 2**30  # a file larger than this is refused before it is read (10 M rows fit)
 CHUNK_ROWS = 20_000  # rows evaluated together (memory stays bounded whatever the file's length)
+CACHE_ENTRIES = 100_000  # cells read once per distinct text: each cache is emptied when it holds more than this
 EXACT_MARGIN = 1e-9  # a float slack this close to 1 is decided again in exact arithmetic
 META_COLUMNS = ("model", "hardware")  # required; a cell may be empty (then the row's own columns give values)
-FREE_COLUMNS = ("id", "source", "note", "date", "scope")  # carried to the output, never read as values
+FREE_COLUMNS = ("id", "source", "note", "date", "scope", "software", "version", "level")  # carried, never read
+SCOPE_COLUMNS = ("software", "version", "level")  # with the hardware column: where a row's number holds
 SEARCH_DECADES = 6  # the smallest change searches each input over [1e-6, 1e6] times its value
 
 
@@ -407,6 +409,11 @@ class BoundResult:
     exact: bool = False  # decided in exact arithmetic
 
     @property
+    def signed_error(self) -> float | None:
+        """The number over the bound, minus 1: above (+) or below (-) it; a floor is beaten below, a ceiling above."""
+        return None if self.ratio is None else self.ratio - 1
+
+    @property
     def slack(self) -> float | None:
         """How far the number is from the bound, >= 1 when it respects it: ratio for a floor, 1/ratio for a ceiling."""
         if self.ratio is None:
@@ -494,7 +501,7 @@ def _scale_of(text: str, dim: Dimension, cache: dict) -> Fraction:
             hit = err
         except DeriveError as err:
             hit = ParseError(err.message)
-        if len(cache) > 100_000:
+        if len(cache) > CACHE_ENTRIES:
             cache.clear()
         cache[key] = hit
     if isinstance(hit, Exception):
@@ -556,7 +563,7 @@ class Auditor:
         if hit is not None:
             return hit
         value = self._read_float(text, dim)
-        if len(self.floats) > 200_000:
+        if len(self.floats) > CACHE_ENTRIES:
             self.floats.clear()
         self.floats[key] = value
         return value
@@ -897,14 +904,17 @@ def row_json(row: AuditRow, plan: AuditPlan) -> dict[str, object]:
         metrics[mname] = [{
             "claim": b.claim, "kind": b.kind, "status": b.status, "unit": unit, "bound": _num(b.bound),
             "bound_exact": str(b.bound) if b.exact and b.bound is not None else None,
-            "ratio": b.ratio, "reason": b.reason,
+            "ratio": b.ratio, "signed_error": b.signed_error, "reason": b.reason,
             "terms": b.terms or None,
             "rests_on": list(_bound_of(plan, mname, b.claim).rests_on) if b.status == "impossible" else None,
             "changes": [{"quantity": c["quantity"], "op": c["op"], "value": str(c["value"]), "text": c["text"]}
                         for c in b.changes] or None,
         } for b in bounds]
     tight = row.tightest
+    cell = lambda key: row.cells.get(key) or None  # noqa: E731
+    scope = {"chip": cell("hardware"), **{k: cell(k) for k in SCOPE_COLUMNS}, "note": cell("scope")}
     return {"line": row.line, "cells": row.cells, "verdict": row.verdict, "reason": row.reason,
+            "scope": scope, "date": cell("date"), "source": cell("source"),
             "tightest": None if tight is None else {"metric": tight[0], "claim": tight[1].claim,
                                                     "slack": tight[1].slack},
             "metrics": metrics, "notes": row.notes or None}
@@ -928,7 +938,8 @@ def _bound_of(plan: AuditPlan, metric: str, claim: str) -> Bound:
     return next(b for b in plan.metrics[metric].bounds if b.claim == claim)
 
 
-CSV_FIELDS = ("line", "verdict", "metric", "claim", "kind", "bound", "ratio", "slack", "change", "reason")
+CSV_FIELDS = ("line", "verdict", "metric", "claim", "kind", "bound", "ratio", "signed_error", "slack", "change",
+              "reason")
 
 
 def row_csv(row: AuditRow, header: list[str]) -> list[str]:
@@ -938,11 +949,13 @@ def row_csv(row: AuditRow, header: list[str]) -> list[str]:
     pick = beaten or tight
     cells = [row.cells.get(h, "") for h in header]
     if pick is None:
-        return [*cells, str(row.line), row.verdict, "", "", "", "", "", "", "", row.reason or ""]
+        return [*cells, str(row.line), row.verdict, "", "", "", "", "", "", "", "", row.reason or ""]
     m, b = pick
     change = b.changes[0]["text"] if b.changes else ""
     return [*cells, str(row.line), row.verdict, m, b.claim, b.kind, repr(float(b.bound)) if b.bound else "",
-            f"{b.ratio:.6g}" if b.ratio is not None else "", f"{b.slack:.6g}" if b.slack is not None else "",
+            f"{b.ratio:.6g}" if b.ratio is not None else "",
+            f"{b.signed_error:+.6g}" if b.signed_error is not None else "",
+            f"{b.slack:.6g}" if b.slack is not None else "",
             change, row.reason or ""]
 
 

@@ -16,6 +16,7 @@ also a row: the measured rate against the hardware preset's peak.
 File format (every key of an entry may be given once at the top level as a default)::
 
     title = "..."; source = "..."; as_of = "2026-11-23"; method = "..."
+    software = "TensorRT-LLM"; version = "0.9.0"; level = "framework"   # the scope; level: kernel or framework
     check = "gap.roofline_floor_below_measured"; hardware = "h100-sxm"; model = "llama3-8b"
     set = ["chips=1"]                      # top-level and entry sets are both applied, top-level first
     [[entry]]
@@ -28,6 +29,16 @@ A definition as ``check`` makes the value a prediction of the quantity it define
 (or ``"<="``) holds the value to the definition as a floor (a ceiling) instead, for a definition that
 states one (``prefill.ttft_floor``: a measured time to first token is at least it).  A measurement on the
 wrong side is a contradiction like any other.
+
+Each row records its evidence: the signed error against its bound (measured over bound, minus 1: negative
+below the bound; a floor's contradiction is a negative error, a ceiling's a positive one), the scope (chip,
+software and version, and whether a single kernel or a whole framework was measured), the date and the source.
+A ledger is a record of measurements held to bounds; an entry whose value was fitted to measurements (a knee
+read off a fitted curve) is a measurement of that fitted quantity, never a validation of the formula.
+
+``compare_ledgers`` holds a ledger against a previous one (``derive ledger --since FILE``, a previous
+``derive ledger --json``): an entry whose ratio moved by at least ``MOVED_POINTS`` (2 points: 0.02 in the
+ratio) and ``MOVED_RELATIVE`` (10 % of its previous ratio) is flagged, with the entries new and gone.
 """
 
 from __future__ import annotations
@@ -47,8 +58,11 @@ from derive.model.scenario import Ceiling, PresetStore, Scenario, build_scenario
 from derive.model.situation import situate
 
 ENTRY_KEYS = {"id", "title", "check", "measured", "value", "hardware", "model", "set", "source", "as_of", "method",
-              "series", "note", "relation"}
+              "series", "note", "relation", "software", "version", "level"}
 DEFINITION_RELATIONS = (">=", "<=")  # what `relation` may hold a definition's value as: a floor or a ceiling
+LEVELS = ("kernel", "framework")  # what a measurement timed: one kernel, or a whole framework serving requests
+MOVED_POINTS = Fraction(2, 100)  # --since: a ratio moved by at least this much ...
+MOVED_RELATIVE = Fraction(1, 10)  # ... and by at least this share of its previous value is flagged
 _OP_WORDS = {">=": "floor", ">": "floor", "<=": "ceiling", "<": "ceiling", "==": "prediction"}
 
 
@@ -72,6 +86,15 @@ class LedgerEntry:
     note: str = ""
     file: str = ""
     relation: str = ""  # with a definition check: ">=" or "<=" (the value is held to it as a floor or a ceiling)
+    software: str = ""  # the software measured, as its source names it ("" where the source does not)
+    version: str = ""  # its version
+    level: str = ""  # "kernel" or "framework" ("" where the source does not say)
+
+    @property
+    def scope(self) -> dict[str, str | None]:
+        """Where the number holds: the chip, the software and its version, a kernel or a framework."""
+        return {"chip": self.hardware, "software": self.software or None, "version": self.version or None,
+                "level": self.level or None}
 
 
 @dataclass(frozen=True)
@@ -107,6 +130,11 @@ class LedgerRow:
         return Fraction(int(self.entry.value.p), int(self.entry.value.q)) / _frac(self.bound)
 
     @property
+    def signed_error(self) -> Fraction:
+        """Measured over bound, minus 1: how far the measurement lies above (+) or below (-) its bound."""
+        return self.ratio - 1
+
+    @property
     def ratio_achieved(self) -> Fraction | None:
         if self.bound_achieved is None or self.bound_achieved == 0:
             return None
@@ -122,11 +150,13 @@ class LedgerRow:
             "measured": {"quantity": e.measured, **display_json(e.value, self.unit)},
             "bound": display_json(self.bound, self.unit),
             "bound_achieved": None if self.bound_achieved is None else display_json(self.bound_achieved, self.unit),
-            "ratio": float(self.ratio), "ratio_achieved": None if ra is None else float(ra),
+            "ratio": float(self.ratio), "signed_error": float(self.signed_error),
+            "ratio_achieved": None if ra is None else float(ra),
             "status": self.status, "contradicts": list(self.broken),
             "scenario": {"name": self.scenario, "hardware": e.hardware, "model": e.model, "set": list(e.sets)},
             "ceilings": [c.to_json() for c in self.ceilings],
-            "source": e.source, "as_of": e.as_of, "method": e.method or None, "note": e.note or None,
+            "scope": e.scope, "source": e.source, "as_of": e.as_of, "method": e.method or None,
+            "note": e.note or None,
             "series": list(e.series), "file": e.file,
         }
 
@@ -229,6 +259,10 @@ def read_ledger_file(library: Library, path: Path) -> list[LedgerEntry]:
         q = library.quantities[measured]
         value_text = str(get("value"))
         value = parse_value(value_text, q.dimension, where=f"{w}: value", quantity=measured)
+        level = str(get("level", "") or "")
+        if level and level not in LEVELS:
+            raise ScenarioError(f"`level` is {level!r}", where=w, hint="kernel (one kernel timed) or framework "
+                                                                        "(a whole framework serving requests)")
         series = _str_list(raw.get("series"), w)
         if set(series) - figures:
             raise ScenarioError(f"series '{sorted(set(series) - figures)[0]}' has no [figure] table", where=w)
@@ -239,7 +273,8 @@ def read_ledger_file(library: Library, path: Path) -> list[LedgerEntry]:
             model=None if get("model") is None else str(get("model")),
             sets=_later_wins(_str_list(data.get("set"), w) + _str_list(raw.get("set"), w)),
             source=str(get("source")), as_of=str(get("as_of")), method=str(get("method", "") or ""),
-            series=series, note=str(raw.get("note", "")), file=path.name, relation=relation))
+            series=series, note=str(raw.get("note", "")), file=path.name, relation=relation,
+            software=str(get("software", "") or ""), version=str(get("version", "") or ""), level=level))
     return out
 
 
@@ -367,3 +402,84 @@ def build_ledger(library: Library, *, hardware: Iterable[str] = ()) -> Ledger:
     figures = [spec for f in ledger_files(library) for spec in read_figures(f)]
     return Ledger([evaluate_entry(library, e, store) for e in load_entries(library)
                    if not wanted or e.hardware in wanted], figures)
+
+
+# a ledger against a previous one ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Moved:
+    """An entry whose ratio moved past both thresholds since the previous ledger."""
+
+    id: str
+    before: float
+    after: float
+
+    @property
+    def change(self) -> float:
+        return self.after - self.before
+
+    def to_json(self) -> dict[str, object]:
+        return {"id": self.id, "before": self.before, "after": self.after, "change": self.change,
+                "relative": self.change / self.before if self.before else None}
+
+
+@dataclass(frozen=True)
+class Since:
+    file: str
+    moved: tuple[Moved, ...]
+    new: tuple[str, ...]  # ids in this ledger, not in the previous one
+    gone: tuple[str, ...]  # ids in the previous ledger, not in this one
+
+    def to_json(self) -> dict[str, object]:
+        return {"file": self.file, "moved": [m.to_json() for m in self.moved], "new": list(self.new),
+                "gone": list(self.gone),
+                "thresholds": {"points": float(MOVED_POINTS), "relative": float(MOVED_RELATIVE)}}
+
+
+def _exact(x: float | Fraction) -> Fraction:
+    """A float as the number its shortest decimal text names (0.12 is 12/100), as JSON numbers are read."""
+    return x if isinstance(x, Fraction) else Fraction(repr(float(x)))
+
+
+def moved(before: float | Fraction, after: float | Fraction) -> bool:
+    """At least 2 points (0.02 in the ratio) and at least 10 % of the previous ratio."""
+    b, a = _exact(before), _exact(after)
+    step = abs(a - b)
+    return step >= MOVED_POINTS and step >= MOVED_RELATIVE * abs(b)
+
+
+def read_previous_ledger(path: str | Path) -> dict[str, float]:
+    """``{id: ratio}`` of a previous ``derive ledger --json``; a file that is not one is a ``ScenarioError``."""
+    import json
+
+    where = f"--since {path}"
+    hint = "give the output of derive ledger --json"
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ScenarioError(f"file not found: {path}", where=where) from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise ScenarioError(f"cannot read {path}: {getattr(err, 'strerror', None) or type(err).__name__}",
+                            where=where) from None
+    except (json.JSONDecodeError, RecursionError):
+        raise ScenarioError(f"{path} is not JSON", where=where, hint=hint) from None
+    entries = data.get("entries") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        raise ScenarioError(f"{path} has no list of entries", where=where, hint=hint)
+    out: dict[str, float] = {}
+    for i, e in enumerate(entries):
+        ratio = e.get("ratio") if isinstance(e, dict) else None
+        if not isinstance(e, dict) or not isinstance(e.get("id"), str) or isinstance(ratio, bool) or not isinstance(
+                ratio, (int, float)) or not ratio == ratio:
+            raise ScenarioError(f"entry {i} has no text id and numeric ratio", where=where, hint=hint)
+        out[e["id"]] = float(ratio)
+    return out
+
+
+def compare_ledgers(previous: dict[str, float], ledger: Ledger, file: str = "") -> Since:
+    """The entries whose ratio moved (``moved``) since ``previous``, and the entries new and gone."""
+    now = {r.entry.id: r.ratio for r in ledger.rows}
+    flagged = tuple(Moved(i, previous[i], float(now[i])) for i in now
+                    if i in previous and moved(previous[i], now[i]))
+    return Since(file, flagged, tuple(i for i in now if i not in previous),
+                 tuple(i for i in previous if i not in now))

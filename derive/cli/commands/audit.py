@@ -15,6 +15,10 @@ def add_arguments(p) -> None:
                    "file name, else from its first line)")
     p.add_argument("--json", action="store_true", help="every row as JSON on stdout")
     p.add_argument("--out", metavar="FILE.csv", help="every row, with its verdict, to a CSV file (written atomically)")
+    p.add_argument("--html", metavar="DIR", help="a report page, DIR/index.html: numbers against their bounds per chip "
+                   "and model, impossible rows linked to the bounds' derivations (written atomically)")
+    p.add_argument("--site", default=None, metavar="URL", help="where the derivation site (derive build --format "
+                   "html) is, relative to DIR or as a URL, for --html's links (default: .., DIR inside the site)")
     p.add_argument("--top", type=int, default=10, metavar="N", help="rows shown per section of the table (default 10)")
     p.add_argument("--exact", action="store_true", help="decide every row in exact arithmetic (slower)")
     p.add_argument("--library", dest="libraries", action="append", default=[], metavar="PATH",
@@ -29,7 +33,7 @@ def run(args, ctx) -> int:
     import tempfile
     from pathlib import Path
 
-    from derive.cli.commands.output import emit
+    from derive.cli.commands.output import check_output_folder, emit
     from derive.errors import OutputError
     from derive.model.numbers import dumps_json
     from derive.whatif.audit import (
@@ -47,6 +51,10 @@ def run(args, ctx) -> int:
     out_path = Path(args.out) if args.out else None
     if out_path is not None and (not args.out.strip() or out_path.is_dir()):
         raise OutputError(f"--out {args.out} is not a file name", where="--out", hint="name a .csv file")
+    if args.html is not None:
+        check_output_folder(args.html, "--html")
+    elif args.site is not None:
+        raise OutputError("--site is for --html's links", where="--site", hint="add --html DIR")
     plan = plan_audit(ctx.library, checker_for(ctx.library, ctx.cache))
     header, rows = read_rows(args.file, fmt=args.fmt)
     auditor = Auditor(plan, header, where=args.file, exact=args.exact)
@@ -58,6 +66,11 @@ def run(args, ctx) -> int:
         return Path(name), os.fdopen(fd, "w", encoding="utf-8", newline="")
 
     counts = {"impossible": 0, "consistent": 0, "unchecked": 0}
+    report = None
+    if args.html is not None:
+        from derive.documents.audit_page import AuditReport
+
+        report = AuditReport(plan, args.file)
     impossible: list = []  # the first --top impossible rows
     tight: list = []  # heap of the --top tightest consistent rows: (-slack, line, row)
     csv_file = json_file = None
@@ -71,6 +84,8 @@ def run(args, ctx) -> int:
         first = True
         for row in auditor.audit(rows):
             counts[row.verdict] += 1
+            if report is not None:
+                report.add(row)
             if csv_file is not None:
                 csv_file.write(csv_line(row_csv(row, header)))
             if json_file is not None:
@@ -86,6 +101,10 @@ def run(args, ctx) -> int:
                 elif item > tight[0]:
                     heapq.heapreplace(tight, item)
         total = sum(counts.values())
+        if report is not None:  # before the CSV is put in place: a page that cannot be written leaves neither
+            from derive.documents.audit_page import DEFAULT_SITE, write_report
+
+            write_report(report, Path(args.html), DEFAULT_SITE if args.site is None else args.site)
         if csv_file is not None:
             csv_file.close()
             os.replace(csv_tmp, out_path)
@@ -110,6 +129,8 @@ def run(args, ctx) -> int:
     emit(summary)
     if out_path is not None:
         emit(f"wrote {out_path}")
+    if report is not None:
+        emit(f"wrote {Path(args.html) / 'index.html'}")
     return 1 if counts["impossible"] else 0
 
 
