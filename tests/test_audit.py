@@ -312,3 +312,22 @@ def test_an_unknown_hardware_preset_leaves_the_row_unchecked(tmp_path, capsys):
     assert main(["audit", str(table), "--json"]) == 0
     row = json.loads(capsys.readouterr().out)["rows"][0]
     assert row["verdict"] == "unchecked" and "h1000" in row["reason"]
+
+
+def test_piped_audit_names_its_stage_with_the_row_count(monkeypatch, capsys, tmp_path):
+    """Piped (CI), an audit says how many rows it held and how long it took, on one line of stderr; a
+    table that fails on bad input says only its one error line."""
+    from derive.cli import terminal
+
+    monkeypatch.setattr(terminal, "DELAY", 0.0)  # every stage counts as slow
+    table = Path(__file__).resolve().parent.parent / "examples" / "audit" / "ai-infra-index-llama2-70b-b1.csv"
+    rows = sum(1 for line in table.read_text().splitlines()[1:] if line.strip())
+    code = main(["audit", str(table)])
+    err = capsys.readouterr().err
+    assert code == 1 and f"derive: auditing rows: {rows} of {rows} in " in err
+    bad = table.read_text() + "llama2-70b,h100-sxm,1,not-a-number\n"  # a malformed line at the end
+    path = tmp_path / "malformed.csv"
+    path.write_text(bad)
+    code = main(["audit", str(path)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "auditing rows" not in err

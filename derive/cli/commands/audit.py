@@ -82,24 +82,30 @@ def run(args, ctx) -> int:
             json_tmp, json_file = temp(Path(tempfile.gettempdir()))
             json_file.write('{"rows": [')
         first = True
-        for row in auditor.audit(rows):
-            counts[row.verdict] += 1
-            if report is not None:
-                report.add(row)
-            if csv_file is not None:
-                csv_file.write(csv_line(row_csv(row, header)))
-            if json_file is not None:
-                json_file.write(("\n" if first else ",\n") + dumps_json(row_json(row, plan), indent=None))
-                first = False
-            if row.verdict == "impossible" and len(impossible) < args.top:
-                impossible.append(row)
-            elif row.verdict == "consistent":
-                slack = row.tightest[1].slack
-                item = (-slack, -row.line, next(_counter), row)
-                if len(tight) < args.top:
-                    heapq.heappush(tight, item)
-                elif item > tight[0]:
-                    heapq.heapreplace(tight, item)
+        from derive.cli import terminal
+
+        with terminal.stage("auditing rows") as update:  # piped: one line with the count once done
+            for row in auditor.audit(rows):
+                counts[row.verdict] += 1
+                if sum(counts.values()) % 1000 == 0:
+                    update(sum(counts.values()), sum(counts.values()))
+                if report is not None:
+                    report.add(row)
+                if csv_file is not None:
+                    csv_file.write(csv_line(row_csv(row, header)))
+                if json_file is not None:
+                    json_file.write(("\n" if first else ",\n") + dumps_json(row_json(row, plan), indent=None))
+                    first = False
+                if row.verdict == "impossible" and len(impossible) < args.top:
+                    impossible.append(row)
+                elif row.verdict == "consistent":
+                    slack = row.tightest[1].slack
+                    item = (-slack, -row.line, next(_counter), row)
+                    if len(tight) < args.top:
+                        heapq.heappush(tight, item)
+                    elif item > tight[0]:
+                        heapq.heapreplace(tight, item)
+            update(sum(counts.values()), sum(counts.values()))
         total = sum(counts.values())
         if report is not None:  # before the CSV is put in place: a page that cannot be written leaves neither
             from derive.documents.audit_page import DEFAULT_SITE, write_report
