@@ -187,7 +187,8 @@ def test_units_parse_with_the_right_dimension() -> None:
                 "kv_chunk_bytes_per_token": per_token, "bytes_per_kv_element": Dimension.of(byte=1),
                 "attention_window": parse_unit("token/seq").dimension,
                 "attention_chunk": parse_unit("token/seq").dimension,
-                "context": parse_unit("token/seq").dimension, "kv_state_bytes": parse_unit("B/seq").dimension}
+                "context": parse_unit("token/seq").dimension, "kv_state_bytes": parse_unit("B/seq").dimension,
+                "max_context": parse_unit("token/seq").dimension}
     expected["kv_elements_per_layer"] = Dimension.of(token=-1)
     for fixture in CASES:
         for name, cv in load_config_json(FIXTURES / fixture).items():
