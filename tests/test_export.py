@@ -41,7 +41,7 @@ def test_markdown_snippet(capsys):
 
 def test_snippets_match_the_document_labels(lecture_library, lecture_scenario):
     from derive.checking.checker import Report
-    from derive.documents.render import ModelBuilder
+    from derive.documents.view import ModelBuilder
 
     mb = ModelBuilder(lecture_library, lecture_scenario, Report(lecture_scenario, []))
     tex = export(lecture_library, lecture_scenario, ["critical_batch"])

@@ -97,7 +97,7 @@ def test_sweep_presets_marks_pairs_that_do_not_fit(lecture_library) -> None:
 @pytest.mark.parametrize(("batch", "infeasible"), [("2000 seq", True), ("1 seq", False)])
 def test_documents_open_the_scenario_notes_with_the_bound(lecture_library, batch, infeasible) -> None:
     from derive.checking.checker import Report
-    from derive.documents.render import ModelBuilder
+    from derive.documents.view import ModelBuilder
 
     sc = build_scenario(lecture_library, hardware="h100-sxm", model=LLAMA_70B, sets=[f"batch={batch}"])
     notes = ModelBuilder(lecture_library, sc, Report(sc, [])).scenario_model()["notes"]

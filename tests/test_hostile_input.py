@@ -168,7 +168,7 @@ def test_scenario_toml_number_beyond_a_float_is_named_as_written(tmp_path, capsy
 def test_pdf_strings_keep_backslash_caret_and_tilde():
     # a title's "\end{document}" read "/end{document}" in bookmarks, "^" vanished, and "~" (also what "≈" becomes)
     # read "-": "≈ 2,400" turned into "- 2,400"
-    from derive.documents.render import pdf_text
+    from derive.documents.view import pdf_text
 
     text = pdf_text("a \\end{document} x^2 ~5 ≈ 2,400")
     assert text == ("a \\textbackslash{}end\\{document\\} x\\textasciicircum{}2 \\textasciitilde{}5 "

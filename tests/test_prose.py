@@ -13,7 +13,7 @@ from derive.checking.checker import Checker, Report
 from derive.cli import main
 from derive.documents.htmltext import prose_html
 from derive.documents.latex import latex_prose, markdown_prose
-from derive.documents.render import ModelBuilder
+from derive.documents.view import ModelBuilder
 from derive.errors import LibraryError
 from derive.model.library import Library
 from derive.model.prose import placement, split

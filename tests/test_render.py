@@ -18,18 +18,10 @@ from derive import logic
 from derive.checking.checker import Checker, Report
 from derive.documents.figures import _compile, render_chapter_graph, render_figure, render_graph
 from derive.documents.latex import markdown_heading
-from derive.documents.render import (
-    ModelBuilder,
-    claims_model,
-    document_model,
-    format_number,
-    latex_width,
-    render,
-    siunitx_unit,
-    value_text,
-    values_model,
-)
+from derive.documents.render import render
 from derive.documents.thresholds import compute_thresholds
+from derive.documents.values_text import siunitx_unit, value_text
+from derive.documents.view import ModelBuilder, claims_model, document_model, latex_width, values_model
 from derive.errors import DeriveError
 from derive.model.scenario import Scenario, ScenarioValue
 
@@ -112,23 +104,6 @@ def test_latex_templates_use_delimiters_that_cannot_clash_with_tex():
     env = _environment("latex")
     text = r"\frac{{a}}{b} {% x %} {# y #} \VAR{v} \BLOCK{if v}yes\BLOCK{endif} \#{ a comment }"
     assert env.from_string(text).render(v=1) == r"\frac{{a}}{b} {% x %} {# y #} 1 yes "
-
-
-@pytest.mark.parametrize("value, out", [
-    (2400, ("2400", None)),
-    (sp.Integer(200000), ("200000", None)),
-    (14.4, ("14.4", None)),
-    (0.0144, ("0.0144", None)),
-    (sp.Rational(1, 3), ("0.3333", None)),
-    (7e11, ("7", 11)),
-    (sp.Integer(700 * 10**9), ("7", 11)),
-    (1234567, ("1.235", 6)),
-    (-1.234e-5, ("-1.234", -5)),
-    (999.96, ("1000", None)),
-    (0, ("0", None)),
-])
-def test_format_number(value, out):
-    assert format_number(value) == out
 
 
 @pytest.mark.parametrize("unit, si", [

@@ -9,7 +9,8 @@ import doclib
 import pytest
 
 from derive.checking.checker import Checker
-from derive.documents.render import document_model, render
+from derive.documents.render import render
+from derive.documents.view import document_model
 from derive.errors import LibraryError
 from derive.model.library import Library, topic_from_module
 from derive.model.loader import load_library

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sympy as sp
 
-from derive.documents.render import ModelBuilder, si_value_text
 from derive.documents.thresholds import (
     Threshold,
     compute_thresholds,
@@ -14,6 +13,8 @@ from derive.documents.thresholds import (
     thresholds,
     tolerance_band,
 )
+from derive.documents.values_text import si_value_text
+from derive.documents.view import ModelBuilder
 from derive.kernel import logic
 
 

@@ -59,9 +59,10 @@ from derive.documents.figures import (
     render_figure,
     render_graph,
 )
-from derive.documents.render import claims_model, document_model, render, values_model
+from derive.documents.render import render
 from derive.documents.store import ArtifactStore, content_key
 from derive.documents.thresholds import thresholds
+from derive.documents.view import claims_model, document_model, values_model
 from derive.errors import BuildError, DeriveError, OutputError, UsageError
 from derive.model.library import Library
 from derive.model.numbers import dumps_json

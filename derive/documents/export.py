@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from derive.checking.checker import Checker, Report
-from derive.documents.render import ModelBuilder, render
+from derive.documents.render import render
+from derive.documents.view import ModelBuilder
 from derive.model.declarations import Claim
 from derive.model.library import Library
 from derive.model.scenario import Scenario
