@@ -181,3 +181,40 @@ def test_the_error_check_can_fail():
               "def f():\n    raise DeriveError('x')\n"
     assert _error_findings({"derive.x": planted}) == ["derive.x defines the error OddError",
                                                       "derive.x:5 raises the base class DeriveError"]
+
+
+# one place prints -------------------------------------------------------------------------------------
+
+# the command line's printing room, and the probe's own command line (python -m derive.probe)
+PRINTERS = {"derive.cli.terminal", "derive.probe.__main__"}
+
+
+def _print_findings(sources: dict[str, str]) -> list[str]:
+    """A ``print(...)`` call, or a write to ``sys.stdout`` / ``sys.stderr``, outside the printing rooms: the
+    library returns results, and the command line prints them through ``derive.cli.terminal``."""
+    bad = []
+    for name, text in sources.items():
+        if name in PRINTERS:
+            continue
+        for node in ast.walk(ast.parse(text, name)):
+            if not isinstance(node, ast.Call):
+                continue
+            f = node.func
+            if isinstance(f, ast.Name) and f.id == "print":
+                bad.append(f"{name}:{node.lineno} calls print")
+            elif isinstance(f, ast.Attribute) and f.attr in ("write", "writelines") \
+                    and isinstance(f.value, ast.Attribute) and f.value.attr in ("stdout", "stderr") \
+                    and isinstance(f.value.value, ast.Name) and f.value.value.id == "sys":
+                bad.append(f"{name}:{node.lineno} writes to sys.{f.value.attr}")
+    return bad
+
+
+def test_one_place_prints():
+    found = _print_findings({name: path.read_text() for name, path in _modules().items()})
+    assert found == [], "; ".join(found)
+
+
+def test_the_print_check_can_fail():
+    planted = "import sys\ndef f():\n    print('x')\n    sys.stderr.write('y')\n"
+    assert _print_findings({"derive.x": planted}) == ["derive.x:3 calls print", "derive.x:4 writes to sys.stderr"]
+    assert _print_findings({"derive.cli.terminal": planted}) == []

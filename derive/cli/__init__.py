@@ -12,6 +12,7 @@ import importlib
 import os
 import sys
 
+from derive.cli import terminal
 from derive.cli.commands import COMMANDS
 from derive.cli.context import Context
 
@@ -24,7 +25,7 @@ def error_line(prefix: str, message: str) -> None:
     escape sequence in user text can never make two lines or reach the terminal raw."""
     from derive.errors import MAX_MESSAGE, escape_control
 
-    sys.stderr.write(f"{escape_control(prefix)}: {escape_control(message, limit=2 * MAX_MESSAGE)}\n")
+    terminal.write_err(f"{escape_control(prefix)}: {escape_control(message, limit=2 * MAX_MESSAGE)}\n")
 
 
 _ARGV: list[str] = []  # the arguments being parsed, for the hints of argparse's own errors
@@ -148,7 +149,6 @@ def main(argv: list[str] | None = None, *, replay: bool = False) -> int:
 
 
 def _run(args: argparse.Namespace, ctx: Context) -> int:
-    from derive.cli import terminal
     from derive.errors import DeriveError
 
     try:
@@ -165,7 +165,7 @@ def _run(args: argparse.Namespace, ctx: Context) -> int:
         error_line(f"derive {args.command}: error", err.one_line())
         return err.exit_code
     except KeyboardInterrupt:
-        sys.stderr.write("derive: interrupted\n")
+        terminal.write_err("derive: interrupted\n")
         return 130
     except BrokenPipeError:
         return EXIT_OK
@@ -244,11 +244,11 @@ def _run_replayed(args: argparse.Namespace, ctx: Context, argv: list[str]) -> in
     if hit is not None:
         out, err, code = hit
         try:
-            sys.stdout.write(out)
+            terminal.write_out(out)
             sys.stdout.flush()
         except BrokenPipeError:
             return EXIT_OK
-        sys.stderr.write(err)
+        terminal.write_err(err)
         return code
     out, err = _Tee(sys.stdout), _Tee(sys.stderr)
     sys.stdout, sys.stderr = out, err

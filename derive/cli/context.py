@@ -6,6 +6,8 @@ import argparse
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from derive.cli import terminal
+
 if TYPE_CHECKING:
     from derive.model.library import Library
     from derive.model.scenario import Scenario
@@ -18,14 +20,13 @@ class Context:
 
     @cached_property
     def library(self) -> Library:
-        import sys
 
         from derive.errors import escape_control
         from derive.model.loader import load_library
 
         library = load_library(getattr(self.args, "libraries", None) or ["lecture"])
         for notice in library.notices:  # stdout stays derive's own (clean --json)
-            sys.stderr.write(f"derive {self.args.command}: notice: {escape_control(notice)}\n")
+            terminal.write_err(f"derive {self.args.command}: notice: {escape_control(notice)}\n")
         return library
 
     @cached_property

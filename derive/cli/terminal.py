@@ -1,6 +1,7 @@
-"""Terminal output that reads well: coloured verdicts, tables and progress with ``rich``, only when
-a person is watching.  Plain text when stdout is not a terminal, with ``NO_COLOR`` set (no-color.org)
-or ``TERM=dumb``; rich itself is imported only when it will be used, so ``derive --help`` stays instant.
+"""Everything the command line prints goes through here: ``write_out`` and ``write_err`` (the one route
+to stdout and stderr), and terminal output that reads well: coloured verdicts, tables and progress with
+``rich``, only when a person is watching.  Plain text when stdout is not a terminal, with ``NO_COLOR`` set
+(no-color.org) or ``TERM=dumb``; rich itself is imported only when it will be used, so ``derive --help`` stays instant.
 
 Progress goes to the real stderr, never into captured output (the output cache replays what a
 command printed, so a progress bar must not be part of it), and appears only once work has taken
@@ -21,6 +22,16 @@ VERDICT_STYLES = {"proved": "bold green", "refuted": "bold red", "unknown": "yel
                   "assumed": "dim", "blocked": "dark_orange"}
 DELAY = 2.0  # seconds of work before progress is shown
 TABLE_MIN_WIDTH = 120  # below it, six columns squeeze counterexamples into a few characters each
+
+
+def write_out(text: str) -> None:
+    """Text on stdout, as it is (the caller ends its lines)."""
+    sys.stdout.write(text)
+
+
+def write_err(text: str) -> None:
+    """Text on stderr, as it is (the caller ends its lines)."""
+    sys.stderr.write(text)
 
 
 def _real(stream):
@@ -51,11 +62,16 @@ def _console(stream):
     return Console(file=stream, highlight=False, soft_wrap=True)
 
 
+def print_rich(renderable: object = "") -> None:
+    """A rich renderable (a table) on stdout, for a command that has checked it is on a terminal."""
+    _console(sys.stdout).print(renderable)
+
+
 def emit_lines(lines: list[str]) -> None:
     """Lines of text, with verdict words coloured on a terminal; unchanged otherwise."""
     if not colour():
         for line in lines:
-            sys.stdout.write(line + "\n")
+            write_out(line + "\n")
         return
     from rich.text import Text
 
@@ -147,7 +163,7 @@ def flush_stages() -> None:
     ``drop_stages``)."""
     text, _PENDING[:] = "".join(_PENDING), []
     try:
-        sys.stderr.write(text)
+        write_err(text)
         sys.stderr.flush()
     except (OSError, ValueError):  # a closed pipe: progress is never worth an error
         pass

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 
+from derive.cli import terminal
+
 HELP = ("hold a table of measured or predicted numbers (CSV or JSON lines) against the proved bounds: per row "
         "impossible, consistent or unchecked; exit 1 when a row is impossible")
 SCENARIO = False  # each row names its own model and hardware
@@ -29,7 +31,6 @@ def add_arguments(p) -> None:
 def run(args, ctx) -> int:
     import heapq
     import os
-    import sys
     import tempfile
     from pathlib import Path
 
@@ -82,8 +83,6 @@ def run(args, ctx) -> int:
             json_tmp, json_file = temp(Path(tempfile.gettempdir()))
             json_file.write('{"rows": [')
         first = True
-        from derive.cli import terminal
-
         with terminal.stage("auditing rows") as update:  # piped: one line with the count once done
             for row in auditor.audit(rows):
                 counts[row.verdict] += 1
@@ -121,7 +120,7 @@ def run(args, ctx) -> int:
             json_file.close()
             with open(json_tmp, encoding="utf-8") as fh:
                 for chunk in iter(lambda: fh.read(1 << 20), ""):
-                    sys.stdout.write(chunk)
+                    terminal.write_out(chunk)
             return 1 if counts["impossible"] else 0
     finally:
         for f in (csv_file, json_file):
@@ -153,7 +152,6 @@ def _label(row) -> str:
 
 
 def _print_table(plan, impossible: list, tight: list, top: int) -> None:
-    from derive.cli import terminal
     from derive.cli.commands.output import emit
     from derive.errors import escape_control
     from derive.model.display import format_quantity, format_value
@@ -194,13 +192,9 @@ def _print_table(plan, impossible: list, tight: list, top: int) -> None:
 
 def _rich_tables(sections: list, head: tuple[str, ...], top: int) -> None:
     """The same sections as tables on a terminal: impossible rows in red, consistent ones in green."""
-    import sys
-
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(file=sys.stdout, highlight=False, soft_wrap=True)
     for title, rows in sections:
         if not rows:
             continue
@@ -211,5 +205,5 @@ def _rich_tables(sections: list, head: tuple[str, ...], top: int) -> None:
             table.add_column(name, overflow="fold", no_wrap=name in ("metric", "number", "ratio", "bound"))
         for r in rows:
             table.add_row(*[Text(str(c), style=style if i == 4 else "") for i, c in enumerate(r)])
-        console.print(table)
-        console.print()
+        terminal.print_rich(table)
+        terminal.print_rich()

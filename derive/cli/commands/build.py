@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from derive.cli import terminal
+
 HELP = "the derivation document (Markdown, LaTeX, PDF, web site), paper macros, figures, status.json"
 
 DESCRIPTION = """\
@@ -42,7 +44,6 @@ def add_arguments(p) -> None:
 
 
 def run(args, ctx) -> int:
-    import sys
 
     from derive.cli.commands.output import check_output_folder, emit
     from derive.documents.build import build, parse_formats
@@ -55,14 +56,13 @@ def run(args, ctx) -> int:
     library = ctx.library
     scenario = ctx.scenario
     baseline = build_scenario(library)
-    from derive.cli import terminal
 
     result = build(library, scenario, args.out, formats, baseline=baseline, rlimit=getattr(args, "rlimit", None),
                    cache=getattr(ctx, "cache", None), stage=terminal.stage)
     from derive.errors import escape_control
 
     for notice in result.notices:  # one line each, whatever the paths in them hold
-        sys.stderr.write(f"derive build: notice: {escape_control(notice)}\n")
+        terminal.write_err(f"derive build: notice: {escape_control(notice)}\n")
     from derive.checking.summary import expectations_elsewhere, verdict_summary
     from derive.model.scenario import DEFAULT_SCENARIO
 

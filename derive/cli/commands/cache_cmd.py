@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from derive.cli import terminal
+
 HELP = "the proof cache: where it is, how big (info), empty it (clear), shrink it to its bound (prune)"
 SCENARIO = False
 
@@ -14,7 +16,6 @@ def add_arguments(p) -> None:
 
 
 def run(args, ctx) -> int:
-    import sys
 
     from derive.checking import cache
     from derive.model.display import format_value
@@ -41,5 +42,5 @@ def run(args, ctx) -> int:
         lines.append(f"  total     {sum(info.entries.values()):>6} entries  {_size(info.total_bytes):>9}"
                      f"  (bound {_size(info.limit)}, set DERIVE_CACHE_MAX_MB)")
         text = "\n".join(lines)
-    sys.stdout.write(dumps_json(doc) + "\n" if args.json else text + "\n")
+    terminal.write_out(dumps_json(doc) + "\n" if args.json else text + "\n")
     return 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from derive.cli import terminal
+
 HELP = "check claims; exit 0 when every claim meets its expected verdict, 1 when one does not"
 
 
@@ -18,7 +20,6 @@ def add_arguments(p) -> None:
 def run(args, ctx) -> int:
     from derive.checking.parallel import default_workers
     from derive.checking.summary import expectations_elsewhere, verdict_summary
-    from derive.cli import terminal
     from derive.cli.commands.output import (
         assignment_lines,
         claim_inputs,
@@ -99,7 +100,6 @@ def run(args, ctx) -> int:
 def _certify(args, checker, report) -> int:
     """Write the certificates (to ``--certificates`` or a temporary folder) and, with ``--recheck``,
     re-check them; the number of disagreements (printed on stderr, so ``--json`` stays one document)."""
-    import sys
     import tempfile
 
     from derive.certify.writer import certify_report, write
@@ -116,7 +116,7 @@ def _certify(args, checker, report) -> int:
         lines, disagreements = report_lines(folder)
     for line in lines:
         if args.json:
-            sys.stderr.write(line + "\n")
+            terminal.write_err(line + "\n")
         else:
             emit(line)
     return disagreements

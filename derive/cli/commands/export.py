@@ -10,6 +10,8 @@ lower_bound, rests_on}, ``points`` [{scenario, inputs, floor, terms, infeasible}
 
 from __future__ import annotations
 
+from derive.cli import terminal
+
 HELP = "paper-ready snippet(s) on stdout: equations with stable labels (eq:batch_optimum)"
 
 
@@ -22,7 +24,6 @@ def add_arguments(p) -> None:
 
 
 def run(args, ctx) -> int:
-    import sys
 
     from derive.errors import ScenarioError
 
@@ -39,12 +40,11 @@ def run(args, ctx) -> int:
     check_templates()  # a broken installation fails here, before any proving
     kind = {"tex": "latex", "md": "markdown"}.get(args.format, args.format)
     ids = list(dict.fromkeys(ctx.library.resolve(i).id for i in args.ids))  # one equation (one label) each
-    sys.stdout.write(export(ctx.library, ctx.scenario, ids, kind, checker=ctx.checker()))
+    terminal.write_out(export(ctx.library, ctx.scenario, ids, kind, checker=ctx.checker()))
     return 0
 
 
 def _certificates(args, ctx) -> int:
-    import sys
 
     from derive.certify.writer import certify_report
     from derive.errors import CertificateError
@@ -63,13 +63,12 @@ def _certificates(args, ctx) -> int:
         r = results[cid]
         why = skipped.get(cid) or f"its verdict is {r.verdict}; only proved and inconsistent verdicts have one"
         raise CertificateError(f"no certificate for {cid}: {why}")
-    sys.stdout.write("\n".join(texts))
+    terminal.write_out("\n".join(texts))
     return 0
 
 
 def _floors(args, ctx) -> int:
     import json
-    import sys
 
     from derive.errors import ScenarioError
     from derive.whatif.audit import checker_for
@@ -80,5 +79,5 @@ def _floors(args, ctx) -> int:
                             where=f"'{args.ids[0]}'",
                             hint="set the scenario: --hardware, --model, --set 'batch=64 seq'")
     floors = predict_floors(ctx.library, [ctx.scenario], checker_for(ctx.library))
-    sys.stdout.write(json.dumps(floors.to_json(), indent=2, ensure_ascii=False) + "\n")
+    terminal.write_out(json.dumps(floors.to_json(), indent=2, ensure_ascii=False) + "\n")
     return 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from derive.cli import terminal
+
 HELP = "the dependency graph on stdout (dot, json or svg), nodes coloured by verdict"
 
 
@@ -20,9 +22,9 @@ def run(args, ctx) -> int:
     library = ctx.library
     verdicts = {} if args.no_check else {r.id: r.verdict for r in ctx.checker().check().results}
     if args.format == "dot":
-        sys.stdout.write(graph_dot(library, verdicts))
+        terminal.write_out(graph_dot(library, verdicts))
     elif args.format == "json":
-        sys.stdout.write(dumps_json(graph_json(library, verdicts)) + "\n")
+        terminal.write_out(dumps_json(graph_json(library, verdicts)) + "\n")
     else:
         sys.stdout.buffer.write(graph_svg(library, verdicts))
         sys.stdout.flush()

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import sys
+from derive.cli import terminal
 
 
 def emit_json(data: object) -> None:
     """Strict JSON on stdout: never NaN or Infinity (null plus a ``KEY_note``, see derive.model.numbers)."""
     from derive.model.numbers import dumps_json
 
-    sys.stdout.write(dumps_json(data) + "\n")
+    terminal.write_out(dumps_json(data) + "\n")
 
 
 def check_output_folder(out: str, option: str) -> None:
@@ -34,7 +34,7 @@ def check_output_folder(out: str, option: str) -> None:
 
 
 def emit(line: str = "") -> None:
-    sys.stdout.write(line + "\n")
+    terminal.write_out(line + "\n")
 
 
 def quantity_text(library, name: str, si_value) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from derive.cli import terminal
+
 HELP = "evaluate quantities or claims over a grid of values or over all chip x model presets (CSV, figure)"
 
 DESCRIPTION = """\
@@ -78,8 +80,6 @@ def run(args, ctx) -> int:
 
         start = time.perf_counter()
         ids = [lib.resolve(t).id for t in args.targets] or None
-        from derive.cli import terminal
-
         with terminal.stage("checking preset pairs") as update:
             rows = check_matrix(args.libraries or ["lecture"], scenario=args.scenario, sets=args.sets,
                                 assumes=args.assumes, ids=ids, rlimit=ctx.rlimit,
@@ -145,14 +145,13 @@ def _count(values) -> dict:
 
 
 def _write(text: str, out: str | None, atomic_write=None) -> None:
-    import sys
 
     from derive.whatif.sweep import write_output_file
 
     if out:
         write_output_file(out, text.encode(), where=f"--out {out}")
     else:
-        sys.stdout.write(text)
+        terminal.write_out(text)
 
 
 def _summary(summary: dict, args, emit, emit_json, sys) -> None:
@@ -162,7 +161,7 @@ def _summary(summary: dict, args, emit, emit_json, sys) -> None:
         else:
             from derive.model.numbers import dumps_json
 
-            sys.stderr.write(dumps_json(summary) + "\n")
+            terminal.write_err(dumps_json(summary) + "\n")
         return
     parts = [f"{k}={v}" for k, v in summary.items() if k not in ("columns", "notes") and v not in (None, [])]
     from derive.errors import escape_control
@@ -174,6 +173,6 @@ def _summary(summary: dict, args, emit, emit_json, sys) -> None:
         for n in notes:
             emit(f"note: {n}")
     else:
-        sys.stderr.write(line + "\n")
+        terminal.write_err(line + "\n")
         for n in notes:
-            sys.stderr.write(f"note: {n}\n")
+            terminal.write_err(f"note: {n}\n")
