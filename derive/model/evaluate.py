@@ -109,7 +109,11 @@ def _expression(library: Library, text: str) -> tuple[str, sp.Expr, Dimension]:
     return text, expr, dim
 
 
-def evaluate(library: Library, scenario: Scenario, text: str, unit: str | None = None) -> Evaluation:
+def evaluate(library: Library, scenario: Scenario, text: str, unit: str | None = None, *,
+             dependence: bool = False) -> Evaluation:
+    """The value of a quantity, definition or expression at the scenario.  ``dependence``: also find which
+    inputs the value depends on at the scenario's other values (``Evaluation.depends_on``, for the notes of
+    a command; a substitution per input, so only where it is asked)."""
     name, expr, dim = _expression(library, text)
     situation = situate(library, scenario)
     expanded = situation.expand(expr)
@@ -145,7 +149,7 @@ def evaluate(library: Library, scenario: Scenario, text: str, unit: str | None =
     value = numeric(exact / sp.Rational(scale.numerator, scale.denominator), what=name).value
     notes = declaration_violations(library, scenario, expr)
     return Evaluation(name, exact, dim, unit_text, value, inputs, None, bool(unit), notes,
-                      _depends_on(library, scenario, expanded, inputs))
+                      _depends_on(library, scenario, expanded, inputs) if dependence else None)
 
 
 def _depends_on(library: Library, scenario: Scenario, expanded: sp.Expr, inputs: tuple[str, ...]) -> tuple[str, ...]:

@@ -78,7 +78,7 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
                     f"--set {n}=..." for n in missing), None, library.quantities[missing[0]].unit, d.id, d.kind,
                     verdict))
                 continue
-            ev = evaluate(library, scenario, spec["value"], spec.get("unit"))
+            ev = evaluate(library, scenario, spec["value"], spec.get("unit"), dependence=True)
             inputs.update(ev.used)
             rows.append(CardRow(spec["label"], spec["value"], ev.display, None if ev.exact is None else str(ev.exact),
                                 ev.unit, d.id, d.kind, verdict))

@@ -50,7 +50,7 @@ def run(args, ctx) -> int:
 
     for text in args.exprs:
         check_value_name(ctx.library, text)
-    evs = [evaluate(ctx.library, ctx.scenario, text, args.unit) for text in args.exprs]
+    evs = [evaluate(ctx.library, ctx.scenario, text, args.unit, dependence=True) for text in args.exprs]
     inputs = {n for ev in evs for n in ev.used}
     from derive.whatif.feasibility import feasibility
 
