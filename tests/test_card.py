@@ -66,15 +66,26 @@ def test_api_evaluate_of_a_claim_says_the_same() -> None:
     assert "weight_fetch_time" in (info.value.hint or "")
 
 
-def test_longest_context_past_the_scenarios_own_context_says_so(capsys) -> None:
+def test_longest_context_past_the_models_maximum_says_so(capsys) -> None:
     # at batch 1 on one node a 70B model fits far more than its 131,072-token maximum: the card names the
-    # scenario's own context (from the model) beside the margin, so nobody reads it as usable context
+    # feasibility bound the margin's end breaks, so nobody reads it as usable context
     code, out, _ = run(capsys, "card", "--hardware", "h100-sxm", "--model", "llama3-70b", "--set", "batch=1 seq",
                        "--json", "--no-cache")
     row = {r["name"]: r for r in json.loads(out)["rows"]}["context"]
-    assert code == 0 and "more than the scenario's 131.1k token/seq, from model llama3-70b" in row["display"]
+    assert code == 0 and ("infeasible there: max_context = 131.1k token/seq (capacity.context_within_model)"
+                          in row["display"])
     code, out, _ = run(capsys, "card", *NODE, "--json", "--no-cache")  # 23.79k is below the model's maximum
-    assert "more than" not in {r["name"]: r for r in json.loads(out)["rows"]}["context"]["display"]
+    display = {r["name"]: r for r in json.loads(out)["rows"]}["context"]["display"]
+    assert "infeasible" not in display and "more than" not in display
+
+
+def test_longest_context_past_the_scenarios_own_context_within_the_model_maximum(capsys) -> None:
+    # a maximum set far out is not broken: the card still says the margin's end exceeds the scenario's context
+    code, out, _ = run(capsys, "card", "--hardware", "h100-sxm", "--model", "llama3-8b", "--set", "batch=1 seq",
+                       "--set", "context=1000 token/seq", "--set", "max_context=100000000 token/seq", "--json",
+                       "--no-cache")
+    display = {r["name"]: r for r in json.loads(out)["rows"]}["context"]["display"]
+    assert code == 0 and "more than the scenario's 1,000 token/seq, from --set" in display
 
 
 def test_serving_card_gives_the_ttft_floor_or_names_the_input_it_needs(capsys) -> None:

@@ -102,11 +102,26 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
             top = max(highs)
             display, exact = format_quantity(top, q.dimension, q.display_unit), str(sp.nsimplify(top))
             own = scenario.values.get(name)
-            if own is not None and top > own.value:  # e.g. a context longer than the model's maximum: say so
+            beyond = _infeasible_at(library, scenario, name, top) if own is not None else []
+            if beyond:  # the largest value that fits breaks another bound (a context past the model's maximum)
+                display += f" (infeasible there: {'; '.join(f'{v.rhs} ({v.claim})' for v in beyond)})"
+            elif own is not None and top > own.value:
                 display += (f" (more than the scenario's {format_quantity(own.value, q.dimension, q.display_unit)}"
                             f"{', from ' + own.origin if own.origin else ''})")
         rows.append(CardRow(spec["label"], name, display, exact, q.unit, d.id, d.kind, verdict))
     return Card(scenario, rows, feasibility(library, scenario), sorted(inputs))
+
+
+def _infeasible_at(library: Library, scenario: Scenario, name: str, value: sp.Expr) -> list:
+    """The feasibility bounds the scenario breaks once ``name`` takes ``value`` (and not before)."""
+    import dataclasses
+
+    from derive.model.scenario import ScenarioValue
+
+    before = {v.claim for v in feasibility(library, scenario).violations}
+    values = {**scenario.values, name: ScenarioValue(name, sp.Rational(value), "card", origin="card")}
+    there = feasibility(library, dataclasses.replace(scenario, values=values))
+    return [v for v in there.violations if v.claim not in before and name in v.relation]
 
 
 def _goal_inputs(library: Library, claim: Claim) -> set:
