@@ -51,14 +51,7 @@ def _mamba(f: Fields, d: int) -> Linear:
         f.notes.append(f"'mamba_d_ssm' null: mamba_expand * hidden_size = {inner}")
     else:
         inner = f.need("mamba_d_ssm", why=why)
-    head_dim_field = f.get("mamba_d_head", "auto")
-    head_dim = inner // heads if head_dim_field == "auto" else f.whole("mamba_d_head", head_dim_field, 1)
-    if heads * head_dim != inner:
-        raise ScenarioError(f"mamba_n_heads ({heads}) * mamba_d_head ({head_dim}) is not the Mamba-2 width "
-                            f"mamba_d_ssm ({inner})", where=f.where, hint="transformers refuses this config too")
-    return ssm.mamba2(f, d, heads=heads, head_dim=head_dim, state=f.need("mamba_d_state", why=why),
-                      groups=f.need("mamba_n_groups", why=why), kernel=f.need("mamba_d_conv", why=why),
-                      fields="mamba_n_heads", group_field="mamba_n_groups")
+    return ssm.mamba2_by_heads(f, d, heads=heads, inner=inner, inner_words="the Mamba-2 width mamba_d_ssm", why=why)
 
 
 FAMILIES = (

@@ -15,8 +15,6 @@ changes no shape.
 
 from __future__ import annotations
 
-from derive.errors import ScenarioError
-
 from . import ssm
 from .base import Family, Fields, LayerKinds, Linear, Mlp, experts_per_token, gated, routed
 
@@ -43,14 +41,7 @@ def _mamba(f: Fields, d: int) -> Linear:
     why = f"{f.model_type} Mamba-2"
     heads = f.need("mamba_n_heads", why=why)
     inner = f.need("mamba_expand", why=why) * d
-    head_dim_field = f.get("mamba_d_head", "auto")
-    head_dim = inner // heads if head_dim_field == "auto" else f.whole("mamba_d_head", head_dim_field, 1)
-    if heads * head_dim != inner:
-        raise ScenarioError(f"mamba_n_heads ({heads}) * mamba_d_head ({head_dim}) is not mamba_expand * hidden_size "
-                            f"({inner})", where=f.where, hint="transformers refuses this config too")
-    return ssm.mamba2(f, d, heads=heads, head_dim=head_dim, state=f.need("mamba_d_state", why=why),
-                      groups=f.need("mamba_n_groups", why=why), kernel=f.need("mamba_d_conv", why=why),
-                      fields="mamba_n_heads", group_field="mamba_n_groups")
+    return ssm.mamba2_by_heads(f, d, heads=heads, inner=inner, inner_words="mamba_expand * hidden_size", why=why)
 
 
 FAMILIES = (

@@ -75,3 +75,17 @@ def mamba1(f: Fields, d: int, *, inner: int, state: int, kernel: int, dt_rank: i
               + inner * d)  # out_proj
     formula = f"{inner} channels * {state} SSM state + {inner} channels * {kernel - 1} convolution state"
     return _state(f, params, inner * state, inner * (kernel - 1), formula, "Mamba")
+
+
+def mamba2_by_heads(f: Fields, d: int, *, heads: int, inner: int, inner_words: str, why: str) -> Linear:
+    """A Mamba-2 mixer named the transformers way (``mamba_n_heads``, ``mamba_d_head`` or "auto", state,
+    groups and conv fields): the head size is ``inner // heads`` when "auto", and heads x head size must be
+    the width ``inner`` (``inner_words`` says where it came from), as transformers requires."""
+    head_dim_field = f.get("mamba_d_head", "auto")
+    head_dim = inner // heads if head_dim_field == "auto" else f.whole("mamba_d_head", head_dim_field, 1)
+    if heads * head_dim != inner:
+        raise ScenarioError(f"mamba_n_heads ({heads}) * mamba_d_head ({head_dim}) is not {inner_words} ({inner})",
+                            where=f.where, hint="transformers refuses this config too")
+    return mamba2(f, d, heads=heads, head_dim=head_dim, state=f.need("mamba_d_state", why=why),
+                  groups=f.need("mamba_n_groups", why=why), kernel=f.need("mamba_d_conv", why=why),
+                  fields="mamba_n_heads", group_field="mamba_n_groups")
