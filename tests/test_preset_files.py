@@ -45,6 +45,8 @@ HARDWARE_DIMENSIONS = {
     "flops_fp8": Dimension.of(FLOP=1, s=-1),
     "flops_fp4": Dimension.of(FLOP=1, s=-1),
     "chip_power": Dimension.of(J=1, s=-1),
+    "scaleup_latency": Dimension.of(s=1),
+    "scaleout_latency": Dimension.of(s=1),
 }
 HARDWARE_REQUIRED_VALUES = {"flops", "hbm_bandwidth", "hbm_capacity", "bytes_per_param", "chips"}
 BYTES_PER_PRECISION = {"bf16": Fraction(2), "fp8": Fraction(1), "fp4": Fraction(1, 2)}
@@ -112,7 +114,7 @@ def test_hardware_values(path: Path) -> None:
         number, dimension = _quantity(entry["value"])
         assert dimension == HARDWARE_DIMENSIONS[key], f"{path.stem} {key}: {entry['value']!r} is {dimension}"
         assert number > 0
-    missing = {"scaleup_bandwidth", "scaleout_bandwidth"} - set(values)
+    missing = {"scaleup_bandwidth", "scaleout_bandwidth", "scaleup_latency", "scaleout_latency"} - set(values)
     if missing:  # an omitted value is explained at the top, never silently absent
         assert "omitted" in data.get("note", "").lower(), f"{path.stem}: say why {missing} is omitted"
 
@@ -133,6 +135,11 @@ def test_hardware_plausible_ranges(path: Path) -> None:
             assert 1e9 <= _si(data, key) <= 2e12
     if "scaleout_bandwidth" in data["values"] and "scaleup_bandwidth" in data["values"]:
         assert _si(data, "scaleout_bandwidth") < _si(data, "scaleup_bandwidth")
+    for key in ("scaleup_latency", "scaleout_latency"):  # a message step: tenths of a microsecond to tens
+        if key in data["values"]:
+            assert Fraction(1, 10**7) <= _si(data, key) <= Fraction(1, 10**4)
+    if "scaleout_latency" in data["values"] and "scaleup_latency" in data["values"]:
+        assert _si(data, "scaleup_latency") < _si(data, "scaleout_latency")
 
 
 def _variants() -> list[tuple[Path, Path]]:

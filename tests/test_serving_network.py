@@ -134,3 +134,55 @@ def test_negative_network_input_is_one_line_exit_2(bad):
                            "tp_hide_degree"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+# Per-message latencies of the links (hardware presets: NCCL's cost model for NVIDIA chips, scaling-book for TPU ICI)
+NVIDIA = ["a100-80gb", "h100-sxm", "h200", "b200", "gb200-nvl72", "rubin"]
+
+
+@pytest.mark.parametrize("hardware", NVIDIA)
+def test_nvidia_presets_carry_nccl_step_latencies(hardware):
+    sc = build_scenario(LIB, hardware=hardware)
+    assert sc.value("scaleup_latency") == sp.Rational(6, 10**7)  # 0.6 µs per Ring/LL step over NVLink
+    assert sc.value("scaleout_latency") == sp.Rational(27, 10**7)  # 2.7 µs over the network
+
+
+@pytest.mark.parametrize("hardware", ["tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu7x"])
+def test_tpu_presets_carry_one_microsecond_per_ici_hop(hardware):
+    sc = build_scenario(LIB, hardware=hardware)
+    assert sc.value("scaleup_latency") == sp.Rational(1, 10**6)
+    assert sc.value("scaleout_latency") is None  # no published per-message figure for the data-centre network
+
+
+@pytest.mark.parametrize(("t", "expected_us"), [(1, 0), (2, 192), (4, 576), (8, 1344)])
+def test_llama3_70b_tp_latency_on_h100(t, expected_us):
+    # 2 all-reduces x 80 layers x 2(t - 1) ring steps x 0.6 µs
+    got = value("tp_allreduce_latency", [f"tp={t}"], hardware="h100-sxm", model="llama3-70b")
+    assert got == Fraction(expected_us, 10**6)
+
+
+def test_tp8_latency_is_a_quarter_of_the_weight_fetch_on_h100():
+    # 1.344 ms of latency against 70e9 x 2 B / (8 x 3.35 TB/s) = 5.22 ms: between a quarter and 26 %
+    fetch = Fraction(70 * 10**9 * 2, 8 * 335 * 10**10)
+    share = Fraction(1344, 10**6) / fetch
+    assert Fraction(1, 4) < share < Fraction(26, 100)
+
+
+def test_missing_latency_is_one_line_exit_2():
+    proc = subprocess.run([sys.executable, "-m", "derive", "eval", "--library", "serving", "--hardware", "mi300x",
+                           "--model", "llama3-70b", "--set", "tp=8", "tp_allreduce_latency"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1 and "scaleup_latency" in proc.stderr
+
+
+@given(t=st.integers(1, 256), n_layers=st.integers(1, 200), act=st.integers(1024, 65536),
+       batch=st.integers(1, 4096), w=st.integers(10**9, 2 * 10**12), up=st.integers(0, 10**4),
+       extra=st.integers(0, 10**5))
+@settings(max_examples=200, deadline=None)
+def test_all_reduce_time_never_below_its_latency_floor(t, n_layers, act, batch, w, up, extra):
+    # any link whose step latency is at least the scale-up one (the assumption), any batch and bandwidth
+    alpha_up = Fraction(up, 10**10)
+    subs = {network.tp: t, network.N_L: n_layers, network.a: act, network.B: batch, network.W_c: w,
+            network.alpha_up: alpha_up, network.alpha: alpha_up + Fraction(extra, 10**10)}
+    assert LIB.expand(network.t_ar).subs(subs) >= LIB.expand(network.t_lat).subs(subs)

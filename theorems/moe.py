@@ -106,6 +106,13 @@ scaleup_bandwidth = Quantity("scaleup_bandwidth", r"W_{\mathrm{up}}", "byte/s",
 scaleout_bandwidth = Quantity("scaleout_bandwidth", r"W_{\mathrm{out}}", "byte/s",
                               "scale-out (rack-to-rack network) bandwidth of one chip, one direction",
                               display_unit="GB/s")
+# a hardware preset's per-message latencies beside its bandwidths (the serving library's collectives read them)
+scaleup_latency = Quantity("scaleup_latency", r"\alpha_{\mathrm{up}}", "s",
+                           "latency of one message step of a collective over the scale-up links (one ring step, "
+                           "beyond its bytes over the bandwidth)", domain="nonnegative", display_unit="us")
+scaleout_latency = Quantity("scaleout_latency", r"\alpha_{\mathrm{out}}", "s",
+                            "latency of one message step of a collective over the scale-out network",
+                            domain="nonnegative", display_unit="us")
 token_activation_bytes = Quantity("token_activation_bytes", "a", "byte/token",
                                   "bytes of one token's activation vector sent over a link")
 scaleout_slowdown_q = Quantity("scaleout_slowdown", "r", "1", "how many times slower scale-out is than scale-up")

@@ -67,8 +67,10 @@ BF16 combine, EP8 dispatch 77 µs at 98 GB/s, combine 114 µs at 127 GB/s).
 from __future__ import annotations
 
 from derive import Assumption, Claim, Definition, Quantity, Step, logic, paper, si, spec
-from theorems.moe import scaleup_bandwidth, token_activation_bytes
-from theorems.roofline import B, F, N_act, c_fwd, experts_active, flops, layers, params_active, tau
+from theorems.moe import scaleup_bandwidth, scaleup_latency, token_activation_bytes
+from theorems.roofline import (
+    B, F, N_act, W, c_fwd, experts_active, flops, hbm_bandwidth, layers, params_active, q, tau,
+)
 
 from .layouts import pp, tp, tp_q
 
@@ -76,6 +78,7 @@ PART = "Beyond the lecture"  # the documents render this library's chapters as p
 CHAPTER = "Collectives and the network"
 
 W_up, a, E_act, N_L = scaleup_bandwidth.sym, token_activation_bytes.sym, experts_active.sym, layers.sym
+alpha_up = scaleup_latency.sym
 
 _RING = paper("Patarasuk and Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, "
               "J. Parallel Distrib. Comput. 69(2)", "section 3: the ring all-reduce sends 2(p-1)/p·n per process")
@@ -85,6 +88,8 @@ _MEGATRON = paper("Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Para
                   "Parallelism, arXiv:1909.08053", "section 3 and figure 4: two all-reduces in a layer's forward pass")
 _DSV3 = paper("DeepSeek-AI 2024, DeepSeek-V3 Technical Report, arXiv:2412.19437",
               "sections 3.2.1-3.2.2: dispatch in FP8, combine in BF16, computation and communication overlapped")
+_NCCL = spec("NVIDIA/nccl src/graph/tuning.cc@5067397c, hwLatencies: per-step latency of a Ring/LL collective "
+              "0.6 us over NVLink, 2.7 us over the network (NCCL's own cost model, no faster link anywhere)", "2026-06")
 _DEEPEP = spec("deepseek-ai/DeepEP docs/legacy.md, Performance, low-latency kernels on H800 with CX7 400 Gb/s "
                "InfiniBand: 128 tokens per batch, hidden 7168, top-8 experts, FP8 dispatch, BF16 combine", "2025-02")
 
@@ -140,6 +145,10 @@ tp_hide_degree_q = Quantity("tp_hide_degree", r"t^{*}", "1",
 tp_hide_batch_q = Quantity("tp_hide_batch", r"B_{\mathrm{hide}}", "seq",
                            "smallest batch at which a step's all-reduces, latency included, fit in its compute "
                            "(meaningful below t*, where it is nonnegative)", domain="real")
+tp_latency_floor_q = Quantity("tp_allreduce_latency", r"t_{\mathrm{lat}}", "s",
+                              "latency part of a step's tensor-parallel all-reduces on the scale-up links: every "
+                              "ring step's message latency, no bytes (none with one chip)", domain="nonnegative",
+                              display_unit="ms")
 pp_p2p_bytes_q = Quantity("pp_p2p_bytes", r"M_{\mathrm{pp}}", "byte",
                           "bytes one pipeline stage hands to the next in one step", display_unit="MB")
 ep_dispatch_per_token_q = Quantity("ep_dispatch_bytes_per_token", r"V_{\mathrm{d}}", "byte/token",
@@ -166,6 +175,7 @@ t_star, B_hide, M_pp = tp_hide_degree_q.sym, tp_hide_batch_q.sym, pp_p2p_bytes_q
 V_d, V_c, t_a2a, t_tok, W_hide = (ep_dispatch_per_token_q.sym, ep_combine_per_token_q.sym, ep_alltoall_time_q.sym,
                                   token_compute_time_q.sym, ep_hide_bandwidth_q.sym)
 t_d, t_cb = ep_dispatch_time_q.sym, ep_combine_time_q.sym
+t_lat = tp_latency_floor_q.sym
 G = c_fwd * N_act / F  # one token's weight multiplies at peak, s/token
 H = 2 * n_ar * N_L * a / W_c  # bytes-over-bandwidth of a step's all-reduces per token and per (t - 1), s/token
 
@@ -178,6 +188,13 @@ no_link_faster_than_scaleup = Assumption(
                  "AI Architectures (ISCA '25), arXiv:2505.09343",
                  "section 4: scale-up (NVLink) and scale-out (InfiniBand) bandwidths of an H800 node"),
     relation=logic.le(W_c, W_up),
+)
+no_message_faster_than_scaleup = Assumption(
+    "network.no_message_faster_than_scaleup", title="No message step is quicker than one on the scale-up links",
+    statement="A ring step of a collective costs at least the per-message latency of the scale-up links; across "
+              "domains the network's is longer.",
+    source=_NCCL,
+    relation=logic.ge(alpha, alpha_up),
 )
 
 # Definitions ------------------------------------------------------------------------------------------
@@ -197,6 +214,12 @@ tp_comm_time = Definition(
     statement="n_ar all-reduces in each layer, each 2(t − 1) message latencies plus its ring bytes over the "
               "link bandwidth.",
     source=_THAKUR, defines=tp_comm_time_q, expr=n_ar * N_L * (2 * (tp - 1) * alpha + V_ar / W_c),
+)
+tp_latency_floor = Definition(
+    "network.tp_allreduce_latency", title="Latency of a step's all-reduces on the scale-up links",
+    statement="n_ar all-reduces in each layer, each 2(t − 1) ring steps at the scale-up links' message latency; "
+              "their bytes left out.",
+    source=_THAKUR, defines=tp_latency_floor_q, expr=2 * n_ar * N_L * (tp - 1) * alpha_up,
 )
 tp_compute_time = Definition(
     "network.tp_compute_time", title="Compute of a step on the tensor-parallel chips",
@@ -427,6 +450,45 @@ deepseek_v3_ep_hide_bandwidth = Claim(
           "InfiniBand.",
 )
 
+tp_allreduce_time_at_least_latency = Claim(
+    "network.tp_allreduce_time_at_least_latency", title="A step's all-reduces take at least their scale-up latency",
+    label="TP latency floor",
+    statement="Whatever the batch and the link, a step's tensor-parallel all-reduces take at least the message "
+              "latencies of their ring steps on the scale-up links: a floor no batch size removes.",
+    source=_THAKUR,
+    goal=logic.ge(t_ar, t_lat),
+    uses=(no_message_faster_than_scaleup,),
+)
+_L70_LAT = (logic.eq(N_act, si("70e9 param")), logic.eq(N_L, 80), logic.eq(tp, 8), logic.eq(q, si("2 byte/param")),
+            logic.eq(W, si("3.35e12 byte/s")), logic.eq(alpha_up, si("0.6 us")))
+_L70_LAT_FORALL = (params_active, layers, tp_q, hbm_bandwidth, scaleup_latency)
+llama3_70b_tp8_latency_quarter_of_fetch = Claim(
+    "network.llama3_70b_tp8_latency_quarter_of_fetch",
+    title="TP8's all-reduce latency adds a quarter to Llama 3 70B's weight fetch on H100",
+    label="TP8 latency on H100",
+    statement="80 layers, two all-reduces each, 14 ring steps at NCCL's 0.6 µs over NVLink: about 1.34 ms of "
+              "latency per decode step, more than a quarter of the 5.2 ms it takes eight H100s at 3.35 TB/s to "
+              "read 70B BF16 weights.  At small batch a TP8 decode step is at least a quarter slower than the "
+              "memory floor says.",
+    source=_NCCL,
+    hypotheses=_L70_LAT,
+    goal=logic.ge(4 * t_lat, N_act * q / (tp * W)),
+    instance=True, forall=_L70_LAT_FORALL, uses=(tp_allreduce_time_at_least_latency,),
+    notes="The h100-sxm preset's scale-up latency (NCCL's model) and HBM bandwidth; meta-llama/Meta-Llama-3-70B "
+          "config.json: 80 layers.",
+)
+llama3_70b_tp8_latency_negligible = Claim(
+    "network.llama3_70b_tp8_latency_negligible",
+    title="False twin: TP8's all-reduce latency is a rounding error beside the weight fetch",
+    statement="The same TP8 decode step's all-reduce latencies would be under a tenth of its weight fetch.",
+    source=_NCCL,
+    hypotheses=_L70_LAT,
+    goal=logic.le(10 * t_lat, N_act * q / (tp * W)),
+    instance=True, forall=_L70_LAT_FORALL, expected="refuted", tags=("inconsistency",),
+    notes="A planted false twin of network.llama3_70b_tp8_latency_quarter_of_fetch: the latency is about 26 % of "
+          "the fetch.",
+)
+
 PROSE = (
     "A layout pays for its split in messages.  Tensor parallelism all-reduces the step's activations twice in "
     "every layer; a ring all-reduce sends each chip between one and two messages' worth of bytes.",
@@ -434,6 +496,10 @@ PROSE = (
     "The threshold does not depend on the batch: a token brings as much compute as it brings all-reduce bytes.  "
     "The per-message latency is what a batch does pay for.",
     "{{result:tp_hides_iff_batch}}",
+    "No batch removes the latency itself: every ring step pays at least the scale-up links' message latency, and "
+    "at the small batches of interactive decoding that floor is a visible share of the step.",
+    "{{result:tp_allreduce_time_at_least_latency}}",
+    "{{result:llama3_70b_tp8_latency_quarter_of_fetch}}",
     "Expert parallelism sends each token to its routed experts and back; the tokens per chip cancel again, and the "
     "question becomes one of link bandwidth.",
     "{{result:ep_hides_iff_bandwidth}}",
