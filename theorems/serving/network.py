@@ -69,7 +69,18 @@ from __future__ import annotations
 from derive import Assumption, Claim, Definition, Quantity, Step, logic, paper, si, spec
 from theorems.moe import scaleup_bandwidth, scaleup_latency, token_activation_bytes
 from theorems.roofline import (
-    B, F, N_act, W, c_fwd, experts_active, flops, hbm_bandwidth, layers, params_active, q, tau,
+    B,
+    F,
+    N_act,
+    W,
+    c_fwd,
+    experts_active,
+    flops,
+    hbm_bandwidth,
+    layers,
+    params_active,
+    q,
+    tau,
 )
 
 from .layouts import pp, tp, tp_q
