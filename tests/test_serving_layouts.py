@@ -79,3 +79,19 @@ def test_zero_or_negative_degree_is_one_line_exit_2(bad):
                            "layout_chips"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("model", ["llama3-70b", "llama3-8b"])
+def test_dense_model_has_one_expert_not_the_lectures(model):
+    # a dense model's MLP is its one expert: the lecture's 256 routed experts never reach it
+    sc = build_scenario(LIB, hardware="h100-sxm", model=model)
+    assert (sc.value("experts_total"), sc.value("experts_active")) == (1, 1)
+    assert not any("experts_" in n and "lecture" in n for n in sc.notes_for(["experts_total", "experts_active"]))
+
+
+def test_expert_parallelism_over_a_dense_model_is_one_line_exit_2():
+    proc = subprocess.run([sys.executable, "-m", "derive", "eval", "--library", "serving", "--hardware", "h100-sxm",
+                           "--model", "llama3-70b", *[a for s in layout(dp=8, ep=8) for a in ("--set", s)],
+                           "layout_chips"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1 and "experts_total = 1" in proc.stderr

@@ -352,6 +352,10 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
         if pb.experts_shared:
             out["experts_shared"] = ConfigValue(Fraction(pb.experts_shared), "1",
                                                 "shared experts per MoE layer, used by every token")
+    else:  # a dense model is one expert that every token uses: the lecture's 256 and 8 must not reach it
+        out["experts_total"] = ConfigValue(Fraction(1), "1", "a dense model: no routed MoE layer, one MLP every "
+                                           "token uses (counted as one expert)")
+        out["experts_active"] = ConfigValue(Fraction(1), "1", "a dense model: its one MLP is active for every token")
     out.notes = tuple(dict.fromkeys(notes))
     return out
 
