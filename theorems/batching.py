@@ -180,6 +180,7 @@ critical_context = Definition(
               "memory bandwidth as that sequence's multiplies take on the FLOPs.",
     source=lecture("00:12", CHAPTER, reconstructed=True),
     defines=critical_context_q, expr=c_fwd * N_act * tau * W / (F * k),
+    domain=logic.gt(k, 0),  # a model whose cache does not grow with the context has no balance context
 )
 mfu = Definition(
     "batching.mfu", title="Model FLOPs utilization of a decode step",

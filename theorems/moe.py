@@ -71,17 +71,19 @@ CHAPTER = "How MoE models are laid out across GPU racks"
 
 # Quantities -------------------------------------------------------------------------------------------
 rack_chips = Quantity("rack_chips", r"n_{\mathrm{rack}}", "1", "accelerators physically in one rack")
-expert_layer_racks = Quantity("expert_layer_racks", "R", "1", "racks one MoE layer's experts are spread over")
+expert_layer_racks = Quantity("expert_layer_racks", "R", "1", "racks one MoE layer's experts are spread over",
+                               integer=True)
 experts_per_chip_q = Quantity("experts_per_chip", r"E_{\mathrm{chip}}", "1", "experts each chip holds")
 routing_fraction_q = Quantity("routing_fraction", r"\phi", "1", "fraction of the routed experts a token uses")
 cross_rack_fraction_q = Quantity("cross_rack_fraction", r"f_{\times}", "1",
-                                 "share of a layer's routed tokens whose expert sits in another rack")
+                                 "share of a layer's routed tokens whose expert sits in another rack (none on one rack)",
+                                 domain="nonnegative")
 alltoall_inrack_time_q = Quantity("alltoall_inrack_time", r"t_{\mathrm{in}}", "s/token",
                                   "scale-up time per token of the in-rack share of one MoE layer's all-to-all",
                                   display_unit="ns/token")
 alltoall_crossrack_time_q = Quantity("alltoall_crossrack_time", r"t_{\times}", "s/token",
                                      "scale-out time per token of the cross-rack share of one MoE layer's "
-                                     "all-to-all", display_unit="ns/token")
+                                     "all-to-all (none on one rack)", domain="nonnegative", display_unit="ns/token")
 scaleup_capacity_q = Quantity("scaleup_capacity", r"C_{\mathrm{su}}", "byte",
                               "HBM pooled over the scale-up domain", display_unit="TB")
 scaleup_domain_hopper = Quantity(

@@ -84,9 +84,10 @@ CHAPTER = "How pipeline parallelism spreads model layers across racks"
 # Model layout and network -----------------------------------------------------------------------------
 layers_per_stage = Quantity("layers_per_stage", r"L_{\mathrm{stage}}", "1",
                             "MoE layers held by one pipeline stage")
-stages = Quantity("stages", "P", "1", "pipeline stages (racks, each one scale-up domain) the layers are split over")
+stages = Quantity("stages", "P", "1", "pipeline stages (racks, each one scale-up domain) the layers are split over",
+                  integer=True)
 microbatches = Quantity("microbatches", "m", "1",
-                        "micro-batches of `batch` sequences in flight through the pipeline at once")
+                        "micro-batches of `batch` sequences in flight through the pipeline at once", integer=True)
 hop_latency = Quantity("hop_latency", "h", "s", "latency of one rack-to-rack hand-over",
                        domain="nonnegative", display_unit="ms")
 
@@ -336,6 +337,7 @@ idle_fraction = Definition(
               r"every \(P\) stage times.",
     source=lecture("00:56-00:58", CHAPTER),
     defines=idle_fraction_q, expr=1 - m / P,
+    domain=logic.le(m, P),  # more micro-batches than stages queue: no stage is idle, and 1 - m/P means nothing
 )
 training_batch_tradeoff = Assumption(
     "pipeline.training_batch_tradeoff", title="Training: small batches converge better, large ones run better",

@@ -256,11 +256,13 @@ kv_hold_cost = Definition(
     "pricing.kv_hold_cost", title="Cost of holding a token's KV",
     statement=r"The token occupies \(k/C_{X}\) of the device, paid at the device's rate for the hold time.",
     source=lecture("01:52-01:55", CHAPTER), defines=kv_hold_cost_q, expr=p_X * k * T_hold / C_X,
+    domain=logic.gt(k, 0),  # a model with no per-token cache has nothing to hold or read back
 )
 kv_retrieve_cost = Definition(
     "pricing.kv_retrieve_cost", title="Cost of retrieving a token's KV",
     statement=r"Reading \(k\) bytes uses the device's bandwidth for \(k/W_{X}\) seconds, paid at the device's rate.",
     source=lecture("01:52-01:55", CHAPTER), defines=kv_retrieve_cost_q, expr=p_X * k / W_X,
+    domain=logic.gt(k, 0),
 )
 remat_cost = Definition(
     "pricing.remat_cost", title="Cost of rematerializing a token's KV",

@@ -345,6 +345,9 @@ kv_bytes_per_sequence = Definition(
     source=lecture("00:06", CHAPTER, reconstructed=True),
     defines=kv_bytes_per_sequence_q,
     expr=L * k + sp.Min(L, L_win, evaluate=False) * k_win + sp.Min(L, L_chunk, evaluate=False) * k_chunk + s_state,
+    # a sequence holds something: a cache that grows, a window or chunk of one, or a state
+    domain=logic.Or((logic.gt(k, 0), logic.gt(s_state, 0), logic.And((logic.gt(k_win, 0), logic.gt(L_win, 0))),
+                     logic.And((logic.gt(k_chunk, 0), logic.gt(L_chunk, 0))))),
 )
 FULL_ATTENTION_ONLY = (logic.gt(k, 0), logic.eq(k_win, 0), logic.eq(k_chunk, 0), logic.eq(s_state, 0))
 """Hypotheses of a claim about the lecture's layout, where every cached layer attends over the whole context."""

@@ -101,7 +101,8 @@ prefill_flops_q = Quantity("prefill_flops", r"C^{\mathrm{pre}}", "FLOP/seq",
                            "FLOPs of one sequence's prefill: weight multiplies plus causal attention",
                            display_unit="TFLOP/seq")
 attention_crossover_q = Quantity("prefill_attention_crossover", r"\ell_{\mathrm{attn}}", "token/seq",
-                                 "prompt length at which a prefill's attention FLOPs equal its weight FLOPs")
+                                 "prompt length at which a prefill's attention FLOPs equal its weight FLOPs (below "
+                                 "one token, attention outweighs the weights at every prompt)", domain="real")
 prefill_compute_time_attn_q = Quantity("prefill_compute_time_with_attention", r"t_{\mathrm{compute}}^{\mathrm{ttft}}",
                                        "s", "time for all the multiplies of a prefill pass, attention included, "
                                        "at peak FLOP/s", display_unit="ms")
@@ -118,7 +119,7 @@ prefill_chunk = Quantity("prefill_chunk", "c", "token",
                          "prefill tokens carried in one decode step beside the decode batch (chunked prefill)")
 chunk_budget_q = Quantity("prefill_chunk_budget", r"c^{*}", "token",
                           "largest prefill chunk a decode step can carry and stay memory-bound on the weight "
-                          "multiplies")
+                          "multiplies (negative: the decode batch alone is already compute-bound)", domain="real")
 train_flops_causal_q = Quantity("train_flops_per_token_causal", r"C_{\mathrm{train}}^{\mathrm{tok}}", "FLOP/token",
                                 "training FLOPs per token of a sequence of ℓ tokens: c_train/c_fwd times the "
                                 "forward FLOPs, causal attention included", display_unit="GFLOP/token")
