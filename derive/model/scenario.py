@@ -1007,11 +1007,12 @@ def check_input_constraints(library: Library, values: Mapping[str, ScenarioValue
     return notes
 
 
-def with_input_table_defaults(library: Library, scenario: Scenario, names: Iterable[str]) -> Scenario:
+def with_input_table_defaults(library: Library, scenario: Scenario,
+                              names: Iterable[str]) -> tuple[Scenario, list[str]]:
     """``scenario`` as a command that varies the quantities ``names`` sees it: when one of them is a member of
     an input table the scenario does not use yet (``--vary tp`` with no layout given), the table's other members
-    take their declared defaults, each with a note, as ``--set tp=...`` would give them.  The same scenario
-    when no name is such a member."""
+    take their declared defaults, as ``--set tp=...`` would give them; and one line per table so filled
+    (``--vary tp uses the layout table: ...``).  The same scenario and no line when no name is such a member."""
     import dataclasses
 
     names = list(names)
@@ -1019,7 +1020,7 @@ def with_input_table_defaults(library: Library, scenario: Scenario, names: Itera
     placeholders = [n for n in names if n not in values
                     and any(n in t["members"] for t in library.input_tables.values())]
     if not placeholders:
-        return scenario
+        return scenario, []
     for n in placeholders:  # stands for the varied value while the defaults are filled
         values[n] = ScenarioValue(n, sp.Integer(1), "varied", None, "varied")
     layers: list[str] = []
@@ -1027,10 +1028,19 @@ def with_input_table_defaults(library: Library, scenario: Scenario, names: Itera
     for n in placeholders:
         del values[n]
     if not layers:
-        return scenario
-    return dataclasses.replace(scenario, values=values, layers=scenario.layers + tuple(layers),
-                               notes=scenario.notes + tuple(t for _, t in notes),
-                               subjects=scenario.subjects + tuple(q for q, _ in notes))
+        return scenario, []
+    lines = []
+    for table, spec in library.input_tables.items():
+        varied = [n for n in placeholders if n in spec["members"]]
+        filled = [m for m in spec["members"] if m in values and m not in scenario.values]
+        if varied and filled:
+            shown = ", ".join(f"{m} = {_plain_q(library, m, values[m].value)}" for m in filled)
+            lines.append(f"--vary {varied[0]} uses the {table} table: its other members take their defaults, as "
+                         f"--set {varied[0]}=... would: {shown}")
+    scenario = dataclasses.replace(scenario, values=values, layers=scenario.layers + tuple(layers),
+                                   notes=scenario.notes + tuple(t for _, t in notes),
+                                   subjects=scenario.subjects + tuple(q for q, _ in notes))
+    return scenario, lines
 
 
 def _shown_with_inputs(library: Library, name: str, values: Mapping[str, ScenarioValue],

@@ -90,13 +90,12 @@ def exact_values(values: np.ndarray, integer: bool) -> tuple[list[int | Fraction
     return out, off
 
 
-def grid_rules(library: Library, scenario: Scenario, names: Sequence[str],
-               axis_values: Sequence[np.ndarray]) -> GridRules | None:
-    """The library's input rules that name a swept quantity, at every point of the full grid of
-    ``axis_values`` (one 1-D array of SI values per name, the first varying slowest); None when no rule
-    names one (nothing to mark)."""
+def _decided_rules(library: Library, scenario: Scenario,
+                   names: Sequence[str]) -> list[tuple[dict, Formula, list[int]]]:
+    """The rules that name a swept quantity and whose other inputs the scenario gives: each constraint, its
+    relation with the scenario's other values substituted, and the indices of the swept names it rests on."""
     if not library.input_constraints:
-        return None
+        return []
     symbols = [library.quantities[n].sym for n in names]
     swept = set(symbols)
     pins = frozenset(scenario.pinned) - set(names)
@@ -112,8 +111,23 @@ def grid_rules(library: Library, scenario: Scenario, names: Sequence[str],
         if relation.free_symbols() - swept:
             continue  # an input the scenario does not give: undecided, as where a scenario is built
         decided.append((c, relation, [i for i, s in enumerate(symbols) if s in relation.free_symbols()]))
+    return decided
+
+
+def names_a_rule(library: Library, scenario: Scenario, name: str) -> bool:
+    """Whether an input rule the scenario can decide names the quantity ``name``."""
+    return bool(_decided_rules(library, scenario, [name]))
+
+
+def grid_rules(library: Library, scenario: Scenario, names: Sequence[str],
+               axis_values: Sequence[np.ndarray]) -> GridRules | None:
+    """The library's input rules that name a swept quantity, at every point of the full grid of
+    ``axis_values`` (one 1-D array of SI values per name, the first varying slowest); None when no rule
+    names one (nothing to mark)."""
+    decided = _decided_rules(library, scenario, names)
     if not decided:
         return None
+    symbols = [library.quantities[n].sym for n in names]
     shape = tuple(len(v) for v in axis_values)
     exact: dict[int, list[int | Fraction]] = {}
     off: dict[int, np.ndarray] = {}
@@ -136,6 +150,19 @@ def grid_rules(library: Library, scenario: Scenario, names: Sequence[str],
             off_integers.append((names[i], int(full.sum())))
             broken |= full
     return GridRules(broken.reshape(-1), counts, off_integers)
+
+
+def refused_at(library: Library, scenario: Scenario, name: str, values: Sequence[int | Fraction]) -> np.ndarray:
+    """Where a refusing input rule fails once ``name`` takes each of ``values`` (exact numbers, SI), the rest
+    of the scenario fixed: one bool per value (an integer quantity's non-integer value is refused too)."""
+    out = np.zeros(len(values), dtype=bool)
+    if library.quantities[name].integer:
+        out |= np.array([Fraction(v).denominator != 1 for v in values], dtype=bool)
+    sym = library.quantities[name].sym
+    for c, relation, idx in _decided_rules(library, scenario, [name]):
+        if c.get("refuse", True) and idx:
+            out |= _fails_on_product(relation, [sym], [list(values)])
+    return out
 
 
 def _fails_on_product(relation: Formula, symbols: Sequence[sp.Symbol],

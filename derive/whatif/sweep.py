@@ -416,9 +416,7 @@ def sweep_grid(library: Library, scenario: Scenario, targets: Sequence[Target], 
     check_grid_size([len(a.values) for a in axes], len(axes) + len(targets))
     # a swept member of an input table (--vary tp) uses the table as --set tp=... would: its other members
     # take their defaults (pp = 1), each said in a note
-    given = scenario
-    scenario = with_input_table_defaults(library, scenario, names)
-    defaults_notes = list(scenario.notes[len(given.notes):])
+    scenario, defaults_notes = with_input_table_defaults(library, scenario, names)
     symbols = [library.quantities[n].sym for n in names]
     mesh = np.meshgrid(*[a.values for a in axes], indexing="ij")
     flat = [m.reshape(-1) for m in mesh]
