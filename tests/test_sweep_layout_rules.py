@@ -275,3 +275,18 @@ def test_a_rule_beyond_sums_and_products_is_decided_point_by_point():
         b = grid_rules(twin, sc, ["n"], [values])
         assert a is not None and b is not None
         assert a.broken.tolist() == b.broken.tolist() == [max(v, 2) > bound for v in range(1, 12)]
+
+
+def test_a_region_over_a_degree_marks_the_points_the_rules_refuse(tmp_path):
+    from derive.whatif.region import region, region_figure
+
+    sc = llama70b()
+    axes = [parse_axis(LIB, "tp=1:16:16"), parse_axis(LIB, "batch=1:256:8")]
+    reg = region(LIB, sc, "network.tp_hides_iff_batch", axes)
+    refused_tp = {int(t) for t, row in zip(axes[0].values, reg.refused, strict=True) if row.all()}
+    assert refused_tp == set(range(1, 17)) - allowed_tp(sc, range(1, 17))
+    assert not reg.refused[[0, 1, 3, 7]].any()
+    assert any("[layouts.tp_divides_query_heads]" in n and "hatched in the figure" in n for n in reg.notes)
+    assert reg.to_json()["refused_by_input_rules"] == 12 * 8
+    region_figure(reg, str(tmp_path / "r.svg"))
+    assert (tmp_path / "r.svg").stat().st_size > 0

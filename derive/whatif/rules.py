@@ -58,17 +58,18 @@ class GridRules:
     rules: list[RuleCount] = field(default_factory=list)
     off_integers: list[tuple[str, int]] = field(default_factory=list)
 
-    def notes(self, of: int, unit: str = "points") -> list[str]:
-        """One line per broken rule and per integer quantity swept off the integers."""
+    def notes(self, of: int, unit: str = "points", marked: str = "feasible = 0") -> list[str]:
+        """One line per broken rule and per integer quantity swept off the integers; ``marked``: how the
+        command marks such a point."""
         out = []
         for name, n in self.off_integers:
-            out.append(f"{name} is off the integers at {n} of {of} {unit} (feasible = 0): {name} is a whole number "
+            out.append(f"{name} is off the integers at {n} of {of} {unit} ({marked}): {name} is a whole number "
                        f"and --set refuses any other value; choose a range and a number of points that land on "
                        f"whole numbers, e.g. {name}=1:16:16")
         for r in self.rules:
             c = r.constraint
             if r.refuses:
-                out.append(f"input rule broken at {r.points} of {of} {unit} (feasible = 0; --set would refuse "
+                out.append(f"input rule broken at {r.points} of {of} {unit} ({marked}; --set would refuse "
                            f"each): {c['rule']} [{c['id']}]: {c['reason']}")
             else:
                 out.append(f"{c['rule']} does not hold at {r.points} of {of} {unit} (a note, not infeasible) "
