@@ -290,3 +290,12 @@ def test_a_region_over_a_degree_marks_the_points_the_rules_refuse(tmp_path):
     assert reg.to_json()["refused_by_input_rules"] == 12 * 8
     region_figure(reg, str(tmp_path / "r.svg"))
     assert (tmp_path / "r.svg").stat().st_size > 0
+
+
+def test_a_varied_derived_quantity_is_decided_as_its_pin():
+    """--vary layout_chips pins it at each point, as --set layout_chips=N does: above the 8 chips, refused."""
+    sc = llama70b("tp=1")
+    result = sweep_grid(LIB, sc, [resolve_target(LIB, "layout_chips")], [parse_axis(LIB, "layout_chips=1:16:16")])
+    feasible = result.data[result.columns.index("feasible")].tolist()
+    assert feasible == [0.0 if refused(["tp=1", f"layout_chips={n}"]) else 1.0 for n in range(1, 17)]
+    assert feasible == [1.0] * 8 + [0.0] * 8

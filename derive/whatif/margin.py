@@ -789,8 +789,6 @@ RULE_SEARCH = 4096  # integers searched from an end for the nearest value the in
 def rule_ends(library: Library, scenario: Scenario, name: str, intervals: Sequence[Interval]) -> list[RuleEnd]:
     """The finite ends of ``intervals`` at which ``name`` breaks a refusing input rule (an integer quantity: at
     the last integer inside the interval), each with the nearest value inside that meets every rule."""
-    import dataclasses
-
     from derive.model.scenario import ScenarioValue
 
     integer = library.quantities[name].integer
@@ -810,7 +808,8 @@ def rule_ends(library: Library, scenario: Scenario, name: str, intervals: Sequen
             else:
                 continue
             values = {**scenario.values, name: ScenarioValue(name, sp.Rational(k), "margin", origin="margin")}
-            broken = [b for b in broken_input_constraints(library, values, scenario.pinned) if b.refuses]
+            pinned = frozenset(scenario.pinned) | ({name} if library.is_derived(name) else set())
+            broken = [b for b in broken_input_constraints(library, values, pinned) if b.refuses]
             if not broken:
                 continue
             nearest, searched = None, None
@@ -822,7 +821,7 @@ def rule_ends(library: Library, scenario: Scenario, name: str, intervals: Sequen
                     bound = sp.floor(other) if side == "low" else sp.ceiling(other)
                     last = min(last, bound) if side == "low" else max(last, bound)
                 candidates = [int(c) for c in range(int(k), int(last) + step, step) if iv.contains(sp.Integer(c))]
-                refused = refused_at(library, dataclasses.replace(scenario, values=values), name, candidates)
+                refused = refused_at(library, scenario, name, candidates)
                 ok = [c for c, bad in zip(candidates, refused.tolist(), strict=True) if not bad]
                 nearest = sp.Integer(ok[0]) if ok else None
                 searched = (sp.Integer(candidates[0]), sp.Integer(candidates[-1])) if candidates else None

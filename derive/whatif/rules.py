@@ -7,7 +7,7 @@ pipeline stages) is counted, and a rule whose inputs the scenario does not all g
 
 Exact, not float: the values of the grid are floats, but a rule such as "tp divides the query heads" is a
 statement about integers.  Each swept value is read exactly (an integer quantity's value within a relative
-1e-9 of a whole number is that number, the CSV prints it so; any other float is its exact binary fraction),
+1e-12 of a whole number is that number, the CSV prints it so; any other float is its exact binary fraction),
 and the rule is evaluated in Python integers and fractions on the product of the axes it names, once per
 combination of their values, then broadcast to the grid.  An integer quantity swept off the integers
 (``tp = 2.5`` from a linear grid) is no value of it: ``--set`` refuses it, so the point is infeasible too.
@@ -30,7 +30,9 @@ from derive.model.library import Library
 from derive.model.scenario import BrokenRule, Scenario
 from derive.model.situation import situate
 
-INTEGER_RTOL = 1e-9  # a float this close to a whole number is that number (a grid computed in floats)
+# a float this close to a whole number is that number: a grid computed in floats (geomspace gives
+# 7.999999999999999 for 8), closer than the CSV's 12 significant digits show
+INTEGER_RTOL = 1e-12
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,8 @@ def _decided_rules(library: Library, scenario: Scenario,
         return []
     symbols = [library.quantities[n].sym for n in names]
     swept = set(symbols)
-    pins = frozenset(scenario.pinned) - set(names)
+    # a varied derived quantity is a leaf (--set layout_chips=16 pins it), as a sweep's targets keep it
+    pins = (frozenset(scenario.pinned) - set(names)) | {n for n in names if library.is_derived(n)}
     decided: list[tuple[dict, Formula, list[int]]] = []
     subst = None
     for c in library.input_constraints:
