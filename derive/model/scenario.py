@@ -715,11 +715,14 @@ def _exact(value: object) -> sp.Rational:
 
 def build_scenario(library: Library, *, scenario: str | None = None, hardware: str | None = None,
                    model: str | None = None, sets: Iterable[str] = (), assumes: Iterable[str] = (),
-                   si: bool = True, measured: bool = False, measurements: Iterable[str] = ()) -> Scenario:
+                   si: bool = True, measured: bool = False, measurements: Iterable[str] = (),
+                   refuse_broken_rules: bool = True) -> Scenario:
     """Assemble a scenario from its layers (see module docstring).  ``si``: a bare number in ``--set``
     or ``--assume`` for a quantity with a unit is in SI base units; when False it is an error that
     suggests the unit (the command line's default; ``--si`` turns it back on).  ``measured``: use the
-    hardware's measurement files (all of them, latest value per quantity; only ``measurements`` when given)."""
+    hardware's measurement files (all of them, latest value per quantity; only ``measurements`` when given).
+    ``refuse_broken_rules``: False builds a scenario that breaks a refusing input rule (a sweep over preset
+    pairs marks that pair instead; ``broken_input_constraints`` says which rules it breaks)."""
     from derive.model.parse import parse_assignment, parse_quantity_relation, parse_value
 
     for option, given in (("--scenario", scenario), ("--hardware", hardware), ("--model", model)):
@@ -890,7 +893,11 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
             raise ScenarioError(f"{qname} must be {words}, got {_shown_q(library, qname, v.value)}", where=where)
     _drop_stale_pins(library, values, layers)
     pinned = frozenset(n for n in values if library.is_derived(n))
-    notes.extend(check_input_constraints(library, values, pinned))
+    if refuse_broken_rules:
+        notes.extend(check_input_constraints(library, values, pinned))
+    else:
+        notes.extend(("", f"{b.constraint['rule']} does not hold ({b.numbers}): {b.constraint['reason']}")
+                     for b in broken_input_constraints(library, values, pinned) if not b.refuses)
     base_layers = 1 if path is not None else 0
     extra = ["measured" if layer.startswith("measured ") else layer.split(" ", 1)[-1]
              for layer in layers[base_layers:] if not layer.startswith(("unpinned", "deployment"))
@@ -928,14 +935,31 @@ def _table_defaults(library: Library, values: dict[str, ScenarioValue], layers: 
     return notes
 
 
-def check_input_constraints(library: Library, values: Mapping[str, ScenarioValue],
-                            pinned: Iterable[str] = ()) -> list[tuple[str, str]]:
-    """The library's ``input_constraints`` at these values: a broken rule that refuses is a one-line
-    ``ScenarioError`` naming the rule, its numbers, the reason and where the value came from; a broken rule
-    that does not refuse is a note (returned as ``(subject, text)`` pairs).  A rule whose quantities the
-    scenario does not all give is not decided here."""
+@dataclass(frozen=True)
+class BrokenRule:
+    """One input rule a scenario's values break: the library's constraint (its ``id``, ``rule``, ``reason``,
+    ``hint``, ``refuse``), the rule's numbers (``tp = 3, query_heads = 64``) and the values it rests on."""
+
+    constraint: Mapping[str, object]
+    numbers: str
+    names: tuple[str, ...]  # the quantities given a value that the rule rests on, expanded
+
+    @property
+    def id(self) -> str:
+        return str(self.constraint["id"])
+
+    @property
+    def refuses(self) -> bool:
+        return bool(self.constraint.get("refuse", True))
+
+
+def broken_input_constraints(library: Library, values: Mapping[str, ScenarioValue],
+                             pinned: Iterable[str] = ()) -> list[BrokenRule]:
+    """The library's ``input_constraints`` that these values break, in the library's order, each decided
+    exactly (rationals).  A rule whose quantities the values do not all give, or that is not defined at them,
+    is not decided here and is not in the list."""
     pinned = frozenset(pinned)
-    notes: list[tuple[str, str]] = []
+    out: list[BrokenRule] = []
     for c in library.input_constraints:
         relation = library.formula_expand(c["relation"], pinned)
         names = sorted(library.quantity_of(s).name for s in relation.free_symbols())
@@ -951,21 +975,72 @@ def check_input_constraints(library: Library, values: Mapping[str, ScenarioValue
         own = sorted({library.quantity_of(s).name for s in c["relation"].free_symbols()},
                      key=lambda n: (c["rule"].find(n) if n in c["rule"] else len(c["rule"]), n))
         numbers = ", ".join(_shown_with_inputs(library, n, values, point, pinned) for n in own)
-        if not c.get("refuse", True):
-            notes.append(("", f"{c['rule']} does not hold ({numbers}): {c['reason']}"))
+        out.append(BrokenRule(c, numbers, tuple(names)))
+    return out
+
+
+def check_input_constraints(library: Library, values: Mapping[str, ScenarioValue],
+                            pinned: Iterable[str] = ()) -> list[tuple[str, str]]:
+    """The library's ``input_constraints`` at these values: a broken rule that refuses is a one-line
+    ``ScenarioError`` naming the rule, its numbers, the reason and where the value came from; a broken rule
+    that does not refuse is a note (returned as ``(subject, text)`` pairs).  A rule whose quantities the
+    scenario does not all give is not decided here."""
+    notes: list[tuple[str, str]] = []
+    tabled = {m for t in library.input_tables.values() for m in t["members"]}
+    for broken in broken_input_constraints(library, values, pinned):
+        c = broken.constraint
+        if not broken.refuses:
+            notes.append(("", f"{c['rule']} does not hold ({broken.numbers}): {c['reason']}"))
             continue
         # where the user looks first: an input table's value they gave (a degree), then the value given last
         # (--set over a model over a chip over a file)
+        own = sorted({library.quantity_of(s).name for s in c["relation"].free_symbols()},
+                     key=lambda n: (c["rule"].find(n) if n in c["rule"] else len(c["rule"]), n))
         order = {n: i for i, n in enumerate(own)}
-        tabled = {m for t in library.input_tables.values() for m in t["members"]}
-        culprit = max((values[n] for n in names), key=lambda v: (
+        culprit = max((values[n] for n in broken.names), key=lambda v: (
             v.name in tabled and not v.origin.endswith(" default"), _LAYER_RANK.get(v.origin.split(" ", 1)[0], 0),
             -order.get(v.name, len(order))))
         by_source = culprit.origin == "--set" or (culprit.name in tabled and culprit.origin.startswith("scenario "))
         where = culprit.source if by_source else culprit.origin
-        raise ScenarioError(f"impossible {c['what']}: {c['rule']} does not hold ({numbers}); {c['reason']} "
+        raise ScenarioError(f"impossible {c['what']}: {c['rule']} does not hold ({broken.numbers}); {c['reason']} "
                             f"[{c['id']}]", where=where, hint=c.get("hint") or None)
     return notes
+
+
+def with_input_table_defaults(library: Library, scenario: Scenario,
+                              names: Iterable[str]) -> tuple[Scenario, list[str]]:
+    """``scenario`` as a command that varies the quantities ``names`` sees it: when one of them is a member of
+    an input table the scenario does not use yet (``--vary tp`` with no layout given), the table's other members
+    take their declared defaults, as ``--set tp=...`` would give them; and one line per table so filled
+    (``--vary tp uses the layout table: ...``).  The same scenario and no line when no name is such a member."""
+    import dataclasses
+
+    names = list(names)
+    values = dict(scenario.values)
+    placeholders = [n for n in names if n not in values
+                    and any(n in t["members"] for t in library.input_tables.values())]
+    if not placeholders:
+        return scenario, []
+    for n in placeholders:  # stands for the varied value while the defaults are filled
+        values[n] = ScenarioValue(n, sp.Integer(1), "varied", None, "varied")
+    layers: list[str] = []
+    notes = [(q, t) for q, t in _table_defaults(library, values, layers) if q not in names]
+    for n in placeholders:
+        del values[n]
+    if not layers:
+        return scenario, []
+    lines = []
+    for table, spec in library.input_tables.items():
+        varied = [n for n in placeholders if n in spec["members"]]
+        filled = [m for m in spec["members"] if m in values and m not in scenario.values]
+        if varied and filled:
+            shown = ", ".join(f"{m} = {_plain_q(library, m, values[m].value)}" for m in filled)
+            lines.append(f"--vary {varied[0]} uses the {table} table: its other members take their defaults, as "
+                         f"--set {varied[0]}=... would: {shown}")
+    scenario = dataclasses.replace(scenario, values=values, layers=scenario.layers + tuple(layers),
+                                   notes=scenario.notes + tuple(t for _, t in notes),
+                                   subjects=scenario.subjects + tuple(q for q, _ in notes))
+    return scenario, lines
 
 
 def _shown_with_inputs(library: Library, name: str, values: Mapping[str, ScenarioValue],

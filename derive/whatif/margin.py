@@ -53,8 +53,9 @@ from derive.kernel.logic import And, Formula, Rel
 from derive.kernel.trusted import side_conditions
 from derive.model.declarations import Claim, Quantity
 from derive.model.library import Library
-from derive.model.scenario import Scenario
+from derive.model.scenario import Scenario, broken_input_constraints, with_input_table_defaults
 from derive.model.situation import eliminate_forall, relations, situate
+from derive.whatif.rules import names_a_rule, refused_at
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,26 @@ class BoundaryCheck:
                 "z3": self.verdict, "agrees": self.agrees if self.confirmed else None}
 
 
+@dataclass(frozen=True)
+class RuleEnd:
+    """An end of a margin's interval at which the varied quantity breaks an input rule of the library: the value
+    there (an integer quantity's last integer inside the interval), the rules it breaks, and the nearest value
+    inside the interval that meets them all (integer quantities; None when none was found in ``searched``)."""
+
+    side: str  # "low" or "high"
+    end: sp.Expr  # the interval's end (SI)
+    value: sp.Rational  # the value checked (SI)
+    broken: tuple[str, ...]  # each rule with its numbers: "tp divides query_heads (tp = 28, query_heads = 64)"
+    ids: tuple[str, ...]
+    nearest: sp.Rational | None = None
+    searched: tuple[sp.Rational, sp.Rational] | None = None  # the values searched for ``nearest`` (integers)
+
+    def to_json(self, scale: sp.Rational) -> dict:
+        return {"side": self.side, "end": str(self.end / scale), "value": str(self.value / scale),
+                "broken": list(self.ids), "rules": list(self.broken),
+                "nearest_meeting_rules": None if self.nearest is None else str(self.nearest / scale)}
+
+
 @dataclass
 class Margin:
     id: str
@@ -122,6 +143,9 @@ class Margin:
     # ``inconsistent``, not ``refuted``; None: not asked (the claim holds there, or no value)
     hypotheses_at_value: bool | None = None
     instance: bool = True  # an instance claim (checked at the scenario's values); a general one is read as one here
+    # ends of the set where the varied quantity's value breaks one of the library's input rules (a non-divisor
+    # tensor-parallel degree): what --set would refuse there, and the nearest value inside that it accepts
+    rule_ends: list[RuleEnd] = field(default_factory=list)
 
     @property
     def reading_at_value(self) -> str | None:
@@ -195,6 +219,7 @@ class Margin:
             "verified": self.verified, "checks": [c.to_json(s) for c in self.checks],
             "method": "sympy solveset critical points + exact evaluation per cell; endpoints cross-checked by z3",
             "notes": self.notes,
+            "input_rules_at_ends": [r.to_json(s) for r in self.rule_ends],
             "display": {"holds_on": [self.interval_text(i) for i in self.intervals],
                         "value": None if self.value is None else self.shown(self.value)},
         }
@@ -256,7 +281,23 @@ class Margin:
                        + (f", {open_} could not be confirmed (z3: unknown)" if open_ else "")
                        + ("  <-- DISAGREEMENT" if self.verified is False else ""))
         out += [f"  note: {n}" for n in self.notes]
+        out += [f"  note: {self._rule_end_text(r)}" for r in self.rule_ends]
         return out
+
+    def _rule_end_text(self, r: RuleEnd) -> str:
+        """``at tp = 28, the largest integer below the end 28.57: impossible there: ...; the largest tp below it
+        that meets the input rules: 8``."""
+        where = (f"at {self.vary} = {self.shown(r.value)}, the {'largest' if r.side == 'high' else 'smallest'} "
+                 f"integer {'below' if r.side == 'high' else 'above'} the end {self.shown(r.end)}"
+                 if self.integer and r.value != r.end else f"at the end {self.vary} = {self.shown(r.value)}")
+        text = f"{where}: impossible there ({'; '.join(r.broken)}: --set would refuse it)"
+        if self.integer and r.nearest is not None:
+            text += (f"; the {'largest' if r.side == 'high' else 'smallest'} {self.vary} of the interval that meets "
+                     f"the input rules: {self.shown(r.nearest)}")
+        elif self.integer and r.searched is not None:
+            lo, hi = sorted(r.searched)
+            text += f"; no {self.vary} from {self.shown(lo)} to {self.shown(hi)} meets the input rules"
+        return text
 
 
 # the varied thing ------------------------------------------------------------------------------------
@@ -671,6 +712,9 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
     if not isinstance(claim, Claim):
         article = "an" if claim.kind[:1] in "aeiou" else "a"  # an assumption, a definition
         raise MarginError(f"'{claim.id}' is {article} {claim.kind}, not a claim", hint="margins are for claims")
+    table_notes: list[str] = []
+    if vary.strip() in library.quantities:  # --vary tp uses the layout as --set tp=... would (pp = 1, ...)
+        scenario, table_notes = with_input_table_defaults(library, scenario, [vary.strip()])
     v = _varied(library, scenario, vary)
     situation = situate(library, scenario)
     goal, hyps = situation.statement(claim, keep=v.keep, pinned=v.pinned).formula()
@@ -716,7 +760,10 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
         scale, unit_text = sp.Integer(1), format_dimension(v.dimension)
     out = Margin(claim.id, vary, unit_text, scale, intervals, v.domain, v.integer, formula, v.symbol,
                  value=v.value, eliminated=v.eliminated, instance=claim.instance)
+    out.notes.extend(table_notes)
     out.notes.extend(undefined)
+    if not v.replace and names_a_rule(library, scenario, v.text):
+        out.rule_ends = rule_ends(library, scenario, v.text, intervals)
     if not claim.instance:
         out.notes.append("a general claim, read at the scenario's values (instance semantics)")
     if v.symbol not in formula.free_symbols():
@@ -733,6 +780,54 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
         out.hypotheses_at_value = _hypotheses_hold(And(conditions) if conditions else None, v)
     if verify:
         out.checks = cross_check(goal, [*dom, *hyps], v.symbol, intervals, critical, rlimit or DEFAULT_RLIMIT)
+    return out
+
+
+RULE_SEARCH = 4096  # integers searched from an end for the nearest value the input rules accept
+
+
+def rule_ends(library: Library, scenario: Scenario, name: str, intervals: Sequence[Interval]) -> list[RuleEnd]:
+    """The finite ends of ``intervals`` at which ``name`` breaks a refusing input rule (an integer quantity: at
+    the last integer inside the interval), each with the nearest value inside that meets every rule."""
+    from derive.model.scenario import ScenarioValue
+
+    integer = library.quantities[name].integer
+    out: list[RuleEnd] = []
+    for iv in intervals:
+        for side, end, closed in (("low", iv.low, iv.low_closed), ("high", iv.high, iv.high_closed)):
+            if end is None:
+                continue
+            if integer:
+                k = sp.ceiling(end) if side == "low" else sp.floor(end)
+                if k == end and not closed:
+                    k += 1 if side == "low" else -1
+                if not iv.contains(k):
+                    continue  # no integer in the interval
+            elif end.is_Rational:
+                k = end
+            else:
+                continue
+            values = {**scenario.values, name: ScenarioValue(name, sp.Rational(k), "margin", origin="margin")}
+            pinned = frozenset(scenario.pinned) | ({name} if library.is_derived(name) else set())
+            broken = [b for b in broken_input_constraints(library, values, pinned) if b.refuses]
+            if not broken:
+                continue
+            nearest, searched = None, None
+            if integer:
+                step = 1 if side == "low" else -1
+                other = iv.high if side == "low" else iv.low
+                last = k + step * (RULE_SEARCH - 1)
+                if other is not None:
+                    bound = sp.floor(other) if side == "low" else sp.ceiling(other)
+                    last = min(last, bound) if side == "low" else max(last, bound)
+                candidates = [int(c) for c in range(int(k), int(last) + step, step) if iv.contains(sp.Integer(c))]
+                refused = refused_at(library, scenario, name, candidates)
+                ok = [c for c, bad in zip(candidates, refused.tolist(), strict=True) if not bad]
+                nearest = sp.Integer(ok[0]) if ok else None
+                searched = (sp.Integer(candidates[0]), sp.Integer(candidates[-1])) if candidates else None
+            out.append(RuleEnd(side, end, sp.Rational(k), tuple(f"{b.constraint['rule']} does not hold ({b.numbers}) "
+                                                                 f"[{b.id}]" for b in broken),
+                               tuple(b.id for b in broken), nearest, searched))
     return out
 
 

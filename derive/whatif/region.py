@@ -8,12 +8,13 @@ point marked.  One quantity at a time has exact intervals instead (``derive.what
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from derive.errors import MarginError
 from derive.model.declarations import Claim
 from derive.model.library import Library
-from derive.model.scenario import Scenario
+from derive.model.scenario import Scenario, with_input_table_defaults
+from derive.whatif.rules import grid_rules
 
 
 @dataclass
@@ -25,6 +26,10 @@ class Region:
     holds: object  # numpy bool array, shape (len(axes[0]), len(axes[1]))
     values: list  # the scenario values of the two quantities (SI) or None
     out: str | None = None
+    # where an input rule the library declares breaks (a layout degree --set would refuse), same shape as ``holds``;
+    # None when no rule names either quantity
+    refused: object = None
+    notes: list[str] = field(default_factory=list)  # the table defaults used, and each broken rule with its count
 
     @property
     def fraction(self) -> float:
@@ -40,6 +45,8 @@ class Region:
             "value": [None if v is None else float(v) / ax.scale for v, ax in zip(self.values, self.axes, strict=True)],
             "out": self.out,
             "note": "sampled on a grid (numeric evaluation per point, not a proof); one --vary gives exact intervals",
+            "refused_by_input_rules": None if self.refused is None else int(self.refused.sum()),
+            "notes": self.notes,
         }
 
 
@@ -58,11 +65,18 @@ def region(library: Library, scenario: Scenario, claim_id: str, axes: Sequence) 
     names = [a.name for a in axes]
     symbols = [library.quantities[n].sym for n in names]
     check_grid_size([len(a.values) for a in axes], 3)  # before the grid is allocated
+    # a varied layout degree takes the layout's other degrees from their defaults, as --set would
+    scenario, notes = with_input_table_defaults(library, scenario, names)
     fn = compiled_claim(library, scenario, Target(claim.id, "claim", claim.id, claim=claim), names, symbols)
     mesh = np.meshgrid(axes[0].values, axes[1].values, indexing="ij")
     holds = np.asarray(fn(*mesh), dtype=bool)
     values = [scenario.value(n) if n in scenario.values else None for n in names]
-    return Region(claim.id, list(axes), holds, values)
+    rules = grid_rules(library, scenario, names, [a.values for a in axes])
+    refused = None
+    if rules is not None:
+        refused = rules.broken.reshape(holds.shape)
+        notes += rules.notes(int(holds.size), marked="hatched in the figure")
+    return Region(claim.id, list(axes), holds, values, refused=refused, notes=notes)
 
 
 def region_figure(reg: Region, path: str) -> None:
@@ -79,6 +93,8 @@ def region_figure(reg: Region, path: str) -> None:
                   cmap=ListedColormap(["#f4c7c3", "#b7e1cd"]), vmin=0, vmax=1)
     if reg.holds.any() and not reg.holds.all():
         ax.contour(b.printed, a.printed, reg.holds.astype(float), levels=[0.5], colors="#333333", linewidths=0.8)
+    if reg.refused is not None and reg.refused.any():  # where an input rule refuses the point: hatched
+        ax.contourf(b.printed, a.printed, reg.refused.astype(float), levels=[0.5, 1.5], colors="none", hatches=["xx"])
     va, vb = reg.values
     if va is not None and vb is not None:
         ax.plot([float(vb) / b.scale], [float(va) / a.scale], marker="o", color="black", ms=5)

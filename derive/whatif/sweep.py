@@ -31,8 +31,9 @@ from derive.errors import DeriveError, ScenarioError, SweepError
 from derive.kernel.logic import Formula, Rel
 from derive.model.declarations import Claim
 from derive.model.library import Library
-from derive.model.scenario import Scenario
+from derive.model.scenario import Scenario, with_input_table_defaults
 from derive.model.situation import eliminate_forall, situate
+from derive.whatif.rules import grid_rules, pair_rule_notes
 
 NOT_A_PROOF = "numeric sweep, not a proof"
 EQ_RTOL = 1e-9
@@ -413,6 +414,9 @@ def sweep_grid(library: Library, scenario: Scenario, targets: Sequence[Target], 
     if len(set(names)) != len(names):
         raise SweepError("each quantity may be swept once")
     check_grid_size([len(a.values) for a in axes], len(axes) + len(targets))
+    # a swept member of an input table (--vary tp) uses the table as --set tp=... would: its other members
+    # take their defaults (pp = 1), each said in a note
+    scenario, defaults_notes = with_input_table_defaults(library, scenario, names)
     symbols = [library.quantities[n].sym for n in names]
     mesh = np.meshgrid(*[a.values for a in axes], indexing="ij")
     flat = [m.reshape(-1) for m in mesh]
@@ -440,13 +444,22 @@ def sweep_grid(library: Library, scenario: Scenario, targets: Sequence[Target], 
                                                                                     for t in targets) else []
     notes += [HYPOTHESES_NOTE] if hypotheses_fail else []
     notes += [a.note for a in axes if a.note]
+    notes += defaults_notes
     feasible = _feasible_grid(library, scenario, names, symbols, flat)
+    if feasible is not None and (feasible < 0.5).any():
+        notes.append(INFEASIBLE_NOTE.format(n=int((feasible < 0.5).sum()), of=int(flat[0].size)))
+    # the library's input rules at each point, decided exactly as --set would decide them (feasible = 0 where one
+    # breaks); None when no rule names a swept quantity, so such a sweep is as it was
+    rules = grid_rules(library, scenario, names, [a.values for a in axes])
+    if rules is not None:
+        if feasible is None:
+            feasible = np.ones(flat[0].shape)
+        feasible = np.where(rules.broken, 0.0, feasible)
+        notes += rules.notes(int(flat[0].size))
     if feasible is not None:
         columns.append(FEASIBLE_COLUMN)
         kinds.append("claim")
         data.append(feasible)
-        if (feasible < 0.5).any():
-            notes.append(INFEASIBLE_NOTE.format(n=int((feasible < 0.5).sum()), of=int(flat[0].size)))
     return SweepResult(columns, data, kinds, notes=notes, points=int(flat[0].size), evaluations=evaluations,
                        seconds=time.perf_counter() - start)
 
@@ -497,14 +510,16 @@ def sweep_presets(library: Library, targets: Sequence[Target], *, scenario: str 
     A pair whose scenario lacks an input gives an empty field."""
     import time
 
-    from derive.model.scenario import build_scenario
+    from derive.model.scenario import broken_input_constraints, build_scenario
 
     start = time.perf_counter()
     pairs = list(pairs) if pairs is not None else preset_pairs(library)
     if not pairs:
         raise SweepError("the library has no hardware and model presets to sweep")
-    scenarios = [build_scenario(library, scenario=scenario, hardware=h, model=m, sets=sets, assumes=assumes)
-                 for h, m in pairs]
+    # a pair whose scenario breaks an input rule (--set tp=16 where a chip's domain is 8) is built all the same
+    # and marked infeasible below, with the rule: the other pairs still answer
+    scenarios = [build_scenario(library, scenario=scenario, hardware=h, model=m, sets=sets, assumes=assumes,
+                                refuse_broken_rules=False) for h, m in pairs]
     columns = ["hardware", "model"]
     kinds = ["label", "label"]
     labels = {"hardware": [h for h, _ in pairs], "model": [m for _, m in pairs]}
@@ -561,15 +576,22 @@ def sweep_presets(library: Library, targets: Sequence[Target], *, scenario: str 
     notes += [HYPOTHESES_NOTE] if hypotheses_fail else []
     from derive.whatif.feasibility import constraints, feasibility
 
+    feasible = None
     if constraints(library):  # exact, per pair: 1 feasible, 0 a bound fails, empty when it cannot be decided
         feasible = np.array([np.nan if f.undecided and f.feasible else float(f.feasible)
                              for f in (feasibility(library, s) for s in scenarios)])
-        columns.append(FEASIBLE_COLUMN)
-        kinds.append("claim")
-        data.append(feasible)
         if (feasible < 0.5).any():
             notes.append(INFEASIBLE_NOTE.format(n=int((feasible < 0.5).sum()), of=len(pairs)).replace("points",
                                                                                                    "pairs"))
+    broken = [[b for b in broken_input_constraints(library, s.values, s.pinned) if b.refuses] for s in scenarios]
+    if any(broken):
+        feasible = np.ones(len(pairs)) if feasible is None else feasible
+        feasible = np.where([bool(b) for b in broken], 0.0, feasible)
+        notes += pair_rule_notes(broken, pairs)
+    if feasible is not None:
+        columns.append(FEASIBLE_COLUMN)
+        kinds.append("claim")
+        data.append(feasible)
     return SweepResult(columns, data, kinds, labels=labels, notes=notes, points=len(pairs), evaluations=evaluations,
                        seconds=time.perf_counter() - start)
 

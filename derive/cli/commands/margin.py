@@ -16,6 +16,10 @@ expression such as "flops/hbm_bandwidth" (solved for one of its quantities).
 "value", "holds_at_value", "verified", "checks", ...}; numbers in the quantity's SI unit or --unit,
 null for an unbounded end.
 
+Where QUANTITY is named by an input rule of the library (a layout degree), an end of the set whose value there
+(an integer quantity's last integer inside) breaks a rule says so, with the nearest value inside that meets
+every rule (JSON "input_rules_at_ends").
+
 Two --vary give a region instead, sampled on a grid (vectorised numeric evaluation, not exact) and
 drawn to --out FILE (.png, .svg or .pdf; deterministic bytes).  Each may carry a range,
 "Q=LO:HI[:log]" (default: the scenario value /10 .. x10, logarithmic).
@@ -98,6 +102,6 @@ def run(args, ctx) -> int:
             emit(f"figure: {reg.out}")
         if pinned:
             emit(pinned_line(pinned))
-        for note in axis_notes:
+        for note in axis_notes + reg.notes:
             emit(f"note: {note}")
     return 0

@@ -20,6 +20,12 @@ A claim in a sweep is its instance goal and hypotheses evaluated numerically per
 0 = the goal fails, empty = its hypotheses fail there, where the check says inconsistent): a numeric
 sweep, not a proof ("==" within a relative 1e-9).  --check gives proofs.
 
+feasible (a library with FEASIBILITY bounds or input rules): 0 where a bound fails (the memory does not fit), and
+0 where the point breaks an input rule that --set would refuse (a layout degree that does not divide the heads,
+or needs more chips than the domain), decided exactly on the point's numbers; a note names each rule and how
+many points break it.  --vary of a layout degree takes the layout's other degrees from their defaults, as --set
+would.  With --presets, a pair that breaks an input rule is marked the same way, not an error.
+
 Output: CSV (deterministic formatting) to --out FILE, else to stdout; --figure FILE draws it (.png,
 .svg, .pdf).  A summary (points, evaluations per second) goes to stdout when --out is given, else to
 stderr; --json prints the summary as JSON.

@@ -1,0 +1,301 @@
+"""Input rules where a command varies a quantity they name: ``derive sweep --vary tp``, ``--presets`` with a layout,
+and ``derive margin --vary tp``.
+
+The serving library's layout rules (``theorems.serving.layouts.INPUT_CONSTRAINTS``) refuse ``--set tp=3`` for
+Llama 3 70B in one line.  A sweep over tp must say the same thing at every point: feasible = 0 where a rule breaks,
+with a note that names the rule, and nothing changed for a sweep whose quantities no rule names.
+
+Worked example (Llama 3 70B on one 8-GPU H100 node): the meta-llama config.json gives 64 query heads and 8 KV heads;
+the h100-sxm preset's scale-up domain is 8 chips.  tp must divide 64, divide 8 or be a multiple of 8, and be at
+most 8: tp in {1, 2, 4, 8}, as served in practice (TP8 on one node; TP2 and TP4 in NVIDIA's NIM benchmarks).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sympy as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from libtools import make_library, run_cli
+
+from derive import Quantity, logic
+from derive.errors import ScenarioError
+from derive.model.loader import load_library
+from derive.model.scenario import Scenario, ScenarioValue, build_scenario
+from derive.whatif.feasibility import feasibility
+from derive.whatif.margin import margin
+from derive.whatif.rules import grid_rules
+from derive.whatif.sweep import Axis, parse_axis, resolve_target, sweep_grid, sweep_presets
+
+LIB = load_library(["serving"])
+GOLDEN = Path(__file__).parent / "golden"
+LINKS = ["collective_latency=1us", "collective_bandwidth=450GB/s"]
+REPRO = ["sweep", "tp_allreduce_time", "--library", "serving", "--hardware", "h100-sxm", "--model", "llama3-70b",
+         "--vary", "tp=1:16:16", "--set", "collective_latency=1us", "--set", "collective_bandwidth=450GB/s"]
+
+
+def rows(text: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def llama70b(*sets: str) -> Scenario:
+    return build_scenario(LIB, hardware="h100-sxm", model="llama3-70b", sets=[*LINKS, *sets])
+
+
+def allowed_tp(sc: Scenario, degrees) -> set[int]:
+    """The rules of theorems.serving.layouts, written out for tp alone (the other degrees 1)."""
+    heads, kv, chips = (int(sc.value(n)) for n in ("query_heads", "kv_heads", "chips"))
+    return {t for t in degrees if heads % t == 0 and (kv % t == 0 or t % kv == 0) and t <= chips}
+
+
+def refused(sets: list[str], hardware: str = "h100-sxm", model: str = "llama3-70b") -> bool:
+    try:
+        build_scenario(LIB, hardware=hardware, model=model, sets=[*LINKS, *sets])
+    except ScenarioError:
+        return True
+    return False
+
+
+# the reproduction -------------------------------------------------------------------------------------
+
+def test_llama3_70b_tp_sweep_is_feasible_only_at_the_degrees_the_rules_allow(capsys):
+    code, out, err = run_cli(capsys, REPRO)
+    assert code == 0, err
+    feasible = {int(r["tp [1]"]): r["feasible"] for r in rows(out)}
+    expected = allowed_tp(llama70b(), range(1, 17))
+    assert expected == {1, 2, 4, 8}  # 64 query heads, 8 KV heads, 8 chips
+    assert {t for t, f in feasible.items() if f == "1"} == expected
+    assert {t for t, f in feasible.items() if f == "0"} == {3, 5, 6, 7, *range(9, 17)}
+
+
+def test_the_note_names_each_broken_rule_its_reason_and_its_count(capsys):
+    _, _, err = run_cli(capsys, REPRO)
+    notes = [line for line in err.splitlines() if line.startswith("note: input rule broken")]
+    by_id = {c["id"]: c for c in LIB.input_constraints}
+    # tp = 3, 5, 6, 7, 9..15 do not divide 64; tp = 9..16 need more than the 8 chips
+    counts = {"layouts.tp_divides_query_heads": 11, "layouts.tp_and_kv_heads_divide": 11,
+              "layouts.layout_within_chips": 8}
+    assert len(notes) == len(counts)
+    for rid, n in counts.items():
+        (line,) = [x for x in notes if f"[{rid}]" in x]
+        assert f"at {n} of 16 points" in line
+        assert by_id[rid]["reason"] in line and by_id[rid]["rule"] in line
+    # separate from the FEASIBILITY note (memory fits at every point here)
+    assert "FEASIBILITY" not in "\n".join(notes)
+    assert "layout table" in err and "pp = 1" in err  # the defaults --set tp=... would take, said once
+
+
+def test_a_rule_note_is_not_counted_as_a_feasibility_failure():
+    """The FEASIBILITY note counts only its own bounds: a layout rule's points are in their own note."""
+    sc = llama70b()
+    result = sweep_grid(LIB, sc, [resolve_target(LIB, "tp_allreduce_time")], [parse_axis(LIB, "tp=1:16:16")])
+    assert not any("FEASIBILITY" in n for n in result.notes)
+    assert sum("input rule broken" in n for n in result.notes) == 3
+
+
+# a sweep no rule names is as it was ------------------------------------------------------------------
+
+GOLDEN_SWEEPS = {
+    "sweep_lecture_batch.csv": ["sweep", "critical_batch", "step_time", "--vary", "batch=1:4096:64"],
+    "sweep_lecture_flops_batch.csv": ["sweep", "batch_optimum_lecture", "step_time", "--vary",
+                                      "flops=100 TFLOP/s:10 PFLOP/s:12:log", "--vary", "batch=1:8192:10"],
+    "sweep_lecture_context.csv": ["sweep", "step_time", "--hardware", "h100-sxm", "--model", "llama3-70b",
+                                  "--vary", "context=1000:200000:60"],
+    # chips is named by a rule, but with no layout given the rule is undecided: unchanged, not 0
+    "sweep_serving_batch_chips.csv": ["sweep", "step_time", "memory_per_chip", "--library", "serving", "--hardware",
+                                      "h100-sxm", "--model", "llama3-70b", "--vary", "batch=1:4096:20", "--vary",
+                                      "chips=1:16:16"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN_SWEEPS))
+def test_a_sweep_no_rule_decides_is_byte_identical_to_before(capsys, name):
+    """The golden files are the output of the engine before input rules entered sweeps."""
+    code, out, err = run_cli(capsys, GOLDEN_SWEEPS[name])
+    assert code == 0, err
+    assert out == (GOLDEN / name).read_text()
+    assert "input rule" not in err
+
+
+def test_a_sweep_of_lecture_quantities_evaluates_no_rule():
+    sc = llama70b("tp=8")
+    axes = [parse_axis(LIB, "batch=1:8192:100"), parse_axis(LIB, "context=1000:100000:100")]
+    assert grid_rules(LIB, sc, [a.name for a in axes], [a.values for a in axes]) is None
+
+
+# exact on integers ------------------------------------------------------------------------------------
+
+def test_a_degree_off_the_integers_is_infeasible_and_said(capsys):
+    code, out, err = run_cli(capsys, [*REPRO[:-6], "--vary", "tp=1:4:7", *REPRO[-4:]])
+    assert code == 0, err
+    feasible = {Fraction(r["tp [1]"]): r["feasible"] for r in rows(out)}
+    assert feasible == {Fraction(1): "1", Fraction(3, 2): "0", Fraction(2): "1", Fraction(5, 2): "0",
+                        Fraction(3): "0", Fraction(7, 2): "0", Fraction(4): "1"}
+    assert "tp is off the integers at 3 of 7 points" in err
+
+
+def test_a_log_grid_lands_on_whole_degrees():
+    """geomspace(1, 64, 7) computes 7.999999999999999 for 8: read as 8 (the CSV prints 8), so TP8 stays
+    feasible; 16, 32 and 64 need more than 8 chips."""
+    axis = parse_axis(LIB, "tp=1:64:7:log")
+    assert not all(float(v).is_integer() for v in axis.values)  # the floats really are off
+    result = sweep_grid(LIB, llama70b(), [resolve_target(LIB, "tp_allreduce_time")], [axis])
+    feasible = result.data[result.columns.index("feasible")]
+    assert feasible.tolist() == [1, 1, 1, 1, 0, 0, 0]
+    assert not any("off the integers" in n for n in result.notes)
+
+
+def test_two_degrees_at_once_are_decided_on_their_product():
+    """tp and dp over Llama 3 70B on 8 chips: feasible exactly where tp is allowed and tp*dp <= 8."""
+    axes = [Axis("tp", np.arange(1, 9, dtype=float), "1", 1.0), Axis("dp", np.arange(1, 9, dtype=float), "1", 1.0)]
+    sc = llama70b()
+    result = sweep_grid(LIB, sc, [resolve_target(LIB, "layout_chips")], axes)
+    feasible = result.data[result.columns.index("feasible")].reshape(8, 8)
+    for t in range(1, 9):
+        for d in range(1, 9):
+            assert feasible[t - 1, d - 1] == float(t in allowed_tp(sc, [t]) and t * d <= 8), (t, d)
+
+
+DEGREE = st.integers(min_value=1, max_value=96)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tps=st.lists(DEGREE, min_size=1, max_size=4, unique=True),
+       pps=st.lists(DEGREE, min_size=1, max_size=2, unique=True),
+       ep=st.sampled_from([1, 2, 4, 8]), model=st.sampled_from(["llama3-70b", "deepseek-v3", "mixtral-8x7b"]),
+       hardware=st.sampled_from(["h100-sxm", "gb200-nvl72"]))
+def test_each_point_is_what_set_says(tps, pps, ep, model, hardware):
+    """Property: at every point of a sweep over tp and pp (ep and dp given), feasible = 0 exactly where
+    build_scenario with --set tp=... --set pp=... refuses the scenario or a FEASIBILITY bound fails there."""
+    sets = [*LINKS, f"ep={ep}", f"dp={ep}"]  # ep divides every model's experts; ep <= tp*cp*dp as dp = ep
+    sc = build_scenario(LIB, hardware=hardware, model=model, sets=sets)
+    axes = [Axis("tp", np.array(sorted(tps), dtype=float), "1", 1.0),
+            Axis("pp", np.array(sorted(pps), dtype=float), "1", 1.0)]
+    result = sweep_grid(LIB, sc, [resolve_target(LIB, "layout_chips")], axes)
+    feasible = result.data[result.columns.index("feasible")].reshape(len(tps), len(pps))
+    for i, t in enumerate(sorted(tps)):
+        for j, p in enumerate(sorted(pps)):
+            try:
+                at = build_scenario(LIB, hardware=hardware, model=model, sets=[*sets, f"tp={t}", f"pp={p}"])
+            except ScenarioError:
+                expected = 0.0
+            else:
+                f = feasibility(LIB, at)
+                expected = float("nan") if f.undecided and f.feasible else float(f.feasible)
+            got = feasible[i, j]
+            assert (np.isnan(got) and np.isnan(expected)) or got == expected, (t, p, ep, model, hardware, got)
+
+
+# preset pairs -----------------------------------------------------------------------------------------
+
+PAIRS = [("h100-sxm", "llama3-70b"), ("gb200-nvl72", "llama3-70b"), ("gb200-nvl72", "gemma3-27b"),
+         ("h100-sxm", "mixtral-8x7b")]
+
+
+def test_a_preset_pair_that_breaks_a_rule_is_marked_not_an_abort():
+    """--set tp=16 is refused on an 8-GPU node and accepted on a 72-GPU NVL72 domain (16 divides the heads of
+    both models; gemma3-27b's 32 query heads and 16 KV heads too)."""
+    targets = [resolve_target(LIB, "tp_allreduce_time")]
+    result = sweep_presets(LIB, targets, sets=[*LINKS, "tp=16"], pairs=PAIRS)
+    feasible = result.data[result.columns.index("feasible")].tolist()
+    assert feasible == [0.0 if refused(["tp=16"], h, m) else 1.0 for h, m in PAIRS] == [0.0, 1.0, 1.0, 0.0]
+    (note,) = [n for n in result.notes if "input rule broken" in n]
+    assert "at 2 of 4 pairs" in note and "[layouts.layout_within_chips]" in note
+    assert "h100-sxm x llama3-70b (layout_chips = 16" in note
+
+
+def test_a_preset_sweep_without_a_broken_rule_has_no_rule_note():
+    result = sweep_presets(LIB, [resolve_target(LIB, "tp_allreduce_time")], sets=[*LINKS, "tp=8"], pairs=PAIRS)
+    assert result.data[result.columns.index("feasible")].tolist() == [1.0] * 4
+    assert not any("input rule" in n for n in result.notes)
+
+
+def test_a_preset_sweep_cli_with_a_rule_broken_everywhere_exits_zero(capsys, tmp_path):
+    out = tmp_path / "p.csv"
+    code, summary, err = run_cli(capsys, ["sweep", "layout_chips", "--library", "serving", "--presets", "--set",
+                                          "tp=3", "--out", str(out)])
+    assert code == 0, err
+    assert {r["feasible"] for r in rows(out.read_text())} == {"0"}
+    assert "[layouts.tp_divides_query_heads]" in summary
+
+
+# margins ----------------------------------------------------------------------------------------------
+
+def test_a_margin_end_at_a_degree_the_rules_refuse_says_so():
+    """network.tp_hides_iff_batch over tp for Llama 3 70B at 450 GB/s holds below t* = 28.57: its last integer,
+    28, divides neither the heads nor fits in the node; the largest degree below it the rules accept is 8."""
+    m = margin(LIB, llama70b(), "network.tp_hides_iff_batch", "tp", verify=False)
+    assert m.intervals and m.intervals[0].high is not None and 28 < m.intervals[0].high < 29
+    (end,) = m.rule_ends
+    assert end.side == "high" and end.value == 28 and end.nearest == 8
+    assert {"layouts.tp_divides_query_heads", "layouts.layout_within_chips"} <= set(end.ids)
+    text = "\n".join(m.text_lines())
+    assert "at tp = 28, the largest integer below the end 28.57: impossible there" in text
+    assert "the largest tp of the interval that meets the input rules: 8" in text
+    assert m.to_json()["input_rules_at_ends"][0]["nearest_meeting_rules"] == "8"
+
+
+def test_a_margin_whose_ends_meet_the_rules_adds_nothing():
+    m = margin(LIB, llama70b(), "network.pipeline_p2p_below_tp_allreduce", "tp", verify=False)
+    assert [(i.low, i.high) for i in m.intervals] == [(2, None)]  # pp = 1 from the layout's defaults
+    assert m.rule_ends == []
+
+
+def test_a_margin_past_every_allowed_degree_says_none_was_found():
+    m = margin(LIB, llama70b(), "network.tp_never_hides_past_degree", "tp", verify=False)
+    (end,) = m.rule_ends
+    assert end.side == "low" and end.value == 29 and end.nearest is None
+    assert "no tp from 29 to 4,124 meets the input rules" in "\n".join(m.text_lines())
+
+
+# the exact evaluator against the kernel's, on a planted rule -----------------------------------------
+
+def test_a_rule_beyond_sums_and_products_is_decided_point_by_point():
+    """A rule written with Max (no object-array arithmetic) and its arithmetic twin agree at every point."""
+    n = Quantity("n", "n", "1", "a count", integer=True)
+    m_ = Quantity("m", "m", "1", "a bound")
+    lib = make_library(n, m_)
+    twin = make_library(n, m_)
+    lib.input_constraints = [{"id": "t.max", "what": "input", "rule": "max(n, 2) <= m", "reason": "planted",
+                              "relation": logic.le(sp.Max(n.sym, 2), m_.sym), "hint": "", "source": "test",
+                              "refuse": True}]
+    twin.input_constraints = [{"id": "t.and", "what": "input", "rule": "n <= m and 2 <= m", "reason": "planted",
+                               "relation": logic.And((logic.le(n.sym, m_.sym), logic.le(2, m_.sym))), "hint": "",
+                               "source": "test", "refuse": True}]
+    values = np.arange(1, 12, dtype=float)
+    for bound in (1, 2, 5):
+        sc = Scenario("t", {"m": ScenarioValue("m", sp.Integer(bound), "test")})
+        a = grid_rules(lib, sc, ["n"], [values])
+        b = grid_rules(twin, sc, ["n"], [values])
+        assert a is not None and b is not None
+        assert a.broken.tolist() == b.broken.tolist() == [max(v, 2) > bound for v in range(1, 12)]
+
+
+def test_a_region_over_a_degree_marks_the_points_the_rules_refuse(tmp_path):
+    from derive.whatif.region import region, region_figure
+
+    sc = llama70b()
+    axes = [parse_axis(LIB, "tp=1:16:16"), parse_axis(LIB, "batch=1:256:8")]
+    reg = region(LIB, sc, "network.tp_hides_iff_batch", axes)
+    refused_tp = {int(t) for t, row in zip(axes[0].values, reg.refused, strict=True) if row.all()}
+    assert refused_tp == set(range(1, 17)) - allowed_tp(sc, range(1, 17))
+    assert not reg.refused[[0, 1, 3, 7]].any()
+    assert any("[layouts.tp_divides_query_heads]" in n and "hatched in the figure" in n for n in reg.notes)
+    assert reg.to_json()["refused_by_input_rules"] == 12 * 8
+    region_figure(reg, str(tmp_path / "r.svg"))
+    assert (tmp_path / "r.svg").stat().st_size > 0
+
+
+def test_a_varied_derived_quantity_is_decided_as_its_pin():
+    """--vary layout_chips pins it at each point, as --set layout_chips=N does: above the 8 chips, refused."""
+    sc = llama70b("tp=1")
+    result = sweep_grid(LIB, sc, [resolve_target(LIB, "layout_chips")], [parse_axis(LIB, "layout_chips=1:16:16")])
+    feasible = result.data[result.columns.index("feasible")].tolist()
+    assert feasible == [0.0 if refused(["tp=1", f"layout_chips={n}"]) else 1.0 for n in range(1, 17)]
+    assert feasible == [1.0] * 8 + [0.0] * 8
