@@ -173,7 +173,8 @@ DEGREE = st.integers(min_value=1, max_value=96)
 def test_each_point_is_what_set_says(tps, pps, ep, model, hardware):
     """Property: at every point of a sweep over tp and pp (ep and dp given), feasible = 0 exactly where
     build_scenario with --set tp=... --set pp=... refuses the scenario or a FEASIBILITY bound fails there."""
-    sets = [*LINKS, f"ep={ep}", f"dp={ep}"]  # ep divides every model's experts; ep <= tp*cp*dp as dp = ep
+    ep = 1 if model == "llama3-70b" else ep  # a dense model is one expert: no expert parallelism
+    sets = [*LINKS, f"ep={ep}", f"dp={ep}"]  # ep divides the MoE models' experts; ep <= tp*cp*dp as dp = ep
     sc = build_scenario(LIB, hardware=hardware, model=model, sets=sets)
     axes = [Axis("tp", np.array(sorted(tps), dtype=float), "1", 1.0),
             Axis("pp", np.array(sorted(pps), dtype=float), "1", 1.0)]
