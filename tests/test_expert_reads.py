@@ -19,9 +19,9 @@ from derive.model.evaluate import evaluate
 from derive.model.scenario import build_scenario
 
 # Single-stream decode of a 1T-parameter, 32B-active Kimi-K2-architecture model at 3.3 bits per weight on a
-# machine with 819 GB/s of memory bandwidth: 46.8 ms per token.  Source: the project's report on floors for
-# mixture-of-experts models (2026-11); its original public record was not found in the pages and issues
-# searched (llama.cpp and Apple M3 Ultra Kimi K2 benchmarks), so it stays a test fixture, not a ledger entry.
+# machine with 819 GB/s of memory bandwidth: 46.8 ms per token.  Source: the spicyneuron/Kimi-K2.6-MLX-3.3bit
+# model card on Hugging Face (mlx_lm.benchmark on a Mac Studio M3 Ultra: 21.363 generated tokens/s at 3.331
+# bits per weight); the ledger holds it as published/kimi-k2.6-m3-ultra-single-stream, at its fastest reading.
 KIMI_SINGLE_STREAM = {
     "measured_s": Fraction(468, 10000),
     "sets": ["batch=1 seq", "bytes_per_param=0.4125 B/param", "hbm_bandwidth=819 GB/s", "chips=1",
