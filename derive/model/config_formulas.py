@@ -224,7 +224,7 @@ def read_config(readings: Mapping[str, TypeReading], config: object) -> ConfigRe
         raise ScenarioError("a config.json must hold a JSON object")
     tname = config.get(TYPE_FIELD)
     if not isinstance(tname, str) or tname not in readings:
-        raise ScenarioError(f"{TYPE_FIELD} {tname!r} is not one this reading knows" if tname is not None
+        raise ScenarioError(f"{TYPE_FIELD} {json.dumps(tname)} is not read here" if tname is not None
                             else f"missing field '{TYPE_FIELD}'")
     reading = readings[tname]
     for fname, allowed in reading.absent.items():
@@ -266,8 +266,8 @@ def _field_value(f: Field, config: Mapping, env: Mapping[sp.Symbol, sp.Rational]
         value = sp.Rational(sp.sympify(f.default).subs(env))
         if f.kind == "whole" and (not value.is_integer or value < f.minimum
                                   or (f.maximum is not None and value > f.maximum)):
-            raise ScenarioError(f"field '{f.name}' is absent and its default {f.default} is not a whole number "
-                                f"from {f.minimum}" + (f" to {f.maximum}" if f.maximum is not None else ""))
+            raise ScenarioError(f"field '{f.name}' is absent and its default is not a whole number "
+                                f"from {f.minimum}" + (f" to {f.maximum:,}" if f.maximum is not None else ""))
         return value
     if f.optional:
         return None
