@@ -95,6 +95,19 @@ def test_formulas_follow_the_defaults_and_aliases_of_the_python_reader(name, cha
     _assert_same(config, lecture_library.quantities)
 
 
+@pytest.mark.parametrize("kv", [sp.Integer(1), sp.Rational(1, 2), sp.Integer(4)])
+@pytest.mark.parametrize("name", ["llama3_70b.json", "qwen2-57b-a14b.json"])
+def test_a_kv_element_size_the_user_gives_is_read_as_the_python_reader_reads_it(name, kv, lecture_library):
+    config = json.loads((CONFIGS / name).read_text())
+    reading = read_config(READINGS, config, {"bytes_per_kv_element": kv})
+    values = model_values(config, bytes_per_kv_element=kv)
+    quantities = lecture_library.quantities
+    assert reading.values == {n: sp.Rational(v.value.numerator, v.value.denominator)
+                              * sp.Rational(parse_unit(v.unit).scale) for n, v in values.items() if n in quantities}
+    assert reading.native == {n for n, v in values.items() if v.native and n in quantities}
+    assert reading.values["kv_bytes_per_token"] == kv * read_config(READINGS, config).values["kv_bytes_per_token"] / 2
+
+
 def _bases() -> dict[str, dict]:
     """One accepted config per declared type (a dense Qwen from Llama 3.1 8B's shape)."""
     llama = json.loads((CONFIGS / "llama-3.1-8b.json").read_text())

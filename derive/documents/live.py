@@ -504,11 +504,13 @@ def _paste_formulas(library: Library, ex: _Exporter) -> dict:
                            "default": None if f.default is None else ex.expr(f.default)})
         values = {q: ex.expr(e) for q, e in sorted(r.values.items())}
         checks = [[op, ex.expr(a), ex.expr(b), words] for op, a, b, words in r.checks]
-        exprs = [*values.values(), *[c[1] for c in checks], *[c[2] for c in checks],
+        arguments = {q: ex.expr(e) for q, e in sorted(r.arguments.items())}
+        exprs = [*values.values(), *arguments.values(), *[c[1] for c in checks], *[c[2] for c in checks],
                  *[f["default"] for f, d in zip(fields, r.fields, strict=True) if d.default is not None]]
         if any(i is None for i in exprs):
             continue
         types[name] = {"fields": fields, "values": values, "checks": checks, "native": sorted(r.native),
+                       "arguments": arguments,
                        "absent": {k: list(v) for k, v in sorted(r.absent.items())},
                        "names": {k: sorted(v) for k, v in sorted(r.names.items())}}
     return {"types": types, "label": PASTED.split(" ", 1)[1], "type_field": TYPE_FIELD}

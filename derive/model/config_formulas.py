@@ -14,6 +14,8 @@ The declaration (a mapping; the engine knows no field name of its own beyond ``T
     {TYPE: {"fields": {NAME: FIELD, ...},      # read in this order; a default reads earlier fields only
             "values": {QUANTITY: EXPR, ...},    # SI units of the quantity; omitted when a field it reads is absent
             "native": [QUANTITY, ...],          # values that describe the model's own precision and context
+            "arguments": {QUANTITY: EXPR},      # a quantity the scenario's user may give the reader (a --set),
+                                                # else EXPR over the fields; values may read it by its name
             "checks": [(RELATION, WORDS), ...], # sympy relations over fields that must hold, else refused
             "absent": {NAME: [ALLOWED, ...]},   # a field outside this reading unless absent or one of these
             "names": {NAME: [TEXT, ...]}}}      # a field that, when given, must list only these names
@@ -43,7 +45,7 @@ from derive.errors import LibraryError, ScenarioError
 
 TYPE_FIELD = "model_type"  # the field that names a file's type (a Hugging Face config's)
 FIELD_KEYS = frozenset({"min", "max", "aliases", "default", "optional", "flag", "choices", "strip"})
-TYPE_KEYS = frozenset({"fields", "values", "native", "checks", "absent", "names"})
+TYPE_KEYS = frozenset({"fields", "values", "native", "checks", "absent", "names", "arguments"})
 RELATIONS = {sp.Eq: "==", sp.Ne: "!=", sp.Le: "<=", sp.Lt: "<", sp.Ge: ">=", sp.Gt: ">"}
 
 
@@ -71,6 +73,7 @@ class TypeReading:
     checks: tuple[tuple[str, sp.Expr, sp.Expr, str], ...]  # (op, lhs, rhs, words)
     absent: dict[str, tuple[Any, ...]]
     names: dict[str, frozenset[str]]
+    arguments: dict[str, sp.Expr]  # quantity -> its value when the user gives none (over the fields)
 
 
 @dataclass(frozen=True)
@@ -107,8 +110,14 @@ def validate(raw: object, where: str) -> dict[str, TypeReading]:
         for fname, fspec in spec["fields"].items():
             fields.append(_field(fname, fspec, [f.name for f in fields], f"{at} field {fname!r}", where))
         known = {f.name for f in fields}
+        arguments = {}
+        for qname, value in dict(spec.get("arguments", {})).items():
+            if not isinstance(qname, str) or qname in known:
+                raise LibraryError(f"{at}: an argument is a quantity's name, not a field's", where=where)
+            arguments[qname] = value
+        fields_only = set(known)
 
-        def expr(value: object, what: str, known: set[str] = known) -> sp.Expr:
+        def expr(value: object, what: str, known: set[str] = known | set(arguments)) -> sp.Expr:
             e = _number(value)
             if e is None:
                 if not isinstance(value, sp.Expr):
@@ -121,6 +130,7 @@ def validate(raw: object, where: str) -> dict[str, TypeReading]:
                                    hint="declare it under 'fields'")
             return e
 
+        arguments = {q: expr(v, f"{at} argument {q!r}", fields_only) for q, v in arguments.items()}
         values = {}
         for qname, value in spec["values"].items():
             if not isinstance(qname, str):
@@ -150,7 +160,8 @@ def validate(raw: object, where: str) -> dict[str, TypeReading]:
                     or not all(isinstance(a, str) for a in allowed):
                 raise LibraryError(f"{at} 'names' maps field names to lists of names", where=where)
             names[fname] = frozenset(allowed)
-        out[tname] = TypeReading(tname, tuple(fields), values, frozenset(native), tuple(checks), absent, names)
+        out[tname] = TypeReading(tname, tuple(fields), values, frozenset(native), tuple(checks), absent, names,
+                                 arguments)
     return out
 
 
@@ -203,9 +214,9 @@ def _field(name: object, spec: object, earlier: list[str], at: str, where: str) 
 
 
 def check_against(readings: Mapping[str, TypeReading], quantities: Mapping[str, object], where: str) -> None:
-    """Every value a reading gives is a quantity of the library."""
+    """Every value a reading gives, and every argument it takes, is a quantity of the library."""
     for reading in readings.values():
-        for qname in reading.values:
+        for qname in [*reading.values, *reading.arguments]:
             if qname not in quantities:
                 raise LibraryError(f"LIVE_CONFIG_FORMULAS[{reading.name!r}] gives '{qname}', which is no quantity "
                                    "of the library", where=where)
@@ -217,9 +228,11 @@ def _dumped(value: object) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-def read_config(readings: Mapping[str, TypeReading], config: object) -> ConfigReading:
+def read_config(readings: Mapping[str, TypeReading], config: object,
+                arguments: Mapping[str, sp.Rational] | None = None) -> ConfigReading:
     """Read a parsed ``config.json`` with the declared formulas, exactly; ``ScenarioError`` (one line naming the
-    field) for anything the declaration does not cover."""
+    field) for anything the declaration does not cover.  ``arguments``: values the user gave for a reading's
+    arguments (``bytes_per_kv_element=1`` for an FP8 cache); the others take their declared defaults."""
     if not isinstance(config, Mapping):
         raise ScenarioError("a config.json must hold a JSON object")
     tname = config.get(TYPE_FIELD)
@@ -245,6 +258,12 @@ def read_config(readings: Mapping[str, TypeReading], config: object) -> ConfigRe
         value = _field_value(f, config, env)
         if value is not None:
             env[sp.Symbol(f.name)] = value
+    for qname, default in reading.arguments.items():
+        given_value = (arguments or {}).get(qname)
+        if given_value is not None:
+            env[sp.Symbol(qname)] = sp.Rational(given_value)
+        elif default.free_symbols <= set(env):
+            env[sp.Symbol(qname)] = sp.Rational(sp.sympify(default).subs(env))
     for op, lhs, rhs, words in reading.checks:
         if (lhs.free_symbols | rhs.free_symbols) <= set(env):
             a, b = sp.Rational(lhs.subs(env)), sp.Rational(rhs.subs(env))
@@ -254,7 +273,9 @@ def read_config(readings: Mapping[str, TypeReading], config: object) -> ConfigRe
     for qname, e in reading.values.items():
         if e.free_symbols <= set(env):
             values[qname] = sp.Rational(sp.sympify(e).subs(env))
-    return ConfigReading(tname, values, frozenset(n for n in reading.native if n in values))
+    given_names = {q for q in reading.arguments if (arguments or {}).get(q) is not None}
+    # a value the user gave through an argument is the user's, not the model's own (native) one
+    return ConfigReading(tname, values, frozenset(n for n in reading.native if n in values and n not in given_names))
 
 
 def _field_value(f: Field, config: Mapping, env: Mapping[sp.Symbol, sp.Rational]) -> sp.Rational | None:

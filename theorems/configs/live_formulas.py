@@ -30,6 +30,7 @@ width, experts, active, step, moe_width, shared_width = sp.symbols(
     "intermediate_size num_local_experts num_experts_per_tok decoder_sparse_step moe_intermediate_size "
     "shared_expert_intermediate_size")
 qwen_experts = sp.Symbol("num_experts")
+kv_element = sp.Symbol("bytes_per_kv_element")  # the reader's argument: the file's datatype unless the user gives one
 
 
 def _whole(maximum: int = MAX_SIZE, **extra: object) -> dict:
@@ -69,10 +70,10 @@ def _values(mlp: sp.Expr, routed: sp.Expr = sp.Integer(0), routed_active: sp.Exp
         "params_active": total - routed + routed_active - LM_HEAD,
         "params_embedding": EMBEDDING,
         "layers": n,
-        "kv_bytes_per_token": 2 * kv_heads * head_dim * n * e,
+        "kv_bytes_per_token": 2 * kv_heads * head_dim * n * kv_element,
         "kv_window_bytes_per_token": zero, "attention_window": zero, "kv_chunk_bytes_per_token": zero,
         "attention_chunk": zero, "kv_state_bytes": zero,
-        "bytes_per_kv_element": e, "bytes_per_param": e, "d_model": d,
+        "bytes_per_kv_element": kv_element, "bytes_per_param": e, "d_model": d,
         "context": ctx, "max_context": ctx,
         "head_dim": head_dim, "kv_heads": kv_heads, "query_heads": heads,
         "kv_cache_layers": n, "global_attention_layers": n,
@@ -83,6 +84,8 @@ def _values(mlp: sp.Expr, routed: sp.Expr = sp.Integer(0), routed_active: sp.Exp
 def _reading(family: object, fields: dict, values: dict, outside: dict, checks: list) -> dict:
     return {"fields": {**COMMON_FIELDS, **fields}, "values": values,
             "native": ["bytes_per_param", "bytes_per_kv_element", "context"],
+            # model_values(bytes_per_kv_element=...): a KV element size the user gives wins over the datatype
+            "arguments": {"bytes_per_kv_element": e},
             "checks": CHECKS + checks, "absent": {**OUTSIDE, **outside},
             "names": {"architectures": sorted(family.architectures)}}
 
