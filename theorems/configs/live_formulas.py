@@ -59,11 +59,14 @@ EMBEDDING = vocab * d
 LM_HEAD = vocab * d * (1 - tie)
 
 
-def _values(mlp: sp.Expr, routed: sp.Expr = sp.Integer(0), routed_active: sp.Expr = sp.Integer(0),
-            router: sp.Expr = sp.Integer(0), **moe: sp.Expr) -> dict:
+ZERO = sp.Integer(0)
+
+
+def _values(mlp: sp.Expr, routed: sp.Expr = ZERO, routed_active: sp.Expr = ZERO, router: sp.Expr = ZERO,
+            **moe: sp.Expr) -> dict:
     """Every value ``model_values`` gives for an all-full-attention model, in SI units."""
     total = EMBEDDING + LM_HEAD + ATTENTION + mlp + routed + router
-    zero = sp.Integer(0)
+    zero = ZERO
     return {
         "params_total": total,
         # without the input embedding (a lookup), the output head kept; routed experts a token skips left out
@@ -93,7 +96,7 @@ def _reading(family: object, fields: dict, values: dict, outside: dict, checks: 
 (DENSE,), (MIXTRAL,), (QWEN_MOE,) = dense.FAMILIES, mixtral.FAMILIES, qwen_moe.FAMILIES
 
 _dense = _values(n * 3 * d * width)  # one gated MLP (gate, up, down) per layer
-_mixtral = _values(sp.Integer(0), routed=n * experts * 3 * d * width, routed_active=n * active * 3 * d * width,
+_mixtral = _values(ZERO, routed=n * experts * 3 * d * width, routed_active=n * active * 3 * d * width,
                    router=n * d * experts, experts_total=experts, experts_active=active)
 _moe_layers = sp.floor(n / step)  # layers i with (i + 1) % decoder_sparse_step == 0 (base.count_every)
 _shared = sp.Piecewise((0, sp.Eq(shared_width, 0)), (_moe_layers * (3 * d * shared_width + d), True))  # + its gate
