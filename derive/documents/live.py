@@ -513,7 +513,7 @@ def _paste_formulas(library: Library, ex: _Exporter) -> dict:
                        "arguments": arguments,
                        "absent": {k: list(v) for k, v in sorted(r.absent.items())},
                        "names": {k: sorted(v) for k, v in sorted(r.names.items())}}
-    return {"types": types, "label": PASTED.split(" ", 1)[1], "type_field": TYPE_FIELD}
+    return {"types": types, "type_field": TYPE_FIELD}
 
 
 def _script(data: dict) -> str:
