@@ -359,3 +359,126 @@ def test_page_formatter_agrees_on_any_float(shared_page, values, unit):
     info = {"unit": unit, "factors": [list(f) for f in canonical_factors(unit)]}
     got = shared_page.js(f"{json.dumps(values)}.map(v => DeriveLive.show(v, {json.dumps(info)}))")
     assert got == [format_value(v, unit) for v in values]
+
+
+# a pasted config.json ------------------------------------------------------------------------------------------
+
+CONFIGS = Path(__file__).resolve().parent / "fixtures" / "configs"
+
+
+def _paste(page: headless.Browser, text: str) -> str | None:
+    """Paste ``text`` and read it; the one line the page says when it refuses it (else None)."""
+    page.js(f"(function(b){{b.value={json.dumps(text)};document.getElementById('live-paste-read').click()}})"
+            "(document.getElementById('live-paste'))")
+    return page.js("(function(s){return s.hasAttribute('data-error') ? s.textContent : null})"
+                   "(document.getElementById('live-paste-status'))")
+
+
+PASTED_EVAL = ["weight_fetch_time_floor", "params_total", "params_active", "kv_bytes_per_token", "critical_batch",
+               "kv_bytes_per_sequence", "memory_per_chip", "cost_per_token"]
+
+
+def _assert_eval_matches(page: headless.Browser, args: list[str]) -> None:
+    """The page's values (inputs and derived) against ``derive eval`` at the same chip, config and --set."""
+    derived, values = _derived(page), page.js("DeriveLive.values()")
+    proc = _cli(["eval", *PASTED_EVAL, "--json", *args])
+    assert proc.returncode == 0, proc.stderr
+    for row in json.loads(proc.stdout)["values"]:
+        exact = float(sp.Rational(row["exact"]))
+        shown = values.get(row["name"]) if row["name"] in values else derived[row["name"]]["value"]
+        assert shown is not None and _close(shown, exact), (row["name"], shown, row)
+
+
+def test_a_pasted_config_matches_derive_eval_with_that_file(page, lecture_site, lecture_library):
+    path = CONFIGS / "llama3_70b.json"
+    _open(page, lecture_site)
+    _pick(page, hardware="h100-sxm", model="llama3-8b")
+    assert _paste(page, path.read_text()) is None
+    state = page.js("DeriveLive.state()")
+    assert (state["pasted"], state["model"]) == ("llama", "")  # the file replaces the model preset
+    assert page.js("document.querySelector('tr[data-input=params_total] td.from').textContent") == \
+        "from pasted config.json"
+    assert page.js("document.getElementById('live-cli').textContent") == \
+        "derive eval NAME --hardware h100-sxm --model config.json"
+    _assert_eval_matches(page, ["--hardware", "h100-sxm", "--model", str(path)])
+    scenario = build_scenario(lecture_library, hardware="h100-sxm", model=str(path))
+    assert _assert_matches_evaluate(lecture_library, scenario, _derived(page)) > 40
+
+    # edits and another chip keep the file: still derive eval's numbers; an FP8 cache (the reader's argument)
+    # reads the file again, as --set bytes_per_kv_element hands it to the config reader
+    _type(page, "batch", "64")
+    _type(page, "bytes_per_kv_element", "1")
+    _pick(page, hardware="b200")
+    sets = [a for s in page.js("DeriveLive.state()")["sets"] for a in ("--set", s)]
+    assert sets == ["--set", "batch=64 seq", "--set", "bytes_per_kv_element=1 byte"]
+    _assert_eval_matches(page, ["--hardware", "b200", "--model", str(path), *sets])
+    # no chip: the deployment defaults, as derive eval --model config.json alone
+    _pick(page, hardware="")
+    _assert_eval_matches(page, ["--model", str(path), *sets])
+    # a model preset picked after it forgets the file
+    _pick(page, model="llama3-8b")
+    assert page.js("DeriveLive.state()")["pasted"] is None
+
+
+@pytest.mark.parametrize("name", ["mixtral-8x7b-v0.1.json", "qwen2-57b-a14b.json"])
+def test_a_pasted_moe_config_matches_derive_eval(page, lecture_site, name):
+    _open(page, lecture_site)
+    _pick(page, hardware="h200")
+    assert _paste(page, (CONFIGS / name).read_text()) is None
+    _assert_eval_matches(page, ["--hardware", "h200", "--model", str(CONFIGS / name)])
+
+
+def test_the_page_reads_every_fixture_as_the_engine_reads_the_formulas(page, lecture_site, lecture_library):
+    """``DeriveLive.readConfig`` against ``derive.model.config_formulas.read_config`` on every fixture, and on each
+    with a field changed, dropped or mistyped: the same refusals, the same values."""
+    from derive.model.config_formulas import read_config, refusal
+
+    _open(page, lecture_site)
+    readings = lecture_library.live_config_formulas
+    configs = [json.loads(p.read_text()) for p in sorted(CONFIGS.glob("*.json"))]
+    rng = random.Random(20261127)
+    odd = [None, 0, -1, 1.5, True, "8", 2**40 + 1, [], 3, 64, "torch.bfloat16", "int4"]
+    for base in list(configs):
+        for _ in range(6):
+            changed = dict(base)
+            key = rng.choice(sorted(base) + ["head_dim", "num_key_value_heads", "dtype", "n_layer"])
+            value = rng.choice(odd + ["drop"])
+            if value == "drop":
+                changed.pop(key, None)
+            else:
+                changed[key] = value
+            configs.append(changed)
+    got = page.js(f"{json.dumps(configs)}.map(c => DeriveLive.readConfig(JSON.stringify(c)))")
+    accepted = 0
+    for config, shown in zip(configs, got, strict=True):
+        try:
+            reading = read_config(readings, config)
+        except DeriveError as err:
+            assert shown.get("error") == err.message, (config, shown)
+            assert page.js(f"DeriveLive.refusal({json.dumps(err.message)})") == refusal(readings, err.message)
+            continue
+        assert "error" not in shown, (config, shown)
+        assert shown["values"] == {n: float(v) for n, v in reading.values.items()}, config
+        assert set(shown["native"]) == reading.native
+        accepted += 1
+    assert accepted >= 8
+
+
+def test_a_config_the_page_cannot_read_is_refused_in_one_line_and_changes_nothing(page, lecture_site):
+    _open(page, lecture_site)
+    _pick(page, hardware="h100-sxm")
+    before, state = page.js("DeriveLive.values()"), page.js("DeriveLive.state()")
+    line = _paste(page, (CONFIGS / "deepseek_v3.json").read_text())
+    assert line is not None and "\n" not in line
+    assert line.startswith('model_type "deepseek_v3" is not read here: this page reads llama, mistral, mixtral, ')
+    assert line.endswith("; for other models run `derive card --model config.json`")
+    assert page.js("DeriveLive.values()") == before and page.js("DeriveLive.state()") == state
+
+    line = _paste(page, (CONFIGS / "broken_missing_layers.json").read_text())
+    assert line.startswith("missing field 'num_hidden_layers': this page reads ")
+    line = _paste(page, '{"model_type": "llama", "hidden_size": 4096,')  # malformed JSON: one line, nothing changes
+    assert line is not None and line.startswith("config.json is not valid JSON (") and "\n" not in line
+    assert page.js("DeriveLive.values()") == before and page.js("DeriveLive.state()") == state
+    assert _paste(page, "[1, 2]") == ("a config.json must hold a JSON object: this page reads llama, mistral, "
+                                      "mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe; for other models run "
+                                      "`derive card --model config.json`")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from . import batching, capacity, context, gap, moe, pipeline, pricing, revnets, roofline, scaling
 from .configs import find_cached_config, model_values
+from .configs.live_formulas import LIVE_CONFIG_FORMULAS as _LIVE_CONFIG_FORMULAS
 from .figures import FIGURES  # noqa: F401  (figure specs; derive.model.loader reads FIGURES)
 
 TOPICS = [roofline, batching, moe, pipeline, capacity, scaling, context, pricing, revnets, gap]
@@ -25,6 +26,9 @@ HEADLINES = [
     ("critical context L*", "critical_context"),
 ]
 MODEL_CONFIG_READER = model_values
+# The same reading as formulas, for the plain decoder families: the live page reads a pasted config.json with them
+# (format: derive.model.config_formulas; tests hold them to MODEL_CONFIG_READER exactly).
+LIVE_CONFIG_FORMULAS = _LIVE_CONFIG_FORMULAS
 # --model ORG/NAME: where a Hugging Face id's config.json is (the local cache only).
 MODEL_CONFIG_FINDER = find_cached_config
 # Peak rates that --measured may replace by measured ones, each with the assumption that says no measurement

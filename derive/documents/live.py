@@ -15,9 +15,17 @@ Nothing is re-typed for the browser:
 - numbers are shown by a mirror of ``derive.model.display.shown`` that reads the formatter's own tables
   (``formatter_tables``) and computes with exact rationals (BigInt); tests hold it to the Python formatter.
 
+A pasted ``config.json`` is read with the library's config reader declared as formulas (a root's
+``LIVE_CONFIG_FORMULAS``, ``derive.model.config_formulas``), printed by the same printer, for the file types it
+declares; the page refuses any other file in one line and names the command that reads it.  The scenario a
+pasted file lands in, for each chip, is the one ``build_scenario`` gives with an empty model layer (the
+deployment defaults, the chip), with the names whose native values the model may replace
+(``model_may_replace``); the page puts the file's values over it, as ``derive eval --hardware H --model
+config.json`` does.
+
 What the page cannot do, it says: a formula the printer cannot express (an undeclared function such as
 ``f(x)``), a claim quantified over an input (``forall``), a claim whose hypotheses need a value the scenario
-lacks, or a pasted ``config.json`` (the config reader is Python code, not formulas): "not available live".
+lacks: "not available live".
 Values are computed in floating point; relations compare with a relative tie band of ``TIE`` (differences
 within it read as equal), and the exact verdicts and thresholds the engine computed for the build's scenario
 stand beside them.
@@ -41,18 +49,20 @@ from derive.checking.checker import Checker, Report, resting_claims
 from derive.documents.thresholds import Threshold
 from derive.errors import BuildError, DeriveError
 from derive.kernel.logic import And, Formula, Iff, Implies, IsInteger, Not, Or, Rel
+from derive.model.config_formulas import TYPE_FIELD
 from derive.model.declarations import Assumption, Claim, Definition, Quantity
 from derive.model.dimensions import dimension_of
 from derive.model.display import canonical_factors, format_value, formatter_tables
 from derive.model.library import Library
-from derive.model.scenario import PresetStore, Scenario, build_scenario
+from derive.model.scenario import ModelLayer, PresetStore, Scenario, build_scenario, model_may_replace
 from derive.model.situation import bound_relations, relations
 from derive.model.units import Dimension, format_dimension, parse_unit, unit_factors
 from derive.whatif.feasibility import NEGATED, constraint_statement, constraints
 
 LIVE_PAGE = "live.html"
 TIE = 1e-12  # relative difference under which two floating-point sides of a relation read as equal
-FORMAT = 2  # of the cached preset scenarios
+FORMAT = 3  # of the cached preset scenarios
+PASTED = "config config.json (pasted)"  # the model layer a pasted config.json makes (its origin's first word: config)
 
 
 class _Printer(JavascriptCodePrinter):
@@ -374,7 +384,27 @@ def preset_scenarios(library: Library) -> dict:
                 combos[f"{h}|{m}"] = {"error": err.message}
                 continue
             combos[f"{h}|{m}"] = _scenario_entry(library, sc)
-    return {"hardware": hardware, "models": models, "combos": combos}
+    out = {"hardware": hardware, "models": models, "combos": combos}
+    if library.live_config_formulas:
+        out["paste"] = paste_bases(library, hardware)
+    return out
+
+
+def paste_bases(library: Library, hardware: Sequence[str]) -> dict:
+    """For no chip and for each chip: the scenario a pasted config.json lands in (``build_scenario`` with an
+    empty model layer) and ``replace``, the native names whose values the file may replace there."""
+    native = sorted({n for r in library.live_config_formulas.values() for n in r.native})
+    out: dict[str, dict] = {}
+    for h in ["", *hardware]:
+        try:
+            sc = build_scenario(library, hardware=h or None, model_layer=ModelLayer(PASTED, {}))
+        except DeriveError as err:
+            out[h] = {"error": err.message}
+            continue
+        base = sc.layers[0] if sc.layers and sc.layers[0].startswith("scenario ") else None
+        out[h] = {**_scenario_entry(library, sc),
+                  "replace": [n for n in native if model_may_replace(sc.values.get(n), base)]}
+    return out
 
 
 def cached_preset_scenarios(library: Library, store) -> dict:
@@ -422,11 +452,12 @@ def live_data(library: Library, scenario: Scenario, report: Report, thresholds: 
         "verdicts": {r.id: r.verdict for r in report.results},
         "build": _scenario_entry(library, scenario),
         "presets": _compact(presets),
+        "paste": _paste_formulas(library, ex),
         "formatter": formatter_tables(),
         "tie": TIE,
     }
     pinned = set(data["build"]["pinned"])  # type: ignore[index]
-    for combo in presets.get("combos", {}).values():
+    for combo in [*presets.get("combos", {}).values(), *presets.get("paste", {}).values()]:
         pinned |= set(combo.get("pinned", ()))
     data["pin_inputs"] = {n: library.base_inputs(library.quantities[n].sym) for n in sorted(pinned)
                           if n in library.quantities}
@@ -435,22 +466,54 @@ def live_data(library: Library, scenario: Scenario, report: Report, thresholds: 
 
 
 def _compact(presets: Mapping) -> dict:
-    """The preset scenarios with each (quantity, value) pair and each note stored once: ``pairs`` and
-    ``notes`` tables, and per combination the indices into them (the page rebuilds each scenario)."""
+    """The preset scenarios (and the scenarios a pasted config.json lands in) with each (quantity, value) pair
+    and each note stored once: ``pairs`` and ``notes`` tables, and per combination the indices into them (the
+    page rebuilds each scenario)."""
     pairs: dict[tuple[str, float], int] = {}
     notes: dict[str, int] = {}
-    combos: dict[str, dict] = {}
-    for key in sorted(presets.get("combos", {})):
-        combo = presets["combos"][key]
+
+    def compact(combo: Mapping) -> dict:
         if "error" in combo:
-            combos[key] = {"error": combo["error"]}
-            continue
-        combos[key] = {"v": [pairs.setdefault((n, v), len(pairs)) for n, v in sorted(combo["values"].items())],
-                       "n": [notes.setdefault(t, len(notes)) for t in combo["notes"]],
-                       "s": list(combo.get("subjects", [""] * len(combo["notes"]))),
-                       "pinned": list(combo["pinned"]), "name": combo["name"]}
+            return {"error": combo["error"]}
+        out = {"v": [pairs.setdefault((n, v), len(pairs)) for n, v in sorted(combo["values"].items())],
+               "n": [notes.setdefault(t, len(notes)) for t in combo["notes"]],
+               "s": list(combo.get("subjects", [""] * len(combo["notes"]))),
+               "pinned": list(combo["pinned"]), "name": combo["name"]}
+        if "replace" in combo:
+            out["replace"] = list(combo["replace"])
+        return out
+
+    combos = {key: compact(presets["combos"][key]) for key in sorted(presets.get("combos", {}))}
+    paste = {key: compact(presets["paste"][key]) for key in sorted(presets.get("paste", {}))}
     return {"hardware": list(presets.get("hardware", ())), "models": list(presets.get("models", ())),
-            "pairs": [[n, v] for n, v in pairs], "notes": list(notes), "combos": combos}
+            "pairs": [[n, v] for n, v in pairs], "notes": list(notes), "combos": combos, "paste": paste}
+
+
+def _paste_formulas(library: Library, ex: _Exporter) -> dict:
+    """The library's config reader as formulas (``LIVE_CONFIG_FORMULAS``), each expression an index into the
+    code table (its fields read through ``g``); a file type with a formula the printer cannot express is left
+    out (the page then refuses its files like any other type's)."""
+    types: dict[str, dict] = {}
+    for name in sorted(library.live_config_formulas):
+        r = library.live_config_formulas[name]
+        fields = []
+        for f in r.fields:
+            fields.append({"name": f.name, "aliases": list(f.aliases), "kind": f.kind, "min": f.minimum,
+                           "max": f.maximum, "optional": f.optional, "strip": f.strip,
+                           "choices": {k: _float(v) for k, v in sorted(f.choices.items())},
+                           "default": None if f.default is None else ex.expr(f.default)})
+        values = {q: ex.expr(e) for q, e in sorted(r.values.items())}
+        checks = [[op, ex.expr(a), ex.expr(b), words] for op, a, b, words in r.checks]
+        arguments = {q: ex.expr(e) for q, e in sorted(r.arguments.items())}
+        exprs = [*values.values(), *arguments.values(), *[c[1] for c in checks], *[c[2] for c in checks],
+                 *[f["default"] for f, d in zip(fields, r.fields, strict=True) if d.default is not None]]
+        if any(i is None for i in exprs):
+            continue
+        types[name] = {"fields": fields, "values": values, "checks": checks, "native": sorted(r.native),
+                       "arguments": arguments,
+                       "absent": {k: list(v) for k, v in sorted(r.absent.items())},
+                       "names": {k: sorted(v) for k, v in sorted(r.names.items())}}
+    return {"types": types, "type_field": TYPE_FIELD}
 
 
 def _script(data: dict) -> str:
@@ -475,7 +538,8 @@ def write_live_page(library: Library, scenario: Scenario, report: Report, thresh
     hrefs = {d["id"]: f"{pages[t['name']]}#{d['anchor']}" for t in model["topics"] for d in t["declarations"]}
     data = live_data(library, scenario, report, thresholds, presets=presets, hrefs=hrefs)
     site = {**model, "has_pdf": "pdf" in formats, "has_md": "md" in formats, "live_script": Markup(_script(data)),
-            "live_tie": f"{TIE:g}", "live_config_reader": library.model_config_reader is not None}
+            "live_tie": f"{TIE:g}", "live_paste": bool(data["paste"]["types"]),
+            "live_config_reader": library.model_config_reader is not None}
     page = render("html", "live.html.j2", site)
     (staging / LIVE_PAGE).write_text(page, encoding="utf-8", newline="\n")
     return [LIVE_PAGE]

@@ -62,6 +62,9 @@ class Library:
     input_constraints: list[dict] = field(default_factory=list)
     # where a Hugging Face id's config.json is (``--model ORG/NAME``; a root's MODEL_CONFIG_FINDER), or None
     model_config_finder: Callable[[str], Path] | None = None
+    # the config reader as formulas for the plain file types (a root's LIVE_CONFIG_FORMULAS, checked by
+    # derive.model.config_formulas): file type -> its reading; the live page reads a pasted config.json with them
+    live_config_formulas: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.quantities: dict[str, Quantity] = {}

@@ -12,7 +12,9 @@ format is ``derive.whatif.audit``'s, checked there against the library's names) 
 ``AUDIT_BOUNDS`` metric, one with a claim and terms, whose floor ``derive.predict`` gives a simulator),
 ``INPUT_TABLES`` (tables of inputs a scenario file may give as ``[NAME]``, each member with its default) and
 ``INPUT_CONSTRAINTS`` (rules every scenario's inputs must meet, each with a plain-words reason; a scenario
-that breaks one is refused in one line, ``derive.model.scenario``).
+that breaks one is refused in one line, ``derive.model.scenario``) and ``LIVE_CONFIG_FORMULAS`` (the config
+reader as formulas for the plain file types, which the live page reads a pasted ``config.json`` with; format
+and checks in ``derive.model.config_formulas``).
 
 A user's library is code and may misbehave while it loads: an exception, ``sys.exit(0)`` (which would
 otherwise end ``derive check`` with exit 0 and no output, read as success by a paper's CI) or ``print``
@@ -326,6 +328,16 @@ def _card(root: ModuleType, spec: str) -> list[dict]:
     return out
 
 
+def _live_config_formulas(root: ModuleType, spec: str) -> dict:
+    """A root's LIVE_CONFIG_FORMULAS, checked (``derive.model.config_formulas.validate``); {} when absent."""
+    value = _attribute(root, "LIVE_CONFIG_FORMULAS", None, spec)
+    if value is None:
+        return {}
+    from derive.model.config_formulas import validate
+
+    return validate(value, where=f"--library {spec}")
+
+
 TABLE_KEYS = frozenset({"meaning", "members"})
 MEMBER_KEYS = frozenset({"default", "source"})
 
@@ -484,6 +496,7 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
     predict_metric: str | None = None
     input_tables: dict[str, dict] = {}
     input_constraints: list[dict] = []
+    live_formulas: dict = {}
     specs = _distinct(specs)
     for spec in specs:
         builtin = "/" not in spec and not spec.endswith(".py") and not Path(spec).exists()
@@ -505,6 +518,7 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
                                                where=f"--library {spec}")
                     input_constraints.extend(c for c in _input_constraints(root, spec) if c not in input_constraints)
                     finder = _function_attribute(root, "MODEL_CONFIG_FINDER", spec) or finder
+                    live_formulas = _live_config_formulas(root, spec) or live_formulas
                 except DeriveError:
                     raise
                 except Exception as err:  # e.g. a module __getattr__ that raises
@@ -542,4 +556,9 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
     with _where(f"--library {', '.join(specs)}"):
         _check_inputs(library, specs)
     library.model_config_finder = finder
+    if live_formulas:
+        from derive.model.config_formulas import check_against
+
+        check_against(live_formulas, library.quantities, where=f"--library {', '.join(specs)}")
+    library.live_config_formulas = live_formulas
     return library

@@ -713,16 +713,39 @@ def _exact(value: object) -> sp.Rational:
     return exact
 
 
+@dataclass(frozen=True)
+class ModelLayer:
+    """A model layer already read (``build_scenario(model_layer=...)``): its label, its values, the names of the
+    values that describe the model's own precision and context (``native``) and the reader's notes."""
+
+    label: str
+    values: Mapping[str, ScenarioValue]
+    native: frozenset[str] = frozenset()
+    notes: tuple[str, ...] = ()
+
+
+def model_may_replace(value: ScenarioValue | None, base_origin: str | None) -> bool:
+    """Whether a model's native value (its precision, its maximum context) replaces ``value``: the default
+    scenario's round numbers (``base_origin``, None for another base) and a hardware preset's datatype, never a
+    scenario file's, a measurement's or a --set's."""
+    return value is None or value.origin.startswith("hardware ") or (base_origin is not None
+                                                                    and value.origin == base_origin)
+
+
 def build_scenario(library: Library, *, scenario: str | None = None, hardware: str | None = None,
                    model: str | None = None, sets: Iterable[str] = (), assumes: Iterable[str] = (),
                    si: bool = True, measured: bool = False, measurements: Iterable[str] = (),
-                   refuse_broken_rules: bool = True) -> Scenario:
+                   refuse_broken_rules: bool = True, model_layer: ModelLayer | None = None) -> Scenario:
     """Assemble a scenario from its layers (see module docstring).  ``si``: a bare number in ``--set``
     or ``--assume`` for a quantity with a unit is in SI base units; when False it is an error that
     suggests the unit (the command line's default; ``--si`` turns it back on).  ``measured``: use the
     hardware's measurement files (all of them, latest value per quantity; only ``measurements`` when given).
     ``refuse_broken_rules``: False builds a scenario that breaks a refusing input rule (a sweep over preset
-    pairs marks that pair instead; ``broken_input_constraints`` says which rules it breaks)."""
+    pairs marks that pair instead; ``broken_input_constraints`` says which rules it breaks).
+    ``model_layer``: a model already read, in place of ``model`` (the live page asks for the scenario a
+    pasted config.json lands in with an empty one)."""
+    if model_layer is not None:
+        model = model_layer.label
     from derive.model.parse import parse_assignment, parse_quantity_relation, parse_value
 
     for option, given in (("--scenario", scenario), ("--hardware", hardware), ("--model", model)):
@@ -831,8 +854,7 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
     def replaceable(qname: str) -> bool:
         """A value the model's own precision and context may replace: the default lecture scenario's round
         numbers and a hardware preset's datatype, never a scenario file's, a measurement's or --set's."""
-        v = values.get(qname)
-        return v is None or v.origin.startswith("hardware ") or (default_base and v.origin == base_origin)
+        return model_may_replace(values.get(qname), base_origin if default_base else None)
 
     if model:
         kv = next((v for n, v, _ in parsed_sets if n == "bytes_per_kv_element"), None)
@@ -842,7 +864,11 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
                 default_kv = values["bytes_per_kv_element"].value  # the chip's native datatype, if the config has none
             elif not replaceable("bytes_per_kv_element"):
                 kv = values["bytes_per_kv_element"].value  # the user's scenario file set it
-        label, model_vals, native, reader_notes = _model_layer(library, model, store, kv, default_kv)
+        if model_layer is not None:
+            label, model_vals = model_layer.label, dict(model_layer.values)
+            native, reader_notes = model_layer.native, model_layer.notes
+        else:
+            label, model_vals, native, reader_notes = _model_layer(library, model, store, kv, default_kv)
         notes.extend(("", n) for n in reader_notes)
         for qname, v in model_vals.items():
             before = values.get(qname)

@@ -14,14 +14,15 @@ from __future__ import annotations
 from pathlib import Path
 
 # the lecture's library attributes, read by derive.model.loader (each taken once when both libraries are loaded):
-# its presets, figures, headlines, config reader and finder, ceilings, audit bounds, feasibility constraints and
-# floor
+# its presets, figures, headlines, config reader (and its formulas for the live page) and finder, ceilings, audit
+# bounds, feasibility constraints and floor
 from theorems import (  # noqa: F401
     AUDIT_BOUNDS,
     CEILINGS,
     FEASIBILITY,
     FIGURES,
     HEADLINES,
+    LIVE_CONFIG_FORMULAS,
     MODEL_CONFIG_FINDER,
     MODEL_CONFIG_READER,
     PREDICT_METRIC,
