@@ -95,7 +95,8 @@ def _reading(family: object, fields: dict, values: dict, outside: dict, checks: 
 
 (DENSE,), (MIXTRAL,), (QWEN_MOE,) = dense.FAMILIES, mixtral.FAMILIES, qwen_moe.FAMILIES
 
-_dense = _values(n * 3 * d * width)  # one gated MLP (gate, up, down) per layer
+# one gated MLP (gate, up, down) per layer: one expert that every token uses, as the Python reader says
+_dense = _values(n * 3 * d * width, experts_total=sp.Integer(1), experts_active=sp.Integer(1))
 _mixtral = _values(ZERO, routed=n * experts * 3 * d * width, routed_active=n * active * 3 * d * width,
                    router=n * d * experts, experts_total=experts, experts_active=active)
 _moe_layers = sp.floor(n / step)  # layers i with (i + 1) % decoder_sparse_step == 0 (base.count_every)
