@@ -482,3 +482,28 @@ def test_a_config_the_page_cannot_read_is_refused_in_one_line_and_changes_nothin
     assert _paste(page, "[1, 2]") == ("a config.json must hold a JSON object: this page reads llama, mistral, "
                                       "mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe; for other models run "
                                       "`derive card --model config.json`")
+
+
+def _notes(page: headless.Browser) -> list[str]:
+    return page.js("Array.from(document.querySelectorAll('#live-notes li')).map(li => li.textContent)")
+
+
+def test_a_model_preset_is_read_again_at_the_kv_size_you_set(page, lecture_site):
+    """--set bytes_per_kv_element hands the size to the config reader on the command line: the page reads the
+    preset's own [config] again with it (Llama 3 70B's cache halves at one byte), as derive eval does."""
+    _open(page, lecture_site)
+    _pick(page, hardware="h100-sxm", model="llama3-70b")
+    before = page.js("DeriveLive.values()")["kv_bytes_per_token"]
+    _type(page, "bytes_per_kv_element", "1")
+    assert page.js("DeriveLive.values()")["kv_bytes_per_token"] == before / 2
+    _assert_eval_matches(page, ["--hardware", "h100-sxm", "--model", "llama3-70b",
+                                "--set", "bytes_per_kv_element=1 byte"])
+    assert any("read again from its config" in n for n in _notes(page))
+
+
+def test_a_preset_the_formulas_do_not_read_says_its_kv_size_is_its_own(page, lecture_site):
+    _open(page, lecture_site)
+    _pick(page, hardware="h100-sxm", model="deepseek-v3")
+    _type(page, "bytes_per_kv_element", "1")
+    assert any("keep its own bytes_per_kv_element" in n and "derive eval --model deepseek-v3" in n
+               for n in _notes(page))

@@ -387,6 +387,28 @@ def preset_scenarios(library: Library) -> dict:
     out = {"hardware": hardware, "models": models, "combos": combos}
     if library.live_config_formulas:
         out["paste"] = paste_bases(library, hardware)
+        out["configs"] = preset_configs(library, store, models)
+    return out
+
+
+def preset_configs(library: Library, store: PresetStore, models: Sequence[str]) -> dict[str, str]:
+    """The ``[config]`` of each model preset that the library's config formulas read, as JSON text: the page
+    reads it again when the user sets one of the reader's arguments (``--set bytes_per_kv_element``), as the
+    command line hands that value to the config reader; a preset the formulas do not read keeps its values,
+    and the page says so."""
+    from derive.model.config_formulas import read_config
+    from derive.model.scenario import read_toml
+
+    out: dict[str, str] = {}
+    for m in models:
+        config = read_toml(store.path("model", m)).get("config")
+        if not isinstance(config, dict) or config.get(TYPE_FIELD) not in library.live_config_formulas:
+            continue
+        try:
+            read_config(library.live_config_formulas, config)
+        except DeriveError:
+            continue  # a preset the formulas refuse (a window, a missing field): its values stay as built
+        out[m] = json.dumps(config, sort_keys=True)
     return out
 
 
@@ -486,7 +508,8 @@ def _compact(presets: Mapping) -> dict:
     combos = {key: compact(presets["combos"][key]) for key in sorted(presets.get("combos", {}))}
     paste = {key: compact(presets["paste"][key]) for key in sorted(presets.get("paste", {}))}
     return {"hardware": list(presets.get("hardware", ())), "models": list(presets.get("models", ())),
-            "pairs": [[n, v] for n, v in pairs], "notes": list(notes), "combos": combos, "paste": paste}
+            "pairs": [[n, v] for n, v in pairs], "notes": list(notes), "combos": combos, "paste": paste,
+            "configs": dict(sorted(presets.get("configs", {}).items()))}
 
 
 def _paste_formulas(library: Library, ex: _Exporter) -> dict:
