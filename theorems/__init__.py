@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import batching, capacity, context, gap, moe, pipeline, pricing, revnets, roofline, scaling
-from .configs import find_cached_config, model_values
+from .configs import find_cached_config, model_values_with_meta
 from .figures import FIGURES  # noqa: F401  (figure specs; derive.model.loader reads FIGURES)
 
 TOPICS = [roofline, batching, moe, pipeline, capacity, scaling, context, pricing, revnets, gap]
@@ -24,7 +24,9 @@ HEADLINES = [
     ("KV per sequence", "kv_bytes_per_sequence"),
     ("critical context L*", "critical_context"),
 ]
-MODEL_CONFIG_READER = model_values
+# the hand reader; a model_type it has no family for is built on PyTorch's meta device when torch and transformers
+# are installed (theorems.configs.meta), else refused as before
+MODEL_CONFIG_READER = model_values_with_meta
 # --model ORG/NAME: where a Hugging Face id's config.json is (the local cache only).
 MODEL_CONFIG_FINDER = find_cached_config
 # Peak rates that --measured may replace by measured ones, each with the assumption that says no measurement
