@@ -31,10 +31,12 @@ What is counted, and what is left out
   dimension (or the list's length), the experts per token from ``top_k`` of that module's block or router,
   each given only when every MoE layer agrees.
 - ``kv_elements_per_token``: the cached elements per token (``k_proj`` plus ``v_proj`` outputs summed over the
-  attention modules), only where every attention module is known to be full attention: no state-space module,
-  every attention module with its own ``k_proj`` and ``v_proj``, no config field that could window, chunk,
-  share or loop some layers, and ``layer_types`` (if given) all ``full_attention``.  Otherwise ``None`` and
-  ``kv_reason`` says why: a forward pass's use of the modules is not visible in the modules themselves.
+  attention modules; 0 without any), only where every attention module is known to be full attention: each with
+  its own ``k_proj`` and ``v_proj``, no config field that could window, chunk, share or loop some layers, and
+  ``layer_types`` (if given) naming as many full-attention layers as there are attention modules, its other
+  entries state-space, MoE or MLP layers.  Otherwise ``None`` and ``kv_reason`` says why: a forward pass's use
+  of the modules is not visible in the modules themselves.  The state a state-space module keeps per sequence
+  is not read (``kv_state_bytes`` is left out where there is one).
 """
 
 from __future__ import annotations
@@ -60,6 +62,9 @@ INSTALL_HINT = 'pip install "derive-llm[meta]" (torch and transformers)'
 # config fields whose name says some layers may keep less than a full cache (a window, a chunk, a cache shared
 # with another layer, a layer run more than once): the modules alone cannot say which, so KV is left out
 _KV_UNSURE = re.compile(r"window|chunk|kv_shar|shared_kv|share_kv|cross_layer|loop|recur")
+# layer_types entries: full attention, and layers that keep no cache growing with the context
+_FULL_TYPES = frozenset({"full_attention", "attention", "global"})
+_OTHER_TYPES = frozenset({"linear_attention", "mamba", "mamba2", "moe", "mlp"})
 
 
 @dataclass(frozen=True)
@@ -212,14 +217,15 @@ def _count(model: Any, cfg: Any, torch: Any) -> dict[str, Any]:
     unsure = sorted(k for k, v in cfg.to_dict().items()
                     if _KV_UNSURE.search(k) and v not in (None, False, 0, [], {}))
     types = getattr(cfg, "layer_types", None)
-    if state:
-        reason = f"{state} state-space module(s), whose state per sequence the count does not give"
-    elif not attention:
-        reason = "no attention module"
+    full_types = [t for t in types or () if t in _FULL_TYPES]
+    if not attention:
+        kv = 0  # nothing keeps a cache that grows with the context
     elif unsure:
         reason = f"field(s) {', '.join(unsure)} may window, chunk, share or repeat some layers' cache"
-    elif types is not None and any(t != "full_attention" for t in types):
-        reason = "layer_types names layers other than full_attention"
+    elif types is not None and (any(t not in _FULL_TYPES | _OTHER_TYPES for t in types)
+                                or len(full_types) != len(attention)):
+        reason = (f"layer_types names layers other than full attention ({', '.join(sorted(set(types)))}) for "
+                  f"{len(attention)} attention module(s)")
     elif not all(isinstance(getattr(a, "k_proj", None), torch.nn.Linear)
                  and isinstance(getattr(a, "v_proj", None), torch.nn.Linear) for a in attention):
         reason = "an attention module without its own k_proj and v_proj (latent or fused projections)"
@@ -300,7 +306,6 @@ def meta_model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fracti
     notes = [f"{head}: {c.model_class}"
              + (", the language model of a multimodal config (vision tower not built)" if c.text_only else "")
              + "; fields the file leaves out take transformers' defaults for its config class"]
-    left: list[str] = []
     out = ModelValues()
     skipped = c.params_all - c.params_matrices
     out["params_total"] = ConfigValue(
@@ -336,7 +341,6 @@ def meta_model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fracti
         if c.experts_active is not None and c.experts_total is not None:
             out["experts_active"] = ConfigValue(Fraction(c.experts_active), "1",
                                                 f"{read}: the MoE blocks' top_k, routed experts per token")
-        left.append("params_active")
         notes.append(f"params_total {bn(c.params_matrices)} ({routed}); params_active is not read for a mixture of "
                      "experts on the meta device (which weights a token uses is the forward pass's, not the "
                      "modules'): --set params_active=...")
@@ -356,22 +360,28 @@ def meta_model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fracti
             k, "B/token", f"{read}: k_proj + v_proj outputs of {c.attention_modules} full-attention modules, "
             f"{num(c.kv_elements_per_token)} elements per token * {num(e)} B")
         for key, unit in (("kv_window_bytes_per_token", "B/token"), ("attention_window", "token/seq"),
-                          ("kv_chunk_bytes_per_token", "B/token"), ("attention_chunk", "token/seq"),
-                          ("kv_state_bytes", "B/seq")):
-            out[key] = ConfigValue(Fraction(0), unit, f"{read}: every attention layer is full attention, no "
-                                   "state-space layer")
+                          ("kv_chunk_bytes_per_token", "B/token"), ("attention_chunk", "token/seq")):
+            out[key] = ConfigValue(Fraction(0), unit, f"{read}: no sliding-window or chunked attention layer")
         out["bytes_per_kv_element"] = ConfigValue(e, "B", e_note, native=bytes_per_kv_element is None)
     else:
-        left.append("kv_bytes_per_token")
         notes.append(f"KV not read on the meta device: {c.kv_reason}; --set kv_bytes_per_token=... (and "
-                     "kv_window_bytes_per_token, kv_state_bytes) for this model")
+                     "kv_window_bytes_per_token, attention_window) for this model")
+    if not c.state_modules:
+        out["kv_state_bytes"] = ConfigValue(Fraction(0), "B/seq", f"{read}: no state-space layer")
+    else:
+        notes.append(f"kv_state_bytes not read on the meta device: the state {c.state_modules} state-space "
+                     "module(s) keep per sequence is the forward pass's, not the modules'; --set kv_state_bytes=...")
     quantized = config.get("quantization_config") is not None or (
         isinstance(config.get("text_config"), Mapping) and config["text_config"].get("quantization_config"))
     if size is not None and not quantized:
         out["bytes_per_param"] = ConfigValue(size, "B/param", f"{name}: {num(size)} bytes per weight", native=True)
     elif quantized:
         notes.append("quantization_config is not read on the meta device: --set bytes_per_param=...")
+    text = config.get("text_config")
+    # the file's own maximum context (at the top, else in text_config), never a config class's default
     max_ctx = config.get("max_position_embeddings")
+    if max_ctx is None and isinstance(text, Mapping):
+        max_ctx = text.get("max_position_embeddings")
     if isinstance(max_ctx, int) and not isinstance(max_ctx, bool) and 1 <= max_ctx <= MAX_SIZE:
         out["context"] = ConfigValue(Fraction(max_ctx), "token/seq",
                                      f"the model's maximum context, max_position_embeddings = {max_ctx:,}",
@@ -410,8 +420,9 @@ def model_values_with_meta(config: Mapping[str, Any], *, bytes_per_kv_element: F
                                      default_bytes_per_kv_element=default_bytes_per_kv_element, where=where,
                                      why=why)
         except ScenarioError as err:
-            raise ScenarioError(f"{refusal.message}; on the meta device: {err.message}", where=refusal.where,
-                                hint=refusal.hint) from None
+            # the meta device's reason first: the hand reader's names many fields and may be shortened
+            raise ScenarioError(f"not read on the meta device ({err.message}); {refusal.message}",
+                                where=refusal.where, hint=refusal.hint) from None
 
 
 @dataclass(frozen=True)
