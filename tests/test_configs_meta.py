@@ -223,3 +223,23 @@ def test_a_type_transformers_does_not_know_either_is_refused_in_one_line(capsys,
     code, out, err = run_cli(capsys, ["eval", "params_total", "--model", str(path)])
     one_error_line(code, err)
     assert "not read on the meta device (transformers" in err and "unknown architecture 'my_model'" in err
+
+
+@pytest.mark.parametrize("field, value", [("num_experts", 10**7), ("num_hidden_layers", float("inf")),
+                                          ("num_local_experts", 5000)])
+def test_a_size_the_meta_device_would_build_for_ever_is_refused_before_building(field: str, value: object) -> None:
+    _meta()
+    with pytest.raises(ScenarioError, match=f"field '{field}' is .* more than the 4,096") as err:
+        meta_count(OLMOE | {field: value})
+    assert "\n" not in err.value.one_line()
+
+
+def test_a_config_without_a_model_type_is_not_built(monkeypatch) -> None:
+    # nothing names a class to build: the hand reader's refusal stands, whether or not torch is installed
+    def attempted(*args, **kwargs):
+        raise AssertionError("the meta path was attempted without a model_type")
+
+    monkeypatch.setattr(meta_module, "meta_available", lambda: True)
+    monkeypatch.setattr(meta_module, "meta_model_values", attempted)
+    with pytest.raises(ScenarioError, match="'architectures' and 'model_type'"):
+        model_values_with_meta({"hidden_size": 8, "num_hidden_layers": 2})

@@ -125,6 +125,13 @@ def _build(config: Mapping[str, Any], where: str, torch: Any, transformers: Any)
     if not isinstance(mtype, str) or not mtype:
         raise ScenarioError("the config names no model_type, which transformers needs to build it", where=where)
     fields = {k: v for k, v in config.items() if k != "model_type"}
+    text_fields = config.get("text_config")
+    for key, value in (*fields.items(), *(text_fields.items() if isinstance(text_fields, Mapping) else ())):
+        # every layer and every listed expert is a Python object on the meta device: refused before building
+        if (re.search(r"layers|experts", key) and isinstance(value, int | float) and not isinstance(value, bool)
+                and value > MAX_META_LAYERS):
+            raise ScenarioError(f"field '{key}' is {value:,}, more than the {MAX_META_LAYERS:,} the meta device "
+                                "builds", where=where)
     try:
         tcfg = AutoConfig.for_model(mtype, **fields)
     except ValueError as err:
@@ -412,8 +419,9 @@ def model_values_with_meta(config: Mapping[str, Any], *, bytes_per_kv_element: F
         return model_values(config, bytes_per_kv_element=bytes_per_kv_element,
                             default_bytes_per_kv_element=default_bytes_per_kv_element, where=where)
     except ScenarioError as refusal:
-        if not isinstance(config, Mapping) or _known_to_hand(config) or not meta_available():
-            raise
+        if (not isinstance(config, Mapping) or not isinstance(config.get("model_type"), str)
+                or _known_to_hand(config) or not meta_available()):
+            raise  # nothing to build by name, a layout the hand reader owns, or no torch: the refusal as it was
         why = f"the hand reader does not know model_type {config.get('model_type')!r}"
         try:
             return meta_model_values(config, bytes_per_kv_element=bytes_per_kv_element,
