@@ -243,3 +243,13 @@ def test_a_config_without_a_model_type_is_not_built(monkeypatch) -> None:
     monkeypatch.setattr(meta_module, "meta_model_values", attempted)
     with pytest.raises(ScenarioError, match="'architectures' and 'model_type'"):
         model_values_with_meta({"hidden_size": 8, "num_hidden_layers": 2})
+
+
+def test_a_mixer_the_count_does_not_recognize_leaves_kv_and_state_out() -> None:
+    _meta()
+    # RWKV's time mixing is named an attention but keeps a recurrent state and has no k_proj/v_proj
+    rwkv = {"model_type": "rwkv", "architectures": ["RwkvForCausalLM"], "hidden_size": 64, "num_hidden_layers": 2,
+            "vocab_size": 100, "attention_hidden_size": 64, "intermediate_size": 128}
+    values = meta_model_values(rwkv)
+    assert "kv_bytes_per_token" not in values and "kv_state_bytes" not in values
+    assert any("--set kv_state_bytes" in n for n in values.notes)

@@ -35,8 +35,10 @@ What is counted, and what is left out
   its own ``k_proj`` and ``v_proj``, no config field that could window, chunk, share or loop some layers, and
   ``layer_types`` (if given) naming as many full-attention layers as there are attention modules, its other
   entries state-space, MoE or MLP layers.  Otherwise ``None`` and ``kv_reason`` says why: a forward pass's use
-  of the modules is not visible in the modules themselves.  The state a state-space module keeps per sequence
-  is not read (``kv_state_bytes`` is left out where there is one).
+  of the modules is not visible in the modules themselves.  Neither is given unless every layer's mixer is
+  recognized (an attention or state-space module per layer at least, or ``layer_types`` naming the others as
+  MLP or MoE layers): a mixer of another kind may keep a cache or a state.  The state a state-space module
+  keeps per sequence is not read (``kv_state_bytes`` is left out where there is one).
 """
 
 from __future__ import annotations
@@ -90,6 +92,7 @@ class MetaCount:
     experts_active: int | None
     kv_elements_per_token: int | None
     kv_reason: str  # why kv_elements_per_token is None ("" when it is known)
+    layers_accounted: bool  # every layer's mixer recognized as attention or state-space (else KV and state unread)
     text_only: bool  # the language model of a multimodal config (its vision tower not built)
 
     @property
@@ -225,7 +228,16 @@ def _count(model: Any, cfg: Any, torch: Any) -> dict[str, Any]:
                     if _KV_UNSURE.search(k) and v not in (None, False, 0, [], {}))
     types = getattr(cfg, "layer_types", None)
     full_types = [t for t in types or () if t in _FULL_TYPES]
-    if not attention:
+    layers = getattr(cfg, "num_hidden_layers", None)
+    typed = (types is not None and len(types) == layers and all(t in _FULL_TYPES | _OTHER_TYPES for t in types)
+             and len(full_types) == len(attention))
+    # every layer's mixer recognized: one attention or state-space module per layer at least, or layer_types
+    # naming the others (Nemotron-H's MLP and MoE layers); a mixer of another kind may keep a cache or a state
+    accounted = isinstance(layers, int) and (len(attention) + state >= layers or typed)
+    if not accounted:
+        reason = (f"{len(attention)} attention and {state} state-space module(s) recognized for {layers} layers: "
+                  "another layer's mixer may keep a cache or a state")
+    elif not attention:
         kv = 0  # nothing keeps a cache that grows with the context
     elif unsure:
         reason = f"field(s) {', '.join(unsure)} may window, chunk, share or repeat some layers' cache"
@@ -245,6 +257,7 @@ def _count(model: Any, cfg: Any, torch: Any) -> dict[str, Any]:
         "state_modules": state, "module_kinds": tuple(sorted(kinds.items())),
         "moe": moe_named, "routed_experts": routed if moe_named else 0,
         "experts_total": e_total, "experts_active": e_active, "kv_elements_per_token": kv, "kv_reason": reason,
+        "layers_accounted": accounted,
     }
 
 
@@ -373,11 +386,13 @@ def meta_model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fracti
     else:
         notes.append(f"KV not read on the meta device: {c.kv_reason}; --set kv_bytes_per_token=... (and "
                      "kv_window_bytes_per_token, attention_window) for this model")
-    if not c.state_modules:
+    if not c.state_modules and c.kv_elements_per_token is not None:  # every mixer a plain attention module
         out["kv_state_bytes"] = ConfigValue(Fraction(0), "B/seq", f"{read}: no state-space layer")
-    else:
+    elif c.state_modules:
         notes.append(f"kv_state_bytes not read on the meta device: the state {c.state_modules} state-space "
                      "module(s) keep per sequence is the forward pass's, not the modules'; --set kv_state_bytes=...")
+    else:
+        notes.append(f"kv_state_bytes not read on the meta device: {c.kv_reason}; --set kv_state_bytes=...")
     quantized = config.get("quantization_config") is not None or (
         isinstance(config.get("text_config"), Mapping) and config["text_config"].get("quantization_config"))
     if size is not None and not quantized:
