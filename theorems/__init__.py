@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import batching, capacity, context, gap, moe, pipeline, pricing, revnets, roofline, scaling
-from .configs import find_cached_config, model_values
+from .configs import find_cached_config, model_values_with_meta
 from .configs.live_formulas import LIVE_CONFIG_FORMULAS as _LIVE_CONFIG_FORMULAS
 from .figures import FIGURES  # noqa: F401  (figure specs; derive.model.loader reads FIGURES)
 
@@ -25,9 +25,11 @@ HEADLINES = [
     ("KV per sequence", "kv_bytes_per_sequence"),
     ("critical context L*", "critical_context"),
 ]
-MODEL_CONFIG_READER = model_values
-# The same reading as formulas, for the plain decoder families: the live page reads a pasted config.json with them
-# (format: derive.model.config_formulas; tests hold them to MODEL_CONFIG_READER exactly).
+# the hand reader; a model_type it has no family for is built on PyTorch's meta device when torch and transformers
+# are installed (theorems.configs.meta), else refused as before
+MODEL_CONFIG_READER = model_values_with_meta
+# The hand reading as formulas, for the plain decoder families: the live page reads a pasted config.json with them
+# (format: derive.model.config_formulas; tests hold them to the hand reader exactly).
 LIVE_CONFIG_FORMULAS = _LIVE_CONFIG_FORMULAS
 # --model ORG/NAME: where a Hugging Face id's config.json is (the local cache only).
 MODEL_CONFIG_FINDER = find_cached_config

@@ -11,7 +11,8 @@ Layout: one module per family (``dense``, ``gemma``, ``falcon``, ``mixtral``, ``
 ``qwen_hybrid``, ``llama4``, ``glm``, ``deepseek``, ``nemotron_h``, ``nemotron_nas``, ``jamba``, ``falcon_h1``,
 ``granite``), each a ``Family`` record saying how its configs lay out their layers; ``registry`` picks the family;
 ``reader`` runs the same steps for every family; ``ssm`` holds the Mamba mixers the hybrid families share;
-``precision`` reads the datatype and quantization; ``hub`` finds a cached ``config.json``.
+``precision`` reads the datatype and quantization; ``hub`` finds a cached ``config.json``; ``meta`` counts the
+model transformers builds on PyTorch's meta device (an optional extra).
 Adding a family: its module, its test, and one entry in ``registry.FAMILIES``.
 
 Refuse, never guess
@@ -21,7 +22,11 @@ reads every field of the file that could set a layer kind or a tensor shape (``b
 fields that set neither: token ids, dropout, norm epsilons, rope settings, ...); otherwise one line names the
 type and the fields it could not place.  A layer kind the family does not model (an unknown ``layer_types``
 entry, a linear-attention layer in a family without one, an unknown ``hybrid_override_pattern`` character,
-a NAS block with a window or sinks) is refused the same way.  ``Infinity`` and ``NaN`` read as Python's json
+a NAS block with a window or sinks) is refused the same way.  Where torch and transformers are installed
+(``pip install "derive-llm[meta]"``), the library's reader (``model_values_with_meta``) reads a ``model_type``
+the hand reader has no family for by building it on PyTorch's meta device instead (``meta``), with a note; what
+that count does not determine (a mixture of experts' active parameters, the KV cache of a model whose layers
+are not all full attention) is left out, for ``--set``.  ``Infinity`` and ``NaN`` read as Python's json
 reads them; a size field holding one is refused.
 
 Main functions
@@ -88,6 +93,15 @@ from __future__ import annotations
 
 from .base import MAX_LAYERS, MAX_SIZE, ConfigValue, KVLayout, ModelValues, ParamBreakdown
 from .hub import find_cached_config
+from .meta import (
+    CrossCheck,
+    MetaCount,
+    cross_check,
+    meta_available,
+    meta_count,
+    meta_model_values,
+    model_values_with_meta,
+)
 from .reader import kv_layout, load_config_json, model_values, param_breakdown, read_config_json
 from .registry import SUPPORTED_MODEL_TYPES
 
@@ -96,13 +110,20 @@ __all__ = [
     "MAX_SIZE",
     "SUPPORTED_MODEL_TYPES",
     "ConfigValue",
+    "CrossCheck",
     "KVLayout",
+    "MetaCount",
     "ModelValues",
     "ParamBreakdown",
+    "cross_check",
     "find_cached_config",
     "kv_layout",
     "load_config_json",
+    "meta_available",
+    "meta_count",
+    "meta_model_values",
     "model_values",
+    "model_values_with_meta",
     "param_breakdown",
     "read_config_json",
 ]

@@ -183,7 +183,8 @@ def _refuse_unplaced(config: Mapping[str, Any], cfg: Mapping[str, Any], f: Field
                                               + ", ".join(SUPPORTED_MODEL_TYPES))
 
 
-def _fraction(value: Any, where: str) -> Fraction:
+def bytes_value(value: Any, where: str) -> Fraction:
+    """A bytes-per-element value given by a user or a scenario, as an exact positive fraction."""
     if isinstance(value, bool):
         raise ScenarioError(f"bytes_per_kv_element must be a number, got {value!r}", where=where)
     try:
@@ -222,12 +223,12 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
     prec = precision(cfg, pb, a.where)
     notes: list[str] = list(pb.notes) + list(prec.notes)
     if bytes_per_kv_element is not None:
-        e = _fraction(bytes_per_kv_element, where)
+        e = bytes_value(bytes_per_kv_element, where)
         e_note = "bytes per cached element: set by the user"
     elif prec.bytes_per_kv_element is not None:
         e, e_note = prec.bytes_per_kv_element, prec.kv_note
     elif default_bytes_per_kv_element is not None:
-        e = _fraction(default_bytes_per_kv_element, where)
+        e = bytes_value(default_bytes_per_kv_element, where)
         e_note = "bytes per cached element: the config names no datatype; from the scenario"
     else:
         e = Fraction(2)
