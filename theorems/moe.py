@@ -76,7 +76,8 @@ expert_layer_racks = Quantity("expert_layer_racks", "R", "1", "racks one MoE lay
 experts_per_chip_q = Quantity("experts_per_chip", r"E_{\mathrm{chip}}", "1", "experts each chip holds")
 routing_fraction_q = Quantity("routing_fraction", r"\phi", "1", "fraction of the routed experts a token uses")
 cross_rack_fraction_q = Quantity("cross_rack_fraction", r"f_{\times}", "1",
-                                 "share of a layer's routed tokens whose expert sits in another rack (none on one rack)",
+                                 "share of a layer's routed tokens whose expert sits in another rack (none on one "
+                                 "rack)",
                                  domain="nonnegative")
 alltoall_inrack_time_q = Quantity("alltoall_inrack_time", r"t_{\mathrm{in}}", "s/token",
                                   "scale-up time per token of the in-rack share of one MoE layer's all-to-all",
