@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from derive.cli import main
-from derive.errors import ScenarioError
+from derive.errors import ScenarioError, UnknownNameError
 from derive.model.loader import load_library
 from derive.whatif.ledger import build_ledger, compare_ledgers, moved, read_previous_ledger
 
@@ -175,3 +175,37 @@ def test_the_moved_thresholds_are_exact():
     from derive.whatif.ledger import MOVED_POINTS, MOVED_RELATIVE
 
     assert (MOVED_POINTS, MOVED_RELATIVE) == (Fraction(2, 100), Fraction(1, 10))
+
+
+_ENTRY = """
+[[entry]]
+id = "{id}"
+title = "a probe's prefill pass"
+check = "{check}"
+value = "50 ms"
+hardware = "h100-sxm"
+set = ["batch=1 seq"]
+source = "a planted measurement"
+as_of = "2031-01-01"
+"""
+
+
+def _with_ledger_file(tmp_path: Path, check: str):
+    (tmp_path / "ledger").mkdir()
+    (tmp_path / "ledger" / "h100-sxm-probe-2031-01-01-prefill.toml").write_text(_ENTRY.format(id="p1", check=check))
+    lib = load_library(["lecture"])
+    lib.preset_dirs.insert(0, tmp_path)
+    return lib
+
+
+def test_an_entry_of_another_librarys_claim_is_skipped_with_a_note(tmp_path):
+    # a probe writes its prefill passes (held to the serving library's prefill.ttft_floor) beside its decode steps
+    ledger = build_ledger(_with_ledger_file(tmp_path, "prefill.ttft_floor"))
+    assert ledger.skipped == ["h100-sxm-probe-2031-01-01-prefill: p1 (prefill.ttft_floor)"]
+    assert all(r.entry.id != "p1" for r in ledger.rows) and len(ledger.rows) > 50
+
+
+def test_a_misspelt_claim_of_the_librarys_own_topic_is_still_refused(tmp_path):
+    with pytest.raises(UnknownNameError) as err:
+        build_ledger(_with_ledger_file(tmp_path, "gap.roofline_floor_below_measurd"))
+    assert "unknown id 'gap.roofline_floor_below_measurd'" in str(err.value.message)

@@ -165,6 +165,8 @@ class LedgerRow:
 class Ledger:
     rows: list[LedgerRow] = field(default_factory=list)
     figures: list[FigureSpec] = field(default_factory=list)
+    # entries that check another library's claims (a topic this library does not have), by file: entry id
+    skipped: list[str] = field(default_factory=list)
 
     @property
     def contradictions(self) -> list[LedgerRow]:
@@ -174,7 +176,7 @@ class Ledger:
         counts: dict[str, int] = {}
         for r in self.rows:
             counts[r.status] = counts.get(r.status, 0) + 1
-        return {"entries": [r.to_json() for r in self.rows], "summary": counts}
+        return {"entries": [r.to_json() for r in self.rows], "summary": counts, "skipped": list(self.skipped)}
 
 
 def _frac(x: sp.Rational) -> Fraction:
@@ -220,7 +222,7 @@ def read_figures(path: Path) -> list[FigureSpec]:
     return out
 
 
-def read_ledger_file(library: Library, path: Path) -> list[LedgerEntry]:
+def read_ledger_file(library: Library, path: Path, skipped: list[str] | None = None) -> list[LedgerEntry]:
     from derive.model.parse import parse_value
 
     data = read_toml(path)
@@ -247,6 +249,9 @@ def read_ledger_file(library: Library, path: Path) -> list[LedgerEntry]:
                 raise ScenarioError(f"ledger entry needs `{key}`", where=w,
                                     hint="every measurement carries its value, check, source and date")
         check = str(get("check"))
+        if skipped is not None and foreign_check(library, check):
+            skipped.append(f"{path.stem}: {get('id')} ({check})")
+            continue
         measured, _, _ = check_relation(library, check, w)
         relation = str(get("relation", "") or "")
         if relation and (relation not in DEFINITION_RELATIONS or not isinstance(library.declarations[check],
@@ -319,11 +324,19 @@ def ledger_files(library: Library) -> list[Path]:
     return [found[k] for k in sorted(found)]
 
 
-def load_entries(library: Library) -> list[LedgerEntry]:
-    """Entries of the ledger files, then the measured ceilings of the measurement files."""
+def foreign_check(library: Library, check: str) -> bool:
+    """Whether ``check`` names a claim of a topic this library does not have (a probe's prefill file checks the
+    serving library's ``prefill.ttft_floor``; the lecture alone skips it), rather than a misspelt id of its own."""
+    topic, dot, _ = check.partition(".")
+    return bool(dot) and check not in library.declarations and topic not in {t.name for t in library.topics}
+
+
+def load_entries(library: Library, skipped: list[str] | None = None) -> list[LedgerEntry]:
+    """Entries of the ledger files, then the measured ceilings of the measurement files; ``skipped`` (when
+    given) collects the entries that check another library's claims instead of refusing them."""
     entries: list[LedgerEntry] = []
     for f in ledger_files(library):
-        entries.extend(read_ledger_file(library, f))
+        entries.extend(read_ledger_file(library, f, skipped))
     entries.extend(ceiling_entries(library, PresetStore.discover(library.preset_dirs)))
     ids = [e.id for e in entries]
     dup = next((i for i in ids if ids.count(i) > 1), None)
@@ -400,8 +413,10 @@ def build_ledger(library: Library, *, hardware: Iterable[str] = ()) -> Ledger:
     wanted = set(hardware)
     store = PresetStore.discover(library.preset_dirs)
     figures = [spec for f in ledger_files(library) for spec in read_figures(f)]
-    return Ledger([evaluate_entry(library, e, store) for e in load_entries(library)
-                   if not wanted or e.hardware in wanted], figures)
+    skipped: list[str] = []
+    entries = load_entries(library, skipped)
+    return Ledger([evaluate_entry(library, e, store) for e in entries if not wanted or e.hardware in wanted],
+                  figures, skipped)
 
 
 # a ledger against a previous one ----------------------------------------------------------------------------------

@@ -74,6 +74,11 @@ def run(args, ctx) -> int:
     breakdown = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
     emit(f"{n_rows} measurement{'' if n_rows == 1 else 's'}: {breakdown}" if n_rows
          else "no measurements" + (f" for {', '.join(args.only)}" if args.only else ""))
+    if ledger.skipped:
+        topics = sorted({s.rsplit("(", 1)[-1].split(".")[0] for s in ledger.skipped})
+        emit(f"note: {len(ledger.skipped)} entr{'y' if len(ledger.skipped) == 1 else 'ies'} check claims this "
+             f"library does not have ({', '.join(t + '.*' for t in topics)}); load the library that has them "
+             "(e.g. --library serving)")
     for r in ledger.contradictions:
         side = "below its floor" if r.kind == "floor" else "above its ceiling"
         broken = ", ".join(r.broken) or f"the claim {r.entry.check}"
