@@ -67,6 +67,18 @@ def test_linear_integer_query_is_qf_lia_with_integer_coefficients():
     assert "(check-sat)" in text
 
 
+@pytest.mark.parametrize("relation", [logic.gt(sp.Integer(1), 0), logic.le(sp.Integer(-3), 0),
+                                      logic.Rel(sp.Integer(0), "!=", sp.Integer(1))])
+def test_a_linear_integer_relation_without_a_quantity_is_well_formed(relation):
+    # a hypothesis whose quantities the scenario fixed (stages = 4) leaves a constant: SMT-LIB2's + takes two or
+    # more arguments, so a lone constant is printed bare (cvc5 refused "(+ 1)")
+    m = sp.Symbol("m")
+    text = smt2.query([m], [m], [logic.eq(m, 1), relation])
+    assert "(+ 1)" not in text and "(+ (- 3))" not in text and "(+ 0)" not in text
+    if cvc5_available():
+        assert run_cvc5(text)[0] in ("sat", "unsat")
+
+
 def test_exact_rationals_are_printed_exactly():
     assert smt2.real(R(-3, 7)) == "(- (/ 3.0 7.0))"
     assert smt2.real(R(10**30)) == f"{10**30}.0"
@@ -191,3 +203,45 @@ def test_declared_integrality_is_read_by_the_replayer():
     assert replay.truth(f, {"n": replay.iv.mpf([3, 3])}) is False
     assert replay.truth(f, {"n": replay.iv.mpf([4, 4])}) is True
     assert replay.truth(f, {"n": replay.iv.mpf([3, 5])}) is None
+
+
+_MIXED = """(set-logic QF_NIRA)
+(declare-fun m () Int)
+(declare-fun y () Real)
+(assert (> (to_real m) 0.0))
+(assert {goal})
+(check-sat)
+"""
+
+
+def test_relaxing_integers_reads_them_as_reals():
+    from derive.certify.recheck import relax_integers
+
+    text = relax_integers(_MIXED.format(goal="(< (* y (to_real m)) 0.0)"))
+    assert "(declare-fun m () Real)" in text and "(to_real m)" not in text and "(set-logic QF_NRA)" in text
+    assert relax_integers("(set-logic QF_LIA)\n(declare-fun c () Int)\n(check-sat)\n") is None
+    assert relax_integers("(set-logic QF_NRA)\n(declare-fun y () Real)\n(check-sat)\n") is None
+
+
+@needs_cvc5
+@pytest.mark.parametrize(("goal", "relaxed_answer"), [
+    ("(< (* (to_real m) (to_real m)) 0.0)", "unsat"),        # no integer and no real: both unsat
+    ("(and (> (to_real m) 0.5) (< (to_real m) 0.75))", "sat"),  # no integer, a real: the relaxation says nothing
+])
+def test_a_relaxation_is_unsat_only_where_the_query_is(goal, relaxed_answer):
+    from derive.certify.recheck import relax_integers
+
+    text = _MIXED.format(goal=goal)
+    assert run_cvc5(text)[0] == "unsat"
+    assert run_cvc5(relax_integers(text))[0] == relaxed_answer
+
+
+@needs_cvc5
+def test_a_pipeline_claim_over_integer_stages_is_confirmed_through_the_relaxation(tmp_path):
+    # stages and micro-batches are integers: cvc5 leaves the mixed query unknown within its budget, and
+    # confirms it read over the reals
+    proc = subprocess.run([sys.executable, "-m", "derive", "check", "capacity.pipelining_fits_any_model",
+                           "--certificates", str(tmp_path), "--recheck"], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "relaxation" in proc.stdout + proc.stderr and "1 confirmed" in proc.stdout + proc.stderr

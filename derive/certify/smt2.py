@@ -185,7 +185,8 @@ class LinearIntegerPrinter(Printer):
         coeffs, const = linear
         terms = [f"(* {integer(c)} {symbol(name_of(s))})" for s, c in sorted(coeffs.items(),
                                                                              key=lambda kv: name_of(kv[0]))]
-        lhs = f"(+ {' '.join([*terms, integer(const)])})"
+        items = [*terms, integer(const)]
+        lhs = f"(+ {' '.join(items)})" if len(items) > 1 else items[0]  # SMT-LIB2's + takes two or more
         if f.op == "!=":
             return f"(not (= {lhs} 0))"
         return f"({_OPS[f.op]} {lhs} 0)"
