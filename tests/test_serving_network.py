@@ -186,3 +186,11 @@ def test_all_reduce_time_never_below_its_latency_floor(t, n_layers, act, batch, 
     subs = {network.tp: t, network.N_L: n_layers, network.a: act, network.B: batch, network.W_c: w,
             network.alpha_up: alpha_up, network.alpha: alpha_up + Fraction(extra, 10**10)}
     assert LIB.expand(network.t_ar).subs(subs) >= LIB.expand(network.t_lat).subs(subs)
+
+
+@pytest.mark.parametrize(("model", "hidden"), [("llama3-70b", 8192), ("deepseek-v3", 7168), ("gpt-oss-120b", 2880)])
+def test_a_model_gives_its_own_token_activation_bytes(model, hidden):
+    # the hidden vector in BF16 on the wire, read from the config: the lecture's 7,168 bytes never reach it
+    sc = build_scenario(LIB, hardware="h100-sxm", model=model)
+    assert sc.value("token_activation_bytes") == 2 * hidden
+    assert not any("token_activation_bytes" in n and "lecture" in n for n in sc.notes_for(["token_activation_bytes"]))

@@ -78,7 +78,7 @@ def _values(mlp: sp.Expr, routed: sp.Expr = ZERO, routed_active: sp.Expr = ZERO,
         "attention_chunk": zero, "kv_state_bytes": zero,
         "bytes_per_kv_element": kv_element, "bytes_per_param": e, "d_model": d,
         "context": ctx, "max_context": ctx,
-        "head_dim": head_dim, "kv_heads": kv_heads, "query_heads": heads,
+        "head_dim": head_dim, "kv_heads": kv_heads, "query_heads": heads, "token_activation_bytes": 2 * d,
         "kv_cache_layers": n, "global_attention_layers": n,
         **moe,
     }

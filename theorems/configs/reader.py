@@ -309,6 +309,11 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
                                       if kv.state_layers else "no linear-attention or state-space layers"),
         "bytes_per_kv_element": ConfigValue(e, "B", e_note, native=bytes_per_kv_element is None),
         "d_model": ConfigValue(Fraction(a.d), "1", f"hidden_size = {a.d}"),
+        # what a link carries per token (all-reduces, all-to-alls, pipeline hand-overs): the hidden vector in BF16,
+        # the usual datatype on the wire; an FP8 dispatch (DeepSeek's) is a --set
+        "token_activation_bytes": ConfigValue(Fraction(2 * a.d), "B/token",
+                                              f"hidden_size = {a.d} elements in BF16 (2 bytes each) per token on "
+                                              "a link; --set token_activation_bytes=... for an FP8 dispatch"),
     })
     if prec.bytes_per_param is not None:
         out["bytes_per_param"] = ConfigValue(prec.bytes_per_param, "B/param", prec.param_note, native=True)
