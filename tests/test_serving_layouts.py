@@ -95,3 +95,14 @@ def test_expert_parallelism_over_a_dense_model_is_one_line_exit_2():
                            "layout_chips"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1 and "experts_total = 1" in proc.stderr
+
+
+def test_a_layout_smaller_than_the_pooled_chips_says_so():
+    # a TPU v6e preset pools 256 chips: a TP4 replica's decode floor would read all of them without the note
+    from derive.model.scenario import check_input_constraints
+
+    small = build_scenario(LIB, hardware="tpu-v6e", model="llama3-70b", sets=layout(tp=4))
+    notes = [text for _, text in check_input_constraints(LIB, small.values, small.pinned)]
+    assert any(t.startswith("layout_chips >= chips does not hold") and "chips = 256" in t for t in notes)
+    full = build_scenario(LIB, hardware="h100-sxm", model="llama3-70b", sets=layout(tp=8))
+    assert check_input_constraints(LIB, full.values, full.pinned) == []

@@ -229,15 +229,16 @@ def test_a_preset_sweep_cli_with_a_rule_broken_everywhere_exits_zero(capsys, tmp
 # margins ----------------------------------------------------------------------------------------------
 
 def test_a_margin_end_at_a_degree_the_rules_refuse_says_so():
-    """network.tp_hides_iff_batch over tp for Llama 3 70B at 450 GB/s holds below t* = 28.57: its last integer,
-    28, divides neither the heads nor fits in the node; the largest degree below it the rules accept is 8."""
+    """network.tp_hides_iff_batch over tp for Llama 3 70B at 450 GB/s holds below t* = 13.06 (its activations,
+    8,192 BF16 elements, read from the config): its last integer, 13, divides neither the heads nor fits in the
+    node; the largest degree below it the rules accept is 8."""
     m = margin(LIB, llama70b(), "network.tp_hides_iff_batch", "tp", verify=False)
-    assert m.intervals and m.intervals[0].high is not None and 28 < m.intervals[0].high < 29
+    assert m.intervals and m.intervals[0].high is not None and 13 < m.intervals[0].high < 14
     (end,) = m.rule_ends
-    assert end.side == "high" and end.value == 28 and end.nearest == 8
+    assert end.side == "high" and end.value == 13 and end.nearest == 8
     assert {"layouts.tp_divides_query_heads", "layouts.layout_within_chips"} <= set(end.ids)
     text = "\n".join(m.text_lines())
-    assert "at tp = 28, the largest integer below the end 28.57: impossible there" in text
+    assert "at tp = 13, the largest integer below the end 13.06: impossible there" in text
     assert "the largest tp of the interval that meets the input rules: 8" in text
     assert m.to_json()["input_rules_at_ends"][0]["nearest_meeting_rules"] == "8"
 
@@ -251,8 +252,8 @@ def test_a_margin_whose_ends_meet_the_rules_adds_nothing():
 def test_a_margin_past_every_allowed_degree_says_none_was_found():
     m = margin(LIB, llama70b(), "network.tp_never_hides_past_degree", "tp", verify=False)
     (end,) = m.rule_ends
-    assert end.side == "low" and end.value == 29 and end.nearest is None
-    assert "no tp from 29 to 4,124 meets the input rules" in "\n".join(m.text_lines())
+    assert end.side == "low" and end.value == 14 and end.nearest is None
+    assert "no tp from 14 to 4,109 meets the input rules" in "\n".join(m.text_lines())
 
 
 # the exact evaluator against the kernel's, on a planted rule -----------------------------------------

@@ -238,6 +238,12 @@ INPUT_CONSTRAINTS = [
      "reason": "a layout occupies tp*pp*cp*dp chips, and chips is the scale-up domain one replica pools",
      "hint": "--set chips=N for a deployment that pools N chips, or choose smaller degrees",
      "source": _MEGATRON},
+    {"id": "layouts.layout_fills_the_chips", "what": "layout", "rule": "layout_chips >= chips",
+     "relation": logic.ge(n_layout, chips_q.sym), "refuse": False,
+     "reason": "the layout occupies fewer chips than chips, and the per-replica values (decode floor, step time, "
+               "memory per chip) pool the bandwidth and capacity of all chips; --set chips=N with N the layout's "
+               "chips for a replica on its own chips",
+     "hint": "", "source": _MEGATRON},
 ]
 
 PROSE = (
