@@ -962,13 +962,11 @@ def _table_defaults(library: Library, values: dict[str, ScenarioValue], layers: 
 
 
 @dataclass(frozen=True)
-class BrokenRule:
-    """One input rule a scenario's values break: the library's constraint (its ``id``, ``rule``, ``reason``,
-    ``hint``, ``refuse``), the rule's numbers (``tp = 3, query_heads = 64``) and the values it rests on."""
+class InputRule:
+    """One of the library's input rules (its ``id``, ``rule``, ``reason``, ``hint``, ``refuse``: the loader
+    gives every constraint each key), as a broken rule or a count of broken points carries it."""
 
     constraint: Mapping[str, object]
-    numbers: str
-    names: tuple[str, ...]  # the quantities given a value that the rule rests on, expanded
 
     @property
     def id(self) -> str:
@@ -976,7 +974,16 @@ class BrokenRule:
 
     @property
     def refuses(self) -> bool:
-        return bool(self.constraint.get("refuse", True))
+        return bool(self.constraint["refuse"])
+
+
+@dataclass(frozen=True)
+class BrokenRule(InputRule):
+    """One input rule a scenario's values break: the rule, its numbers (``tp = 3, query_heads = 64``) and the
+    values it rests on."""
+
+    numbers: str
+    names: tuple[str, ...]  # the quantities given a value that the rule rests on, expanded
 
 
 def broken_input_constraints(library: Library, values: Mapping[str, ScenarioValue],

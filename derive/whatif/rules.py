@@ -27,7 +27,7 @@ import sympy as sp
 
 from derive.kernel.logic import And, Formula, Iff, Implies, IsInteger, Not, Or, Rel
 from derive.model.library import Library
-from derive.model.scenario import BrokenRule, Scenario
+from derive.model.scenario import BrokenRule, InputRule, Scenario
 from derive.model.situation import situate
 
 # a float this close to a whole number is that number: a grid computed in floats (geomspace gives
@@ -36,19 +36,10 @@ INTEGER_RTOL = 1e-12
 
 
 @dataclass(frozen=True)
-class RuleCount:
-    """One input rule broken at some points: the library's constraint and how many points break it."""
+class RuleCount(InputRule):
+    """One input rule broken at some points: the rule and how many points break it."""
 
-    constraint: dict
     points: int
-
-    @property
-    def id(self) -> str:
-        return str(self.constraint["id"])
-
-    @property
-    def refuses(self) -> bool:
-        return bool(self.constraint.get("refuse", True))
 
 
 @dataclass
@@ -145,7 +136,7 @@ def grid_rules(library: Library, scenario: Scenario, names: Sequence[str],
         full = np.broadcast_to(fails.reshape([shape[i] if i in idx else 1 for i in range(len(shape))]), shape)
         if full.any():
             counts.append(RuleCount(c, int(full.sum())))
-            if c.get("refuse", True):
+            if c["refuse"]:
                 broken |= full
     off_integers = []
     for i, mask in off.items():
@@ -164,7 +155,7 @@ def refused_at(library: Library, scenario: Scenario, name: str, values: Sequence
         out |= np.array([Fraction(v).denominator != 1 for v in values], dtype=bool)
     sym = library.quantities[name].sym
     for c, relation, idx in _decided_rules(library, scenario, [name]):
-        if c.get("refuse", True) and idx:
+        if c["refuse"] and idx:
             out |= _fails_on_product(relation, [sym], [list(values)])
     return out
 

@@ -488,3 +488,12 @@ def neutral(key: str) -> bool:
     starting with ``_`` are not part of the model."""
     return (key in NEUTRAL_FIELDS or key.startswith(("_", "rope", "initializer_"))
             or any(p in key for p in _NEUTRAL_PARTS))
+
+
+def state_dtype_bytes(f: Fields, key: str, name: object) -> Fraction:
+    """Bytes per element of a recurrent state kept in the datatype ``name`` that field ``key`` gives (Mamba's
+    ``mamba_ssm_dtype``, ``mamba_ssm_cache_dtype``); one line naming the field for a name it does not know."""
+    if not isinstance(name, str) or name.removeprefix("torch.") not in DTYPE_BYTES:
+        raise ScenarioError(f"field '{key}' names an unknown datatype {name!r}", where=f.where,
+                            hint=f"known: {', '.join(sorted(DTYPE_BYTES))}")
+    return DTYPE_BYTES[name.removeprefix("torch.")]

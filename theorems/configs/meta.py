@@ -55,7 +55,7 @@ from derive.errors import MissingExtraError, ScenarioError
 
 from .base import MAX_SIZE, ConfigValue, ModelValues, bn, count_text, num
 from .precision import dtype
-from .reader import bytes_value, kv_layout, model_values, param_breakdown
+from .reader import bytes_value, dense_expert_values, hidden_values, kv_layout, model_values, param_breakdown
 from .registry import ALIASES, ARCHITECTURES, FAMILY_OF
 
 # the meta device builds every layer as a Python object: far above any real model, far below the hand cap
@@ -338,7 +338,7 @@ def meta_model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fracti
     if c.layers is not None:
         out["layers"] = ConfigValue(Fraction(c.layers), "1", f"num_hidden_layers = {c.layers}")
     if c.hidden_size is not None:
-        out["d_model"] = ConfigValue(Fraction(c.hidden_size), "1", f"hidden_size = {c.hidden_size}")
+        out.update(hidden_values(c.hidden_size))
     kinds = ", ".join(f"{n} {k}" for k, n in c.module_kinds) or "none"
     notes.append(f"{read}: {c.attention_modules} attention and {c.state_modules} state-space module(s) ({kinds})")
     if not c.moe:
@@ -348,9 +348,7 @@ def meta_model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fracti
         out["params_active"] = ConfigValue(Fraction(active), "param",
                                            f"{read}: no experts, so every counted weight is on each token's path, "
                                            f"{lookup}")
-        out["experts_total"] = ConfigValue(Fraction(1), "1", "a dense model: no routed MoE layer, one MLP every "
-                                           "token uses (counted as one expert)")
-        out["experts_active"] = ConfigValue(Fraction(1), "1", "a dense model: its one MLP is active for every token")
+        out.update(dense_expert_values())
         notes.append(f"params_total {bn(c.params_matrices)}; params_active {bn(active)} (no experts)")
     else:
         routed = f"{bn(c.routed_experts)} in routed experts" if c.routed_experts is not None else (

@@ -4,9 +4,7 @@ Qwen3.5's multimodal files keep the language model in ``text_config``)."""
 
 from __future__ import annotations
 
-from derive.errors import ScenarioError
-
-from .base import DTYPE_BYTES, Attention, Family, Fields, LayerKinds, Linear, count_every, gqa, num
+from .base import Attention, Family, Fields, LayerKinds, Linear, count_every, gqa, num, state_dtype_bytes
 from .dense import dense_mlp
 from .qwen_moe import qwen_moe_mlp
 
@@ -42,10 +40,7 @@ def gated_deltanet(f: Fields, d: int) -> Linear:
                "convolution state")
     ssm = f.get("mamba_ssm_dtype")
     if ssm is not None:
-        if not isinstance(ssm, str) or ssm.removeprefix("torch.") not in DTYPE_BYTES:
-            raise ScenarioError(f"field 'mamba_ssm_dtype' names an unknown datatype {ssm!r}", where=f.where,
-                                hint=f"known: {', '.join(sorted(DTYPE_BYTES))}")
-        each = DTYPE_BYTES[ssm.removeprefix("torch.")]
+        each = state_dtype_bytes(f, "mamba_ssm_dtype", ssm)
         f.notes.append(f"mamba_ssm_dtype {ssm}: the linear-attention recurrent state is kept at {num(each)} B per "
                        "element, the convolution state at the KV element size")
         return Linear(params, conv, formula.replace("recurrent state", f"recurrent state at {num(each)} B"),

@@ -183,6 +183,24 @@ def _refuse_unplaced(config: Mapping[str, Any], cfg: Mapping[str, Any], f: Field
                                               + ", ".join(SUPPORTED_MODEL_TYPES))
 
 
+def hidden_values(d: int) -> dict[str, ConfigValue]:
+    """What the hidden size gives, for every reader: ``d_model``, and what a link carries per token (all-reduces,
+    all-to-alls, pipeline hand-overs), the hidden vector in BF16, the usual datatype on the wire (an FP8
+    dispatch, DeepSeek's, is a --set)."""
+    return {"d_model": ConfigValue(Fraction(d), "1", f"hidden_size = {d}"),
+            "token_activation_bytes": ConfigValue(Fraction(2 * d), "B/token",
+                                                  f"hidden_size = {d} elements in BF16 (2 bytes each) per token on "
+                                                  "a link; --set token_activation_bytes=... for an FP8 dispatch")}
+
+
+def dense_expert_values() -> dict[str, ConfigValue]:
+    """A dense model is one expert that every token uses, for every reader: the lecture's 256 and 8 must not
+    reach it."""
+    return {"experts_total": ConfigValue(Fraction(1), "1", "a dense model: no routed MoE layer, one MLP every "
+                                         "token uses (counted as one expert)"),
+            "experts_active": ConfigValue(Fraction(1), "1", "a dense model: its one MLP is active for every token")}
+
+
 def bytes_value(value: Any, where: str) -> Fraction:
     """A bytes-per-element value given by a user or a scenario, as an exact positive fraction."""
     if isinstance(value, bool):
@@ -308,12 +326,7 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
                                       "attention or Mamba), one per sequence whatever the context"
                                       if kv.state_layers else "no linear-attention or state-space layers"),
         "bytes_per_kv_element": ConfigValue(e, "B", e_note, native=bytes_per_kv_element is None),
-        "d_model": ConfigValue(Fraction(a.d), "1", f"hidden_size = {a.d}"),
-        # what a link carries per token (all-reduces, all-to-alls, pipeline hand-overs): the hidden vector in BF16,
-        # the usual datatype on the wire; an FP8 dispatch (DeepSeek's) is a --set
-        "token_activation_bytes": ConfigValue(Fraction(2 * a.d), "B/token",
-                                              f"hidden_size = {a.d} elements in BF16 (2 bytes each) per token on "
-                                              "a link; --set token_activation_bytes=... for an FP8 dispatch"),
+        **hidden_values(a.d),
     })
     if prec.bytes_per_param is not None:
         out["bytes_per_param"] = ConfigValue(prec.bytes_per_param, "B/param", prec.param_note, native=True)
@@ -358,10 +371,8 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
         if pb.experts_shared:
             out["experts_shared"] = ConfigValue(Fraction(pb.experts_shared), "1",
                                                 "shared experts per MoE layer, used by every token")
-    else:  # a dense model is one expert that every token uses: the lecture's 256 and 8 must not reach it
-        out["experts_total"] = ConfigValue(Fraction(1), "1", "a dense model: no routed MoE layer, one MLP every "
-                                           "token uses (counted as one expert)")
-        out["experts_active"] = ConfigValue(Fraction(1), "1", "a dense model: its one MLP is active for every token")
+    else:
+        out.update(dense_expert_values())
     out.notes = tuple(dict.fromkeys(notes))
     return out
 

@@ -26,7 +26,7 @@ from fractions import Fraction
 
 from derive.errors import ScenarioError
 
-from .base import DTYPE_BYTES, Fields, Linear, num
+from .base import Fields, Linear, num, state_dtype_bytes
 
 
 def _state(f: Fields, params: int, ssm: int, conv: int, formula: str, kind: str) -> Linear:
@@ -39,10 +39,7 @@ def _state(f: Fields, params: int, ssm: int, conv: int, formula: str, kind: str)
     if dtype is None:
         return Linear(params, ssm + conv, formula, kind=kind)
     key, name = dtype
-    if not isinstance(name, str) or name.removeprefix("torch.") not in DTYPE_BYTES:
-        raise ScenarioError(f"field '{key}' names an unknown datatype {name!r}", where=f.where,
-                            hint=f"known: {', '.join(sorted(DTYPE_BYTES))}")
-    each = DTYPE_BYTES[name.removeprefix("torch.")]
+    each = state_dtype_bytes(f, key, name)
     f.notes.append(f"{key} {name}: the {kind} SSM state is kept at {num(each)} B per element, the convolution "
                    "state at the KV element size")
     return Linear(params, conv, formula.replace("SSM state", f"SSM state at {num(each)} B"), ssm * Fraction(each),
