@@ -118,3 +118,100 @@ def test_all_experts_read_past_the_threshold(experts, active, threshold):
     # leaves more than one unread
     assert experts - _expected_distinct(experts, active, threshold) < Fraction(1, 2)
     assert experts - _expected_distinct(experts, active, threshold // 4) > 1
+
+
+# a deployment reads the experts its own batch routes to ------------------------------------------------------
+# The deployment defaults tie expert_read_fraction to the uniform-routing expectation (from = ...): worked out at
+# the scenario's batch, again at every batch a sweep reads, and replaced by --set like any value.
+
+def _share(e: int, k: int, b: int) -> Fraction:
+    """1 - (1 - k/E)^(B - 1): the share of a token's skipped experts another B - 1 uniform tokens read."""
+    return 1 - (1 - Fraction(k, e)) ** (b - 1)
+
+
+@pytest.mark.parametrize("batch", [1, 2, 64, 600])
+def test_deployment_share_is_the_uniform_expectation_at_its_batch(lecture_library, batch):
+    sc = build_scenario(lecture_library, hardware="b300", model="qwen3-235b-a22b", sets=[f"batch={batch} seq"])
+    expected = _share(128, 8, min(batch, 512))  # Qwen3-235B-A22B routes 8 of 128; the formula caps at 512 tokens
+    assert sc.value("expert_read_fraction") == expected
+    assert dict(sc.ties) == {"expert_read_fraction": "expert_read_fraction_uniform"}
+    assert _eval(lecture_library, sc, "step_time") == _eval(lecture_library, sc, "step_time_uniform")
+    assert any(n.startswith("expert_read_fraction = ") and "uniform routing" in n for n in sc.notes)
+
+
+def test_deployment_single_stream_step_reads_one_tokens_experts(lecture_library):
+    """Batch 1 on one chip: the step reads one token's experts, not all 128 (7.45 ms before, 0.797 ms now), and
+    no more than the lecture's every-expert step, its planted twin."""
+    sc = build_scenario(lecture_library, hardware="b300", model="qwen3-235b-a22b")
+    assert sc.value("expert_read_fraction") == 0
+    assert _eval(lecture_library, sc, "step_time") == _eval(lecture_library, sc, "step_time_floor")
+    every = build_scenario(lecture_library, hardware="b300", model="qwen3-235b-a22b",
+                           sets=["expert_read_fraction=1"])
+    assert every.ties == ()  # a --set replaces the tie
+    assert _eval(lecture_library, every, "step_time") > 9 * _eval(lecture_library, sc, "step_time")
+
+
+def test_lecture_scenario_keeps_every_expert_read(lecture_library, lecture_scenario):
+    assert lecture_scenario.value("expert_read_fraction") == 1 and lecture_scenario.ties == ()
+
+
+def test_dense_deployment_keeps_the_file_value_with_its_reason(lecture_library):
+    """A dense model skips no expert, so the uniform share is not defined (experts_total = experts_active):
+    the file's own value stands, said, and reads nothing."""
+    sc = build_scenario(lecture_library, hardware="h100-sxm", model="llama3-70b")
+    assert sc.ties == () and sc.value("expert_read_fraction") == 1
+    assert any("has no value here" in n and "experts_total > experts_active" in n for n in sc.notes)
+    assert _eval(lecture_library, sc, "params_routed_skipped") == 0
+
+
+def _sweep_batch(lib, sc, names):
+    from derive.whatif.sweep import parse_axis, resolve_target, sweep_grid
+
+    result = sweep_grid(lib, sc, [resolve_target(lib, n) for n in names], [parse_axis(lib, "batch=1 seq:512 seq:5")])
+    return [[float(v) for v in col] for col in result.data[1:1 + len(names)]]
+
+
+def test_sweep_over_batch_follows_the_tie(lecture_library):
+    sc = build_scenario(lecture_library, hardware="b300", model="qwen3-235b-a22b")
+    step, uniform, floor = _sweep_batch(lecture_library, sc, ["step_time", "step_time_uniform", "step_time_floor"])
+    assert step[0] == pytest.approx(floor[0], rel=1e-12)  # batch 1: the strict floor
+    assert step == pytest.approx(uniform, rel=1e-12)  # the share moves with the batch
+    held = build_scenario(lecture_library, hardware="b300", model="qwen3-235b-a22b", sets=["expert_read_fraction=0"])
+    step0, uniform0 = _sweep_batch(lecture_library, held, ["step_time", "step_time_uniform"])
+    assert step0[2] < uniform0[2]  # the twin: a share held at 0 stays below the uniform one
+
+
+def test_margin_over_batch_names_the_tie(lecture_library):
+    from derive.errors import MarginError
+    from derive.whatif.margin import margin
+
+    sc = build_scenario(lecture_library, hardware="b300", model="qwen3-235b-a22b")
+    with pytest.raises(MarginError, match="hold it with --set expert_read_fraction"):
+        margin(lecture_library, sc, "pricing.decode_memory_bound_at_lecture_point", "batch")
+    held = build_scenario(lecture_library, hardware="b300", model="qwen3-235b-a22b", sets=["expert_read_fraction=1"])
+    assert margin(lecture_library, held, "pricing.decode_memory_bound_at_lecture_point", "batch").intervals
+
+
+@settings(max_examples=25, deadline=None)
+@given(batch=st.integers(1, 4096))
+def test_deployment_step_time_between_floor_and_every_expert(lecture_library, batch):
+    sc = build_scenario(lecture_library, hardware="h200", model="deepseek-v3", sets=[f"batch={batch} seq"])
+    every = build_scenario(lecture_library, hardware="h200", model="deepseek-v3",
+                           sets=[f"batch={batch} seq", "expert_read_fraction=1"])
+    step = _eval(lecture_library, sc, "step_time")
+    assert _eval(lecture_library, sc, "step_time_floor") <= step <= _eval(lecture_library, every, "step_time")
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ('from = 3', "must name a quantity"),
+    ('from = "no_such_quantity"', "no_such_quantity"),
+    ('from = "batch"', "which no definition gives"),
+    ('from = "step_time"', "whose unit is not"),
+])
+def test_a_tie_in_a_scenario_file_is_checked(lecture_library, tmp_path, entry, message):
+    from derive.errors import DeriveError
+
+    path = tmp_path / "mine.toml"
+    path.write_text(f'[values.expert_read_fraction]\nvalue = "1"\n{entry}\nsource = "mine"\n')
+    with pytest.raises(DeriveError, match=message):
+        build_scenario(lecture_library, scenario=str(path))

@@ -363,8 +363,11 @@ def _threshold(library: Library, t: Threshold) -> dict:
 def _scenario_entry(library: Library, sc: Scenario) -> dict:
     values = {n: _float(v.value) for n, v in sorted(sc.values.items()) if n in library.quantities}
     subjects = list(sc.subjects) + [""] * (len(sc.notes) - len(sc.subjects))
+    # a tied value is worked out again on the page from its quantity (its own value where that has none)
+    ties = {n: [t, _float(sc.values[n].fallback if sc.values[n].fallback is not None else sc.values[n].value)]
+            for n, t in sc.ties}
     return {"values": values, "pinned": sorted(sc.pinned), "notes": list(sc.notes), "subjects": subjects,
-            "name": sc.name}
+            "name": sc.name, "ties": ties}
 
 
 def preset_scenarios(library: Library) -> dict:
@@ -501,6 +504,8 @@ def _compact(presets: Mapping) -> dict:
                "n": [notes.setdefault(t, len(notes)) for t in combo["notes"]],
                "s": list(combo.get("subjects", [""] * len(combo["notes"]))),
                "pinned": list(combo["pinned"]), "name": combo["name"]}
+        if combo.get("ties"):
+            out["ties"] = dict(sorted(combo["ties"].items()))
         if "replace" in combo:
             out["replace"] = list(combo["replace"])
         return out

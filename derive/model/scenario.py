@@ -22,6 +22,7 @@ tensor-parallel degree that does not divide the heads), is one ``ScenarioError``
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import hashlib
 import json
@@ -35,8 +36,9 @@ from pathlib import Path
 import sympy as sp
 
 from derive.errors import DeriveError, ScenarioError, UnknownNameError, escape_control
-from derive.kernel.logic import Formula
+from derive.kernel.logic import Formula, replace
 from derive.model.library import Library
+from derive.model.numbers import exactify
 from derive.model.units import parse_unit
 
 PRESET_KINDS = {"hardware": "hardware", "model": "models", "scenario": "scenarios"}
@@ -54,6 +56,10 @@ class ScenarioValue:
     origin: str = ""  # which layer set it: "scenario lecture", "hardware h100-sxm", "--set"
     note: str = ""
     method: str = ""  # how a measured value was measured (measurement files only)
+    # a value worked out from another quantity at the scenario (``from = "NAME"`` in the file); ``value``
+    # is then that quantity's value where it is defined, else the file's own value
+    tied: str = ""
+    fallback: sp.Rational | None = None  # a tied value's own ``value``: where the quantity has none, it stands
 
 
 @dataclass(frozen=True)
@@ -87,6 +93,9 @@ class Scenario:
     notes: tuple[str, ...] = ()  # defaults and approximations the layers applied, one sentence each
     # the quantity each note is about, aligned with ``notes`` ("" for a note about the whole scenario)
     subjects: tuple[str, ...] = ()
+    # (quantity, the derived quantity its value is worked out from): a tool that varies an input of the
+    # second (a sweep over the batch) reads the first through it, not at its value here
+    ties: tuple[tuple[str, str], ...] = ()
 
     @property
     def is_library_default(self) -> bool:
@@ -127,6 +136,8 @@ class Scenario:
         for text, _ in self.assumptions:
             h.update(f"assume {text};".encode())
         h.update(("pinned " + ",".join(sorted(self.pinned))).encode())
+        for name, source in self.ties:
+            h.update(f"tie {name}={source};".encode())
         return h.hexdigest()[:16]
 
     def describe(self) -> dict[str, object]:
@@ -137,6 +148,7 @@ class Scenario:
                        for n, v in sorted(self.values.items())},
             "assumptions": [t for t, _ in self.assumptions],
             "pinned": sorted(self.pinned),
+            "ties": {n: t for n, t in self.ties},
             "ceilings": [c.to_json() for c in self.ceilings],
             "notes": list(self.notes),
         }
@@ -406,7 +418,7 @@ def _as_of(value: object, where: str, key: str) -> str | None:
 
 
 # the keys of one [values.NAME] table (a measurement file adds `method` and `date`)
-VALUE_KEYS = frozenset({"value", "source", "as_of", "note", "method", "date"})
+VALUE_KEYS = frozenset({"value", "source", "as_of", "note", "method", "date", "from"})
 # the top-level keys of a scenario file: its values, its assumptions and what describes it
 SCENARIO_KEYS = frozenset({"values", "assume", "name", "title", "description", "source", "as_of", "date", "note",
                            "notes", "kind", "hardware", "model"})
@@ -511,11 +523,31 @@ def _value_table(library: Library, data: Mapping, where: str, origin: str) -> di
                                 if raw == raw else "give a number")
         text = str(raw)
         value = parse_value(text, q.dimension, where=f"{where}: values.{name}", quantity=name)
+        tied = _tie_source(library, name, entry.get("from"), where)
         # source and note are shown on terminals and in documents: control characters escaped (one line each)
         out[name] = ScenarioValue(name, value, escape_control(entry["source"]), _as_of(entry.get("as_of"), where,
                                                                                     f"values.{name}.as_of"), origin,
-                                  escape_control(entry.get("note", "")))
+                                  escape_control(entry.get("note", "")), tied=tied)
     return out
+
+
+def _tie_source(library: Library, name: str, source: object, where: str) -> str:
+    """The quantity a ``from = "NAME"`` key works a value out from: a derived quantity of the same dimension
+    (its definition is what a tool varying the batch reads), never the quantity itself."""
+    if source is None:
+        return ""
+    if not isinstance(source, str):
+        raise ScenarioError(f"values.{name}.from must name a quantity, got {_toml_type(source)}", where=where,
+                            hint=f'write from = "NAME", a derived quantity that gives {name} its value')
+    if source not in library.quantities:
+        raise UnknownNameError("quantity", source, library.quantities, where=f"{where}: values.{name}.from")
+    if not library.is_derived(source) or source == name:
+        raise ScenarioError(f"values.{name}.from names {source}, which no definition gives", where=where,
+                            hint="from = names a derived quantity (one with a definition) to work the value out from")
+    if library.dimension(library.quantities[source].sym) != library.dimension(library.quantities[name].sym):
+        raise ScenarioError(f"values.{name}.from names {source}, whose unit is not {name}'s", where=where,
+                            hint=f"from = names a derived quantity measured as {name} is")
+    return source
 
 
 def _assumption_table(library: Library, data: Mapping, where: str) -> list[tuple[str, Formula]]:
@@ -896,7 +928,7 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
     if deployment:
         for qname in sorted(values):
             v = values[qname]
-            if v.origin == "deployment default":
+            if v.origin == "deployment default" and not v.tied:  # a tied value's note comes once it is worked out
                 notes.append((qname, f"{qname} = {_plain_q(library, qname, v.value)}: {v.source}"))
             elif default_base and v.origin == base_origin and not library.is_derived(qname):
                 notes.append((qname, f"{qname} = {_plain_q(library, qname, v.value)} is the lecture's value: the "
@@ -918,6 +950,8 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
         if q.outside_domain(v.value) or (q.integer and not v.value.is_integer):
             raise ScenarioError(f"{qname} must be {words}, got {_shown_q(library, qname, v.value)}", where=where)
     _drop_stale_pins(library, values, layers)
+    ties, tie_notes = _work_out_ties(library, values)
+    notes.extend(tie_notes)
     pinned = frozenset(n for n in values if library.is_derived(n))
     if refuse_broken_rules:
         notes.extend(check_input_constraints(library, values, pinned))
@@ -933,7 +967,60 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
                  for layer in layers if layer.startswith("unpinned "))
     notes = list(dict.fromkeys(notes))
     return Scenario(label, values, tuple(assumptions), pinned, tuple(layers), _ceilings(library, values),
-                    tuple(t for _, t in notes), tuple(q for q, _ in notes))
+                    tuple(t for _, t in notes), tuple(q for q, _ in notes), ties)
+
+
+def _work_out_ties(library: Library, values: dict[str, ScenarioValue]) -> tuple[tuple[tuple[str, str], ...],
+                                                                                 list[tuple[str, str]]]:
+    """Give each value set with ``from = "NAME"`` (and not replaced by a later layer) NAME's exact value at the
+    other values: the deployment's share of experts read is the uniform-routing expectation at the scenario's
+    batch, whatever batch ``--set`` gives.  Where NAME has no value there (a definition's domain fails, an
+    input is missing), the file's own value stands, and the note says why.  Returns the ties kept and a note
+    for each value."""
+    ties: list[tuple[str, str]] = []
+    notes: list[tuple[str, str]] = []
+    for name in sorted(n for n, v in values.items() if v.tied):
+        v = values[name]
+        others = {n: w for n, w in values.items() if n != name}
+        pinned = frozenset(n for n in others if library.is_derived(n))
+        sym = library.quantities[v.tied].sym
+        subst = {library.quantities[n].sym: w.value for n, w in others.items()}
+        expanded = library.expand(sym, pinned)
+        reason = None
+        if name in {str(s) for s in expanded.free_symbols}:
+            reason = f"{v.tied} reads {name} itself"
+        elif missing := sorted(str(s) for s in expanded.free_symbols if s not in subst):
+            reason = f"no value for {', '.join(missing)}"
+        else:
+            failing = [str(c) for _, c in library.definition_conditions([sym], pinned, kinds=("domain",))
+                       if not _holds(c, subst)]
+            if failing:
+                reason = f"it is defined only where {failing[0]}"
+        if reason is None:
+            try:
+                worked = exactify(replace(expanded, subst, strict=True))
+            except DeriveError as err:
+                reason = str(err)
+            else:
+                if not worked.is_Rational:
+                    reason = f"it is not a rational number here ({worked})"
+        if reason is not None:
+            values[name] = dataclasses.replace(v, tied="")
+            notes.append((name, f"{name} = {_plain_q(library, name, v.value)}: {v.source} ({v.tied} has no value "
+                                f"here: {reason})"))
+            continue
+        values[name] = dataclasses.replace(v, value=worked, fallback=v.value)
+        ties.append((name, v.tied))
+        notes.append((name, f"{name} = {_plain_q(library, name, worked)} ({v.tied} at this scenario): {v.source}"))
+    return tuple(ties), notes
+
+
+def _holds(condition: Formula, subst: Mapping[sp.Symbol, sp.Rational]) -> bool:
+    """Whether a side condition holds at the values (False where it cannot be read there)."""
+    try:
+        return condition.evaluate(subst)
+    except (DeriveError, TypeError, ValueError, ZeroDivisionError):
+        return False
 
 
 def _table_defaults(library: Library, values: dict[str, ScenarioValue], layers: list[str]) -> list[tuple[str, str]]:

@@ -749,7 +749,18 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
     if why:
         raise MarginError(f"no margin for '{claim.id}': {why}")
     undefined: list[str] = []
-    intervals, critical = solve_intervals(formula, v.symbol, v.domain, undefined)
+    try:
+        intervals, critical = solve_intervals(formula, v.symbol, v.domain, undefined)
+    except MarginError as err:
+        moving = [n for n, _ in scenario.ties
+                  if situation.through_ties(library.quantities[n].sym, v.keep) != library.quantities[n].sym]
+        if not moving:
+            raise
+        # a value worked out from the varied quantity (the share of experts read, from the batch) can make
+        # the relation transcendental: holding it at a number is the user's call, said in the hint
+        raise MarginError(err.message, never=err.never,
+                          hint=f"{moving[0]} moves with {vary} ({dict(scenario.ties)[moving[0]]}); hold it with "
+                               f"--set {moving[0]}=... to take this margin") from None
     if unit:
         u = parse_unit(unit)
         if u.dimension != v.dimension:
