@@ -31,12 +31,15 @@ PROVED = {
     "division_with_side_condition": Problem([logic.gt(x, 0), logic.gt(y, x)], logic.gt(y / x, 1)),
     "square_root": Problem([logic.ge(x, 4)], logic.ge(sp.sqrt(x), 2)),
     "mixed_integer": Problem([logic.ge(c, 1), logic.gt(x, R(1, 3))], logic.gt(c * x, R(1, 4)), {c}),
+    # a power with a symbolic exponent: the facts every real power of a positive base meets (z3 and cvc5 alike)
+    "symbolic_power": Problem([logic.gt(x, 0), logic.gt(y, 0)], logic.lt((1 - 1 / (x + 2)) ** y, 1)),
 }
 TWINS = {
     "linear_integer_ceiling": logic.le(8 * c - 2 * B, 5),
     "division_with_side_condition": logic.gt(y / x, 2),
     "square_root": logic.ge(sp.sqrt(x), 3),
     "mixed_integer": logic.gt(c * x, R(1, 2)),
+    "symbolic_power": logic.lt((1 - 1 / (x + 2)) ** y, R(1, 2)),
 }
 
 

@@ -82,6 +82,8 @@ class Printer:
             return f"(* {' '.join(self.term(a) for a in e.args)})"
         if isinstance(e, sp.Pow) and e.exp.is_Rational:
             return self._power(e)
+        if isinstance(e, sp.Pow):
+            return self._symbolic_power(e)
         if isinstance(e, (sp.Max, sp.Min)):
             args = [self.term(a) for a in e.args]
             cmp = ">" if isinstance(e, sp.Max) else "<"
@@ -127,6 +129,19 @@ class Printer:
             self.definitions.append(f"(=> (>= {b} 0.0) (and (>= {r} 0.0) (= {rq} {bp})))")
         r = self.roots[key]
         return f"(/ 1.0 {r})" if p < 0 else r
+
+    def _symbolic_power(self, e: sp.Pow) -> str:
+        """``x**y`` with a symbolic exponent: a fresh variable with the facts every real power of a positive base
+        meets (the kernel's translation, ``derive.kernel.translate``), stated where ``x > 0``."""
+        self.nonlinear = True
+        if e not in self.roots:
+            r = self.roots[e] = f"|power#{sum(k.exp.is_Rational is False for k in self.roots)}|"
+            x, y = self.term(e.base), self.term(e.exp)
+            below = f"(or (and (< {x} 1.0) (> {y} 0.0)) (and (> {x} 1.0) (< {y} 0.0)))"
+            above = f"(or (and (> {x} 1.0) (> {y} 0.0)) (and (< {x} 1.0) (< {y} 0.0)))"
+            self.definitions.append(f"(=> (> {x} 0.0) (and (> {r} 0.0) (=> (or (= {y} 0.0) (= {x} 1.0)) (= {r} 1.0)) "
+                                    f"(=> {below} (< {r} 1.0)) (=> {above} (> {r} 1.0))))")
+        return self.roots[e]
 
     def condition(self, c: sp.Basic) -> str:
         """A sympy Boolean (a Piecewise condition)."""

@@ -97,19 +97,30 @@ def _decide(problem: Problem) -> Outcome:
         shown, sc_why = k.discharge()
         reasons.append(sc_why if shown is None else
                        f"z3's counterexample is not confirmed by the kernel ({k.counterexample_failure(point)})")
+        if not _symbolic_powers(problem):
+            return Outcome("unknown", "z3", "; ".join(dict.fromkeys(reasons)))
+        # z3 read each power with a symbolic exponent through a few facts only (translate._symbolic_power):
+        # its point may be no power at all, so the engines that read the powers themselves go on
     else:
-        # z3 cannot express the claim, or ran out of its budget: the interval engine on the bounded box
         reasons.append((why or "z3 gave up") if status == "unknown" else f"cannot be expressed in z3: {why}")
-        if status != "unknown" or all(s in k.bounds for s in k.symbols):  # else the engine has no box to work on
-            out = _interval(k, reasons)
-            if out is not None:
-                return out
-        # a false claim is often false at a simple point (1 for every unbounded quantity), then the search
-        found = k.refuted(_simple_point(k), "exact") or _search(k, problem)
-        if found is not None:
-            return found
-        reasons.append(f"no counterexample among {SEARCH_STEPS} points searched (search budget)")
+    # z3 cannot express the claim, ran out of its budget, or read its powers through their facts only: the
+    # interval engine on the bounded box
+    if status != "unknown" or all(s in k.bounds for s in k.symbols):  # else the engine has no box to work on
+        out = _interval(k, reasons)
+        if out is not None:
+            return out
+    # a false claim is often false at a simple point (1 for every unbounded quantity), then the search
+    found = k.refuted(_simple_point(k), "exact") or _search(k, problem)
+    if found is not None:
+        return found
+    reasons.append(f"no counterexample among {SEARCH_STEPS} points searched (search budget)")
     return Outcome("unknown", "z3" if status in ("sat", "unknown") else "none", "; ".join(dict.fromkeys(reasons)))
+
+
+def _symbolic_powers(problem: Problem) -> bool:
+    """Whether the problem has a power whose exponent is no rational literal (``a**b``)."""
+    exprs = [e for f in (problem.goal, *problem.hypotheses) for e in f.exprs()]
+    return any(isinstance(p, sp.Pow) and not p.exp.is_Rational for e in exprs for p in sp.preorder_traversal(e))
 
 
 def _interval(k: Kernel, reasons: list[str]) -> Outcome | None:

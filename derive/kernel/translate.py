@@ -2,7 +2,9 @@
 
 Numbers become z3 rationals (never floats).  ``Max``/``Min``/``Abs``/``Piecewise`` become ``If``.
 Integer powers are products; a negative power is a division.  A rational power ``x**(p/q)`` becomes a
-fresh variable ``r >= 0`` with ``r**q == x**p``, defined only where ``x >= 0``.  z3 reads ``x/0`` as an
+fresh variable ``r >= 0`` with ``r**q == x**p``, defined only where ``x >= 0``; a power with a symbolic exponent
+``x**y`` a fresh variable with the facts every real power of a positive base meets (positive, and on the side of
+1 that the signs of ``y`` and ``x - 1`` say), stated only where ``x > 0``.  z3 reads ``x/0`` as an
 arbitrary value, so the kernel discharges every denominator and radicand itself
 (``trusted.formula_side_conditions``) before it trusts a verdict; the translation need only be
 faithful where they hold.
@@ -46,6 +48,9 @@ DIVISION_WEIGHT = 5
 # a process-wide limit: a numeral beyond this many bits is not translated (a translation budget; the
 # interval engine and exact evaluation still read it)
 MAX_NUMERAL_BITS = 12_000
+# A power with a symbolic exponent is a fresh variable with the facts every such power meets (its sign, and
+# which side of 1 it lies on); past this many in one problem the interval engine takes it (a budget)
+MAX_SYMBOLIC_POWERS = 4
 
 
 class Translator:
@@ -67,6 +72,7 @@ class Translator:
         self._real = z3.RealSort(self._ctx)  # held: its AST must outlive the numerals made with it
         self._held: list = []
         self._aux: dict[sp.Expr, object] = {}
+        self._powers: dict[sp.Expr, object] = {}  # powers with a symbolic exponent (``_symbolic_power``)
         self._done: dict[sp.Expr, object] = {}  # sympy shares subterms: translate each once
         self._numerals: dict[str, object] = {}
 
@@ -172,7 +178,7 @@ class Translator:
     def _power(self, e: sp.Pow):
         base, exp = e.base, e.exp
         if not exp.is_Rational:
-            raise TranslationError(f"non-polynomial power {sp.sstr(e)} (symbolic exponent)")
+            return self._symbolic_power(e)
         p, q = int(exp.p), int(exp.q)
         if abs(p) > MAX_POWER or q > MAX_POWER:
             raise TranslationError(f"exponent {exp} too large in {sp.sstr(e)}")
@@ -203,6 +209,45 @@ class Translator:
             self._aux[key] = ra
         r = self._aux[key]
         return self._binary(C.Z3_mk_div, self._numeral("1"), r) if p < 0 else r
+
+    def _symbolic_power(self, e: sp.Pow):
+        """``x**y`` with an exponent that is no rational literal: a fresh ``p`` with what holds of every real
+        power of a positive base (``p > 0``; ``p = 1`` where ``y = 0`` or ``x = 1``; ``p < 1`` where ``y log x <
+        0``; ``p > 1`` where ``y log x > 0``), guarded by ``x > 0`` (the meaning gives such a power a value only
+        there: ``trusted.meaning``).  Every model of the original extends to one of these facts, so their
+        ``unsat`` is the original's; a model's ``p`` may be no power, which the kernel's exact re-check of every
+        counterexample catches."""
+        if e in self._powers:
+            return self._powers[e]
+        if len(self._powers) >= MAX_SYMBOLIC_POWERS:
+            raise TranslationError(f"power budget: {sp.sstr(e)} would be z3's power variable number "
+                                   f"{MAX_SYMBOLIC_POWERS + 1} (at most {MAX_SYMBOLIC_POWERS})")
+        x, y = self._term(e.base), self._term(e.exp)
+        p = self._keep(z3.Real(f"_power{len(self._powers)}", self._ctx).as_ast())
+        zero, one = self._numeral("0"), self._numeral("1")
+
+        def both(a, b):
+            return self._nary(C.Z3_mk_and, [a, b])
+
+        def either(a, b):
+            return self._nary(C.Z3_mk_or, [a, b])
+
+        def imp(a, b):
+            return self._binary(C.Z3_mk_implies, a, b)
+
+        lt, gt, eq = C.Z3_mk_lt, C.Z3_mk_gt, C.Z3_mk_eq
+        below = either(both(self._binary(lt, x, one), self._binary(gt, y, zero)),
+                       both(self._binary(gt, x, one), self._binary(lt, y, zero)))
+        above = either(both(self._binary(gt, x, one), self._binary(gt, y, zero)),
+                       both(self._binary(lt, x, one), self._binary(lt, y, zero)))
+        facts = self._nary(C.Z3_mk_and, [
+            self._binary(gt, p, zero),
+            imp(either(self._binary(eq, y, zero), self._binary(eq, x, one)), self._binary(eq, p, one)),
+            imp(below, self._binary(lt, p, one)),
+            imp(above, self._binary(gt, p, one))])
+        self.definitions.append(z3.BoolRef(imp(self._binary(gt, x, zero), facts), self._ctx))
+        self._powers[e] = p
+        return p
 
     def _piecewise(self, e: sp.Piecewise):
         *branches, (last_expr, last_cond) = e.args

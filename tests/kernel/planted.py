@@ -132,6 +132,15 @@ def cases() -> list[Planted]:
         b = {a: (R(1, 10), R(9, 10)), k: (R(1, 2), hi)}
         add("symexp", "true", "proved", _p([], logic.le(a**k, 1), bounds=b), i)
         add("symexp", "false", "refuted", _p([], logic.le(a**k, R(9, 10)), bounds=b), i)
+    for i in range(12):  # symbolic exponents without bounds: the facts of a positive base's power (z3)
+        c = rng.randint(2, 9)
+        shrink = 1 - 1 / (x + c)  # in (0, 1) for x > 0
+        add("sympow", "true", "proved", _p([logic.gt(x, 0), logic.gt(y, 0)], logic.lt(shrink ** y, 1)), i)
+        add("sympow", "false", "refuted", _p([logic.gt(x, 0), logic.gt(y, 0)], logic.lt(shrink ** y, R(1, c))), i)
+        add("sympow", "true", "proved", _p([logic.gt(x, 0)], logic.gt((x + c) ** (y - c) * x, 0)), i, "s")
+        add("sympow", "false", "refuted", _p([logic.gt(x, 0), logic.gt(y, 0)], logic.ge(shrink ** y, 1)), i, "s")
+        add("sympow", "true", "proved", _p([logic.gt(x, 1), logic.gt(y, 0)], logic.gt(x ** y, 1)), i, "g")
+        add("sympow", "false", "refuted", _p([logic.gt(x, 1), logic.lt(y, 0)], logic.gt(x ** y, 1)), i, "g")
     for i in range(10):  # a Chinchilla-style exact exponent over a wide box
         top = 10 ** rng.randint(6, 14)
         b = {x: (1, top)}

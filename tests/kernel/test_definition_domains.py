@@ -16,7 +16,7 @@ from derive.checking.checker import Checker
 from derive.model.declarations import Topic
 from derive.model.evaluate import evaluate
 from derive.model.library import Library
-from derive.model.scenario import Scenario, ScenarioValue
+from derive.model.scenario import Scenario, ScenarioValue, build_scenario
 from derive.whatif.margin import margin
 from derive.whatif.sweep import compiled_claim, resolve_target
 
@@ -214,3 +214,13 @@ def test_eval_check_margin_and_sweep_agree_at_a_point(values, inside):
     else:
         assert verdict not in ("proved", "refuted") and value.exact is None
         assert not m.holds_at_value and m.verdict_at_value != "refuted" and not bool(holds[0])
+
+
+def test_every_lecture_definition_meets_its_declaration():
+    """No finding under a check of the lecture: every derived quantity's declared domain and integrality is
+    shown from its definition (the uniform-routing share and count of experts read, powers of the batch,
+    through the facts of a power with a symbolic exponent)."""
+    from derive.model.loader import load_library
+
+    lib = load_library(["lecture"])
+    assert Checker(lib, build_scenario(lib)).obligations() == []
