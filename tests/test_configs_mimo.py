@@ -164,7 +164,8 @@ def test_transformers_spelling_of_the_lists_reads_alike() -> None:
     spelled = {k: v for k, v in FLASH.items() if k not in ("hybrid_layer_pattern", "moe_layer_freq")}
     spelled |= {"layer_types": ["full_attention" if p == 0 else "sliding_attention" for p in PATTERN],
                 "mlp_layer_types": ["dense" if m == 0 else "sparse" for m in FREQ]}
-    assert {k: v.value for k, v in model_values(spelled).items()} == {k: v.value for k, v in model_values(FLASH).items()}
+    spelled_values, listed_values = model_values(spelled), model_values(FLASH)
+    assert {k: v.value for k, v in spelled_values.items()} == {k: v.value for k, v in listed_values.items()}
 
 
 def test_a_dense_mimo_has_one_expert() -> None:

@@ -115,7 +115,8 @@ def _blocks(f: Fields, mtype: str, d: int, n: int) -> Blocks:
     window = f.need("sliding_window", why="Gemma 4 sliding-window") if n_window else 0
     f.notes.append(f"layer_types: {n_window} sliding-window layers ({kv} KV heads of {f.need('head_dim')}) and "
                    f"{n_full} global layers ({global_kv} KV heads of {full_att.head_dim}"
-                   + (", keys serving as values: no value projection, keys and values cached apart)" if k_eq_v else ")"))
+                   + (", keys serving as values: no value projection, keys and values cached apart)" if k_eq_v
+                      else ")"))
     return Blocks(attention=full_att,
                   attention_params=n_full * full_att.params_per_layer
                   + (n_window * window_att.params_per_layer if window_att else 0),
