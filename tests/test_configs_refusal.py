@@ -26,7 +26,8 @@ FAMILY_FIXTURES = {
     "gpt_oss": "gpt-oss-120b.json", "qwen_moe": "qwen2-57b-a14b.json", "qwen3_next": "qwen3-next-80b-a3b-instruct.json",
     "qwen3_5": "qwen3.5-397b-a17b.json", "llama4": "llama-4-scout-17b-16e.json", "glm_moe": "glm-4.5.json",
     "deepseek": "kimi-k2-instruct.json", "deepseek_v32": "deepseek-v3.2.json",
-    "nemotron_h": "nvidia-nemotron-3-nano-30b-a3b-bf16.json",
+    "nemotron_h": "nvidia-nemotron-3-nano-30b-a3b-bf16.json", "gemma4": "gemma4_26b_a4b_shape.json",
+    "gemma4_dense": "gemma4_31b_printed.json", "mimo": "mimo-v2.5.json",
 }
 REAL = sorted(p.name for p in CONFIGS.glob("*.json") if p.name not in ("broken_missing_layers.json",
                                                                        "unknown_architecture.json"))
@@ -56,6 +57,9 @@ def test_one_unknown_layer_kind_is_refused(family: str, name: str) -> None:
     if family == "nemotron_h":
         text["hybrid_override_pattern"] = text["hybrid_override_pattern"][:-1] + "Z"
         what = "unknown layer kind 'Z'"
+    elif family == "mimo":  # 0 full, 1 sliding window: a 2 is no kind MiMo has
+        text["hybrid_layer_pattern"] = text["hybrid_layer_pattern"][:-1] + [2]
+        what = "unknown layer kind 2"
     else:
         text["layer_types"] = ["full_attention"] * (n - 1) + ["mamba"]
         what = "unknown layer kind 'mamba'"
@@ -71,7 +75,8 @@ def test_a_linear_attention_layer_in_a_family_without_one_is_refused(family: str
     config = _load(name)
     text = _text(config)
     text["layer_types"] = ["full_attention"] * (text["num_hidden_layers"] - 1) + ["linear_attention"]
-    with pytest.raises(ScenarioError, match="linear-attention layer"):
+    # families that list their own layer kinds name the entry; the others say the layer is linear attention
+    with pytest.raises(ScenarioError, match="linear-attention layer|unknown layer kind 'linear_attention'"):
         model_values(config)
 
 
@@ -130,30 +135,19 @@ def test_nemotron_h_is_supported() -> None:
     assert "nemotron_h" in SUPPORTED_MODEL_TYPES
 
 
-# Gemma 4's language model as transformers 5.7 prints gemma-4-31B-it's config (tests/fixtures/configs/SOURCES.md):
-# global layers with keys equal to values and a head size of their own are not Gemma 3's layers
-GEMMA4_31B_TEXT = {
-    "attention_bias": False, "attention_k_eq_v": True, "enable_moe_block": False, "expert_intermediate_size": None,
-    "final_logit_softcapping": 30.0, "global_head_dim": 512, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
-    "hidden_size": 5376, "hidden_size_per_layer_input": 0, "intermediate_size": 21504,
-    "layer_types": (["sliding_attention"] * 5 + ["full_attention"]) * 10, "max_position_embeddings": 262144,
-    "model_type": "gemma4_text", "moe_intermediate_size": None, "num_attention_heads": 32, "num_experts": None,
-    "num_global_key_value_heads": 4, "num_hidden_layers": 60, "num_key_value_heads": 16, "num_kv_shared_layers": 0,
-    "rms_norm_eps": 1e-06, "sliding_window": 1024, "tie_word_embeddings": True, "top_k_experts": None,
-    "vocab_size": 262144, "vocab_size_per_layer_input": 262144,
-}
-
-
-@pytest.mark.parametrize("config", [
-    {"architectures": ["Gemma4ForConditionalGeneration"], "model_type": "gemma4", "text_config": GEMMA4_31B_TEXT,
-     "tie_word_embeddings": True},
-    GEMMA4_31B_TEXT,
-], ids=["gemma4", "gemma4_text"])
-def test_gemma4_is_refused_with_the_fields_it_could_not_place(config: dict) -> None:
+@pytest.mark.parametrize("name, fields", [
+    ("gemma4_31b_printed.json", ("attention_k_eq_v", "global_head_dim", "num_global_key_value_heads")),
+    # read as qwen3_moe (num_experts, moe_intermediate_size), it stops at Qwen's experts-per-token field
+    ("gemma4_26b_a4b_shape.json", ("num_experts_per_tok",)),
+    ("mimo-v2.5.json", ("hybrid_layer_pattern", "swa_num_key_value_heads", "v_head_dim")),
+])
+def test_gemma4_and_mimo_under_an_unknown_type_are_refused_naming_their_fields(name: str, fields: tuple) -> None:
+    # read "as llama" (Gemma 4) or "as glm4_moe" (MiMo), whose fields they have, the global layers would take the
+    # sliding layers' heads and the values the keys' size: the fields that say otherwise are named instead
     with pytest.raises(ScenarioError) as err:
-        model_values(config)
+        model_values(_renamed(_load(name)))
     text = str(err.value)
-    assert "gemma4" in text and "attention_k_eq_v" in text and "global_head_dim" in text
+    assert "'my_model" in text and all(f in text for f in fields), text
     assert "\n" not in text
 
 

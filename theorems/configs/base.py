@@ -267,10 +267,14 @@ class Attention:
     params_per_layer: int
     kv_elements_per_layer: int  # per token of context
     kv_formula: str  # e.g. "2 (K and V) * 8 kv heads * 128 head_dim"
-    head_dim: int | None
+    head_dim: int | Fraction | None
     kv_heads: int | None
     query_heads: int
     latent: bool = False  # multi-head latent attention: one cached latent serves keys and values
+    # where head_dim and kv_heads come from when not from head_dim and num_key_value_heads (Gemma 4's global
+    # layers, MiMo's keys and values of different sizes)
+    head_dim_note: str = ""
+    kv_heads_note: str = ""
 
 
 def gqa(f: Fields, d: int, *, gated_query: bool = False, kv_heads: int | None = None) -> Attention:
@@ -415,15 +419,21 @@ def listed_kinds(f: Fields, types: Sequence[str], sliding: int | None,
 
 @dataclass(frozen=True)
 class Blocks:
-    """Layers that differ one by one (a NAS model's ``block_configs``), summed: attention weights, the layers
-    that keep a KV cache and their elements per token, the MLPs.  ``attention`` describes the attention
-    layers when they agree (head_dim and kv_heads None when they do not)."""
+    """Layers that differ one by one (a NAS model's ``block_configs``, the full and sliding layers of MiMo and
+    Gemma 4), summed: attention weights, the layers that keep a KV cache and their elements per token, the MLPs.
+    ``attention`` describes the full-attention layers when they agree (head_dim and kv_heads None when they do
+    not); ``window_attention`` one sliding-window layer, ``window_layers`` of them keeping the last ``window``
+    tokens."""
 
     attention: Attention
     attention_params: int
     full_layers: int
     full_elements: int
     mlp: Mlp
+    # windowed layers with an attention of their own (MiMo's and Gemma 4's sliding layers: other heads, other sizes)
+    window_layers: int = 0
+    window: int = 0
+    window_attention: Attention | None = None
 
 
 # --------------------------------------------------------------------------------------------------

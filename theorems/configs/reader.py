@@ -100,11 +100,11 @@ def _analyse_as(config: Mapping[str, Any], where: str, mtype: str, type_notes: l
     sliding = f.optional("sliding_window", None, minimum=1)
     f.read.discard("sliding_window")  # placed only by a pattern that applies it (Mistral's, not Llama's)
     if blocks is not None:
-        if types is not None or sliding is not None:
+        if (types is not None or sliding is not None) and not fam.own_layer_types:
             raise ScenarioError(f"field '{'layer_types' if types is not None else 'sliding_window'}' given beside "
                                 "'block_configs'", where=where, hint="each block says its own layer kind")
-        counts = {"full": blocks.full_layers, "window": 0, "chunk": 0, "linear": 0}
-        window = chunk = 0
+        counts = {"full": blocks.full_layers, "window": blocks.window_layers, "chunk": 0, "linear": 0}
+        window, chunk = blocks.window, 0
     else:
         counts, window, chunk = (listed_kinds(f, types, sliding, {**KIND_NAMES, **fam.kind_names})
                                  if types is not None and not fam.own_layer_types
@@ -151,15 +151,18 @@ def _analyse_as(config: Mapping[str, Any], where: str, mtype: str, type_notes: l
         experts_shared=mlp.shared_n, notes=tuple(f.notes), tied=tie,
     )
     per = att.kv_elements_per_layer
+    # sliding layers with heads of their own (MiMo, Gemma 4) say so; otherwise they are the full layers' attention
+    win_att = blocks.window_attention if blocks is not None and blocks.window_attention is not None else att
     formulas = [f"full: {counts['full']} layers * {att.kv_formula}"]
     if counts["window"]:
-        formulas.append(f"sliding window of {window}: {counts['window']} layers * {att.kv_formula}")
+        formulas.append(f"sliding window of {window}: {counts['window']} layers * {win_att.kv_formula}")
     if counts["chunk"]:
         formulas.append(f"chunks of {chunk}: {counts['chunk']} layers * {att.kv_formula}")
     if linear is not None:
         formulas.append(f"{linear.kind}: {counts['linear']} layers * ({linear.formula})")
     kv = KVLayout(full_layers=counts["full"], full_elements=full_elements,
-                  window_layers=counts["window"], window=window, window_elements=counts["window"] * per,
+                  window_layers=counts["window"], window=window,
+                  window_elements=counts["window"] * win_att.kv_elements_per_layer,
                   chunk_layers=counts["chunk"], chunk=chunk, chunk_elements=counts["chunk"] * per,
                   state_layers=counts["linear"],
                   state_elements=counts["linear"] * linear.state_elements_per_layer if linear else 0,
@@ -355,8 +358,10 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
                                                    "values (not 2 * kv_heads * head_dim)")
         out["query_heads"] = ConfigValue(Fraction(att.query_heads), "1", f"num_attention_heads = {att.query_heads}")
     elif att.head_dim is not None and att.kv_heads is not None:
-        out["head_dim"] = ConfigValue(Fraction(att.head_dim), "1", f"head_dim = {att.head_dim}" + defaults)
-        out["kv_heads"] = ConfigValue(Fraction(att.kv_heads), "1", f"num_key_value_heads = {att.kv_heads}" + defaults)
+        out["head_dim"] = ConfigValue(Fraction(att.head_dim), "1",
+                                      (att.head_dim_note or f"head_dim = {att.head_dim}") + defaults)
+        out["kv_heads"] = ConfigValue(Fraction(att.kv_heads), "1",
+                                      (att.kv_heads_note or f"num_key_value_heads = {att.kv_heads}") + defaults)
         out["query_heads"] = ConfigValue(Fraction(att.query_heads), "1", f"num_attention_heads = {att.query_heads}")
     if att.head_dim is not None and att.kv_heads is not None:
         if kv.full_layers:

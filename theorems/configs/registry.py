@@ -15,11 +15,13 @@ from . import (
     falcon,
     falcon_h1,
     gemma,
+    gemma4,
     glm,
     gpt_oss,
     granite,
     jamba,
     llama4,
+    mimo,
     mixtral,
     nemotron_h,
     nemotron_nas,
@@ -32,7 +34,7 @@ FAMILIES: tuple[Family, ...] = (*dense.FAMILIES, *gemma.FAMILIES, *falcon.FAMILI
                                 *gpt_oss.FAMILIES, *qwen_moe.FAMILIES, *qwen_hybrid.FAMILIES, *llama4.FAMILIES,
                                 *glm.FAMILIES, *deepseek.FAMILIES, *nemotron_h.FAMILIES,
                                 *nemotron_nas.FAMILIES, *jamba.FAMILIES, *falcon_h1.FAMILIES,
-                                *granite.FAMILIES)
+                                *granite.FAMILIES, *gemma4.FAMILIES, *mimo.FAMILIES)
 FAMILY_OF: dict[str, Family] = {mtype: fam for fam in FAMILIES for mtype in fam.model_types}
 ARCHITECTURES: dict[str, str] = {name: mtype for fam in FAMILIES for name, mtype in fam.architectures.items()}
 ALIASES: dict[str, str] = {old: new for fam in FAMILIES for old, new in fam.aliases.items()}
