@@ -331,3 +331,42 @@ def test_piped_audit_names_its_stage_with_the_row_count(monkeypatch, capsys, tmp
     code = main(["audit", str(path)])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "auditing rows" not in err
+
+
+# speculative decoding: a row that gives its tokens per verification step -------------------------------------
+# EAGLE-style speculative decoding of Llama 3 8B on one H100 at batch 1 reaches a time per output token below the
+# one-token step floor (4.52 ms at 1,024 tokens of context); such a row is held to the floor divided by its mean
+# tokens per verification step, never called impossible for the tokens it drafts.
+SPECULATIVE = ("id,model,hardware,chips,batch,context,accepted_tokens_per_step,tpot,tokens_per_s\n"
+               "plain,llama3-8b,h100-sxm,1,1,1024 token/seq,,3.0 ms,\n"
+               "eagle,llama3-8b,h100-sxm,1,1,1024 token/seq,2.6,3.0 ms,\n"
+               "eagle_low,llama3-8b,h100-sxm,1,1,1024 token/seq,1.2,3.0 ms,\n"
+               "eagle_rate,llama3-8b,h100-sxm,1,1,1024 token/seq,2.6,,333\n")
+SERVING = load_library(["lecture", "serving"])
+SERVING_PLAN = plan_audit(SERVING, checker_for(SERVING))
+
+
+def _speculative_rows(tmp_path: Path) -> dict[str, object]:
+    path = tmp_path / "spec.csv"
+    path.write_text(SPECULATIVE)
+    header, rows = read_rows(str(path))
+    return {r.cells["id"]: r for r in Auditor(SERVING_PLAN, header, where=str(path)).audit(rows)}
+
+
+def test_a_speculative_row_is_held_to_the_floor_over_its_tokens_per_step(tmp_path):
+    rows = _speculative_rows(tmp_path)
+    assert rows["plain"].verdict == "impossible"  # the twin: one token per step, 0.66x the floor
+    assert rows["eagle"].verdict == "consistent" and rows["eagle_rate"].verdict == "consistent"
+    assert rows["eagle_low"].verdict == "impossible"  # 1.2 tokens per step do not explain 3 ms
+    (held,) = rows["eagle"].metrics["tpot"]  # the lecture's one-token reading is not applied to it
+    assert held.claim == "gap.roofline_floor_below_measured"
+    (plain,) = rows["plain"].metrics["tpot"]  # nor the speculative form to a row that drafts nothing
+    assert plain.bound / held.bound == pytest.approx(2.6, rel=1e-12)
+    assert any(c.get("quantity") == "accepted_tokens_per_step" for c in rows["eagle_low"].metrics["tpot"][0].changes)
+
+
+def test_the_lecture_alone_refuses_the_speculative_column(tmp_path, capsys):
+    path = tmp_path / "spec.csv"
+    path.write_text(SPECULATIVE)
+    assert main(["audit", str(path)]) == 2
+    assert "unknown column 'accepted_tokens_per_step'" in capsys.readouterr().err

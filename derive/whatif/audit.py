@@ -89,6 +89,10 @@ class Bound:
     exact_func: object = None  # the same in exact rational arithmetic (Fractions in, a Fraction out)
     measured_func: object = None  # numpy: the measured quantity from (metric, *inputs)
     term_funcs: dict[str, object] = field(default_factory=dict)  # numpy, of ``inputs``
+    # a row is held to the bound only when it gives every column of ``when_given`` and none of ``unless_given``
+    # (its reading: a row that gives its tokens per verification step is no plain decode step)
+    when_given: frozenset[str] = frozenset()
+    unless_given: frozenset[str] = frozenset()
 
     @property
     def kind(self) -> str:
@@ -243,8 +247,11 @@ def plan_audit(library: Library, check: callable) -> AuditPlan:
             q = library.quantity(qname)
             v = parse_value(text, q.dimension, where=f"{where} defaults.{qname}")
             defaults[qname] = Fraction(int(v.p), int(v.q))
-        for qname in sorted(row_inputs | set(defaults)):
+        when_given = frozenset(str(x) for x in raw.get("when_given", ()))
+        unless_given = frozenset(str(x) for x in raw.get("unless_given", ()))
+        for qname in sorted(row_inputs | set(defaults) | when_given):
             library.quantity(qname)  # an unknown name is an error here, with suggestions
+        # ``unless_given`` may name a column another library declares (no row of this library can give it)
         result = results.get(cid)
         verdict = getattr(result, "verdict", "unknown")
         reason = None if verdict == "proved" else f"bound not proved: {cid} is {verdict}" + (
@@ -258,7 +265,7 @@ def plan_audit(library: Library, check: callable) -> AuditPlan:
             metric=metric.name, claim=cid, op=metric_op, expr=expr, inputs=inputs, measured_name=measured_name,
             measured_expr=measured, metric_sym=m, reading=str(raw.get("reading", "")),
             rests_on=tuple(library.rests_on(library.declarations[cid])), verdict=verdict, reason=reason,
-            terms=terms, row_inputs=row_inputs, defaults=defaults,
+            terms=terms, row_inputs=row_inputs, defaults=defaults, when_given=when_given, unless_given=unless_given,
             measured_unit=str(library.quantity(measured_name).unit), func=func, exact_func=exact_func,
             measured_func=measured_func, term_funcs=term_funcs))
     for name, metric in metrics.items():
@@ -681,6 +688,13 @@ class Auditor:
 
     def _evaluate(self, bound: Bound, metric: Metric, raws: list[RawRow], cols: dict[str, np.ndarray],
                   gidx: np.ndarray, rows: np.ndarray, results: list) -> None:
+        if bound.when_given or bound.unless_given:  # rows outside the bound's reading are not held to it
+            held = np.ones(rows.size, dtype=bool)
+            for name in bound.when_given:
+                held &= ~np.isnan(cols[name][rows]) if name in cols else False
+            for name in bound.unless_given:
+                held &= np.isnan(cols[name][rows]) if name in cols else True
+            rows = rows[held]
         if rows.size == 0:
             return
         if not bound.usable:

@@ -16,8 +16,9 @@ from pathlib import Path
 # the lecture's library attributes, read by derive.model.loader (each taken once when both libraries are loaded):
 # its presets, figures, headlines, config reader (and its formulas for the live page) and finder, ceilings, audit
 # bounds, feasibility constraints and floor
+from theorems import AUDIT_BOUNDS as LECTURE_AUDIT_BOUNDS
+from theorems import CARD as LECTURE_CARD
 from theorems import (  # noqa: F401
-    AUDIT_BOUNDS,
     CEILINGS,
     FEASIBILITY,
     FIGURES,
@@ -27,7 +28,6 @@ from theorems import (  # noqa: F401
     MODEL_CONFIG_READER,
     PREDICT_METRIC,
 )
-from theorems import CARD as LECTURE_CARD
 from theorems import PRESET_DIRS as LECTURE_PRESET_DIRS
 from theorems import TOPICS as LECTURE_TOPICS
 
@@ -36,6 +36,21 @@ from . import disaggregation, economics, layouts, network, overhead, prefill, sa
 # the whole document's title when this library is loaded (its part II is "Beyond the lecture")
 TITLE = ("The math behind how LLMs are trained and served, and beyond: the lecture and the serving library "
          "as checked math")
+# derive audit: the lecture's bounds, and the step floor's form for a row of speculative decoding or multi-token
+# prediction, which gives its mean tokens per verification step (a benchmark's "acceptance length"): each sequence
+# gains that many tokens per step on average, and the step, verifying k + 1 tokens, is no shorter than a plain one
+# (speculative.verify_step_between), so the time per output token times it is at least the step floor
+_STEP_FLOOR = "gap.roofline_floor_below_measured"
+_E = "accepted_tokens_per_step"
+AUDIT_BOUNDS = [
+    *LECTURE_AUDIT_BOUNDS,
+    *({**{k: v for k, v in b.items() if k not in ("unless_given", "meaning")},
+       "measured": f"({b['measured']}) * {_E}", "row_inputs": [*b["row_inputs"], _E], "when_given": [_E],
+       "reading": f"{b['reading'].split(' (a row of speculative')[0]}, with speculative decoding {_E} tokens per "
+                  "sequence per verification step on average, a step no shorter than a plain one "
+                  "(speculative.verify_step_between)"}
+      for b in LECTURE_AUDIT_BOUNDS if b.get("claim") == _STEP_FLOOR),
+]
 SERVING_TOPICS = [prefill, speculative, layouts, overhead, network, saturation, disaggregation, economics]
 TOPICS = [*LECTURE_TOPICS, *SERVING_TOPICS]
 
