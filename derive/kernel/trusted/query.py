@@ -18,7 +18,7 @@ for anything but "not unsat"; ``unknown`` is only ever ``unknown``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import sympy as sp
@@ -100,6 +100,9 @@ class _Z3:
     region: list
     translator: Translator
     variables: dict
+    extras: list = field(default_factory=list)  # the formulas translated here after the region, in order
+    asked: bool = False  # a solver has run here
+    stale: bool = False  # a relaxed solver ran here (``_z3_check``): replayed before its next use
 
 
 def _z3_formula(tr: Translator, f: Formula) -> z3.BoolRef:
@@ -137,7 +140,19 @@ class Z3Queries:
         about the goal."""
         if self._z3 is None:
             self._z3 = self._fresh()
+        elif isinstance(self._z3, _Z3) and self._z3.stale:
+            self._z3 = self._replayed(self._z3)[0]
         return self._z3
+
+    def _replayed(self, old: _Z3) -> tuple[_Z3, list[z3.BoolRef]]:
+        """A fresh context with the region and ``old``'s extras translated in the same order, and those
+        translations: the history ``old`` had before a relaxed solver ran in it, so that what is asked
+        next gets the answers it would get in a context where none had run (no solver had: see
+        ``_z3_check``)."""
+        zs = self._fresh()
+        assert isinstance(zs, _Z3)  # the region translated before, so it translates again
+        zs.extras = list(old.extras)
+        return zs, [_z3_formula(zs.translator, f) for f in old.extras]
 
     def _fresh(self) -> _Z3 | str:
         """A new z3 context with the region asserted."""
@@ -173,6 +188,13 @@ class Z3Queries:
             zextra = _z3_formula(zs.translator, extra) if extra is not None else None
         except TranslationError as err:
             return "untranslatable", None, err.message
+        if extra is not None:
+            zs.extras.append(extra)
+        # Nothing asked here yet and nothing translated but this query: a relaxed attempt runs here, where
+        # its own context would hold the same terms made in the same order (``_relaxed``), and the context is
+        # replayed before anything else is asked in it (``_replayed``): every solver sees the history it
+        # would have had, and most relaxed attempts (an ``unsat``) spare a context
+        pristine = not alone and not zs.asked and zs.extras == ([extra] if extra is not None else [])
         assertions = [*zs.integrality, *zs.region, *zs.translator.definitions,
                       *([zextra] if zextra is not None else [])]
         attempts = self.tactics.attempts(rlimit=self.problem.rlimit, integer=bool(self.integer),
@@ -182,13 +204,24 @@ class Z3Queries:
         last: z3.Solver | None = None
         try:
             for make, role in attempts:
-                if role == "relaxed":  # in a context of its own: the query's later solvers never see it
+                if role == "relaxed" and pristine and not zs.stale:
+                    solver = make(zs.ctx)
+                    solver.add(*zs.region, *zs.translator.definitions, *([zextra] if zextra is not None else []))
+                    zs.stale = True
+                elif role == "relaxed":  # in a context of its own: the query's later solvers never see it
                     solver = self._relaxed(make, extra)
                     if solver is None:
                         continue
                 else:
+                    if zs.stale:  # a relaxed attempt ran here: the history this query would have had
+                        zs, made = self._replayed(zs)
+                        self._z3 = zs
+                        zextra = made[-1] if extra is not None else None
+                        assertions = [*zs.integrality, *zs.region, *zs.translator.definitions,
+                                      *([zextra] if zextra is not None else [])]
                     solver = make(zs.ctx)
                     solver.add(*assertions)
+                    zs.asked = True
                 r = solver.check()
                 if r == z3.unsat:
                     return "unsat", None, None
