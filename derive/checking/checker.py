@@ -296,8 +296,10 @@ class Checker:
             side_conditions=list(outcome.side_conditions) if worst.verdict == "proved" else [],
         )
 
-    def check(self, ids: Iterable[str] | None = None) -> Report:
-        """Check the named claims (all when ``ids`` is None) and the claims they rest on."""
+    def check(self, ids: Iterable[str] | None = None, *, meanwhile: Callable[[], None] | None = None) -> Report:
+        """Check the named claims (all when ``ids`` is None) and the claims they rest on.  ``meanwhile``
+        (which must not raise): the caller's work that does not need the results, done in this process
+        while worker processes check (``derive.checking.parallel.run_tasks``), else first."""
         lib = self.library
         wanted = None if ids is None else [lib.resolve(i) for i in ids]
         if wanted is not None:
@@ -311,7 +313,11 @@ class Checker:
         needed = self._closure(wanted)
         todo = [d for d in lib.topological() if d.id in needed and isinstance(d, Claim)]
         names = self.obligation_names(needed)
-        own, findings = self._own_in_parallel(todo, names) if self.workers > 1 else ({}, None)
+        if meanwhile is not None:
+            meanwhile = _once(meanwhile)
+        own, findings = self._own_in_parallel(todo, names, meanwhile) if self.workers > 1 else ({}, None)
+        if meanwhile is not None:  # no worker processes: here, first
+            meanwhile()
         results: dict[str, ClaimResult] = {}
         for k, decl in enumerate(todo, start=1):
             result = own.get(decl.id) or self.check_own(decl)
@@ -379,8 +385,8 @@ class Checker:
                 out.append(Finding(definition.id, name, label, outcome.verdict, outcome.reason, shown))
         return out
 
-    def _own_in_parallel(self, claims: list[Claim],
-                         names: list[str]) -> tuple[dict[str, ClaimResult], list[Finding] | None]:
+    def _own_in_parallel(self, claims: list[Claim], names: list[str], meanwhile: Callable[[], None] | None = None
+                         ) -> tuple[dict[str, ClaimResult], list[Finding] | None]:
         """Own verdicts of many claims, and the obligations of the definitions ``names``
         (``obligation``), on ``workers`` forked processes (``derive.checking.parallel``; blocking is
         applied after, in the parent).  Empty and None where one process would do: the caller then
@@ -401,7 +407,7 @@ class Checker:
         # the obligations first (a few take longer than a claim), then small chunks of claims: they balance
         tasks = [functools.partial(self._obligation_part, name) for name in names]
         tasks += [functools.partial(self._own_many, claims[i:i + 4]) for i in range(0, len(claims), 4)]
-        parts = run_tasks(tasks, self.workers, on_result=tick)
+        parts = run_tasks(tasks, self.workers, on_result=tick, meanwhile=meanwhile)
         findings = [f for part in parts[:len(names)] for f in part]  # type: ignore[attr-defined]
         return {r.id: r for part in parts[len(names):] for r in part}, findings  # type: ignore[attr-defined]
 
@@ -434,6 +440,17 @@ class Checker:
         return own
 
 
+
+
+def _once(fn: Callable[[], None]) -> Callable[[], None]:
+    """``fn``, run at its first call only."""
+    done: list[bool] = []
+
+    def call() -> None:
+        if not done:
+            done.append(True)
+            fn()
+    return call
 
 
 def resting_claims(library: Library, claim: Claim) -> list[str]:
