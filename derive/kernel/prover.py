@@ -187,12 +187,32 @@ def _corners(k: Kernel, count: int) -> list[dict[sp.Symbol, sp.Rational]]:
 
 
 def _search(k: Kernel, problem: Problem) -> Outcome | None:
-    """A bounded, deterministic search.  It can refute (the kernel re-checks) but never prove."""
+    """A bounded, deterministic search.  It can refute (the kernel re-checks) but never prove.  A point
+    that a hypothesis excludes (false or not settled there) is no counterexample, so only the points that
+    pass every hypothesis go to the kernel: the hypothesis that excluded the last point is tried first
+    (most points of a search fail the same few), where the kernel reads them in their order."""
+    order = list(k.problem.hypotheses)
     for point in _points(k, problem.seed, SEARCH_STEPS):
+        if _excluded(order, point):
+            continue
         out = k.refuted(point, "exact")
         if out is not None:
             return out
     return None
+
+
+def _excluded(order: list, point: dict[sp.Symbol, sp.Rational]) -> bool:
+    """Whether a hypothesis of ``order`` is false or not settled at ``point`` (that one moves to the front)."""
+    for i, h in enumerate(order):
+        try:
+            holds = evaluate_at(h, point)
+        except Unsettled:
+            holds = False
+        if not holds:
+            if i:
+                order.insert(0, order.pop(i))
+            return True
+    return False
 
 
 def _admit(k: Kernel, engine: str, certificate: object = None, witness: dict | None = None) -> Outcome:
@@ -266,7 +286,8 @@ def _repaired(k: Kernel, point: dict[sp.Symbol, sp.Rational], rounds: int = 3) -
 
 def _witness(k: Kernel, tries: int = 60) -> dict | None:
     """A point of the region, for a kernel that cannot show it non-empty with z3."""
+    order = list(k.problem.hypotheses)
     for point in _points(k, k.problem.seed + 1, tries):
-        if k.in_region(point):
+        if not _excluded(order, point) and k.in_region(point):  # as in ``_search``
             return point
     return None
