@@ -148,9 +148,13 @@ class Kernel(ProofRoutes, Z3Queries):
             self._witness = dict(witness)
             return self._consistency
         # a region without side conditions is read exactly by z3: any sat is its answer (no model wanted);
-        # otherwise the model a later solver gives, which the kernel confirms below
+        # otherwise a model the kernel confirms below: the first solver's, when the kernel finds it in the
+        # region (every region of the lecture and the serving library), else a later solver's (simpler
+        # numbers, and rationals near them).  Short of ``sat`` both ask the same solvers in the same order.
         plain = not any(formula_side_conditions(h) for h in self.region)
-        status, point, why = self.region_answer(model=not plain)
+        status, point, why = self.region_answer(model=False)
+        if status == "sat" and not plain and not self.in_region(point):
+            status, point, why = self.region_answer(model=True)
         if status == "unsat":
             self._consistency = ("unsat", None)
         elif status == "sat":

@@ -102,7 +102,8 @@ class _Z3:
     variables: dict
     extras: list = field(default_factory=list)  # the formulas translated here after the region, in order
     asked: bool = False  # a solver has run here
-    stale: bool = False  # a relaxed solver ran here (``_z3_check``): replayed before its next use
+    stale: bool = False  # a relaxed solver ran here (``_relaxed``): made again before its next use
+    made: z3.BoolRef | None = None  # the last of the extras, in z3
 
 
 def _z3_formula(tr: Translator, f: Formula) -> z3.BoolRef:
@@ -136,23 +137,17 @@ class Z3Queries:
 
 
     def _context(self) -> _Z3 | str:
-        """The region asserted in a fresh z3 context (or why it cannot be translated), for the queries
-        about the goal."""
-        if self._z3 is None:
-            self._z3 = self._fresh()
-        elif isinstance(self._z3, _Z3) and self._z3.stale:
-            self._z3 = self._replayed(self._z3)[0]
+        """The region asserted in a z3 context of this problem (or why it cannot be translated), for the
+        queries about the goal; after a relaxed attempt ran in it, a new one with the same terms made in
+        the same order (so no solver depends on that attempt)."""
+        if self._z3 is None or isinstance(self._z3, _Z3) and self._z3.stale:
+            old, new = self._z3, self._fresh()
+            if isinstance(new, _Z3):
+                for f in old.extras if isinstance(old, _Z3) else ():
+                    new.extras.append(f)
+                    new.made = _z3_formula(new.translator, f)
+            self._z3 = new
         return self._z3
-
-    def _replayed(self, old: _Z3) -> tuple[_Z3, list[z3.BoolRef]]:
-        """A fresh context with the region and ``old``'s extras translated in the same order, and those
-        translations: the history ``old`` had before a relaxed solver ran in it, so that what is asked
-        next gets the answers it would get in a context where none had run (no solver had: see
-        ``_z3_check``)."""
-        zs = self._fresh()
-        assert isinstance(zs, _Z3)  # the region translated before, so it translates again
-        zs.extras = list(old.extras)
-        return zs, [_z3_formula(zs.translator, f) for f in old.extras]
 
     def _fresh(self) -> _Z3 | str:
         """A new z3 context with the region asserted."""
@@ -190,11 +185,7 @@ class Z3Queries:
             return "untranslatable", None, err.message
         if extra is not None:
             zs.extras.append(extra)
-        # Nothing asked here yet and nothing translated but this query: a relaxed attempt runs here, where
-        # its own context would hold the same terms made in the same order (``_relaxed``), and the context is
-        # replayed before anything else is asked in it (``_replayed``): every solver sees the history it
-        # would have had, and most relaxed attempts (an ``unsat``) spare a context
-        pristine = not alone and not zs.asked and zs.extras == ([extra] if extra is not None else [])
+            zs.made = zextra
         assertions = [*zs.integrality, *zs.region, *zs.translator.definitions,
                       *([zextra] if zextra is not None else [])]
         attempts = self.tactics.attempts(rlimit=self.problem.rlimit, integer=bool(self.integer),
@@ -204,19 +195,16 @@ class Z3Queries:
         last: z3.Solver | None = None
         try:
             for make, role in attempts:
-                if role == "relaxed" and pristine and not zs.stale:
-                    solver = make(zs.ctx)
-                    solver.add(*zs.region, *zs.translator.definitions, *([zextra] if zextra is not None else []))
-                    zs.stale = True
-                elif role == "relaxed":  # in a context of its own: the query's later solvers never see it
-                    solver = self._relaxed(make, extra)
+                if role == "relaxed":  # only its unsat is read
+                    solver = self._relaxed(make, extra, zs)
                     if solver is None:
                         continue
                 else:
-                    if zs.stale:  # a relaxed attempt ran here: the history this query would have had
-                        zs, made = self._replayed(zs)
-                        self._z3 = zs
-                        zextra = made[-1] if extra is not None else None
+                    if zs.stale:  # the context as it was before the relaxed attempt
+                        again = self._context()
+                        if isinstance(again, str):  # translated before: it translates again
+                            return "untranslatable", None, again
+                        zs, zextra = again, again.made if extra is not None else None
                         assertions = [*zs.integrality, *zs.region, *zs.translator.definitions,
                                       *([zextra] if zextra is not None else [])]
                     solver = make(zs.ctx)
@@ -241,18 +229,25 @@ class Z3Queries:
                  for sym, var in zs.variables.items()}
         return "sat", point, None
 
-    def _relaxed(self, make: Callable[[z3.Context], z3.Solver], extra: Formula | None) -> z3.Solver | None:
-        """``make``'s solver in a new context, given the region and ``extra`` without the integrality of the
-        integer quantities (None where they cannot be translated)."""
-        zr = self._fresh()
-        if isinstance(zr, str):
-            return None
-        try:
-            zextra = [_z3_formula(zr.translator, extra)] if extra is not None else []
-        except TranslationError:
-            return None
+    def _relaxed(self, make: Callable[[z3.Context], z3.Solver], extra: Formula | None,
+                 zs: _Z3) -> z3.Solver | None:
+        """``make``'s solver given the region and ``extra`` without the integrality of the integer quantities
+        (None where they cannot be translated): in a new context, or in the goal's context ``zs`` while it
+        holds only the region and ``extra``, the terms a new one would make in the same order (most relaxed
+        attempts are ``unsat``: a context spared)."""
+        if not zs.asked and not zs.stale and extra is not None and zs.extras == [extra]:
+            zr, zs.stale = zs, True
+        else:
+            made = self._fresh()
+            if isinstance(made, str):
+                return None
+            zr = made
+            try:
+                zr.made = _z3_formula(zr.translator, extra) if extra is not None else None
+            except TranslationError:
+                return None
         solver = make(zr.ctx)
-        solver.add(*zr.region, *zr.translator.definitions, *zextra)
+        solver.add(*zr.region, *zr.translator.definitions, *([zr.made] if extra is not None else []))
         return solver
 
     def region_answer(self, *, model: bool) -> tuple[str, dict | None, str | None]:
