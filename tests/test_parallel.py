@@ -41,3 +41,17 @@ def test_a_check_calls_meanwhile_once_whether_or_not_it_forks():
     for workers in (1, 2):
         Checker(lib, build_scenario(lib), workers=workers).check(claims, meanwhile=lambda: calls.append(1))
     assert calls == [1, 1]
+
+
+def test_a_parallel_check_gives_each_step_its_formula_as_a_serial_one_does():
+    from derive.checking.checker import Checker
+    from derive.model.loader import load_library
+    from derive.model.scenario import build_scenario
+
+    lib = load_library(["lecture"])
+    claims = [c.id for c in lib.claims() if c.steps][:20]  # 20 claims with derivations: more than a chunk each
+    serial = Checker(lib, build_scenario(lib), workers=1).check(claims).by_id()
+    parallel = Checker(lib, build_scenario(lib), workers=2).check(claims).by_id()
+    for cid in claims:
+        steps = [(s.index, s.formula, s.outcome.verdict) for s in serial[cid].steps]
+        assert steps and [(s.index, s.formula, s.outcome.verdict) for s in parallel[cid].steps] == steps

@@ -250,10 +250,7 @@ class Checker:
     def _check_steps(self, claim: Claim, hyps: list[Formula]) -> list[StepResult]:
         """Each line against the previous one: equal expressions, or the previous relation implies
         (or is equivalent to) this one.  A first relation must follow from the hypotheses."""
-        chain: list[tuple[object, str, str]] = [(s.formula, s.why, s.link) for s in claim.steps]
-        goal = claim.goal
-        if chain and isinstance(goal, Rel) and goal.op == "==" and not isinstance(chain[0][0], Formula):
-            chain = [(goal.lhs, "", "")] + chain + [(goal.rhs, "", "")]
+        chain = step_chain(claim)
         results: list[StepResult] = []
         prev = None
         # The first line's link says how it stands to the hypotheses: "implies" means it follows from
@@ -409,13 +406,26 @@ class Checker:
         tasks += [functools.partial(self._own_many, claims[i:i + 4]) for i in range(0, len(claims), 4)]
         parts = run_tasks(tasks, self.workers, on_result=tick, meanwhile=meanwhile)
         findings = [f for part in parts[:len(names)] for f in part]  # type: ignore[attr-defined]
-        return {r.id: r for part in parts[len(names):] for r in part}, findings  # type: ignore[attr-defined]
+        own = {r.id: r for part in parts[len(names):] for r in part}  # type: ignore[attr-defined]
+        for claim in claims:
+            if own[claim.id].steps:
+                chain = step_chain(claim)
+                for s in own[claim.id].steps:
+                    s.formula = chain[s.index][0]  # type: ignore[assignment]
+        return own, findings
 
     def _obligation_part(self, name: str) -> tuple[Finding, ...]:
         return tuple(self.obligation(name))
 
     def _own_many(self, claims: list[Claim]) -> list[ClaimResult]:
-        return [self.check_own(c) for c in claims]
+        """Own results of ``claims``, for another process: the steps' formulas are left out (rebuilding
+        sympy trees from a pickle was most of what the parent spent on the results; ``_own_in_parallel``
+        puts the claims' own objects back)."""
+        out = [self.check_own(c) for c in claims]
+        for r in out:
+            for s in r.steps:
+                s.formula = None  # type: ignore[assignment]
+        return out
 
     def _closure(self, wanted: list[Declaration] | None) -> set[str]:
         lib = self.library
@@ -470,6 +480,16 @@ def resting_claims(library: Library, claim: Claim) -> list[str]:
             todo.extend(library.graph.predecessors(d))
     order = {d.id: i for i, d in enumerate(library.ordered())}
     return sorted(out, key=order.get)
+
+
+def step_chain(claim: Claim) -> list[tuple[object, str, str]]:
+    """The lines a claim's derivation checks, each with its reason and link: its steps, between the two
+    sides of an equation when the first step is an expression (``StepResult.index`` counts in it)."""
+    chain: list[tuple[object, str, str]] = [(s.formula, s.why, s.link) for s in claim.steps]
+    goal = claim.goal
+    if chain and isinstance(goal, Rel) and goal.op == "==" and not isinstance(chain[0][0], Formula):
+        chain = [(goal.lhs, "", "")] + chain + [(goal.rhs, "", "")]
+    return chain
 
 
 def claim_kind(claim: Claim) -> str:
