@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 from whatif_fixture import BASE_SETS, load, write_library
@@ -65,6 +66,14 @@ def test_rlimit_and_engine_version_invalidate(lib, tmp_path, monkeypatch):
     assert sum(calls_per_claim(lib, scen(lib), ProofCache(tmp_path / "c"), rlimit=1234567).values()) == 4
     monkeypatch.setattr(cache_mod, "engine_fingerprint", lambda: "another engine")
     assert sum(calls_per_claim(lib, scen(lib), ProofCache(tmp_path / "c")).values()) == 4
+
+
+def test_engine_fingerprint_reads_every_kernel_module_the_trusted_base_included():
+    names = [name for name, _ in cache_mod.kernel_sources()]
+    assert "trusted/gate.py" in names and "trusted/query.py" in names and "prover.py" in names
+    assert names == sorted(names)
+    kernel = Path(cache_mod.__file__).resolve().parent.parent / "kernel"
+    assert len(names) == len(list(kernel.rglob("*.py")))
 
 
 def test_cached_outcome_equals_fresh_outcome(lib, tmp_path):

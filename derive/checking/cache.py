@@ -152,19 +152,25 @@ def touch(path: Path) -> None:
 
 @lru_cache(maxsize=1)
 def engine_fingerprint() -> str:
-    """``derive.__version__``, the source of every module of ``derive/kernel`` (what decides), and the
-    sympy and z3 versions."""
+    """``derive.__version__``, the source of every module of ``derive/kernel`` (``kernel_sources``: what
+    decides), and the sympy and z3 versions."""
     import sympy
     import z3
 
     from derive import __version__
 
-    kernel = Path(__file__).resolve().parent.parent / "kernel"
     h = hashlib.sha256(f"derive {__version__}; sympy {sympy.__version__}; z3 {z3.get_version_string()};"
                        f" format {FORMAT}".encode())
-    for path in sorted(kernel.glob("*.py")):
-        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    for name, path in kernel_sources():
+        h.update(name.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()
+
+
+def kernel_sources() -> list[tuple[str, Path]]:
+    """The modules of ``derive/kernel``, its trusted base (``kernel/trusted/``) included, by their path
+    inside it (so a change to any of them starts a new proof cache)."""
+    kernel = Path(__file__).resolve().parent.parent / "kernel"
+    return sorted((path.relative_to(kernel).as_posix(), path) for path in kernel.rglob("*.py"))
 
 
 # problem text ----------------------------------------------------------------------------------------

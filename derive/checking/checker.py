@@ -250,10 +250,7 @@ class Checker:
     def _check_steps(self, claim: Claim, hyps: list[Formula]) -> list[StepResult]:
         """Each line against the previous one: equal expressions, or the previous relation implies
         (or is equivalent to) this one.  A first relation must follow from the hypotheses."""
-        chain: list[tuple[object, str, str]] = [(s.formula, s.why, s.link) for s in claim.steps]
-        goal = claim.goal
-        if chain and isinstance(goal, Rel) and goal.op == "==" and not isinstance(chain[0][0], Formula):
-            chain = [(goal.lhs, "", "")] + chain + [(goal.rhs, "", "")]
+        chain = step_chain(claim)
         results: list[StepResult] = []
         prev = None
         # The first line's link says how it stands to the hypotheses: "implies" means it follows from
@@ -296,8 +293,10 @@ class Checker:
             side_conditions=list(outcome.side_conditions) if worst.verdict == "proved" else [],
         )
 
-    def check(self, ids: Iterable[str] | None = None) -> Report:
-        """Check the named claims (all when ``ids`` is None) and the claims they rest on."""
+    def check(self, ids: Iterable[str] | None = None, *, meanwhile: Callable[[], None] | None = None) -> Report:
+        """Check the named claims (all when ``ids`` is None) and the claims they rest on.  ``meanwhile``
+        (which must not raise): the caller's work that does not need the results, done in this process
+        while worker processes check (``derive.checking.parallel.run_tasks``), else first."""
         lib = self.library
         wanted = None if ids is None else [lib.resolve(i) for i in ids]
         if wanted is not None:
@@ -311,7 +310,11 @@ class Checker:
         needed = self._closure(wanted)
         todo = [d for d in lib.topological() if d.id in needed and isinstance(d, Claim)]
         names = self.obligation_names(needed)
-        own, findings = self._own_in_parallel(todo, names) if self.workers > 1 else ({}, None)
+        if meanwhile is not None:
+            meanwhile = _once(meanwhile)
+        own, findings = self._own_in_parallel(todo, names, meanwhile) if self.workers > 1 else ({}, None)
+        if meanwhile is not None:  # no worker processes: here, first
+            meanwhile()
         results: dict[str, ClaimResult] = {}
         for k, decl in enumerate(todo, start=1):
             result = own.get(decl.id) or self.check_own(decl)
@@ -379,8 +382,8 @@ class Checker:
                 out.append(Finding(definition.id, name, label, outcome.verdict, outcome.reason, shown))
         return out
 
-    def _own_in_parallel(self, claims: list[Claim],
-                         names: list[str]) -> tuple[dict[str, ClaimResult], list[Finding] | None]:
+    def _own_in_parallel(self, claims: list[Claim], names: list[str], meanwhile: Callable[[], None] | None = None
+                         ) -> tuple[dict[str, ClaimResult], list[Finding] | None]:
         """Own verdicts of many claims, and the obligations of the definitions ``names``
         (``obligation``), on ``workers`` forked processes (``derive.checking.parallel``; blocking is
         applied after, in the parent).  Empty and None where one process would do: the caller then
@@ -401,15 +404,28 @@ class Checker:
         # the obligations first (a few take longer than a claim), then small chunks of claims: they balance
         tasks = [functools.partial(self._obligation_part, name) for name in names]
         tasks += [functools.partial(self._own_many, claims[i:i + 4]) for i in range(0, len(claims), 4)]
-        parts = run_tasks(tasks, self.workers, on_result=tick)
+        parts = run_tasks(tasks, self.workers, on_result=tick, meanwhile=meanwhile)
         findings = [f for part in parts[:len(names)] for f in part]  # type: ignore[attr-defined]
-        return {r.id: r for part in parts[len(names):] for r in part}, findings  # type: ignore[attr-defined]
+        own = {r.id: r for part in parts[len(names):] for r in part}  # type: ignore[attr-defined]
+        for claim in claims:
+            if own[claim.id].steps:
+                chain = step_chain(claim)
+                for s in own[claim.id].steps:
+                    s.formula = chain[s.index][0]  # type: ignore[assignment]
+        return own, findings
 
     def _obligation_part(self, name: str) -> tuple[Finding, ...]:
         return tuple(self.obligation(name))
 
     def _own_many(self, claims: list[Claim]) -> list[ClaimResult]:
-        return [self.check_own(c) for c in claims]
+        """Own results of ``claims``, for another process: the steps' formulas are left out (rebuilding
+        sympy trees from a pickle was most of what the parent spent on the results; ``_own_in_parallel``
+        puts the claims' own objects back)."""
+        out = [self.check_own(c) for c in claims]
+        for r in out:
+            for s in r.steps:
+                s.formula = None  # type: ignore[assignment]
+        return out
 
     def _closure(self, wanted: list[Declaration] | None) -> set[str]:
         lib = self.library
@@ -436,6 +452,17 @@ class Checker:
 
 
 
+def _once(fn: Callable[[], None]) -> Callable[[], None]:
+    """``fn``, run at its first call only."""
+    done: list[bool] = []
+
+    def call() -> None:
+        if not done:
+            done.append(True)
+            fn()
+    return call
+
+
 def resting_claims(library: Library, claim: Claim) -> list[str]:
     """Claims this one rests on through paths whose inner nodes are assumptions or definitions (a
     claim further back is reached through the claim in between, whose own verdict carries it)."""
@@ -453,6 +480,16 @@ def resting_claims(library: Library, claim: Claim) -> list[str]:
             todo.extend(library.graph.predecessors(d))
     order = {d.id: i for i, d in enumerate(library.ordered())}
     return sorted(out, key=order.get)
+
+
+def step_chain(claim: Claim) -> list[tuple[object, str, str]]:
+    """The lines a claim's derivation checks, each with its reason and link: its steps, between the two
+    sides of an equation when the first step is an expression (``StepResult.index`` counts in it)."""
+    chain: list[tuple[object, str, str]] = [(s.formula, s.why, s.link) for s in claim.steps]
+    goal = claim.goal
+    if chain and isinstance(goal, Rel) and goal.op == "==" and not isinstance(chain[0][0], Formula):
+        chain = [(goal.lhs, "", "")] + chain + [(goal.rhs, "", "")]
+    return chain
 
 
 def claim_kind(claim: Claim) -> str:

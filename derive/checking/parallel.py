@@ -39,9 +39,12 @@ def can_fork() -> bool:
 
 
 def run_tasks(tasks: Sequence[Callable[[], object]], workers: int,
-              on_result: Callable[[object], None] | None = None) -> list[object]:
+              on_result: Callable[[object], None] | None = None,
+              meanwhile: Callable[[], None] | None = None) -> list[object]:
     """``[task() for task in tasks]``, on up to ``workers`` forked processes; ``on_result`` is called with
-    each result as it arrives (in completion order)."""
+    each result as it arrives (in completion order).  ``meanwhile`` (which must not raise) is called once
+    in this process while the workers run, or first when the tasks run here: work of the caller's that
+    does not need the results, which would otherwise wait for the slowest worker."""
     results: dict[int, object] = {}
     if len(tasks) > 1 and workers > 1 and can_fork():
         import multiprocessing
@@ -51,7 +54,11 @@ def run_tasks(tasks: Sequence[Callable[[], object]], workers: int,
         gc.freeze()  # the children inherit the heap: the collector need not walk (and copy) it in each
         try:
             with multiprocessing.get_context("fork").Pool(min(workers, len(tasks))) as pool:
-                for i, ok, value in pool.imap_unordered(_run_task, range(len(tasks))):
+                arriving = pool.imap_unordered(_run_task, range(len(tasks)))  # the workers start
+                if meanwhile is not None:
+                    meanwhile, later = None, meanwhile
+                    later()
+                for i, ok, value in arriving:
                     if ok:
                         results[i] = value
                         if on_result is not None:
@@ -61,6 +68,8 @@ def run_tasks(tasks: Sequence[Callable[[], object]], workers: int,
         finally:
             gc.unfreeze()
             _TASKS = ()
+    if meanwhile is not None:
+        meanwhile()
     out: list[object] = []
     for i, task in enumerate(tasks):
         if i not in results:

@@ -31,7 +31,7 @@ from itertools import chain
 import sympy as sp
 
 from derive.kernel.allocator import keep_freed_memory
-from derive.kernel.logic import And, Not, Rel
+from derive.kernel.logic import And, Not, Rel, name_of
 from derive.kernel.problem import Outcome, Problem
 from derive.kernel.trusted import Kernel, Refused, Unsettled, evaluate_at
 from derive.kernel.trusted.evaluate import exact_value
@@ -198,12 +198,32 @@ def _corners(k: Kernel, count: int) -> list[dict[sp.Symbol, sp.Rational]]:
 
 
 def _search(k: Kernel, problem: Problem) -> Outcome | None:
-    """A bounded, deterministic search.  It can refute (the kernel re-checks) but never prove."""
+    """A bounded, deterministic search.  It can refute (the kernel re-checks) but never prove.  A point
+    that a hypothesis excludes (false or not settled there) is no counterexample, so only the points that
+    pass every hypothesis go to the kernel: the hypothesis that excluded the last point is tried first
+    (most points of a search fail the same few), where the kernel reads them in their order."""
+    order = list(k.problem.hypotheses)
     for point in _points(k, problem.seed, SEARCH_STEPS):
+        if _excluded(order, point):
+            continue
         out = k.refuted(point, "exact")
         if out is not None:
             return out
     return None
+
+
+def _excluded(order: list, point: dict[sp.Symbol, sp.Rational]) -> bool:
+    """Whether a hypothesis of ``order`` is false or not settled at ``point`` (that one moves to the front)."""
+    for i, h in enumerate(order):
+        try:
+            holds = evaluate_at(h, point)
+        except Unsettled:
+            holds = False
+        if not holds:
+            if i:
+                order.insert(0, order.pop(i))
+            return True
+    return False
 
 
 def _admit(k: Kernel, engine: str, certificate: object = None, witness: dict | None = None) -> Outcome:
@@ -239,9 +259,15 @@ _MIRRORED = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 def _repaired(k: Kernel, point: dict[sp.Symbol, sp.Rational], rounds: int = 3) -> dict[sp.Symbol, sp.Rational]:
     """``point`` moved, relation by relation, towards the region: a top-level relation of the region with a
     quantity alone on one side (``context == 4*c/d``, ``tp > b/a + 1``, ``n >= 3``) that fails there sets the
-    quantity to a value that makes it hold, the other side evaluated exactly at the point.  A guess for
-    the kernel to confirm (``Kernel.consistency``), so that z3 need not be asked; never a verdict."""
+    quantity to a value that makes it hold, the other side evaluated exactly at the point; failing that, a
+    quantity on one side only, reached through sums, products and reciprocals (``2400/b == 6``, ``h*l + 1/50
+    == 3/100``; the one that the fewest relations of the region read), is solved for (``_solved``).  A guess
+    for the kernel to confirm (``Kernel.consistency``), so that z3 need not be asked; never a verdict."""
     point = dict(point)
+    uses: dict[sp.Symbol, int] = {}
+    for f in k.region:
+        for sym in f.free_symbols():
+            uses[sym] = uses.get(sym, 0) + 1
     for _ in range(rounds):
         moved = False
         for f in k.region:
@@ -252,7 +278,9 @@ def _repaired(k: Kernel, point: dict[sp.Symbol, sp.Rational], rounds: int = 3) -
                     continue
             except Unsettled:
                 continue
-            for s, op, other in ((f.lhs, f.op, f.rhs), (f.rhs, _MIRRORED[f.op], f.lhs)):
+            sides = ((f.lhs, f.op, f.rhs), (f.rhs, _MIRRORED[f.op], f.lhs))
+            settled = False
+            for s, op, other in sides:
                 if not isinstance(s, sp.Symbol) or s not in point or s in other.free_symbols:
                     continue
                 try:
@@ -268,16 +296,66 @@ def _repaired(k: Kernel, point: dict[sp.Symbol, sp.Rational], rounds: int = 3) -
                     if op == "==" and new != v:
                         continue
                 point[s] = sp.Integer(new) if whole else sp.Rational(new)
-                moved = True
+                moved = settled = True
                 break
+            if not settled and _solve_one(k, f, point, uses):
+                moved = True
         if not moved or k.in_region(point):
             break
     return point
 
 
+def _solve_one(k: Kernel, f: Rel, point: dict[sp.Symbol, sp.Rational], uses: dict[sp.Symbol, int]) -> bool:
+    """Set one quantity of a side of ``f`` (not read by the other side, not an integer) to a value where ``f``
+    holds, by ``_solved``; whether one was set."""
+    for side, other in ((f.lhs, f.rhs), (f.rhs, f.lhs)):
+        mine = side.free_symbols - other.free_symbols
+        for s in sorted((s for s in mine if s in point and s not in k.integer), key=lambda s: (uses[s], name_of(s))):
+            try:
+                target = exact_value(other, point)
+                v = _solved(side, s, target, point) if target is not None else None
+            except Unsettled:
+                v = None
+            if v is None:
+                continue
+            for cand in (v,) if f.op in ("==", ">=", "<=") else (2 * v, v / 2, v + 1, v - 1):
+                trial = {**point, s: cand}
+                try:
+                    if evaluate_at(f, trial):
+                        point[s] = cand
+                        return True
+                except Unsettled:
+                    continue
+    return False
+
+
+def _solved(e: sp.Expr, s: sp.Symbol, v: sp.Rational, point: dict[sp.Symbol, sp.Rational]) -> sp.Rational | None:
+    """The value of ``s`` at which ``e`` equals ``v``, the other quantities at ``point``: ``e`` unwound along
+    its one path to ``s`` through sums, products and reciprocals; None off such a path, or where a part has
+    no exact value or a factor is 0.  Raises ``Unsettled`` (a part undefined at the point)."""
+    while e != s:
+        inner = [a for a in e.args if s in a.free_symbols]
+        if len(inner) != 1:
+            return None
+        rest = [exact_value(b, point) for b in e.args if b is not inner[0]]
+        if any(r is None for r in rest):
+            return None
+        if isinstance(e, sp.Add):
+            v = v - sum(rest, sp.Integer(0))
+        elif isinstance(e, sp.Mul) and all(r != 0 for r in rest):
+            v = v / sp.Mul(*rest)
+        elif isinstance(e, sp.Pow) and e.exp == -1 and v != 0:
+            v = 1 / v
+        else:
+            return None
+        e = inner[0]
+    return sp.Rational(v)
+
+
 def _witness(k: Kernel, tries: int = 60) -> dict | None:
     """A point of the region, for a kernel that cannot show it non-empty with z3."""
+    order = list(k.problem.hypotheses)
     for point in _points(k, k.problem.seed + 1, tries):
-        if k.in_region(point):
+        if not _excluded(order, point) and k.in_region(point):  # as in ``_search``
             return point
     return None

@@ -3,6 +3,7 @@ substitution and read as opaque symbols by the identity route, one z3 term per s
 
 from __future__ import annotations
 
+import pytest
 import sympy as sp
 
 from derive.kernel import logic
@@ -133,6 +134,32 @@ def test_a_simple_point_of_the_region_spares_z3s_question(monkeypatch):
     # a relation with a quantity alone on one side moves the point into the region (a = 6): no question
     asked.clear()
     assert run([logic.gt(a, 5)], logic.ge(a, 5)).verdict == "proved" and asked == [False]
+
+
+@pytest.mark.parametrize(("hyps", "goal"), [
+    ([logic.gt(b, 0), logic.eq(2400 / b, 6)], logic.eq(b, 400)),  # a reciprocal: b = 400
+    ([logic.eq(c * d + R(1, 50), R(3, 100))], logic.eq(c * d, R(1, 100))),  # a sum, then a product
+    ([logic.gt(a, 0), logic.ge(a * b / (2 * c), 300), logic.gt(c, 0)], logic.ge(a * b, 600 * c)),
+    ([logic.gt(b, 0), logic.gt(a / b, 7)], logic.gt(a, 7 * b)),  # strict: a value past the bound
+])
+def test_a_quantity_inside_one_side_is_solved_for_and_spares_z3s_question(monkeypatch, hyps, goal):
+    asked = []
+    ask = Kernel._z3_check
+    monkeypatch.setattr(Kernel, "_z3_check",
+                        lambda self, extra, alone=False, **kw: asked.append(alone) or ask(self, extra, alone=alone,
+                                                                                           **kw))
+    assert run(hyps, goal).verdict == "proved" and True not in asked
+
+
+def test_a_solved_value_outside_the_region_leaves_the_question_to_z3(monkeypatch):
+    asked = []
+    ask = Kernel._z3_check
+    monkeypatch.setattr(Kernel, "_z3_check",
+                        lambda self, extra, alone=False, **kw: asked.append(alone) or ask(self, extra, alone=alone,
+                                                                                           **kw))
+    # 2400/b == -6 wants b = -400, which b > 0 excludes: no point is guessed, and z3 finds the region empty
+    assert run([logic.gt(b, 0), logic.eq(2400 / b, -6)], logic.ge(b, 0)).verdict == "inconsistent"
+    assert True in asked
 
 
 def _record_tactics(monkeypatch, gives_up=lambda name: False, reason="max. resource limit exceeded") -> list[str]:

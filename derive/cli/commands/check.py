@@ -36,15 +36,27 @@ def run(args, ctx) -> int:
 
     ids = list(dict.fromkeys(ctx.library.resolve(i).id for i in args.ids))  # each claim once, in the order given
     checker = ctx.checker(workers=default_workers())
+    notes: dict[str, object] = {}
+
+    def read_notes() -> None:  # needs no verdict: done while the worker processes check
+        try:
+            notes["inputs"] = claim_inputs(ctx.library, ctx.scenario, ids or [c.id for c in ctx.library.claims()])
+            notes["pinned"] = pinned_notes(ctx.library, ctx.scenario, only=notes["inputs"])
+            notes["infeasible"] = feasibility(ctx.library, ctx.scenario).violations  # no deployment can exist
+        except Exception as err:  # noqa: BLE001 - raised below, after the check, as it always was
+            notes["error"] = err
+
     with terminal.progress("checking claims") as update:
         checker.progress = update
-        report = checker.check(ids or None)
+        report = checker.check(ids or None, meanwhile=read_notes)
+    if "error" in notes:
+        raise notes["error"]  # type: ignore[misc]
     rechecked = _certify(args, checker, report) if args.certificates or args.recheck else 0
     elsewhere = expectations_elsewhere(ctx.library, ctx.scenario, report.results)
     ok = all(r.meets_expectation or r.id in elsewhere for r in report.results)
-    inputs = claim_inputs(ctx.library, ctx.scenario, [r.id for r in report.results])  # notes: only what was read
-    pinned = pinned_notes(ctx.library, ctx.scenario, only=inputs)
-    infeasible = feasibility(ctx.library, ctx.scenario).violations  # verdicts where no deployment can exist
+    inputs = notes["inputs"]  # notes: only what the claims read
+    pinned = notes["pinned"]
+    infeasible = notes["infeasible"]  # verdicts where no deployment can exist
     if args.json:
         data = report.to_json()
         for claim in data["claims"]:  # exact values stay; a reader's form beside them

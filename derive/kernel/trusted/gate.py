@@ -131,6 +131,9 @@ class Kernel(ProofRoutes, Z3Queries):
         self._pos, self._nonneg = self._signed_symbols()
         self._taylor_answers: dict[tuple, bool] = {}  # taylor_closes, by box and centre
         self._witness: dict | None = None  # a point of the region the kernel confirmed (``consistency``)
+        # the kernel's own answers of ``_region_failure``, by point: a proposer's point is checked again
+        # where it becomes a witness or a counterexample (the values' types are part of the key)
+        self._region_answers: dict[tuple, str | None] = {}
 
     # the region ---------------------------------------------------------------------------------
 
@@ -145,9 +148,13 @@ class Kernel(ProofRoutes, Z3Queries):
             self._witness = dict(witness)
             return self._consistency
         # a region without side conditions is read exactly by z3: any sat is its answer (no model wanted);
-        # otherwise the model a later solver gives, which the kernel confirms below
+        # otherwise a model the kernel confirms below: the first solver's, when the kernel finds it in the
+        # region (every region of the lecture and the serving library), else a later solver's (simpler
+        # numbers, and rationals near them).  Short of ``sat`` both ask the same solvers in the same order.
         plain = not any(formula_side_conditions(h) for h in self.region)
-        status, point, why = self.region_answer(model=not plain)
+        status, point, why = self.region_answer(model=False)
+        if status == "sat" and not plain and not self.in_region(point):
+            status, point, why = self.region_answer(model=True)
         if status == "unsat":
             self._consistency = ("unsat", None)
         elif status == "sat":
@@ -181,6 +188,12 @@ class Kernel(ProofRoutes, Z3Queries):
         return self._region_failure(point) is None
 
     def _region_failure(self, point: Mapping[sp.Symbol, sp.Rational]) -> str | None:
+        key = tuple((type(v), v) for v in (point.get(s) for s in self.symbols))
+        if key not in self._region_answers:
+            self._region_answers[key] = self._region_failure_at(point)
+        return self._region_answers[key]
+
+    def _region_failure_at(self, point: Mapping[sp.Symbol, sp.Rational]) -> str | None:
         for s in self.symbols:
             v = point.get(s)
             if not isinstance(v, sp.Rational):

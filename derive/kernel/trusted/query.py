@@ -18,7 +18,7 @@ for anything but "not unsat"; ``unknown`` is only ever ``unknown``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import sympy as sp
@@ -100,6 +100,10 @@ class _Z3:
     region: list
     translator: Translator
     variables: dict
+    extras: list = field(default_factory=list)  # the formulas translated here after the region, in order
+    asked: bool = False  # a solver has run here
+    stale: bool = False  # a relaxed solver ran here (``_relaxed``): made again before its next use
+    made: z3.BoolRef | None = None  # the last of the extras, in z3
 
 
 def _z3_formula(tr: Translator, f: Formula) -> z3.BoolRef:
@@ -133,10 +137,16 @@ class Z3Queries:
 
 
     def _context(self) -> _Z3 | str:
-        """The region asserted in a fresh z3 context (or why it cannot be translated), for the queries
-        about the goal."""
-        if self._z3 is None:
-            self._z3 = self._fresh()
+        """The region asserted in a z3 context of this problem (or why it cannot be translated), for the
+        queries about the goal; after a relaxed attempt ran in it, a new one with the same terms made in
+        the same order (so no solver depends on that attempt)."""
+        if self._z3 is None or isinstance(self._z3, _Z3) and self._z3.stale:
+            old, new = self._z3, self._fresh()
+            if isinstance(new, _Z3):
+                for f in old.extras if isinstance(old, _Z3) else ():
+                    new.extras.append(f)
+                    new.made = _z3_formula(new.translator, f)
+            self._z3 = new
         return self._z3
 
     def _fresh(self) -> _Z3 | str:
@@ -173,6 +183,9 @@ class Z3Queries:
             zextra = _z3_formula(zs.translator, extra) if extra is not None else None
         except TranslationError as err:
             return "untranslatable", None, err.message
+        if extra is not None:
+            zs.extras.append(extra)
+            zs.made = zextra
         assertions = [*zs.integrality, *zs.region, *zs.translator.definitions,
                       *([zextra] if zextra is not None else [])]
         attempts = self.tactics.attempts(rlimit=self.problem.rlimit, integer=bool(self.integer),
@@ -182,13 +195,21 @@ class Z3Queries:
         last: z3.Solver | None = None
         try:
             for make, role in attempts:
-                if role == "relaxed":  # in a context of its own: the query's later solvers never see it
-                    solver = self._relaxed(make, extra)
+                if role == "relaxed":  # only its unsat is read
+                    solver = self._relaxed(make, extra, zs)
                     if solver is None:
                         continue
                 else:
+                    if zs.stale:  # the context as it was before the relaxed attempt
+                        again = self._context()
+                        if isinstance(again, str):  # translated before: it translates again
+                            return "untranslatable", None, again
+                        zs, zextra = again, again.made if extra is not None else None
+                        assertions = [*zs.integrality, *zs.region, *zs.translator.definitions,
+                                      *([zextra] if zextra is not None else [])]
                     solver = make(zs.ctx)
                     solver.add(*assertions)
+                    zs.asked = True
                 r = solver.check()
                 if r == z3.unsat:
                     return "unsat", None, None
@@ -208,18 +229,25 @@ class Z3Queries:
                  for sym, var in zs.variables.items()}
         return "sat", point, None
 
-    def _relaxed(self, make: Callable[[z3.Context], z3.Solver], extra: Formula | None) -> z3.Solver | None:
-        """``make``'s solver in a new context, given the region and ``extra`` without the integrality of the
-        integer quantities (None where they cannot be translated)."""
-        zr = self._fresh()
-        if isinstance(zr, str):
-            return None
-        try:
-            zextra = [_z3_formula(zr.translator, extra)] if extra is not None else []
-        except TranslationError:
-            return None
+    def _relaxed(self, make: Callable[[z3.Context], z3.Solver], extra: Formula | None,
+                 zs: _Z3) -> z3.Solver | None:
+        """``make``'s solver given the region and ``extra`` without the integrality of the integer quantities
+        (None where they cannot be translated): in a new context, or in the goal's context ``zs`` while it
+        holds only the region and ``extra``, the terms a new one would make in the same order (most relaxed
+        attempts are ``unsat``: a context spared)."""
+        if not zs.asked and not zs.stale and extra is not None and zs.extras == [extra]:
+            zr, zs.stale = zs, True
+        else:
+            made = self._fresh()
+            if isinstance(made, str):
+                return None
+            zr = made
+            try:
+                zr.made = _z3_formula(zr.translator, extra) if extra is not None else None
+            except TranslationError:
+                return None
         solver = make(zr.ctx)
-        solver.add(*zr.region, *zr.translator.definitions, *zextra)
+        solver.add(*zr.region, *zr.translator.definitions, *([zr.made] if extra is not None else []))
         return solver
 
     def region_answer(self, *, model: bool) -> tuple[str, dict | None, str | None]:
