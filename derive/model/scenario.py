@@ -15,7 +15,10 @@ Preset files are TOML data in the library's preset folders (``hardware/``, ``mod
 A scenario file that names its chip or model (``hardware = "h100-sxm"``) is a deployment: its own values win
 over the chip and model presets.  A library may declare input tables (``INPUT_TABLES``): a scenario file gives
 one as ``[NAME]`` (``[layout]`` with ``tp = 8``), and once any member has a value, from the file or ``--set``,
-the members left out take their declared defaults, each with a note.  The library's ``INPUT_CONSTRAINTS`` are
+the members left out take their declared defaults, each with a note; the quantities a table ``gives`` (the
+serving library's layout gives ``chips`` = tp·cp·dp and ``stages`` = pp) then take their value from it, in place of
+a chip preset's or the library's own scenario's (a value given by hand is kept, and the library's rules say
+whether it agrees).  The library's ``INPUT_CONSTRAINTS`` are
 checked on every scenario built: a value off an integer quantity's integers, or a rule the values break (a
 tensor-parallel degree that does not divide the heads), is one ``ScenarioError`` naming the rule and its numbers.
 """
@@ -28,7 +31,7 @@ import json
 import math
 import sys
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -87,6 +90,9 @@ class Scenario:
     notes: tuple[str, ...] = ()  # defaults and approximations the layers applied, one sentence each
     # the quantity each note is about, aligned with ``notes`` ("" for a note about the whole scenario)
     subjects: tuple[str, ...] = ()
+    # quantities an input table in use gives (``chips`` from ``stage_chips``): (given, derived quantity) pairs; a
+    # command that varies a member of the table varies the given quantity with it (``Situation.values_except``)
+    links: tuple[tuple[str, str], ...] = ()
 
     @property
     def is_library_default(self) -> bool:
@@ -198,8 +204,8 @@ def layer_kind(origin: str) -> str:
     head = origin.split(" ", 1)[0]
     if origin == "scenario lecture":
         return "lecture"
-    if origin.endswith(" default"):  # "deployment default", or an input table's ("layout default")
-        return origin
+    if origin.endswith((" default", " gives")):  # "deployment default", an input table's ("layout default"),
+        return origin  # or what a table gives ("layout gives")
     return {"scenario": "scenario file", "deployment": "deployment default", "hardware": "hardware preset",
             "measured": "measured",
             "config": "model config", "hf": "model config", "model": "model preset",
@@ -893,6 +899,10 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
         values[qname] = ScenarioValue(qname, value, f"--set {text}", None, "--set")
         layers.append(f"--set {text}")
     notes.extend(_table_defaults(library, values, layers))
+    user_file = path is not None and base not in store.files["scenario"]
+    given_notes, links = _table_gives(library, values, layers, keep=lambda v: v.origin == "--set" or (
+        user_file and v.origin == base_origin))
+    notes.extend(given_notes)
     if deployment:
         for qname in sorted(values):
             v = values[qname]
@@ -933,7 +943,7 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
                  for layer in layers if layer.startswith("unpinned "))
     notes = list(dict.fromkeys(notes))
     return Scenario(label, values, tuple(assumptions), pinned, tuple(layers), _ceilings(library, values),
-                    tuple(t for _, t in notes), tuple(q for q, _ in notes))
+                    tuple(t for _, t in notes), tuple(q for q, _ in notes), links)
 
 
 def _table_defaults(library: Library, values: dict[str, ScenarioValue], layers: list[str]) -> list[tuple[str, str]]:
@@ -959,6 +969,39 @@ def _table_defaults(library: Library, values: dict[str, ScenarioValue], layers: 
         if filled:
             layers.append(f"{table} default")
     return notes
+
+
+def _table_gives(library: Library, values: dict[str, ScenarioValue], layers: list[str],
+                 keep: Callable[[ScenarioValue], bool]) -> tuple[list[tuple[str, str]], tuple[tuple[str, str], ...]]:
+    """An input table in use gives the quantities it names (``gives``) their value from its members: ``chips``
+    takes ``stage_chips`` at the layout, in place of a chip preset's or the library's own scenario's value, with a
+    note; a value ``keep`` says was given by hand stays (the library's rules say whether it agrees).  Returns the
+    notes and the (given, derived) pairs now linked."""
+    notes: list[tuple[str, str]] = []
+    links: list[tuple[str, str]] = []
+    for table, spec in library.input_tables.items():
+        if not any(m in values for m in spec["members"]):
+            continue
+        for given, source in spec.get("gives", {}).items():
+            expr = library.expand(library.quantities[source].sym)
+            point = {s: values[str(s)].value for s in expr.free_symbols if str(s) in values}
+            if len(point) < len(expr.free_symbols):
+                continue  # a member without a value or a default: nothing to give
+            value = sp.Rational(expr.xreplace(point))
+            before = values.get(given)
+            if before is not None and keep(before):
+                continue
+            links.append((given, source))
+            values[given] = ScenarioValue(given, value, f"the {table}: {given} = {source} = {expr}", None,
+                                          f"{table} gives")
+            replaced = "" if before is None else (
+                f"; replaces {before.origin}'s {_plain_q(library, given, before.value)}"
+                if before.value != value else f"; as {before.origin} says")
+            shown = "" if str(expr) == source else f" ({expr})"
+            notes.append((given, f"{given} = {_plain_q(library, given, value)}: the {table}'s {source}{shown}"
+                                 f"{replaced}"))
+            layers.append(f"{table} gives {given}")
+    return notes, tuple(links)
 
 
 @dataclass(frozen=True)
@@ -1058,6 +1101,10 @@ def with_input_table_defaults(library: Library, scenario: Scenario,
         values[n] = ScenarioValue(n, sp.Integer(1), "varied", None, "varied")
     layers: list[str] = []
     notes = [(q, t) for q, t in _table_defaults(library, values, layers) if q not in names]
+    # the table is in use now: what it gives follows the varied member (a value given by hand stays)
+    given_notes, links = _table_gives(library, values, layers, keep=lambda v: v.origin == "--set" or (
+        v.origin.startswith("scenario ") and v.origin != f"scenario {DEFAULT_SCENARIO}"))
+    notes += [(q, t) for q, t in given_notes if q not in names]
     for n in placeholders:
         del values[n]
     if not layers:
@@ -1072,7 +1119,8 @@ def with_input_table_defaults(library: Library, scenario: Scenario,
                          f"--set {varied[0]}=... would: {shown}")
     scenario = dataclasses.replace(scenario, values=values, layers=scenario.layers + tuple(layers),
                                    notes=scenario.notes + tuple(t for _, t in notes),
-                                   subjects=scenario.subjects + tuple(q for q, _ in notes))
+                                   subjects=scenario.subjects + tuple(q for q, _ in notes),
+                                   links=scenario.links + links)
     return scenario, lines
 
 

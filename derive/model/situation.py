@@ -58,10 +58,21 @@ class Situation:
         lib = self.library
         return {lib.quantities[n].sym: v.value for n, v in self.scenario.values.items() if n in lib.quantities}
 
-    def values_except(self, names: Iterable[str]) -> dict[sp.Symbol, sp.Rational]:
-        """``substitution`` without the quantities ``names`` (those a sweep or a margin varies)."""
+    def values_except(self, names: Iterable[str]) -> dict[sp.Symbol, sp.Expr]:
+        """``substitution`` without the quantities ``names`` (those a sweep or a margin varies).  A quantity an
+        input table gives (``Scenario.links``: ``chips`` from the layout's ``stage_chips``) whose source rests on
+        a varied name follows it: its value is the source's expression in the varied names, not a number."""
         out = set(names)
-        return {s: v for s, v in self.substitution.items() if name_of(s) not in out}
+        subst: dict[sp.Symbol, sp.Expr] = {s: v for s, v in self.substitution.items() if name_of(s) not in out}
+        pins = frozenset(self.scenario.pinned) | {n for n in out if self.library.is_derived(n)}
+        for given, source in self.scenario.links:
+            if given in out or given not in self.library.quantities:
+                continue
+            expr = self.library.expand(self.library.quantities[source].sym, pins)
+            if {name_of(s) for s in expr.free_symbols} & out:
+                subst[self.library.quantities[given].sym] = expr.xreplace(
+                    {s: v for s, v in subst.items() if s in expr.free_symbols})
+        return subst
 
     def without_values(self) -> Situation:
         """The scenario's pins and assumptions with no values: formulas keep their symbols (a compiled sweep)."""

@@ -62,6 +62,8 @@ from derive import Assumption, Claim, Definition, Quantity, logic, paper
 from theorems.context import kv_heads as kv_heads_q
 from theorems.context import query_heads as query_heads_q
 from theorems.roofline import N_tot, q
+from theorems.moe import scaleup_domain as scaleup_domain_q
+from theorems.pipeline import stages as stages_q
 from theorems.roofline import chips as chips_q
 from theorems.roofline import experts_total as experts_total_q
 from theorems.roofline import layers as layers_q
@@ -91,13 +93,17 @@ redundant_experts_q = Quantity("redundant_experts", r"E_{\mathrm{red}}", "1",
                               "expert slots a layout holds beyond the routed experts of one layer: redundant copies of "
                               "busy experts (and DeepSeek-V3's shared-expert slots in decode)", domain="nonnegative",
                               integer=True)
-layout_chips_q = Quantity("layout_chips", r"n_{\mathrm{layout}}", "1", "chips a layout occupies")
+layout_chips_q = Quantity("layout_chips", r"n_{\mathrm{layout}}", "1",
+                          "chips a layout occupies: every stage's chips, the chips one replica is deployed on")
+stage_chips_q = Quantity("stage_chips", r"n_{\mathrm{stage}}", "1",
+                         "chips of one pipeline stage of a layout, whose bandwidth and capacity a stage pools")
 weights_per_chip_q = Quantity("weights_per_chip", r"M_{\mathrm{w}}", "byte",
                               "weight bytes one chip holds: its share of the dense part and of the routed experts",
                               display_unit="GB")
 
 tp, pp, cp, dp, ep = tp_q.sym, pp_q.sym, cp_q.sym, dp_q.sym, ep_q.sym
 N_exp, n_layout, M_w = params_routed.sym, layout_chips_q.sym, weights_per_chip_q.sym
+n_stage, n_dom = stage_chips_q.sym, scaleup_domain_q.sym
 E_red = redundant_experts_q.sym
 
 experts_share_devices = Assumption(
@@ -119,6 +125,12 @@ layout_chips = Definition(
     statement="The product of the degrees that each bring devices: tensor, pipeline, context and data.",
     source=_MEGATRON, defines=layout_chips_q, expr=tp * pp * cp * dp,
 )
+stage_chips = Definition(
+    "layouts.stage_chips", title="Chips of one pipeline stage",
+    statement="The degrees that split or replicate the work inside a stage: tensor, context and data; the "
+              "stages run one after the other, each on its own chips.",
+    source=_MEGATRON, defines=stage_chips_q, expr=tp * cp * dp,
+)
 weights_per_chip = Definition(
     "layouts.weights_per_chip", title="Weight bytes per chip",
     statement="The dense part is split over tensor and pipeline parallelism, the routed experts over expert and "
@@ -135,6 +147,16 @@ expert_parallel_adds_no_chips = Claim(
     source=_DSV3,
     goal=logic.And((logic.eq(n_layout, tp * pp * cp * dp), logic.ge(n_layout, ep))),
     uses=(experts_share_devices,),
+)
+layout_is_stages_of_chips = Claim(
+    "layouts.layout_is_stages_of_chips", title="A layout is its stages times the chips of a stage",
+    label="Stages times stage chips",
+    statement="A layout's chips are its pipeline stages times the chips of one stage, so a layout with pp ≥ 2 "
+              "holds strictly more chips than one stage pools: the lecture's n is a stage's chips, and the "
+              "chips deployed per replica are pp times n.",
+    source=_MEGATRON,
+    goal=logic.And((logic.eq(n_layout, pp * n_stage),
+                    logic.Iff(logic.gt(n_layout, n_stage), logic.ge(pp, 2)))),
 )
 weights_per_chip_shape = Claim(
     "layouts.weights_per_chip_shape", title="A chip holds its dense share and its expert share",
@@ -193,8 +215,11 @@ _VLLM_TP = paper("vLLM, vllm/model_executor/layers/linear.py, QKVParallelLinear"
                  "than KV heads each KV head is replicated on tp/kv_heads of them, which must be whole")
 # derive.model.loader reads these through the library root (INPUT_TABLES, INPUT_CONSTRAINTS): a scenario file's
 # [layout] table (or --set of any member) gives a layout; the members it leaves out take their default.
+# A layout in use gives the lecture's chips (n, the chips a stage pools) and stages (P): the chips a replica pools are
+# derived from its degrees, never typed a second time (derive.model.scenario, ``gives``).
 INPUT_TABLE = {
     "meaning": "the parallel degrees of one deployment: tp, pp, cp, dp and ep, and the redundant expert slots",
+    "gives": {"chips": "stage_chips", "stages": "pp"},
     "members": {
         "tp": {"default": "1", "source": "layout default: no tensor parallelism"},
         "pp": {"default": "1", "source": "layout default: no pipeline parallelism"},
@@ -233,16 +258,18 @@ INPUT_CONSTRAINTS = [
      "relation": experts_share_devices.relation,
      "reason": "the experts live on devices the attention's tensor, context and data parallelism already use",
      "hint": "raise dp (or tp, cp) to at least ep, or lower ep", "source": _DSV3},
-    {"id": "layouts.layout_within_chips", "what": "layout", "rule": "layout_chips <= chips",
-     "relation": logic.le(n_layout, chips_q.sym),
-     "reason": "a layout occupies tp*pp*cp*dp chips, and chips is the scale-up domain one replica pools",
-     "hint": "--set chips=N for a deployment that pools N chips, or choose smaller degrees",
-     "source": _MEGATRON},
-    {"id": "layouts.layout_fills_the_chips", "what": "layout", "rule": "layout_chips >= chips",
-     "relation": logic.ge(n_layout, chips_q.sym), "refuse": False,
-     "reason": "the layout occupies fewer chips than chips, and the per-replica values (decode floor, step time, "
-               "memory per chip) pool the bandwidth and capacity of all chips; --set chips=N with N the layout's "
-               "chips for a replica on its own chips",
+    {"id": "layouts.chips_are_the_stage", "what": "layout", "rule": "chips = stage_chips",
+     "relation": logic.eq(chips_q.sym, n_stage),
+     "reason": "a layout gives chips (the chips one stage pools) as tp*cp*dp, and a value typed by hand must agree",
+     "hint": "leave chips out: the layout gives it", "source": _MEGATRON},
+    {"id": "layouts.stages_are_pp", "what": "layout", "rule": "stages = pp",
+     "relation": logic.eq(stages_q.sym, pp),
+     "reason": "a layout gives the pipeline stages as pp, and a value typed by hand must agree",
+     "hint": "leave stages out: the layout gives it (--set pp=N)", "source": _MEGATRON},
+    {"id": "layouts.tp_within_scaleup_domain", "what": "layout", "rule": "tp <= scaleup_domain",
+     "relation": logic.le(tp, n_dom), "refuse": False,
+     "reason": "the tensor-parallel group spans more than one scale-up domain, so its per-layer all-reduces run "
+               "over the scale-out network (network.tp_link_bandwidth)",
      "hint": "", "source": _MEGATRON},
 ]
 

@@ -66,8 +66,17 @@ BF16 combine, EP8 dispatch 77 µs at 98 GB/s, combine 114 µs at 127 GB/s).
 
 from __future__ import annotations
 
+import sympy as sp
+
 from derive import Assumption, Claim, Definition, Quantity, Step, logic, paper, si, spec
-from theorems.moe import scaleup_bandwidth, scaleup_latency, token_activation_bytes
+from theorems.moe import (
+    scaleout_bandwidth,
+    scaleout_latency,
+    scaleup_bandwidth,
+    scaleup_domain,
+    scaleup_latency,
+    token_activation_bytes,
+)
 from theorems.roofline import (
     B,
     F,
@@ -83,13 +92,14 @@ from theorems.roofline import (
     tau,
 )
 
-from .layouts import pp, tp, tp_q
+from .layouts import cp, cp_q, dp, dp_q, ep, ep_q, layout_chips_q, pp, pp_q, tp, tp_q
 
 PART = "Beyond the lecture"  # the documents render this library's chapters as part II
 CHAPTER = "Collectives and the network"
 
 W_up, a, E_act, N_L = scaleup_bandwidth.sym, token_activation_bytes.sym, experts_active.sym, layers.sym
 alpha_up = scaleup_latency.sym
+W_out, alpha_out, n_dom, n_layout = scaleout_bandwidth.sym, scaleout_latency.sym, scaleup_domain.sym, layout_chips_q.sym
 
 _RING = paper("Patarasuk and Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, "
               "J. Parallel Distrib. Comput. 69(2)", "section 3: the ring all-reduce sends 2(p-1)/p·n per process")
@@ -500,6 +510,146 @@ llama3_70b_tp8_latency_negligible = Claim(
           "the fetch.",
 )
 
+# Which links a layout's collectives run over --------------------------------------------------------------
+# A layout's chips are numbered tensor-parallel innermost and pipeline outermost (Megatron-LM's order), so a
+# tensor-parallel group of at most one domain's chips sits inside one domain; an expert-parallel group likewise;
+# and the stages of a replica share one domain exactly when all its chips do.
+_ORDER = paper("Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using "
+               "Megatron-LM (SC '21), arXiv:2104.04473", "section 3.3 and takeaway #1: tensor parallelism up to the "
+               "GPUs of one multi-GPU server, pipeline parallelism across servers")
+scaleout_slower_than_scaleup = Assumption(
+    "network.scaleout_slower_than_scaleup", title="Scale-out links are slower than scale-up links",
+    statement="A chip's share of the scale-out network is less bandwidth than its scale-up links.",
+    source=_ORDER,
+    relation=logic.lt(W_out, W_up),
+)
+tp_link_bandwidth_q = Quantity("tp_link_bandwidth", r"W_{\mathrm{TP}}", "byte/s",
+                               "bandwidth per chip of the links a layout's tensor-parallel all-reduces run over: "
+                               "scale-up when the group fits one domain, else scale-out", display_unit="GB/s")
+tp_link_latency_q = Quantity("tp_link_latency", r"\alpha_{\mathrm{TP}}", "s",
+                             "message latency of the links a layout's tensor-parallel all-reduces run over",
+                             domain="nonnegative", display_unit="us")
+ep_link_bandwidth_q = Quantity("ep_link_bandwidth", r"W_{\mathrm{EP}}", "byte/s",
+                               "bandwidth per chip of the links a layout's expert-parallel all-to-all runs over: "
+                               "scale-up when the group fits one domain, else scale-out", display_unit="GB/s")
+pp_link_bandwidth_q = Quantity("pp_link_bandwidth", r"W_{\mathrm{PP}}", "byte/s",
+                               "bandwidth per chip of the slowest hand-over between a layout's pipeline stages: "
+                               "scale-up when the whole replica fits one domain, else scale-out",
+                               display_unit="GB/s")
+W_tp, alpha_tp, W_ep, W_pp = (tp_link_bandwidth_q.sym, tp_link_latency_q.sym, ep_link_bandwidth_q.sym,
+                              pp_link_bandwidth_q.sym)
+
+tp_link_bandwidth = Definition(
+    "network.tp_link_bandwidth", title="Links of the tensor-parallel all-reduces",
+    statement="Scale-up bandwidth when the tensor-parallel group fits one scale-up domain, scale-out bandwidth "
+              "when it spans more than one.",
+    source=_ORDER, defines=tp_link_bandwidth_q, expr=sp.Piecewise((W_up, sp.Le(tp, n_dom)), (W_out, True)),
+)
+tp_link_latency = Definition(
+    "network.tp_link_latency", title="Message latency of the tensor-parallel all-reduces",
+    statement="The scale-up links' message latency when the group fits one domain, the network's when it spans "
+              "more than one.",
+    source=_NCCL, defines=tp_link_latency_q, expr=sp.Piecewise((alpha_up, sp.Le(tp, n_dom)), (alpha_out, True)),
+)
+ep_link_bandwidth = Definition(
+    "network.ep_link_bandwidth", title="Links of the expert-parallel all-to-all",
+    statement="Scale-up bandwidth when the expert-parallel group fits one scale-up domain, scale-out bandwidth "
+              "when it spans more than one.",
+    source=_DSV3, defines=ep_link_bandwidth_q, expr=sp.Piecewise((W_up, sp.Le(ep, n_dom)), (W_out, True)),
+)
+pp_link_bandwidth = Definition(
+    "network.pp_link_bandwidth", title="Links of the slowest pipeline hand-over",
+    statement="Scale-up bandwidth when all the chips of the replica fit one scale-up domain; otherwise some "
+              "stage boundary crosses domains and its hand-over runs over scale-out.",
+    source=_ORDER, defines=pp_link_bandwidth_q,
+    expr=sp.Piecewise((W_up, sp.Le(n_layout, n_dom)), (W_out, True)),
+)
+
+tp_on_scaleup_iff = Claim(
+    "network.tp_on_scaleup_iff", title="TP all-reduces run on scale-up exactly up to one domain",
+    label="TP stays on scale-up",
+    statement="A layout's tensor-parallel all-reduces get the scale-up bandwidth exactly when tp is at most the "
+              "chips of one scale-up domain; one chip more and they run over the slower scale-out network.",
+    source=_ORDER,
+    goal=logic.And((logic.Iff(logic.eq(W_tp, W_up), logic.le(tp, n_dom)),
+                    logic.Iff(logic.lt(W_tp, W_up), logic.gt(tp, n_dom)))),
+    uses=(scaleout_slower_than_scaleup,),
+)
+tp_on_scaleup_below_domain = Claim(
+    "network.tp_on_scaleup_below_domain", title="False twin: a group of exactly one domain leaves it",
+    statement="The all-reduces would get the scale-up bandwidth only when tp is strictly below the chips of one "
+              "domain.",
+    source=_ORDER,
+    goal=logic.Iff(logic.eq(W_tp, W_up), logic.lt(tp, n_dom)),
+    uses=(scaleout_slower_than_scaleup,), expected="refuted", tags=("inconsistency",),
+    notes="A planted false twin of network.tp_on_scaleup_iff: tp = 8 on an 8-GPU domain is inside it.",
+)
+ep_on_scaleup_iff = Claim(
+    "network.ep_on_scaleup_iff", title="The all-to-all runs on scale-up exactly up to one domain",
+    statement="A layout's expert-parallel dispatch and combine get the scale-up bandwidth exactly when ep is at "
+              "most the chips of one scale-up domain.",
+    source=_DSV3,
+    goal=logic.Iff(logic.eq(W_ep, W_up), logic.le(ep, n_dom)),
+    uses=(scaleout_slower_than_scaleup,),
+)
+pp_on_scaleout_iff = Claim(
+    "network.pp_on_scaleout_iff", title="A pipeline hand-over crosses domains exactly past one domain of chips",
+    statement="The slowest pipeline hand-over of a layout runs over scale-out exactly when the layout's chips, "
+              "tp·pp·cp·dp, exceed one scale-up domain; a two-stage layout on one domain's chips stays on scale-up.",
+    source=_ORDER,
+    goal=logic.Iff(logic.eq(W_pp, W_out), logic.gt(tp * pp * cp * dp, n_dom)),
+    uses=(scaleout_slower_than_scaleup,),
+)
+
+_H100_LINKS = (logic.eq(W_up, si("450e9 byte/s")), logic.eq(W_out, si("50e9 byte/s")), logic.eq(n_dom, 8),
+               logic.eq(cp, 1), logic.eq(dp, 1))
+_LINKS_FORALL = (scaleup_bandwidth, scaleout_bandwidth, scaleup_domain, tp_q, pp_q, cp_q, dp_q)
+llama3_405b_tp8_pp2_links = Claim(
+    "network.llama3_405b_tp8_pp2_links", title="Llama 3 405B on TP8 × PP2: all-reduces on NVLink, hand-over on "
+    "InfiniBand", label="TP8 × PP2 on two nodes",
+    statement="Meta served Llama 3 405B in BF16 on two 8-GPU H100 nodes, tensor parallel inside a node and "
+              "pipeline parallel across the two: the all-reduces run at NVLink's 450 GB/s, the one hand-over "
+              "between the stages at a 400 Gb/s NIC's 50 GB/s.",
+    source=paper("Llama Team 2024, The Llama 3 Herd of Models, arXiv:2407.21783",
+                 "section 6.1 (pipeline parallelism): BF16 inference on two machines with 8 H100 GPUs each, "
+                 "tensor parallelism within a machine, pipeline parallelism across the two"),
+    hypotheses=(*_H100_LINKS, logic.eq(tp, 8), logic.eq(pp, 2)),
+    goal=logic.And((logic.eq(W_tp, si("450e9 byte/s")), logic.eq(W_pp, si("50e9 byte/s")))),
+    instance=True, forall=_LINKS_FORALL, uses=(tp_on_scaleup_iff, pp_on_scaleout_iff),
+    notes="The h100-sxm preset: scale-up 450 GB/s, scale-out 400 Gb/s, 8 GPUs per NVLink domain.",
+)
+llama3_405b_tp16_on_nvlink = Claim(
+    "network.llama3_405b_tp16_on_nvlink", title="False twin: TP16 over two nodes keeps NVLink bandwidth",
+    statement="Spreading the same 16 GPUs as one tensor-parallel group of 16 would keep the all-reduces on "
+              "NVLink's 450 GB/s.",
+    source=spec("H100 SXM: 8 GPUs per NVLink domain (HGX/DGX H100), one 400 Gb/s ConnectX-7 NIC per GPU (the "
+                "h100-sxm preset)", "2022-03"),
+    hypotheses=(*_H100_LINKS, logic.eq(tp, 16), logic.eq(pp, 1)),
+    goal=logic.eq(W_tp, si("450e9 byte/s")),
+    instance=True, forall=_LINKS_FORALL, expected="refuted", tags=("inconsistency",),
+    notes="A planted false twin of network.llama3_405b_tp8_pp2_links: a group of 16 spans two domains, so its "
+          "all-reduces run at 50 GB/s.",
+)
+deepseek_v3_ep32_alltoall_on_infiniband = Claim(
+    "network.deepseek_v3_ep32_alltoall_on_infiniband",
+    title="DeepSeek-V3's EP32 prefill all-to-all runs over InfiniBand and does not hide at FP8 peak",
+    statement="DeepSeek-V3's prefill unit spreads the experts over 32 H800 GPUs, four 8-GPU nodes: the all-to-all "
+              "crosses nodes, so it runs at the ~50 GB/s of a 400 Gb/s NIC, under the bandwidth at which it would "
+              "hide behind the weight multiplies at FP8 peak; DeepSeek overlaps two micro-batches to hide it.",
+    source=_DSV3,
+    hypotheses=(logic.eq(ep, 32), logic.eq(n_dom, 8), logic.eq(W_up, si("160e9 byte/s")),
+                logic.eq(W_out, si("50e9 byte/s")), logic.eq(n_moe, 58), logic.eq(E_act, 8),
+                logic.eq(a_d, si("7392 byte/token")), logic.eq(a_c, si("14336 byte/token")),
+                logic.eq(N_act, si("37e9 param")), logic.eq(F, si("1979e12 FLOP/s"))),
+    goal=logic.And((logic.eq(W_ep, W_out), logic.lt(W_ep, W_hide))),
+    instance=True, forall=(ep_q, scaleup_domain, scaleup_bandwidth, scaleout_bandwidth, moe_layers, experts_active,
+                           dispatch_bytes, combine_bytes, params_active, flops),
+    uses=(ep_on_scaleup_iff, ep_hides_iff_bandwidth),
+    notes="Report section 3.4.1: the prefill unit is 4 nodes with 32 GPUs, EP32; section 3.2.2 and DeepEP's "
+          "docs/legacy.md: cross-node all-to-all over InfiniBand (CX7 400 Gb/s, ~50 GB/s), NVLink ~160 GB/s on "
+          "H800.",
+)
+
 PROSE = (
     "A layout pays for its split in messages.  Tensor parallelism all-reduces the step's activations twice in "
     "every layer; a ring all-reduce sends each chip between one and two messages' worth of bytes.",
@@ -517,4 +667,11 @@ PROSE = (
     "DeepEP's published timings are the worked example: 128 tokens to 8 experts, in FP8 out and BF16 back, take "
     "77 and 114 µs at the bandwidths it reports, as the byte counts say; priced in BF16 both ways the dispatch "
     "would take twice as long.",
+    "Which links a collective gets follows from the layout.  With the chips numbered tensor-parallel innermost, a "
+    "group of at most one scale-up domain's chips stays on the scale-up links; one chip more and it crosses the "
+    "scale-out network.",
+    "{{result:tp_on_scaleup_iff}}",
+    "So a model too large for one node goes across nodes by pipeline, not by tensor parallelism: Llama 3 405B on "
+    "two H100 nodes keeps its all-reduces on NVLink and sends one hand-over per step over InfiniBand.",
+    "{{result:llama3_405b_tp8_pp2_links}}",
 )
