@@ -25,6 +25,7 @@ tensor-parallel degree that does not divide the heads), is one ``ScenarioError``
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import hashlib
 import json
@@ -987,6 +988,9 @@ def _table_gives(library: Library, values: dict[str, ScenarioValue], layers: lis
             point = {s: values[str(s)].value for s in expr.free_symbols if str(s) in values}
             if len(point) < len(expr.free_symbols):
                 continue  # a member without a value or a default: nothing to give
+            if any(library.quantities[str(s)].outside_domain(v) or (library.quantities[str(s)].integer
+                                                                    and not v.is_integer) for s, v in point.items()):
+                continue  # a member off its domain: it is refused on its own, in its own words
             value = sp.Rational(expr.xreplace(point))
             before = values.get(given)
             if before is not None and keep(before):
@@ -1002,6 +1006,20 @@ def _table_gives(library: Library, values: dict[str, ScenarioValue], layers: lis
                                  f"{replaced}"))
             layers.append(f"{table} gives {given}")
     return notes, tuple(links)
+
+
+def follow_links(library: Library, scenario: Scenario, values: Mapping[str, ScenarioValue],
+                 pinned: Iterable[str] = ()) -> dict[str, ScenarioValue]:
+    """``values`` (the scenario's, some changed: a margin's end) with each quantity an input table gives
+    (``scenario.links``) given again from them, as ``--set`` of the changed values would give it."""
+    out = dict(values)
+    for given, source in scenario.links:
+        expr = library.expand(library.quantities[source].sym, frozenset(pinned))
+        names = [str(s) for s in expr.free_symbols]
+        if given in out and all(n in out for n in names):
+            value = sp.Rational(expr.xreplace({library.quantities[n].sym: out[n].value for n in names}))
+            out[given] = dataclasses.replace(out[given], value=value)
+    return out
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ from derive.kernel.logic import And, Formula, Rel
 from derive.kernel.trusted import side_conditions
 from derive.model.declarations import Claim, Quantity
 from derive.model.library import Library
-from derive.model.scenario import Scenario, broken_input_constraints, with_input_table_defaults
+from derive.model.scenario import Scenario, broken_input_constraints, follow_links, with_input_table_defaults
 from derive.model.situation import eliminate_forall, relations, situate
 from derive.whatif.rules import names_a_rule, refused_at
 
@@ -809,6 +809,7 @@ def rule_ends(library: Library, scenario: Scenario, name: str, intervals: Sequen
                 continue
             values = {**scenario.values, name: ScenarioValue(name, sp.Rational(k), "margin", origin="margin")}
             pinned = frozenset(scenario.pinned) | ({name} if library.is_derived(name) else set())
+            values = follow_links(library, scenario, values, pinned)  # chips follows a varied degree
             broken = [b for b in broken_input_constraints(library, values, pinned) if b.refuses]
             if not broken:
                 continue
