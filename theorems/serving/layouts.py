@@ -8,7 +8,10 @@ attention's TP × DP devices): it adds no chips.  The chip count is therefore de
 typed a second time; counting ep as a further factor is the 4-8x overcount shipped tools make.
 
 Main claims:
-- ``layouts.layout_chips``: chips = tp·pp·cp·dp; **EP adds no chips**
+- ``layouts.layout_chips``: chips = tp·pp·cp·dp; ``layouts.stage_chips``: a stage's chips, tp·cp·dp;
+  **Stages times stage chips** ``layouts.layout_is_stages_of_chips``: a layout is pp stages of tp·cp·dp chips,
+  more than one stage pools exactly when pp ≥ 2.
+- **EP adds no chips**
   ``layouts.expert_parallel_adds_no_chips``: under the named assumption
   ``layouts.experts_share_devices`` (ep at most the devices of one stage), the chips of a layout are at
   least ep and do not grow with it.
@@ -39,9 +42,19 @@ layout must meet at the scenario's model and chips, each refused in one line nam
   given): DeepSeek-V3's EP320 decode holds 256 experts and 64 redundant and shared slots, its EP32 and EP144
   units 256 + 32 redundant experts (9 and 2 per GPU);
 - ep ≤ tp·cp·dp (``layouts.experts_share_devices``);
-- the layout's chips are at most the scenario's ``chips``: in the lecture's model ``chips`` is the scale-up
-  domain whose bandwidth and capacity one replica pools, so a layout larger than it (tensor parallelism
-  across nodes included) needs ``--set chips=N`` for a deployment that pools N chips.
+- a layout gives the lecture's ``chips`` and ``stages`` (the table's ``gives``): chips = tp·cp·dp, the chips
+  whose bandwidth and capacity one pipeline stage pools (the lecture's n), and stages = pp (the lecture's P), so
+  a replica is deployed on stages × chips = tp·pp·cp·dp chips.  They replace a chip preset's ``chips`` (one
+  scale-up domain, the replica of the lecture's model when no layout is given); a value typed by hand must agree
+  (``layouts.chips_are_the_stage``, ``layouts.stages_are_pp``), never a second source of the count.  A layout
+  may span scale-up domains (``scaleup_domain``, from the chip preset): Llama 3 405B on TP8 × PP2 is two 8-GPU
+  nodes, each stage one node; a tensor-parallel group past one domain is a note
+  (``layouts.tp_within_scaleup_domain``), and the network chapter prices its all-reduces on scale-out.
+
+Why chips is a stage's and not the replica's: the stages of one token run one after the other (the lecture's
+``pipeline.pipelined_step_time``), so a decode step reads each stage's weights over that stage's chips, and the
+lecture's step time over ``chips`` with ``stages`` pipelined is the replica's; pooling all pp stages' bandwidth
+for one token would halve Llama 3 405B's TP8 × PP2 step time, a floor above no measurement but wrong by pp.
 
 Activations and the KV cache per chip are left to a later chapter.
 
@@ -61,9 +74,9 @@ import sympy as sp
 from derive import Assumption, Claim, Definition, Quantity, logic, paper
 from theorems.context import kv_heads as kv_heads_q
 from theorems.context import query_heads as query_heads_q
-from theorems.roofline import N_tot, q
 from theorems.moe import scaleup_domain as scaleup_domain_q
 from theorems.pipeline import stages as stages_q
+from theorems.roofline import N_tot, q
 from theorems.roofline import chips as chips_q
 from theorems.roofline import experts_total as experts_total_q
 from theorems.roofline import layers as layers_q

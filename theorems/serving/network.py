@@ -26,6 +26,14 @@ Main claims:
   W_hide = n_moe·E_act·(a_d + a_c)·F/(c_fwd·N_act); the tokens per chip cancel.
 - ``network.pipeline_p2p_below_tp_allreduce``: a step's pipeline hand-overs carry no more bytes than its
   tensor-parallel all-reduces (tp ≥ 2, at most one stage per layer).
+- **TP stays on scale-up** ``network.tp_on_scaleup_iff``: a layout's all-reduces get the scale-up bandwidth
+  exactly when tp ≤ n_dom, the chips of one scale-up domain (``network.tp_on_scaleup_below_domain``, strict
+  below, is refuted); ``network.ep_on_scaleup_iff``: the all-to-all likewise with ep;
+  ``network.pp_on_scaleout_iff``: the slowest pipeline hand-over runs over scale-out exactly when
+  tp·pp·cp·dp > n_dom.  ``network.llama3_405b_tp8_pp2_links``: Llama 3 405B on two H100 nodes, all-reduces at
+  450 GB/s and the hand-over at 50 GB/s (its false twin ``network.llama3_405b_tp16_on_nvlink`` is refuted);
+  ``network.deepseek_v3_ep32_alltoall_on_infiniband``: DeepSeek-V3's EP32 prefill crosses nodes and does not
+  hide at FP8 peak.
 - Worked examples: ``network.llama3_70b_tp8_hides_on_nvlink`` (t* ≈ 13 on H100 NVLink at 450 GB/s;
   its false twin ``network.llama3_70b_tp8_hides_on_infiniband``, t* ≈ 2.4 at 50 GB/s, is refuted);
   ``network.deepep_dispatch_ep8`` and ``network.deepep_combine_ep8``: the dispatch and combine bytes of
@@ -39,7 +47,8 @@ step, a bytes of one token's activation (d_model elements), n_ar = 2 all-reduces
 pass, N_layers layers, n_moe MoE layers, E_act routed experts per token, a_d and a_c bytes one token sends
 to one expert in the dispatch and receives back in the combine, W_c and α the bandwidth (one direction, per
 chip) and per-message latency of the links the collective runs over, F peak FLOP/s, N_act active
-parameters, T tokens one chip dispatches in one MoE layer.
+parameters, T tokens one chip dispatches in one MoE layer, n_dom the chips of one scale-up domain
+(``scaleup_domain``, a hardware preset's), W_out and α_out the scale-out bandwidth and message latency.
 
 Implementation notes (the modelling assumptions, each visible in an expression):
 - Ring all-reduce (reduce-scatter then all-gather): 2(t − 1) steps, each one message latency and 1/t of the
@@ -52,12 +61,19 @@ Implementation notes (the modelling assumptions, each visible in an expression):
   expert sits on the same chip sends nothing), the shared experts as local, and the tokens evenly spread
   over the chips with the routed work (uniform routing, as ``moe.routing_fraction``).
 - A pipeline hand-over is one activation per token per stage boundary (``pipeline.boundary_scaleout_time``).
+- A layout's chips are numbered tensor-parallel innermost, pipeline outermost (Megatron-LM's order), domains
+  aligned to them: a group of at most n_dom chips sits in one domain, a larger one spans several.  The general
+  claims keep the link as an input (``collective_bandwidth``); ``tp_link_bandwidth``, ``tp_link_latency``,
+  ``ep_link_bandwidth`` and ``pp_link_bandwidth`` are the links a layout gives them.
 
 References: Patarasuk and Yuan 2009, "Bandwidth optimal all-reduce algorithms for clusters of
 workstations" (J. Parallel Distrib. Comput. 69(2)), section 3 (ring all-reduce, 2(p − 1)/p·n per process);
 Thakur, Rabenseifner and Gropp 2005, "Optimization of Collective Communication Operations in MPICH" (IJHPCA
 19(1)), section 4 (latency 2(p − 1)α for reduce-scatter plus all-gather); Shoeybi et al. 2019,
-"Megatron-LM", section 3 and figure 4 (two all-reduces per layer in the forward pass); DeepSeek-AI 2024,
+"Megatron-LM", section 3 and figure 4 (two all-reduces per layer in the forward pass); Narayanan et al. 2021,
+"Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM" (SC '21), section 3.3
+(tensor parallelism within a server, pipeline across servers); Llama Team 2024, "The Llama 3 Herd of Models",
+arXiv:2407.21783, section 6.1 (405B served in BF16 on two 8-GPU H100 machines, TP within, PP across); DeepSeek-AI 2024,
 "DeepSeek-V3 Technical Report", arXiv:2412.19437, section 3.2 (dispatch in FP8, combine in BF16, overlap of
 computation and communication); deepseek-ai/DeepEP, docs/legacy.md, "Performance" (H800, ~160 GB/s NVLink,
 CX7 400 Gb/s InfiniBand ~50 GB/s; low-latency kernels: 128 tokens, hidden 7168, top-8, FP8 dispatch and
