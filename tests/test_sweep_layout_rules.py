@@ -313,3 +313,14 @@ def test_a_varied_derived_quantity_is_decided_as_its_pin():
     result = sweep_grid(LIB, sc, [resolve_target(LIB, "layout_chips")], [parse_axis(LIB, "layout_chips=1:16:16")])
     feasible = result.data[result.columns.index("feasible")].tolist()
     assert feasible == [float(fits("tp=1", f"layout_chips={n}")) for n in range(1, 17)] == [0.0] * 16
+
+
+def test_a_varied_derived_quantity_is_held_in_the_feasibility_bounds():
+    """--vary memory_per_chip holds it at each point in the memory bound (memory_per_chip <= hbm_capacity), as
+    --set memory_per_chip=N pins it: feasible up to the H100's 80 GB, not the scenario's own memory at every point."""
+    sc = llama70b("tp=8")
+    axis = parse_axis(LIB, "memory_per_chip=10 GB:160 GB:16")
+    result = sweep_grid(LIB, sc, [resolve_target(LIB, "memory_per_chip")], [axis])
+    feasible = result.data[result.columns.index("feasible")].tolist()
+    expected = [float(fits("tp=8", f"memory_per_chip={g} GB")) for g in range(10, 161, 10)]
+    assert feasible == expected == [1.0] * 8 + [0.0] * 8
