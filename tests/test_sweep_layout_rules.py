@@ -324,3 +324,18 @@ def test_a_varied_derived_quantity_is_held_in_the_feasibility_bounds():
     feasible = result.data[result.columns.index("feasible")].tolist()
     expected = [float(fits("tp=8", f"memory_per_chip={g} GB")) for g in range(10, 161, 10)]
     assert feasible == expected == [1.0] * 8 + [0.0] * 8
+
+
+def test_a_checked_preset_sweep_marks_a_broken_rule_per_pair():
+    """sweep --presets --check with --set ep=3 --set dp=3: the lecture's base (256 experts) breaks the expert
+    rule, but Kimi K2's 384 experts take EP3; the pair that breaks it (DeepSeek-V3's 256) carries its error,
+    the other is checked, as a sweep without --check marks each pair."""
+    from derive.whatif.matrix import check_matrix
+
+    pairs = [("h100-sxm", "kimi-k2"), ("h100-sxm", "deepseek-v3")]
+    rows = check_matrix(["serving"], pairs=pairs, sets=["ep=3", "dp=3"], ids=["layouts.layout_is_stages_of_chips"],
+                        workers=1)
+    kimi, deepseek = rows
+    assert kimi.error is None and kimi.verdicts == {"layouts.layout_is_stages_of_chips": "proved"}
+    assert deepseek.verdicts == {} and "[layouts.ep_divides_expert_slots]" in deepseek.error
+    assert "ep = 3, experts_total = 256" in deepseek.error
