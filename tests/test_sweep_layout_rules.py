@@ -339,3 +339,33 @@ def test_a_checked_preset_sweep_marks_a_broken_rule_per_pair():
     assert kimi.error is None and kimi.verdicts == {"layouts.layout_is_stages_of_chips": "proved"}
     assert deepseek.verdicts == {} and "[layouts.ep_divides_expert_slots]" in deepseek.error
     assert "ep = 3, experts_total = 256" in deepseek.error
+
+
+# margins over a degree, and over an expression of degrees ----------------------------------------------------
+
+DSV3_PREFILL = ["tp=4", "dp=8", "ep=32", "redundant_experts=32"]  # the report's prefill unit (section 3.4.1)
+
+
+def test_a_margin_over_a_degree_moves_the_chips_it_gives():
+    """The layout gives chips = tp·cp·dp, so DeepSeek-V3's memory fits from dp = 2.14 on at TP4 (its FP8 weights
+    and the KV over 4·dp H100s), not at every dp as with the chips held at the unit's 32."""
+    sc = build_scenario(LIB, hardware="h100-sxm", model="deepseek-v3", sets=DSV3_PREFILL)
+    m = margin(LIB, sc, "capacity.memory_fits_in_hbm", "dp", verify=False)
+    (iv,) = m.intervals
+    assert iv.high is None and 2 < iv.low < 3
+    at_two = build_scenario(LIB, hardware="h100-sxm", model="deepseek-v3",
+                            sets=["tp=4", "dp=2", "ep=8", "redundant_experts=32"])
+    assert not feasibility(LIB, at_two).feasible  # --set dp=2 says the same
+
+
+def test_a_margin_over_an_expression_checks_the_input_rules_at_its_ends():
+    """--vary tp*dp solves for dp: the low end 8.56 is first whole at dp = 3 (tp*dp = 12), where EP32 needs 32
+    devices; the smallest tp*dp of the interval the rules accept is the unit's 32."""
+    sc = build_scenario(LIB, hardware="h100-sxm", model="deepseek-v3", sets=DSV3_PREFILL)
+    m = margin(LIB, sc, "capacity.memory_fits_in_hbm", "tp*dp", verify=False)
+    (end,) = m.rule_ends
+    assert end.side == "low" and end.value == 12 and end.nearest == 32
+    assert end.ids == ("layouts.ep_within_devices",)
+    text = "\n".join(m.text_lines())
+    assert "at tp*dp = 12, the smallest value above the end 8.558 with a whole dp: impossible there" in text
+    assert "the smallest tp*dp of the interval that meets the input rules: 32" in text

@@ -64,15 +64,22 @@ class Situation:
         a varied name follows it: its value is the source's expression in the varied names, not a number."""
         out = set(names)
         subst: dict[sp.Symbol, sp.Expr] = {s: v for s, v in self.substitution.items() if name_of(s) not in out}
-        pins = frozenset(self.scenario.pinned) | {n for n in out if self.library.is_derived(n)}
+        subst.update(self.following(out, subst))
+        return subst
+
+    def following(self, varied: set[str], values: dict) -> dict[sp.Symbol, sp.Expr]:
+        """The quantities an input table gives (``Scenario.links``) whose source rests on a ``varied`` name, each
+        as the source's expression in the varied names, the other ``values`` substituted."""
+        pins = frozenset(self.scenario.pinned) | {n for n in varied if self.library.is_derived(n)}
+        out: dict[sp.Symbol, sp.Expr] = {}
         for given, source in self.scenario.links:
-            if given in out or given not in self.library.quantities:
+            if given in varied or given not in self.library.quantities:
                 continue
             expr = self.library.expand(self.library.quantities[source].sym, pins)
-            if {name_of(s) for s in expr.free_symbols} & out:
-                subst[self.library.quantities[given].sym] = expr.xreplace(
-                    {s: v for s, v in subst.items() if s in expr.free_symbols})
-        return subst
+            if {name_of(s) for s in expr.free_symbols} & varied:
+                out[self.library.quantities[given].sym] = expr.xreplace(
+                    {s: v for s, v in values.items() if s in expr.free_symbols})
+        return out
 
     def without_values(self) -> Situation:
         """The scenario's pins and assumptions with no values: formulas keep their symbols (a compiled sweep)."""
@@ -198,6 +205,8 @@ class Situation:
         # so the claim is inconsistent there and such a value is never a counterexample
         formulas = [goal, *hyps, *extra, *boxed, *(c for _, c in declared)]
         outside = lib.domain_violations(set().union(*(f.free_symbols() for f in formulas)), values)
+        if kept:  # chips follows a varied degree of the layout that gives it
+            values.update(self.following(kept, values))
         return Statement(lib, claim, pins, goal, hyps, declared, extra, dict(parts.bounds), boxed, outside,
                          values, dict(parts.fixed))
 
