@@ -102,7 +102,7 @@ def test_a_scenario_without_a_layout_keeps_its_chips() -> None:
 
 @pytest.mark.parametrize(("sets", "words"), [
     (["tp=8", "pp=2", "chips=16"], ["chips = stage_chips does not hold (chips = 16, stage_chips = 8",
-                                    "[layouts.chips_are_the_stage]", "leave chips out"]),
+                                    "[layouts.chips_are_the_stage]", "(in --set chips=16)", "leave chips out"]),
     (["tp=8", "stages=4"], ["stages = pp does not hold (stages = 4, pp = 1)", "[layouts.stages_are_pp]"]),
 ])
 def test_chips_or_stages_typed_against_the_layout_is_one_line(capsys, sets, words) -> None:
@@ -357,6 +357,22 @@ def test_a_users_library_declares_its_own_table_and_rule(capsys, tmp_path) -> No
     assert "impossible grid: rows divides cells does not hold (rows = 5, cells = 12)" in err
 
 
+def test_a_users_table_gives_a_quantity_from_its_members(capsys, tmp_path) -> None:
+    """The engine's ``gives`` is no layout's: a grid table gives its cells as rows times columns."""
+    lib = tmp_path / "grid.py"
+    lib.write_text(GRID_LIBRARY.replace('"cols": {"default": "1", "source": "grid default: one column"}}}}',
+                                        '"cols": {"default": "1", "source": "grid default: one column"}}, '
+                                        '"gives": {"cells": "grid_area"}}}'))
+    scenario = tmp_path / "g.toml"
+    scenario.write_text("[grid]\nrows = 4\ncols = 3\n")
+    code, out, err = run_cli(capsys, ["eval", "cells", "--library", str(lib), "--scenario", str(scenario)])
+    assert code == 0 and out.startswith("cells = 12\n"), err
+    code, _, err = run_cli(capsys, ["eval", "cells", "--library", str(lib), "--scenario", str(scenario),
+                                    "--set", "cells=13"])  # typed by hand against the table: its rule decides
+    one_error_line(code, err)
+    assert "rows divides cells does not hold (rows = 4, cells = 13)" in err
+
+
 MALFORMED = {
     "relation as text": ("INPUT_CONSTRAINTS = [{'id': 'a', 'what': 'w', 'rule': 'r', 'reason': 'r', 'source': 's', "
                          "'relation': 'x > 0'}]", "built with derive.logic"),
@@ -376,6 +392,12 @@ MALFORMED = {
                                   "'source': 's'}}}}", "is byte but t_q is s"),
     "default without source": ("INPUT_TABLES = {'t': {'meaning': 'm', 'members': {'x': {'default': '1'}}}}",
                                "'default' and 'source'"),
+    "gives not a mapping": ("INPUT_TABLES = {'t': {'meaning': 'm', 'members': {'x': {}}, 'gives': ['t_q']}}",
+                            "'gives' must map"),
+    "gives a member": ("INPUT_TABLES = {'t': {'meaning': 'm', 'members': {'x': {}}, 'gives': {'x': 'x'}}}",
+                       "an input quantity of the library outside the table"),
+    "gives across units": ("INPUT_TABLES = {'t': {'meaning': 'm', 'members': {'x': {}}, 'gives': {'t_q': 'x'}}}",
+                           "the units differ"),
 }
 
 

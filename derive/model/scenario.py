@@ -938,7 +938,7 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
     base_layers = 1 if path is not None else 0
     extra = ["measured" if layer.startswith("measured ") else layer.split(" ", 1)[-1]
              for layer in layers[base_layers:] if not layer.startswith(("unpinned", "deployment"))
-             and not layer.endswith(" default")]
+             and not layer.endswith(" default") and " gives " not in layer]
     label = name if not extra else f"{name}+" + "+".join(extra)
     notes.extend((layer.split(" ")[1], f"{layer[len('unpinned '):]}: unpinned")
                  for layer in layers if layer.startswith("unpinned "))
@@ -1081,6 +1081,7 @@ def check_input_constraints(library: Library, values: Mapping[str, ScenarioValue
     scenario does not all give is not decided here."""
     notes: list[tuple[str, str]] = []
     tabled = {m for t in library.input_tables.values() for m in t["members"]}
+    given = {g for t in library.input_tables.values() for g in t.get("gives", {})}
     for broken in broken_input_constraints(library, values, pinned):
         c = broken.constraint
         if not broken.refuses:
@@ -1091,7 +1092,9 @@ def check_input_constraints(library: Library, values: Mapping[str, ScenarioValue
         own = sorted({library.quantity_of(s).name for s in c["relation"].free_symbols()},
                      key=lambda n: (c["rule"].find(n) if n in c["rule"] else len(c["rule"]), n))
         order = {n: i for i, n in enumerate(own)}
-        culprit = max((values[n] for n in broken.names), key=lambda v: (
+        # a value typed by hand for a quantity a table gives (--set chips=16 beside a layout) is the one to name
+        typed = [values[n] for n in broken.names if n in given and not values[n].origin.endswith(" gives")]
+        culprit = max(typed or (values[n] for n in broken.names), key=lambda v: (
             v.name in tabled and not v.origin.endswith(" default"), _LAYER_RANK.get(v.origin.split(" ", 1)[0], 0),
             -order.get(v.name, len(order))))
         by_source = culprit.origin == "--set" or (culprit.name in tabled and culprit.origin.startswith("scenario "))
