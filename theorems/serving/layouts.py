@@ -15,6 +15,8 @@ Main claims:
   ``layouts.expert_parallel_adds_no_chips``: under the named assumption
   ``layouts.experts_share_devices`` (ep at most the devices of one stage), the chips of a layout are at
   least ep and do not grow with it.
+- ``layouts.llama3_405b_two_nodes``: Llama 3 405B's BF16 weights exceed one H100 node and half of them fit one,
+  so TP8 × PP2 on two nodes, as Meta served it (``layouts.llama3_405b_one_node``, one node, is refuted).
 - ``layouts.deepseek_v3_prefill_chips`` and ``layouts.deepseek_v3_decode_chips``: DeepSeek's published
   units (TP4 × DP8 with EP32; TP4 × DP80 with EP320) are 32 and 320 GPUs, as published;
   ``layouts.deepseek_v3_decode_ep_as_extra_chips`` (expected ``refuted``): counting EP as a factor gives
@@ -71,15 +73,18 @@ from __future__ import annotations
 
 import sympy as sp
 
-from derive import Assumption, Claim, Definition, Quantity, logic, paper
+from derive import Assumption, Claim, Definition, Quantity, logic, paper, si
 from theorems.context import kv_heads as kv_heads_q
 from theorems.context import query_heads as query_heads_q
 from theorems.moe import scaleup_domain as scaleup_domain_q
 from theorems.pipeline import stages as stages_q
 from theorems.roofline import N_tot, q
+from theorems.roofline import bytes_per_param as bytes_per_param_q
 from theorems.roofline import chips as chips_q
 from theorems.roofline import experts_total as experts_total_q
+from theorems.roofline import hbm_capacity as hbm_capacity_q
 from theorems.roofline import layers as layers_q
+from theorems.roofline import params_total as params_total_q
 
 PART = "Beyond the lecture"  # the documents render this library's chapters as part II
 CHAPTER = "Parallel layouts and chip counts"
@@ -219,6 +224,37 @@ deepseek_v3_decode_ep_as_extra_chips = Claim(
     notes="A planted false twin of layouts.deepseek_v3_decode_chips: the product is 102,400.",
 )
 
+# Llama 3 405B served on two H100 nodes (the layout's stages, each on one node's chips) ---------------------------
+_LLAMA3_SERVING = paper("Llama Team 2024, The Llama 3 Herd of Models, arXiv:2407.21783",
+                        "section 6.1: in BF16, Llama 3 405B does not fit in the GPU memory of one machine with 8 H100 "
+                        "GPUs; inference runs on 16 GPUs in two machines, tensor parallel within, pipeline across")
+_L405 = (logic.eq(N_tot, si("405e9 param")), logic.eq(q, si("2 byte/param")), logic.eq(hbm_capacity_q.sym, si("80 GB")),
+         logic.eq(tp, 8), logic.eq(cp, 1), logic.eq(dp, 1))
+_L405_FORALL = (params_total_q, bytes_per_param_q, hbm_capacity_q, tp_q, pp_q, cp_q, dp_q)
+llama3_405b_two_nodes = Claim(
+    "layouts.llama3_405b_two_nodes", title="Llama 3 405B in BF16: one stage per H100 node, two stages",
+    label="Llama 3 405B on two nodes",
+    statement="405B BF16 weights (810 GB) exceed the 640 GB of one node's eight 80 GB H100s, and half of them fit "
+              "one node: TP8 × PP2, a stage of 8 chips per node, as Meta served it.",
+    source=_LLAMA3_SERVING,
+    hypotheses=(*_L405, logic.eq(pp, 2)),
+    goal=logic.And((logic.gt(q * N_tot, n_stage * hbm_capacity_q.sym),
+                    logic.le(q * N_tot / pp, n_stage * hbm_capacity_q.sym),
+                    logic.eq(n_layout, 16))),
+    instance=True, forall=_L405_FORALL, uses=(layout_is_stages_of_chips,),
+    notes="meta-llama/llama-models MODEL_CARD.md: 405B parameters; the h100-sxm preset: 80 GB per GPU.  The weights "
+          "alone; the KV cache needs room beside them.",
+)
+llama3_405b_one_node = Claim(
+    "layouts.llama3_405b_one_node", title="False twin: Llama 3 405B in BF16 on one H100 node",
+    statement="TP8 alone, one stage on one node's eight H100s, would hold the 405B BF16 weights.",
+    source=_LLAMA3_SERVING,
+    hypotheses=(*_L405, logic.eq(pp, 1)),
+    goal=logic.le(q * N_tot / pp, n_stage * hbm_capacity_q.sym),
+    instance=True, forall=_L405_FORALL, expected="refuted", tags=("inconsistency",),
+    notes="A planted false twin of layouts.llama3_405b_two_nodes: 810 GB against 640 GB.",
+)
+
 # A layout as an input, and the layouts that cannot exist -----------------------------------------------
 _DS_INFRA = paper("DeepSeek-AI 2025, DeepSeek-V3/R1 Inference System Overview, github.com/deepseek-ai/open-infra-index "
                   "(202502OpenSourceWeek, day 6)", "prefill EP32 with DP32 over 4 nodes, decode EP144 with DP144 over "
@@ -294,4 +330,9 @@ PROSE = (
     "DeepSeek's published units are the worked example: 32 GPUs for prefill and 320 for decode, where "
     "multiplying the expert-parallel degree in would claim 1,024 and 102,400.",
     "{{result:weights_per_chip_shape}}",
+    "A layout gives the lecture its chips and its stages: a stage pools the bandwidth and capacity of its tp·cp·dp "
+    "chips, and the pp stages of one token run one after the other.  A model too large for one scale-up domain "
+    "takes a second stage on a second domain.",
+    "{{result:layout_is_stages_of_chips}}",
+    "{{result:llama3_405b_two_nodes}}",
 )
