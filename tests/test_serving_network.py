@@ -235,3 +235,14 @@ def test_a_tensor_parallel_group_past_its_domain_is_a_note_not_an_error():
     sc = build_scenario(LIB, hardware="h100-sxm", model="llama3-405b", sets=["tp=16"])
     assert sc.value("chips") == 16
     assert any(n.startswith("tp <= scaleup_domain does not hold (tp = 16, scaleup_domain = 8)") for n in sc.notes)
+
+
+@pytest.mark.parametrize(("layout", "expected_ms"), [
+    (["tp=8", "pp=2"], Fraction(21168, 10**4)),  # 2 x 126 x 14 ring steps x 0.6 µs, inside a node
+    (["tp=16"], Fraction(20412, 10**3)),  # 2 x 126 x 30 ring steps x 2.7 µs, across two nodes
+])
+def test_llama3_405b_all_reduce_latency_on_the_layouts_links(layout, expected_ms):
+    got = value("tp_link_allreduce_latency", layout, hardware="h100-sxm", model="llama3-405b")
+    assert got == expected_ms / 1000
+    scaleup = value("tp_allreduce_latency", layout, hardware="h100-sxm", model="llama3-405b")
+    assert got >= scaleup and (got == scaleup) == (layout == ["tp=8", "pp=2"])

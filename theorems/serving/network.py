@@ -33,7 +33,10 @@ Main claims:
   tp·pp·cp·dp > n_dom.  ``network.llama3_405b_tp8_pp2_links``: Llama 3 405B on two H100 nodes, all-reduces at
   450 GB/s and the hand-over at 50 GB/s (its false twin ``network.llama3_405b_tp16_on_nvlink`` is refuted);
   ``network.deepseek_v3_ep32_alltoall_on_infiniband``: DeepSeek-V3's EP32 prefill crosses nodes and does not
-  hide at FP8 peak.
+  hide at FP8 peak.  ``network.tp_link_latency_at_least_scaleup``: the all-reduce latency on the layout's links
+  (``tp_link_allreduce_latency``) is at least the scale-up one, equal inside a domain;
+  ``network.llama3_405b_tp16_latency_vs_tp8``: TP16 across two H100 nodes pays 9.6 times TP8's (20.4 ms against
+  2.1 ms per step; ``network.llama3_405b_tp16_latency_tenfold`` is refuted).
 - Worked examples: ``network.llama3_70b_tp8_hides_on_nvlink`` (t* ≈ 13 on H100 NVLink at 450 GB/s;
   its false twin ``network.llama3_70b_tp8_hides_on_infiniband``, t* ≈ 2.4 at 50 GB/s, is refuted);
   ``network.deepep_dispatch_ep8`` and ``network.deepep_combine_ep8``: the dispatch and combine bytes of
@@ -552,8 +555,18 @@ pp_link_bandwidth_q = Quantity("pp_link_bandwidth", r"W_{\mathrm{PP}}", "byte/s"
                                "bandwidth per chip of the slowest hand-over between a layout's pipeline stages: "
                                "scale-up when the whole replica fits one domain, else scale-out",
                                display_unit="GB/s")
+tp_link_allreduce_latency_q = Quantity("tp_link_allreduce_latency", r"t_{\mathrm{lat}}^{\mathrm{TP}}", "s",
+                                       "latency part of a step's tensor-parallel all-reduces on the links the layout "
+                                       "gives them (none with one chip)", domain="nonnegative", display_unit="ms")
 W_tp, alpha_tp, W_ep, W_pp = (tp_link_bandwidth_q.sym, tp_link_latency_q.sym, ep_link_bandwidth_q.sym,
                               pp_link_bandwidth_q.sym)
+t_lat_tp = tp_link_allreduce_latency_q.sym
+scaleout_message_not_quicker = Assumption(
+    "network.scaleout_message_not_quicker", title="A message over scale-out takes at least one over scale-up",
+    statement="A ring step over the scale-out network costs at least the per-message latency of the scale-up links.",
+    source=_NCCL,
+    relation=logic.ge(alpha_out, alpha_up),
+)
 
 tp_link_bandwidth = Definition(
     "network.tp_link_bandwidth", title="Links of the tensor-parallel all-reduces",
@@ -581,6 +594,12 @@ pp_link_bandwidth = Definition(
     expr=sp.Piecewise((W_up, sp.Le(n_layout, n_dom)), (W_out, True)),
 )
 
+tp_link_allreduce_latency = Definition(
+    "network.tp_link_allreduce_latency", title="Latency of a step's all-reduces on the layout's links",
+    statement="n_ar all-reduces in each layer, each 2(t − 1) ring steps at the message latency of the links the "
+              "tensor-parallel group runs over.",
+    source=_THAKUR, defines=tp_link_allreduce_latency_q, expr=2 * n_ar * N_L * (tp - 1) * alpha_tp,
+)
 tp_on_scaleup_iff = Claim(
     "network.tp_on_scaleup_iff", title="TP all-reduces run on scale-up exactly up to one domain",
     label="TP stays on scale-up",
@@ -617,6 +636,15 @@ pp_on_scaleout_iff = Claim(
     uses=(scaleout_slower_than_scaleup,),
 )
 
+tp_link_latency_at_least_scaleup = Claim(
+    "network.tp_link_latency_at_least_scaleup", title="A layout's all-reduce latency is at least the scale-up one",
+    statement="On whatever links the layout gives them, a step's all-reduces take at least their latency on the "
+              "scale-up links, and exactly that when the group fits one domain.",
+    source=_THAKUR,
+    goal=logic.And((logic.ge(t_lat_tp, t_lat), logic.Implies(logic.le(tp, n_dom), logic.eq(t_lat_tp, t_lat)))),
+    uses=(scaleout_message_not_quicker,),
+)
+
 _H100_LINKS = (logic.eq(W_up, si("450e9 byte/s")), logic.eq(W_out, si("50e9 byte/s")), logic.eq(n_dom, 8),
                logic.eq(cp, 1), logic.eq(dp, 1))
 _LINKS_FORALL = (scaleup_bandwidth, scaleout_bandwidth, scaleup_domain, tp_q, pp_q, cp_q, dp_q)
@@ -645,6 +673,40 @@ llama3_405b_tp16_on_nvlink = Claim(
     instance=True, forall=_LINKS_FORALL, expected="refuted", tags=("inconsistency",),
     notes="A planted false twin of network.llama3_405b_tp8_pp2_links: a group of 16 spans two domains, so its "
           "all-reduces run at 50 GB/s.",
+)
+_L405_LAT = (logic.eq(N_L, 126), logic.eq(n_dom, 8), logic.eq(alpha_up, si("0.6 us")),
+             logic.eq(alpha_out, si("2.7 us")))
+_L405_LAT_FORALL = (layers, scaleup_domain, scaleup_latency, scaleout_latency)
+
+
+def _tp_latency_at(degree: int) -> sp.Expr:
+    """The definition's latency at a given degree, its links chosen by the definition's own rule."""
+    return tp_link_allreduce_latency.expr.subs(alpha_tp, tp_link_latency.expr).subs(tp, degree)
+
+
+
+llama3_405b_tp16_latency_vs_tp8 = Claim(
+    "network.llama3_405b_tp16_latency_vs_tp8",
+    title="Llama 3 405B: TP16 across two nodes pays over nine times TP8's all-reduce latency",
+    statement="126 layers, two all-reduces each: TP8 inside a node pays 14 ring steps at NCCL's 0.6 µs (2.1 ms per "
+              "step), TP16 across two nodes 30 ring steps at 2.7 µs over the network (20.4 ms), more than nine times "
+              "as much; this is why the 16 GPUs are split by pipeline across the nodes.",
+    source=_NCCL,
+    hypotheses=_L405_LAT,
+    goal=logic.ge(_tp_latency_at(16), 9 * _tp_latency_at(8)),
+    instance=True, forall=_L405_LAT_FORALL, uses=(tp_link_latency_at_least_scaleup,),
+    notes="meta-llama/Llama-3.1-405B config.json: 126 layers; the h100-sxm preset's latencies (NCCL's model).",
+)
+llama3_405b_tp16_latency_tenfold = Claim(
+    "network.llama3_405b_tp16_latency_tenfold",
+    title="False twin: TP16 across two nodes pays ten times TP8's all-reduce latency",
+    statement="The same two layouts: TP16's all-reduce latency would be at least ten times TP8's.",
+    source=_NCCL,
+    hypotheses=_L405_LAT,
+    goal=logic.ge(_tp_latency_at(16), 10 * _tp_latency_at(8)),
+    instance=True, forall=_L405_LAT_FORALL, expected="refuted", tags=("inconsistency",),
+    notes="A planted false twin of network.llama3_405b_tp16_latency_vs_tp8: the ratio is 30 × 2.7 / (14 × 0.6) = "
+          "9.64.",
 )
 deepseek_v3_ep32_alltoall_on_infiniband = Claim(
     "network.deepseek_v3_ep32_alltoall_on_infiniband",
