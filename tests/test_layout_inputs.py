@@ -10,7 +10,8 @@ deployments:
   experts per GPU; the technical report (arXiv:2412.19437, 3.4.1-3.4.2): prefill TP4 × DP8 with EP32 (one
   redundant expert per GPU), decode TP4 × DP80 with EP320 (64 GPUs for redundant and shared experts).
 - Llama 3 405B served in BF16 on two 8-GPU H100 nodes, tensor parallel in a node and pipeline parallel across
-  the two (Llama 3 paper, arXiv:2407.21783, section 6.1): TP8 × PP2, 16 chips; 126 layers over 2 stages.
+  the two (Llama 3 paper, arXiv:2407.21783, section 6.1): TP8 × PP2, 16 chips; 126 layers over 2 stages, each
+  stage pooling one node's 8 chips (the layout gives chips = 8 and stages = 2, nothing typed twice).
 - Llama 3.x 70B on H100: TP8 on one 8-GPU node; TP2 on two H100s (NVIDIA NIM benchmarks, Llama-3.3-70B-Instruct
   fp8 TP2, the same architecture as Llama 3.1 70B).
 """
@@ -49,6 +50,7 @@ def deployment_file(tmp_path: Path, layout: str, extra: str = "", *, model: str 
 
 DS_DECODE_EP144 = {"dp": 144, "ep": 144, "redundant_experts": 32}
 DS_CHIPS_144 = '[values.chips]\nvalue = "144"\nsource = "DeepSeek-V3/R1 inference system: a decode unit is 18 nodes"\n'
+DS_CHIPS_8 = '[values.chips]\nvalue = "8"\nsource = "one node"\n'
 
 
 def test_layout_from_a_file_and_from_set_agree(tmp_path) -> None:
@@ -65,9 +67,9 @@ def test_layout_from_a_file_and_from_set_agree(tmp_path) -> None:
 
 
 def test_set_overrides_the_files_layout(tmp_path) -> None:
-    path = deployment_file(tmp_path, "dp = 144\nep = 144\nredundant_experts = 32", DS_CHIPS_144)
+    path = deployment_file(tmp_path, "dp = 144\nep = 144\nredundant_experts = 32")
     sc = build_scenario(LIB, scenario=str(path), sets=["dp=72", "ep=72"])
-    assert (sc.value("dp"), sc.value("ep"), chips_of(sc)) == (72, 72, 72)
+    assert (sc.value("dp"), sc.value("ep"), chips_of(sc), sc.value("chips")) == (72, 72, 72, 72)
 
 
 def test_the_files_own_chips_win_over_the_chip_it_names(tmp_path) -> None:
@@ -77,6 +79,44 @@ def test_the_files_own_chips_win_over_the_chip_it_names(tmp_path) -> None:
     assert any("scenario file's 144 replaces hardware h100-sxm's 8" in n for n in sc.notes)
     on_h200 = build_scenario(LIB, scenario=str(path), hardware="h200")  # also over --hardware's preset
     assert on_h200.value("chips") == 144 and on_h200.value("hbm_capacity") == 141 * 10**9
+
+
+def test_the_layout_gives_chips_and_stages_over_the_chips_preset() -> None:
+    sc = build_scenario(LIB, hardware="h100-sxm", model="llama3-405b", sets=["tp=4", "pp=2"])
+    assert (sc.value("chips"), sc.value("stages"), chips_of(sc)) == (4, 2, 8)
+    assert sc.values["chips"].origin == sc.values["stages"].origin == "layout gives"
+    assert "chips = 4: the layout's stage_chips (cp*dp*tp); replaces hardware h100-sxm's 8" in sc.notes
+    assert sc.value("scaleup_domain") == 8  # the chip's domain stays the chip's
+    assert ("chips", "stage_chips") in sc.links and ("stages", "pp") in sc.links
+
+
+def test_the_layout_gives_chips_over_the_lectures_own() -> None:
+    sc = build_scenario(LIB, sets=["tp=8"])
+    assert (sc.value("chips"), sc.value("stages")) == (8, 1)  # the lecture's 64 chips and 4 stages give way
+
+
+def test_a_scenario_without_a_layout_keeps_its_chips() -> None:
+    sc = build_scenario(LIB, hardware="h100-sxm", model="llama3-70b")
+    assert sc.value("chips") == 8 and sc.values["chips"].origin == "hardware h100-sxm" and not sc.links
+
+
+@pytest.mark.parametrize(("sets", "words"), [
+    (["tp=8", "pp=2", "chips=16"], ["chips = stage_chips does not hold (chips = 16, stage_chips = 8",
+                                    "[layouts.chips_are_the_stage]", "(in --set chips=16)", "leave chips out"]),
+    (["tp=8", "stages=4"], ["stages = pp does not hold (stages = 4, pp = 1)", "[layouts.stages_are_pp]"]),
+])
+def test_chips_or_stages_typed_against_the_layout_is_one_line(capsys, sets, words) -> None:
+    argv = ["eval", "layout_chips", "--library", "serving", "--hardware", "h100-sxm", "--model", "llama3-405b"]
+    code, out, err = run_cli(capsys, argv + [a for s in sets for a in ("--set", s)])
+    one_error_line(code, err)
+    assert out == ""
+    for w in words:
+        assert w in err, (w, err)
+
+
+def test_chips_typed_in_agreement_with_the_layout_is_accepted(tmp_path) -> None:
+    sc = build_scenario(LIB, scenario=str(deployment_file(tmp_path, "tp = 8", DS_CHIPS_8)))
+    assert sc.value("chips") == 8 and sc.values["chips"].origin.startswith("scenario ")
 
 
 def test_a_scenario_without_a_layout_gets_no_degrees() -> None:
@@ -119,15 +159,14 @@ def test_card_without_a_layout_says_which_degrees_are_missing(capsys) -> None:
 # worked examples: published layouts -------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("layout", "chips", "per_gpu"), [
-    ({"dp": 32, "ep": 32, "redundant_experts": 32}, 32, 9),    # open-infra day 6, prefill: 9 routed experts per GPU
+    ({"dp": 32, "ep": 32, "redundant_experts": 32}, 32, 9),  # open-infra day 6, prefill: 9 routed experts per GPU
     ({"dp": 144, "ep": 144, "redundant_experts": 32}, 144, 2),  # open-infra day 6, decode: 2 routed experts per GPU
     ({"tp": 4, "dp": 8, "ep": 32, "redundant_experts": 32}, 32, 9),     # report 3.4.1, prefill unit
     ({"tp": 4, "dp": 80, "ep": 320, "redundant_experts": 64}, 320, 1),  # report 3.4.2, decode unit
 ])
 def test_deepseek_v3_published_layouts_are_accepted(layout, chips, per_gpu) -> None:
-    sc = build_scenario(LIB, hardware="h100-sxm", model="deepseek-v3",
-                        sets=[f"{k}={v}" for k, v in layout.items()] + [f"chips={chips}"])
-    assert chips_of(sc) == chips
+    sc = build_scenario(LIB, hardware="h100-sxm", model="deepseek-v3", sets=[f"{k}={v}" for k, v in layout.items()])
+    assert chips_of(sc) == sc.value("chips") == chips  # one stage: the unit's chips pool its bandwidth
     slots = Fraction(str(evaluate(LIB, sc, "(experts_total + redundant_experts) / ep").exact))
     assert slots == per_gpu
 
@@ -135,16 +174,18 @@ def test_deepseek_v3_published_layouts_are_accepted(layout, chips, per_gpu) -> N
 def test_deepseek_v3_ep144_without_its_redundant_experts_is_refused(capsys) -> None:
     # the false twin: 256 experts do not spread evenly over 144 GPUs; the 32 redundant copies make 288 = 2 x 144
     code, _, err = run_cli(capsys, ["eval", "layout_chips", "--library", "serving", "--model", "deepseek-v3",
-                                    "--set", "dp=144", "--set", "ep=144", "--set", "chips=144"])
+                                    "--set", "dp=144", "--set", "ep=144"])
     one_error_line(code, err)
     assert "ep = 144, experts_total = 256, redundant_experts = 0" in err
 
 
-def test_llama3_405b_tp8_pp2_needs_two_nodes() -> None:
-    with pytest.raises(ScenarioError, match=r"layout_chips = 16 .*chips = 8"):
-        build_scenario(LIB, hardware="h100-sxm", model="llama3-405b", sets=["tp=8", "pp=2"])
-    sc = build_scenario(LIB, hardware="h100-sxm", model="llama3-405b", sets=["tp=8", "pp=2", "chips=16"])
-    assert chips_of(sc) == 16 and not any("pp divides layers" in n for n in sc.notes)  # 126 layers = 2 x 63
+def test_llama3_405b_tp8_pp2_spans_two_nodes() -> None:
+    sc = build_scenario(LIB, hardware="h100-sxm", model="llama3-405b", sets=["tp=8", "pp=2"])
+    assert chips_of(sc) == 16 and (sc.value("chips"), sc.value("stages")) == (8, 2)
+    assert not any("pp divides layers" in n or "scaleup_domain" in n for n in sc.notes)  # 126 layers = 2 x 63
+    # each stage holds half the BF16 weights on one node's 8 x 80 GB; one node alone could not hold them
+    half = Fraction(str(evaluate(LIB, sc, "stage_weight_bytes").exact))
+    assert half < 8 * 80 * 10**9 < 2 * half
 
 
 @pytest.mark.parametrize(("sets", "chips"), [(["tp=8"], 8), (["tp=2"], 2)])
@@ -154,8 +195,8 @@ def test_llama3_70b_on_h100(sets, chips) -> None:
 
 
 def test_uneven_pipeline_stages_are_a_note_not_an_error() -> None:
-    sc = build_scenario(LIB, hardware="h100-sxm", model="llama3-70b", sets=["pp=3", "chips=3"])
-    assert chips_of(sc) == 3
+    sc = build_scenario(LIB, hardware="h100-sxm", model="llama3-70b", sets=["pp=3"])
+    assert chips_of(sc) == 3 and (sc.value("chips"), sc.value("stages")) == (1, 3)
     assert any(n.startswith("pp divides layers does not hold (pp = 3, layers = 80)") for n in sc.notes)
 
 
@@ -171,16 +212,15 @@ REFUSALS = [
       "layouts.tp_divides_query_heads", "--set tp=3"]),
     (["--set", "query_heads=48", "--set", "kv_heads=12", "--set", "tp=8"],
      ["tp divides kv_heads, or kv_heads divides tp", "tp = 8, kv_heads = 12", "replicates each KV head"]),
-    (["--model", "llama3-70b", "--set", "pp=100", "--set", "chips=100"],
+    (["--model", "llama3-70b", "--set", "pp=100"],
      ["pp <= layers does not hold (pp = 100, layers = 80)", "at least one layer"]),
     (["--model", "mixtral-8x7b", "--set", "dp=3", "--set", "ep=3"],
      ["ep divides experts_total + redundant_experts does not hold (ep = 3, experts_total = 8, redundant_experts = 0)",
       "redundant_experts=N"]),
     (["--model", "deepseek-v3", "--set", "dp=8", "--set", "ep=32"],
      ["ep <= tp*cp*dp does not hold (ep = 32, tp = 1, cp = 1, dp = 8)", "raise dp"]),
-    (["--hardware", "h100-sxm", "--model", "llama3-70b", "--set", "tp=8", "--set", "pp=2"],
-     ["layout_chips <= chips does not hold (layout_chips = 16 (", "tp = 8", "pp = 2", "chips = 8)",
-      "--set chips=N"]),
+    (["--hardware", "h100-sxm", "--model", "llama3-70b", "--set", "tp=8", "--set", "chips=16"],
+     ["chips = stage_chips does not hold (chips = 16, stage_chips = 8 (", "tp = 8", "leave chips out"]),
     (["--set", "acceptance_rate=1.5"], ["acceptance_rate must be between 0 and 1", "got 1.5"]),
     (["--set", "decode_step_overhead=-1 ms"], ["decode_step_overhead must be non-negative"]),
     (["--set", "arrival_rate=-2 seq/s"], ["arrival_rate must be positive"]),
@@ -234,7 +274,8 @@ def _meets_every_rule(d: dict[str, int]) -> bool:
     tp, pp, cp, dp, ep = (d[k] for k in DEGREES)
     return (d["query_heads"] % tp == 0 and (d["kv_heads"] % tp == 0 or tp % d["kv_heads"] == 0)
             and pp <= d["layers"] and (d["experts_total"] + d["redundant_experts"]) % ep == 0
-            and ep <= tp * cp * dp and tp * pp * cp * dp <= d["chips"])
+            and ep <= tp * cp * dp and d.get("chips", tp * cp * dp) == tp * cp * dp
+            and d.get("stages", pp) == pp)
 
 
 @st.composite
@@ -247,8 +288,9 @@ def layouts_and_models(draw) -> dict[str, int]:
     dp = draw(st.integers(-(-ep // (tp * cp)), 64))  # ep <= tp*cp*dp
     d = {"tp": tp, "pp": pp, "cp": cp, "dp": dp, "ep": ep, "redundant_experts": redundant,
          "query_heads": tp * draw(st.integers(1, 16)), "kv_heads": kv, "layers": pp * draw(st.integers(1, 8)),
-         "experts_total": ep * draw(st.integers(1, 8)) * 32 - redundant if redundant else ep * draw(st.integers(1, 16)),
-         "chips": tp * pp * cp * dp * draw(st.integers(1, 3))}
+         "experts_total": ep * draw(st.integers(1, 8)) * 32 - redundant if redundant else ep * draw(st.integers(1, 16))}
+    if draw(st.booleans()):  # chips typed as well: in agreement with the layout, or not
+        d["chips"] = tp * cp * dp * draw(st.sampled_from([1, 1, 2]))
     if d["experts_total"] <= 0:
         d["experts_total"], d["redundant_experts"] = ep, 0
     if draw(st.booleans()):
@@ -268,10 +310,9 @@ def test_accepted_layouts_meet_every_rule(given_values) -> None:
         assert "impossible layout" in err.message
         return
     assert _meets_every_rule(given_values)
-    assert chips_of(sc) == tp * pp * cp * dp
-    # the notes a layout may leave: uneven stages, and a layout smaller than the chips the values pool
+    assert chips_of(sc) == tp * pp * cp * dp and sc.value("chips") == tp * cp * dp and sc.value("stages") == pp
+    # the note a layout may leave here (no chip named, so no scale-up domain): uneven stages
     expected = {"pp divides layers"} if layers % pp else set()
-    expected |= {"layout_chips >= chips"} if sc.value("chips") > tp * pp * cp * dp else set()
     notes = check_input_constraints(LIB, sc.values, sc.pinned)
     assert {text.split(" does not hold")[0] for _, text in notes} == expected
 
@@ -316,6 +357,22 @@ def test_a_users_library_declares_its_own_table_and_rule(capsys, tmp_path) -> No
     assert "impossible grid: rows divides cells does not hold (rows = 5, cells = 12)" in err
 
 
+def test_a_users_table_gives_a_quantity_from_its_members(capsys, tmp_path) -> None:
+    """The engine's ``gives`` is no layout's: a grid table gives its cells as rows times columns."""
+    lib = tmp_path / "grid.py"
+    lib.write_text(GRID_LIBRARY.replace('"cols": {"default": "1", "source": "grid default: one column"}}}}',
+                                        '"cols": {"default": "1", "source": "grid default: one column"}}, '
+                                        '"gives": {"cells": "grid_area"}}}'))
+    scenario = tmp_path / "g.toml"
+    scenario.write_text("[grid]\nrows = 4\ncols = 3\n")
+    code, out, err = run_cli(capsys, ["eval", "cells", "--library", str(lib), "--scenario", str(scenario)])
+    assert code == 0 and out.startswith("cells = 12\n"), err
+    code, _, err = run_cli(capsys, ["eval", "cells", "--library", str(lib), "--scenario", str(scenario),
+                                    "--set", "cells=13"])  # typed by hand against the table: its rule decides
+    one_error_line(code, err)
+    assert "rows divides cells does not hold (rows = 4, cells = 13)" in err
+
+
 MALFORMED = {
     "relation as text": ("INPUT_CONSTRAINTS = [{'id': 'a', 'what': 'w', 'rule': 'r', 'reason': 'r', 'source': 's', "
                          "'relation': 'x > 0'}]", "built with derive.logic"),
@@ -335,6 +392,12 @@ MALFORMED = {
                                   "'source': 's'}}}}", "is byte but t_q is s"),
     "default without source": ("INPUT_TABLES = {'t': {'meaning': 'm', 'members': {'x': {'default': '1'}}}}",
                                "'default' and 'source'"),
+    "gives not a mapping": ("INPUT_TABLES = {'t': {'meaning': 'm', 'members': {'x': {}}, 'gives': ['t_q']}}",
+                            "'gives' must map"),
+    "gives a member": ("INPUT_TABLES = {'t': {'meaning': 'm', 'members': {'x': {}}, 'gives': {'x': 'x'}}}",
+                       "an input quantity of the library outside the table"),
+    "gives across units": ("INPUT_TABLES = {'t': {'meaning': 'm', 'members': {'x': {}}, 'gives': {'t_q': 'x'}}}",
+                           "the units differ"),
 }
 
 
@@ -355,4 +418,4 @@ def test_show_names_the_rules_of_a_degree(capsys) -> None:
     info = json.loads(out)
     assert code == 0 and info["input_table"] == "layout"
     assert {"tp divides query_heads (layouts.tp_divides_query_heads)",
-            "layout_chips <= chips (layouts.layout_within_chips)"} <= set(info["rules"])
+            "chips = stage_chips (layouts.chips_are_the_stage)"} <= set(info["rules"])

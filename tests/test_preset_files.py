@@ -39,6 +39,7 @@ HARDWARE_DIMENSIONS = {
     "bytes_per_param": Dimension.of(byte=1, param=-1),
     "bytes_per_kv_element": Dimension.of(byte=1),
     "chips": DIMENSIONLESS,
+    "scaleup_domain": DIMENSIONLESS,
     "scaleup_bandwidth": Dimension.of(byte=1, s=-1),
     "scaleout_bandwidth": Dimension.of(byte=1, s=-1),
     "flops_bf16": Dimension.of(FLOP=1, s=-1),
@@ -48,7 +49,7 @@ HARDWARE_DIMENSIONS = {
     "scaleup_latency": Dimension.of(s=1),
     "scaleout_latency": Dimension.of(s=1),
 }
-HARDWARE_REQUIRED_VALUES = {"flops", "hbm_bandwidth", "hbm_capacity", "bytes_per_param", "chips"}
+HARDWARE_REQUIRED_VALUES = {"flops", "hbm_bandwidth", "hbm_capacity", "bytes_per_param", "chips", "scaleup_domain"}
 BYTES_PER_PRECISION = {"bf16": Fraction(2), "fp8": Fraction(1), "fp4": Fraction(1, 2)}
 AS_OF = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
 NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -130,6 +131,8 @@ def test_hardware_plausible_ranges(path: Path) -> None:
     assert 1e10 <= _si(data, "hbm_capacity") <= 3e11  # per chip, never per rack
     chips = _si(data, "chips")
     assert chips.denominator == 1 and 1 <= chips <= 10_000
+    # a preset's chips are one scale-up domain: the lecture's replica, when no layout says otherwise
+    assert _si(data, "scaleup_domain") == chips
     for key in ("scaleup_bandwidth", "scaleout_bandwidth"):
         if key in data["values"]:
             assert 1e9 <= _si(data, key) <= 2e12

@@ -194,3 +194,55 @@ def test_a_model_gives_its_own_token_activation_bytes(model, hidden):
     sc = build_scenario(LIB, hardware="h100-sxm", model=model)
     assert sc.value("token_activation_bytes") == 2 * hidden
     assert not any("token_activation_bytes" in n and "lecture" in n for n in sc.notes_for(["token_activation_bytes"]))
+
+
+# which links a layout's collectives run over ---------------------------------------------------------------
+
+GB = 10**9
+
+
+@pytest.mark.parametrize(("hardware", "model", "layout", "name", "expected"), [
+    # Llama 3 405B on two H100 nodes (Llama 3 paper, section 6.1): TP inside a node, PP across the two
+    ("h100-sxm", "llama3-405b", ["tp=8", "pp=2"], "tp_link_bandwidth", 450 * GB),
+    ("h100-sxm", "llama3-405b", ["tp=8", "pp=2"], "pp_link_bandwidth", 50 * GB),
+    ("h100-sxm", "llama3-405b", ["tp=8", "pp=2"], "tp_link_latency", Fraction(6, 10**7)),
+    # the same 16 GPUs as one tensor-parallel group cross the nodes: scale-out bandwidth and latency
+    ("h100-sxm", "llama3-405b", ["tp=16"], "tp_link_bandwidth", 50 * GB),
+    ("h100-sxm", "llama3-405b", ["tp=16"], "tp_link_latency", Fraction(27, 10**7)),
+    # two stages inside one node hand over on NVLink
+    ("h100-sxm", "llama3-70b", ["tp=4", "pp=2"], "pp_link_bandwidth", 450 * GB),
+    # an NVL72 domain holds a TP16 group
+    ("gb200-nvl72", "llama3-405b", ["tp=16"], "tp_link_bandwidth", 900 * GB),
+    # DeepSeek-V3's EP32 prefill unit spans four nodes (report 3.4.1): the all-to-all runs over the NICs
+    ("h100-sxm", "deepseek-v3", ["tp=4", "dp=8", "ep=32", "redundant_experts=32"], "ep_link_bandwidth", 50 * GB),
+    ("gb200-nvl72", "deepseek-v3", ["tp=4", "dp=8", "ep=32", "redundant_experts=32"], "ep_link_bandwidth", 900 * GB),
+])
+def test_a_layouts_links_follow_its_domains(hardware, model, layout, name, expected):
+    assert value(name, layout, hardware=hardware, model=model) == expected
+
+
+@given(t=st.integers(1, 600), domain=st.integers(1, 600), up=st.integers(2, 2000), out=st.integers(1, 1999))
+@settings(max_examples=40, deadline=None)
+def test_tp_link_is_scaleup_exactly_up_to_one_domain(t, domain, up, out):
+    """The definition at any degree, domain and pair of links (scale-out the slower): scale-up iff t <= domain."""
+    out = min(out, up - 1)
+    expr = LIB.expand(LIB.quantity("tp_link_bandwidth").sym)
+    got = expr.subs({network.tp: t, network.n_dom: domain, network.W_up: up, network.W_out: out})
+    assert got == (up if t <= domain else out)
+
+
+def test_a_tensor_parallel_group_past_its_domain_is_a_note_not_an_error():
+    sc = build_scenario(LIB, hardware="h100-sxm", model="llama3-405b", sets=["tp=16"])
+    assert sc.value("chips") == 16
+    assert any(n.startswith("tp <= scaleup_domain does not hold (tp = 16, scaleup_domain = 8)") for n in sc.notes)
+
+
+@pytest.mark.parametrize(("layout", "expected_ms"), [
+    (["tp=8", "pp=2"], Fraction(21168, 10**4)),  # 2 x 126 x 14 ring steps x 0.6 µs, inside a node
+    (["tp=16"], Fraction(20412, 10**3)),  # 2 x 126 x 30 ring steps x 2.7 µs, across two nodes
+])
+def test_llama3_405b_all_reduce_latency_on_the_layouts_links(layout, expected_ms):
+    got = value("tp_link_allreduce_latency", layout, hardware="h100-sxm", model="llama3-405b")
+    assert got == expected_ms / 1000
+    scaleup = value("tp_allreduce_latency", layout, hardware="h100-sxm", model="llama3-405b")
+    assert got >= scaleup and (got == scaleup) == (layout == ["tp=8", "pp=2"])

@@ -116,6 +116,11 @@ scaleup_latency = Quantity("scaleup_latency", r"\alpha_{\mathrm{up}}", "s",
 scaleout_latency = Quantity("scaleout_latency", r"\alpha_{\mathrm{out}}", "s",
                             "latency of one message step of a collective over the scale-out network",
                             domain="nonnegative", display_unit="us")
+# the chips one scale-up network joins (an NVLink domain, a TPU pod's ICI): a hardware preset gives it beside
+# ``chips``; the serving library's collectives run over scale-up inside it and over scale-out across it
+scaleup_domain = Quantity("scaleup_domain", r"n_{\mathrm{dom}}", "1",
+                          "chips one scale-up network joins (an NVLink domain, a TPU pod's ICI); a group of chips "
+                          "larger than it talks over the scale-out network", integer=True)
 token_activation_bytes = Quantity("token_activation_bytes", "a", "byte/token",
                                   "bytes of one token's activation vector sent over a link")
 scaleout_slowdown_q = Quantity("scaleout_slowdown", "r", "1", "how many times slower scale-out is than scale-up")

@@ -182,7 +182,7 @@ def _compile(library: Library, scenario: Scenario, expr: sp.Expr, x: sp.Symbol |
     missing = situation.missing(expr, keep=free, pinned=free)
     if missing:
         raise _Missing(no_value_words(missing))
-    expanded = situation.through_ties(situation.expand(expr, free), free, free).xreplace(situation.values_except(free))
+    expanded = situation.expand(expr, free).xreplace(situation.values_except(free))
     if x is None:
         value = float(expanded)
         return lambda xs: np.full(np.shape(xs), value)

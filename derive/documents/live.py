@@ -363,9 +363,10 @@ def _threshold(library: Library, t: Threshold) -> dict:
 def _scenario_entry(library: Library, sc: Scenario) -> dict:
     values = {n: _float(v.value) for n, v in sorted(sc.values.items()) if n in library.quantities}
     subjects = list(sc.subjects) + [""] * (len(sc.notes) - len(sc.subjects))
-    # a tied value is worked out again on the page from its quantity (its own value where that has none)
+    # a linked value (a table gives it, or it is worked out from a quantity) is worked out again on the page from
+    # its source quantity at the values the user sets (its scenario file's own value where that has none)
     ties = {n: [t, _float(sc.values[n].fallback if sc.values[n].fallback is not None else sc.values[n].value)]
-            for n, t in sc.ties}
+            for n, t in sc.links if n in sc.values}
     return {"values": values, "pinned": sorted(sc.pinned), "notes": list(sc.notes), "subjects": subjects,
             "name": sc.name, "ties": ties}
 

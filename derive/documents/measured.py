@@ -121,9 +121,8 @@ def _curve(library: Library, scen: Scenario, bound: sp.Expr, xexpr: sp.Expr, var
     """The bound along the x-axis: for each x, solve x-expression = x for the varied quantity."""
     situation = situate(library, scen)
     subs = situation.values_except([str(vary)])
-    kept = [str(vary)]
-    expanded = situation.through_ties(situation.expand(bound), kept).xreplace(subs)
-    xe = situation.through_ties(situation.expand(xexpr), kept).xreplace(subs)
+    expanded = situation.expand(bound).xreplace(subs)
+    xe = situation.expand(xexpr).xreplace(subs)
     target = sp.Symbol("_x", positive=True)
     sols = [s for s in sp.solve(sp.Eq(xe, target), vary) if s.is_positive is not False]
     if len(sols) != 1:

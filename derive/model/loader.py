@@ -341,14 +341,15 @@ def _live_config_formulas(root: ModuleType, spec: str) -> dict:
     return validate(value, where=f"--library {spec}")
 
 
-TABLE_KEYS = frozenset({"meaning", "members"})
+TABLE_KEYS = frozenset({"meaning", "members", "gives"})
 MEMBER_KEYS = frozenset({"default", "source"})
 
 
 def _input_tables(root: ModuleType, spec: str) -> dict[str, dict]:
     """A root's INPUT_TABLES: ``{table: {"meaning": text, "members": {quantity: {"default": text, "source":
-    text}}}}``; a member without a default is given or absent.  Names are checked against the library when it
-    is built (``_check_inputs``)."""
+    text}}, "gives": {quantity: derived quantity}}}``; a member without a default is given or absent; ``gives``
+    (optional) names quantities a table in use sets from its members (``chips`` from ``stage_chips``, see
+    ``derive.model.scenario``).  Names are checked against the library when it is built (``_check_inputs``)."""
     where = f"--library {spec}"
     value = _attribute(root, "INPUT_TABLES", {}, spec)
     if not isinstance(value, dict):
@@ -369,7 +370,12 @@ def _input_tables(root: ModuleType, spec: str) -> dict[str, dict]:
             if not ok:
                 raise LibraryError(f"{label} member {member!r} must map to a table with text 'default' and 'source' "
                                    "(or to an empty table: no default)", where=where)
-        out[name] = {"meaning": table["meaning"], "members": {m: dict(e) for m, e in table["members"].items()}}
+        gives = table.get("gives", {})
+        if not (isinstance(gives, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in gives.items())):
+            raise LibraryError(f"{label} 'gives' must map quantity names to derived quantity names", where=where,
+                               hint='e.g. "gives": {"chips": "stage_chips"}')
+        out[name] = {"meaning": table["meaning"], "members": {m: dict(e) for m, e in table["members"].items()},
+                     "gives": dict(gives)}
     return out
 
 
@@ -426,6 +432,21 @@ def _check_inputs(library: Library, specs: list[str]) -> None:
             if "default" in entry:
                 parse_value(entry["default"], q.dimension, where=f"{where}: INPUT_TABLES[{name!r}] {member}",
                             quantity=member)
+        for given, source in table.get("gives", {}).items():
+            q, s = library.quantities.get(given), library.quantities.get(source)
+            label = f"INPUT_TABLES[{name!r}] gives '{given}' from '{source}'"
+            if q is None or q.value is not None or library.is_derived(given) or given in table["members"]:
+                raise LibraryError(f"{label}: '{given}' must be an input quantity of the library outside the table",
+                                   where=where)
+            if s is None or not (library.is_derived(source) or source in table["members"]):
+                raise LibraryError(f"{label}: '{source}' must be a member of the table or a quantity derived from "
+                                   "them", where=where)
+            if q.dimension != s.dimension:
+                raise LibraryError(f"{label}: the units differ ({q.unit} and {s.unit})", where=where)
+            strays = sorted(set(library.base_inputs(s.sym)) - set(table["members"]))
+            if strays:
+                raise LibraryError(f"{label}: '{source}' rests on '{strays[0]}', which is no member of the table",
+                                   where=where)
     seen: set[str] = set()
     for c in library.input_constraints:
         if c["id"] in seen:

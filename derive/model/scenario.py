@@ -15,7 +15,10 @@ Preset files are TOML data in the library's preset folders (``hardware/``, ``mod
 A scenario file that names its chip or model (``hardware = "h100-sxm"``) is a deployment: its own values win
 over the chip and model presets.  A library may declare input tables (``INPUT_TABLES``): a scenario file gives
 one as ``[NAME]`` (``[layout]`` with ``tp = 8``), and once any member has a value, from the file or ``--set``,
-the members left out take their declared defaults, each with a note.  The library's ``INPUT_CONSTRAINTS`` are
+the members left out take their declared defaults, each with a note; the quantities a table ``gives`` (the
+serving library's layout gives ``chips`` = tp·cp·dp and ``stages`` = pp) then take their value from it, in place of
+a chip preset's or the library's own scenario's (a value given by hand is kept, and the library's rules say
+whether it agrees).  The library's ``INPUT_CONSTRAINTS`` are
 checked on every scenario built: a value off an integer quantity's integers, or a rule the values break (a
 tensor-parallel degree that does not divide the heads), is one ``ScenarioError`` naming the rule and its numbers.
 """
@@ -29,7 +32,7 @@ import json
 import math
 import sys
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -93,9 +96,11 @@ class Scenario:
     notes: tuple[str, ...] = ()  # defaults and approximations the layers applied, one sentence each
     # the quantity each note is about, aligned with ``notes`` ("" for a note about the whole scenario)
     subjects: tuple[str, ...] = ()
-    # (quantity, the derived quantity its value is worked out from): a tool that varies an input of the
-    # second (a sweep over the batch) reads the first through it, not at its value here
-    ties: tuple[tuple[str, str], ...] = ()
+    # (given quantity, the derived quantity its value is worked out from): what an input table in use gives
+    # (``chips`` from ``stage_chips``) and a value a scenario file works out (``from = "..."``: the deployment's
+    # share of experts read); a command that varies an input of the second moves the first with it
+    # (``Situation.values_except``)
+    links: tuple[tuple[str, str], ...] = ()
 
     @property
     def is_library_default(self) -> bool:
@@ -136,8 +141,8 @@ class Scenario:
         for text, _ in self.assumptions:
             h.update(f"assume {text};".encode())
         h.update(("pinned " + ",".join(sorted(self.pinned))).encode())
-        for name, source in self.ties:
-            h.update(f"tie {name}={source};".encode())
+        for name, source in self.links:
+            h.update(f"link {name}={source};".encode())
         return h.hexdigest()[:16]
 
     def describe(self) -> dict[str, object]:
@@ -148,7 +153,7 @@ class Scenario:
                        for n, v in sorted(self.values.items())},
             "assumptions": [t for t, _ in self.assumptions],
             "pinned": sorted(self.pinned),
-            "ties": {n: t for n, t in self.ties},
+            "links": {n: t for n, t in self.links},
             "ceilings": [c.to_json() for c in self.ceilings],
             "notes": list(self.notes),
         }
@@ -210,8 +215,8 @@ def layer_kind(origin: str) -> str:
     head = origin.split(" ", 1)[0]
     if origin == "scenario lecture":
         return "lecture"
-    if origin.endswith(" default"):  # "deployment default", or an input table's ("layout default")
-        return origin
+    if origin.endswith((" default", " gives")):  # "deployment default", an input table's ("layout default"),
+        return origin  # or what a table gives ("layout gives")
     return {"scenario": "scenario file", "deployment": "deployment default", "hardware": "hardware preset",
             "measured": "measured",
             "config": "model config", "hf": "model config", "model": "model preset",
@@ -925,6 +930,10 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
         values[qname] = ScenarioValue(qname, value, f"--set {text}", None, "--set")
         layers.append(f"--set {text}")
     notes.extend(_table_defaults(library, values, layers))
+    user_file = path is not None and base not in store.files["scenario"]
+    given_notes, links = _table_gives(library, values, layers, keep=lambda v: v.origin == "--set" or (
+        user_file and v.origin == base_origin))
+    notes.extend(given_notes)
     if deployment:
         for qname in sorted(values):
             v = values[qname]
@@ -961,13 +970,13 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
     base_layers = 1 if path is not None else 0
     extra = ["measured" if layer.startswith("measured ") else layer.split(" ", 1)[-1]
              for layer in layers[base_layers:] if not layer.startswith(("unpinned", "deployment"))
-             and not layer.endswith(" default")]
+             and not layer.endswith(" default") and " gives " not in layer]
     label = name if not extra else f"{name}+" + "+".join(extra)
     notes.extend((layer.split(" ")[1], f"{layer[len('unpinned '):]}: unpinned")
                  for layer in layers if layer.startswith("unpinned "))
     notes = list(dict.fromkeys(notes))
     return Scenario(label, values, tuple(assumptions), pinned, tuple(layers), _ceilings(library, values),
-                    tuple(t for _, t in notes), tuple(q for q, _ in notes), ties)
+                    tuple(t for _, t in notes), tuple(q for q, _ in notes), links + ties)
 
 
 def _work_out_ties(library: Library, values: dict[str, ScenarioValue]) -> tuple[tuple[tuple[str, str], ...],
@@ -1048,6 +1057,61 @@ def _table_defaults(library: Library, values: dict[str, ScenarioValue], layers: 
     return notes
 
 
+def _table_gives(library: Library, values: dict[str, ScenarioValue], layers: list[str],
+                 keep: Callable[[ScenarioValue], bool]) -> tuple[list[tuple[str, str]], tuple[tuple[str, str], ...]]:
+    """An input table in use gives the quantities it names (``gives``) their value from its members: ``chips``
+    takes ``stage_chips`` at the layout, in place of a chip preset's or the library's own scenario's value, with a
+    note; a value ``keep`` says was given by hand stays (the library's rules say whether it agrees).  Returns the
+    notes and the (given, derived) pairs now linked."""
+    notes: list[tuple[str, str]] = []
+    links: list[tuple[str, str]] = []
+    for table, spec in library.input_tables.items():
+        if not any(m in values for m in spec["members"]):
+            continue
+        for given, source in spec.get("gives", {}).items():
+            expr = library.expand(library.quantities[source].sym)
+            point = {s: values[str(s)].value for s in expr.free_symbols if str(s) in values}
+            if len(point) < len(expr.free_symbols):
+                continue  # a member without a value or a default: nothing to give
+            if any(library.quantities[str(s)].outside_domain(v) or (library.quantities[str(s)].integer
+                                                                    and not v.is_integer) for s, v in point.items()):
+                continue  # a member off its domain: it is refused on its own, in its own words
+            value = sp.Rational(expr.xreplace(point))
+            before = values.get(given)
+            if before is not None and keep(before):
+                continue
+            links.append((given, source))
+            values[given] = ScenarioValue(given, value, f"the {table}: {given} = {source} = {expr}", None,
+                                          f"{table} gives")
+            replaced = "" if before is None else (
+                f"; replaces {before.origin}'s {_plain_q(library, given, before.value)}"
+                if before.value != value else f"; as {before.origin} says")
+            shown = "" if str(expr) == source else f" ({expr})"
+            notes.append((given, f"{given} = {_plain_q(library, given, value)}: the {table}'s {source}{shown}"
+                                 f"{replaced}"))
+            layers.append(f"{table} gives {given}")
+    return notes, tuple(links)
+
+
+def follow_links(library: Library, scenario: Scenario, values: Mapping[str, ScenarioValue],
+                 pinned: Iterable[str] = ()) -> dict[str, ScenarioValue]:
+    """``values`` (the scenario's, some changed: a margin's end) with each linked quantity (``scenario.links``:
+    what an input table gives, a value worked out ``from`` a quantity) given again from them, as ``--set`` of the
+    changed values would give it; one whose source has no value there keeps its own."""
+    out = dict(values)
+    for given, source in scenario.links:
+        expr = library.expand(library.quantities[source].sym, frozenset(pinned))
+        names = [str(s) for s in expr.free_symbols]
+        if given in out and all(n in out for n in names):
+            try:
+                value = exactify(replace(expr, {library.quantities[n].sym: out[n].value for n in names}, strict=True))
+            except DeriveError:
+                continue
+            if value.is_Rational:
+                out[given] = dataclasses.replace(out[given], value=value)
+    return out
+
+
 @dataclass(frozen=True)
 class InputRule:
     """One of the library's input rules (its ``id``, ``rule``, ``reason``, ``hint``, ``refuse``: the loader
@@ -1107,6 +1171,7 @@ def check_input_constraints(library: Library, values: Mapping[str, ScenarioValue
     scenario does not all give is not decided here."""
     notes: list[tuple[str, str]] = []
     tabled = {m for t in library.input_tables.values() for m in t["members"]}
+    given = {g for t in library.input_tables.values() for g in t.get("gives", {})}
     for broken in broken_input_constraints(library, values, pinned):
         c = broken.constraint
         if not broken.refuses:
@@ -1117,7 +1182,9 @@ def check_input_constraints(library: Library, values: Mapping[str, ScenarioValue
         own = sorted({library.quantity_of(s).name for s in c["relation"].free_symbols()},
                      key=lambda n: (c["rule"].find(n) if n in c["rule"] else len(c["rule"]), n))
         order = {n: i for i, n in enumerate(own)}
-        culprit = max((values[n] for n in broken.names), key=lambda v: (
+        # a value typed by hand for a quantity a table gives (--set chips=16 beside a layout) is the one to name
+        typed = [values[n] for n in broken.names if n in given and not values[n].origin.endswith(" gives")]
+        culprit = max(typed or (values[n] for n in broken.names), key=lambda v: (
             v.name in tabled and not v.origin.endswith(" default"), _LAYER_RANK.get(v.origin.split(" ", 1)[0], 0),
             -order.get(v.name, len(order))))
         by_source = culprit.origin == "--set" or (culprit.name in tabled and culprit.origin.startswith("scenario "))
@@ -1145,6 +1212,10 @@ def with_input_table_defaults(library: Library, scenario: Scenario,
         values[n] = ScenarioValue(n, sp.Integer(1), "varied", None, "varied")
     layers: list[str] = []
     notes = [(q, t) for q, t in _table_defaults(library, values, layers) if q not in names]
+    # the table is in use now: what it gives follows the varied member (a value given by hand stays)
+    given_notes, links = _table_gives(library, values, layers, keep=lambda v: v.origin == "--set" or (
+        v.origin.startswith("scenario ") and v.origin != f"scenario {DEFAULT_SCENARIO}"))
+    notes += [(q, t) for q, t in given_notes if q not in names]
     for n in placeholders:
         del values[n]
     if not layers:
@@ -1159,7 +1230,8 @@ def with_input_table_defaults(library: Library, scenario: Scenario,
                          f"--set {varied[0]}=... would: {shown}")
     scenario = dataclasses.replace(scenario, values=values, layers=scenario.layers + tuple(layers),
                                    notes=scenario.notes + tuple(t for _, t in notes),
-                                   subjects=scenario.subjects + tuple(q for q, _ in notes))
+                                   subjects=scenario.subjects + tuple(q for q, _ in notes),
+                                   links=scenario.links + links)
     return scenario, lines
 
 

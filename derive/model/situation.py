@@ -58,10 +58,32 @@ class Situation:
         lib = self.library
         return {lib.quantities[n].sym: v.value for n, v in self.scenario.values.items() if n in lib.quantities}
 
-    def values_except(self, names: Iterable[str]) -> dict[sp.Symbol, sp.Rational]:
-        """``substitution`` without the quantities ``names`` (those a sweep or a margin varies)."""
+    def values_except(self, names: Iterable[str]) -> dict[sp.Symbol, sp.Expr]:
+        """``substitution`` without the quantities ``names`` (those a sweep or a margin varies).  A quantity an
+        input table gives (``Scenario.links``: ``chips`` from the layout's ``stage_chips``) whose source rests on
+        a varied name follows it: its value is the source's expression in the varied names, not a number."""
         out = set(names)
-        return {s: v for s, v in self.substitution.items() if name_of(s) not in out}
+        subst: dict[sp.Symbol, sp.Expr] = {s: v for s, v in self.substitution.items() if name_of(s) not in out}
+        subst.update(self.following(out, subst))
+        return subst
+
+    def following(self, varied: set[str], values: dict, skip: Iterable[str] = ()) -> dict[sp.Symbol, sp.Expr]:
+        """The linked quantities (``Scenario.links``: what an input table gives, a value worked out ``from`` a
+        derived quantity) whose source rests on a ``varied`` name, each as the source's expression in the varied
+        names, the other ``values`` substituted: a sweep over the batch moves the deployment's share of experts
+        read with it, a margin over tp the chips of the layout.  A linked quantity varied itself, or in ``skip``
+        (a claim quantifies over it or its hypotheses fix it), keeps its own reading."""
+        pins = frozenset(self.scenario.pinned) | {n for n in varied if self.library.is_derived(n)}
+        skipped = set(skip)
+        out: dict[sp.Symbol, sp.Expr] = {}
+        for given, source in self.scenario.links:
+            if given in varied or given in skipped or given not in self.library.quantities:
+                continue
+            expr = self.library.expand(self.library.quantities[source].sym, pins)
+            if {name_of(s) for s in expr.free_symbols} & varied:
+                out[self.library.quantities[given].sym] = expr.xreplace(
+                    {s: v for s, v in values.items() if s in expr.free_symbols})
+        return out
 
     def without_values(self) -> Situation:
         """The scenario's pins and assumptions with no values: formulas keep their symbols (a compiled sweep)."""
@@ -72,35 +94,6 @@ class Situation:
     def expand(self, expr: sp.Expr, pinned: Iterable[str] = ()) -> sp.Expr:
         """``expr`` expanded through the definitions, the scenario's pins (and ``pinned``) kept as leaves."""
         return self.library.expand(expr, frozenset(self.scenario.pinned) | frozenset(pinned))
-
-    def through_ties(self, expr: sp.Expr, keep: Iterable[str], pinned: Iterable[str] = (),
-                     skip: Iterable[str] = ()) -> sp.Expr:
-        """``expr`` (expanded) with each tied quantity (``Scenario.ties``: a value worked out from a derived
-        quantity at the scenario) read through that quantity's definition wherever the definition reads a
-        quantity in ``keep``: a sweep over the batch sees the share of experts read move with the batch, not
-        stay at its value at the scenario's own batch.  A tied quantity in ``keep`` is varied itself; one in
-        ``skip`` keeps its symbol (a claim quantifies over it or fixes it)."""
-        ties = self._tie_map(frozenset(keep), frozenset(pinned), frozenset(skip))
-        return expr.xreplace(ties) if ties else expr
-
-    def tie_conditions(self, keep: Iterable[str], pinned: Iterable[str] = (),
-                       skip: Iterable[str] = ()) -> list[Formula]:
-        """Where the definitions ``through_ties`` reads are defined (their declared domains), expanded."""
-        pins = frozenset(self.scenario.pinned) | frozenset(pinned)
-        used = self._tie_map(frozenset(keep), frozenset(pinned), frozenset(skip))
-        syms = [self.library.quantities[source].sym for name, source in self.scenario.ties
-                if self.library.quantities[name].sym in used]
-        return [c for _, c in self.library.definition_conditions(syms, pins, kinds=("domain",))]
-
-    def _tie_map(self, keep: frozenset[str], pinned: frozenset[str], skip: frozenset[str]) -> dict[sp.Symbol, sp.Expr]:
-        out: dict[sp.Symbol, sp.Expr] = {}
-        for name, source in self.scenario.ties:
-            if name in keep or name in skip:
-                continue
-            expanded = self.expand(self.library.quantities[source].sym, pinned)
-            if {name_of(s) for s in expanded.free_symbols} & keep:
-                out[self.library.quantities[name].sym] = expanded
-        return out
 
     def missing(self, expr: sp.Expr, keep: Iterable[str] = (), pinned: Iterable[str] = ()) -> list[str]:
         """The inputs of ``expr`` (expanded) that the scenario gives no value, ``keep`` aside, by name."""
@@ -116,7 +109,7 @@ class Situation:
         missing = self.missing(expr, keep, pinned)
         if missing:
             raise MissingValueError(what, missing, where=where, hint=hint)
-        return self.through_ties(self.expand(expr, pinned), keep, pinned).xreplace(self.values_except(keep))
+        return self.expand(expr, pinned).xreplace(self.values_except(keep))
 
     def exact(self, expr: sp.Expr, what: str) -> sp.Expr:
         """The exact value of ``expr`` (floats by the one rule of ``derive.model.numbers``); a
@@ -212,19 +205,13 @@ class Situation:
         values = {s: v for s, v in parts.values.items() if name_of(s) not in kept}
         boxed = list(parts.boxed)
         boxed += [c for _, c in lib.formula_conditions([Rel(q.sym, ">=", 0) for q, _, _ in claim.bounds], pins)]
-        if kept and self.scenario.ties:  # a varied input of a tied value moves it (``through_ties``), unless
-            # the claim quantifies over the tied quantity or its own hypotheses fix it (then theirs counts)
-            own = {q.name for q in claim.forall} | {name_of(s) for s in parts.fixed}
-
-            def tied(f: Formula) -> Formula:
-                return f.map_exprs(lambda e: self.through_ties(e, kept, pinned, own))
-            goal, hyps, extra = tied(goal), [tied(h) for h in hyps], [tied(f) for f in extra]
-            boxed, declared = [tied(f) for f in boxed], [(label, tied(c)) for label, c in declared]
-            hyps += [c for c in self.tie_conditions(kept, pinned, own) if c not in hyps]
         # a value outside its quantity's domain, or a non-integer for an integer quantity: a false hypothesis,
         # so the claim is inconsistent there and such a value is never a counterexample
         formulas = [goal, *hyps, *extra, *boxed, *(c for _, c in declared)]
         outside = lib.domain_violations(set().union(*(f.free_symbols() for f in formulas)), values)
+        if kept:  # what is linked to a varied quantity follows it (chips a degree, the share of experts the batch)
+            own = {q.name for q in claim.forall} | {name_of(s) for s in parts.fixed}
+            values.update(self.following(kept, values, own))
         return Statement(lib, claim, pins, goal, hyps, declared, extra, dict(parts.bounds), boxed, outside,
                          values, dict(parts.fixed))
 

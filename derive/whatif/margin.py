@@ -53,7 +53,7 @@ from derive.kernel.logic import And, Formula, Rel
 from derive.kernel.trusted import side_conditions
 from derive.model.declarations import Claim, Quantity
 from derive.model.library import Library
-from derive.model.scenario import Scenario, broken_input_constraints, with_input_table_defaults
+from derive.model.scenario import Scenario, broken_input_constraints, follow_links, with_input_table_defaults
 from derive.model.situation import eliminate_forall, relations, situate
 from derive.whatif.rules import names_a_rule, refused_at
 
@@ -287,14 +287,21 @@ class Margin:
     def _rule_end_text(self, r: RuleEnd) -> str:
         """``at tp = 28, the largest integer below the end 28.57: impossible there: ...; the largest tp below it
         that meets the input rules: 8``."""
-        where = (f"at {self.vary} = {self.shown(r.value)}, the {'largest' if r.side == 'high' else 'smallest'} "
-                 f"integer {'below' if r.side == 'high' else 'above'} the end {self.shown(r.end)}"
-                 if self.integer and r.value != r.end else f"at the end {self.vary} = {self.shown(r.value)}")
+        near = "largest" if r.side == "high" else "smallest"
+        if self.integer and r.value != r.end:
+            where = (f"at {self.vary} = {self.shown(r.value)}, the {near} integer "
+                     f"{'below' if r.side == 'high' else 'above'} the end {self.shown(r.end)}")
+        elif self.eliminated and r.value != r.end:  # an expression: where its eliminated quantity is whole
+            where = (f"at {self.vary} = {self.shown(r.value)}, the {near} value "
+                     f"{'below' if r.side == 'high' else 'above'} the end {self.shown(r.end)} with a whole "
+                     f"{self.eliminated}")
+        else:
+            where = f"at the end {self.vary} = {self.shown(r.value)}"
         text = f"{where}: impossible there ({'; '.join(r.broken)}: --set would refuse it)"
-        if self.integer and r.nearest is not None:
+        if (self.integer or self.eliminated) and r.nearest is not None:
             text += (f"; the {'largest' if r.side == 'high' else 'smallest'} {self.vary} of the interval that meets "
                      f"the input rules: {self.shown(r.nearest)}")
-        elif self.integer and r.searched is not None:
+        elif (self.integer or self.eliminated) and r.searched is not None:
             lo, hi = sorted(r.searched)
             text += f"; no {self.vary} from {self.shown(lo)} to {self.shown(hi)} meets the input rules"
         return text
@@ -718,6 +725,8 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
     v = _varied(library, scenario, vary)
     situation = situate(library, scenario)
     goal, hyps = situation.statement(claim, keep=v.keep, pinned=v.pinned).formula()
+    solved_at: sp.Expr | None = None
+    subst: dict = {}
     if v.replace:  # an expression: eliminate the quantity solved for, then give the others their values
         subst = situation.values_except({*v.keep, *(q.name for q in claim.forall)})
         (solved,) = [e.subs(subst) for e in v.replace.values()]
@@ -725,6 +734,7 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
             raise MarginError(f"with the scenario's values, {vary} = {v.symbol} does not determine {v.eliminated} "
                               f"({v.eliminated} = {solved})", hint="vary a single quantity instead")
         back = _inverse_checked(library, v, solved, subst, rlimit)
+        solved_at = solved
         goal = goal.subs(v.replace).subs(subst)
         hyps = [h.subs(v.replace).subs(subst) for h in [*hyps, *v.extra]] + back
     goal, hyps, eliminated = eliminate_forall(library, claim, goal, hyps, v.symbol)
@@ -752,14 +762,14 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
     try:
         intervals, critical = solve_intervals(formula, v.symbol, v.domain, undefined)
     except MarginError as err:
-        moving = [n for n, _ in scenario.ties
-                  if situation.through_ties(library.quantities[n].sym, v.keep) != library.quantities[n].sym]
+        following = situation.following(set(v.keep), {})
+        moving = [n for n, _ in scenario.links if library.quantities[n].sym in following]
         if not moving:
             raise
         # a value worked out from the varied quantity (the share of experts read, from the batch) can make
         # the relation transcendental: holding it at a number is the user's call, said in the hint
         raise MarginError(err.message, never=err.never,
-                          hint=f"{moving[0]} moves with {vary} ({dict(scenario.ties)[moving[0]]}); hold it with "
+                          hint=f"{moving[0]} moves with {vary} ({dict(scenario.links)[moving[0]]}); hold it with "
                                f"--set {moving[0]}=... to take this margin") from None
     if unit:
         u = parse_unit(unit)
@@ -775,6 +785,8 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
     out.notes.extend(undefined)
     if not v.replace and names_a_rule(library, scenario, v.text):
         out.rule_ends = rule_ends(library, scenario, v.text, intervals)
+    elif solved_at is not None and v.eliminated and names_a_rule(library, scenario, v.eliminated):
+        out.rule_ends = expression_rule_ends(library, scenario, v, solved_at, subst, intervals)
     if not claim.instance:
         out.notes.append("a general claim, read at the scenario's values (instance semantics)")
     if v.symbol not in formula.free_symbols():
@@ -820,6 +832,7 @@ def rule_ends(library: Library, scenario: Scenario, name: str, intervals: Sequen
                 continue
             values = {**scenario.values, name: ScenarioValue(name, sp.Rational(k), "margin", origin="margin")}
             pinned = frozenset(scenario.pinned) | ({name} if library.is_derived(name) else set())
+            values = follow_links(library, scenario, values, pinned)  # chips follows a varied degree
             broken = [b for b in broken_input_constraints(library, values, pinned) if b.refuses]
             if not broken:
                 continue
@@ -838,6 +851,66 @@ def rule_ends(library: Library, scenario: Scenario, name: str, intervals: Sequen
                 searched = (sp.Integer(candidates[0]), sp.Integer(candidates[-1])) if candidates else None
             out.append(RuleEnd(side, end, sp.Rational(k), tuple(f"{b.constraint['rule']} does not hold ({b.numbers}) "
                                                                  f"[{b.id}]" for b in broken),
+                               tuple(b.id for b in broken), nearest, searched))
+    return out
+
+
+def expression_rule_ends(library: Library, scenario: Scenario, v: _Varied, solved: sp.Expr, subst: dict,
+                         intervals: Sequence[Interval]) -> list[RuleEnd]:
+    """The ends of an expression's margin (``--vary tp*dp``) at which the quantity solved for (dp) breaks a
+    refusing input rule: at each finite end, the value of the expression nearest the end inside the interval at
+    which that quantity is whole (an integer quantity) or the end itself, with the nearest value inside that
+    meets every rule (stepping the solved-for quantity by one)."""
+    from derive.model.scenario import ScenarioValue
+
+    assert v.expression is not None and v.eliminated is not None
+    q = library.quantities[v.eliminated]
+    along = v.expression.xreplace({s: e for s, e in subst.items() if s != q.sym})  # the expression in q alone
+    if along.free_symbols - {q.sym}:
+        return []
+    pinned = frozenset(scenario.pinned) | ({q.name} if library.is_derived(q.name) else set())
+
+    def at(k: sp.Rational) -> sp.Expr:
+        return along.xreplace({q.sym: k})
+
+    def broken_at(k: sp.Rational) -> list:
+        values = {**scenario.values, q.name: ScenarioValue(q.name, k, "margin", origin="margin")}
+        values = follow_links(library, scenario, values, pinned)
+        return [b for b in broken_input_constraints(library, values, pinned) if b.refuses]
+
+    out: list[RuleEnd] = []
+    for iv in intervals:
+        for side, end in (("low", iv.low), ("high", iv.high)):
+            if end is None:
+                continue
+            e = sp.nsimplify(solved.xreplace({v.symbol: end})) if not end.is_Rational else solved.xreplace(
+                {v.symbol: end})
+            if q.integer:
+                inside = [k for k in (sp.floor(e), sp.ceiling(e)) if k >= 1 and iv.contains(at(k))]
+                if not inside:
+                    continue
+                k = (min if side == "low" else max)(inside, key=at)
+            elif e.is_Rational:
+                k = e
+            else:
+                continue
+            broken = broken_at(sp.Rational(k))
+            if not broken:
+                continue
+            nearest = searched = None
+            if q.integer:
+                step = 1 if (at(k + 1) > at(k)) == (side == "low") else -1  # q's step into the interval
+                tried = []
+                c = k
+                while len(tried) < RULE_SEARCH and c >= 1 and iv.contains(at(c)):
+                    tried.append(c)
+                    if not broken_at(sp.Rational(c)):
+                        nearest = at(c)
+                        break
+                    c += step
+                searched = (at(tried[0]), at(tried[-1])) if tried else None
+            out.append(RuleEnd(side, end, at(k), tuple(f"{b.constraint['rule']} does not hold ({b.numbers}) "
+                                                        f"[{b.id}]" for b in broken),
                                tuple(b.id for b in broken), nearest, searched))
     return out
 

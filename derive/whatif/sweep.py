@@ -479,7 +479,8 @@ def _feasible_grid(library: Library, scenario: Scenario, names: Sequence[str], s
     claims = constraints(library)
     if not claims:
         return None
-    pins = frozenset(scenario.pinned) - set(names)
+    # a varied derived quantity is a leaf at each point (--set layout_chips=16 pins it), as in the rules and targets
+    pins = (frozenset(scenario.pinned) - set(names)) | {n for n in names if library.is_derived(n)}
     subst = situate(library, scenario).values_except(names)
     every = [library.formula_expand(constraint_statement(c), pins).subs(subst) for c in claims]
     # a bound the scenario gives no inputs for (the model's maximum context at the lecture's scenario) is

@@ -67,6 +67,8 @@ CARD = [
      "decl": "layouts.layout_chips"},
     {"label": "TP all-reduce latency per decode step (scale-up links)", "value": "tp_allreduce_latency", "unit": "ms",
      "decl": "network.tp_allreduce_latency"},
+    {"label": "TP all-reduce latency per decode step (the layout's links)", "value": "tp_link_allreduce_latency",
+     "unit": "ms", "decl": "network.tp_link_allreduce_latency"},
 ]
 # the lecture's presets, and the serving library's own scenarios (dated API and rental prices; they name quantities
 # only this library has, so the lecture does not list them)

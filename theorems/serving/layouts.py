@@ -8,10 +8,15 @@ attention's TP × DP devices): it adds no chips.  The chip count is therefore de
 typed a second time; counting ep as a further factor is the 4-8x overcount shipped tools make.
 
 Main claims:
-- ``layouts.layout_chips``: chips = tp·pp·cp·dp; **EP adds no chips**
+- ``layouts.layout_chips``: chips = tp·pp·cp·dp; ``layouts.stage_chips``: a stage's chips, tp·cp·dp;
+  **Stages times stage chips** ``layouts.layout_is_stages_of_chips``: a layout is pp stages of tp·cp·dp chips,
+  more than one stage pools exactly when pp ≥ 2.
+- **EP adds no chips**
   ``layouts.expert_parallel_adds_no_chips``: under the named assumption
   ``layouts.experts_share_devices`` (ep at most the devices of one stage), the chips of a layout are at
   least ep and do not grow with it.
+- ``layouts.llama3_405b_two_nodes``: Llama 3 405B's BF16 weights exceed one H100 node and half of them fit one,
+  so TP8 × PP2 on two nodes, as Meta served it (``layouts.llama3_405b_one_node``, one node, is refuted).
 - ``layouts.deepseek_v3_prefill_chips`` and ``layouts.deepseek_v3_decode_chips``: DeepSeek's published
   units (TP4 × DP8 with EP32; TP4 × DP80 with EP320) are 32 and 320 GPUs, as published;
   ``layouts.deepseek_v3_decode_ep_as_extra_chips`` (expected ``refuted``): counting EP as a factor gives
@@ -39,9 +44,19 @@ layout must meet at the scenario's model and chips, each refused in one line nam
   given): DeepSeek-V3's EP320 decode holds 256 experts and 64 redundant and shared slots, its EP32 and EP144
   units 256 + 32 redundant experts (9 and 2 per GPU);
 - ep ≤ tp·cp·dp (``layouts.experts_share_devices``);
-- the layout's chips are at most the scenario's ``chips``: in the lecture's model ``chips`` is the scale-up
-  domain whose bandwidth and capacity one replica pools, so a layout larger than it (tensor parallelism
-  across nodes included) needs ``--set chips=N`` for a deployment that pools N chips.
+- a layout gives the lecture's ``chips`` and ``stages`` (the table's ``gives``): chips = tp·cp·dp, the chips
+  whose bandwidth and capacity one pipeline stage pools (the lecture's n), and stages = pp (the lecture's P), so
+  a replica is deployed on stages × chips = tp·pp·cp·dp chips.  They replace a chip preset's ``chips`` (one
+  scale-up domain, the replica of the lecture's model when no layout is given); a value typed by hand must agree
+  (``layouts.chips_are_the_stage``, ``layouts.stages_are_pp``), never a second source of the count.  A layout
+  may span scale-up domains (``scaleup_domain``, from the chip preset): Llama 3 405B on TP8 × PP2 is two 8-GPU
+  nodes, each stage one node; a tensor-parallel group past one domain is a note
+  (``layouts.tp_within_scaleup_domain``), and the network chapter prices its all-reduces on scale-out.
+
+Why chips is a stage's and not the replica's: the stages of one token run one after the other (the lecture's
+``pipeline.pipelined_step_time``), so a decode step reads each stage's weights over that stage's chips, and the
+lecture's step time over ``chips`` with ``stages`` pipelined is the replica's; pooling all pp stages' bandwidth
+for one token would halve Llama 3 405B's TP8 × PP2 step time, a floor above no measurement but wrong by pp.
 
 Activations and the KV cache per chip are left to a later chapter.
 
@@ -58,13 +73,18 @@ from __future__ import annotations
 
 import sympy as sp
 
-from derive import Assumption, Claim, Definition, Quantity, logic, paper
+from derive import Assumption, Claim, Definition, Quantity, logic, paper, si
 from theorems.context import kv_heads as kv_heads_q
 from theorems.context import query_heads as query_heads_q
+from theorems.moe import scaleup_domain as scaleup_domain_q
+from theorems.pipeline import stages as stages_q
 from theorems.roofline import N_tot, q
+from theorems.roofline import bytes_per_param as bytes_per_param_q
 from theorems.roofline import chips as chips_q
 from theorems.roofline import experts_total as experts_total_q
+from theorems.roofline import hbm_capacity as hbm_capacity_q
 from theorems.roofline import layers as layers_q
+from theorems.roofline import params_total as params_total_q
 
 PART = "Beyond the lecture"  # the documents render this library's chapters as part II
 CHAPTER = "Parallel layouts and chip counts"
@@ -91,13 +111,17 @@ redundant_experts_q = Quantity("redundant_experts", r"E_{\mathrm{red}}", "1",
                               "expert slots a layout holds beyond the routed experts of one layer: redundant copies of "
                               "busy experts (and DeepSeek-V3's shared-expert slots in decode)", domain="nonnegative",
                               integer=True)
-layout_chips_q = Quantity("layout_chips", r"n_{\mathrm{layout}}", "1", "chips a layout occupies")
+layout_chips_q = Quantity("layout_chips", r"n_{\mathrm{layout}}", "1",
+                          "chips a layout occupies: every stage's chips, the chips one replica is deployed on")
+stage_chips_q = Quantity("stage_chips", r"n_{\mathrm{stage}}", "1",
+                         "chips of one pipeline stage of a layout, whose bandwidth and capacity a stage pools")
 weights_per_chip_q = Quantity("weights_per_chip", r"M_{\mathrm{w}}", "byte",
                               "weight bytes one chip holds: its share of the dense part and of the routed experts",
                               display_unit="GB")
 
 tp, pp, cp, dp, ep = tp_q.sym, pp_q.sym, cp_q.sym, dp_q.sym, ep_q.sym
 N_exp, n_layout, M_w = params_routed.sym, layout_chips_q.sym, weights_per_chip_q.sym
+n_stage, n_dom = stage_chips_q.sym, scaleup_domain_q.sym
 E_red = redundant_experts_q.sym
 
 experts_share_devices = Assumption(
@@ -119,6 +143,12 @@ layout_chips = Definition(
     statement="The product of the degrees that each bring devices: tensor, pipeline, context and data.",
     source=_MEGATRON, defines=layout_chips_q, expr=tp * pp * cp * dp,
 )
+stage_chips = Definition(
+    "layouts.stage_chips", title="Chips of one pipeline stage",
+    statement="The degrees that split or replicate the work inside a stage: tensor, context and data; the "
+              "stages run one after the other, each on its own chips.",
+    source=_MEGATRON, defines=stage_chips_q, expr=tp * cp * dp,
+)
 weights_per_chip = Definition(
     "layouts.weights_per_chip", title="Weight bytes per chip",
     statement="The dense part is split over tensor and pipeline parallelism, the routed experts over expert and "
@@ -135,6 +165,16 @@ expert_parallel_adds_no_chips = Claim(
     source=_DSV3,
     goal=logic.And((logic.eq(n_layout, tp * pp * cp * dp), logic.ge(n_layout, ep))),
     uses=(experts_share_devices,),
+)
+layout_is_stages_of_chips = Claim(
+    "layouts.layout_is_stages_of_chips", title="A layout is its stages times the chips of a stage",
+    label="Stages times stage chips",
+    statement="A layout's chips are its pipeline stages times the chips of one stage, so a layout with pp ≥ 2 "
+              "holds strictly more chips than one stage pools: the lecture's n is a stage's chips, and the "
+              "chips deployed per replica are pp times n.",
+    source=_MEGATRON,
+    goal=logic.And((logic.eq(n_layout, pp * n_stage),
+                    logic.Iff(logic.gt(n_layout, n_stage), logic.ge(pp, 2)))),
 )
 weights_per_chip_shape = Claim(
     "layouts.weights_per_chip_shape", title="A chip holds its dense share and its expert share",
@@ -184,6 +224,37 @@ deepseek_v3_decode_ep_as_extra_chips = Claim(
     notes="A planted false twin of layouts.deepseek_v3_decode_chips: the product is 102,400.",
 )
 
+# Llama 3 405B served on two H100 nodes (the layout's stages, each on one node's chips) ---------------------------
+_LLAMA3_SERVING = paper("Llama Team 2024, The Llama 3 Herd of Models, arXiv:2407.21783",
+                        "section 6.1: in BF16, Llama 3 405B does not fit in the GPU memory of one machine with 8 H100 "
+                        "GPUs; inference runs on 16 GPUs in two machines, tensor parallel within, pipeline across")
+_L405 = (logic.eq(N_tot, si("405e9 param")), logic.eq(q, si("2 byte/param")), logic.eq(hbm_capacity_q.sym, si("80 GB")),
+         logic.eq(tp, 8), logic.eq(cp, 1), logic.eq(dp, 1))
+_L405_FORALL = (params_total_q, bytes_per_param_q, hbm_capacity_q, tp_q, pp_q, cp_q, dp_q)
+llama3_405b_two_nodes = Claim(
+    "layouts.llama3_405b_two_nodes", title="Llama 3 405B in BF16: one stage per H100 node, two stages",
+    label="Llama 3 405B on two nodes",
+    statement="405B BF16 weights (810 GB) exceed the 640 GB of one node's eight 80 GB H100s, and half of them fit "
+              "one node: TP8 × PP2, a stage of 8 chips per node, as Meta served it.",
+    source=_LLAMA3_SERVING,
+    hypotheses=(*_L405, logic.eq(pp, 2)),
+    goal=logic.And((logic.gt(q * N_tot, n_stage * hbm_capacity_q.sym),
+                    logic.le(q * N_tot / pp, n_stage * hbm_capacity_q.sym),
+                    logic.eq(n_layout, 16))),
+    instance=True, forall=_L405_FORALL, uses=(layout_is_stages_of_chips,),
+    notes="meta-llama/llama-models MODEL_CARD.md: 405B parameters; the h100-sxm preset: 80 GB per GPU.  The weights "
+          "alone; the KV cache needs room beside them.",
+)
+llama3_405b_one_node = Claim(
+    "layouts.llama3_405b_one_node", title="False twin: Llama 3 405B in BF16 on one H100 node",
+    statement="TP8 alone, one stage on one node's eight H100s, would hold the 405B BF16 weights.",
+    source=_LLAMA3_SERVING,
+    hypotheses=(*_L405, logic.eq(pp, 1)),
+    goal=logic.le(q * N_tot / pp, n_stage * hbm_capacity_q.sym),
+    instance=True, forall=_L405_FORALL, expected="refuted", tags=("inconsistency",),
+    notes="A planted false twin of layouts.llama3_405b_two_nodes: 810 GB against 640 GB.",
+)
+
 # A layout as an input, and the layouts that cannot exist -----------------------------------------------
 _DS_INFRA = paper("DeepSeek-AI 2025, DeepSeek-V3/R1 Inference System Overview, github.com/deepseek-ai/open-infra-index "
                   "(202502OpenSourceWeek, day 6)", "prefill EP32 with DP32 over 4 nodes, decode EP144 with DP144 over "
@@ -193,8 +264,11 @@ _VLLM_TP = paper("vLLM, vllm/model_executor/layers/linear.py, QKVParallelLinear"
                  "than KV heads each KV head is replicated on tp/kv_heads of them, which must be whole")
 # derive.model.loader reads these through the library root (INPUT_TABLES, INPUT_CONSTRAINTS): a scenario file's
 # [layout] table (or --set of any member) gives a layout; the members it leaves out take their default.
+# A layout in use gives the lecture's chips (n, the chips a stage pools) and stages (P): the chips a replica pools are
+# derived from its degrees, never typed a second time (derive.model.scenario, ``gives``).
 INPUT_TABLE = {
     "meaning": "the parallel degrees of one deployment: tp, pp, cp, dp and ep, and the redundant expert slots",
+    "gives": {"chips": "stage_chips", "stages": "pp"},
     "members": {
         "tp": {"default": "1", "source": "layout default: no tensor parallelism"},
         "pp": {"default": "1", "source": "layout default: no pipeline parallelism"},
@@ -233,16 +307,18 @@ INPUT_CONSTRAINTS = [
      "relation": experts_share_devices.relation,
      "reason": "the experts live on devices the attention's tensor, context and data parallelism already use",
      "hint": "raise dp (or tp, cp) to at least ep, or lower ep", "source": _DSV3},
-    {"id": "layouts.layout_within_chips", "what": "layout", "rule": "layout_chips <= chips",
-     "relation": logic.le(n_layout, chips_q.sym),
-     "reason": "a layout occupies tp*pp*cp*dp chips, and chips is the scale-up domain one replica pools",
-     "hint": "--set chips=N for a deployment that pools N chips, or choose smaller degrees",
-     "source": _MEGATRON},
-    {"id": "layouts.layout_fills_the_chips", "what": "layout", "rule": "layout_chips >= chips",
-     "relation": logic.ge(n_layout, chips_q.sym), "refuse": False,
-     "reason": "the layout occupies fewer chips than chips, and the per-replica values (decode floor, step time, "
-               "memory per chip) pool the bandwidth and capacity of all chips; --set chips=N with N the layout's "
-               "chips for a replica on its own chips",
+    {"id": "layouts.chips_are_the_stage", "what": "layout", "rule": "chips = stage_chips",
+     "relation": logic.eq(chips_q.sym, n_stage),
+     "reason": "a layout gives chips (the chips one stage pools) as tp*cp*dp, and a value typed by hand must agree",
+     "hint": "leave chips out: the layout gives it", "source": _MEGATRON},
+    {"id": "layouts.stages_are_pp", "what": "layout", "rule": "stages = pp",
+     "relation": logic.eq(stages_q.sym, pp),
+     "reason": "a layout gives the pipeline stages as pp, and a value typed by hand must agree",
+     "hint": "leave stages out: the layout gives it (--set pp=N)", "source": _MEGATRON},
+    {"id": "layouts.tp_within_scaleup_domain", "what": "layout", "rule": "tp <= scaleup_domain",
+     "relation": logic.le(tp, n_dom), "refuse": False,
+     "reason": "the tensor-parallel group spans more than one scale-up domain, so its per-layer all-reduces run "
+               "over the scale-out network (network.tp_link_bandwidth)",
      "hint": "", "source": _MEGATRON},
 ]
 
@@ -254,4 +330,9 @@ PROSE = (
     "DeepSeek's published units are the worked example: 32 GPUs for prefill and 320 for decode, where "
     "multiplying the expert-parallel degree in would claim 1,024 and 102,400.",
     "{{result:weights_per_chip_shape}}",
+    "A layout gives the lecture its chips and its stages: a stage pools the bandwidth and capacity of its tp·cp·dp "
+    "chips, and the pp stages of one token run one after the other.  A model too large for one scale-up domain "
+    "takes a second stage on a second domain.",
+    "{{result:layout_is_stages_of_chips}}",
+    "{{result:llama3_405b_two_nodes}}",
 )

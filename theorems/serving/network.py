@@ -26,6 +26,17 @@ Main claims:
   W_hide = n_moe·E_act·(a_d + a_c)·F/(c_fwd·N_act); the tokens per chip cancel.
 - ``network.pipeline_p2p_below_tp_allreduce``: a step's pipeline hand-overs carry no more bytes than its
   tensor-parallel all-reduces (tp ≥ 2, at most one stage per layer).
+- **TP stays on scale-up** ``network.tp_on_scaleup_iff``: a layout's all-reduces get the scale-up bandwidth
+  exactly when tp ≤ n_dom, the chips of one scale-up domain (``network.tp_on_scaleup_below_domain``, strict
+  below, is refuted); ``network.ep_on_scaleup_iff``: the all-to-all likewise with ep;
+  ``network.pp_on_scaleout_iff``: the slowest pipeline hand-over runs over scale-out exactly when
+  tp·pp·cp·dp > n_dom.  ``network.llama3_405b_tp8_pp2_links``: Llama 3 405B on two H100 nodes, all-reduces at
+  450 GB/s and the hand-over at 50 GB/s (its false twin ``network.llama3_405b_tp16_on_nvlink`` is refuted);
+  ``network.deepseek_v3_ep32_alltoall_on_infiniband``: DeepSeek-V3's EP32 prefill crosses nodes and does not
+  hide at FP8 peak.  ``network.tp_link_latency_at_least_scaleup``: the all-reduce latency on the layout's links
+  (``tp_link_allreduce_latency``) is at least the scale-up one, equal inside a domain;
+  ``network.llama3_405b_tp16_latency_vs_tp8``: TP16 across two H100 nodes pays 9.6 times TP8's (20.4 ms against
+  2.1 ms per step; ``network.llama3_405b_tp16_latency_tenfold`` is refuted).
 - Worked examples: ``network.llama3_70b_tp8_hides_on_nvlink`` (t* ≈ 13 on H100 NVLink at 450 GB/s;
   its false twin ``network.llama3_70b_tp8_hides_on_infiniband``, t* ≈ 2.4 at 50 GB/s, is refuted);
   ``network.deepep_dispatch_ep8`` and ``network.deepep_combine_ep8``: the dispatch and combine bytes of
@@ -39,7 +50,8 @@ step, a bytes of one token's activation (d_model elements), n_ar = 2 all-reduces
 pass, N_layers layers, n_moe MoE layers, E_act routed experts per token, a_d and a_c bytes one token sends
 to one expert in the dispatch and receives back in the combine, W_c and α the bandwidth (one direction, per
 chip) and per-message latency of the links the collective runs over, F peak FLOP/s, N_act active
-parameters, T tokens one chip dispatches in one MoE layer.
+parameters, T tokens one chip dispatches in one MoE layer, n_dom the chips of one scale-up domain
+(``scaleup_domain``, a hardware preset's), W_out and α_out the scale-out bandwidth and message latency.
 
 Implementation notes (the modelling assumptions, each visible in an expression):
 - Ring all-reduce (reduce-scatter then all-gather): 2(t − 1) steps, each one message latency and 1/t of the
@@ -52,12 +64,19 @@ Implementation notes (the modelling assumptions, each visible in an expression):
   expert sits on the same chip sends nothing), the shared experts as local, and the tokens evenly spread
   over the chips with the routed work (uniform routing, as ``moe.routing_fraction``).
 - A pipeline hand-over is one activation per token per stage boundary (``pipeline.boundary_scaleout_time``).
+- A layout's chips are numbered tensor-parallel innermost, pipeline outermost (Megatron-LM's order), domains
+  aligned to them: a group of at most n_dom chips sits in one domain, a larger one spans several.  The general
+  claims keep the link as an input (``collective_bandwidth``); ``tp_link_bandwidth``, ``tp_link_latency``,
+  ``ep_link_bandwidth`` and ``pp_link_bandwidth`` are the links a layout gives them.
 
 References: Patarasuk and Yuan 2009, "Bandwidth optimal all-reduce algorithms for clusters of
 workstations" (J. Parallel Distrib. Comput. 69(2)), section 3 (ring all-reduce, 2(p − 1)/p·n per process);
 Thakur, Rabenseifner and Gropp 2005, "Optimization of Collective Communication Operations in MPICH" (IJHPCA
 19(1)), section 4 (latency 2(p − 1)α for reduce-scatter plus all-gather); Shoeybi et al. 2019,
-"Megatron-LM", section 3 and figure 4 (two all-reduces per layer in the forward pass); DeepSeek-AI 2024,
+"Megatron-LM", section 3 and figure 4 (two all-reduces per layer in the forward pass); Narayanan et al. 2021,
+"Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM" (SC '21), section 3.3
+(tensor parallelism within a server, pipeline across servers); Llama Team 2024, "The Llama 3 Herd of Models",
+arXiv:2407.21783, section 6.1 (405B served in BF16 on two 8-GPU H100 machines, TP within, PP across); DeepSeek-AI 2024,
 "DeepSeek-V3 Technical Report", arXiv:2412.19437, section 3.2 (dispatch in FP8, combine in BF16, overlap of
 computation and communication); deepseek-ai/DeepEP, docs/legacy.md, "Performance" (H800, ~160 GB/s NVLink,
 CX7 400 Gb/s InfiniBand ~50 GB/s; low-latency kernels: 128 tokens, hidden 7168, top-8, FP8 dispatch and
@@ -66,8 +85,17 @@ BF16 combine, EP8 dispatch 77 µs at 98 GB/s, combine 114 µs at 127 GB/s).
 
 from __future__ import annotations
 
+import sympy as sp
+
 from derive import Assumption, Claim, Definition, Quantity, Step, logic, paper, si, spec
-from theorems.moe import scaleup_bandwidth, scaleup_latency, token_activation_bytes
+from theorems.moe import (
+    scaleout_bandwidth,
+    scaleout_latency,
+    scaleup_bandwidth,
+    scaleup_domain,
+    scaleup_latency,
+    token_activation_bytes,
+)
 from theorems.roofline import (
     B,
     F,
@@ -83,13 +111,14 @@ from theorems.roofline import (
     tau,
 )
 
-from .layouts import pp, tp, tp_q
+from .layouts import cp, cp_q, dp, dp_q, ep, ep_q, layout_chips_q, pp, pp_q, tp, tp_q
 
 PART = "Beyond the lecture"  # the documents render this library's chapters as part II
 CHAPTER = "Collectives and the network"
 
 W_up, a, E_act, N_L = scaleup_bandwidth.sym, token_activation_bytes.sym, experts_active.sym, layers.sym
 alpha_up = scaleup_latency.sym
+W_out, alpha_out, n_dom, n_layout = scaleout_bandwidth.sym, scaleout_latency.sym, scaleup_domain.sym, layout_chips_q.sym
 
 _RING = paper("Patarasuk and Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, "
               "J. Parallel Distrib. Comput. 69(2)", "section 3: the ring all-reduce sends 2(p-1)/p·n per process")
@@ -500,6 +529,205 @@ llama3_70b_tp8_latency_negligible = Claim(
           "the fetch.",
 )
 
+# Which links a layout's collectives run over --------------------------------------------------------------
+# A layout's chips are numbered tensor-parallel innermost and pipeline outermost (Megatron-LM's order), so a
+# tensor-parallel group of at most one domain's chips sits inside one domain; an expert-parallel group likewise;
+# and the stages of a replica share one domain exactly when all its chips do.
+_ORDER = paper("Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using "
+               "Megatron-LM (SC '21), arXiv:2104.04473", "section 3.3 and takeaway #1: tensor parallelism up to the "
+               "GPUs of one multi-GPU server, pipeline parallelism across servers")
+scaleout_slower_than_scaleup = Assumption(
+    "network.scaleout_slower_than_scaleup", title="Scale-out links are slower than scale-up links",
+    statement="A chip's share of the scale-out network is less bandwidth than its scale-up links.",
+    source=_ORDER,
+    relation=logic.lt(W_out, W_up),
+)
+tp_link_bandwidth_q = Quantity("tp_link_bandwidth", r"W_{\mathrm{TP}}", "byte/s",
+                               "bandwidth per chip of the links a layout's tensor-parallel all-reduces run over: "
+                               "scale-up when the group fits one domain, else scale-out", display_unit="GB/s")
+tp_link_latency_q = Quantity("tp_link_latency", r"\alpha_{\mathrm{TP}}", "s",
+                             "message latency of the links a layout's tensor-parallel all-reduces run over",
+                             domain="nonnegative", display_unit="us")
+ep_link_bandwidth_q = Quantity("ep_link_bandwidth", r"W_{\mathrm{EP}}", "byte/s",
+                               "bandwidth per chip of the links a layout's expert-parallel all-to-all runs over: "
+                               "scale-up when the group fits one domain, else scale-out", display_unit="GB/s")
+pp_link_bandwidth_q = Quantity("pp_link_bandwidth", r"W_{\mathrm{PP}}", "byte/s",
+                               "bandwidth per chip of the slowest hand-over between a layout's pipeline stages: "
+                               "scale-up when the whole replica fits one domain, else scale-out",
+                               display_unit="GB/s")
+tp_link_allreduce_latency_q = Quantity("tp_link_allreduce_latency", r"t_{\mathrm{lat}}^{\mathrm{TP}}", "s",
+                                       "latency part of a step's tensor-parallel all-reduces on the links the layout "
+                                       "gives them (none with one chip)", domain="nonnegative", display_unit="ms")
+W_tp, alpha_tp, W_ep, W_pp = (tp_link_bandwidth_q.sym, tp_link_latency_q.sym, ep_link_bandwidth_q.sym,
+                              pp_link_bandwidth_q.sym)
+t_lat_tp = tp_link_allreduce_latency_q.sym
+scaleout_message_not_quicker = Assumption(
+    "network.scaleout_message_not_quicker", title="A message over scale-out takes at least one over scale-up",
+    statement="A ring step over the scale-out network costs at least the per-message latency of the scale-up links.",
+    source=_NCCL,
+    relation=logic.ge(alpha_out, alpha_up),
+)
+
+tp_link_bandwidth = Definition(
+    "network.tp_link_bandwidth", title="Links of the tensor-parallel all-reduces",
+    statement="Scale-up bandwidth when the tensor-parallel group fits one scale-up domain, scale-out bandwidth "
+              "when it spans more than one.",
+    source=_ORDER, defines=tp_link_bandwidth_q, expr=sp.Piecewise((W_up, sp.Le(tp, n_dom)), (W_out, True)),
+)
+tp_link_latency = Definition(
+    "network.tp_link_latency", title="Message latency of the tensor-parallel all-reduces",
+    statement="The scale-up links' message latency when the group fits one domain, the network's when it spans "
+              "more than one.",
+    source=_NCCL, defines=tp_link_latency_q, expr=sp.Piecewise((alpha_up, sp.Le(tp, n_dom)), (alpha_out, True)),
+)
+ep_link_bandwidth = Definition(
+    "network.ep_link_bandwidth", title="Links of the expert-parallel all-to-all",
+    statement="Scale-up bandwidth when the expert-parallel group fits one scale-up domain, scale-out bandwidth "
+              "when it spans more than one.",
+    source=_DSV3, defines=ep_link_bandwidth_q, expr=sp.Piecewise((W_up, sp.Le(ep, n_dom)), (W_out, True)),
+)
+pp_link_bandwidth = Definition(
+    "network.pp_link_bandwidth", title="Links of the slowest pipeline hand-over",
+    statement="Scale-up bandwidth when all the chips of the replica fit one scale-up domain; otherwise some "
+              "stage boundary crosses domains and its hand-over runs over scale-out.",
+    source=_ORDER, defines=pp_link_bandwidth_q,
+    expr=sp.Piecewise((W_up, sp.Le(n_layout, n_dom)), (W_out, True)),
+)
+
+tp_link_allreduce_latency = Definition(
+    "network.tp_link_allreduce_latency", title="Latency of a step's all-reduces on the layout's links",
+    statement="n_ar all-reduces in each layer, each 2(t − 1) ring steps at the message latency of the links the "
+              "tensor-parallel group runs over.",
+    source=_THAKUR, defines=tp_link_allreduce_latency_q, expr=2 * n_ar * N_L * (tp - 1) * alpha_tp,
+)
+tp_on_scaleup_iff = Claim(
+    "network.tp_on_scaleup_iff", title="TP all-reduces run on scale-up exactly up to one domain",
+    label="TP stays on scale-up",
+    statement="A layout's tensor-parallel all-reduces get the scale-up bandwidth exactly when tp is at most the "
+              "chips of one scale-up domain; one chip more and they run over the slower scale-out network.",
+    source=_ORDER,
+    goal=logic.And((logic.Iff(logic.eq(W_tp, W_up), logic.le(tp, n_dom)),
+                    logic.Iff(logic.lt(W_tp, W_up), logic.gt(tp, n_dom)))),
+    uses=(scaleout_slower_than_scaleup,),
+)
+tp_on_scaleup_below_domain = Claim(
+    "network.tp_on_scaleup_below_domain", title="False twin: a group of exactly one domain leaves it",
+    statement="The all-reduces would get the scale-up bandwidth only when tp is strictly below the chips of one "
+              "domain.",
+    source=_ORDER,
+    goal=logic.Iff(logic.eq(W_tp, W_up), logic.lt(tp, n_dom)),
+    uses=(scaleout_slower_than_scaleup,), expected="refuted", tags=("inconsistency",),
+    notes="A planted false twin of network.tp_on_scaleup_iff: tp = 8 on an 8-GPU domain is inside it.",
+)
+ep_on_scaleup_iff = Claim(
+    "network.ep_on_scaleup_iff", title="The all-to-all runs on scale-up exactly up to one domain",
+    statement="A layout's expert-parallel dispatch and combine get the scale-up bandwidth exactly when ep is at "
+              "most the chips of one scale-up domain.",
+    source=_DSV3,
+    goal=logic.Iff(logic.eq(W_ep, W_up), logic.le(ep, n_dom)),
+    uses=(scaleout_slower_than_scaleup,),
+)
+pp_on_scaleout_iff = Claim(
+    "network.pp_on_scaleout_iff", title="A pipeline hand-over crosses domains exactly past one domain of chips",
+    statement="The slowest pipeline hand-over of a layout runs over scale-out exactly when the layout's chips, "
+              "tp·pp·cp·dp, exceed one scale-up domain; a two-stage layout on one domain's chips stays on scale-up.",
+    source=_ORDER,
+    goal=logic.Iff(logic.eq(W_pp, W_out), logic.gt(tp * pp * cp * dp, n_dom)),
+    uses=(scaleout_slower_than_scaleup,),
+)
+
+tp_link_latency_at_least_scaleup = Claim(
+    "network.tp_link_latency_at_least_scaleup", title="A layout's all-reduce latency is at least the scale-up one",
+    statement="On whatever links the layout gives them, a step's all-reduces take at least their latency on the "
+              "scale-up links, and exactly that when the group fits one domain.",
+    source=_THAKUR,
+    goal=logic.And((logic.ge(t_lat_tp, t_lat), logic.Implies(logic.le(tp, n_dom), logic.eq(t_lat_tp, t_lat)))),
+    uses=(scaleout_message_not_quicker,),
+)
+
+_H100_LINKS = (logic.eq(W_up, si("450e9 byte/s")), logic.eq(W_out, si("50e9 byte/s")), logic.eq(n_dom, 8),
+               logic.eq(cp, 1), logic.eq(dp, 1))
+_LINKS_FORALL = (scaleup_bandwidth, scaleout_bandwidth, scaleup_domain, tp_q, pp_q, cp_q, dp_q)
+llama3_405b_tp8_pp2_links = Claim(
+    "network.llama3_405b_tp8_pp2_links", title="Llama 3 405B on TP8 × PP2: all-reduces on NVLink, hand-over on "
+    "InfiniBand", label="TP8 × PP2 on two nodes",
+    statement="Meta served Llama 3 405B in BF16 on two 8-GPU H100 nodes, tensor parallel inside a node and "
+              "pipeline parallel across the two: the all-reduces run at NVLink's 450 GB/s, the one hand-over "
+              "between the stages at a 400 Gb/s NIC's 50 GB/s.",
+    source=paper("Llama Team 2024, The Llama 3 Herd of Models, arXiv:2407.21783",
+                 "section 6.1 (pipeline parallelism): BF16 inference on two machines with 8 H100 GPUs each, "
+                 "tensor parallelism within a machine, pipeline parallelism across the two"),
+    hypotheses=(*_H100_LINKS, logic.eq(tp, 8), logic.eq(pp, 2)),
+    goal=logic.And((logic.eq(W_tp, si("450e9 byte/s")), logic.eq(W_pp, si("50e9 byte/s")))),
+    instance=True, forall=_LINKS_FORALL, uses=(tp_on_scaleup_iff, pp_on_scaleout_iff),
+    notes="The h100-sxm preset: scale-up 450 GB/s, scale-out 400 Gb/s, 8 GPUs per NVLink domain.",
+)
+llama3_405b_tp16_on_nvlink = Claim(
+    "network.llama3_405b_tp16_on_nvlink", title="False twin: TP16 over two nodes keeps NVLink bandwidth",
+    statement="Spreading the same 16 GPUs as one tensor-parallel group of 16 would keep the all-reduces on "
+              "NVLink's 450 GB/s.",
+    source=spec("H100 SXM: 8 GPUs per NVLink domain (HGX/DGX H100), one 400 Gb/s ConnectX-7 NIC per GPU (the "
+                "h100-sxm preset)", "2022-03"),
+    hypotheses=(*_H100_LINKS, logic.eq(tp, 16), logic.eq(pp, 1)),
+    goal=logic.eq(W_tp, si("450e9 byte/s")),
+    instance=True, forall=_LINKS_FORALL, expected="refuted", tags=("inconsistency",),
+    notes="A planted false twin of network.llama3_405b_tp8_pp2_links: a group of 16 spans two domains, so its "
+          "all-reduces run at 50 GB/s.",
+)
+_L405_LAT = (logic.eq(N_L, 126), logic.eq(n_dom, 8), logic.eq(alpha_up, si("0.6 us")),
+             logic.eq(alpha_out, si("2.7 us")))
+_L405_LAT_FORALL = (layers, scaleup_domain, scaleup_latency, scaleout_latency)
+
+
+def _tp_latency_at(degree: int) -> sp.Expr:
+    """The definition's latency at a given degree, its links chosen by the definition's own rule."""
+    return tp_link_allreduce_latency.expr.subs(alpha_tp, tp_link_latency.expr).subs(tp, degree)
+
+
+
+llama3_405b_tp16_latency_vs_tp8 = Claim(
+    "network.llama3_405b_tp16_latency_vs_tp8",
+    title="Llama 3 405B: TP16 across two nodes pays over nine times TP8's all-reduce latency",
+    statement="126 layers, two all-reduces each: TP8 inside a node pays 14 ring steps at NCCL's 0.6 µs (2.1 ms per "
+              "step), TP16 across two nodes 30 ring steps at 2.7 µs over the network (20.4 ms), more than nine times "
+              "as much; this is why the 16 GPUs are split by pipeline across the nodes.",
+    source=_NCCL,
+    hypotheses=_L405_LAT,
+    goal=logic.ge(_tp_latency_at(16), 9 * _tp_latency_at(8)),
+    instance=True, forall=_L405_LAT_FORALL, uses=(tp_link_latency_at_least_scaleup,),
+    notes="meta-llama/Llama-3.1-405B config.json: 126 layers; the h100-sxm preset's latencies (NCCL's model).",
+)
+llama3_405b_tp16_latency_tenfold = Claim(
+    "network.llama3_405b_tp16_latency_tenfold",
+    title="False twin: TP16 across two nodes pays ten times TP8's all-reduce latency",
+    statement="The same two layouts: TP16's all-reduce latency would be at least ten times TP8's.",
+    source=_NCCL,
+    hypotheses=_L405_LAT,
+    goal=logic.ge(_tp_latency_at(16), 10 * _tp_latency_at(8)),
+    instance=True, forall=_L405_LAT_FORALL, expected="refuted", tags=("inconsistency",),
+    notes="A planted false twin of network.llama3_405b_tp16_latency_vs_tp8: the ratio is 30 × 2.7 / (14 × 0.6) = "
+          "9.64.",
+)
+deepseek_v3_ep32_alltoall_on_infiniband = Claim(
+    "network.deepseek_v3_ep32_alltoall_on_infiniband",
+    title="DeepSeek-V3's EP32 prefill all-to-all runs over InfiniBand and does not hide at FP8 peak",
+    statement="DeepSeek-V3's prefill unit spreads the experts over 32 H800 GPUs, four 8-GPU nodes: the all-to-all "
+              "crosses nodes, so it runs at the ~50 GB/s of a 400 Gb/s NIC, under the bandwidth at which it would "
+              "hide behind the weight multiplies at FP8 peak; DeepSeek overlaps two micro-batches to hide it.",
+    source=_DSV3,
+    hypotheses=(logic.eq(ep, 32), logic.eq(n_dom, 8), logic.eq(W_up, si("160e9 byte/s")),
+                logic.eq(W_out, si("50e9 byte/s")), logic.eq(n_moe, 58), logic.eq(E_act, 8),
+                logic.eq(a_d, si("7392 byte/token")), logic.eq(a_c, si("14336 byte/token")),
+                logic.eq(N_act, si("37e9 param")), logic.eq(F, si("1979e12 FLOP/s"))),
+    goal=logic.And((logic.eq(W_ep, W_out), logic.lt(W_ep, W_hide))),
+    instance=True, forall=(ep_q, scaleup_domain, scaleup_bandwidth, scaleout_bandwidth, moe_layers, experts_active,
+                           dispatch_bytes, combine_bytes, params_active, flops),
+    uses=(ep_on_scaleup_iff, ep_hides_iff_bandwidth),
+    notes="Report section 3.4.1: the prefill unit is 4 nodes with 32 GPUs, EP32; section 3.2.2 and DeepEP's "
+          "docs/legacy.md: cross-node all-to-all over InfiniBand (CX7 400 Gb/s, ~50 GB/s), NVLink ~160 GB/s on "
+          "H800.",
+)
+
 PROSE = (
     "A layout pays for its split in messages.  Tensor parallelism all-reduces the step's activations twice in "
     "every layer; a ring all-reduce sends each chip between one and two messages' worth of bytes.",
@@ -517,4 +745,11 @@ PROSE = (
     "DeepEP's published timings are the worked example: 128 tokens to 8 experts, in FP8 out and BF16 back, take "
     "77 and 114 µs at the bandwidths it reports, as the byte counts say; priced in BF16 both ways the dispatch "
     "would take twice as long.",
+    "Which links a collective gets follows from the layout.  With the chips numbered tensor-parallel innermost, a "
+    "group of at most one scale-up domain's chips stays on the scale-up links; one chip more and it crosses the "
+    "scale-out network.",
+    "{{result:tp_on_scaleup_iff}}",
+    "So a model too large for one node goes across nodes by pipeline, not by tensor parallelism: Llama 3 405B on "
+    "two H100 nodes keeps its all-reduces on NVLink and sends one hand-over per step over InfiniBand.",
+    "{{result:llama3_405b_tp8_pp2_links}}",
 )
