@@ -292,6 +292,26 @@ def test_serving_library_page_follows_presets(page, tmp_path_factory, serving_li
     assert _assert_matches_evaluate(serving_library, scenario, _derived(page)) > 60
 
 
+def test_serving_page_applies_a_layout_as_the_engine_does(page, tmp_path_factory, serving_library):
+    """A degree typed on the page fills the layout's other degrees and gives chips and stages from it, as
+    ``--set tp=8`` does (Llama 3 405B's TP8 x PP2 over two H100 nodes); the shares of experts read follow the
+    batch of an MoE model (its link to the uniform-routing formula)."""
+    site = _site(tmp_path_factory, serving_library, "live-serving-layout")
+    _open(page, site)
+    _pick(page, hardware="h100-sxm", model="llama3-405b")
+    _type(page, "tp", "8")
+    _type(page, "pp", "2")
+    state, scenario = _scenario_of(page, serving_library)
+    assert scenario.value("chips") == 8 and scenario.value("stages") == 2
+    assert _assert_matches_evaluate(serving_library, scenario, _derived(page)) > 60
+    _open(page, site)
+    _pick(page, hardware="h200", model="deepseek-v3")
+    _type(page, "batch", "32")
+    _, scenario = _scenario_of(page, serving_library)
+    assert 0 < scenario.value("expert_read_fraction") < 1
+    assert _assert_matches_evaluate(serving_library, scenario, _derived(page)) > 60
+
+
 # the number formatter: the page's mirror against derive.model.display ---------------------------------------
 
 def _sample_values() -> list[float]:

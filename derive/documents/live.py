@@ -481,6 +481,7 @@ def live_data(library: Library, scenario: Scenario, report: Report, thresholds: 
         "paste": _paste_formulas(library, ex),
         "formatter": formatter_tables(),
         "tie": TIE,
+        "tables": _input_tables(library),
     }
     pinned = set(data["build"]["pinned"])  # type: ignore[index]
     for combo in [*presets.get("combos", {}).values(), *presets.get("paste", {}).values()]:
@@ -489,6 +490,23 @@ def live_data(library: Library, scenario: Scenario, report: Report, thresholds: 
                           if n in library.quantities}
     data["code"] = list(ex.code)
     return data
+
+
+def _input_tables(library: Library) -> list[dict]:
+    """The library's input tables as the page applies them (``build_scenario``'s table defaults and what a table
+    gives): each member's default in SI (None without one) and the quantities the table gives, by source."""
+    from derive.model.parse import parse_value
+
+    out = []
+    for name in sorted(library.input_tables):
+        spec = library.input_tables[name]
+        members = {}
+        for member, entry in sorted(spec["members"].items()):
+            q = library.quantities[member]
+            members[member] = (_float(parse_value(entry["default"], q.dimension, where=f"{name} default",
+                                                  quantity=member)) if "default" in entry else None)
+        out.append({"members": members, "gives": dict(sorted(spec.get("gives", {}).items()))})
+    return out
 
 
 def _compact(presets: Mapping) -> dict:
