@@ -215,3 +215,12 @@ def test_a_tie_in_a_scenario_file_is_checked(lecture_library, tmp_path, entry, m
     path.write_text(f'[values.expert_read_fraction]\nvalue = "1"\n{entry}\nsource = "mine"\n')
     with pytest.raises(DeriveError, match=message):
         build_scenario(lecture_library, scenario=str(path))
+
+
+@pytest.mark.parametrize("share", ["-1/2", "2"])
+def test_a_share_of_experts_outside_zero_to_one_is_refused(lecture_library, share):
+    from derive.errors import ScenarioError
+
+    with pytest.raises(ScenarioError, match="between 0 and 1"):
+        build_scenario(lecture_library, hardware="b300", model="qwen3-235b-a22b",
+                       sets=[f"expert_read_fraction={share}"])
