@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -32,7 +33,7 @@ def test_card_json_rows_rest_on_declarations(capsys) -> None:
     assert rows["weight_fetch_time_floor"]["decl"] == "roofline.latency_floor"
     assert rows["weight_fetch_time_floor"]["verdict"] == "proved" and rows["weight_fetch_time_floor"]["unit"] == "ms"
     assert rows["critical_batch"]["verdict"] == "proved"
-    assert rows["cost_per_token"]["kind"] == "definition"
+    assert rows["pipelined_cost_per_token"]["kind"] == "definition"
     # the model's 131,072-token context does not fit at batch 64: said, with the bound
     assert data["feasibility"]["feasible"] is False
 
@@ -101,3 +102,17 @@ def test_serving_card_gives_the_ttft_floor_or_names_the_input_it_needs(capsys) -
     row = {r["name"]: r for r in json.loads(out)["rows"]}["ttft_floor"]
     seconds = float(sp.Rational(row["exact"]))
     assert code == 0 and row["decl"] == "prefill.ttft_floor" and 0.145 < seconds < 0.17
+
+
+def test_card_cost_rents_every_stage_of_a_layout(capsys) -> None:
+    """Llama 3 405B on two H100 nodes (TP8 x PP2, one micro-batch): the card's cost per token rents all 16
+    chips, twice the cost of one stage's 8 (roofline.cost_per_token, its twin)."""
+    base = ["--library", "serving", "--hardware", "h100-sxm", "--model", "llama3-405b", "--set", "tp=8",
+            "--set", "pp=2", "--set", "batch=16 seq", "--set", "context=8192 token/seq", "--json", "--no-cache"]
+    code, out, _ = run(capsys, "card", *base)
+    assert code == 0
+    cost = {r["name"]: r for r in json.loads(out)["rows"]}["pipelined_cost_per_token"]["exact"]
+    code, out, _ = run(capsys, "eval", "cost_per_token", *base[:-1])
+    assert code == 0
+    one_stage = json.loads(out)["exact"]
+    assert Fraction(cost) / Fraction(one_stage) == 2

@@ -91,7 +91,9 @@ CARD = [
      "decl": "batching.batch_optimum"},
     {"label": "critical context L* (past it no batch is compute-bound)", "value": "critical_context",
      "decl": "batching.kv_memory_bound_past_critical_context"},
-    {"label": "cost per token at the scenario's batch", "value": "cost_per_token", "decl": "roofline.cost_per_token"},
+    # every stage's chips are rented (a layout over pp nodes): equal to roofline.cost_per_token on one stage
+    {"label": "cost per token at the scenario's batch", "value": "pipelined_cost_per_token",
+     "decl": "pipeline.pipelined_cost_per_token"},
     {"label": "step time at the scenario's batch", "value": "step_time", "unit": "ms",
      "decl": "roofline.roofline_step_time"},
     {"label": "longest context that fits at the scenario's batch", "vary": "context",
