@@ -133,3 +133,19 @@ def test_scenario_file_preset_name_must_be_text(lecture_library, tmp_path) -> No
     path.write_text("hardware = 3\n")
     with pytest.raises(ScenarioError, match="must name a preset"):
         build_scenario(lecture_library, scenario=str(path))
+
+
+# a chip's flops is quoted at one datatype ---------------------------------------------------------------------
+
+@pytest.mark.parametrize(("hardware", "model", "noted"), [
+    ("h100-sxm", "deepseek-v3", True),       # FP8 weights, the BF16 rate: an FP8 kernel may beat the compute time
+    ("h100-sxm-fp8", "deepseek-v3", False),  # the FP8 rate for FP8 weights
+    ("h100-sxm", "llama3-70b", False),       # BF16 weights, the BF16 rate
+    ("b200-fp8", "gpt-oss-120b", True),      # MXFP4 weights under the FP8 rate
+])
+def test_weights_narrower_than_the_flops_datatype_get_a_note(lecture_library, hardware, model, noted) -> None:
+    sc = build_scenario(lecture_library, hardware=hardware, model=model)
+    said = [n for n in sc.notes if n.startswith("bytes_per_param >= flops_datatype_bytes does not hold")]
+    assert bool(said) is noted
+    if noted:
+        assert "may sit above a measurement" in said[0] and "--set flops=" in said[0]

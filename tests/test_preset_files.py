@@ -37,6 +37,7 @@ HARDWARE_DIMENSIONS = {
     "hbm_bandwidth": Dimension.of(byte=1, s=-1),
     "hbm_capacity": Dimension.of(byte=1),
     "bytes_per_param": Dimension.of(byte=1, param=-1),
+    "flops_datatype_bytes": Dimension.of(byte=1, param=-1),
     "bytes_per_kv_element": Dimension.of(byte=1),
     "chips": DIMENSIONLESS,
     "scaleup_domain": DIMENSIONLESS,
@@ -49,7 +50,8 @@ HARDWARE_DIMENSIONS = {
     "scaleup_latency": Dimension.of(s=1),
     "scaleout_latency": Dimension.of(s=1),
 }
-HARDWARE_REQUIRED_VALUES = {"flops", "hbm_bandwidth", "hbm_capacity", "bytes_per_param", "chips", "scaleup_domain"}
+HARDWARE_REQUIRED_VALUES = {"flops", "hbm_bandwidth", "hbm_capacity", "bytes_per_param", "chips", "scaleup_domain",
+                            "flops_datatype_bytes"}
 BYTES_PER_PRECISION = {"bf16": Fraction(2), "fp8": Fraction(1), "fp4": Fraction(1, 2)}
 AS_OF = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
 NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -124,6 +126,7 @@ def test_hardware_values(path: Path) -> None:
 def test_hardware_plausible_ranges(path: Path) -> None:
     data = _load(path)
     assert _si(data, "bytes_per_param") == BYTES_PER_PRECISION[data["precision"]]
+    assert _si(data, "flops_datatype_bytes") == BYTES_PER_PRECISION[data["precision"]]  # flops is at that datatype
     # the native KV datatype: bf16 chips 2 bytes, FP8 and FP4 setups an FP8 cache
     assert _si(data, "bytes_per_kv_element") == max(BYTES_PER_PRECISION[data["precision"]], 1)
     assert 1e14 <= _si(data, "flops") <= 2e16
@@ -161,7 +164,7 @@ def test_precision_variants(base: Path, variant: Path) -> None:
     """A low-precision variant is the same chip: same memory and links, FLOPs scaled by the byte ratio."""
     b, v = _load(base), _load(variant)
     assert b["precision"] == "bf16"
-    for key in set(b["values"]) - {"flops", "bytes_per_param", "bytes_per_kv_element"}:
+    for key in set(b["values"]) - {"flops", "bytes_per_param", "bytes_per_kv_element", "flops_datatype_bytes"}:
         assert b["values"][key]["value"] == v["values"][key]["value"], f"{variant.stem} differs in {key}"
     speedup = _si(b, "bytes_per_param") / _si(v, "bytes_per_param")
     assert float(_si(v, "flops") / _si(b, "flops")) == pytest.approx(float(speedup), rel=0.01)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from derive import logic
+
 from . import batching, capacity, context, gap, moe, pipeline, pricing, revnets, roofline, scaling
 from .configs import find_cached_config, model_values_with_meta
 from .configs.live_formulas import LIVE_CONFIG_FORMULAS as _LIVE_CONFIG_FORMULAS
@@ -76,6 +78,18 @@ AUDIT_BOUNDS = [
      "unchecked": "the lecture proves no floor on prefill time (a library with a prefill floor adds one)"},
     {"metric": "request_rate", "unit": "1/s", "meaning": "requests completed per second",
      "unchecked": "the lecture proves no bound on requests per second (it has no output length per request)"},
+]
+# Rules on the inputs, decided on every scenario built (derive.model.scenario): this one is a note, never a refusal.
+INPUT_CONSTRAINTS = [
+    {"id": "roofline.weights_not_narrower_than_flops", "what": "precision",
+     "rule": "bytes_per_param >= flops_datatype_bytes",
+     "relation": logic.ge(roofline.bytes_per_param.sym, roofline.flops_datatype_bytes.sym), "refuse": False,
+     "reason": "the model's weights are narrower than the datatype the chip's flops is quoted at, and kernels at "
+               "the narrower datatype can run faster than flops: a compute time read at flops, and a floor that "
+               "rests on it, may sit above a measurement",
+     "hint": "use the chip's preset for the weights' datatype (h100-sxm-fp8, b200-fp4, ...) or --set flops=...",
+     "source": "the chips' spec sheets give a rate per datatype (hardware presets: flops_bf16, flops_fp8, "
+               "flops_fp4)"},
 ]
 # derive.predict and `derive export --format floors-json`: the metric whose proved floor, split into its terms, a
 # serving simulator's latency predictor takes (a decode step of one sequence).

@@ -99,6 +99,10 @@ params_embedding = Quantity("params_embedding", r"N_{\mathrm{emb}}", "param",
                             "parameters of the input token embedding (a model config gives it); params_active + "
                             "params_embedding is the count with every weight on a token's path", domain="nonnegative")
 bytes_per_param = Quantity("bytes_per_param", "q", "byte/param", "bytes per stored weight (FP4 = 1/2, FP8 = 1)")
+flops_datatype_bytes = Quantity(
+    "flops_datatype_bytes", r"q_{F}", "byte/param",
+    "bytes per value of the datatype the chip's flops is quoted at (BF16 = 2, FP8 = 1, FP4 = 1/2): a model stored "
+    "narrower may run faster kernels than flops")
 batch = Quantity("batch", "B", "seq", "sequences decoded together in one step")
 context = Quantity("context", "L", "token/seq", "tokens of context per sequence")
 kv_bytes_per_token = Quantity("kv_bytes_per_token", "k", "byte/token",

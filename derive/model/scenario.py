@@ -1175,7 +1175,8 @@ def check_input_constraints(library: Library, values: Mapping[str, ScenarioValue
     for broken in broken_input_constraints(library, values, pinned):
         c = broken.constraint
         if not broken.refuses:
-            notes.append(("", f"{c['rule']} does not hold ({broken.numbers}): {c['reason']}"))
+            hint = f"; {c['hint']}" if c.get("hint") else ""
+            notes.append(("", f"{c['rule']} does not hold ({broken.numbers}): {c['reason']}{hint}"))
             continue
         # where the user looks first: an input table's value they gave (a degree), then the value given last
         # (--set over a model over a chip over a file)

@@ -28,6 +28,7 @@ from theorems import (  # noqa: F401
     MODEL_CONFIG_READER,
     PREDICT_METRIC,
 )
+from theorems import INPUT_CONSTRAINTS as LECTURE_INPUT_CONSTRAINTS
 from theorems import PRESET_DIRS as LECTURE_PRESET_DIRS
 from theorems import TOPICS as LECTURE_TOPICS
 
@@ -57,7 +58,7 @@ TOPICS = [*LECTURE_TOPICS, *SERVING_TOPICS]
 # A layout as an input (a scenario file's [layout] table, or --set tp=8 ...) and the layouts that cannot exist:
 # derive.model.scenario fills a layout's missing degrees and refuses one that breaks a constraint, in one line.
 INPUT_TABLES = {"layout": layouts.INPUT_TABLE}
-INPUT_CONSTRAINTS = layouts.INPUT_CONSTRAINTS
+INPUT_CONSTRAINTS = [*LECTURE_INPUT_CONSTRAINTS, *layouts.INPUT_CONSTRAINTS]
 # derive card --library serving: the lecture's everyday answers, the TTFT floor and the layout's chips
 CARD = [
     *LECTURE_CARD,
