@@ -248,3 +248,28 @@ def test_a_pipeline_claim_over_integer_stages_is_confirmed_through_the_relaxatio
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "relaxation" in proc.stdout + proc.stderr and "1 confirmed" in proc.stdout + proc.stderr
+
+
+@needs_cvc5
+def test_a_query_cvc5_does_not_stop_is_not_confirmed_at_the_cap(monkeypatch):
+    """cvc5 keeps working on this query past its resource limit (and its own time limit); the recheck stops it
+    at the wall-clock cap and says so, never hangs."""
+    import time
+    from pathlib import Path
+
+    from derive.certify import recheck as module
+
+    monkeypatch.setattr(module, "CVC5_WALL_CAP_S", 2.0)
+    text = (Path(__file__).parent / "fixtures" / "certificates" / "cvc5_runs_past_its_limit.smt2").read_text()
+    start = time.monotonic()
+    out = module.recheck_one("roofline.cost_per_token_and_floor", "smt2", text, True)
+    assert time.monotonic() - start < 30
+    assert out.status == "not confirmed" and "stopped after 2 s" in out.reason
+
+
+@needs_cvc5
+def test_the_capped_run_gives_cvc5s_own_answers():
+    from derive.certify.recheck import run_cvc5_capped
+
+    cert = _cert(PROVED["square_root"])
+    assert run_cvc5_capped(cert.text) == run_cvc5(cert.text)

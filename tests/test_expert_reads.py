@@ -217,10 +217,10 @@ def test_a_tie_in_a_scenario_file_is_checked(lecture_library, tmp_path, entry, m
         build_scenario(lecture_library, scenario=str(path))
 
 
-@pytest.mark.parametrize("share", ["-1/2", "2"])
-def test_a_share_of_experts_outside_zero_to_one_is_refused(lecture_library, share):
+@pytest.mark.parametrize(("share", "words"), [("-1/2", "non-negative"), ("2", "expert_read_fraction <= 1")])
+def test_a_share_of_experts_outside_zero_to_one_is_refused(lecture_library, share, words):
     from derive.errors import ScenarioError
 
-    with pytest.raises(ScenarioError, match="between 0 and 1"):
+    with pytest.raises(ScenarioError, match=words):
         build_scenario(lecture_library, hardware="b300", model="qwen3-235b-a22b",
                        sets=[f"expert_read_fraction={share}"])

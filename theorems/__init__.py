@@ -79,8 +79,14 @@ AUDIT_BOUNDS = [
     {"metric": "request_rate", "unit": "1/s", "meaning": "requests completed per second",
      "unchecked": "the lecture proves no bound on requests per second (it has no output length per request)"},
 ]
-# Rules on the inputs, decided on every scenario built (derive.model.scenario): this one is a note, never a refusal.
+# Rules on the inputs, decided on every scenario built (derive.model.scenario).  The share of experts read is kept a
+# rule rather than a declared fraction: its upper bound in every certificate sends cvc5 past its resource limit.
 INPUT_CONSTRAINTS = [
+    {"id": "roofline.share_of_experts_at_most_one", "what": "share of experts read",
+     "rule": "expert_read_fraction <= 1", "relation": logic.le(roofline.expert_read_fraction_q.sym, 1),
+     "reason": "a step reads each skipped expert at most once: the share of them it reads is at most 1",
+     "hint": "give a share from 0 (the strict floor) to 1 (every expert)",
+     "source": "counting (roofline.distinct_experts_bounds)"},
     {"id": "roofline.weights_not_narrower_than_flops", "what": "precision",
      "rule": "bytes_per_param >= flops_datatype_bytes",
      "relation": logic.ge(roofline.bytes_per_param.sym, roofline.flops_datatype_bytes.sym), "refuse": False,

@@ -147,10 +147,10 @@ expert_read_fraction_q = Quantity(
     "share of the routed-expert parameters one token skips that a decode step still reads, because another "
     "sequence of the batch is routed to them (0: only one token's experts, the strict floor; 1: every expert, "
     "the lecture's large batch; expert_read_fraction_uniform: the expectation under uniform routing)",
-    domain="fraction")
+    domain="nonnegative")
 expert_read_fraction_uniform_q = Quantity(
     "expert_read_fraction_uniform", r"\rho_{\mathrm{unif}}", "1",
-    "the share of skipped experts a step reads, expected under uniform independent routing", domain="fraction")
+    "the share of skipped experts a step reads, expected under uniform independent routing", domain="nonnegative")
 experts_read_q = Quantity("experts_read", r"E_{\mathrm{read}}", "1",
                           "distinct routed experts a decode step reads in one MoE layer, at the scenario's share")
 experts_read_uniform_q = Quantity("experts_read_uniform", r"E_{\mathrm{read}}^{\mathrm{unif}}", "1",

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
+import signal
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +24,10 @@ from derive.errors import CertificateError
 # cvc5's resource limit per certificate: a deterministic budget, not a clock (50,000 units took up to 2 s on
 # the lecture's hardest nonlinear query, which cvc5 leaves unknown at any budget tried)
 CVC5_RLIMIT = 50_000
+# A safety net, not a budget: some nonlinear queries keep cvc5 in a procedure that checks neither its resource
+# limit nor its own time limit (a bound 0 <= share <= 1 beside the lecture's cost floor ran for minutes), so each
+# query runs in a child process that is stopped after this many seconds, its answer then `unknown`
+CVC5_WALL_CAP_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -66,6 +73,44 @@ def run_cvc5(text: str, rlimit: int = CVC5_RLIMIT) -> tuple[str, str]:
     return answer, detail.strip("()")
 
 
+def run_cvc5_capped(text: str, rlimit: int = CVC5_RLIMIT, seconds: float | None = None) -> tuple[str, str]:
+    """``run_cvc5`` in a forked child process stopped after ``seconds`` (``CVC5_WALL_CAP_S``): a query cvc5
+    does not stop within its resource limit is ``unknown`` with the cap as its detail, never a hang.  Where a
+    child process cannot be made, cvc5 runs here."""
+    seconds = CVC5_WALL_CAP_S if seconds is None else seconds
+    try:
+        read, write = os.pipe()
+        pid = os.fork()
+    except OSError:
+        return run_cvc5(text, rlimit)
+    if pid == 0:  # the child: answer through the pipe, then leave without running the parent's cleanup
+        try:
+            os.close(read)
+            os.write(write, json.dumps(run_cvc5(text, rlimit)).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    deadline = time.monotonic() + seconds
+    done = False
+    while time.monotonic() < deadline:
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            done = True
+            break
+        time.sleep(0.01)
+    if not done:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(read)
+        return "unknown", f"stopped after {seconds:g} s: cvc5 did not stop at its resource limit"
+    with os.fdopen(read, "rb") as pipe:
+        data = pipe.read()
+    try:
+        answer, detail = json.loads(data.decode())
+    except (ValueError, TypeError):
+        return "error", "cvc5's child process gave no answer"
+    return str(answer), str(detail)
+
+
 _INT_DECLARATION = re.compile(r"^\(declare-fun (\S+) \(\) Int\)$", re.M)
 
 
@@ -90,17 +135,19 @@ def recheck_one(claim: str, kind: str, text: str, have_cvc5: bool) -> Recheck:
     if kind == "smt2":
         if not have_cvc5:
             return Recheck(claim, "not confirmed", "none", "cvc5 not installed")
-        answer, detail = run_cvc5(text)
+        answer, detail = run_cvc5_capped(text)
         if answer == "unsat":
             return Recheck(claim, "confirmed", "cvc5", "unsat")
         relaxed = relax_integers(text) if answer == "unknown" else None
-        if relaxed is not None and run_cvc5(relaxed)[0] == "unsat":  # mixed integer and real arithmetic is
+        if relaxed is not None and run_cvc5_capped(relaxed)[0] == "unsat":  # mixed integer and real arithmetic is
             # harder for cvc5 than the reals alone; the relaxation's unsat covers every integer point too
             return Recheck(claim, "confirmed", "cvc5", "unsat with the integer quantities read as reals (a "
                                                        "relaxation: its unsat is the query's)")
         if answer == "sat":
             return Recheck(claim, "disagrees", "cvc5", "cvc5 finds the query satisfiable")
         if answer == "unknown":
+            if detail.startswith("stopped after"):
+                return Recheck(claim, "not confirmed", "cvc5", f"cvc5 {detail}")
             return Recheck(claim, "not confirmed", "cvc5", f"cvc5 unknown within its resource limit of {CVC5_RLIMIT}"
                            + (f" ({detail.lower()})" if detail else ""))
         return Recheck(claim, "not confirmed", "cvc5", f"cvc5 cannot read the certificate: {detail}")
