@@ -991,28 +991,8 @@ def _work_out_ties(library: Library, values: dict[str, ScenarioValue]) -> tuple[
     for name in sorted(n for n, v in values.items() if v.tied):
         v = values[name]
         others = {n: w for n, w in values.items() if n != name}
-        pinned = frozenset(n for n in others if library.is_derived(n))
-        sym = library.quantities[v.tied].sym
-        subst = {library.quantities[n].sym: w.value for n, w in others.items()}
-        expanded = library.expand(sym, pinned)
-        reason = None
-        if name in {str(s) for s in expanded.free_symbols}:
-            reason = f"{v.tied} reads {name} itself"
-        elif missing := sorted(str(s) for s in expanded.free_symbols if s not in subst):
-            reason = f"no value for {', '.join(missing)}"
-        else:
-            failing = [str(c) for _, c in library.definition_conditions([sym], pinned, kinds=("domain",))
-                       if not _holds(c, subst)]
-            if failing:
-                reason = f"it is defined only where {failing[0]}"
-        if reason is None:
-            try:
-                worked = exactify(replace(expanded, subst, strict=True))
-            except DeriveError as err:
-                reason = str(err)
-            else:
-                if not worked.is_Rational:
-                    reason = f"it is not a rational number here ({worked})"
+        worked, reason = _value_at(library, v.tied, others, frozenset(n for n in others if library.is_derived(n)),
+                                   forbidden=name)
         if reason is not None:
             values[name] = dataclasses.replace(v, tied="")
             notes.append((name, f"{name} = {_plain_q(library, name, v.value)}: {v.source} ({v.tied} has no value "
@@ -1022,6 +1002,33 @@ def _work_out_ties(library: Library, values: dict[str, ScenarioValue]) -> tuple[
         ties.append((name, v.tied))
         notes.append((name, f"{name} = {_plain_q(library, name, worked)} ({v.tied} at this scenario): {v.source}"))
     return tuple(ties), notes
+
+
+def _value_at(library: Library, source: str, values: Mapping[str, ScenarioValue], pinned: frozenset[str],
+              forbidden: str = "") -> tuple[sp.Rational | None, str | None]:
+    """The exact value of the quantity ``source`` at ``values`` (its definitions expanded under ``pinned``), or
+    None and why not: an input without a value, a definition's domain that fails there, a part without a real
+    value, or the quantity ``forbidden`` among its inputs (a value worked out from itself).  The one reading of
+    a linked value (``Scenario.links``) when it is given, worked out, or followed to a margin's end."""
+    sym = library.quantities[source].sym
+    subst = {library.quantities[n].sym: w.value for n, w in values.items()}
+    expanded = library.expand(sym, pinned)
+    if forbidden and forbidden in {str(x) for x in expanded.free_symbols}:
+        return None, f"{source} reads {forbidden} itself"
+    missing = sorted(str(x) for x in expanded.free_symbols if x not in subst)
+    if missing:
+        return None, f"no value for {', '.join(missing)}"
+    failing = [str(c) for _, c in library.definition_conditions([sym], pinned, kinds=("domain",))
+               if not _holds(c, subst)]
+    if failing:
+        return None, f"it is defined only where {failing[0]}"
+    try:
+        worked = exactify(replace(expanded, subst, strict=True))
+    except DeriveError as err:
+        return None, str(err)
+    if not worked.is_Rational:
+        return None, f"it is not a rational number here ({worked})"
+    return worked, None
 
 
 def _holds(condition: Formula, subst: Mapping[sp.Symbol, sp.Rational]) -> bool:
@@ -1070,13 +1077,13 @@ def _table_gives(library: Library, values: dict[str, ScenarioValue], layers: lis
             continue
         for given, source in spec.get("gives", {}).items():
             expr = library.expand(library.quantities[source].sym)
-            point = {s: values[str(s)].value for s in expr.free_symbols if str(s) in values}
-            if len(point) < len(expr.free_symbols):
-                continue  # a member without a value or a default: nothing to give
-            if any(library.quantities[str(s)].outside_domain(v) or (library.quantities[str(s)].integer
-                                                                    and not v.is_integer) for s, v in point.items()):
+            point = {str(s): values[str(s)].value for s in expr.free_symbols if str(s) in values}
+            if any(library.quantities[n].outside_domain(v) or (library.quantities[n].integer and not v.is_integer)
+                   for n, v in point.items()):
                 continue  # a member off its domain: it is refused on its own, in its own words
-            value = sp.Rational(expr.xreplace(point))
+            value, _ = _value_at(library, source, values, frozenset())
+            if value is None:
+                continue  # a member without a value or a default: nothing to give
             before = values.get(given)
             if before is not None and keep(before):
                 continue
@@ -1100,15 +1107,9 @@ def follow_links(library: Library, scenario: Scenario, values: Mapping[str, Scen
     changed values would give it; one whose source has no value there keeps its own."""
     out = dict(values)
     for given, source in scenario.links:
-        expr = library.expand(library.quantities[source].sym, frozenset(pinned))
-        names = [str(s) for s in expr.free_symbols]
-        if given in out and all(n in out for n in names):
-            try:
-                value = exactify(replace(expr, {library.quantities[n].sym: out[n].value for n in names}, strict=True))
-            except DeriveError:
-                continue
-            if value.is_Rational:
-                out[given] = dataclasses.replace(out[given], value=value)
+        value, _ = _value_at(library, source, out, frozenset(pinned))
+        if given in out and value is not None:
+            out[given] = dataclasses.replace(out[given], value=value)
     return out
 
 
