@@ -201,8 +201,18 @@ def _with_ledger_file(tmp_path: Path, check: str):
 def test_an_entry_of_another_librarys_claim_is_skipped_with_a_note(tmp_path):
     # a probe writes its prefill passes (held to the serving library's prefill.ttft_floor) beside its decode steps
     ledger = build_ledger(_with_ledger_file(tmp_path, "prefill.ttft_floor"))
-    assert ledger.skipped == ["h100-sxm-probe-2031-01-01-prefill: p1 (prefill.ttft_floor)"]
+    assert "h100-sxm-probe-2031-01-01-prefill: p1 (prefill.ttft_floor)" in ledger.skipped
+    # the others are the committed probe runs' prefill passes, each in its own file
+    assert all(s.split(":")[0].endswith("-prefill") and s.endswith("(prefill.ttft_floor)") for s in ledger.skipped)
     assert all(r.entry.id != "p1" for r in ledger.rows) and len(ledger.rows) > 50
+
+
+def test_skipped_entries_are_only_those_of_the_chips_asked_for(tmp_path):
+    lib = _with_ledger_file(tmp_path, "prefill.ttft_floor")
+    assert build_ledger(lib, hardware=["tpu-v5e"]).skipped == []
+    on_h100 = build_ledger(lib, hardware=["h100-sxm"]).skipped
+    assert "h100-sxm-probe-2031-01-01-prefill: p1 (prefill.ttft_floor)" in on_h100
+    assert all(s.startswith("h100-sxm-") for s in on_h100)
 
 
 def test_a_misspelt_claim_of_the_librarys_own_topic_is_still_refused(tmp_path):

@@ -20,9 +20,10 @@ from derive.whatif.ledger import build_ledger
 
 SHARED = Path(__file__).resolve().parents[1] / "theorems" / "presets"
 PROBE_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "probe"
-# the two H100 probe runs (2026-11-23 and 2026-11-25), exact values of their measurement files
+# the three H100 probe runs (2026-11-23, 2026-11-25 and 2026-11-27), exact values of their measurement files
 H100_23 = (sp.Rational("770354535201479.1"), sp.Rational("3048255290975.663"))
 H100_25 = (sp.Rational("744668256475974.9"), sp.Rational("3047251742096.966"))
+H100_27 = (sp.Rational("771167188987810.2"), sp.Rational("3043969081177.202"))
 
 
 @pytest.fixture(scope="module")
@@ -33,13 +34,13 @@ def lib():
 def test_measured_layer_replaces_peaks_and_records_ceilings(lib):
     peak = build_scenario(lib, hardware="h100-sxm")
     meas = build_scenario(lib, hardware="h100-sxm", measured=True)
-    assert (meas.value("flops"), meas.value("hbm_bandwidth")) == H100_25  # the latest of three files
+    assert (meas.value("flops"), meas.value("hbm_bandwidth")) == H100_27  # the latest of four files
     assert meas.value("hbm_capacity") == peak.value("hbm_capacity")  # only measured values change
     kinds = {c.name: c.kind for c in meas.ceilings}
     assert kinds["flops"] == "measured" and kinds["scaleup_bandwidth"] == "peak"
     assert {c.name: c.kind for c in peak.ceilings}["flops"] == "peak" and not peak.measured
     flops = next(c for c in meas.ceilings if c.name == "flops")
-    assert flops.as_of == "2026-11-25" and flops.method and flops.source
+    assert flops.as_of == "2026-11-27" and flops.method and flops.source
     assert meas.name.endswith("+measured") and meas.fingerprint() != peak.fingerprint()
 
 
@@ -69,7 +70,7 @@ def test_cli_eval_measured(capsys):
     assert main(["eval", "critical_intensity", "--hardware", "h100-sxm", "--measured", "--json",
                  "--no-cache"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert Fraction(out["exact"]) == Fraction(str(H100_25[0])) / Fraction(str(H100_25[1]))
+    assert Fraction(out["exact"]) == Fraction(str(H100_27[0])) / Fraction(str(H100_27[1]))
     assert main(["eval", "critical_intensity", "--hardware", "h100-sxm", "--measurement", "probe-2026-11-23",
                  "--json", "--no-cache"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -96,10 +97,11 @@ def test_seeded_ledger_has_no_contradiction(lib):
 
 
 def test_two_probe_runs_of_one_chip_are_both_listed_each_with_its_own_ceilings(lib):
-    """Two probe runs of the H100: --measured takes the latest; the ledger lists both runs, and holds each
+    """Three probe runs of the H100: --measured takes the latest; the ledger lists both runs, and holds each
     run's knees and decode steps to the ceilings measured that day (not to the later run's)."""
     rows = {r.entry.id: r for r in build_ledger(lib, hardware=["h100-sxm"]).rows}
-    for date, (flops, hbm), steps in (("2026-11-23", H100_23, 18), ("2026-11-25", H100_25, 17)):
+    for date, (flops, hbm), steps in (("2026-11-23", H100_23, 18), ("2026-11-25", H100_25, 17),
+                                      ("2026-11-27", H100_27, 34)):  # 17 steps, unfused and fused attention
         assert rows[f"h100-sxm/probe-{date}/flops"].entry.value == flops
         knee_row = rows[f"h100-sxm-probe-{date}/dense-knee"]
         assert knee_row.bound_achieved == flops / (2 * hbm / 2)  # R_ach = F_ach * q / (2 W_ach), q = 2 bytes
@@ -266,7 +268,7 @@ def test_draw_ledger_figures_is_deterministic(tmp_path, lib):
     ledger = build_ledger(lib, hardware=["h100-sxm"])
     first = draw_ledger_figures(lib, ledger, tmp_path / "a", formats=("svg",))
     second = draw_ledger_figures(lib, ledger, tmp_path / "b", formats=("svg",))
-    assert len(first) == 6 and [p.read_bytes() for p in first] == [p.read_bytes() for p in second]
+    assert len(first) == 9 and [p.read_bytes() for p in first] == [p.read_bytes() for p in second]
     section = measured_section(lib)
     assert section.title == "Measured against derived" and section.rows and not section.contradictions
     assert any(r.ratio_achieved for r in section.rows)
@@ -292,3 +294,15 @@ def test_probe_output_is_a_data_only_library(tmp_path, capsys, monkeypatch):
     flops = rows["tpu-v4/probe-2030-01-01/flops"]
     assert flops["status"] == "contradiction" and flops["contradicts"] == ["gap.peak_flops_is_ceiling"]
     assert rows["tpu-v4/probe-2030-01-01/hbm_bandwidth"]["status"] == "below ceiling"
+
+
+def test_two_runs_of_one_day_are_each_held_to_their_own_ceilings(lib):
+    """Two H200 probe runs of 2026-11-27: each run's knees and steps read the ceilings its own measurement
+    file gives (the ledger file names the run), not the other run's of the same date."""
+    rows = {r.entry.id: r for r in build_ledger(lib, hardware=["h200"]).rows}
+    for run in ("probe-2026-11-27", "probe-2026-11-27-shapes"):
+        flops = rows[f"h200/{run}/flops"].entry.value
+        hbm = rows[f"h200/{run}/hbm_bandwidth"].entry.value
+        knee_row = rows[f"h200-{run}/dense-knee"]
+        assert knee_row.bound_achieved == flops / (2 * hbm / 2)
+    assert rows["h200/probe-2026-11-27/flops"].entry.value != rows["h200/probe-2026-11-27-shapes/flops"].entry.value

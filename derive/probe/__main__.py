@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import re
 import sys
 from pathlib import Path
 
 from derive.errors import DeriveError
-from derive.probe.analysis import ProbeDataError, write_files
+from derive.probe.analysis import ProbeDataError, save_result, write_files
 from derive.probe.floors import check_hardware, evaluate, library_for
 from derive.probe.report import report
 
@@ -27,14 +28,22 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--from-json", metavar="FILE", help="analyse a saved probe result instead of measuring")
     p.add_argument("--tiny", action="store_true", help="tiny sizes (a CPU smoke test; the numbers mean nothing)")
     p.add_argument("--device", default=None, help="torch device (default: cuda when available, else cpu)")
+    p.add_argument("--name", default=None, metavar="NAME",
+                   help="name of the files written (default: probe-<date>); a second run on one day needs its own")
     p.add_argument("--date", default=None, help="date written into the files (default: today, UTC)")
     p.add_argument("--source", default=None, help="source written into the files")
-    p.add_argument("--save-json", metavar="FILE", help="also save the raw result as JSON")
+    p.add_argument("--save-json", metavar="FILE",
+                   help="also save the raw result as JSON (rewritten after each section, so a run cut short "
+                        "keeps what it measured)")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.name is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", args.name):
+        sys.stderr.write(f"derive.probe: error: --name {args.name!r} is not a file name (letters, digits, '.', '_' "
+                         "and '-', starting with a letter or digit)\n")
+        return 2
     date = args.date or datetime.datetime.now(datetime.UTC).date().isoformat()
     try:
         if args.from_json:
@@ -57,14 +66,16 @@ def main(argv: list[str] | None = None) -> int:
                 return 2
             library = library_for()
             check_hardware(library, args.hardware)  # before minutes of measuring, not after
-            result = measure(device=args.device, tiny=args.tiny, log=sys.stderr)
+            keep = None if not args.save_json else (lambda partial: save_result(partial, Path(args.save_json)))
+            result = measure(device=args.device, tiny=args.tiny, log=sys.stderr, saved=keep)
             source = args.source or f"derive.probe on {result.get('device')} ({result.get('torch')}), {date}"
         if args.save_json:  # the raw result is kept even when the analysis below refuses it
-            Path(args.save_json).write_text(json.dumps(result, indent=1) + "\n")
+            save_result(result, Path(args.save_json))
         try:
             rows = evaluate(result, hardware=args.hardware, date=date, source=source, library=library)
             lines = report(result, rows)
-            paths = write_files(result, hardware=args.hardware, date=date, source=source, out=Path(args.out))
+            paths = write_files(result, hardware=args.hardware, date=date, source=source, out=Path(args.out),
+                                name=args.name)
         except (KeyError, TypeError) as err:  # a saved result edited by hand or from another tool
             raise ProbeDataError(f"probe result has a missing or malformed field ({type(err).__name__}: {err})"
                                  ) from err

@@ -13,6 +13,9 @@ params_read_per_step, params_total} and ``decode`` [{batch, context, seconds, kv
   compute-bound matrix-product rate at each shape the knees run (rows x K x N: B x 8192 x 28672 for each
   dense-knee batch, ceil(B·k/E) x 4096 x 14336 for each expert-layer point); ``derive.probe.shapes``
   predicts the knees from them.
+- ``stream_rates`` [{layout, rows, K, N, matrices, columns, weight_bytes, seconds, bytes_per_s}] and
+  ``matvec_bytes_per_s`` (runs from 2026-11-27 on): the weight-read rate of the knees' plateau row counts
+  over a weight of the read buffer's size, and of a one-row product; reported, never part of a floor.
 - ``decode_sdpa`` [{batch, context, seconds, kv_bytes}]: the decode steps of ``decode`` with fused
   attention (``torch.nn.functional.scaled_dot_product_attention``).  Ledger entries
   ``decode-sdpa-b<B>-l<L>``, held to the same floor as ``decode`` (``gap.roofline_floor_below_measured``):
@@ -27,6 +30,7 @@ params_read_per_step, params_total} and ``decode`` [{batch, context, seconds, kv
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -209,6 +213,13 @@ def prefill_ledger_toml(result: Mapping, *, hardware: str, date: str, source: st
                   f'value = "{_num(float(p["seconds"]))} s"',
                   f'set = ["batch={b} seq", "prefill_tokens={ell} token/seq"]', f"method = {_q(method)}", ""]
     return "\n".join(lines)
+
+
+def save_result(result: Mapping, path: Path) -> None:
+    """Write a probe result as JSON; the file is replaced whole (a reader never sees half of one)."""
+    tmp = path.with_name(path.name + ".partial")
+    tmp.write_text(json.dumps(result, indent=1) + "\n")
+    tmp.replace(path)
 
 
 def output_paths(out: Path, hardware: str, name: str) -> dict[str, Path]:

@@ -6,6 +6,7 @@ the saved result (``--save-json``; its schema is in ``derive.probe.analysis``).
 
 - ``read_bytes_per_s``: a float32-accumulated sum over a large bf16 buffer, bytes read over time.
 - ``copy_bytes_per_s``: a device-to-device copy, bytes read plus written over time.
+- ``matvec_bytes_per_s``: the read buffer's bytes as one weight streamed by a one-row product.
 - ``matmul_flops_per_s``: a square bf16 matrix product.
 - ``dense_knee``: X[B, K] @ W[K, N] for a range of B, with W far larger than the last-level cache.
 - ``moe_knee``: E experts of d x f, top-k routing with perfectly balanced load (each expert gets
@@ -18,6 +19,12 @@ the saved result (``--save-json``; its schema is in ``derive.probe.analysis``).
   and from the cache after, so the time is the multiplies' time at that row count and depth:
   ``flops_per_s`` = 2·group·rows·K·block / seconds.  ``weight_copied`` says whether the batched product
   allocated a copy of the shared weight (then the rate also paid for that copy and is low).
+- ``stream_rates``: the weight-read rate of the products at the knees' plateau shapes (the
+  ``KNEE_FLAT_POINTS`` smallest batches of each knee: rows x K), each over a weight of about the read
+  buffer's size, so never the knee's own weight or timing: one K x (many) weight for the dense layer, a
+  stack of K x N expert weights in one batched product for the expert layers.  A small-row product reads
+  its weight at a rate that can differ from the sum's by a tenth either way (a matrix-vector kernel, a
+  batched one): ``derive.probe.shapes`` takes the knee's plateau from these rates.
 - ``decode``: whole decode steps of a Llama-3-8B-shaped model (32 layers, d 4096, 32 query heads, 8 KV
   heads of 128, FFN 14336, vocab 128256) with random weights in plain PyTorch (unfused RMSNorm, attention
   as two batched products and a float32 softmax), captured in one CUDA graph on a GPU: step time against
@@ -28,8 +35,7 @@ the saved result (``--save-json``; its schema is in ``derive.probe.analysis``).
   to first token of B prompts of L tokens, without launch, scheduling or sampling overhead.
 
 ``tiny=True`` shrinks every size so that the whole probe runs on a CPU in seconds (a smoke test: the
-numbers mean nothing).  The full run took under five minutes on one H100 before the shape rates, fused
-decode and prefill were added; they add about two minutes by estimate (not yet timed on a GPU).
+numbers mean nothing).  The full run took 60-66 s on one H100 or H200 (2026-11-27, five runs).
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from typing import TextIO
 
 import torch
 
+from derive.probe.analysis import KNEE_FLAT_POINTS
 from derive.probe.model import Decoder, params_layers, params_read_per_step, rand
 
 Timer = Callable[[Callable[[], object], int, int], float]
@@ -145,8 +152,32 @@ def shape_rate(rows: int, k: int, n: int, *, dev: torch.device, timed: Timer, re
             "flops_per_s": 2 * group * rows * k * block / t, "weight_copied": copied}
 
 
-def measure(*, device: str | None = None, tiny: bool = False, log: TextIO = sys.stderr) -> dict:
-    """Run every measurement; return a result in the schema of ``derive.probe.analysis``."""
+def stream_rate(layout: str, rows: int, k: int, n: int, *, dev: torch.device, timed: Timer, repeats: int,
+                warmup: int, total_bytes: int) -> dict:
+    """The weight-read rate of a product of ``rows`` rows at depth ``k`` (``stream_rates`` in the module
+    docstring): a weight of about ``total_bytes``, far larger than the cache, streamed once per product.
+    ``layout`` "dense" widens one k x n weight to more columns; "experts" stacks k x n weights in one
+    batched product, as the expert layers run."""
+    if layout == "dense":
+        matrices, columns = 1, max(n, total_bytes // (2 * k))
+        w, x = rand(k, columns, device=dev), rand(rows, k, device=dev)
+        t = timed(lambda x=x, w=w: x @ w, repeats, warmup)
+    else:
+        matrices, columns = max(1, math.ceil(total_bytes / (2 * k * n))), n
+        w, x = rand(matrices, k, n, device=dev), rand(matrices, rows, k, device=dev)
+        t = timed(lambda x=x, w=w: torch.bmm(x, w), repeats, warmup)
+    weight = matrices * k * columns * 2
+    return {"layout": layout, "rows": rows, "K": k, "N": n, "matrices": matrices, "columns": columns,
+            "weight_bytes": weight, "seconds": t, "bytes_per_s": weight / t}
+
+
+def measure(*, device: str | None = None, tiny: bool = False, log: TextIO = sys.stderr,
+            saved: Callable[[dict], object] | None = None) -> dict:
+    """Run every measurement; return a result in the schema of ``derive.probe.analysis``.
+
+    ``saved``, when given, receives the result so far after each section (ceilings, knees, shape rates,
+    each decode shape, each prefill shape): a run cut short (a time limit, a lost machine) keeps what it
+    measured.  Each partial result is itself a valid result; sections not yet run are absent."""
     dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     sz = _Sizes(tiny)
     timed = _timer(dev)
@@ -155,9 +186,15 @@ def measure(*, device: str | None = None, tiny: bool = False, log: TextIO = sys.
     out: dict = {"device": name, "torch": torch.__version__,
                  "sm_count": torch.cuda.get_device_properties(dev).multi_processor_count if dev.type == "cuda" else 0}
 
+    began = time.perf_counter()
+
     def say(text: str) -> None:
-        log.write(f"derive.probe: {text}\n")
+        log.write(f"derive.probe: [{time.perf_counter() - began:6.1f} s] {text}\n")
         log.flush()
+
+    def keep() -> None:
+        if saved is not None:
+            saved(dict(out))
 
     buf = rand(sz.read_bytes // 2, device=dev)
     dst = torch.empty_like(buf)
@@ -169,6 +206,17 @@ def measure(*, device: str | None = None, tiny: bool = False, log: TextIO = sys.
                           f"time), median of {sz.repeats} runs after {sz.warmup} warm-up")
     del buf, dst
     say(f"HBM read {out['read_bytes_per_s'] / 1e12:.3f} TB/s")
+    # the same bytes streamed by a matrix-vector product (one row times a weight as large as the buffer above):
+    # the read rate a weight-streaming kernel reaches, which can differ from the sum's by a tenth either way
+    k_stream = sz.knee_k
+    w = rand(k_stream, sz.read_bytes // 2 // k_stream, device=dev)
+    x = rand(1, k_stream, device=dev)
+    t = timed(lambda x=x, w=w: x @ w, sz.repeats, sz.warmup)
+    out["matvec_bytes_per_s"] = w.numel() * 2 / t
+    out["matvec_method"] = (f"1 x {k_stream} x {w.shape[1]} bf16 product (weight {w.numel() * 2 / 2**30:.3g} GiB), "
+                            f"weight bytes over time, median of {sz.repeats} runs after {sz.warmup} warm-up")
+    del w, x
+    say(f"matrix-vector read {out['matvec_bytes_per_s'] / 1e12:.3f} TB/s")
 
     n = sz.matmul_n
     a, b = rand(n, n, device=dev), rand(n, n, device=dev)
@@ -178,6 +226,7 @@ def measure(*, device: str | None = None, tiny: bool = False, log: TextIO = sys.
                             f"{sz.warmup} warm-up")
     del a, b
     say(f"matmul {out['matmul_flops_per_s'] / 1e12:.1f} TFLOP/s")
+    keep()
 
     w = rand(sz.knee_k, sz.knee_n, device=dev)
     pts = []
@@ -187,6 +236,7 @@ def measure(*, device: str | None = None, tiny: bool = False, log: TextIO = sys.
     out["dense_knee"] = {"K": sz.knee_k, "N": sz.knee_n, "weight_bytes": w.numel() * 2, "points": pts}
     del w
     say("dense knee done")
+    keep()
 
     out["moe_knee"] = []
     for experts, top in sz.moe:
@@ -201,6 +251,7 @@ def measure(*, device: str | None = None, tiny: bool = False, log: TextIO = sys.
                                 "N": sz.moe_f, "weight_bytes": we.numel() * 2, "points": pts})
         del we
     say("expert-layer knees done")
+    keep()
 
     props = torch.cuda.get_device_properties(dev) if dev.type == "cuda" else None
     cache = int(getattr(props, "L2_cache_size", 0) or 0) or 2**20  # a CPU run (tiny): any size will do
@@ -212,8 +263,24 @@ def measure(*, device: str | None = None, tiny: bool = False, log: TextIO = sys.
                                              warmup=sz.warmup, cache_bytes=cache, sm_count=out["sm_count"]))
         _release(dev)
     say(f"rates at {len(shapes)} product shapes done")
+    keep()
+
+    streams = sorted({("dense", int(p["batch"]), sz.knee_k, sz.knee_n)
+                      for p in sorted(out["dense_knee"]["points"], key=lambda p: p["batch"])[:KNEE_FLAT_POINTS]}
+                     | {("experts", int(p["tokens_per_expert"]), sz.moe_d, sz.moe_f) for e in out["moe_knee"]
+                        for p in sorted(e["points"], key=lambda p: p["batch"])[:KNEE_FLAT_POINTS]})
+    out["stream_rates"] = []
+    for layout, rows, k, n in streams:
+        out["stream_rates"].append(stream_rate(layout, rows, k, n, dev=dev, timed=timed, repeats=sz.repeats,
+                                               warmup=sz.warmup, total_bytes=sz.read_bytes))
+        _release(dev)
+    say(f"read rates at {len(streams)} weight-streaming shapes done")
+    keep()
 
     m = sz.model
+    params = params_read_per_step(m)
+    out["decode_model"] = {**m, "params_read_per_step": params,
+                           "params_total": params + m["d"] * m["vocab"], "params_layers": params_layers(m)}
     out["decode"], out["decode_sdpa"] = [], []
     for bt, ctx in sz.decode:
         decoder = Decoder(m, bt, ctx, dev)
@@ -227,8 +294,11 @@ def measure(*, device: str | None = None, tiny: bool = False, log: TextIO = sys.
             _release(dev)
         del decoder, step
         _release(dev)  # free this shape's weights and KV cache before the next one
+        keep()
 
     out["prefill"] = []
+    out["prefill_method"] = (f"median of {sz.prefill_repeats} runs after {sz.prefill_warmup} warm-up, one CUDA "
+                             "graph per shape on a GPU")
     for bt, tokens in sz.prefill:
         decoder = Decoder(m, bt, 0, dev, tokens=tokens)
         fn, graph = _graphed(decoder.prefill, dev)
@@ -237,9 +307,5 @@ def measure(*, device: str | None = None, tiny: bool = False, log: TextIO = sys.
         say(f"prefill B={bt} L={tokens}: {t * 1e3:.3f} ms")
         del decoder, fn, graph
         _release(dev)
-    out["prefill_method"] = (f"median of {sz.prefill_repeats} runs after {sz.prefill_warmup} warm-up, one CUDA "
-                             "graph per shape on a GPU")
-    params = params_read_per_step(m)
-    out["decode_model"] = {**m, "params_read_per_step": params,
-                           "params_total": params + m["d"] * m["vocab"], "params_layers": params_layers(m)}
+        keep()
     return out

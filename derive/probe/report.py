@@ -47,12 +47,26 @@ def knee_lines(result: Mapping, rows: Mapping[str, LedgerRow]) -> list[str]:
         if lecture is not None:
             out.append(f"      lecture R x S at the 8192-cube rate  {format_value(float(lecture), 'token')} "
                        f"({_pct(float(lecture), measured)})")
-        p = lk.prediction
-        if p.tokens is None:
-            out.append(f"      from the rates at its shapes          none: {p.reason}")
+        a = lk.asymptotes
+        if a.tokens is None:
+            out.append(f"      from the rates at its shapes          none: {a.reason}")
         else:
-            out.append(f"      from the rates at its shapes          {format_value(p.tokens, 'token')} "
-                       f"({_pct(p.tokens, measured)})")
+            k = knee(points)
+            out.append(f"      from the rates at its shapes          {format_value(a.tokens, 'token')} "
+                       f"({_pct(a.tokens, measured)}): compute slope {_pct(a.seconds_per_token, k.seconds_per_token)}"
+                       f", plateau at the achieved read {_pct(a.plateau_s, k.plateau_s)}")
+            if lk.stream_plateau_s is not None:
+                out.append(f"      plateau at the read rates of its rows {format_value(lk.stream_plateau_s, 's')} "
+                           f"({_pct(lk.stream_plateau_s, k.plateau_s)} of the measured "
+                           f"{format_value(k.plateau_s, 's')})")
+        p = lk.prediction
+        if a.tokens is None:  # one reason is enough where neither prediction has the rates it needs
+            continue
+        if p.tokens is None:
+            out.append(f"      compute reaches the weight read at    none: {p.reason}")
+        else:
+            out.append(f"      compute reaches the weight read at    {format_value(p.tokens, 'token')} "
+                       "(where the layer turns compute-bound)")
     return out
 
 

@@ -11,20 +11,36 @@ rows (a dense layer: E = k = 1, r = B) by its K x N weight, so
     compute time   t_c(B) = 2·E·r·K·N / rate(r, K, N)
     weight time    t_w    = weight bytes / achieved read bandwidth
 
-and the predicted knee is the batch where t_c first reaches t_w, t_c taken as linear in B between the
-layer's measured batches.  The knee's own timings never enter: the prediction reads the shape rates, the
-layer's shape and weight bytes, and the achieved bandwidth only.  A saved result without a rate for some
-point's shape gets no prediction, with the reason (older results have no ``shape_rates`` at all).
+Two knees are predicted from them, neither reading the knee's own timings:
 
-Schema read (``shape_rates``): a list of {rows, K, N, block_columns, group, seconds, flops_per_s,
-weight_copied}; the first entry of a shape wins.
+- the knee (``predict_knee_asymptotes``), defined as the measured one is (``derive.probe.analysis.knee``):
+  the weight-read plateau over the compute slope.  The plateau is t_w, the weight bytes over the achieved
+  read bandwidth (the lecture's W: only the compute side changes); the slope is the median over the knee's
+  ``KNEE_SLOPE_POINTS`` largest batches of t_c(B)/B.  This is the figure to hold against the measured knee.
+  ``plateau_at_stream_rates`` gives the plateau at the read rates of the plateau's own row counts
+  (``stream_rates``), shown beside it: where the knee misses, it says whether the plateau's kernels read
+  below the sum's bandwidth.
+- the batch where compute first reaches the weight read (``predict_knee``): the batch where t_c first
+  reaches t_w, t_c taken as linear in B between the layer's measured batches.  It sits below the knee
+  wherever the products near the knee run slower than the large ones (it is where the layer turns
+  compute-bound, not where the asymptotes meet).
+
+A saved result without a rate for some needed shape gets no prediction, with the reason (older results have
+no ``shape_rates`` at all).
+
+Schema read: ``shape_rates``, a list of {rows, K, N, block_columns, group, seconds, flops_per_s,
+weight_copied}; ``stream_rates``, a list of {layout ("dense" or "experts"), rows, K, N, matrices, columns,
+weight_bytes, seconds, bytes_per_s}.  The first entry of a shape wins.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+from derive.probe.analysis import KNEE_FLAT_POINTS, KNEE_SLOPE_POINTS
 
 NO_SHAPE_RATES = ("this result has no shape_rates (measured before the probe timed the products at the shapes "
                   "that run): no per-shape prediction")
@@ -48,6 +64,11 @@ class LayerShape:
     def sparsity(self) -> float:
         return self.experts / self.top_k
 
+    @property
+    def layout(self) -> str:
+        """How its products run: one dense product, or a batched product over the experts."""
+        return "dense" if self.experts == 1 else "experts"
+
 
 @dataclass(frozen=True)
 class ShapePrediction:
@@ -57,6 +78,8 @@ class ShapePrediction:
     reason: str = ""
     weight_seconds: float = 0.0
     points: tuple[tuple[int, float], ...] = ()  # (batch, compute seconds at that batch's shape rate)
+    plateau_s: float = 0.0  # predict_knee_asymptotes: the predicted weight-read plateau
+    seconds_per_token: float = 0.0  # predict_knee_asymptotes: the predicted compute slope
 
 
 def rate_table(shape_rates: Sequence[Mapping[str, object]]) -> dict[tuple[int, int, int], float]:
@@ -65,6 +88,15 @@ def rate_table(shape_rates: Sequence[Mapping[str, object]]) -> dict[tuple[int, i
     for s in shape_rates:
         key = (int(s["rows"]), int(s["K"]), int(s["N"]))  # type: ignore[call-overload]
         table.setdefault(key, float(s["flops_per_s"]))  # type: ignore[arg-type]
+    return table
+
+
+def stream_table(stream_rates: Sequence[Mapping[str, object]]) -> dict[tuple[str, int, int, int], float]:
+    """(layout, rows, K, N) -> measured weight-read bytes/s; the first entry of a shape wins."""
+    table: dict[tuple[str, int, int, int], float] = {}
+    for s in stream_rates:
+        key = (str(s["layout"]), int(s["rows"]), int(s["K"]), int(s["N"]))  # type: ignore[call-overload]
+        table.setdefault(key, float(s["bytes_per_s"]))  # type: ignore[arg-type]
     return table
 
 
@@ -109,6 +141,43 @@ def predict_knee(layer: LayerShape, batches: Sequence[int], rates: Mapping[tuple
     return ShapePrediction(tokens, "", t_w, tuple(pts))
 
 
+def predict_knee_asymptotes(layer: LayerShape, batches: Sequence[int], rates: Mapping[tuple[int, int, int], float],
+                            read_bytes_per_s: float) -> ShapePrediction:
+    """The knee as the measured one is defined (plateau over slope): the plateau is the weight bytes over the
+    achieved read bandwidth (the lecture's W), the slope the median over the ``KNEE_SLOPE_POINTS`` largest
+    batches of the compute time per token at those batches' shape rates."""
+    bs = sorted(set(batches))
+    if not rates:
+        return ShapePrediction(None, NO_SHAPE_RATES)
+    if len(bs) < KNEE_FLAT_POINTS + KNEE_SLOPE_POINTS:
+        return ShapePrediction(None, f"a knee needs at least {KNEE_FLAT_POINTS + KNEE_SLOPE_POINTS} batches, "
+                                     f"got {len(bs)}")
+    per_token = []
+    for b in bs[-KNEE_SLOPE_POINTS:]:
+        r = layer.rows(b)
+        rate = rates.get((r, layer.k, layer.n))
+        if rate is None or rate <= 0:
+            return ShapePrediction(None, f"no positive rate measured for the shape {r} x {layer.k} x {layer.n} "
+                                         f"(batch {b}): no per-shape prediction")
+        per_token.append(2 * layer.experts * r * layer.k * layer.n / rate / b)
+    plateau, slope = layer.weight_bytes / read_bytes_per_s, statistics.median(per_token)
+    return ShapePrediction(plateau / slope, "", plateau, plateau_s=plateau, seconds_per_token=slope)
+
+
+def plateau_at_stream_rates(layer: LayerShape, batches: Sequence[int],
+                            streams: Mapping[tuple[str, int, int, int], float]) -> float | None:
+    """The plateau as the weight bytes over the read rate of products of the plateau's row counts (median over
+    the ``KNEE_FLAT_POINTS`` smallest batches); None where a result has no such rate.  Shown beside the
+    prediction: it says how far the plateau's kernels read from the sum's bandwidth."""
+    times = []
+    for b in sorted(set(batches))[:KNEE_FLAT_POINTS]:
+        read = streams.get((layer.layout, layer.rows(b), layer.k, layer.n))
+        if read is None or read <= 0:
+            return None
+        times.append(layer.weight_bytes / read)
+    return statistics.median(times) if times else None
+
+
 @dataclass(frozen=True)
 class LayerKnee:
     """One knee benchmark of a result: its ledger entry id, layer shape and per-shape prediction."""
@@ -116,19 +185,22 @@ class LayerKnee:
     entry: str  # "dense-knee" or "moe-knee-e<E>-k<k>", as in the probe's ledger file
     layer: LayerShape | None  # None: the result does not give the layer's K and N
     batches: tuple[int, ...]
-    prediction: ShapePrediction
+    prediction: ShapePrediction  # predict_knee: where compute first reaches the weight read
+    asymptotes: ShapePrediction = ShapePrediction(None, NO_SHAPE_RATES)  # the knee, as measured knees are defined
+    stream_plateau_s: float | None = None  # plateau_at_stream_rates, where the result has stream_rates
 
 
 def layer_knees(result: Mapping) -> list[LayerKnee]:
     """Every knee benchmark of ``result`` with its per-shape prediction (or the reason it has none)."""
     rates = rate_table(result.get("shape_rates") or [])
+    streams = stream_table(result.get("stream_rates") or [])
     bandwidth = float(result["read_bytes_per_s"])
     out = []
     dense = result.get("dense_knee")
     if dense:
         k, n = int(dense["K"]), int(dense["N"])
         layer = LayerShape(1, 1, k, n, float(dense.get("weight_bytes", 2 * k * n)))
-        out.append(_layer_knee("dense-knee", layer, dense["points"], rates, bandwidth))
+        out.append(_layer_knee("dense-knee", layer, dense["points"], rates, streams, bandwidth))
     for moe in result.get("moe_knee", []):
         e, top = int(moe["experts"]), int(moe["top_k"])
         entry = f"moe-knee-e{e}-k{top}"
@@ -138,11 +210,14 @@ def layer_knees(result: Mapping) -> list[LayerKnee]:
             out.append(LayerKnee(entry, None, batches, ShapePrediction(None, reason)))
             continue
         layer = LayerShape(e, top, int(moe["K"]), int(moe["N"]), float(moe["weight_bytes"]))
-        out.append(_layer_knee(entry, layer, moe["points"], rates, bandwidth))
+        out.append(_layer_knee(entry, layer, moe["points"], rates, streams, bandwidth))
     return out
 
 
 def _layer_knee(entry: str, layer: LayerShape, points: Sequence[Mapping[str, object]],
-                rates: Mapping[tuple[int, int, int], float], bandwidth: float) -> LayerKnee:
+                rates: Mapping[tuple[int, int, int], float], streams: Mapping[tuple[str, int, int, int], float],
+                bandwidth: float) -> LayerKnee:
     batches = tuple(sorted(int(p["batch"]) for p in points))  # type: ignore[call-overload]
-    return LayerKnee(entry, layer, batches, predict_knee(layer, batches, rates, bandwidth))
+    return LayerKnee(entry, layer, batches, predict_knee(layer, batches, rates, bandwidth),
+                     predict_knee_asymptotes(layer, batches, rates, bandwidth),
+                     plateau_at_stream_rates(layer, batches, streams))

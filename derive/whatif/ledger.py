@@ -222,7 +222,10 @@ def read_figures(path: Path) -> list[FigureSpec]:
     return out
 
 
-def read_ledger_file(library: Library, path: Path, skipped: list[str] | None = None) -> list[LedgerEntry]:
+def read_ledger_file(library: Library, path: Path,
+                     skipped: list[tuple[str | None, str]] | None = None) -> list[LedgerEntry]:
+    """The entries of one ledger file; an entry checking another library's claim is left out and, where
+    ``skipped`` is given, recorded there as (its hardware, a line naming it)."""
     from derive.model.parse import parse_value
 
     data = read_toml(path)
@@ -250,7 +253,8 @@ def read_ledger_file(library: Library, path: Path, skipped: list[str] | None = N
                                     hint="every measurement carries its value, check, source and date")
         check = str(get("check"))
         if skipped is not None and foreign_check(library, check):
-            skipped.append(f"{path.stem}: {get('id')} ({check})")
+            skipped.append((None if get("hardware") is None else str(get("hardware")),
+                            f"{path.stem}: {get('id')} ({check})"))
             continue
         measured, _, _ = check_relation(library, check, w)
         relation = str(get("relation", "") or "")
@@ -331,7 +335,7 @@ def foreign_check(library: Library, check: str) -> bool:
     return bool(dot) and check not in library.declarations and topic not in {t.name for t in library.topics}
 
 
-def load_entries(library: Library, skipped: list[str] | None = None) -> list[LedgerEntry]:
+def load_entries(library: Library, skipped: list[tuple[str | None, str]] | None = None) -> list[LedgerEntry]:
     """Entries of the ledger files, then the measured ceilings of the measurement files; ``skipped`` (when
     given) collects the entries that check another library's claims instead of refusing them."""
     entries: list[LedgerEntry] = []
@@ -384,6 +388,17 @@ def measurements_as_of(library: Library, store: PresetStore, hardware: str, as_o
     return [stem for date, stem in sorted(dated) if date <= as_of]
 
 
+def _run_measurements(library: Library, store: PresetStore, entry: LedgerEntry) -> list[str]:
+    """The measurement files an entry's achieved ceilings come from: the run's own file where the ledger file
+    is one run's (``<hardware>-<name>[-prefill]`` beside ``measurements/<hardware>/<name>.toml``, as the probe
+    writes them: two runs of one day each keep their own ceilings), else those dated no later than the entry."""
+    stem = Path(entry.file).stem.removesuffix("-prefill") if entry.file else ""
+    own = stem.removeprefix(f"{entry.hardware}-") if stem.startswith(f"{entry.hardware}-") else ""
+    if own and own in {f.stem for f in store.measurement_files(str(entry.hardware))}:
+        return [own]
+    return measurements_as_of(library, store, str(entry.hardware), entry.as_of)
+
+
 def evaluate_entry(library: Library, entry: LedgerEntry, store: PresetStore | None = None) -> LedgerRow:
     store = store or PresetStore.discover(library.preset_dirs)
     where = f"ledger {entry.file}: {entry.id}"
@@ -395,8 +410,7 @@ def evaluate_entry(library: Library, entry: LedgerEntry, store: PresetStore | No
     is_ceiling_row = entry.check in library.ceilings.values()
     if entry.hardware and not is_ceiling_row and store.measurement_files(entry.hardware):
         achieved_scen = build_scenario(library, hardware=entry.hardware, model=entry.model, sets=entry.sets,
-                                       measured=True,
-                                       measurements=measurements_as_of(library, store, entry.hardware, entry.as_of))
+                                       measured=True, measurements=_run_measurements(library, store, entry))
     bound_achieved = None if achieved_scen is None else _value(library, achieved_scen, expr, where)
     holds = Rel(entry.value, op, bound).evaluate({}) if op != "==" else True
     # a definition held as a bound rests on no assumption a measurement could break: the row names the definition
@@ -413,10 +427,10 @@ def build_ledger(library: Library, *, hardware: Iterable[str] = ()) -> Ledger:
     wanted = set(hardware)
     store = PresetStore.discover(library.preset_dirs)
     figures = [spec for f in ledger_files(library) for spec in read_figures(f)]
-    skipped: list[str] = []
+    skipped: list[tuple[str | None, str]] = []
     entries = load_entries(library, skipped)
     return Ledger([evaluate_entry(library, e, store) for e in entries if not wanted or e.hardware in wanted],
-                  figures, skipped)
+                  figures, [text for chip, text in skipped if not wanted or chip in wanted])
 
 
 # a ledger against a previous one ----------------------------------------------------------------------------------
