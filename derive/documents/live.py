@@ -365,10 +365,10 @@ def _scenario_entry(library: Library, sc: Scenario) -> dict:
     subjects = list(sc.subjects) + [""] * (len(sc.notes) - len(sc.subjects))
     # a linked value (a table gives it, or it is worked out from a quantity) is worked out again on the page from
     # its source quantity at the values the user sets (its scenario file's own value where that has none)
-    ties = {n: [t, _float(sc.values[n].fallback if sc.values[n].fallback is not None else sc.values[n].value)]
+    links = {n: [t, _float(sc.values[n].fallback if sc.values[n].fallback is not None else sc.values[n].value)]
             for n, t in sc.links if n in sc.values}
     return {"values": values, "pinned": sorted(sc.pinned), "notes": list(sc.notes), "subjects": subjects,
-            "name": sc.name, "ties": ties}
+            "name": sc.name, "links": links}
 
 
 def preset_scenarios(library: Library) -> dict:
@@ -523,8 +523,8 @@ def _compact(presets: Mapping) -> dict:
                "n": [notes.setdefault(t, len(notes)) for t in combo["notes"]],
                "s": list(combo.get("subjects", [""] * len(combo["notes"]))),
                "pinned": list(combo["pinned"]), "name": combo["name"]}
-        if combo.get("ties"):
-            out["ties"] = dict(sorted(combo["ties"].items()))
+        if combo.get("links"):
+            out["links"] = dict(sorted(combo["links"].items()))
         if "replace" in combo:
             out["replace"] = list(combo["replace"])
         return out
