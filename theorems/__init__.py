@@ -21,7 +21,7 @@ PRESET_DIRS = [Path(__file__).parent / "presets"]
 # The numbers a what-if (derive diff, derive.diff) always shows before and after: (label, expression).
 HEADLINES = [
     ("B* (critical batch)", "critical_batch"),
-    ("latency floor (weight fetch)", "weight_fetch_time"),
+    ("weight fetch per step", "weight_fetch_time"),  # the experts read at the batch; the floor is the card's
     ("step time", "step_time"),
     ("cost per token", "cost_per_token"),
     ("KV per sequence", "kv_bytes_per_sequence"),

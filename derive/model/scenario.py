@@ -922,6 +922,9 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
             if qname in native and before is not None and before.value != v.value:
                 notes.append((qname, f"{qname}: {_plain_q(library, qname, v.value)} from the model ({v.note}) "
                                      f"replaces {before.origin}'s {_plain_q(library, qname, before.value)}"))
+            elif qname in native and before is None:  # nothing else gave it: the model's own, said so
+                notes.append((qname, f"{qname}: {_plain_q(library, qname, v.value)} from the model ({v.note}); "
+                                     f"--set {qname}=... for yours"))
             values[qname] = v
         layers.append(label)
     given = {qname for qname, _, _ in parsed_sets}
