@@ -438,3 +438,24 @@ def test_report_is_lines_without_printing(full, capsys):
     lines = report(full, rows)
     assert capsys.readouterr().out == "" and all(isinstance(x, str) and "\n" not in x for x in lines)
     assert any(x.startswith("  TTFT") for x in lines)
+
+
+def test_a_run_cut_short_keeps_every_section_it_finished(tmp_path):
+    """``measure`` hands each partial result to ``saved`` as sections finish: each is a valid result (the knees
+    analyse once the rates are in), sections only ever grow, and the last is the whole result.  (Needs torch;
+    a tiny CPU run.)"""
+    pytest.importorskip("torch")
+    from derive.probe.bench import measure
+
+    partials: list[dict] = []
+    with open(tmp_path / "log", "w") as log:
+        result = measure(tiny=True, device="cpu", log=log, saved=lambda r: partials.append(copy.deepcopy(r)))
+    assert len(partials) > 5 and partials[-1] == result
+    for before, after in zip(partials, partials[1:], strict=False):
+        assert set(before) <= set(after)
+    with_rates = next(p for p in partials if "shape_rates" in p)
+    assert "decode" not in with_rates
+    assert all(k.asymptotes.tokens is not None or k.asymptotes.reason for k in layer_knees(with_rates))
+    saved = tmp_path / "run.json"
+    save_result(with_rates, saved)
+    assert json.loads(saved.read_text()) == json.loads(json.dumps(with_rates))
