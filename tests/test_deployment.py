@@ -149,3 +149,25 @@ def test_weights_narrower_than_the_flops_datatype_get_a_note(lecture_library, ha
     assert bool(said) is noted
     if noted:
         assert "may sit above a measurement" in said[0] and "--set flops=" in said[0]
+
+
+# a pipeline with fewer micro-batches than stages ----------------------------------------------------------------
+
+@pytest.mark.parametrize(("sets", "noted"), [
+    ((), False),                                     # the lecture's pipeline: 4 stages, 4 micro-batches
+    (("stages=2", "microbatches=1"), True),          # a stage idle every step
+    (("stages=2", "microbatches=2"), False),         # a full pipeline
+    (("stages=1", "microbatches=1"), False),         # one node, no pipeline
+    (("stages=4", "microbatches=8"), False),         # more than full: the rest wait, none idle
+])
+def test_a_pipeline_not_kept_full_says_which_cost_counts_every_stage(lecture_library, sets, noted) -> None:
+    sc = build_scenario(lecture_library, sets=sets)
+    said = [n for n in sc.notes if n.startswith("microbatches >= stages does not hold")]
+    assert bool(said) is noted
+    if noted:
+        assert "pipelined_cost_per_token rents every stage" in said[0] and "--set microbatches=" in said[0]
+        # the two costs differ by stages / microbatches exactly where the note is given
+        from derive.model.evaluate import evaluate
+
+        cost, piped = (evaluate(lecture_library, sc, q).exact for q in ("cost_per_token", "pipelined_cost_per_token"))
+        assert piped == 2 * cost

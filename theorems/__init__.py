@@ -96,6 +96,15 @@ INPUT_CONSTRAINTS = [
      "hint": "use the chip's preset for the weights' datatype (h100-sxm-fp8, b200-fp4, ...) or --set flops=...",
      "source": "the chips' spec sheets give a rate per datatype (hardware presets: flops_bf16, flops_fp8, "
                "flops_fp4)"},
+    {"id": "pipeline.microbatches_fill_the_stages", "what": "pipeline",
+     "rule": "microbatches >= stages", "relation": logic.ge(pipeline.microbatches.sym, pipeline.stages.sym),
+     "refuse": False,
+     "reason": "with fewer micro-batches in flight than pipeline stages some stages sit idle every step, and "
+               "cost_per_token, which rents one stage's chips at full use, undercounts the rent: "
+               "pipelined_cost_per_token rents every stage (derive card shows it)",
+     "hint": "--set microbatches=... up to the stages for a full pipeline, or read pipelined_cost_per_token",
+     "source": "lecture 01:00-01:02 (a pipeline is full with as many micro-batches as stages; "
+               "pipeline.pipelined_cost_per_token)"},
 ]
 # derive.predict and `derive export --format floors-json`: the metric whose proved floor, split into its terms, a
 # serving simulator's latency predictor takes (a decode step of one sequence).
