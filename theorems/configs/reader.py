@@ -242,7 +242,8 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
     ``attention_chunk``, ``kv_state_bytes``), ``bytes_per_kv_element``, ``d_model``; ``head_dim``,
     ``kv_heads``, ``query_heads``, ``kv_cache_layers`` and ``global_attention_layers`` for non-latent
     attention; the expert counts for mixture-of-experts models; ``bytes_per_param`` when the config
-    names its datatype; ``context`` (its maximum, ``max_position_embeddings``) when given.
+    names its datatype; ``context`` (its maximum, ``max_position_embeddings``) when given;
+    ``embedding_row_params`` when the model has a per-layer table beside the input embedding (Gemma 4 E2B/E4B).
     ``bytes_per_kv_element`` given here wins over the config's datatype (the user set it);
     ``default_bytes_per_kv_element`` is used only when the config names no datatype (else 2).
     Raises ``ScenarioError`` for an unknown architecture, a missing size field or a bad value.
