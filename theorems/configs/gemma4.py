@@ -82,7 +82,7 @@ def _shared_from(f: Fields, kinds: list[str]) -> int:
     last earlier layer of its own kind."""
     n = len(kinds)
     shared = f.optional("num_kv_shared_layers", 0) or 0
-    if shared > n or shared == n:
+    if shared >= n:
         raise ScenarioError(f"field 'num_kv_shared_layers' = {shared} with {n} layers: "
                             + ("more layers than the model has" if shared > n else
                                "no layer would keep a cache for them to reuse"), where=f.where,
