@@ -57,7 +57,10 @@ Counting conventions
   convention for gpt-oss (5.1B of 116.8B) and matches DeepSeek-V2-Lite's 2.4B.  ``params_embedding``
   gives the input embedding, so ``params_active + params_embedding`` is the count with every weight of
   the selected path (Mistral's 12.9B for Mixtral, DeepSeek-V3's 37B); the notes give both, and the
-  counts without any embedding.
+  counts without any embedding.  Gemma 4 E2B/E4B's per-layer table is looked up like the input embedding: in
+  ``params_embedding``, not in ``params_active``; such a config also gives ``embedding_row_params``, the input
+  embedding's row plus the per-layer row one token reads in decode (the library's definition knows only the
+  first).
 
 KV cache by layer kind
 ----------------------
@@ -66,7 +69,8 @@ MLA: ``kv_lora_rank + qk_rope_head_dim``), sliding window W (holds ``min(L, W)``
 attention C (holds at most ``min(L, C)`` tokens: the current chunk), a layer with a recurrent state
 (Gated DeltaNet linear attention, Mamba, Mamba-2: a state of fixed size per sequence, whatever the context; a
 Falcon-H1 layer keeps both a KV cache and a state), or
-no cache at all (Nemotron-H's MLP and MoE layers, a NAS block without attention).  The counts per kind are
+no cache at all (Nemotron-H's MLP and MoE layers, a NAS block without attention, a Gemma 4 layer that reuses an
+earlier layer's cache).  The counts per kind are
 computed arithmetically from the config (``layer_types`` when given, else the family's pattern); no
 per-layer list is built.  The values: ``kv_bytes_per_token`` (full layers plus any indexer keys: the
 per-token figure at long context), ``kv_window_bytes_per_token`` and ``attention_window``,

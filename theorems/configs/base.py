@@ -73,12 +73,22 @@ class ParamBreakdown:
     experts_shared: int
     notes: tuple[str, ...]  # defaults applied and conventions, for the values' notes
     tied: bool = False  # the LM head is the embedding matrix
+    # Gemma 4 E2B/E4B: a second table looked up per token (one row of layers x width), and the projections
+    # that feed its rows into every layer (multiplied like any other weight)
+    per_layer_embedding: int = 0
+    per_layer_inputs: int = 0
+    per_layer_row: int = 0  # parameters of one token's row of the per-layer table
 
     @property
     def total(self) -> int:
         """Every counted weight, embeddings included (the publishers' totals)."""
         return (self.embedding + self.lm_head + self.attention + self.dense_mlp + self.routed_experts
-                + self.shared_experts + self.router)
+                + self.shared_experts + self.router + self.per_layer_embedding + self.per_layer_inputs)
+
+    @property
+    def lookup(self) -> int:
+        """The tables a token looks up rather than multiplies: the input embedding and a per-layer one."""
+        return self.embedding + self.per_layer_embedding
 
     @property
     def active_with_embedding(self) -> int:
@@ -87,17 +97,17 @@ class ParamBreakdown:
 
     @property
     def active(self) -> int:
-        """What a token's forward pass multiplies: no input embedding (a lookup), the output head included
-        (with tied embeddings the head is the embedding matrix, so it stays)."""
-        return self.active_with_embedding - (0 if self.tied else self.embedding)
+        """What a token's forward pass multiplies: no input embedding and no per-layer table (lookups), the
+        output head included (with tied embeddings the head is the embedding matrix, so it stays)."""
+        return self.active_with_embedding - (0 if self.tied else self.embedding) - self.per_layer_embedding
 
     @property
     def total_non_embedding(self) -> int:
-        return self.total - self.embedding - self.lm_head
+        return self.total - self.embedding - self.lm_head - self.per_layer_embedding
 
     @property
     def active_non_embedding(self) -> int:
-        return self.active_with_embedding - self.embedding - self.lm_head
+        return self.active_with_embedding - self.embedding - self.lm_head - self.per_layer_embedding
 
     @property
     def is_moe(self) -> bool:
@@ -126,6 +136,10 @@ class KVLayout:
     indexer_bytes_per_token: Fraction = Fraction(0)
     formulas: tuple[str, ...] = ()
     state_bytes: Fraction = Fraction(0)  # state held in a datatype of its own (Qwen3.5's float32 recurrent state)
+    # attention layers that reuse an earlier layer's cache and keep none (Gemma 4's num_kv_shared_layers), by the
+    # kind of their attention: counted in no element above
+    shared_full_layers: int = 0
+    shared_window_layers: int = 0
 
     def state_bytes_at(self, bytes_per_element: int | Fraction) -> Fraction:
         """Bytes of the fixed-size linear-attention state of one sequence."""
@@ -434,6 +448,13 @@ class Blocks:
     window_layers: int = 0
     window: int = 0
     window_attention: Attention | None = None
+    # Gemma 4 E2B/E4B: layers that reuse another layer's cache (their attention weights are in attention_params,
+    # their cache nowhere), the per-layer table looked up per token and the projections of its rows
+    shared_full_layers: int = 0
+    shared_window_layers: int = 0
+    per_layer_embedding: int = 0
+    per_layer_inputs: int = 0
+    per_layer_row: int = 0  # parameters of one token's row of the per-layer table
 
 
 # --------------------------------------------------------------------------------------------------

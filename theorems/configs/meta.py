@@ -23,7 +23,9 @@ What is counted, and what is left out
   tensors, Jamba's ``inner x state`` ``A_log``; not norm gains, biases, per-head vectors or sinks), so the two
   counts can be compared exactly; ``params_all`` counts every tensor.
 - ``params_embedding``: the input embedding's weight (``get_input_embeddings``); ``tied`` when the output head
-  is that same tensor.
+  is that same tensor.  ``params_lookup``: every other embedding table (Gemma 4 E2B/E4B's per-layer table), which a
+  token looks up and does not multiply: counted with the input embedding in ``params_embedding``'s value and left
+  out of ``params_active``, as the hand reader counts them.
 - Attention modules: a module whose class name ends in ``Attention`` and that holds no ``A_log`` parameter,
   outside another counted module.  State-space modules: a module that holds an ``A_log`` parameter (Mamba,
   Mamba-2, Gated DeltaNet: each keeps a fixed-size recurrent state per sequence).
@@ -82,6 +84,7 @@ class MetaCount:
     params_all: int
     params_matrices: int
     params_embedding: int
+    params_lookup: int  # embedding tables besides the input embedding (looked up, not multiplied)
     tied: bool
     attention_modules: int
     state_modules: int
@@ -182,6 +185,8 @@ def _count(model: Any, cfg: Any, torch: Any) -> dict[str, Any]:
     emb = model.get_input_embeddings().weight
     out_mod = model.get_output_embeddings()
     tied = out_mod is not None and getattr(out_mod, "weight", None) is emb
+    lookup = sum(mod.weight.numel() for mod in model.modules()
+                 if isinstance(mod, torch.nn.Embedding) and mod.weight is not emb)
     kinds: Counter[str] = Counter()
     attention, state, taken = [], 0, []
     experts: list[tuple[str, Any]] = []
@@ -253,7 +258,7 @@ def _count(model: Any, cfg: Any, torch: Any) -> dict[str, Any]:
     return {
         "params_all": sum(p.numel() for p in params.values()),
         "params_matrices": sum(p.numel() for n, p in params.items() if _matrix(n, p)),
-        "params_embedding": emb.numel(), "tied": tied, "attention_modules": len(attention),
+        "params_embedding": emb.numel(), "params_lookup": lookup, "tied": tied, "attention_modules": len(attention),
         "state_modules": state, "module_kinds": tuple(sorted(kinds.items())),
         "moe": moe_named, "routed_experts": routed if moe_named else 0,
         "experts_total": e_total, "experts_active": e_active, "kv_elements_per_token": kv, "kv_reason": reason,
@@ -333,8 +338,11 @@ def meta_model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fracti
         f"{read}: every weight tensor of two or more dimensions, embeddings included ({num(c.params_matrices)}); "
         f"norms, biases and per-head vectors ({num(skipped)}) not counted, as the hand reader counts; "
         f"{num(c.params_all)} with them")
-    out["params_embedding"] = ConfigValue(Fraction(c.params_embedding), "param",
-                                          f"{read}: the input embedding's weight ({num(c.params_embedding)})")
+    out["params_embedding"] = ConfigValue(
+        Fraction(c.params_embedding + c.params_lookup), "param",
+        f"{read}: the input embedding's weight ({num(c.params_embedding)})"
+        + (f" and the other embedding tables ({num(c.params_lookup)}), looked up per token" if c.params_lookup
+           else ""))
     if c.layers is not None:
         out["layers"] = ConfigValue(Fraction(c.layers), "1", f"num_hidden_layers = {c.layers}")
     if c.hidden_size is not None:
@@ -342,9 +350,11 @@ def meta_model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fracti
     kinds = ", ".join(f"{n} {k}" for k, n in c.module_kinds) or "none"
     notes.append(f"{read}: {c.attention_modules} attention and {c.state_modules} state-space module(s) ({kinds})")
     if not c.moe:
-        active = c.params_matrices - (0 if c.tied else c.params_embedding)
+        active = c.params_matrices - (0 if c.tied else c.params_embedding) - c.params_lookup
         lookup = ("the embedding matrix counted once, as the tied output head" if c.tied
                   else f"minus the input embedding {num(c.params_embedding)} (a lookup), output head kept")
+        if c.params_lookup:
+            lookup += f", minus the other embedding tables {num(c.params_lookup)} (lookups)"
         out["params_active"] = ConfigValue(Fraction(active), "param",
                                            f"{read}: no experts, so every counted weight is on each token's path, "
                                            f"{lookup}")
@@ -472,9 +482,12 @@ def cross_check(config: Mapping[str, Any], *, where: str = "config", model_type:
     pb, kv = param_breakdown(config, where=where), kv_layout(config, where=where)
     meta_cfg = config if model_type is None else dict(config, model_type=model_type)
     c = meta_count(meta_cfg, where=where)
-    hand = {"params_total": pb.total, "params_embedding": pb.embedding, "routed_experts": pb.routed_experts,
-            "attention_layers": kv.full_layers + kv.window_layers + kv.chunk_layers, "state_layers": kv.state_layers}
-    meta = {"params_total": c.params_matrices, "params_embedding": c.params_embedding,
+    # a layer that reuses another layer's cache is an attention module all the same
+    attention = (kv.full_layers + kv.window_layers + kv.chunk_layers + kv.shared_full_layers
+                 + kv.shared_window_layers)
+    hand = {"params_total": pb.total, "params_embedding": pb.lookup, "routed_experts": pb.routed_experts,
+            "attention_layers": attention, "state_layers": kv.state_layers}
+    meta = {"params_total": c.params_matrices, "params_embedding": c.params_embedding + c.params_lookup,
             "routed_experts": c.routed_experts, "attention_layers": c.attention_modules,
             "state_layers": c.state_modules}
     return compare(hand, meta, c.version_words)

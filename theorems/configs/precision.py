@@ -83,8 +83,9 @@ def precision(cfg: Mapping[str, Any], pb: ParamBreakdown, where: str) -> Precisi
     weight_base = base if base is not None else Fraction(2)
     if base is None:
         notes.append("config gives no torch_dtype: unquantized weights counted at 2 bytes (bf16)")
-    groups = {"embedding": pb.embedding, "lm_head": pb.lm_head, "attention": pb.attention, "dense": pb.dense_mlp,
-              "experts": pb.routed_experts, "shared": pb.shared_experts, "router": pb.router}
+    groups = {"embedding": pb.lookup, "lm_head": pb.lm_head, "attention": pb.attention, "dense": pb.dense_mlp,
+              "experts": pb.routed_experts, "shared": pb.shared_experts, "router": pb.router,
+              "per_layer_inputs": pb.per_layer_inputs}
     if q is None:
         return Precision(weight_base, f"torch_dtype {name}: {num(weight_base)} B per weight", kv_bytes, kv_note,
                           tuple(notes))

@@ -149,6 +149,9 @@ def _analyse_as(config: Mapping[str, Any], where: str, mtype: str, type_notes: l
         routed_experts_active=mlp.routed_active, shared_experts=mlp.shared, router=mlp.router,
         moe_layers=mlp.moe_layers, experts_total=mlp.experts, experts_active=mlp.active,
         experts_shared=mlp.shared_n, notes=tuple(f.notes), tied=tie,
+        per_layer_embedding=blocks.per_layer_embedding if blocks is not None else 0,
+        per_layer_inputs=blocks.per_layer_inputs if blocks is not None else 0,
+        per_layer_row=blocks.per_layer_row if blocks is not None else 0,
     )
     per = att.kv_elements_per_layer
     # sliding layers with heads of their own (MiMo, Gemma 4) say so; otherwise they are the full layers' attention
@@ -160,6 +163,11 @@ def _analyse_as(config: Mapping[str, Any], where: str, mtype: str, type_notes: l
         formulas.append(f"chunks of {chunk}: {counts['chunk']} layers * {att.kv_formula}")
     if linear is not None:
         formulas.append(f"{linear.kind}: {counts['linear']} layers * ({linear.formula})")
+    shared_full = blocks.shared_full_layers if blocks is not None else 0
+    shared_window = blocks.shared_window_layers if blocks is not None else 0
+    if shared_full or shared_window:
+        formulas.append(f"reusing an earlier layer's cache: {shared_full} global and {shared_window} sliding-window "
+                        "layers * 0")
     kv = KVLayout(full_layers=counts["full"], full_elements=full_elements,
                   window_layers=counts["window"], window=window,
                   window_elements=counts["window"] * win_att.kv_elements_per_layer,
@@ -167,7 +175,8 @@ def _analyse_as(config: Mapping[str, Any], where: str, mtype: str, type_notes: l
                   state_layers=counts["linear"],
                   state_elements=counts["linear"] * linear.state_elements_per_layer if linear else 0,
                   state_bytes=counts["linear"] * linear.state_bytes_per_layer if linear else Fraction(0),
-                  indexer_bytes_per_token=indexer_bytes, formulas=tuple(formulas))
+                  indexer_bytes_per_token=indexer_bytes, formulas=tuple(formulas),
+                  shared_full_layers=shared_full, shared_window_layers=shared_window)
     return _Analysis(pb, kv, cfg, d, att, where, list(f.notes))
 
 
@@ -233,7 +242,8 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
     ``attention_chunk``, ``kv_state_bytes``), ``bytes_per_kv_element``, ``d_model``; ``head_dim``,
     ``kv_heads``, ``query_heads``, ``kv_cache_layers`` and ``global_attention_layers`` for non-latent
     attention; the expert counts for mixture-of-experts models; ``bytes_per_param`` when the config
-    names its datatype; ``context`` (its maximum, ``max_position_embeddings``) when given.
+    names its datatype; ``context`` (its maximum, ``max_position_embeddings``) when given;
+    ``embedding_row_params`` when the model has a per-layer table beside the input embedding (Gemma 4 E2B/E4B).
     ``bytes_per_kv_element`` given here wins over the config's datatype (the user set it);
     ``default_bytes_per_kv_element`` is used only when the config names no datatype (else 2).
     Raises ``ScenarioError`` for an unknown architecture, a missing size field or a bad value.
@@ -259,6 +269,9 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
 
     parts = [f"embedding {num(pb.embedding)}"]
     parts.append(f"LM head {num(pb.lm_head)}" if pb.lm_head else "LM head tied to the embedding")
+    if pb.per_layer_embedding:
+        parts.append(f"per-layer embedding {num(pb.per_layer_embedding)} + its projections "
+                     f"{num(pb.per_layer_inputs)}")
     parts.append(f"attention {num(pb.attention)} ({L} layers)")
     if pb.dense_mlp:
         parts.append(f"dense MLP {num(pb.dense_mlp)} ({L - pb.moe_layers} layers)")
@@ -271,6 +284,8 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
     total_note = (" + ".join(parts) + conv + f"; {bn(pb.total_non_embedding)} without embeddings" + defaults)
     lookup = ("the embedding matrix counted once, as the tied output head" if pb.tied else
               f"minus the input embedding {num(pb.embedding)} (a lookup), output head kept")
+    if pb.per_layer_embedding:
+        lookup += f", minus the per-layer embedding {num(pb.per_layer_embedding)} (a lookup)"
     active_note = (f"multiplied per token (compute convention): {num(pb.active_with_embedding)} on the token's path, "
                    f"{lookup}; "
                    f"{bn(pb.active_with_embedding)} with the embedding, {bn(pb.active_non_embedding)} without "
@@ -285,6 +300,8 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
         active_words = (f"params_active {bn(pb.active)} without the input embedding, output head included "
                         f"({bn(pb.active_with_embedding)} with it, {bn(pb.active_non_embedding)} without any "
                         "embedding)")
+    if pb.per_layer_embedding:
+        active_words += f"; the per-layer embedding {bn(pb.per_layer_embedding)} (a lookup) left out"
     notes.append(f"params_total {bn(pb.total)} with embeddings ({bn(pb.total_non_embedding)} without); "
                  + active_words)
 
@@ -307,9 +324,11 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
     out = ModelValues({
         "params_total": ConfigValue(Fraction(pb.total), "param", total_note),
         "params_active": ConfigValue(Fraction(pb.active), "param", active_note),
-        "params_embedding": ConfigValue(Fraction(pb.embedding), "param",
+        "params_embedding": ConfigValue(Fraction(pb.lookup), "param",
                                         f"input token embedding: vocab_size {num(pb.embedding // a.d)} * hidden_size "
-                                        f"{num(a.d)}"),
+                                        f"{num(a.d)}" + (f", + the per-layer embedding {num(pb.per_layer_embedding)}, "
+                                                         "also looked up per token, not multiplied"
+                                                         if pb.per_layer_embedding else "")),
         "layers": ConfigValue(Fraction(L), "1", f"num_hidden_layers = {L}"),
         "kv_bytes_per_token": ConfigValue(k_full, "B/token", kv_note),
         "kv_window_bytes_per_token": ConfigValue(Fraction(kv.window_elements) * e, "B/token",
@@ -331,6 +350,16 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
         "bytes_per_kv_element": ConfigValue(e, "B", e_note, native=bytes_per_kv_element is None),
         **hidden_values(a.d),
     })
+    if pb.per_layer_row:
+        # decode reads one row of each table per new token, never a table whole; the library's definition counts
+        # the input embedding's row (d_model) only, so the config gives the two rows together
+        row = a.d + pb.per_layer_row
+        out["embedding_row_params"] = ConfigValue(
+            Fraction(row), "param/token", f"one token's lookups read one row of each embedding table: hidden_size "
+            f"{num(a.d)} + the per-layer row {num(pb.per_layer_row)} (num_hidden_layers * "
+            "hidden_size_per_layer_input)")
+        notes.append(f"per-layer embedding: decode looks up one row of {num(pb.per_layer_row)} per new token "
+                     "beside the input embedding's, never reading the table whole (embedding_row_params)")
     if prec.bytes_per_param is not None:
         out["bytes_per_param"] = ConfigValue(prec.bytes_per_param, "B/param", prec.param_note, native=True)
     max_ctx = cfg.get("max_position_embeddings")
@@ -367,8 +396,11 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
         if kv.full_layers:
             out["kv_cache_layers"] = ConfigValue(Fraction(kv.full_layers), "1",
                                                  "layers whose KV cache spans the whole context")
-            out["global_attention_layers"] = ConfigValue(Fraction(kv.full_layers), "1",
-                                                         "layers whose attention spans the whole context")
+            out["global_attention_layers"] = ConfigValue(
+                Fraction(kv.full_layers + kv.shared_full_layers), "1",
+                "layers whose attention spans the whole context" + (
+                    f" ({kv.shared_full_layers} of them reusing an earlier layer's cache)"
+                    if kv.shared_full_layers else ""))
     if pb.is_moe:
         out["experts_total"] = ConfigValue(Fraction(pb.experts_total), "1",
                                            f"routed experts per MoE layer ({pb.moe_layers} of {L} layers are MoE)")
