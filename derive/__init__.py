@@ -28,6 +28,7 @@ _FIG = "derive.documents.figures"
 _EXPORTS = {
     "Assumption": _DECL, "Claim": _DECL, "Definition": _DECL, "Quantity": _DECL, "Source": _DECL, "Step": _DECL,
     "derived": _DECL, "lecture": _DECL, "paper": _DECL, "spec": _DECL, "si": "derive.model.units",
+    "declare_count_dimension": "derive.model.units",
     "logic": None, "Figure": _FIG, "Curve": _FIG, "Mark": _FIG,
     # checking and what-if, for notebooks and scripts (derive/api.py)
     **{n: "derive.api" for n in ("load", "scenario", "check", "evaluate", "diff", "margin", "claim",
