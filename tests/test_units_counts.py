@@ -158,10 +158,12 @@ def test_adding_rates_per_different_counts_is_a_unit_error():
 
 def test_a_definition_in_the_wrong_count_is_a_unit_error():
     total = Quantity("total_rate", "T", "token/s", "tokens per second of the blue line")
-    wrong = Definition("t.total", title="t", statement="s", source=SRC, defines=total, expr=per_red.sym * blue_count.sym)
+    wrong = Definition("t.total", title="t", statement="s", source=SRC, defines=total,
+                       expr=per_red.sym * blue_count.sym)
     with pytest.raises(DimensionError, match=r"declared in token/s but its formula gives"):
         make_library(per_red, blue_count, total, wrong)
-    right = Definition("t.total", title="t", statement="s", source=SRC, defines=total, expr=per_blue.sym * blue_count.sym)
+    right = Definition("t.total", title="t", statement="s", source=SRC, defines=total,
+                       expr=per_blue.sym * blue_count.sym)
     assert "total_rate" in make_library(per_blue, blue_count, total, right).quantities
 
 
@@ -239,7 +241,8 @@ def unit_strings(draw) -> str:
     bottom = [factor() for _ in range(draw(st.integers(0, 3)))]
     text = "·".join(top) or "1"
     if bottom:
-        text += "/" + (bottom[0] if len(bottom) == 1 else "(" + draw(st.sampled_from(["·", "*", " "])).join(bottom) + ")")
+        times = draw(st.sampled_from(["·", "*", " "]))
+        text += "/" + (bottom[0] if len(bottom) == 1 else "(" + times.join(bottom) + ")")
     return text
 
 
