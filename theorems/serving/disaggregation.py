@@ -16,6 +16,13 @@ Main claims:
   exactly B/B_dis transfers, whatever the prompt.
 - ``disaggregation.request_cost_split``: a request costs its input tokens at the prefill pool's cost per input
   token plus its output tokens at the decode pool's cost per output token.
+- **Rate per deployed chip** ``disaggregation.deployed_rate_is_decode_share``: the pools count chips in units of
+  their own (``prefill_chip``, ``decode_chip``), so a rate per prefill chip and one per decode chip cannot be
+  added; converted to chips, the output rate per deployed chip is the decode chip's times the decode pool's share
+  of the chips, never above it (``disaggregation.deployed_rate_is_decode_rate``, equal, is refuted).
+- ``disaggregation.deepseek_r1_rates_per_chip``: DeepSeek's published units (4 prefill nodes, 18 decode nodes of
+  8 H800) at its average rates per node: 9,212.5 input tokens/s per prefill chip, 1,850 output tokens/s per decode
+  chip, 1,514 per deployed chip (``disaggregation.deepseek_r1_decode_rate_as_deployed``, 1,850, is refuted).
 - Worked examples (KV per token from the publishers' config.json): ``disaggregation.deepseek_v3_breakeven_below_one``
   (MLA's 70,272 bytes per token over a 400 Gb/s NIC: B_dis < 1/25, every batch gains);
   ``disaggregation.llama3_405b_breakeven_below_one`` (516,096 bytes per token: B_dis < 1/50);
@@ -24,7 +31,9 @@ Main claims:
 
 Notation: ℓ prompt tokens, k KV bytes per token (all layers), n chips of the prefill group (each with its own
 scale-out link), W_out scale-out bandwidth per chip, F peak FLOP/s, N_act active parameters, B sequences the
-decode replica is decoding, σ one request, c_in and c_out the cost per input and per output token.
+decode replica is decoding, σ one request, c_in and c_out the cost per input and per output token; N_pre and N_dec
+the chips of the prefill and decode pools (in prefill_chip and decode_chip), κ_pre and κ_dec one chip per pool
+chip, N_dep the deployment's chips, θ_pre, θ_dec and θ_dep the rates per prefill, decode and deployed chip.
 
 Implementation notes: the interference is counted at the compute floor of a prefill (weight multiplies at
 peak, no attention), its shortest: a real prefill stalls longer, so a transfer that wins here wins in
