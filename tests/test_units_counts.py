@@ -4,6 +4,7 @@ word is still refused; the order of dimensions does not depend on the order of d
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from fractions import Fraction
@@ -198,13 +199,25 @@ def test_a_library_adding_a_per_prefill_chip_rate_to_a_per_decode_chip_rate_fail
     assert "mine.both" in err and not out
 
 
-def test_a_library_with_its_own_counts_checks_in_a_fresh_process(tmp_path):
+def test_a_library_with_its_own_counts_checks_alike_cold_and_warm_in_fresh_processes(tmp_path):
+    """The declaration is made when the library is imported, in each process: a cold check and a warm one (its
+    results from the cache folder the cold one filled), under different hash seeds, print the same."""
     path = tmp_path / "pools.py"
-    path.write_text(MIXING_LIBRARY.replace("per_prefill_chip.sym + per_decode_chip.sym", "per_prefill_chip.sym"))
-    run = subprocess.run([sys.executable, "-m", "derive", "check", "--library", str(path)], capture_output=True,
-                         text=True, timeout=300)
-    assert run.returncode == 0, run.stderr
-    assert "proved" in run.stdout and "mine.both" in run.stdout
+    path.write_text(MIXING_LIBRARY.replace("per_prefill_chip.sym + per_decode_chip.sym", "per_prefill_chip.sym")
+                    + '\nsaid = Claim("mine.said", title="Said", statement="A rate per prefill chip, shown.", '
+                      'source=derived("x"), goal=logic.lt(per_prefill_chip.sym, 0))\n')
+    outs = []
+    for seed in ("1", "4242"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        env.pop("DERIVE_NO_CACHE", None)
+        run = subprocess.run([sys.executable, "-m", "derive", "check", "--library", str(path), "--cache-dir",
+                              str(tmp_path / "cache")], capture_output=True, text=True, timeout=300, env=env)
+        assert run.returncode == 1, run.stderr  # mine.said is refuted, not expected to be
+        outs.append(run.stdout)
+        assert any((tmp_path / "cache").rglob("*.json"))  # the first run filled the cache the second reads
+    assert outs[0] == outs[1]
+    assert "proved" in outs[0] and "mine.both" in outs[0]
+    assert "per_prefill_chip = 1 token/(s·prefill_chip)" in outs[0]  # the counterexample, in its unit
 
 
 ORDER = '''
