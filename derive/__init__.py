@@ -6,6 +6,8 @@ arithmetic under stated assumptions.  The public API for writing a library:
 
     from derive import Quantity, Definition, Assumption, Claim, Step, lecture, paper, spec, si, logic
 
+(``declare_count_dimension`` makes a count of the library's own, like ``prefill_chip``, a unit and a dimension)
+
 and for checking and what-ifs (notebooks, scripts; see ``derive.api``):
 
     derive.load, derive.scenario, derive.check, derive.evaluate, derive.diff, derive.margin, derive.claim

@@ -82,7 +82,8 @@ DIMENSIONLESS = Dimension()
 
 
 def format_dimension(dim: Dimension) -> str:
-    """``byte/s``, ``FLOP/(param·token)``, ``1`` for dimensionless.  Order follows BASE_DIMENSIONS."""
+    """``byte/s``, ``FLOP/(param·token)``, ``1`` for dimensionless.  Order follows ``base_dimensions()``:
+    BASE_DIMENSIONS, then the declared counts alphabetically."""
     if dim.powers == (("J", Fraction(1)), ("s", Fraction(-1))):
         return "W"  # power reads in watts, as spec sheets give it
     order = {name: i for i, name in enumerate(base_dimensions())}
