@@ -6,6 +6,8 @@ arithmetic under stated assumptions.  The public API for writing a library:
 
     from derive import Quantity, Definition, Assumption, Claim, Step, lecture, paper, spec, si, logic
 
+(``declare_count_dimension`` makes a count of the library's own, like ``prefill_chip``, a unit and a dimension)
+
 and for checking and what-ifs (notebooks, scripts; see ``derive.api``):
 
     derive.load, derive.scenario, derive.check, derive.evaluate, derive.diff, derive.margin, derive.claim
@@ -28,6 +30,7 @@ _FIG = "derive.documents.figures"
 _EXPORTS = {
     "Assumption": _DECL, "Claim": _DECL, "Definition": _DECL, "Quantity": _DECL, "Source": _DECL, "Step": _DECL,
     "derived": _DECL, "lecture": _DECL, "paper": _DECL, "spec": _DECL, "si": "derive.model.units",
+    "declare_count_dimension": "derive.model.units",
     "logic": None, "Figure": _FIG, "Curve": _FIG, "Mark": _FIG,
     # checking and what-if, for notebooks and scripts (derive/api.py)
     **{n: "derive.api" for n in ("load", "scenario", "check", "evaluate", "diff", "margin", "claim",

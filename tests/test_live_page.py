@@ -312,6 +312,33 @@ def test_serving_page_applies_a_layout_as_the_engine_does(page, tmp_path_factory
     assert _assert_matches_evaluate(serving_library, scenario, _derived(page)) > 60
 
 
+def test_serving_page_counts_the_pools_in_their_own_units(page, tmp_path_factory, serving_library):
+    """Pool sizes typed in prefill_chip and decode_chip (counts the serving library declares) give the rates per
+    prefill, decode and deployed chip that derive eval gives, each printed in its unit by the page's formatter."""
+    site = _site(tmp_path_factory, serving_library, "live-serving-pools")
+    _open(page, site)
+    # DeepSeek's published units (4 prefill nodes, 18 decode nodes of 8 H800) at its average rates per node
+    for name, text in (("prefill_chips", "32"), ("decode_chips", "144"), ("input_token_rate", "294800"),
+                       ("output_token_rate", "266400")):
+        _type(page, name, text)
+    _, scenario = _scenario_of(page, serving_library)
+    assert scenario.value("prefill_chips") == 32 and scenario.value("decode_chips") == 144
+    derived = _derived(page)
+    assert derived["deployed_chips"]["text"] == "176"
+    assert derived["input_rate_per_prefill_chip"]["text"] == "9,213 token/(s·prefill_chip)"
+    assert derived["output_rate_per_decode_chip"]["text"] == "1,850 token/(s·decode_chip)"
+    assert derived["output_rate_per_deployed_chip"]["text"] == "1,514 token/s"
+    assert _assert_matches_evaluate(serving_library, scenario, derived) > 60
+    units = ["prefill_chip", "1/decode_chip", "token/(s·prefill_chip)", "USD/(h·decode_chip)", "decode_chip^2"]
+    infos = [{"unit": u, "factors": [list(f) for f in canonical_factors(u)]} for u in units]
+    values = _sample_values()
+    got = page.js(f"(function(vs, us){{return us.map(u => vs.map(v => DeriveLive.show(v, u)))}})"
+                  f"({json.dumps(values)}, {json.dumps(infos)})")
+    mismatches = [(u, v, shown, format_value(v, u)) for u, row in zip(units, got, strict=True)
+                  for v, shown in zip(values, row, strict=True) if shown != format_value(v, u)]
+    assert not mismatches, mismatches[:10]
+
+
 # the number formatter: the page's mirror against derive.model.display ---------------------------------------
 
 def _sample_values() -> list[float]:

@@ -1,6 +1,7 @@
 """Part II, chapter disaggregation (theorems/serving/disaggregation.py): KV transfer bytes from the publishers'
 config.json (DeepSeek-V3's MLA, Llama 3.1 405B's GQA), the exact break-even batch, the stall as a multiple of the
-transfer, input and output token costs kept apart, and bad input."""
+transfer, input and output token costs kept apart, rates per prefill, decode and deployed chip in units that do not
+add (DeepSeek's published units and rates per node), and bad input."""
 
 from __future__ import annotations
 
@@ -95,3 +96,74 @@ def test_bad_disaggregation_input_is_one_line_exit_2(bad):
                            "disaggregation_breakeven_batch"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+# Pool sizes and rates per chip: prefill chips, decode chips and deployed chips are different units ----------------
+# DeepSeek-V3/R1 Inference System Overview (deepseek-ai/open-infra-index, 2025-03-01): a prefill unit spans 4 nodes,
+# a decode unit 18, 8 H800 GPUs a node; about 73.7k input tokens/s per prefill node, 14.8k output per decode node
+DS_UNITS = ["prefill_chips=32 prefill_chip", "decode_chips=144 decode_chip",
+            f"input_token_rate={4 * 73_700} token/s", f"output_token_rate={18 * 14_800} token/s"]
+
+
+def test_deepseek_units_rates_per_prefill_decode_and_deployed_chip():
+    assert value("deployed_chips", DS_UNITS) == 176
+    assert value("input_rate_per_prefill_chip", DS_UNITS) == Fraction(73_700, 8)  # 9,212.5 per prefill chip
+    assert value("output_rate_per_decode_chip", DS_UNITS) == 1850
+    per_chip = value("output_rate_per_deployed_chip", DS_UNITS)
+    assert per_chip == Fraction(266_400, 176) and close(per_chip, 1514)
+    # the prefill chips the decode pool needs beside it cost the deployment 18 % of the per-decode-chip rate
+    assert close(1 - per_chip / 1850, Fraction(18, 100), rel=Fraction(2, 100))
+
+
+def test_rates_per_chip_carry_their_pools_units():
+    units = {name: LIB.quantity(name).unit for name in
+             ("prefill_chips", "decode_chips", "deployed_chips", "input_rate_per_prefill_chip",
+              "output_rate_per_decode_chip", "output_rate_per_deployed_chip")}
+    assert units == {"prefill_chips": "prefill_chip", "decode_chips": "decode_chip", "deployed_chips": "1",
+                     "input_rate_per_prefill_chip": "token/(s·prefill_chip)",
+                     "output_rate_per_decode_chip": "token/(s·decode_chip)",
+                     "output_rate_per_deployed_chip": "token/s"}
+    dims = {LIB.quantity(n).dimension for n in ("input_rate_per_prefill_chip", "output_rate_per_decode_chip",
+                                                "output_rate_per_deployed_chip")}
+    assert len(dims) == 3
+    assert LIB.quantity("deployed_chips").dimension == LIB.quantity("chips").dimension
+    for name in ("chip_per_prefill_chip", "chip_per_decode_chip"):
+        assert LIB.quantity(name).value == 1 and LIB.quantity(name).source is not None
+
+
+def test_adding_a_per_prefill_chip_rate_to_a_per_decode_chip_rate_does_not_load():
+    from derive import Definition, Quantity, derived
+    from derive.errors import DimensionError
+    from derive.model.declarations import Topic
+    from derive.model.library import Library
+
+    pooled = Quantity("pooled_rate", "r", "token/(s·prefill_chip)", "the two pools' rates added, by mistake")
+    mistake = Definition("mine.pooled_rate", title="Pooled rate", statement="Adds the rates of both pools.",
+                         source=derived("a mistake"), defines=pooled, expr=dis.th_pre + dis.th_dec)
+    topic = Topic("mine", "mine", "", (pooled,), (mistake,))
+    with pytest.raises(DimensionError, match=r"token/\(s·prefill_chip\).*token/\(s·decode_chip\)"):
+        Library([*LIB.topics, topic])
+
+
+@given(pre=st.integers(1, 10**5), dec=st.integers(1, 10**5), rate=st.integers(1, 10**9))
+@settings(max_examples=200, deadline=None)
+def test_rate_per_deployed_chip_is_the_decode_rate_diluted(pre, dec, rate):
+    subs = {dis.N_pre: pre, dis.N_dec: dec, dis.Th_out: rate}
+    per_deployed = LIB.expand(dis.th_dep).subs(subs)
+    per_decode = LIB.expand(dis.th_dec / dis.kap_dec).subs(subs)
+    assert per_deployed == per_decode * sp.Rational(dec, pre + dec)
+    assert per_deployed < per_decode
+
+
+@pytest.mark.parametrize(("bad", "says"), [
+    ("prefill_chips=32", "write it with a unit, like 32 prefill_chip"),
+    ("prefill_chips=32 decode_chip", "unit 'decode_chip' is decode_chip but prefill_chips is prefill_chip"),
+    ("decode_chips=144", "like 144 decode_chip"),
+    ("prefill_chips=32 prefill_chips", "unknown unit 'prefill_chips'"),
+])
+def test_a_pool_size_in_the_wrong_unit_is_one_line_exit_2(bad, says):
+    proc = subprocess.run([sys.executable, "-m", "derive", "eval", "--library", "serving", "--set", bad,
+                           "deployed_chips"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+    assert says in proc.stderr

@@ -4,6 +4,7 @@ unit and prefix.  One job: a number with its unit, in each of the documents' lan
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from fractions import Fraction
 
 import sympy as sp
@@ -11,7 +12,7 @@ import sympy as sp
 from derive.documents.latex import latex_escape
 from derive.errors import UnitError
 from derive.model.declarations import Quantity
-from derive.model.units import format_dimension, parse_unit, unit_factors
+from derive.model.units import format_dimension, is_declared_count, parse_unit, unit_factors
 
 _SI_BASE = {
     "FLOP": [("\\flop", 1)], "FLOPs": [("\\flop", 1)], "flop": [("\\flop", 1)], "flops": [("\\flop", 1)],
@@ -40,6 +41,28 @@ SIUNIT_DECLARATIONS = (
     r"\DeclareSIUnit\token{token}", r"\DeclareSIUnit\sequence{seq}", r"\DeclareSIUnit\param{param}",
     r"\DeclareSIUnit\usd{USD}", r"\DeclareSIUnit\day{day}",
 )
+# Macros a unit string turns into besides the units': a declared count must not take one of these names.
+_SI_TAKEN = frozenset(m for ms in _SI_BASE.values() for m, _ in ms) | frozenset(_SI_PREFIX.values()) \
+    | {"\\per", "\\squared", "\\cubed", "\\tothe"}
+
+
+def count_macro(word: str) -> str:
+    """The siunitx macro of a count a library declared: the word without underscores (``prefill_chip``:
+    ``\\prefillchip``), declared by ``siunit_declarations``."""
+    macro = "\\" + word.replace("_", "")
+    if macro in _SI_TAKEN:
+        raise UnitError(f"the count '{word}' would take the siunitx macro {macro}, which units already use",
+                        hint="declare the count under another word")
+    return macro
+
+
+def siunit_declarations(units: Iterable[str] = ()) -> list[str]:
+    """``SIUNIT_DECLARATIONS``, then a ``\\DeclareSIUnit`` for each declared count that ``units`` (the unit
+    strings a document shows) use, in alphabetical order: a document declares what it uses, whatever else
+    the process imported, so that a build reads the same in every process."""
+    used = sorted({w for text in units for _, w, _ in unit_factors(text) if is_declared_count(w)})
+    return [*SIUNIT_DECLARATIONS,
+            *(rf"\DeclareSIUnit{count_macro(w)}{{\mbox{{{latex_escape(w)}}}}}" for w in used)]
 
 
 def siunitx_unit(text: str) -> str:
@@ -47,6 +70,9 @@ def siunitx_unit(text: str) -> str:
     the engine's own unit grammar (``derive.model.units.unit_factors``)."""
     parts: list[tuple[str, Fraction]] = []
     for prefix, word, exponent in unit_factors(text):
+        if is_declared_count(word):
+            parts.append((count_macro(word), Fraction(exponent)))  # counts take no prefixes
+            continue
         if word not in _SI_BASE:
             raise UnitError(f"no siunitx form for unit '{word}' in '{text}'")
         macros = [(m, Fraction(p) * exponent) for m, p in _SI_BASE[word]]

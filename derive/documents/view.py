@@ -29,12 +29,12 @@ from derive.documents.latex import (
 )
 from derive.documents.thresholds import Threshold, tolerance_band
 from derive.documents.values_text import (
-    SIUNIT_DECLARATIONS,
     exact_value_text,
     in_unit,
     markdown_unit,
     quantity_unit,
     si_value_text,
+    siunit_declarations,
     undefined_text,
     unit_tex,
     value_text,
@@ -842,7 +842,7 @@ class ModelBuilder:
             "titlepage": self.title_page(),
             "verdict_names": [v for v in VERDICTS if counts.get(v, 0) and v != "assumed"],
             "verdict_counts": {v: counts.get(v, 0) for v in VERDICTS},
-            "siunit_declarations": list(SIUNIT_DECLARATIONS),
+            "siunit_declarations": siunit_declarations(_unit_strings(self.library)),
         }
 
 
@@ -896,6 +896,11 @@ def claims_model(library: Library, scenario: Scenario, report: Report | None = N
     return {"scenario": scenario.name, "macros": rows}
 
 
+def _unit_strings(library: Library) -> list[str]:
+    """The unit strings of the library's quantities: every unit its documents show is built from them."""
+    return [u for q in library.quantities.values() for u in (q.unit, q.display_unit) if u]
+
+
 def values_model(library: Library, scenario: Scenario, report: Report | None = None) -> dict:
     """A macro per quantity with a value under the scenario (given ones and computed ones), and the
     verdict of every claim of the report."""
@@ -916,4 +921,4 @@ def values_model(library: Library, scenario: Scenario, report: Report | None = N
             if r.id in library.declarations:
                 verdicts.append({"id": r.id, "short": mb.short_names[r.id], "verdict": r.verdict})
     return {"scenario": scenario.name, "values": rows, "verdicts": verdicts,
-            "siunit_declarations": list(SIUNIT_DECLARATIONS)}
+            "siunit_declarations": siunit_declarations(_unit_strings(library))}

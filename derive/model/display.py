@@ -31,7 +31,7 @@ from numbers import Rational as _RationalABC
 import sympy as sp
 
 from derive.errors import UnitError
-from derive.model.units import Dimension, format_dimension, parse_unit, unit_factors
+from derive.model.units import Dimension, format_dimension, is_declared_count, parse_unit, unit_factors
 
 __all__ = [
     "Shown",
@@ -264,6 +264,8 @@ def _canonical(unit: str) -> list[Factor]:
             continue
         elif word in _CANON:
             out.append((prefix, _CANON[word], exp))
+        elif is_declared_count(word):  # a library's own count (prefill_chip): shown as written, never prefixed
+            out.append((prefix, word, exp))
         else:  # a word the grammar gained but the display does not know yet
             raise UnitError(f"no display form for unit '{word}' in '{unit}'")
     return out

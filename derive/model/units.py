@@ -1,8 +1,10 @@
 """A small dimension system and a parser for unit strings.
 
 Dimensions are products of powers of a few base dimensions (FLOP, byte, second, token, sequence,
-parameter, dollar, joule).  Counting units such as chips, layers or experts are dimensionless.  A ``Unit``
-is a dimension with a scale to the base units (``TB/s`` is ``byte/s`` times 10**12).
+parameter, dollar, joule).  Counting units such as chips, layers or experts are dimensionless, unless a
+library declares one as a dimension of its own (``declare_count_dimension("prefill_chip", ...)``): then
+a quantity per prefill chip and one per decode chip cannot be added by mistake.  A ``Unit`` is a
+dimension with a scale to the base units (``TB/s`` is ``byte/s`` times 10**12).
 
 The parser is a hand-written recursive descent over a fixed vocabulary: no ``eval``, no sympy
 parsing.  Decimal prefixes (k, M, G, T, P, E; m, u, n for small) and binary ones (Ki, Mi, Gi, Ti)
@@ -19,6 +21,20 @@ from functools import lru_cache
 from derive.errors import UnitError
 
 BASE_DIMENSIONS: tuple[str, ...] = ("FLOP", "byte", "s", "token", "seq", "param", "USD", "J")
+# Counting dimensions libraries declared (word -> hint), each its own base dimension.  Only ever added to,
+# never changed: a unit string that parsed keeps its meaning, so ``parse_unit``'s cache stays right.
+_DECLARED: dict[str, str] = {}
+
+
+def base_dimensions() -> tuple[str, ...]:
+    """The engine's base dimensions, then the declared counting dimensions in alphabetical order (not the
+    order of declaration, which depends on which library a process imported first)."""
+    return BASE_DIMENSIONS + tuple(sorted(_DECLARED))
+
+
+def declared_count_dimensions() -> dict[str, str]:
+    """The counting dimensions declared so far, each with its hint, in alphabetical order."""
+    return {name: _DECLARED[name] for name in sorted(_DECLARED)}
 
 
 @dataclass(frozen=True, order=True)
@@ -34,7 +50,7 @@ class Dimension:
     @staticmethod
     def _make(powers: dict[str, Fraction]) -> Dimension:
         for name in powers:
-            if name not in BASE_DIMENSIONS:
+            if name not in BASE_DIMENSIONS and name not in _DECLARED:
                 raise UnitError(f"unknown base dimension '{name}'")
         return Dimension(tuple(sorted((k, v) for k, v in powers.items() if v != 0)))
 
@@ -66,10 +82,11 @@ DIMENSIONLESS = Dimension()
 
 
 def format_dimension(dim: Dimension) -> str:
-    """``byte/s``, ``FLOP/(param·token)``, ``1`` for dimensionless.  Order follows BASE_DIMENSIONS."""
+    """``byte/s``, ``FLOP/(param·token)``, ``1`` for dimensionless.  Order follows ``base_dimensions()``:
+    BASE_DIMENSIONS, then the declared counts alphabetically."""
     if dim.powers == (("J", Fraction(1)), ("s", Fraction(-1))):
         return "W"  # power reads in watts, as spec sheets give it
-    order = {name: i for i, name in enumerate(BASE_DIMENSIONS)}
+    order = {name: i for i, name in enumerate(base_dimensions())}
     num, den = [], []
     for name, p in sorted(dim.powers, key=lambda kv: order[kv[0]]):
         target = num if p > 0 else den
@@ -161,14 +178,59 @@ def _split_word(word: str, text: str) -> tuple[str, str]:
                     hint={"m": f"did you mean M{rest} (mega)?", "p": f"did you mean P{rest} (peta)?"}.get(prefix),
                 )
             return prefix, rest
+    declared = ", ".join(sorted(_DECLARED))
     raise UnitError(
         f"unknown unit '{word}' in '{text}'",
         hint="units are built from FLOP, B (byte), b (bit), s, ms, min, h, token, seq, param, USD, J, W "
-             "with prefixes k M G T P, Ki Mi Gi Ti",
+             "with prefixes k M G T P, Ki Mi Gi Ti" + (f"; counts declared: {declared}" if declared else ""),
     )
 
 
-_TOKEN = re.compile(r"\s*(\*\*|[A-Za-zµ$%]+|\d+|[*/·^()\-])")
+_WORD = re.compile(r"[A-Za-z][A-Za-z_]*[A-Za-z]")  # a declared count: letters, inner underscores (prefill_chip)
+
+
+def _letters(word: str) -> str:
+    return word.replace("_", "").lower()
+
+
+def declare_count_dimension(name: str, *, hint: str) -> None:
+    """Make ``name`` (``prefill_chip``) a unit word and a base dimension of its own, for a library that
+    counts things which must not mix (chips of a prefill pool and of a decode pool): ``token/(s·prefill_chip)``
+    then parses, and adding it to a ``token/(s·decode_chip)`` is a unit error.  ``hint`` says in plain words
+    what one of it is (``"one chip of the prefill pool"``).  Declaring a declared name again does nothing (the
+    first hint stays); a name that is already a unit word, reads as a prefixed one, or spells another unit word
+    (ignoring case and underscores) is refused.  Count words take no prefixes: ``kprefill_chip`` stays
+    unknown."""
+    if not isinstance(name, str) or not _WORD.fullmatch(name):
+        raise UnitError(f"cannot declare the counting dimension {name!r}",
+                        hint="a count is letters with inner underscores, like prefill_chip")
+    if not isinstance(hint, str) or not hint.strip():
+        raise UnitError(f"counting dimension '{name}' needs a hint", hint="say what one of it is, in plain words")
+    if name in _DECLARED:
+        return  # two libraries counting the same thing (one built on the other, or both loaded): one dimension
+    if name in _BASE_UNITS or name in BASE_DIMENSIONS or name in _PREFIXES:
+        raise UnitError(f"cannot declare '{name}' as a count: it is a unit word already",
+                        hint="pick a word of its own, like prefill_chip")
+    for plen in (2, 1):
+        prefix, rest = name[:plen], name[plen:]
+        if prefix in _PREFIXES and rest in _BASE_UNITS:
+            raise UnitError(f"cannot declare '{name}' as a count: it reads as the prefix {prefix} on {rest}",
+                            hint="pick a word of its own, like prefill_chip")
+    alike = sorted(w for w in (*_BASE_UNITS, *_DECLARED) if _letters(w) == _letters(name))
+    if alike:
+        raise UnitError(f"cannot declare '{name}' as a count: it spells the unit word '{alike[0]}'",
+                        hint="pick a word that differs in more than case and underscores")
+    _DECLARED[name] = hint
+    _BASE_UNITS[name] = (Dimension.of(**{name: 1}), Fraction(1))
+    _NO_PREFIX.add(name)
+
+
+def is_declared_count(word: str) -> bool:
+    """Whether ``word`` is a counting dimension a library declared."""
+    return word in _DECLARED
+
+
+_TOKEN = re.compile(r"\s*(\*\*|[A-Za-zµ$%_]+|\d+|[*/·^()\-])")
 RATE_SPELLINGS = frozenset({"FLOPs", "flops"})  # "989 TFLOPs" on a spec sheet means FLOP/s
 
 

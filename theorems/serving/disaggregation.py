@@ -16,6 +16,13 @@ Main claims:
   exactly B/B_dis transfers, whatever the prompt.
 - ``disaggregation.request_cost_split``: a request costs its input tokens at the prefill pool's cost per input
   token plus its output tokens at the decode pool's cost per output token.
+- **Rate per deployed chip** ``disaggregation.deployed_rate_is_decode_share``: the pools count chips in units of
+  their own (``prefill_chip``, ``decode_chip``), so a rate per prefill chip and one per decode chip cannot be
+  added; converted to chips, the output rate per deployed chip is the decode chip's times the decode pool's share
+  of the chips, never above it (``disaggregation.deployed_rate_is_decode_rate``, equal, is refuted).
+- ``disaggregation.deepseek_r1_rates_per_chip``: DeepSeek's published units (4 prefill nodes, 18 decode nodes of
+  8 H800) at its average rates per node: 9,212.5 input tokens/s per prefill chip, 1,850 output tokens/s per decode
+  chip, 1,514 per deployed chip (``disaggregation.deepseek_r1_decode_rate_as_deployed``, 1,850, is refuted).
 - Worked examples (KV per token from the publishers' config.json): ``disaggregation.deepseek_v3_breakeven_below_one``
   (MLA's 70,272 bytes per token over a 400 Gb/s NIC: B_dis < 1/25, every batch gains);
   ``disaggregation.llama3_405b_breakeven_below_one`` (516,096 bytes per token: B_dis < 1/50);
@@ -24,7 +31,9 @@ Main claims:
 
 Notation: ℓ prompt tokens, k KV bytes per token (all layers), n chips of the prefill group (each with its own
 scale-out link), W_out scale-out bandwidth per chip, F peak FLOP/s, N_act active parameters, B sequences the
-decode replica is decoding, σ one request, c_in and c_out the cost per input and per output token.
+decode replica is decoding, σ one request, c_in and c_out the cost per input and per output token; N_pre and N_dec
+the chips of the prefill and decode pools (in prefill_chip and decode_chip), κ_pre and κ_dec one chip per pool
+chip, N_dep the deployment's chips, θ_pre, θ_dec and θ_dep the rates per prefill, decode and deployed chip.
 
 Implementation notes: the interference is counted at the compute floor of a prefill (weight multiplies at
 peak, no attention), its shortest: a real prefill stalls longer, so a transfer that wins here wins in
@@ -41,7 +50,7 @@ arXiv:2412.19437, section 3.4 (prefill and decode on separate units).
 
 from __future__ import annotations
 
-from derive import Claim, Definition, Quantity, Step, logic, paper, si, spec
+from derive import Claim, Definition, Quantity, Step, declare_count_dimension, derived, logic, paper, si, spec
 from theorems.moe import scaleout_bandwidth
 from theorems.pricing import prefill_cost_per_token_q, prefill_tokens
 from theorems.roofline import (
@@ -58,6 +67,7 @@ from theorems.roofline import (
     params_active,
 )
 
+from .economics import input_token_rate, output_token_rate
 from .saturation import one_request, output_tokens
 
 PART = "Beyond the lecture"  # the documents render this library's chapters as part II
@@ -232,6 +242,114 @@ deepseek_v3_transfer_4k_bf16_heads = Claim(
           "latent, about 330 ms.",
 )
 
+# Pool sizes and rates per chip: a chip of each pool is its own unit -------------------------------------------
+# A rate per prefill chip and a rate per decode chip are different numbers of different things: declared as
+# counting dimensions, adding one to the other is a unit error when the library loads, not a wrong sum.
+declare_count_dimension("prefill_chip", hint="one chip of a disaggregated deployment's prefill pool")
+declare_count_dimension("decode_chip", hint="one chip of a disaggregated deployment's decode pool")
+
+_ONE_CHIP = "a pool's chip is one chip of the deployment; the unit only says which pool counts it"
+prefill_chips_q = Quantity("prefill_chips", r"N_{\mathrm{pre}}", "prefill_chip",
+                           "chips of the prefill pool of a disaggregated deployment")
+decode_chips_q = Quantity("decode_chips", r"N_{\mathrm{dec}}", "decode_chip",
+                          "chips of the decode pool of a disaggregated deployment")
+chip_per_prefill_chip_q = Quantity("chip_per_prefill_chip", r"\kappa_{\mathrm{pre}}", "1/prefill_chip",
+                                   "chips of the deployment one prefill chip is: one", value=1,
+                                   source=derived(f"a prefill chip is one chip: {_ONE_CHIP}"))
+chip_per_decode_chip_q = Quantity("chip_per_decode_chip", r"\kappa_{\mathrm{dec}}", "1/decode_chip",
+                                  "chips of the deployment one decode chip is: one", value=1,
+                                  source=derived(f"a decode chip is one chip: {_ONE_CHIP}"))
+deployed_chips_q = Quantity("deployed_chips", r"N_{\mathrm{dep}}", "1",
+                            "chips of both pools, counted as the lecture counts chips")
+prefill_chip_rate_q = Quantity("input_rate_per_prefill_chip", r"\theta_{\mathrm{pre}}", "token/(s·prefill_chip)",
+                               "input tokens per second one chip of the prefill pool prefills")
+decode_chip_rate_q = Quantity("output_rate_per_decode_chip", r"\theta_{\mathrm{dec}}", "token/(s·decode_chip)",
+                              "output tokens per second one chip of the decode pool produces")
+deployed_chip_rate_q = Quantity("output_rate_per_deployed_chip", r"\theta_{\mathrm{dep}}", "token/s",
+                                "output tokens per second per chip of the whole deployment, both pools counted")
+
+N_pre, N_dec, kap_pre, kap_dec, N_dep = (prefill_chips_q.sym, decode_chips_q.sym, chip_per_prefill_chip_q.sym,
+                                         chip_per_decode_chip_q.sym, deployed_chips_q.sym)
+th_pre, th_dec, th_dep = prefill_chip_rate_q.sym, decode_chip_rate_q.sym, deployed_chip_rate_q.sym
+Th_in, Th_out = input_token_rate.sym, output_token_rate.sym
+
+deployed_chips = Definition(
+    "disaggregation.deployed_chips", title="Chips of a disaggregated deployment",
+    statement="The prefill pool's chips and the decode pool's chips, each converted to chips (one chip each).",
+    source=_DISTSERVE, defines=deployed_chips_q, expr=N_pre * kap_pre + N_dec * kap_dec,
+)
+prefill_chip_rate = Definition(
+    "disaggregation.input_rate_per_prefill_chip", title="Input tokens per second per prefill chip",
+    statement="The input token rate, read as the prefill pool's, over the prefill pool's chips.",
+    source=_DISTSERVE, defines=prefill_chip_rate_q, expr=Th_in / N_pre,
+)
+decode_chip_rate = Definition(
+    "disaggregation.output_rate_per_decode_chip", title="Output tokens per second per decode chip",
+    statement="The output token rate, read as the decode pool's, over the decode pool's chips.",
+    source=_DISTSERVE, defines=decode_chip_rate_q, expr=Th_out / N_dec,
+)
+deployed_chip_rate = Definition(
+    "disaggregation.output_rate_per_deployed_chip", title="Output tokens per second per deployed chip",
+    statement="The decode pool's output token rate over every chip of the deployment, prefill chips included.",
+    source=_DISTSERVE, defines=deployed_chip_rate_q, expr=Th_out / N_dep,
+)
+
+_DECODE_SHARE = N_dec * kap_dec / N_dep
+deployed_rate_is_decode_share = Claim(
+    "disaggregation.deployed_rate_is_decode_share", title="The decode chip's rate, diluted by the decode pool's share",
+    label="Rate per deployed chip",
+    statement="The output rate per deployed chip is the output rate per decode chip (converted to chips) times "
+              "the decode pool's share of the deployment's chips, and so never above it.",
+    source=_DISTSERVE,
+    goal=logic.And((logic.eq(th_dep, (th_dec / kap_dec) * _DECODE_SHARE), logic.le(th_dep, th_dec / kap_dec))),
+    steps=(
+        Step(logic.eq(th_dep, Th_out / (N_pre * kap_pre + N_dec * kap_dec)), "substitute the deployed chips"),
+        Step(logic.And((logic.eq(th_dep, (th_dec / kap_dec) * _DECODE_SHARE), logic.le(th_dep, th_dec / kap_dec))),
+             "the share is at most one: the prefill pool's chips are not negative", link="implies"),
+    ),
+)
+deployed_rate_is_decode_rate = Claim(
+    "disaggregation.deployed_rate_is_decode_rate", title="False twin: the decode chip's rate as the deployment's",
+    statement="Reading the output rate per decode chip as the output rate per chip of the whole deployment: they "
+              "would be equal.",
+    source=_DISTSERVE,
+    goal=logic.eq(th_dep, th_dec / kap_dec), expected="refuted", tags=("inconsistency",),
+    notes="A planted false twin of disaggregation.deployed_rate_is_decode_share: any prefill chip makes the "
+          "deployment's rate per chip lower.",
+)
+
+# Worked example: DeepSeek's published units and rates per node (H800, 8 GPUs a node) ------------------------------
+_DS_DAY6 = spec("deepseek-ai/open-infra-index, 202502OpenSourceWeek/day_6_one_more_thing_deepseekV3R1_inference_"
+                "system_overview.md: a prefill deployment unit spans 4 nodes (EP32), a decode unit 18 nodes (EP144), "
+                "8 H800 GPUs a node; each node delivers on average about 73.7k input tokens/s prefilling or about "
+                "14.8k output tokens/s decoding", "2025-03-01")
+_DS_UNITS = (logic.eq(N_pre, si("32 prefill_chip")), logic.eq(N_dec, si("144 decode_chip")),
+             logic.eq(Th_in, si(f"{4 * 73_700} token/s")), logic.eq(Th_out, si(f"{18 * 14_800} token/s")))
+_DS_FORALL = (prefill_chips_q, decode_chips_q, input_token_rate, output_token_rate)
+deepseek_r1_rates_per_chip = Claim(
+    "disaggregation.deepseek_r1_rates_per_chip", title="DeepSeek's units: 9,212.5, 1,850 and 1,514 tokens/s per chip",
+    statement="One prefill unit (32 GPUs) and one decode unit (144 GPUs) at the published average rates per node "
+              "prefill 9,212.5 input tokens/s per prefill chip and produce 1,850 output tokens/s per decode chip; "
+              "over the 176 deployed chips that is within 1 % of 1,514 output tokens/s per chip.",
+    source=_DS_DAY6, hypotheses=_DS_UNITS,
+    goal=logic.And((logic.eq(th_pre, si("9212.5 token/(s·prefill_chip)")),
+                    logic.eq(th_dec, si("1850 token/(s·decode_chip)")),
+                    logic.eq(N_dep, 176), logic.within_percent(th_dep, si("1514 token/s"), 1))),
+    instance=True, forall=_DS_FORALL, uses=(deployed_rate_is_decode_share,),
+    notes="4 nodes × 73.7k = 294,800 input tokens/s over 32 prefill chips; 18 nodes × 14.8k = 266,400 output "
+          "tokens/s over 144 decode chips, and over 176 chips 16,650/11 ≈ 1,513.6.",
+)
+deepseek_r1_decode_rate_as_deployed = Claim(
+    "disaggregation.deepseek_r1_decode_rate_as_deployed", title="False twin: DeepSeek's 1,850 tokens/s per chip",
+    statement="Reading DeepSeek's 1,850 output tokens/s per decode chip as the rate per deployed chip of a "
+              "prefill unit and a decode unit: within 10 % of it.",
+    source=_DS_DAY6, hypotheses=_DS_UNITS,
+    goal=logic.within_percent(th_dep, si("1850 token/s"), 10),
+    instance=True, forall=_DS_FORALL, expected="refuted", tags=("inconsistency",),
+    notes="A planted false twin of disaggregation.deepseek_r1_rates_per_chip: the 32 prefill chips make the "
+          "deployment's rate per chip 18 % lower.",
+)
+
 PROSE = (
     "A replica that prefills between decode steps stalls every sequence it decodes; a disaggregated one sends the "
     "prompt's KV cache from a prefill pool to a decode pool instead.  Counted in request-seconds, the prompt length "
@@ -241,4 +359,7 @@ PROSE = (
     "request: the transfer is the cheaper whenever a decode batch is running.  The costs of input and output tokens "
     "are then set by separate pools.",
     "{{result:request_cost_split}}",
+    "The two pools count chips in units of their own, so that a rate per prefill chip cannot be added to a rate per "
+    "decode chip; converted to chips, the deployment's rate per chip is the decode pool's diluted by its share.",
+    "{{result:deployed_rate_is_decode_share}}",
 )
