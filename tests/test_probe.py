@@ -252,7 +252,7 @@ def test_the_slope_reads_only_the_largest_batches_rates(full):
 
 @pytest.mark.parametrize("raw", WITH_SHAPE_RATES, ids=[p.name for p in WITH_SHAPE_RATES])
 def test_shape_rates_close_the_high_sparsity_knee_gap(raw):
-    """Measured on an H100 and an H200 (five runs): at sparsity 16 the lecture's R x S at the 8192-cube rate
+    """Measured on an H100 and an H200 (six runs): at sparsity 16 the lecture's R x S at the 8192-cube rate
     sits 9-28 % above the measured knee; the knee from the rates at the shapes that run is within 7.5 % of
     it and nearer than R x S in every run.  The compute slope from the shape rates is within 11 % of the
     measured one for every layer.  (At sparsity 1 and 4 the prediction runs 3-15 % low: the plateau, the

@@ -16,6 +16,8 @@ params_read_per_step, params_total} and ``decode`` [{batch, context, seconds, kv
 - ``stream_rates`` [{layout, rows, K, N, matrices, columns, weight_bytes, seconds, bytes_per_s}] and
   ``matvec_bytes_per_s`` (runs from 2026-11-27 on): the weight-read rate of the knees' plateau row counts
   over a weight of the read buffer's size, and of a one-row product; reported, never part of a floor.
+- ``size_read_rates`` [{bytes, seconds, bytes_per_s}] (runs from 2026-11-27 on): the sum's read rate over a
+  buffer of each knee's weight size; reported, never part of a prediction or a floor.
 - ``decode_sdpa`` [{batch, context, seconds, kv_bytes}]: the decode steps of ``decode`` with fused
   attention (``torch.nn.functional.scaled_dot_product_attention``).  Ledger entries
   ``decode-sdpa-b<B>-l<L>``, held to the same floor as ``decode`` (``gap.roofline_floor_below_measured``):
