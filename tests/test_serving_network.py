@@ -246,3 +246,24 @@ def test_llama3_405b_all_reduce_latency_on_the_layouts_links(layout, expected_ms
     assert got == expected_ms / 1000
     scaleup = value("tp_allreduce_latency", layout, hardware="h100-sxm", model="llama3-405b")
     assert got >= scaleup and (got == scaleup) == (layout == ["tp=8", "pp=2"])
+
+
+@pytest.mark.parametrize(("layout", "expected"), [
+    # Llama 3 70B at 32 sequences on H100s: 80 layers, 2 all-reduces each, ring bytes 2·7/8·32·8192·2 = 917,504
+    # B; TP8 inside a node: 14 steps at 0.6 µs plus the bytes at 450 GB/s; TP16 across two: 30 at 2.7 µs, 50 GB/s
+    (["tp=8"], 2 * 80 * (14 * Fraction(6, 10**7) + Fraction(917_504, 450 * GB))),
+    (["tp=16"], 2 * 80 * (30 * Fraction(27, 10**7) + Fraction(2 * 15 * 32 * 8192 * 2, 16 * 50 * GB))),
+])
+def test_all_reduces_on_the_layouts_links_need_no_collective_inputs(layout, expected):
+    """tp_link_allreduce_time reads the links the layout gives (no --set collective_bandwidth): by hand."""
+    assert value("tp_link_allreduce_time", [*layout, "batch=32 seq"], hardware="h100-sxm",
+                 model="llama3-70b") == expected
+
+
+def test_all_reduces_on_the_layouts_links_are_the_general_time_on_those_links():
+    """The layout's time is network.tp_allreduce_time with collective_bandwidth and collective_latency set to the
+    links the layout gives (TP8 on one H100 node: NVLink's 450 GB/s and 0.6 µs)."""
+    sets = ["tp=8", "batch=32 seq"]
+    general = value("tp_allreduce_time", [*sets, "collective_bandwidth=450 GB/s", "collective_latency=0.6 us"],
+                    hardware="h100-sxm", model="llama3-70b")
+    assert value("tp_link_allreduce_time", sets, hardware="h100-sxm", model="llama3-70b") == general

@@ -37,6 +37,10 @@ Main claims:
   (``tp_link_allreduce_latency``) is at least the scale-up one, equal inside a domain;
   ``network.llama3_405b_tp16_latency_vs_tp8``: TP16 across two H100 nodes pays 9.6 times TP8's (20.4 ms against
   2.1 ms per step; ``network.llama3_405b_tp16_latency_tenfold`` is refuted).
+  ``network.tp_link_allreduce_time_at_least_scaleup``: a step's all-reduces on the layout's links
+  (``tp_link_allreduce_time``, which needs no ``collective_bandwidth``) take at least their scale-up time,
+  exactly that inside a domain (``network.tp_link_allreduce_time_at_most_scaleup`` is refuted);
+  ``ep_link_alltoall_time_per_token`` is the all-to-all on the layout's links.
 - Worked examples: ``network.llama3_70b_tp8_hides_on_nvlink`` (t* ≈ 13 on H100 NVLink at 450 GB/s;
   its false twin ``network.llama3_70b_tp8_hides_on_infiniband``, t* ≈ 2.4 at 50 GB/s, is refuted);
   ``network.deepep_dispatch_ep8`` and ``network.deepep_combine_ep8``: the dispatch and combine bytes of
@@ -67,7 +71,8 @@ Implementation notes (the modelling assumptions, each visible in an expression):
 - A layout's chips are numbered tensor-parallel innermost, pipeline outermost (Megatron-LM's order), domains
   aligned to them: a group of at most n_dom chips sits in one domain, a larger one spans several.  The general
   claims keep the link as an input (``collective_bandwidth``); ``tp_link_bandwidth``, ``tp_link_latency``,
-  ``ep_link_bandwidth`` and ``pp_link_bandwidth`` are the links a layout gives them.
+  ``ep_link_bandwidth`` and ``pp_link_bandwidth`` are the links a layout gives them, and
+  ``tp_link_allreduce_time`` and ``ep_link_alltoall_time_per_token`` the collectives' times on those links.
 
 References: Patarasuk and Yuan 2009, "Bandwidth optimal all-reduce algorithms for clusters of
 workstations" (J. Parallel Distrib. Comput. 69(2)), section 3 (ring all-reduce, 2(p − 1)/p·n per process);
@@ -558,9 +563,18 @@ pp_link_bandwidth_q = Quantity("pp_link_bandwidth", r"W_{\mathrm{PP}}", "byte/s"
 tp_link_allreduce_latency_q = Quantity("tp_link_allreduce_latency", r"t_{\mathrm{lat}}^{\mathrm{TP}}", "s",
                                        "latency part of a step's tensor-parallel all-reduces on the links the layout "
                                        "gives them (none with one chip)", domain="nonnegative", display_unit="ms")
+tp_link_allreduce_time_q = Quantity("tp_link_allreduce_time", r"t_{\mathrm{ar}}^{\mathrm{TP}}", "s",
+                                    "time of a step's tensor-parallel all-reduces on the links the layout gives "
+                                    "them (collective_bandwidth and collective_latency not needed)",
+                                    domain="nonnegative", display_unit="ms")
+ep_link_alltoall_time_q = Quantity("ep_link_alltoall_time_per_token", r"t_{\mathrm{a2a}}^{\mathrm{EP}}", "s/token",
+                                   "dispatch and combine time per token of every MoE layer on the links the "
+                                   "layout gives the expert-parallel all-to-all", domain="nonnegative",
+                                   display_unit="us/token")
 W_tp, alpha_tp, W_ep, W_pp = (tp_link_bandwidth_q.sym, tp_link_latency_q.sym, ep_link_bandwidth_q.sym,
                               pp_link_bandwidth_q.sym)
 t_lat_tp = tp_link_allreduce_latency_q.sym
+t_ar_tp, t_a2a_ep = tp_link_allreduce_time_q.sym, ep_link_alltoall_time_q.sym
 scaleout_message_not_quicker = Assumption(
     "network.scaleout_message_not_quicker", title="A message over scale-out takes at least one over scale-up",
     statement="A ring step over the scale-out network costs at least the per-message latency of the scale-up links.",
@@ -599,6 +613,41 @@ tp_link_allreduce_latency = Definition(
     statement="n_ar all-reduces in each layer, each 2(t − 1) ring steps at the message latency of the links the "
               "tensor-parallel group runs over.",
     source=_THAKUR, defines=tp_link_allreduce_latency_q, expr=2 * n_ar * N_L * (tp - 1) * alpha_tp,
+)
+tp_link_allreduce_time = Definition(
+    "network.tp_link_allreduce_time", title="A step's all-reduces on the layout's links",
+    statement="network.tp_allreduce_time with the bandwidth and message latency of the links the layout's "
+              "tensor-parallel group runs over, in place of the collective's inputs.",
+    source=_THAKUR, defines=tp_link_allreduce_time_q, expr=n_ar * N_L * (2 * (tp - 1) * alpha_tp + V_ar / W_tp),
+)
+ep_link_alltoall_time = Definition(
+    "network.ep_link_alltoall_time_per_token", title="The all-to-all per token on the layout's links",
+    statement="network.ep_alltoall_time_per_token with the bandwidth of the links the layout's expert-parallel "
+              "group runs over.",
+    source=_DSV3, defines=ep_link_alltoall_time_q, expr=n_moe * (V_d + V_c) / W_ep,
+)
+tp_link_allreduce_time_at_least_scaleup = Claim(
+    "network.tp_link_allreduce_time_at_least_scaleup",
+    title="A layout's all-reduces take at least their time on scale-up links", label="All-reduces on the layout",
+    statement="On whatever links the layout gives them, a step's all-reduces take at least as long as on the "
+              "scale-up links (their bandwidth and message latency), and exactly as long when the group fits one "
+              "domain.",
+    source=_THAKUR,
+    goal=logic.And((logic.ge(t_ar_tp, n_ar * N_L * (2 * (tp - 1) * alpha_up + V_ar / W_up)),
+                    logic.Implies(logic.le(tp, n_dom),
+                                  logic.eq(t_ar_tp, n_ar * N_L * (2 * (tp - 1) * alpha_up + V_ar / W_up))))),
+    uses=(scaleout_slower_than_scaleup, scaleout_message_not_quicker),
+)
+tp_link_allreduce_time_at_most_scaleup = Claim(
+    "network.tp_link_allreduce_time_at_most_scaleup",
+    title="False twin: a layout's all-reduces never take longer than on scale-up",
+    statement="The all-reduces would never take longer than on the scale-up links, whatever the layout.",
+    source=_THAKUR,
+    goal=logic.le(t_ar_tp, n_ar * N_L * (2 * (tp - 1) * alpha_up + V_ar / W_up)),
+    uses=(scaleout_slower_than_scaleup, scaleout_message_not_quicker), expected="refuted",
+    tags=("inconsistency",),
+    notes="A planted false twin of network.tp_link_allreduce_time_at_least_scaleup: a group wider than one domain "
+          "runs over the slower network.",
 )
 tp_on_scaleup_iff = Claim(
     "network.tp_on_scaleup_iff", title="TP all-reduces run on scale-up exactly up to one domain",
@@ -752,4 +801,7 @@ PROSE = (
     "So a model too large for one node goes across nodes by pipeline, not by tensor parallelism: Llama 3 405B on "
     "two H100 nodes keeps its all-reduces on NVLink and sends one hand-over per step over InfiniBand.",
     "{{result:llama3_405b_tp8_pp2_links}}",
+    "On the layout's own links the all-reduces need no typed-in bandwidth (tp_link_allreduce_time), and they never "
+    "run faster than on the scale-up links.",
+    "{{result:tp_link_allreduce_time_at_least_scaleup}}",
 )
