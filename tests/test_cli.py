@@ -209,3 +209,19 @@ def test_a_counterexample_the_display_rounds_is_followed_by_its_exact_value():
     lines = assignment_lines(derive.load(), {"layers_per_stage": "4/3", "chips": "2", "hbm_bandwidth": "1/3"})
     assert lines == ["layers_per_stage = 1.333 (exactly 4/3)", "chips = 2",
                      "hbm_bandwidth = 0.3333 byte/s (exactly 1/3 byte/s)"]
+
+
+@pytest.mark.parametrize("argv", [
+    ["eval", "deployed_chips"],                             # a quantity only the serving library declares
+    ["check", "network.tp_on_scaleup_iff"],                 # a claim of the serving library
+    ["eval", "critical_batch", "--set", "tp=8"],            # a layout degree given to the lecture library
+])
+def test_a_name_of_another_built_in_library_says_which_library_has_it(capsys, argv):
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "the serving library has" in err and "add --library serving" in err
+
+
+def test_a_name_no_library_has_keeps_its_suggestions(capsys):
+    code, _, err = run(capsys, "eval", "critical_batc")
+    assert code == 2 and "did you mean critical_batch" in err and "--library" not in err

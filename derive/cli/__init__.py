@@ -197,10 +197,33 @@ def _advise(err, ctx: Context) -> None:
     declaration id is expected (``derive check hbm_bandwidth``)."""
     from derive.errors import UnknownNameError
 
-    if not isinstance(err, UnknownNameError) or getattr(err, "kind", None) != "id" or "library" not in ctx.__dict__:
+    if not isinstance(err, UnknownNameError) or getattr(err, "kind", None) not in ("id", "quantity") \
+            or "library" not in ctx.__dict__:
         return
-    if err.name in ctx.library.quantities:
+    if err.kind == "id" and err.name in ctx.library.quantities:
         err.hint = f"'{err.name}' is a quantity, not a declaration: derive show {err.name}, derive eval {err.name}"
+        return
+    other = _library_that_has(err.name, getattr(ctx.args, "libraries", None) or ["lecture"])
+    if other:
+        err.hint = f"the {other} library has '{err.name}': add --library {other}"
+
+
+def _library_that_has(name: str, loaded: list[str]) -> str | None:
+    """A built-in library not loaded that declares ``name`` (an id or a quantity), for the hint of an unknown
+    name; None where none does or one cannot be loaded (the error stays as it was)."""
+    from derive.errors import DeriveError
+    from derive.model.loader import builtin_library_names, load_library
+
+    for other in builtin_library_names():
+        if other in loaded:
+            continue
+        try:
+            lib = load_library([other])
+        except (DeriveError, ImportError):
+            continue
+        if name in lib.quantities or name in lib.declarations:
+            return other
+    return None
 
 
 # Commands that can take more than a few seconds and report no count: a spinner on a terminal's stderr.

@@ -51,6 +51,13 @@ def _builtin(name: str) -> ModuleType:
     raise LibraryError(f"no library named '{name}'", hint="give a path to a .py file or folder, or 'lecture'")
 
 
+def builtin_library_names() -> list[str]:
+    """The names of the libraries installed through the ``derive.libraries`` entry point, sorted."""
+    from importlib.metadata import entry_points
+
+    return sorted({ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)})
+
+
 def _module_name(*parts: str) -> str:
     """``derive_user_<parts>`` as a Python identifier: the module's name is its chapter's name, which becomes
     file names, anchors and labels of the documents (a file ``a"b<c> d.py`` gave the page
