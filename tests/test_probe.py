@@ -226,7 +226,7 @@ def test_the_knee_from_the_asymptotes_at_a_known_rate(full):
     got = {k.entry: k.asymptotes for k in layer_knees(full)}
     for entry, s in {"dense-knee": 1, "moe-knee-e8-k2": 4, "moe-knee-e32-k2": 16, "moe-knee-e64-k4": 16}.items():
         assert got[entry].tokens == pytest.approx(0.8 * f * 2 / (2 * w) * s, rel=1e-12)
-        assert got[entry].tokens == pytest.approx(got[entry].plateau_s / got[entry].seconds_per_token, rel=1e-15)
+        assert got[entry].tokens == pytest.approx(got[entry].weight_seconds / got[entry].seconds_per_token, rel=1e-15)
 
 
 def test_the_knee_from_the_asymptotes_never_reads_the_knee_timings(full):

@@ -13,11 +13,11 @@ params_read_per_step, params_total} and ``decode`` [{batch, context, seconds, kv
   compute-bound matrix-product rate at each shape the knees run (rows x K x N: B x 8192 x 28672 for each
   dense-knee batch, ceil(B·k/E) x 4096 x 14336 for each expert-layer point); ``derive.probe.shapes``
   predicts the knees from them.
-- ``stream_rates`` [{layout, rows, K, N, matrices, columns, weight_bytes, seconds, bytes_per_s}] and
-  ``matvec_bytes_per_s`` (runs from 2026-11-27 on): the weight-read rate of the knees' plateau row counts
-  over a weight of the read buffer's size, and of a one-row product; reported, never part of a floor.
-- ``size_read_rates`` [{bytes, seconds, bytes_per_s}] (runs from 2026-11-27 on): the sum's read rate over a
-  buffer of each knee's weight size; reported, never part of a prediction or a floor.
+- ``stream_rates`` [{layout, rows, K, N, matrices, columns, weight_bytes, seconds, bytes_per_s}] (runs from
+  2026-11-27 on): the weight-read rate of the knees' plateau row counts over a weight of the read buffer's
+  size; reported beside the knee's prediction, never part of a floor.  Some runs of that day also carry
+  ``matvec_bytes_per_s`` and ``size_read_rates``, diagnostics of an earlier probe that nothing reads
+  (docs/measured.md gives what they showed).
 - ``decode_sdpa`` [{batch, context, seconds, kv_bytes}]: the decode steps of ``decode`` with fused
   attention (``torch.nn.functional.scaled_dot_product_attention``).  Ledger entries
   ``decode-sdpa-b<B>-l<L>``, held to the same floor as ``decode`` (``gap.roofline_floor_below_measured``):

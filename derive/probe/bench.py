@@ -6,7 +6,6 @@ the saved result (``--save-json``; its schema is in ``derive.probe.analysis``).
 
 - ``read_bytes_per_s``: a float32-accumulated sum over a large bf16 buffer, bytes read over time.
 - ``copy_bytes_per_s``: a device-to-device copy, bytes read plus written over time.
-- ``matvec_bytes_per_s``: the read buffer's bytes as one weight streamed by a one-row product.
 - ``matmul_flops_per_s``: a square bf16 matrix product.
 - ``dense_knee``: X[B, K] @ W[K, N] for a range of B, with W far larger than the last-level cache.
 - ``moe_knee``: E experts of d x f, top-k routing with perfectly balanced load (each expert gets
@@ -25,9 +24,6 @@ the saved result (``--save-json``; its schema is in ``derive.probe.analysis``).
   stack of K x N expert weights in one batched product for the expert layers.  A small-row product reads
   its weight at a rate that can differ from the sum's by a tenth either way (a matrix-vector kernel, a
   batched one): ``derive.probe.shapes`` takes the knee's plateau from these rates.
-- ``size_read_rates``: the sum's read rate (as ``read_bytes_per_s``) over a buffer of each knee's weight size.
-  Reported, never part of a prediction: over 470 MB an H200's sum read at 3.23 TB/s where the knee's own
-  products read their 470 MB weight at about 3.9, so no kernel-independent read rate gives the plateau.
 - ``decode``: whole decode steps of a Llama-3-8B-shaped model (32 layers, d 4096, 32 query heads, 8 KV
   heads of 128, FFN 14336, vocab 128256) with random weights in plain PyTorch (unfused RMSNorm, attention
   as two batched products and a float32 softmax), captured in one CUDA graph on a GPU: step time against
@@ -209,17 +205,6 @@ def measure(*, device: str | None = None, tiny: bool = False, log: TextIO = sys.
                           f"time), median of {sz.repeats} runs after {sz.warmup} warm-up")
     del buf, dst
     say(f"HBM read {out['read_bytes_per_s'] / 1e12:.3f} TB/s")
-    # the same bytes streamed by a matrix-vector product (one row times a weight as large as the buffer above):
-    # the read rate a weight-streaming kernel reaches, which can differ from the sum's by a tenth either way
-    k_stream = sz.knee_k
-    w = rand(k_stream, sz.read_bytes // 2 // k_stream, device=dev)
-    x = rand(1, k_stream, device=dev)
-    t = timed(lambda x=x, w=w: x @ w, sz.repeats, sz.warmup)
-    out["matvec_bytes_per_s"] = w.numel() * 2 / t
-    out["matvec_method"] = (f"1 x {k_stream} x {w.shape[1]} bf16 product (weight {w.numel() * 2 / 2**30:.3g} GiB), "
-                            f"weight bytes over time, median of {sz.repeats} runs after {sz.warmup} warm-up")
-    del w, x
-    say(f"matrix-vector read {out['matvec_bytes_per_s'] / 1e12:.3f} TB/s")
 
     n = sz.matmul_n
     a, b = rand(n, n, device=dev), rand(n, n, device=dev)
@@ -280,18 +265,6 @@ def measure(*, device: str | None = None, tiny: bool = False, log: TextIO = sys.
     say(f"read rates at {len(streams)} weight-streaming shapes done")
     keep()
 
-    # the sum's read rate at each knee's weight size (a buffer of its own, never the weight): whether a read of that
-    # many bytes explains the knee's plateau (on an H200 it does not: 3.23 TB/s over 470 MB, the product 3.9)
-    sizes = sorted({int(out["dense_knee"]["weight_bytes"])} | {int(e["weight_bytes"]) for e in out["moe_knee"]})
-    out["size_read_rates"] = []
-    for size in sizes:
-        buf = rand(size // 2, device=dev)
-        t = timed(lambda src=buf: src.sum(dtype=torch.float32), sz.repeats, sz.warmup)
-        out["size_read_rates"].append({"bytes": buf.numel() * 2, "seconds": t, "bytes_per_s": buf.numel() * 2 / t})
-        del buf
-        _release(dev)
-    say(f"read rates at {len(sizes)} weight sizes done")
-    keep()
 
     m = sz.model
     params = params_read_per_step(m)

@@ -78,8 +78,7 @@ class ShapePrediction:
     reason: str = ""
     weight_seconds: float = 0.0
     points: tuple[tuple[int, float], ...] = ()  # (batch, compute seconds at that batch's shape rate)
-    plateau_s: float = 0.0  # predict_knee_asymptotes: the predicted weight-read plateau
-    seconds_per_token: float = 0.0  # predict_knee_asymptotes: the predicted compute slope
+    seconds_per_token: float = 0.0  # predict_knee_asymptotes: the predicted compute slope (its plateau: weight_seconds)
 
 
 def rate_table(shape_rates: Sequence[Mapping[str, object]]) -> dict[tuple[int, int, int], float]:
@@ -115,6 +114,20 @@ def crossing(points: Sequence[tuple[float, float]], level: float) -> float | Non
     return None
 
 
+def compute_seconds(layer: LayerShape, batch: int, rates: Mapping[tuple[int, int, int], float]
+                    ) -> tuple[float | None, str]:
+    """The layer's multiplies at ``batch`` timed at the rate of their shape, t_c = 2·E·r·K·N / rate, or None and
+    why there is none (no rate measured for the shape, or one not positive)."""
+    r = layer.rows(batch)
+    rate = rates.get((r, layer.k, layer.n))
+    if rate is None:
+        return None, (f"no rate measured for the shape {r} x {layer.k} x {layer.n} (batch {batch}): no per-shape "
+                      "prediction")
+    if rate <= 0:
+        return None, f"the rate for the shape {r} x {layer.k} x {layer.n} is not positive"
+    return 2 * layer.experts * r * layer.k * layer.n / rate, ""
+
+
 def predict_knee(layer: LayerShape, batches: Sequence[int], rates: Mapping[tuple[int, int, int], float],
                  read_bytes_per_s: float) -> ShapePrediction:
     """The batch where the layer's compute time at its shapes' rates reaches its weight-read time."""
@@ -123,14 +136,10 @@ def predict_knee(layer: LayerShape, batches: Sequence[int], rates: Mapping[tuple
         return ShapePrediction(None, NO_SHAPE_RATES, t_w)
     pts = []
     for b in sorted(set(batches)):
-        r = layer.rows(b)
-        rate = rates.get((r, layer.k, layer.n))
-        if rate is None:
-            return ShapePrediction(None, f"no rate measured for the shape {r} x {layer.k} x {layer.n} "
-                                         f"(batch {b}): no per-shape prediction", t_w)
-        if rate <= 0:
-            return ShapePrediction(None, f"the rate for the shape {r} x {layer.k} x {layer.n} is not positive", t_w)
-        pts.append((b, 2 * layer.experts * r * layer.k * layer.n / rate))
+        t_c, why = compute_seconds(layer, b, rates)
+        if t_c is None:
+            return ShapePrediction(None, why, t_w)
+        pts.append((b, t_c))
     tokens = crossing(pts, t_w)
     if tokens is None:
         return ShapePrediction(None, f"compute stays below the weight read up to batch {pts[-1][0]}: the knee lies "
@@ -152,16 +161,14 @@ def predict_knee_asymptotes(layer: LayerShape, batches: Sequence[int], rates: Ma
     if len(bs) < KNEE_FLAT_POINTS + KNEE_SLOPE_POINTS:
         return ShapePrediction(None, f"a knee needs at least {KNEE_FLAT_POINTS + KNEE_SLOPE_POINTS} batches, "
                                      f"got {len(bs)}")
-    per_token = []
+    pts = []
     for b in bs[-KNEE_SLOPE_POINTS:]:
-        r = layer.rows(b)
-        rate = rates.get((r, layer.k, layer.n))
-        if rate is None or rate <= 0:
-            return ShapePrediction(None, f"no positive rate measured for the shape {r} x {layer.k} x {layer.n} "
-                                         f"(batch {b}): no per-shape prediction")
-        per_token.append(2 * layer.experts * r * layer.k * layer.n / rate / b)
-    plateau, slope = layer.weight_bytes / read_bytes_per_s, statistics.median(per_token)
-    return ShapePrediction(plateau / slope, "", plateau, plateau_s=plateau, seconds_per_token=slope)
+        t_c, why = compute_seconds(layer, b, rates)
+        if t_c is None:
+            return ShapePrediction(None, why)
+        pts.append((b, t_c))
+    plateau, slope = layer.weight_bytes / read_bytes_per_s, statistics.median(t / b for b, t in pts)
+    return ShapePrediction(plateau / slope, "", plateau, tuple(pts), seconds_per_token=slope)
 
 
 def plateau_at_stream_rates(layer: LayerShape, batches: Sequence[int],

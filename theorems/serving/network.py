@@ -618,14 +618,15 @@ tp_link_allreduce_time = Definition(
     "network.tp_link_allreduce_time", title="A step's all-reduces on the layout's links",
     statement="network.tp_allreduce_time with the bandwidth and message latency of the links the layout's "
               "tensor-parallel group runs over, in place of the collective's inputs.",
-    source=_THAKUR, defines=tp_link_allreduce_time_q, expr=n_ar * N_L * (2 * (tp - 1) * alpha_tp + V_ar / W_tp),
+    source=_THAKUR, defines=tp_link_allreduce_time_q, expr=tp_comm_time.expr.subs({W_c: W_tp, alpha: alpha_tp}),
 )
 ep_link_alltoall_time = Definition(
     "network.ep_link_alltoall_time_per_token", title="The all-to-all per token on the layout's links",
     statement="network.ep_alltoall_time_per_token with the bandwidth of the links the layout's expert-parallel "
               "group runs over.",
-    source=_DSV3, defines=ep_link_alltoall_time_q, expr=n_moe * (V_d + V_c) / W_ep,
+    source=_DSV3, defines=ep_link_alltoall_time_q, expr=ep_alltoall_time.expr.subs(W_c, W_ep),
 )
+_ALLREDUCE_ON_SCALEUP = tp_comm_time.expr.subs({W_c: W_up, alpha: alpha_up})  # the general time on scale-up links
 tp_link_allreduce_time_at_least_scaleup = Claim(
     "network.tp_link_allreduce_time_at_least_scaleup",
     title="A layout's all-reduces take at least their time on scale-up links", label="All-reduces on the layout",
@@ -633,9 +634,8 @@ tp_link_allreduce_time_at_least_scaleup = Claim(
               "scale-up links (their bandwidth and message latency), and exactly as long when the group fits one "
               "domain.",
     source=_THAKUR,
-    goal=logic.And((logic.ge(t_ar_tp, n_ar * N_L * (2 * (tp - 1) * alpha_up + V_ar / W_up)),
-                    logic.Implies(logic.le(tp, n_dom),
-                                  logic.eq(t_ar_tp, n_ar * N_L * (2 * (tp - 1) * alpha_up + V_ar / W_up))))),
+    goal=logic.And((logic.ge(t_ar_tp, _ALLREDUCE_ON_SCALEUP),
+                    logic.Implies(logic.le(tp, n_dom), logic.eq(t_ar_tp, _ALLREDUCE_ON_SCALEUP)))),
     uses=(scaleout_slower_than_scaleup, scaleout_message_not_quicker),
 )
 tp_link_allreduce_time_at_most_scaleup = Claim(
@@ -643,7 +643,7 @@ tp_link_allreduce_time_at_most_scaleup = Claim(
     title="False twin: a layout's all-reduces never take longer than on scale-up",
     statement="The all-reduces would never take longer than on the scale-up links, whatever the layout.",
     source=_THAKUR,
-    goal=logic.le(t_ar_tp, n_ar * N_L * (2 * (tp - 1) * alpha_up + V_ar / W_up)),
+    goal=logic.le(t_ar_tp, _ALLREDUCE_ON_SCALEUP),
     uses=(scaleout_slower_than_scaleup, scaleout_message_not_quicker), expected="refuted",
     tags=("inconsistency",),
     notes="A planted false twin of network.tp_link_allreduce_time_at_least_scaleup: a group wider than one domain "
