@@ -18,6 +18,9 @@ params_read_per_step, params_total} and ``decode`` [{batch, context, seconds, kv
   size; reported beside the knee's prediction, never part of a floor.  Some runs of that day also carry
   ``matvec_bytes_per_s`` and ``size_read_rates``, diagnostics of an earlier probe that nothing reads
   (docs/measured.md gives what they showed).
+- ``read_sizes`` [{layout, rows, K, N, matrices, columns, weight_bytes, seconds}] (runs from 2026-11-28 on,
+  in place of ``stream_rates``): the time of the knees' plateau products over weights of other sizes than
+  the layer's own; ``derive.probe.shapes`` takes the knee's plateau from them.
 - ``decode_sdpa`` [{batch, context, seconds, kv_bytes}]: the decode steps of ``decode`` with fused
   attention (``torch.nn.functional.scaled_dot_product_attention``).  Ledger entries
   ``decode-sdpa-b<B>-l<L>``, held to the same floor as ``decode`` (``gap.roofline_floor_below_measured``):

@@ -14,16 +14,19 @@ the saved result (``--save-json``; its schema is in ``derive.probe.analysis``).
   every dense-knee batch, ceil(B·k/E) x 4096 x 14336 for every expert-layer point), compute-bound: the
   weight is cut into column blocks of at most a quarter of the last-level cache (``block_columns``), and
   ``group`` products of rows x K x block share one block (a batched product whose weight operand has batch
-  stride 0), enough to give every SM eight output tiles of 128 x 128.  The block is read from HBM once
+  stride 0), enough to give every SM 128 output tiles of 128 x 128: the knees' largest batches run hundreds of
+  waves of tiles, and a product of a few waves pays its last, partial wave (runs at eight tiles per SM put
+  the compute slope at sparsity 16 up to 10 % slow: ``tests/fixtures/probe``).  The block is read from HBM once
   and from the cache after, so the time is the multiplies' time at that row count and depth:
   ``flops_per_s`` = 2·group·rows·K·block / seconds.  ``weight_copied`` says whether the batched product
   allocated a copy of the shared weight (then the rate also paid for that copy and is low).
-- ``stream_rates``: the weight-read rate of the products at the knees' plateau shapes (the
-  ``KNEE_FLAT_POINTS`` smallest batches of each knee: rows x K), each over a weight of about the read
-  buffer's size, so never the knee's own weight or timing: one K x (many) weight for the dense layer, a
-  stack of K x N expert weights in one batched product for the expert layers.  A small-row product reads
-  its weight at a rate that can differ from the sum's by a tenth either way (a matrix-vector kernel, a
-  batched one): ``derive.probe.shapes`` takes the knee's plateau from these rates.
+- ``read_sizes``: the weight-read time of the products at the knees' plateau shapes (the
+  ``KNEE_FLAT_POINTS`` smallest batches of each knee: rows x K x N) over weights of other sizes than the
+  layer's own: a quarter, half, twice and four times it (the dense layer's K x N widened or narrowed in
+  columns, the expert layers' stack of K x N weights with fewer or more experts), so never the knee's own
+  weight or timing.  ``derive.probe.shapes`` fits t = t_0 + bytes / W_r to each row count and reads the
+  knee's plateau at the layer's weight.  (Runs of 2026-11-27 timed ``stream_rates`` instead: the same row
+  counts over one weight of about 4 GiB, which read about a tenth faster than the knees' 0.5-1 GB weights.)
 - ``decode``: whole decode steps of a Llama-3-8B-shaped model (32 layers, d 4096, 32 query heads, 8 KV
   heads of 128, FFN 14336, vocab 128256) with random weights in plain PyTorch (unfused RMSNorm, attention
   as two batched products and a float32 softmax), captured in one CUDA graph on a GPU: step time against
@@ -53,7 +56,7 @@ from derive.probe.model import Decoder, params_layers, params_read_per_step, ran
 
 Timer = Callable[[Callable[[], object], int, int], float]
 TILE = 128  # nominal output tile edge of a tensor-core product: sizes the group of shape_rates
-TILES_PER_SM = 8
+TILES_PER_SM = 128
 
 
 class _Sizes:
@@ -151,23 +154,24 @@ def shape_rate(rows: int, k: int, n: int, *, dev: torch.device, timed: Timer, re
             "flops_per_s": 2 * group * rows * k * block / t, "weight_copied": copied}
 
 
-def stream_rate(layout: str, rows: int, k: int, n: int, *, dev: torch.device, timed: Timer, repeats: int,
-                warmup: int, total_bytes: int) -> dict:
-    """The weight-read rate of a product of ``rows`` rows at depth ``k`` (``stream_rates`` in the module
-    docstring): a weight of about ``total_bytes``, far larger than the cache, streamed once per product.
-    ``layout`` "dense" widens one k x n weight to more columns; "experts" stacks k x n weights in one
-    batched product, as the expert layers run."""
+def read_size(layout: str, rows: int, k: int, n: int, matrices: int, factor: float, *, dev: torch.device,
+              timed: Timer, repeats: int, warmup: int) -> dict:
+    """The time of a product of ``rows`` rows over a weight ``factor`` times a layer's own (``read_sizes`` in
+    the module docstring): "dense" one k x (n·factor) weight, "experts" a stack of (matrices·factor) k x n
+    weights in one batched product."""
     if layout == "dense":
-        matrices, columns = 1, max(n, total_bytes // (2 * k))
+        mats, columns = 1, max(TILE, round(n * factor / TILE) * TILE)
         w, x = rand(k, columns, device=dev), rand(rows, k, device=dev)
         t = timed(lambda x=x, w=w: x @ w, repeats, warmup)
     else:
-        matrices, columns = max(1, math.ceil(total_bytes / (2 * k * n))), n
-        w, x = rand(matrices, k, n, device=dev), rand(matrices, rows, k, device=dev)
+        mats, columns = max(1, round(matrices * factor)), n
+        w, x = rand(mats, k, n, device=dev), rand(mats, rows, k, device=dev)
         t = timed(lambda x=x, w=w: torch.bmm(x, w), repeats, warmup)
-    weight = matrices * k * columns * 2
-    return {"layout": layout, "rows": rows, "K": k, "N": n, "matrices": matrices, "columns": columns,
-            "weight_bytes": weight, "seconds": t, "bytes_per_s": weight / t}
+    return {"layout": layout, "rows": rows, "K": k, "N": n, "matrices": mats, "columns": columns,
+            "weight_bytes": mats * k * columns * 2, "seconds": t}
+
+
+READ_SIZE_FACTORS = (0.25, 0.5, 2.0, 4.0)  # weights of other sizes than the layer's own (read_sizes)
 
 
 def measure(*, device: str | None = None, tiny: bool = False, log: TextIO = sys.stderr,
@@ -253,18 +257,19 @@ def measure(*, device: str | None = None, tiny: bool = False, log: TextIO = sys.
     say(f"rates at {len(shapes)} product shapes done")
     keep()
 
-    streams = sorted({("dense", int(p["batch"]), sz.knee_k, sz.knee_n)
-                      for p in sorted(out["dense_knee"]["points"], key=lambda p: p["batch"])[:KNEE_FLAT_POINTS]}
-                     | {("experts", int(p["tokens_per_expert"]), sz.moe_d, sz.moe_f) for e in out["moe_knee"]
-                        for p in sorted(e["points"], key=lambda p: p["batch"])[:KNEE_FLAT_POINTS]})
-    out["stream_rates"] = []
-    for layout, rows, k, n in streams:
-        out["stream_rates"].append(stream_rate(layout, rows, k, n, dev=dev, timed=timed, repeats=sz.repeats,
-                                               warmup=sz.warmup, total_bytes=sz.read_bytes))
-        _release(dev)
-    say(f"read rates at {len(streams)} weight-streaming shapes done")
+    plateaus = sorted({("dense", int(p["batch"]), sz.knee_k, sz.knee_n, 1)
+                       for p in sorted(out["dense_knee"]["points"], key=lambda p: p["batch"])[:KNEE_FLAT_POINTS]}
+                      | {("experts", int(p["tokens_per_expert"]), sz.moe_d, sz.moe_f, int(e["experts"]))
+                         for e in out["moe_knee"]
+                         for p in sorted(e["points"], key=lambda p: p["batch"])[:KNEE_FLAT_POINTS]})
+    out["read_sizes"] = []
+    for layout, rows, k, n, matrices in plateaus:
+        for factor in READ_SIZE_FACTORS:
+            out["read_sizes"].append(read_size(layout, rows, k, n, matrices, factor, dev=dev, timed=timed,
+                                               repeats=sz.repeats, warmup=sz.warmup))
+            _release(dev)
+    say(f"read times of {len(plateaus)} plateau shapes at {len(READ_SIZE_FACTORS)} weight sizes done")
     keep()
-
 
     m = sz.model
     params = params_read_per_step(m)

@@ -14,12 +14,17 @@ rows (a dense layer: E = k = 1, r = B) by its K x N weight, so
 Two knees are predicted from them, neither reading the knee's own timings:
 
 - the knee (``predict_knee_asymptotes``), defined as the measured one is (``derive.probe.analysis.knee``):
-  the weight-read plateau over the compute slope.  The plateau is t_w, the weight bytes over the achieved
-  read bandwidth (the lecture's W: only the compute side changes); the slope is the median over the knee's
-  ``KNEE_SLOPE_POINTS`` largest batches of t_c(B)/B.  This is the figure to hold against the measured knee.
-  ``plateau_at_stream_rates`` gives the plateau at the read rates of the plateau's own row counts
-  (``stream_rates``), shown beside it: where the knee misses, it says whether the plateau's kernels read
-  below the sum's bandwidth.
+  the weight-read plateau over the compute slope.  The slope is the median over the knee's
+  ``KNEE_SLOPE_POINTS`` largest batches of t_c(B)/B.  The plateau comes from ``read_sizes`` where a result
+  has them (``plateau_from_read_sizes``): the product of each plateau row count timed over weights of the
+  layer's K x N at other sizes (a quarter to four times its own, never its own), fitted as
+  t = t_0 + bytes / W_r (a fixed start-up time and a streaming rate, least squares), read at the layer's
+  weight; the median over the plateau's row counts.  A small-row product pays t_0 (tens of microseconds)
+  on every launch, so over a 470 MB weight it reads about a tenth slower than over 4 GiB, and the sum's
+  bandwidth alone puts the plateau 7-20 % low.  A result without ``read_sizes`` takes the plateau as the
+  weight over the achieved read bandwidth (the lecture's W), and says so.  This is the figure to hold
+  against the measured knee.  ``plateau_at_stream_rates`` gives, for older results, the plateau at the read
+  rates of the plateau's row counts over a 4 GiB weight (``stream_rates``).
 - the batch where compute first reaches the weight read (``predict_knee``): the batch where t_c first
   reaches t_w, t_c taken as linear in B between the layer's measured batches.  It sits below the knee
   wherever the products near the knee run slower than the large ones (it is where the layer turns
@@ -30,7 +35,8 @@ no ``shape_rates`` at all).
 
 Schema read: ``shape_rates``, a list of {rows, K, N, block_columns, group, seconds, flops_per_s,
 weight_copied}; ``stream_rates``, a list of {layout ("dense" or "experts"), rows, K, N, matrices, columns,
-weight_bytes, seconds, bytes_per_s}.  The first entry of a shape wins.
+weight_bytes, seconds, bytes_per_s}; ``read_sizes``, a list of {layout, rows, K, N, matrices, columns, weight_bytes,
+seconds}.  The first entry of a shape wins.
 """
 
 from __future__ import annotations
@@ -79,6 +85,7 @@ class ShapePrediction:
     weight_seconds: float = 0.0
     points: tuple[tuple[int, float], ...] = ()  # (batch, compute seconds at that batch's shape rate)
     seconds_per_token: float = 0.0  # predict_knee_asymptotes: the predicted compute slope (its plateau: weight_seconds)
+    plateau_from: str = "read bandwidth"  # predict_knee_asymptotes: "read sizes" where read_sizes gave the plateau
 
 
 def rate_table(shape_rates: Sequence[Mapping[str, object]]) -> dict[tuple[int, int, int], float]:
@@ -151,10 +158,11 @@ def predict_knee(layer: LayerShape, batches: Sequence[int], rates: Mapping[tuple
 
 
 def predict_knee_asymptotes(layer: LayerShape, batches: Sequence[int], rates: Mapping[tuple[int, int, int], float],
-                            read_bytes_per_s: float) -> ShapePrediction:
-    """The knee as the measured one is defined (plateau over slope): the plateau is the weight bytes over the
-    achieved read bandwidth (the lecture's W), the slope the median over the ``KNEE_SLOPE_POINTS`` largest
-    batches of the compute time per token at those batches' shape rates."""
+                            read_bytes_per_s: float, plateau_s: float | None = None) -> ShapePrediction:
+    """The knee as the measured one is defined (plateau over slope): the plateau is ``plateau_s`` where given
+    (``plateau_from_read_sizes``), else the weight bytes over the achieved read bandwidth (the lecture's W);
+    the slope the median over the ``KNEE_SLOPE_POINTS`` largest batches of the compute time per token at
+    those batches' shape rates."""
     bs = sorted(set(batches))
     if not rates:
         return ShapePrediction(None, NO_SHAPE_RATES)
@@ -167,8 +175,56 @@ def predict_knee_asymptotes(layer: LayerShape, batches: Sequence[int], rates: Ma
         if t_c is None:
             return ShapePrediction(None, why)
         pts.append((b, t_c))
-    plateau, slope = layer.weight_bytes / read_bytes_per_s, statistics.median(t / b for b, t in pts)
-    return ShapePrediction(plateau / slope, "", plateau, tuple(pts), seconds_per_token=slope)
+    slope = statistics.median(t / b for b, t in pts)
+    if plateau_s is None:
+        plateau, source = layer.weight_bytes / read_bytes_per_s, "read bandwidth"
+    else:
+        plateau, source = plateau_s, "read sizes"
+    return ShapePrediction(plateau / slope, "", plateau, tuple(pts), seconds_per_token=slope, plateau_from=source)
+
+
+def read_fit(points: Sequence[tuple[float, float]]) -> tuple[float, float] | None:
+    """Least-squares t = t_0 + bytes / W through (weight bytes, seconds) points: (t_0, W), or None where the
+    points do not determine a positive rate (fewer than two sizes, or time not rising with size)."""
+    if len({b for b, _ in points}) < 2:
+        return None
+    n = len(points)
+    mx, my = sum(b for b, _ in points) / n, sum(t for _, t in points) / n
+    sxx = sum((b - mx) ** 2 for b, _ in points)
+    per_byte = sum((b - mx) * (t - my) for b, t in points) / sxx
+    if per_byte <= 0:
+        return None
+    return my - per_byte * mx, 1 / per_byte
+
+
+def read_size_table(read_sizes: Sequence[Mapping[str, object]]
+                    ) -> dict[tuple[str, int, int, int], list[tuple[float, float]]]:
+    """(layout, rows, K, N) -> [(weight bytes, seconds)] of the products timed at other weight sizes."""
+    table: dict[tuple[str, int, int, int], list[tuple[float, float]]] = {}
+    for s in read_sizes:
+        key = (str(s["layout"]), int(s["rows"]), int(s["K"]), int(s["N"]))  # type: ignore[call-overload]
+        table.setdefault(key, []).append((float(s["weight_bytes"]), float(s["seconds"])))  # type: ignore[arg-type]
+    return table
+
+
+def plateau_from_read_sizes(layer: LayerShape, batches: Sequence[int],
+                            sizes: Mapping[tuple[str, int, int, int], Sequence[tuple[float, float]]]
+                            ) -> float | None:
+    """The plateau as the median over the ``KNEE_FLAT_POINTS`` smallest batches of t_0 + W / W_r, each row
+    count's fit (``read_fit``) over weights of other sizes read at the layer's weight W; None where a row count
+    has no fit.  Points at the layer's own weight size are left out, so the knee's timings are never read."""
+    times = []
+    for b in sorted(set(batches))[:KNEE_FLAT_POINTS]:
+        pts = [(w, t) for w, t in sizes.get((layer.layout, layer.rows(b), layer.k, layer.n), ())
+               if not math.isclose(w, layer.weight_bytes, rel_tol=1e-3)]
+        fit = read_fit(pts)
+        if fit is None:
+            return None
+        t0, rate = fit
+        if t0 + layer.weight_bytes / rate <= 0:  # a fit that extrapolates to no time at all gives no plateau
+            return None
+        times.append(t0 + layer.weight_bytes / rate)
+    return statistics.median(times) if times else None
 
 
 def plateau_at_stream_rates(layer: LayerShape, batches: Sequence[int],
@@ -201,13 +257,14 @@ def layer_knees(result: Mapping) -> list[LayerKnee]:
     """Every knee benchmark of ``result`` with its per-shape prediction (or the reason it has none)."""
     rates = rate_table(result.get("shape_rates") or [])
     streams = stream_table(result.get("stream_rates") or [])
+    sizes = read_size_table(result.get("read_sizes") or [])
     bandwidth = float(result["read_bytes_per_s"])
     out = []
     dense = result.get("dense_knee")
     if dense:
         k, n = int(dense["K"]), int(dense["N"])
         layer = LayerShape(1, 1, k, n, float(dense.get("weight_bytes", 2 * k * n)))
-        out.append(_layer_knee("dense-knee", layer, dense["points"], rates, streams, bandwidth))
+        out.append(_layer_knee("dense-knee", layer, dense["points"], rates, streams, sizes, bandwidth))
     for moe in result.get("moe_knee", []):
         e, top = int(moe["experts"]), int(moe["top_k"])
         entry = f"moe-knee-e{e}-k{top}"
@@ -217,14 +274,16 @@ def layer_knees(result: Mapping) -> list[LayerKnee]:
             out.append(LayerKnee(entry, None, batches, ShapePrediction(None, reason)))
             continue
         layer = LayerShape(e, top, int(moe["K"]), int(moe["N"]), float(moe["weight_bytes"]))
-        out.append(_layer_knee(entry, layer, moe["points"], rates, streams, bandwidth))
+        out.append(_layer_knee(entry, layer, moe["points"], rates, streams, sizes, bandwidth))
     return out
 
 
 def _layer_knee(entry: str, layer: LayerShape, points: Sequence[Mapping[str, object]],
                 rates: Mapping[tuple[int, int, int], float], streams: Mapping[tuple[str, int, int, int], float],
+                sizes: Mapping[tuple[str, int, int, int], Sequence[tuple[float, float]]],
                 bandwidth: float) -> LayerKnee:
     batches = tuple(sorted(int(p["batch"]) for p in points))  # type: ignore[call-overload]
     return LayerKnee(entry, layer, batches, predict_knee(layer, batches, rates, bandwidth),
-                     predict_knee_asymptotes(layer, batches, rates, bandwidth),
+                     predict_knee_asymptotes(layer, batches, rates, bandwidth,
+                                             plateau_from_read_sizes(layer, batches, sizes)),
                      plateau_at_stream_rates(layer, batches, streams))
