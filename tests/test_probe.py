@@ -288,22 +288,24 @@ def _measured_knee(result: dict, entry: str):
 
 @pytest.mark.parametrize("raw", WITH_READ_SIZES, ids=[p.name for p in WITH_READ_SIZES])
 def test_read_sizes_give_the_plateau_the_sum_bandwidth_misses(raw):
-    """Four runs with read sizes (two per chip): the plateau from the read times at other weight sizes is
-    within 15 % of the measured one for every layer, and for the dense layer nearer than the sum's bandwidth
-    (which puts it 5-15 % low); the dense knee is then within 5 %, and at sparsity 16 the prediction is
-    nearer than the lecture's R x S, which sits 9-26 % high.  (At sparsity 4 it runs 5-13 % high, and at
-    sparsity 16 2-9 % high: docs/measured.md.)"""
+    """Four runs with read sizes (two per chip): the plateau from each layer's own series of read times at
+    other weight sizes is within 10 % of the measured one, and for the dense layer nearer than the sum's
+    bandwidth (which puts it 5-15 % low); the dense and sparsity-4 knees are then within 5 %, and at sparsity
+    16 the prediction is within 10 % and nearer than the lecture's R x S, which sits 9-26 % high
+    (docs/measured.md)."""
     result = json.loads(raw.read_text())
     f, w = result["matmul_flops_per_s"], result["read_bytes_per_s"]
     for lk in layer_knees(result):
         measured, a = _measured_knee(result, lk.entry), lk.asymptotes
         assert a.tokens is not None and a.plateau_from == "read sizes", a.reason
-        assert abs(a.weight_seconds / measured.plateau_s - 1) <= 0.15
+        assert abs(a.weight_seconds / measured.plateau_s - 1) <= 0.10
         if lk.layer.sparsity == 1:
             assert abs(a.weight_seconds - measured.plateau_s) < abs(lk.layer.weight_bytes / w - measured.plateau_s)
+        if lk.layer.sparsity <= 4:
             assert abs(a.tokens / measured.tokens - 1) <= 0.05
-        if lk.layer.sparsity == 16:
+        else:
             lecture = f * 2 / (2 * w) * lk.layer.sparsity
+            assert abs(a.tokens / measured.tokens - 1) <= 0.10
             assert abs(a.tokens - measured.tokens) < abs(lecture - measured.tokens)
             assert lecture > 1.09 * measured.tokens
 
@@ -328,12 +330,15 @@ def test_read_fit_refuses_points_that_give_no_rate(points):
     assert read_fit(points) is None
 
 
-def test_the_plateau_never_reads_a_point_at_the_layers_own_size():
-    """A planted time at the layer's own weight size leaves the plateau as it was: only other sizes fit."""
+def test_the_plateau_reads_only_the_layers_own_series():
+    """A planted time at the layer's own weight size, or at a size of another layer's series, leaves the
+    plateau as it was: only the layer's own series of other sizes fits."""
     layer = LayerShape(8, 2, 4096, 14336, 8 * 4096 * 14336 * 2.0)
     rows = [{"layout": "experts", "rows": r, "K": 4096, "N": 14336, "matrices": m, "columns": 14336,
              "weight_bytes": m * 4096 * 14336 * 2, "seconds": 2e-5 + m * 4096 * 14336 * 2 / 4e12}
             for r in (4, 16, 32, 64) for m in (2, 4, 16, 32)]
+    rows += [{**rows[0], "rows": r, "matrices": 3, "weight_bytes": 3 * 4096 * 14336 * 2, "seconds": 1.0}
+             for r in (4, 16, 32, 64)]  # three experts: no multiple of this layer's eight in READ_SIZE_FACTORS
     batches = [16, 64, 128, 256, 512, 1024, 2048, 4096]
     base = plateau_from_read_sizes(layer, batches, read_size_table(rows))
     assert base == pytest.approx(2e-5 + layer.weight_bytes / 4e12, rel=1e-9)

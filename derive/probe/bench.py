@@ -52,6 +52,7 @@ from typing import TextIO
 import torch
 
 from derive.probe.analysis import KNEE_FLAT_POINTS
+from derive.probe.shapes import READ_SIZE_FACTORS
 from derive.probe.model import Decoder, params_layers, params_read_per_step, rand
 
 Timer = Callable[[Callable[[], object], int, int], float]
@@ -169,9 +170,6 @@ def read_size(layout: str, rows: int, k: int, n: int, matrices: int, factor: flo
         t = timed(lambda x=x, w=w: torch.bmm(x, w), repeats, warmup)
     return {"layout": layout, "rows": rows, "K": k, "N": n, "matrices": mats, "columns": columns,
             "weight_bytes": mats * k * columns * 2, "seconds": t}
-
-
-READ_SIZE_FACTORS = (0.25, 0.5, 2.0, 4.0)  # weights of other sizes than the layer's own (read_sizes)
 
 
 def measure(*, device: str | None = None, tiny: bool = False, log: TextIO = sys.stderr,

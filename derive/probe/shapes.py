@@ -16,8 +16,8 @@ Two knees are predicted from them, neither reading the knee's own timings:
 - the knee (``predict_knee_asymptotes``), defined as the measured one is (``derive.probe.analysis.knee``):
   the weight-read plateau over the compute slope.  The slope is the median over the knee's
   ``KNEE_SLOPE_POINTS`` largest batches of t_c(B)/B.  The plateau comes from ``read_sizes`` where a result
-  has them (``plateau_from_read_sizes``): the product of each plateau row count timed over weights of the
-  layer's K x N at other sizes (a quarter to four times its own, never its own), fitted as
+  has them (``plateau_from_read_sizes``): the product of each plateau row count timed over the layer's own
+  series of weights of its K x N at other sizes (a quarter to four times its own, never its own), fitted as
   t = t_0 + bytes / W_r (a fixed start-up time and a streaming rate, least squares), read at the layer's
   weight; the median over the plateau's row counts.  A small-row product pays t_0 (tens of microseconds)
   on every launch, so over a 470 MB weight it reads about a tenth slower than over 4 GiB, and the sum's
@@ -48,6 +48,7 @@ from dataclasses import dataclass
 
 from derive.probe.analysis import KNEE_FLAT_POINTS, KNEE_SLOPE_POINTS
 
+READ_SIZE_FACTORS = (0.25, 0.5, 2.0, 4.0)  # read_sizes: weights these multiples of a layer's own, never 1
 NO_SHAPE_RATES = ("this result has no shape_rates (measured before the probe timed the products at the shapes "
                   "that run): no per-shape prediction")
 
@@ -211,12 +212,13 @@ def plateau_from_read_sizes(layer: LayerShape, batches: Sequence[int],
                             sizes: Mapping[tuple[str, int, int, int], Sequence[tuple[float, float]]]
                             ) -> float | None:
     """The plateau as the median over the ``KNEE_FLAT_POINTS`` smallest batches of t_0 + W / W_r, each row
-    count's fit (``read_fit``) over weights of other sizes read at the layer's weight W; None where a row count
-    has no fit.  Points at the layer's own weight size are left out, so the knee's timings are never read."""
+    count's fit (``read_fit``) over the layer's own series of weights (``READ_SIZE_FACTORS`` times its weight W,
+    within 2 %: another layer's series at the same row count runs other sizes) read at W; None where a row count
+    has no fit.  The layer's own size is not in the series, so the knee's timings are never read."""
     times = []
     for b in sorted(set(batches))[:KNEE_FLAT_POINTS]:
         pts = [(w, t) for w, t in sizes.get((layer.layout, layer.rows(b), layer.k, layer.n), ())
-               if not math.isclose(w, layer.weight_bytes, rel_tol=1e-3)]
+               if any(math.isclose(w, f * layer.weight_bytes, rel_tol=0.02) for f in READ_SIZE_FACTORS)]
         fit = read_fit(pts)
         if fit is None:
             return None
