@@ -52,8 +52,8 @@ from typing import TextIO
 import torch
 
 from derive.probe.analysis import KNEE_FLAT_POINTS
-from derive.probe.shapes import READ_SIZE_FACTORS
 from derive.probe.model import Decoder, params_layers, params_read_per_step, rand
+from derive.probe.shapes import READ_SIZE_FACTORS
 
 Timer = Callable[[Callable[[], object], int, int], float]
 TILE = 128  # nominal output tile edge of a tensor-core product: sizes the group of shape_rates
