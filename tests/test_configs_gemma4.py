@@ -147,7 +147,7 @@ def test_e2b_and_e4b_read_layer_by_layer(path: Path, hand: dict, total: int, act
     assert values["attention_window"].value == 512
     assert values["kv_cache_layers"].value == hand["caching_global"]
     assert values["global_attention_layers"].value == hand["global"] == 7  # reusing layers attend all the same
-    assert values["embedding_row_params"].value == hand["row"]
+    assert values["d_model"].value + values["per_layer_row_params"].value == hand["row"]
 
 
 # Google's model card counts the whole model: about 150M of vision encoder and 300M of audio encoder beside the
@@ -179,6 +179,14 @@ def test_a_decode_step_reads_rows_of_the_per_layer_table_not_the_table(lecture_l
     assert got["embedding_row_params"] == 1536 + 35 * 256  # one row of each table per new token
     assert got["embedding_fetch_time"] == (batch * got["tokens_per_step"] * got["embedding_row_params"]
                                            * got["bytes_per_param"] / (got["chips"] * got["hbm_bandwidth"]))
+
+
+@pytest.mark.parametrize("width", [1024, 2048])
+def test_a_width_set_by_hand_keeps_the_per_layer_row(lecture_library, width: int) -> None:
+    """--set d_model changes the input embedding's row only: the per-layer tables' row stays read."""
+    sc = build_scenario(lecture_library, model=str(E2B), sets=[f"d_model={width}"])
+    got = Fraction(str(evaluate(lecture_library, sc, "embedding_row_params").exact))
+    assert got == width + 35 * 256
 
 
 @pytest.mark.parametrize("context", [512, 1024, 262_144])

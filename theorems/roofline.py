@@ -168,6 +168,11 @@ params_per_width = Quantity(
     "params_per_embedding_element", r"c_{\mathrm{row}}", "param/token",
     "parameters a lookup reads per element of the model width for one token (one, the row's element)",
     value=1, source=derived("one token's lookup reads one row of d_model parameters"))
+per_layer_row_params = Quantity(
+    "per_layer_row_params", r"N_{\mathrm{pl}}", "param/token",
+    "parameters of the per-layer embedding tables one token's lookups read beside the input embedding's row "
+    "(Gemma 4 E2B/E4B: one row of num_hidden_layers x hidden_size_per_layer_input); none for most models",
+    domain="nonnegative")
 embedding_row_params_q = Quantity("embedding_row_params", r"N_{\mathrm{row}}", "param/token",
                                   "parameters of the input embedding one token's lookup reads: one row",
                                   domain="nonnegative")
@@ -323,9 +328,11 @@ weight_fetch_time = Definition(
 )
 embedding_row_params = Definition(
     "roofline.embedding_row_params", title="Embedding row",
-    statement="A token's lookup reads one row of the input embedding: the model width in parameters.",
-    source=derived("the input embedding is a vocabulary x d_model table"),
-    defines=embedding_row_params_q, expr=d_model.sym * params_per_width.sym,
+    statement="A token's lookup reads one row of the input embedding (the model width in parameters) and one row "
+              "of each per-layer embedding table, where the model has them.",
+    source=derived("the input embedding is a vocabulary x d_model table; a per-layer table is a vocabulary x "
+                   "(layers x per-layer width) table"),
+    defines=embedding_row_params_q, expr=d_model.sym * params_per_width.sym + per_layer_row_params.sym,
 )
 embedding_fetch_time = Definition(
     "roofline.embedding_fetch_time", title="Embedding-row fetch time",

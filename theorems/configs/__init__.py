@@ -58,9 +58,9 @@ Counting conventions
   gives the input embedding, so ``params_active + params_embedding`` is the count with every weight of
   the selected path (Mistral's 12.9B for Mixtral, DeepSeek-V3's 37B); the notes give both, and the
   counts without any embedding.  Gemma 4 E2B/E4B's per-layer table is looked up like the input embedding: in
-  ``params_embedding``, not in ``params_active``; such a config also gives ``embedding_row_params``, the input
-  embedding's row plus the per-layer row one token reads in decode (the library's definition knows only the
-  first).
+  ``params_embedding``, not in ``params_active``; every config gives ``per_layer_row_params``, the per-layer
+  row one token reads in decode beside the input embedding's (0 without such tables), which
+  ``roofline.embedding_row_params`` adds to d_model.
 
 KV cache by layer kind
 ----------------------

@@ -347,6 +347,14 @@ def meta_model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fracti
         out["layers"] = ConfigValue(Fraction(c.layers), "1", f"num_hidden_layers = {c.layers}")
     if c.hidden_size is not None:
         out.update(hidden_values(c.hidden_size))
+    # the meta device gives the other tables' sizes, not the row a token reads of them: that row is left out, as
+    # kv_state_bytes is, and said
+    if c.params_lookup:
+        notes.append(f"per_layer_row_params not read on the meta device: the row a token reads of the other "
+                     f"embedding tables ({num(c.params_lookup)} parameters) is not known there; "
+                     "--set per_layer_row_params=...")
+    else:
+        out["per_layer_row_params"] = ConfigValue(Fraction(0), "param/token", f"{read}: no other embedding table")
     kinds = ", ".join(f"{n} {k}" for k, n in c.module_kinds) or "none"
     notes.append(f"{read}: {c.attention_modules} attention and {c.state_modules} state-space module(s) ({kinds})")
     if not c.moe:

@@ -243,7 +243,7 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
     ``kv_heads``, ``query_heads``, ``kv_cache_layers`` and ``global_attention_layers`` for non-latent
     attention; the expert counts for mixture-of-experts models; ``bytes_per_param`` when the config
     names its datatype; ``context`` (its maximum, ``max_position_embeddings``) when given;
-    ``embedding_row_params`` when the model has a per-layer table beside the input embedding (Gemma 4 E2B/E4B).
+    ``per_layer_row_params``, the row of the per-layer tables beside the input embedding's (Gemma 4 E2B/E4B; 0 else).
     ``bytes_per_kv_element`` given here wins over the config's datatype (the user set it);
     ``default_bytes_per_kv_element`` is used only when the config names no datatype (else 2).
     Raises ``ScenarioError`` for an unknown architecture, a missing size field or a bad value.
@@ -350,16 +350,16 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
         "bytes_per_kv_element": ConfigValue(e, "B", e_note, native=bytes_per_kv_element is None),
         **hidden_values(a.d),
     })
+    # decode reads one row of each table per new token, never a table whole; the library adds this row to the
+    # input embedding's (d_model), so a width set by hand keeps it
+    out["per_layer_row_params"] = ConfigValue(
+        Fraction(pb.per_layer_row), "param/token",
+        f"one token's lookups read one row of the per-layer tables: {num(pb.per_layer_row)} (num_hidden_layers * "
+        "hidden_size_per_layer_input), beside the input embedding's row of hidden_size" if pb.per_layer_row
+        else "no per-layer embedding tables: a token's lookup reads the input embedding's row only")
     if pb.per_layer_row:
-        # decode reads one row of each table per new token, never a table whole; the library's definition counts
-        # the input embedding's row (d_model) only, so the config gives the two rows together
-        row = a.d + pb.per_layer_row
-        out["embedding_row_params"] = ConfigValue(
-            Fraction(row), "param/token", f"one token's lookups read one row of each embedding table: hidden_size "
-            f"{num(a.d)} + the per-layer row {num(pb.per_layer_row)} (num_hidden_layers * "
-            "hidden_size_per_layer_input)")
         notes.append(f"per-layer embedding: decode looks up one row of {num(pb.per_layer_row)} per new token "
-                     "beside the input embedding's, never reading the table whole (embedding_row_params)")
+                     "beside the input embedding's, never reading the table whole (per_layer_row_params)")
     if prec.bytes_per_param is not None:
         out["bytes_per_param"] = ConfigValue(prec.bytes_per_param, "B/param", prec.param_note, native=True)
     max_ctx = cfg.get("max_position_embeddings")
