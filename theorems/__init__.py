@@ -42,11 +42,14 @@ CEILINGS = {"flops": "gap.peak_flops_is_ceiling", "hbm_bandwidth": "gap.peak_ban
 
 # derive audit: the metric columns a table of measured or predicted numbers may have, and the proved claim each is
 # held to (format: derive.whatif.audit).  A metric is read as the claim's measured quantity; `row_inputs` are never
-# taken from a preset (the row states them, else `defaults`, the values that give the weakest bound, apply).
+# taken from a preset (the row states them, else `defaults`, the values that give the weakest bound, apply); a
+# default of another input applies where neither the row nor its presets give it.
 # the terms of the strict floor (roofline.step_time_floor): one token's active weights, however the batch routes
 _STEP_TERMS = {"compute": "compute_time", "weights": "weight_fetch_time_floor", "KV": "kv_fetch_time",
                "embedding rows": "embedding_fetch_time"}
 _STEP_INPUTS = ["batch", "context", "chips"]
+# a row that names no model and gives no per-layer embedding row reads none (Gemma 4 E2B/E4B's tables add to it)
+_NO_PER_LAYER_ROW = {"per_layer_row_params": "0 param/token"}
 # a row that gives its mean tokens per verification step (speculative decoding, multi-token prediction; the serving
 # library's column) gains more than one token per step: it is held to the serving library's form of the step floor
 _SPECULATIVE = ["accepted_tokens_per_step"]
@@ -56,12 +59,12 @@ AUDIT_BOUNDS = [
      "reading": "each sequence gains one token per decode step, so its time per output token is a step time "
                 "(a row of speculative decoding gives accepted_tokens_per_step, with --library serving)",
      "terms": _STEP_TERMS, "row_inputs": _STEP_INPUTS, "unless_given": _SPECULATIVE,
-     "defaults": {"batch": "1 seq", "context": "1 token/seq"}},  # the step time never falls as either grows
+     "defaults": {"batch": "1 seq", "context": "1 token/seq", **_NO_PER_LAYER_ROW}},  # never falls as either grows
     {"metric": "tokens_per_s", "unit": "token/s", "meaning": "output tokens per second of all the row's chips",
      "claim": "gap.roofline_floor_below_measured", "measured": "batch * tokens_per_step / tokens_per_s",
      "reading": "at most batch sequences are in flight, each gaining one token per step, and batch over the step "
                 "floor never falls as the batch grows: batch/tokens_per_s is at least a step time",
-     "terms": _STEP_TERMS, "row_inputs": _STEP_INPUTS, "defaults": {"context": "1 token/seq"},
+     "terms": _STEP_TERMS, "row_inputs": _STEP_INPUTS, "defaults": {"context": "1 token/seq", **_NO_PER_LAYER_ROW},
      "unless_given": _SPECULATIVE},
     {"metric": "tokens_per_s", "unit": "token/s", "claim": "gap.throughput_per_chip_ceiling",
      "measured": "tokens_per_s / chips", "reading": "the output tokens of all chips, shared over the chips",
@@ -72,7 +75,7 @@ AUDIT_BOUNDS = [
     {"metric": "tokens_per_s_per_chip", "unit": "token/s", "claim": "gap.roofline_floor_below_measured",
      "measured": "batch * tokens_per_step / (tokens_per_s_per_chip * chips)",
      "reading": "all chips together output chips times the per-chip rate; read as tokens_per_s",
-     "terms": _STEP_TERMS, "row_inputs": _STEP_INPUTS, "defaults": {"context": "1 token/seq"},
+     "terms": _STEP_TERMS, "row_inputs": _STEP_INPUTS, "defaults": {"context": "1 token/seq", **_NO_PER_LAYER_ROW},
      "unless_given": _SPECULATIVE},
     {"metric": "ttft", "unit": "s", "meaning": "time to first token",
      "unchecked": "the lecture proves no floor on prefill time (a library with a prefill floor adds one)"},

@@ -12,6 +12,9 @@ A library declares, in ``AUDIT_BOUNDS``, the metric columns a table may have and
      "defaults": {"batch": "1 seq"}}                # ... or the bound uses these (values giving its weakest form)
     {"metric": "ttft", "unit": "s", "unchecked": "why no bound exists"}
 
+A default of an input that is not a row input applies where neither the row nor its presets give one (a
+quantity most models leave at its weakest value, such as a table they do not have).
+
 The measured expression must be the metric times, or over, an expression free of it; so each declaration is
 a bound on the metric itself (a floor or a ceiling), solved once.
 
@@ -630,7 +633,7 @@ class Auditor:
             text = raw.cells.get(name, "") if name in self.row_cols else ""
             if text:
                 out.append(_read_value(text, self.library.quantities[name].dimension, self.parsed))
-            elif name in bound.row_inputs:
+            elif name in bound.row_inputs or (name not in base and name in bound.defaults):
                 out.append(bound.defaults[name])
             else:
                 out.append(base[name])
@@ -708,7 +711,8 @@ class Auditor:
             if name in bound.row_inputs:
                 fill = np.full(rows.size, float(bound.defaults[name]) if name in bound.defaults else np.nan)
             else:
-                per_group = np.array([grp[2].get(name, np.nan) for grp in self.group_list])
+                default = float(bound.defaults[name]) if name in bound.defaults else np.nan
+                per_group = np.array([grp[2].get(name, default) for grp in self.group_list])
                 fill = per_group[g]
             arrays.append(np.where(np.isnan(col), fill, col))
         missing = np.zeros(rows.size, dtype=bool)
