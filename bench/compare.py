@@ -11,12 +11,19 @@ the same for both.  Printed per tree and library: the median wall time, the medi
 of the same round (and its range), and the median CPU time of all the run's processes (user and system),
 which another job on the machine disturbs less than the wall time.
 
+Each tree's ``derive`` and ``theorems`` are byte-compiled first, in place, as installing a wheel does and as
+``bench/run.py`` does: the imports it is measured against load byte-compiled packages, and a checkout run
+under ``PYTHONDONTWRITEBYTECODE`` would otherwise compile its own modules on every start (about 0.2 s of
+a cold check on this machine).  ``--source`` skips that (every module compiled from source on each start,
+as the comparisons before 2026-11-27's sixth session were measured where that variable was set).
+
 Not a timed test: the numbers depend on the machine and its load.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import platform
 import resource
@@ -67,15 +74,23 @@ def main() -> int:
     parser.add_argument("base", help="the source tree to compare against (a checkout or an exported commit)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--library", action="append", dest="libraries", help="lecture (default), serving, ...")
+    parser.add_argument("--source", action="store_true",
+                        help="do not byte-compile the trees first (their modules compiled on every start)")
     args = parser.parse_args()
     trees = {"base": str(Path(args.base).resolve()), "this": str(ROOT)}
     for tree in trees.values():
         if not (Path(tree) / "derive" / "__init__.py").is_file():
             raise SystemExit(f"bench/compare.py: {tree} is not a source tree of derive (no derive/__init__.py)")
+    if not args.source:
+        for tree in trees.values():
+            for package in ("derive", "theorems"):
+                if not compileall.compile_dir(str(Path(tree) / package), quiet=1):
+                    print(f"bench/compare.py: could not byte-compile {tree}/{package} (read-only?): its modules "
+                          "are compiled on every start", file=sys.stderr)
     rows = measure(trees, args.libraries or ["lecture"], args.rounds)
     imports = rows["imports"]
-    print(f"Python {platform.python_version()}, {os.cpu_count()} CPUs, {args.rounds} rounds; load average at the "
-          f"end {os.getloadavg()[0]:.1f}")
+    print(f"Python {platform.python_version()}, {os.cpu_count()} CPUs, {args.rounds} rounds, trees "
+          f"{'from source' if args.source else 'byte-compiled'}; load average at the end {os.getloadavg()[0]:.1f}")
     print(f"`{IMPORTS}`: {statistics.median(w for w, _, _ in imports):.2f} s "
           f"(CPU {statistics.median(u + s for _, u, s in imports):.2f} s)")
     for key, runs in rows.items():

@@ -6,7 +6,8 @@
 Targets (2 cores): a cold ``derive check --library serving`` (an empty cache folder) and loading both libraries
 (``--library lecture --library serving``, in-process ``load_library``) each within 4x of
 ``import sympy, z3, networkx, jinja2``; a warm check within 0.5 s.  Measured in interleaved pairs so that a
-change in the machine's load touches both sides; each ratio is the median of the pairs' ratios.
+change in the machine's load touches both sides; each ratio is the median of the pairs' ratios.  The project's
+modules are byte-compiled first, as ``bench/run.py`` and ``bench/compare.py`` do (an installed copy is).
 
 Not a timed test: the numbers depend on the machine and its load.
 """
@@ -14,6 +15,7 @@ Not a timed test: the numbers depend on the machine and its load.
 from __future__ import annotations
 
 import argparse
+import compileall
 import statistics
 import subprocess
 import sys
@@ -37,6 +39,8 @@ def _time(cmd: list[str]) -> float:
 
 
 def measure(pairs: int) -> dict:
+    for package in ("derive", "theorems"):  # under PYTHONDONTWRITEBYTECODE they would be compiled on every start
+        compileall.compile_dir(str(ROOT / package), quiet=1)
     _time([sys.executable, "-c", IMPORTS])  # warm the OS file cache
     rows: dict[str, list[float]] = {"imports": [], "load_both": [], "cold_check": []}
     with tempfile.TemporaryDirectory() as tmp:

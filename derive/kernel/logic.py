@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 import sympy as sp
 
@@ -33,6 +34,21 @@ def name_of(s: sp.Basic) -> str:
     """``str(s)``, without sympy's printer for a plain symbol (its name): symbols are sorted and named by
     the thousand while a library is checked, and the printer takes microseconds for each."""
     return s.name if type(s) is sp.Symbol else str(s)
+
+
+@lru_cache(maxsize=1 << 14)
+def printed(e: sp.Basic) -> str:
+    """``sp.sstr(e)``, kept: reasons and side conditions print the same relations again and again (a check
+    printed 112 expressions 1,141 times), and sympy's printer walks the tree each time.  A pure function
+    of the expression (equal expressions are the same tree, so they print the same)."""
+    return sp.sstr(e)
+
+
+@lru_cache(maxsize=1 << 15)
+def symbols_in(e: sp.Basic) -> frozenset[sp.Symbol]:
+    """``e.free_symbols``, kept: sympy walks the whole tree on each call, and a check asks for the same
+    expressions in many relations (every problem's hypotheses are rebuilt from the same parts)."""
+    return frozenset(e.free_symbols)
 
 
 def replace(expr: sp.Expr, mapping: Mapping[sp.Basic, sp.Expr], *, strict: bool = False) -> sp.Expr:
@@ -190,7 +206,7 @@ class Rel(Formula):
     def free_symbols(self) -> set[sp.Symbol]:
         found = self.__dict__.get("_free")
         if found is None:  # sympy walks the tree on each call; the checker asks often
-            found = frozenset(self.lhs.free_symbols | self.rhs.free_symbols)
+            found = symbols_in(self.lhs) | symbols_in(self.rhs)
             object.__setattr__(self, "_free", found)
         return set(found)
 
@@ -215,7 +231,7 @@ class Rel(Formula):
     def __str__(self) -> str:
         text = self.__dict__.get("_text")
         if text is None:  # sympy's printer is slow, and reasons and side conditions print the same relations
-            text = f"{sp.sstr(self.lhs)} {self.op} {sp.sstr(self.rhs)}"
+            text = f"{printed(self.lhs)} {self.op} {printed(self.rhs)}"
             object.__setattr__(self, "_text", text)
         return text
 
@@ -369,7 +385,7 @@ class IsInteger(Formula):
         return printer(self.expr) + r" \in \mathbb{Z}"
 
     def __str__(self) -> str:
-        return f"{sp.sstr(self.expr)} is an integer"
+        return f"{printed(self.expr)} is an integer"
 
 
 def _paren(f: Formula, printer: Callable[[sp.Expr], str], rel: RelPrinter | None = None) -> str:

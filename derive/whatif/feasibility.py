@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from derive.errors import LibraryError
-from derive.kernel.logic import Formula, Rel
+from derive.kernel.logic import Formula, Rel, replace
 from derive.model.declarations import Assumption, Claim
 from derive.model.library import Library
 from derive.model.scenario import Scenario
@@ -105,7 +105,9 @@ def feasibility(library: Library, scenario: Scenario) -> Feasibility:
         statement = constraint_statement(claim)
         rels: list[Rel] = relations(statement) if isinstance(statement, Formula) else []
         for rel in rels:
-            sides = [situation.expand(side).subs(situation.substitution) for side in (rel.lhs, rel.rhs)]
+            # the values put in at once (``replace``), not one by one as sympy's ``subs`` does: the same numbers
+            # (the scenario gives numbers only), in a hundredth of the time, which a check spent on every run
+            sides = [replace(situation.expand(side), situation.substitution) for side in (rel.lhs, rel.rhs)]
             if any(not s.is_number for s in sides):
                 undecided.append(claim.id)
                 break

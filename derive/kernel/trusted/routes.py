@@ -25,6 +25,7 @@ Invariants this module keeps:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 
 import mpmath
 import sympy as sp
@@ -63,12 +64,7 @@ class ProofRoutes:
         g = self.goal
         if not (isinstance(g, Rel) and g.op == "=="):
             return "the identity route needs an equation"
-        diff = g.lhs - g.rhs
-        if expansion_size(diff) > ALGEBRA_TERMS:
-            return f"algebra budget ({ALGEBRA_TERMS} terms) exceeded by the expansion of {sp.sstr(diff)}"
-        if sp.cancel(sp.together(sp.expand(_extrema_as_symbols(diff)))) != 0:
-            return "expand/together/cancel do not reduce lhs - rhs to 0"
-        return None
+        return _difference_failure(g.lhs - g.rhs)
 
     def _cover_failure(self, tree: object, goal: bool = True) -> str | None:
         """Replays a bisection tree: ``("leaf",)``, ``("taylor", point)`` (see ``taylor_closes``) or
@@ -189,6 +185,16 @@ class ProofRoutes:
                     self._taylor[g] = (f, g.op in (">", "<"), grad, hess)
         return self._taylor[g]
 
+
+
+@lru_cache(maxsize=1 << 12)  # a pure function of the difference; a check meets the same one in several problems
+def _difference_failure(diff: sp.Expr) -> str | None:
+    """Why expand/together/cancel do not reduce ``diff`` to 0 within ``ALGEBRA_TERMS``, or None."""
+    if expansion_size(diff) > ALGEBRA_TERMS:
+        return f"algebra budget ({ALGEBRA_TERMS} terms) exceeded by the expansion of {sp.sstr(diff)}"
+    if sp.cancel(sp.together(sp.expand(_extrema_as_symbols(diff)))) != 0:
+        return "expand/together/cancel do not reduce lhs - rhs to 0"
+    return None
 
 
 def _extrema_as_symbols(e: sp.Expr) -> sp.Expr:
