@@ -395,7 +395,7 @@ MALFORMED = {
     "gives not a mapping": ("INPUT_TABLES = {'t': {'meaning': 'm', 'members': {'x': {}}, 'gives': ['t_q']}}",
                             "'gives' must map"),
     "gives a member": ("INPUT_TABLES = {'t': {'meaning': 'm', 'members': {'x': {}}, 'gives': {'x': 'x'}}}",
-                       "an input quantity of the library outside the table"),
+                       "an input or derived quantity of the library outside the table"),
     "gives across units": ("INPUT_TABLES = {'t': {'meaning': 'm', 'members': {'x': {}}, 'gives': {'t_q': 'x'}}}",
                            "the units differ"),
 }
