@@ -40,11 +40,11 @@ Implementation notes: a stage is one scale-up domain of ``chips`` chips; traffic
 over its chips, so the chip count cancels from every ratio.  The factor 2 of the viability ratio is
 dispatch plus combine (the token goes to each expert and comes back).  A stage runs 1/P of the
 layers, so its compute and memory times are 1/P of the whole model's; the stages of one token run
-one after the other.  ``microbatches`` counts micro-batches of ``batch`` sequences each; the cost
-formula assumes m <= P (no more micro-batches than the pipeline can hold).  ``pipeline_fill_microbatches`` is P,
-the micro-batches of a full pipeline: a deployment's default for ``microbatches`` is worked out from it
-(``from`` in ``presets/deployment.toml``), so a layout of pp stages runs pp micro-batches unless told otherwise.  Hop latency is left out
-of neutrality, as in the lecture, and put back in ``pipeline_latency_with_hops``.
+one after the other.  ``microbatches`` counts micro-batches of ``batch`` sequences each; the cost formula
+assumes m <= P (no more micro-batches than the pipeline can hold).  ``pipeline_fill_microbatches`` is P, the
+micro-batches of a full pipeline: a deployment's default for ``microbatches`` is worked out from it (``from``
+in ``presets/deployment.toml``), so a layout of pp stages runs pp micro-batches unless told otherwise.  Hop
+latency is left out of neutrality, as in the lecture, and put back in ``pipeline_latency_with_hops``.
 
 References: the lecture, 00:47-01:03; Huang et al. 2019 (GPipe) for pipeline bubbles; DeepSeek-AI
 2024 (DeepSeek-V3 technical report) for 8 routed experts per token.
