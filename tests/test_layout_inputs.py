@@ -97,7 +97,8 @@ def test_the_layout_gives_chips_over_the_lectures_own() -> None:
 
 def test_a_scenario_without_a_layout_keeps_its_chips() -> None:
     sc = build_scenario(LIB, hardware="h100-sxm", model="llama3-70b")
-    assert sc.value("chips") == 8 and sc.values["chips"].origin == "hardware h100-sxm" and not sc.links
+    assert sc.value("chips") == 8 and sc.values["chips"].origin == "hardware h100-sxm"
+    assert dict(sc.links) == {"microbatches": "pipeline_fill_microbatches"}  # no layout gives anything
 
 
 @pytest.mark.parametrize(("sets", "words"), [

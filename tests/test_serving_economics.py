@@ -169,7 +169,7 @@ def test_rented_chips_typed_against_the_layout_is_one_line(capsys):
     code, _, err = run_cli(capsys, ["eval", "served_output_token_cost", *DEEPSEEK, "--set", "tp=8", "--set", "pp=4",
                                     "--set", "rented_chips=8"])
     one_error_line(code, err)
-    assert "rented_chips = layout_chips does not hold" in err and "economics.rented_chips_are_the_layout" in err
+    assert "rented_chips = tp*pp*cp*dp does not hold" in err and "economics.rented_chips_are_the_layout" in err
 
 
 def test_layout_rent_claims_at_a_layout(capsys):

@@ -70,7 +70,7 @@ from theorems.pricing import (
 )
 from theorems.roofline import B, chip_power, chip_price, chips, cost_per_token_q, n, p_chip, step_time_q, tau
 
-from .layouts import cp_q, dp_q, layout_chips_q, pp, pp_q, stage_chips_q, tp_q
+from .layouts import cp_q, dp_q, layout_chips, layout_chips_q, pp, pp_q, stage_chips_q, tp_q
 from .saturation import arrival_rate, output_tokens, utilisation_q
 
 PART = "Beyond the lecture"  # the documents render this library's chapters as part II
@@ -359,8 +359,9 @@ deepseek_r1_output_margin_at_tenth = Claim(
 # its stages, derived from the degrees; a value typed by hand must agree, never a second source of the count.
 LAYOUT_GIVES = {"rented_chips": "layout_chips"}
 INPUT_CONSTRAINTS = [
-    {"id": "economics.rented_chips_are_the_layout", "what": "layout", "rule": "rented_chips = layout_chips",
-     "relation": logic.eq(n_rent, layout_chips_q.sym),
+    # stated over the degrees, so that a what-if pinning layout_chips (sweep --vary layout_chips) does not move it
+    {"id": "economics.rented_chips_are_the_layout", "what": "layout", "rule": "rented_chips = tp*pp*cp*dp",
+     "relation": logic.eq(n_rent, layout_chips.expr),
      "reason": "a layout rents every chip of its stages, tp*pp*cp*dp, and a value typed by hand must agree",
      "hint": "leave rented_chips out: the layout gives it", "source": _MEGATRON},
 ]
