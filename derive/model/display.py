@@ -681,4 +681,6 @@ def formatter_tables() -> dict[str, object]:
             "binary": list(_BINARY), "down": list(_DOWN), "measured": sorted(_MEASURED),
             "counted": sorted(_COUNTED), "count_suffix": list(_COUNT_SUFFIX),
             "money_suffix": [[s, str(v)] for s, v in _MONEY_SUFFIX],
-            "time_ladder": [[n, str(s), str(t)] for n, s, t in _TIME_LADDER]}
+            "time_ladder": [[n, str(s), str(t)] for n, s, t in _TIME_LADDER],
+            # the grammar's own words: any other word of a value's factors is a count a library declared
+            "words": sorted(set(_CANON.values()))}
