@@ -171,3 +171,47 @@ def test_a_pipeline_not_kept_full_says_which_cost_counts_every_stage(lecture_lib
 
         cost, piped = (evaluate(lecture_library, sc, q).exact for q in ("cost_per_token", "pipelined_cost_per_token"))
         assert piped == 2 * cost
+
+
+# a deployment's micro-batches fill its pipeline unless told otherwise ------------------------------------------
+
+@pytest.mark.parametrize(("library", "sets", "microbatches"), [
+    ("lecture", (), 1),                              # one node, no pipeline
+    ("lecture", ("stages=4",), 4),                   # stages by hand: one micro-batch each
+    ("serving", ("tp=8", "pp=2"), 2),                # a layout of two stages
+    ("serving", ("tp=8", "pp=2", "microbatches=1"), 1),  # a value given by hand wins, and the rule says so
+])
+def test_deployment_microbatches_follow_the_stages(library, sets, microbatches) -> None:
+    from derive.model.loader import load_library
+
+    lib = load_library([library])
+    sc = build_scenario(lib, hardware="h100-sxm", model="llama3-405b", sets=list(sets))
+    assert sc.value("microbatches") == microbatches
+    idle = any(n.startswith("microbatches >= stages does not hold") for n in sc.notes)
+    assert idle is bool(microbatches < sc.value("stages"))
+    if "microbatches=1" not in sets:
+        assert any(n.startswith(f"microbatches = {microbatches} (pipeline_fill_microbatches at this scenario)")
+                   for n in sc.notes_for(["microbatches"]))
+
+
+def test_a_full_pipeline_by_default_costs_what_one_stage_does(capsys) -> None:
+    # Llama 3 405B on two H100 nodes (tp=8, pp=2): two micro-batches in flight, so the pipelined cost per token is
+    # the one-stage cost (pipeline.pipeline_neutrality); one micro-batch by hand pays for the idle stage, twice
+    base = ["eval", "pipelined_cost_per_token", "cost_per_token", "--json", "--library", "serving",
+            "--hardware", "h100-sxm", "--model", "llama3-405b", "--set", "tp=8", "--set", "pp=2"]
+    rows = []
+    for extra in ([], ["--set", "microbatches=1"]):
+        assert main([*base, *extra]) == 0
+        rows.append({r["name"]: r["exact"] for r in json.loads(capsys.readouterr().out)["values"]})
+    full, one = rows
+    assert full["pipelined_cost_per_token"] == full["cost_per_token"]
+    assert sp.Rational(one["pipelined_cost_per_token"]) == 2 * sp.Rational(full["pipelined_cost_per_token"])
+
+
+def test_a_layout_file_runs_as_many_micro_batches_as_stages(tmp_path) -> None:
+    from derive.model.loader import load_library
+
+    path = tmp_path / "pp4.toml"
+    path.write_text('name = "pp4"\nhardware = "h100-sxm"\nmodel = "llama3-405b"\n[layout]\ntp = 4\npp = 4\n')
+    sc = build_scenario(load_library(["serving"]), scenario=str(path))
+    assert (sc.value("stages"), sc.value("microbatches")) == (4, 4)

@@ -51,6 +51,9 @@ from derive.model.units import Dimension, parse_unit
         (1200, "1", "1,200"),
         (6, "FLOP/(param*token)", "6 FLOP/(param·token)"),
         (2.5, "USD/h", "$2.5/h"),
+        (Fraction(1, 1800), "USD/s", "$2/h"),  # money per second reads per hour, as chips are rented
+        (5, "USD/s", "$18k/h"),
+        (-Fraction(1, 1800), "USD/s", "-$2/h"),
         (4.6e6, "USD", "$4.6M"),
         (-Fraction(23, 10**7), "USD/token", "-$2.3/Mtok"),
         (20, "TB/s", "20 TB/s"),
@@ -164,7 +167,7 @@ def test_math_number_is_short_and_says_when_it_rounds():
 _SHOWN = re.compile(r"^(-?)(\$?)([\d,.]+(?:e-?\d+)?)([kMGTB]?)(.*)$")
 _SUFFIX = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "B": 10**9}
 _UNITS = ["byte/s", "FLOP/s", "s", "USD/token", "seq", "token/seq", "param", "FLOP", "1", "GiB", "USD/h",
-          "byte/token", "FLOP/byte", "USD", "ms", "TB/s"]
+          "byte/token", "FLOP/byte", "USD", "ms", "TB/s", "USD/s"]
 
 
 def _read_back(text: str, money_unit: str) -> Fraction:

@@ -97,7 +97,8 @@ def test_the_layout_gives_chips_over_the_lectures_own() -> None:
 
 def test_a_scenario_without_a_layout_keeps_its_chips() -> None:
     sc = build_scenario(LIB, hardware="h100-sxm", model="llama3-70b")
-    assert sc.value("chips") == 8 and sc.values["chips"].origin == "hardware h100-sxm" and not sc.links
+    assert sc.value("chips") == 8 and sc.values["chips"].origin == "hardware h100-sxm"
+    assert dict(sc.links) == {"microbatches": "pipeline_fill_microbatches"}  # no layout gives anything
 
 
 @pytest.mark.parametrize(("sets", "words"), [
@@ -373,6 +374,24 @@ def test_a_users_table_gives_a_quantity_from_its_members(capsys, tmp_path) -> No
     assert "rows divides cells does not hold (rows = 4, cells = 13)" in err
 
 
+def test_a_table_gives_a_derived_quantity_by_pinning_it(capsys, tmp_path) -> None:
+    """A derived quantity a table gives is its definition without the table and the table's value with it: the
+    serving library's rented chips (the lecture's n alone, every stage's chips under a layout) are one such."""
+    lib = tmp_path / "grid.py"
+    lib.write_text(GRID_LIBRARY.replace('"cols": {"default": "1", "source": "grid default: one column"}}}}',
+                                        '"cols": {"default": "1", "source": "grid default: one column"}}, '
+                                        '"gives": {"billed": "grid_area"}}}')
+                   + 'billed_q = Quantity("billed", "b", "1", "cells billed")\n'
+                     'billed = Definition("grid.billed", title="Billed", statement="The cells.", '
+                     'source=derived("one bill per cell"), defines=billed_q, expr=cells.sym)\n')
+    code, out, err = run_cli(capsys, ["eval", "billed", "--library", str(lib), "--set", "cells=12"])
+    assert code == 0 and out.startswith("billed = 12\n"), err  # no table in use: the definition
+    code, out, err = run_cli(capsys, ["eval", "billed", "--library", str(lib), "--set", "cells=12", "--set", "rows=4",
+                                      "--set", "cols=6"])
+    assert code == 0 and out.startswith("billed = 24\n"), err  # the table gives it, though cells was set later
+    assert "pinned: billed = 24" in out
+
+
 MALFORMED = {
     "relation as text": ("INPUT_CONSTRAINTS = [{'id': 'a', 'what': 'w', 'rule': 'r', 'reason': 'r', 'source': 's', "
                          "'relation': 'x > 0'}]", "built with derive.logic"),
@@ -395,7 +414,7 @@ MALFORMED = {
     "gives not a mapping": ("INPUT_TABLES = {'t': {'meaning': 'm', 'members': {'x': {}}, 'gives': ['t_q']}}",
                             "'gives' must map"),
     "gives a member": ("INPUT_TABLES = {'t': {'meaning': 'm', 'members': {'x': {}}, 'gives': {'x': 'x'}}}",
-                       "an input quantity of the library outside the table"),
+                       "an input or derived quantity of the library outside the table"),
     "gives across units": ("INPUT_TABLES = {'t': {'meaning': 'm', 'members': {'x': {}}, 'gives': {'t_q': 'x'}}}",
                            "the units differ"),
 }

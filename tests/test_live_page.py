@@ -370,6 +370,22 @@ def test_page_formatter_matches_the_python_formatter(page, lecture_site, lecture
     assert len(values) * len(units) > 10_000
 
 
+def test_page_formatter_reads_money_per_pool_chip_per_hour(page, lecture_site):
+    """A rent per chip of a pool a library counts reads per hour in the page as in Python ($2/(h·prefill_chip)),
+    though the page's formatter knows no library's counts: any word outside the grammar's is one."""
+    from theorems.serving import disaggregation  # noqa: F401  (declares prefill_chip and decode_chip)
+
+    _open(page, lecture_site)
+    values, units = _sample_values(), ["USD/(s·prefill_chip)", "USD/(s·decode_chip)", "token/(s·prefill_chip)"]
+    infos = [{"unit": u, "factors": [list(f) for f in canonical_factors(u)]} for u in units]
+    got = page.js(f"(function(vs, us){{return us.map(u => vs.map(v => DeriveLive.show(v, u)))}})"
+                  f"({json.dumps(values)}, {json.dumps(infos)})")
+    mismatches = [(u, v, shown, format_value(v, u)) for u, row in zip(units, got, strict=True)
+                  for v, shown in zip(values, row, strict=True) if shown != format_value(v, u)]
+    assert not mismatches, mismatches[:10]
+    assert format_value(1 / 1800, "USD/(s·prefill_chip)") == "$2/(h·prefill_chip)"
+
+
 # the printed formulas, evaluated in the browser, against sympy -------------------------------------------
 
 PRINTED = [sp.Piecewise((x, x > y), (y, True)), sp.Min(x, y), sp.Max(x, 2 * y), sp.ceiling(x / y), sp.floor(x * y),

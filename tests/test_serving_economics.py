@@ -4,6 +4,7 @@ DeepSeek's published rent, rates and prices; the dated price scenarios; and bad 
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tomllib
@@ -14,7 +15,7 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from libtools import close
+from libtools import close, one_error_line, run_cli
 
 from derive.checking.checker import Checker
 from derive.model.evaluate import evaluate
@@ -98,7 +99,7 @@ def test_margin_changes_sign_exactly_at_breakeven(rho, pays):
 @settings(max_examples=200, deadline=None)
 def test_breakeven_decides_the_margin_for_every_input(rent, chips, rate, price, rho):
     # the chapter's definitions, composed (margin of the rent per token served) and evaluated exactly
-    subs = {eco.p_chip: rent, eco.n: chips, eco.Th_out: rate, eco.p_out: price, eco.rho: rho}
+    subs = {eco.p_chip: rent, eco.n_rent: chips, eco.Th_out: rate, eco.p_out: price, eco.rho: rho}
     subs = {k: sp.Rational(v.numerator, v.denominator) if isinstance(v, Fraction) else v for k, v in subs.items()}
     margin = eco.output_margin.expr.subs(eco.c_out_r, eco.served_output_cost.expr).subs(subs)
     breakeven = eco.output_breakeven.expr.subs(subs)
@@ -130,6 +131,53 @@ def test_input_and_output_rent_are_separate_quantities():
     assert LIB.quantity("served_input_token_cost") is not LIB.quantity("served_output_token_cost")
     # the price quantities are the lecture's, not defined a second time
     assert LIB.quantity("price_output").sym is eco.p_out and LIB.quantity("utilisation").sym is eco.rho
+
+
+# a layout rents every chip of its stages ------------------------------------------------------------------------
+
+DEEPSEEK = ["--library", "serving", "--scenario", "deepseek-r1-h800-2025-03", "--set", "utilisation=1"]
+
+
+@pytest.mark.parametrize("stages", [1, 2, 4])
+def test_rent_per_output_token_scales_with_the_stages(capsys, stages):
+    # a decode stage of 8 H800 (tp=8) at DeepSeek's rate: pp stages rent pp times the node, for the same tokens
+    code, out, err = run_cli(capsys, ["eval", "served_output_token_cost", "rented_chips", "chips", "--json",
+                                      *DEEPSEEK, "--set", "tp=8", "--set", f"pp={stages}"])
+    assert code == 0, err
+    got = {row["name"]: Fraction(row["exact"]) for row in json.loads(out)["values"]}
+    assert got["chips"] == 8 and got["rented_chips"] == 8 * stages  # the lecture's n stays one stage's
+    assert got["served_output_token_cost"] == stages * NODE_RENT / 14800
+
+
+def test_layout_table_in_a_scenario_file_rents_every_stage(tmp_path):
+    path = tmp_path / "pp4.toml"
+    path.write_text('name = "pp4"\nhardware = "h100-sxm"\n[layout]\ntp = 8\npp = 4\ndp = 2\n')
+    sets = ["output_token_rate=14800 token/s", "utilisation=1", "chip_price=2 USD/h"]
+    sc = build_scenario(LIB, scenario=str(path), sets=sets)
+    assert sc.values["rented_chips"].value == 64 and sc.values["chips"].value == 16
+    got = Fraction(str(evaluate(LIB, sc, "served_output_token_cost").exact))
+    assert got == 64 * Fraction(2, 3600) / 14800 == 4 * Fraction(str(evaluate(LIB, sc, "chip_price * chips / "
+                                                                            "output_token_rate").exact))
+
+
+def test_without_a_layout_the_rent_is_the_lectures_n_chips():
+    assert value("rented_chips") == value("chips")  # the lecture scenario: one group of n chips
+    assert value("served_output_token_cost", [*DECODE, "utilisation=1"]) == NODE_RENT / 14800
+
+
+def test_rented_chips_typed_against_the_layout_is_one_line(capsys):
+    code, _, err = run_cli(capsys, ["eval", "served_output_token_cost", *DEEPSEEK, "--set", "tp=8", "--set", "pp=4",
+                                    "--set", "rented_chips=8"])
+    one_error_line(code, err)
+    assert "rented_chips = tp*pp*cp*dp does not hold" in err and "economics.rented_chips_are_the_layout" in err
+
+
+def test_layout_rent_claims_at_a_layout(capsys):
+    code, out, err = run_cli(capsys, ["check", "layout_rent_counts_every_stage", "layout_rent_one_stage", "--json",
+                                      *DEEPSEEK, "--set", "tp=8", "--set", "pp=4"])
+    verdicts = {c["id"]: c["verdict"] for c in json.loads(out)["claims"]}
+    assert verdicts == {"economics.layout_rent_counts_every_stage": "proved",
+                        "economics.layout_rent_one_stage": "refuted"}, err
 
 
 # the dated price scenarios -----------------------------------------------------------------------------------

@@ -4,15 +4,17 @@ timings (H800, docs/legacy.md) and DeepSeek-V3's dimensions, and bad input."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from libtools import close
+from libtools import close, one_error_line, run_cli
 
 from derive.model.evaluate import evaluate
 from derive.model.loader import load_library
@@ -267,3 +269,78 @@ def test_all_reduces_on_the_layouts_links_are_the_general_time_on_those_links():
     general = value("tp_allreduce_time", [*sets, "collective_bandwidth=450 GB/s", "collective_latency=0.6 us"],
                     hardware="h100-sxm", model="llama3-70b")
     assert value("tp_link_allreduce_time", sets, hardware="h100-sxm", model="llama3-70b") == general
+
+
+# the all-to-all's bytes and MoE layers from the model ---------------------------------------------------------
+
+CONFIGS = Path(__file__).resolve().parent / "fixtures" / "configs"
+
+
+@pytest.mark.parametrize(("model", "dispatch", "combine", "moe"), [
+    # the deepseek-v3 preset's config: hidden 7168, FP8 activations with one FP32 scale per 128 (DeepEP's 7392 B),
+    # BF16 combine; 61 layers, the first 3 dense
+    ("deepseek-v3", 7168 + 56 * 4, 2 * 7168, 58),
+    # DeepSeek-V3.2's config.json (verbatim): the same shape, its scales in UE8M0, one byte each
+    (str(CONFIGS / "deepseek-v3.2.json"), 7168 + 56, 2 * 7168, 58),
+    # Kimi K2 (verbatim): DeepSeek-V3's FP8 recipe, FP32 scales; 61 layers, the first dense
+    (str(CONFIGS / "kimi-k2-instruct.json"), 7168 + 56 * 4, 2 * 7168, 60),
+    # Qwen2-57B-A14B (bfloat16, no quantization): a BF16 dispatch, every one of its 28 layers MoE
+    (str(CONFIGS / "qwen2-57b-a14b.json"), 2 * 3584, 2 * 3584, 28),
+    # Mixtral 8x7B: BF16, 32 MoE layers
+    (str(CONFIGS / "mixtral-8x7b-v0.1.json"), 2 * 4096, 2 * 4096, 32),
+])
+def test_a_model_gives_the_all_to_all_bytes_and_moe_layers(model, dispatch, combine, moe):
+    sc = build_scenario(LIB, hardware="h100-sxm", model=model)
+    got = {n: Fraction(str(evaluate(LIB, sc, n).exact))
+           for n in ("dispatch_token_bytes", "combine_token_bytes", "moe_layers")}
+    assert got == {"dispatch_token_bytes": dispatch, "combine_token_bytes": combine, "moe_layers": moe}
+
+
+def test_deepseek_v3_preset_gives_deepeps_published_timings():
+    # the DeepEP worked example with the bytes read from the model, not typed: the same 77 µs and 114 µs
+    sets = ["ep_tokens_per_chip=128 token"]
+    for name, link, published, rel in (("ep_dispatch_time", 98e9, Fraction(77, 10**6), Fraction(1, 100)),
+                                       ("ep_combine_time", 127e9, Fraction(114, 10**6), Fraction(2, 100))):
+        from_model = value(name, [*sets, f"collective_bandwidth={link!r} byte/s"], hardware="h100-sxm",
+                           model="deepseek-v3")
+        assert from_model == value(name, [*DEEPEP, f"collective_bandwidth={link!r} byte/s"])
+        assert close(from_model, published, rel=rel)
+
+
+def test_all_to_all_on_the_layouts_links_needs_no_typed_bytes(capsys):
+    # DeepSeek-V3's EP32 prefill unit on H100 nodes: 58 MoE layers x 8 experts x (7392 + 14336) B over 50 GB/s
+    code, out, err = run_cli(capsys, ["eval", "ep_link_alltoall_time_per_token", "--json", "--library", "serving",
+                                      "--hardware", "h100-sxm", "--model", "deepseek-v3", "--set", "tp=4", "--set",
+                                      "dp=8", "--set", "ep=32", "--set", "redundant_experts=32"])
+    assert code == 0, err
+    row = json.loads(out)  # one name: the object itself
+    assert Fraction(row["exact"]) == Fraction(58 * 8 * (7392 + 14336), 50 * GB)
+
+
+def test_a_dispatch_datatype_set_by_hand_wins_over_the_model():
+    # --set dispatch_bytes_per_element: a BF16 dispatch of DeepSeek-V3 sends the whole 14,336 bytes
+    got = value("dispatch_token_bytes", ["dispatch_bytes_per_element=2 byte"], hardware="h100-sxm",
+                model="deepseek-v3")
+    assert got == 2 * 7168
+
+
+def test_without_a_model_the_dispatch_bytes_are_an_input_named_in_one_line(capsys):
+    code, _, err = run_cli(capsys, ["eval", "ep_alltoall_time_per_token", "--library", "serving", "--set",
+                                    "collective_bandwidth=50 GB/s"])
+    one_error_line(code, err)
+    assert "dispatch_bytes_per_element" in err and "moe_layers" in err
+
+
+@pytest.mark.parametrize(("quantization", "expected"), [
+    ({"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128, 128]}, Fraction(33, 32)),
+    ({"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128, 128], "scale_fmt": "ue8m0"},
+     Fraction(129, 128)),
+    ({"quant_method": "fp8", "activation_scheme": "static"}, Fraction(1)),
+    ({"quant_method": "mxfp4"}, Fraction(2)),  # 4-bit expert weights, BF16 activations on the wire
+    (None, Fraction(2)),
+])
+def test_dispatch_datatype_from_the_quantization_config(quantization, expected):
+    from theorems.configs.precision import dispatch_element_bytes
+
+    cfg = {} if quantization is None else {"quantization_config": quantization}
+    assert dispatch_element_bytes(cfg)[0] == expected

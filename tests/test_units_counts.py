@@ -118,6 +118,11 @@ def test_a_value_is_read_in_its_count():
     (1, "1/blue_widget", "1/blue_widget"),
     (Fraction(18425, 2), "token/(s·blue_widget)", "9,213 token/(s·blue_widget)"),
     (2 * 10**6, "token/(s·blue_widget)", "2M token/(s·blue_widget)"),
+    # money per second per chip of a counted pool reads per hour, as chips are rented: not $333.3/(ks·blue_widget)
+    (Fraction(1, 3), "USD/(s·blue_widget)", "$1,200/(h·blue_widget)"),
+    (Fraction(1, 1800), "USD/(s·blue_widget)", "$2/(h·blue_widget)"),
+    (Fraction(1, 1800), "USD/(s·blue_widget·red_widget)", "$2/(h·blue_widget·red_widget)"),
+    (Fraction(50), "USD/(s·blue_widget)", "$180k/(h·blue_widget)"),
 ])
 def test_values_display_with_their_count(value, unit, text):
     assert format_value(value, unit) == text
@@ -278,3 +283,13 @@ def test_a_value_in_a_declared_count_reads_back_as_shown(value, unit):
     assert "blue_widget" in text or "red_widget" in text
     back = Fraction(str(parse_value(text.replace(",", ""), dim, si=False)))
     assert abs(back - value) <= value * Fraction(5, 10**4), (value, unit, text)
+
+
+@pytest.mark.parametrize(("expr", "text"), [
+    ("chip_price * chip_per_prefill_chip", "$2/(h·prefill_chip)"),  # a prefill chip's rent, as rented
+    ("600 * chip_price * chip_per_decode_chip", "$1,200/(h·decode_chip)"),
+])
+def test_rent_per_pool_chip_reads_per_hour_on_the_command_line(capsys, expr, text):
+    code, out, err = run_cli(capsys, ["eval", expr, "--library", "serving"])
+    assert code == 0, err
+    assert out.splitlines()[0].split("=", 1)[1].strip() == text

@@ -40,9 +40,11 @@ Implementation notes: a stage is one scale-up domain of ``chips`` chips; traffic
 over its chips, so the chip count cancels from every ratio.  The factor 2 of the viability ratio is
 dispatch plus combine (the token goes to each expert and comes back).  A stage runs 1/P of the
 layers, so its compute and memory times are 1/P of the whole model's; the stages of one token run
-one after the other.  ``microbatches`` counts micro-batches of ``batch`` sequences each; the cost
-formula assumes m <= P (no more micro-batches than the pipeline can hold).  Hop latency is left out
-of neutrality, as in the lecture, and put back in ``pipeline_latency_with_hops``.
+one after the other.  ``microbatches`` counts micro-batches of ``batch`` sequences each; the cost formula
+assumes m <= P (no more micro-batches than the pipeline can hold).  ``pipeline_fill_microbatches`` is P, the
+micro-batches of a full pipeline: a deployment's default for ``microbatches`` is worked out from it (``from``
+in ``presets/deployment.toml``), so a layout of pp stages runs pp micro-batches unless told otherwise.  Hop
+latency is left out of neutrality, as in the lecture, and put back in ``pipeline_latency_with_hops``.
 
 References: the lecture, 00:47-01:03; Huang et al. 2019 (GPipe) for pipeline bubbles; DeepSeek-AI
 2024 (DeepSeek-V3 technical report) for 8 routed experts per token.
@@ -114,6 +116,9 @@ kv_bytes_per_chip_q = Quantity("kv_bytes_per_chip", r"M_{\mathrm{kv,chip}}", "by
                                "KV-cache bytes held by one chip of the pipeline", display_unit="GB")
 idle_fraction_q = Quantity("idle_fraction", r"f_{\mathrm{idle}}", "1",
                            "fraction of the time a stage has no micro-batch to work on", domain="nonnegative")
+fill_microbatches_q = Quantity("pipeline_fill_microbatches", r"m_{\mathrm{fill}}", "1",
+                               "micro-batches that fill the pipeline: one per stage (a deployment's default for "
+                               "`microbatches`)")
 
 E, Ls, P, m = experts_active.sym, layers_per_stage.sym, stages.sym, microbatches.sym
 W_up, W_out, a, h = scaleup_bandwidth.sym, scaleout_bandwidth.sym, token_activation_bytes.sym, hop_latency.sym
@@ -241,6 +246,12 @@ pipelined_step_time = Definition(
               "(hand-over latency ignored).",
     source=lecture("01:00-01:02", CHAPTER),
     defines=pipelined_step_time_q, expr=P * T_s,
+)
+pipeline_fill_microbatches = Definition(
+    "pipeline.pipeline_fill_microbatches", title="Micro-batches that fill the pipeline",
+    statement="A pipeline of P stages is full, no stage idle, with one micro-batch per stage in flight: P of them.",
+    source=lecture("01:08", "Why Ilya said pipelining is not wise"),
+    defines=fill_microbatches_q, expr=P,
 )
 sequences_in_flight = Definition(
     "pipeline.sequences_in_flight", title="Sequences in flight",

@@ -11,8 +11,9 @@ the formatter then picks the prefix that puts the number in [1, 1000):
 - counted units (token, seq, param, plain numbers) keep their unit and shorten the number:
   ``2,400 seq``, ``200k token/seq``, ``70G param``;
 - money is written ``$``-first, a small price per unit moves the prefix to the denominator:
-  ``2.3e-6 USD/token`` -> ``$2.3/Mtok``; a large sum reads ``$4.6M``; a price per second below a
-  dollar reads per hour (``1/1800 USD/s`` -> ``$2/h``);
+  ``2.3e-6 USD/token`` -> ``$2.3/Mtok``; a large sum reads ``$4.6M``; money per second, alone or per
+  chip of a counted pool, reads per hour (``1/1800 USD/s`` -> ``$2/h``, ``1/3 USD/(s·prefill_chip)`` ->
+  ``$1,200/(h·prefill_chip)``);
 - beyond the largest prefix, scientific notation: ``5.75e25 FLOP``.
 
 Exact values (sympy rationals, ``Fraction``, ``int``) are rounded only here, to ``sig`` significant
@@ -389,8 +390,10 @@ def _choose(x: Fraction, factors: list[Factor], sig: int) -> Shown:
     if num and factors[num[0]][1] == "USD" and len(num) == 1 and factors[num[0]][2] == 1:
         usd = num[0]
         per_second = [i for i in den if factors[i] == ("", "s", -1)]
-        if per_second and len(den) == 1 and abs(x) < 1 and x != 0:
-            # a price per second below a dollar reads per hour, as chips are rented: $2/h, not $555.6/Ms
+        per_count = [i for i in den if is_declared_count(factors[i][1]) and factors[i][2] == -1]
+        if per_second and len(den) == 1 + len(per_count) and x != 0:
+            # money per second (per chip of a pool a library counts: prefill_chip) reads per hour, as chips are
+            # rented: $2/h, not $555.6/Ms; $1,200/(h·prefill_chip), not $333.3/(ks·prefill_chip); $20k/h, not $5.556/s
             fs = list(factors)
             fs[usd] = ("", "USD", 1)
             fs[per_second[0]] = ("", "h", -1)
@@ -678,4 +681,6 @@ def formatter_tables() -> dict[str, object]:
             "binary": list(_BINARY), "down": list(_DOWN), "measured": sorted(_MEASURED),
             "counted": sorted(_COUNTED), "count_suffix": list(_COUNT_SUFFIX),
             "money_suffix": [[s, str(v)] for s, v in _MONEY_SUFFIX],
-            "time_ladder": [[n, str(s), str(t)] for n, s, t in _TIME_LADDER]}
+            "time_ladder": [[n, str(s), str(t)] for n, s, t in _TIME_LADDER],
+            # the grammar's own words: any other word of a value's factors is a count a library declared
+            "words": sorted(set(_CANON.values()))}

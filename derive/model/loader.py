@@ -356,7 +356,8 @@ def _input_tables(root: ModuleType, spec: str) -> dict[str, dict]:
     """A root's INPUT_TABLES: ``{table: {"meaning": text, "members": {quantity: {"default": text, "source":
     text}}, "gives": {quantity: derived quantity}}}``; a member without a default is given or absent; ``gives``
     (optional) names quantities a table in use sets from its members (``chips`` from ``stage_chips``, see
-    ``derive.model.scenario``).  Names are checked against the library when it is built (``_check_inputs``)."""
+    ``derive.model.scenario``); a derived one given is pinned while the table is in use.  Names are checked
+    against the library when it is built (``_check_inputs``)."""
     where = f"--library {spec}"
     value = _attribute(root, "INPUT_TABLES", {}, spec)
     if not isinstance(value, dict):
@@ -442,9 +443,11 @@ def _check_inputs(library: Library, specs: list[str]) -> None:
         for given, source in table.get("gives", {}).items():
             q, s = library.quantities.get(given), library.quantities.get(source)
             label = f"INPUT_TABLES[{name!r}] gives '{given}' from '{source}'"
-            if q is None or q.value is not None or library.is_derived(given) or given in table["members"]:
-                raise LibraryError(f"{label}: '{given}' must be an input quantity of the library outside the table",
-                                   where=where)
+            # a derived quantity may be given: the table in use pins it (its definition is what holds without
+            # the table: the rented chips are the lecture's n chips, a layout gives every stage's)
+            if q is None or q.value is not None or given in table["members"]:
+                raise LibraryError(f"{label}: '{given}' must be an input or derived quantity of the library outside "
+                                   "the table", where=where)
             if s is None or not (library.is_derived(source) or source in table["members"]):
                 raise LibraryError(f"{label}: '{source}' must be a member of the table or a quantity derived from "
                                    "them", where=where)

@@ -1299,6 +1299,8 @@ def _drop_stale_pins(library: Library, values: dict[str, ScenarioValue], layers:
 
     for name in [n for n in values if library.is_derived(n)]:
         pin = values[name]
+        if pin.origin.endswith(" gives"):
+            continue  # an input table gives it from the final values of its members: never stale
         inputs = library.base_inputs(library.quantities[name].sym)
         later = [i for i in inputs if i in values and rank(values[i]) > rank(pin)]
         if later:

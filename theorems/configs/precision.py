@@ -6,6 +6,11 @@ refines the weights: ``fp8`` (1 byte, plus one FP32 scale per ``weight_block_siz
 as gpt-oss ships it), ``awq``/``gptq`` (``bits`` plus an FP16 scale and a ``bits`` zero point per
 ``group_size``), ``bitsandbytes`` (4 or 8 bits, block scales not counted), ``compressed-tensors``;
 embeddings, LM head and the modules in ``modules_to_not_convert`` stay at ``torch_dtype``.
+
+``dispatch_element_bytes`` reads the datatype of a mixture of experts' dispatch (the hidden vectors sent to the
+routed experts): FP8 where ``quantization_config`` quantizes the activations to FP8 (``activation_scheme``), with
+one scale per ``weight_block_size[1]`` elements (FP32, or one byte where ``scale_fmt`` is ``ue8m0``), as DeepSeek-V3
+quantizes activations in 1x128 tiles and DeepEP sends them; else BF16, the datatype a link carries per token.
 """
 
 from __future__ import annotations
@@ -167,3 +172,24 @@ def precision(cfg: Mapping[str, Any], pb: ParamBreakdown, where: str) -> Precisi
     note = (f"{num(quantized)} weights in {what} at {num(quant_bytes)} B + {num(plain)} ({kept}) at "
             f"{num(weight_base)} B = {float(mean):.4g} B per weight on average")
     return Precision(mean, note, kv_bytes, kv_note, tuple(notes))
+
+
+def dispatch_element_bytes(cfg: Mapping[str, Any]) -> tuple[Fraction, str]:
+    """Bytes one element of a token's hidden vector takes in the expert-parallel dispatch, scales included, and
+    how the config says so (the config was read by ``precision`` first, so its fields are well formed)."""
+    q = cfg.get("quantization_config")
+    method = str(q.get("quant_method") or q.get("quant_algo") or "").lower() if isinstance(q, Mapping) else ""
+    if method in ("fp8", "fbgemm_fp8") and q.get("activation_scheme"):
+        block = q.get("weight_block_size")
+        if isinstance(block, Sequence) and len(block) == 2:
+            k = block[1]
+            ue8m0 = str(q.get("scale_fmt") or "").lower() == "ue8m0"
+            scale, scale_name = (Fraction(1), "UE8M0 (1 B)") if ue8m0 else (Fraction(4), "FP32 (4 B)")
+            value = 1 + scale / k
+            return value, (f"dispatch in FP8 with one {scale_name} scale per {k} elements (quantization_config "
+                           f"fp8, activation_scheme {q['activation_scheme']}, weight_block_size {list(block)}): "
+                           f"{num(value)} B per element; --set dispatch_bytes_per_element=... for yours")
+        return Fraction(1), (f"dispatch in FP8 (quantization_config fp8, activation_scheme "
+                             f"{q['activation_scheme']}): 1 B per element, per-tensor scales not counted")
+    return Fraction(2), ("dispatch in BF16 (2 B per element), the datatype a link carries per token "
+                         "(token_activation_bytes); --set dispatch_bytes_per_element=... for an FP8 dispatch")

@@ -28,7 +28,7 @@ from .base import (
     neutral,
     num,
 )
-from .precision import precision
+from .precision import dispatch_element_bytes, precision
 from .registry import FAMILY_OF, SUPPORTED_MODEL_TYPES, model_type, text_config
 
 
@@ -241,7 +241,8 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
     ``kv_window_bytes_per_token``, ``attention_window``, ``kv_chunk_bytes_per_token``,
     ``attention_chunk``, ``kv_state_bytes``), ``bytes_per_kv_element``, ``d_model``; ``head_dim``,
     ``kv_heads``, ``query_heads``, ``kv_cache_layers`` and ``global_attention_layers`` for non-latent
-    attention; the expert counts for mixture-of-experts models; ``bytes_per_param`` when the config
+    attention; the expert counts for mixture-of-experts models, with ``moe_layers`` and the dispatch datatype
+    ``dispatch_bytes_per_element`` (``precision.dispatch_element_bytes``); ``bytes_per_param`` when the config
     names its datatype; ``context`` (its maximum, ``max_position_embeddings``) when given;
     ``per_layer_row_params``, the row of the per-layer tables beside the input embedding's (Gemma 4 E2B/E4B; 0 else).
     ``bytes_per_kv_element`` given here wins over the config's datatype (the user set it);
@@ -404,6 +405,11 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
     if pb.is_moe:
         out["experts_total"] = ConfigValue(Fraction(pb.experts_total), "1",
                                            f"routed experts per MoE layer ({pb.moe_layers} of {L} layers are MoE)")
+        # what an expert-parallel all-to-all carries: the family's count of MoE layers, the dispatch datatype
+        out["moe_layers"] = ConfigValue(Fraction(pb.moe_layers), "1",
+                                        f"layers whose MLP is a routed MoE: {pb.moe_layers} of {L}")
+        dispatch, dispatch_note = dispatch_element_bytes(cfg)
+        out["dispatch_bytes_per_element"] = ConfigValue(dispatch, "B", dispatch_note)
         out["experts_active"] = ConfigValue(Fraction(pb.experts_active), "1", "routed experts per token")
         if pb.experts_shared:
             out["experts_shared"] = ConfigValue(Fraction(pb.experts_shared), "1",

@@ -57,8 +57,9 @@ TOPICS = [*LECTURE_TOPICS, *SERVING_TOPICS]
 
 # A layout as an input (a scenario file's [layout] table, or --set tp=8 ...) and the layouts that cannot exist:
 # derive.model.scenario fills a layout's missing degrees and refuses one that breaks a constraint, in one line.
-INPUT_TABLES = {"layout": layouts.INPUT_TABLE}
-INPUT_CONSTRAINTS = [*LECTURE_INPUT_CONSTRAINTS, *layouts.INPUT_CONSTRAINTS]
+# A layout also gives the economics chapter its rented chips (every stage's), so the rent counts the whole layout.
+INPUT_TABLES = {"layout": {**layouts.INPUT_TABLE, "gives": {**layouts.INPUT_TABLE["gives"], **economics.LAYOUT_GIVES}}}
+INPUT_CONSTRAINTS = [*LECTURE_INPUT_CONSTRAINTS, *layouts.INPUT_CONSTRAINTS, *economics.INPUT_CONSTRAINTS]
 # derive card --library serving: the lecture's everyday answers, the TTFT floor and the layout's chips
 CARD = [
     *LECTURE_CARD,

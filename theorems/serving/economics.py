@@ -1,11 +1,12 @@
 """Economics: rented chip-hours against API prices, the margin at a utilisation, and the break-even utilisation
 
-Chapter 8 of part II ("Beyond the lecture").  A provider rents n chips at p_chip per chip-hour whether they
-are busy or not.  Fully busy they produce Θ_out output tokens (or prefill Θ_in input tokens) per second: a
-measured or published rate, or the roofline's Bτ/T.  Busy only a share ρ of the time (the saturation
-chapter's utilisation), the rent is shared by ρ times fewer tokens, so a served token costs the full-use
-cost over ρ.  Against an API price per token this gives the provider's margin at a utilisation, and the
-utilisation at which the margin is zero: an exact threshold, below which every token sold loses money.
+Chapter 8 of part II ("Beyond the lecture").  A provider rents n_rent chips at p_chip per chip-hour whether they
+are busy or not (the lecture's n chips, or every stage's chips of a layout).  Fully busy they produce Θ_out
+output tokens (or prefill Θ_in input tokens) per second: a measured or published rate, or the roofline's Bτ/T.
+Busy only a share ρ of the time (the saturation chapter's utilisation), the rent is shared by ρ times fewer
+tokens, so a served token costs the full-use cost over ρ.  Against an API price per token this gives the
+provider's margin at a utilisation, and the utilisation at which the margin is zero: an exact threshold, below
+which every token sold loses money.
 
 Main claims:
 - **Served cost at the roofline** ``economics.served_output_cost_at_roofline`` and
@@ -14,10 +15,14 @@ Main claims:
   over the utilisation.
 - **Break-even utilisation** ``economics.output_margin_breakeven_iff`` and
   ``economics.input_margin_breakeven_iff``: the margin on a token is nonnegative exactly when the utilisation
-  is at least ρ* = p_chip·n/(Θ·p), and it is exactly 1 − ρ*/ρ.
+  is at least ρ* = p_chip·n_rent/(Θ·p), and it is exactly 1 − ρ*/ρ.
 - **Tokens per provisioned watt** ``economics.tokens_per_joule_scale_with_utilisation``: output tokens per
-  second per rated watt of the n chips are ρ·Θ_out/(n·P_chip), and the rent per token served is the rent per
+  second per rated watt of the n_rent chips are ρ·Θ_out/(n_rent·P_chip), and the rent per token served is the rent per
   provisioned watt-second over them.
+- **A layout rents every stage** ``economics.layout_rent_counts_every_stage``: the chips rented are
+  ``rented_chips`` (n_rent), the lecture's n where no layout is given and every chip of a layout, tp·pp·cp·dp,
+  where one is; so under pp stages an output token costs pp times the rent of one stage's n chips
+  (``economics.layout_rent_one_stage``, one stage's rent under four stages, is refuted).
 - Worked examples from DeepSeek's published inference system (8 H800 per node at $2 per GPU-hour, 14.8k
   output tokens/s per decode node, 73.7k input tokens/s per prefill node, DeepSeek-R1's API prices):
   ``economics.deepseek_decode_output_cost`` (about $0.30 per million output tokens at full use) and its
@@ -27,13 +32,17 @@ Main claims:
   11 %); ``economics.deepseek_r1_output_margin_at_half`` (above 70 % of the price kept at ρ = 1/2) and the
   refuted ``economics.deepseek_r1_output_margin_at_tenth`` (no margin is left at ρ = 1/10).
 
-Notation: n chips rented, p_chip the rental price of one chip, Θ_out and Θ_in output and input tokens per
-second of the n chips when fully busy, ρ the utilisation (the share of the rented time that serves paid
-tokens), p_out and p_in the API prices per output and input token (the lecture's ``price_output`` and
-``price_input``), M the margin as a share of the price, P_chip the power one chip is provisioned for (a
-hardware preset's ``chip_power``: its rated TDP or board power), η output tokens per provisioned joule.
+Notation: n_rent chips rented (``rented_chips``; n, the lecture's ``chips``, without a layout), p_chip the
+rental price of one chip, Θ_out and Θ_in output and input tokens per second of the n_rent chips when fully busy,
+ρ the utilisation (the share of the rented time that serves paid tokens), p_out and p_in the API prices per
+output and input token (the lecture's ``price_output`` and ``price_input``), M the margin as a share of the
+price, P_chip the power one chip is provisioned for (a hardware preset's ``chip_power``: its rated TDP or board
+power), η output tokens per provisioned joule.
 
-Implementation notes: the rental price is paid for every provisioned chip-second; the utilisation is the
+Implementation notes: the rental price is paid for every provisioned chip-second, so the rent counts every chip
+a replica occupies: under a pipeline-parallel layout the lecture's n (``chips``) is one stage's tp·cp·dp chips,
+and the layout gives ``rented_chips`` as all tp·pp·cp·dp of them (``layouts.layout_chips``, from the degrees; a
+value typed by hand must agree, ``economics.rented_chips_are_the_layout``); the utilisation is the
 saturation chapter's ρ = λ/μ (arrivals over capacity), so a what-if may pin it (``--set utilisation=0.6``).
 Input and output tokens are priced separately and each on its own rate, as a disaggregated deployment runs
 them on separate pools (``disaggregation.request_cost_split``); a co-located replica shares its chips
@@ -61,6 +70,7 @@ from theorems.pricing import (
 )
 from theorems.roofline import B, chip_power, chip_price, chips, cost_per_token_q, n, p_chip, step_time_q, tau
 
+from .layouts import cp_q, dp_q, layout_chips, layout_chips_q, pp, pp_q, stage_chips_q, tp_q
 from .saturation import arrival_rate, output_tokens, utilisation_q
 
 PART = "Beyond the lecture"  # the documents render this library's chapters as part II
@@ -82,20 +92,28 @@ _RENT = paper(f"DeepSeek-AI 2025, DeepSeek-V3/R1 Inference System Overview, {_DS
 # Inputs -----------------------------------------------------------------------------------------------
 output_token_rate = Quantity(
     "output_token_rate", r"\Theta_{\mathrm{out}}", "token/s",
-    "output tokens per second the n rented chips produce when fully busy (a measurement, a published figure, "
+    "output tokens per second the rented chips produce when fully busy (a measurement, a published figure, "
     "or the roofline's B·tau/T)")
 input_token_rate = Quantity(
     "input_token_rate", r"\Theta_{\mathrm{in}}", "token/s",
-    "input (prompt) tokens per second the n rented chips prefill when fully busy")
+    "input (prompt) tokens per second the rented chips prefill when fully busy")
 
 Th_out, Th_in = output_token_rate.sym, input_token_rate.sym
 
+# The chips a provider rents for the rates above.  Without a layout the replica is the lecture's one group of n chips;
+# a layout in use gives every chip of its stages (its INPUT_TABLE ``gives`` this quantity layout_chips = tp·pp·cp·dp,
+# derived from the degrees), where the lecture's n is one stage's chips only.
+rented_chips_q = Quantity("rented_chips", r"n_{\mathrm{rent}}", "1",
+                          "chips rented for the token rates: the lecture's n chips where no layout is given, every "
+                          "chip of the layout (tp·pp·cp·dp, all its pipeline stages) where one is")
+n_rent = rented_chips_q.sym
+
 # Derived ----------------------------------------------------------------------------------------------
 served_output_cost_q = Quantity("served_output_token_cost", r"c_{\mathrm{out}}^{\rho}", "USD/token",
-                                "rent of the n chips per output token served at utilisation rho",
+                                "rent of the chips rented, per output token served at utilisation rho",
                                 display_unit="USD/Mtoken")
 served_input_cost_q = Quantity("served_input_token_cost", r"c_{\mathrm{in}}^{\rho}", "USD/token",
-                               "rent of the n chips per input token served at utilisation rho",
+                               "rent of the chips rented, per input token served at utilisation rho",
                                display_unit="USD/Mtoken")
 output_margin_q = Quantity("output_token_margin", r"M_{\mathrm{out}}", "1",
                            "share of the API price of an output token left after the rent of serving it "
@@ -109,24 +127,32 @@ input_breakeven_q = Quantity("input_breakeven_utilisation", r"\rho^{*}_{\mathrm{
                              "utilisation at which the rent of an input token equals its API price")
 
 tokens_per_joule_q = Quantity("output_tokens_per_joule", r"\eta_{\mathrm{out}}", "token/J",
-                             "output tokens served per second per watt the n chips are provisioned for (tokens per "
-                             "joule of rated power) at utilisation rho")
+                             "output tokens served per second per watt the rented chips are provisioned for (tokens "
+                             "per joule of rated power) at utilisation rho")
 
 c_out_r, c_in_r = served_output_cost_q.sym, served_input_cost_q.sym
 P_chip, eta = chip_power.sym, tokens_per_joule_q.sym
 M_out, M_in, r_out, r_in = output_margin_q.sym, input_margin_q.sym, output_breakeven_q.sym, input_breakeven_q.sym
 
 # Definitions ------------------------------------------------------------------------------------------
+rented_chips = Definition(
+    "economics.rented_chips", title="Chips rented",
+    statement="Without a layout the replica is one group of the lecture's n chips, and those are the chips rented.  "
+              "A layout in use gives the rented chips as every chip of its pipeline stages, tp·pp·cp·dp "
+              "(layouts.layout_chips), in place of this definition: a stage's n chips alone would leave pp − 1 "
+              "stages unpaid.",
+    source=_RENT, defines=rented_chips_q, expr=n,
+)
 served_output_cost = Definition(
     "economics.served_output_token_cost", title="Rent per output token served",
-    statement="The n chips' rent per second over the output tokens they serve per second: the full-use rate "
+    statement="The rented chips' rent per second over the output tokens they serve per second: the full-use rate "
               "times the utilisation.",
-    source=_RENT, defines=served_output_cost_q, expr=p_chip * n / (rho * Th_out),
+    source=_RENT, defines=served_output_cost_q, expr=p_chip * n_rent / (rho * Th_out),
 )
 served_input_cost = Definition(
     "economics.served_input_token_cost", title="Rent per input token served",
-    statement="The n chips' rent per second over the input tokens they prefill per second at the utilisation.",
-    source=_RENT, defines=served_input_cost_q, expr=p_chip * n / (rho * Th_in),
+    statement="The rented chips' rent per second over the input tokens they prefill per second at the utilisation.",
+    source=_RENT, defines=served_input_cost_q, expr=p_chip * n_rent / (rho * Th_in),
 )
 output_margin = Definition(
     "economics.output_token_margin", title="Margin on an output token",
@@ -140,22 +166,22 @@ input_margin = Definition(
 )
 output_breakeven = Definition(
     "economics.output_breakeven_utilisation", title="Break-even utilisation for output tokens",
-    statement="The rent of the n chips per second over the income per second of selling every output token "
+    statement="The rent of the rented chips per second over the income per second of selling every output token "
               "they can produce.",
-    source=_RENT, defines=output_breakeven_q, expr=p_chip * n / (Th_out * p_out),
+    source=_RENT, defines=output_breakeven_q, expr=p_chip * n_rent / (Th_out * p_out),
 )
 input_breakeven = Definition(
     "economics.input_breakeven_utilisation", title="Break-even utilisation for input tokens",
-    statement="The rent of the n chips per second over the income per second of selling every input token "
+    statement="The rent of the rented chips per second over the income per second of selling every input token "
               "they can prefill.",
-    source=_RENT, defines=input_breakeven_q, expr=p_chip * n / (Th_in * p_in),
+    source=_RENT, defines=input_breakeven_q, expr=p_chip * n_rent / (Th_in * p_in),
 )
 
 tokens_per_joule = Definition(
     "economics.output_tokens_per_joule", title="Output tokens per provisioned watt",
-    statement="The output tokens served per second over the rated power of the n chips: what a provider gets for "
+    statement="The output tokens served per second over the rated power of the rented chips: what a provider gets for "
               "the power it must provision, busy or idle.",
-    source=_RENT, defines=tokens_per_joule_q, expr=rho * Th_out / (n * P_chip),
+    source=_RENT, defines=tokens_per_joule_q, expr=rho * Th_out / (n_rent * P_chip),
 )
 
 # Claims -----------------------------------------------------------------------------------------------
@@ -180,19 +206,21 @@ output_margin_breakeven_iff = Claim(
     "economics.output_margin_breakeven_iff", title="Output tokens pay from the utilisation ρ*_out on",
     label="Break-even utilisation",
     statement="The margin on an output token is nonnegative exactly when the utilisation is at least "
-              "\\(\\rho^{*}_{\\mathrm{out}} = p_{\\mathrm{chip}} n/(\\Theta_{\\mathrm{out}} p_{\\mathrm{out}})\\), "
+              "\\(\\rho^{*}_{\\mathrm{out}} = p_{\\mathrm{chip}} n_{\\mathrm{rent}}/"
+              "(\\Theta_{\\mathrm{out}} p_{\\mathrm{out}})\\), "
               "and it is exactly \\(1 - \\rho^{*}_{\\mathrm{out}}/\\rho\\).",
     source=_RENT,
     goal=logic.And((logic.Iff(logic.ge(M_out, 0), logic.ge(rho, r_out)), logic.eq(M_out, 1 - r_out / rho))),
     steps=(
-        Step(logic.eq(M_out, 1 - p_chip * n / (rho * Th_out * p_out)), "substitute the rent per token served"),
+        Step(logic.eq(M_out, 1 - p_chip * n_rent / (rho * Th_out * p_out)), "substitute the rent per token served"),
         Step(logic.eq(M_out, 1 - r_out / rho), r"the rent over the price is \(\rho^{*}_{\mathrm{out}}/\rho\)"),
     ),
 )
 input_margin_breakeven_iff = Claim(
     "economics.input_margin_breakeven_iff", title="Input tokens pay from the utilisation ρ*_in on",
     statement="The margin on an input token is nonnegative exactly when the utilisation is at least "
-              "\\(\\rho^{*}_{\\mathrm{in}} = p_{\\mathrm{chip}} n/(\\Theta_{\\mathrm{in}} p_{\\mathrm{in}})\\), "
+              "\\(\\rho^{*}_{\\mathrm{in}} = p_{\\mathrm{chip}} n_{\\mathrm{rent}}/"
+              "(\\Theta_{\\mathrm{in}} p_{\\mathrm{in}})\\), "
               "and it is exactly \\(1 - \\rho^{*}_{\\mathrm{in}}/\\rho\\).",
     source=_RENT,
     goal=logic.And((logic.Iff(logic.ge(M_in, 0), logic.ge(rho, r_in)), logic.eq(M_in, 1 - r_in / rho))),
@@ -202,12 +230,49 @@ tokens_per_joule_scale_with_utilisation = Claim(
     "economics.tokens_per_joule_scale_with_utilisation", title="Tokens per provisioned watt fall with utilisation",
     label="Tokens per provisioned watt",
     statement="Output tokens per provisioned watt are the utilisation times their full-use value "
-              r"\(\Theta_{\mathrm{out}}/(n P_{\mathrm{chip}})\), so never more than it below saturation; and the "
+              r"\(\Theta_{\mathrm{out}}/(n_{\mathrm{rent}} P_{\mathrm{chip}})\), so never more than it below "
+              "saturation; and the "
               "rent per output token served is the rent per provisioned watt-second over them.",
     source=_RENT,
-    goal=logic.And((logic.eq(eta, rho * Th_out / (n * P_chip)),
-                    logic.Iff(logic.le(eta, Th_out / (n * P_chip)), logic.le(rho, 1)),
+    goal=logic.And((logic.eq(eta, rho * Th_out / (n_rent * P_chip)),
+                    logic.Iff(logic.le(eta, Th_out / (n_rent * P_chip)), logic.le(rho, 1)),
                     logic.eq(c_out_r, (p_chip / P_chip) / eta))),
+)
+
+# A layout rents every stage ----------------------------------------------------------------------------------
+# The layout gives n_rent = tp·pp·cp·dp and the lecture's n = tp·cp·dp (layouts.INPUT_TABLE): stated here as
+# hypotheses over the degrees, the rented chips and n being variables of the claim, so that the claim says what the
+# scenario's layout does to the rent at any degrees.
+_MEGATRON = paper("Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using "
+                  "Megatron-LM (SC '21), arXiv:2104.04473", "section 3.1: p·t·d = n GPUs, every pipeline stage on "
+                  "GPUs of its own")
+_LAYOUT_GIVES = (logic.eq(n_rent, layout_chips_q.sym), logic.eq(n, stage_chips_q.sym))
+_LAYOUT_FORALL = (rented_chips_q, chips, tp_q, pp_q, cp_q, dp_q, chip_price, output_token_rate, arrival_rate,
+                  output_tokens, prefill_tokens)
+_ONE_STAGE_RENT = p_chip * n / (rho * Th_out)  # the rent per output token of one stage's chips, the lecture's n
+layout_rent_counts_every_stage = Claim(
+    "economics.layout_rent_counts_every_stage", title="A pipelined layout rents pp stages: pp times one stage's rent",
+    label="A layout rents every stage",
+    statement="Where a layout gives the rented chips (all tp·pp·cp·dp of them) and the lecture's n (one stage's "
+              "tp·cp·dp), an output token served at the same rate and utilisation costs pp times the rent of one "
+              "stage's chips, and more than it exactly when there are at least two stages.",
+    source=_MEGATRON,
+    hypotheses=_LAYOUT_GIVES,
+    goal=logic.And((logic.eq(c_out_r, pp * _ONE_STAGE_RENT), logic.Iff(logic.gt(c_out_r, _ONE_STAGE_RENT),
+                                                                        logic.ge(pp, 2)))),
+    instance=True, forall=_LAYOUT_FORALL, uses=(served_output_cost,),
+    notes="layouts.layout_is_stages_of_chips: the layout's chips are pp times a stage's.",
+)
+layout_rent_one_stage = Claim(
+    "economics.layout_rent_one_stage", title="False twin: a four-stage layout rents one stage",
+    statement="Under a layout of four pipeline stages, an output token would cost only the rent of one stage's "
+              "chips, the lecture's n.",
+    source=_MEGATRON,
+    hypotheses=(*_LAYOUT_GIVES, logic.eq(pp_q.sym, 4)),
+    goal=logic.eq(c_out_r, _ONE_STAGE_RENT),
+    instance=True, forall=_LAYOUT_FORALL, expected="refuted", tags=("inconsistency",),
+    notes="A planted false twin of economics.layout_rent_counts_every_stage: the other three stages' chips are "
+          "rented too, so the rent per token is four times one stage's.",
 )
 
 # Worked examples: DeepSeek's published inference system (2025-03-01) ------------------------------------
@@ -290,6 +355,17 @@ deepseek_r1_output_margin_at_tenth = Claim(
           "utilisation 0.137, so the margin is about -37 %.",
 )
 
+# A layout in use gives the rented chips (theorems.serving joins this to the layout table's ``gives``): every chip of
+# its stages, derived from the degrees; a value typed by hand must agree, never a second source of the count.
+LAYOUT_GIVES = {"rented_chips": "layout_chips"}
+INPUT_CONSTRAINTS = [
+    # stated over the degrees, so that a what-if pinning layout_chips (sweep --vary layout_chips) does not move it
+    {"id": "economics.rented_chips_are_the_layout", "what": "layout", "rule": "rented_chips = tp*pp*cp*dp",
+     "relation": logic.eq(n_rent, layout_chips.expr),
+     "reason": "a layout rents every chip of its stages, tp*pp*cp*dp, and a value typed by hand must agree",
+     "hint": "leave rented_chips out: the layout gives it", "source": _MEGATRON},
+]
+
 PROSE = (
     "Rented chips cost the same busy or idle.  Fully busy, n chips produce output tokens at a rate Θ_out, from a "
     "measurement, a published figure or the roofline; busy a share ρ of the time, the rent is shared by ρ times "
@@ -298,6 +374,10 @@ PROSE = (
     "Against an API price per token, the margin is then fixed by one number, the utilisation at which the rent "
     "equals the income.",
     "{{result:output_margin_breakeven_iff}}",
+    "A layout rents every chip it occupies.  Under pipeline parallelism the lecture's n chips are one stage's, "
+    "and the layout gives the rented chips as all of its stages' chips, derived from its degrees: the rent per "
+    "token grows with the stages unless the rate grows with them (micro-batches in flight).",
+    "{{result:layout_rent_counts_every_stage}}",
     "Where a chip's rated power is known, the same rate gives the tokens a provider gets per watt it provisions.",
     "{{result:tokens_per_joule_scale_with_utilisation}}",
     "DeepSeek's published serving system is the worked example: a decode node of eight H800 rented at $2 per "

@@ -41,6 +41,12 @@ Main claims:
   (``tp_link_allreduce_time``, which needs no ``collective_bandwidth``) take at least their scale-up time,
   exactly that inside a domain (``network.tp_link_allreduce_time_at_most_scaleup`` is refuted);
   ``ep_link_alltoall_time_per_token`` is the all-to-all on the layout's links.
+- **The all-to-all's bytes from the model** ``network.dispatch_token_bytes`` and ``network.combine_token_bytes``:
+  a token sends one hidden vector (d_model elements in the dispatch datatype, ``dispatch_bytes_per_element``,
+  scales included) to each routed expert and gets one activation back (``token_activation_bytes``); a model's
+  config gives d_model, the activation, the dispatch datatype and ``moe_layers``.
+  ``network.deepseek_v3_fp8_dispatch_bytes``: DeepSeek-V3's FP8 dispatch with one FP32 scale per 128 elements is
+  DeepEP's 7,392 bytes (``network.deepseek_v3_fp8_dispatch_bytes_no_scales``, 7,168, is refuted).
 - Worked examples: ``network.llama3_70b_tp8_hides_on_nvlink`` (t* ≈ 13 on H100 NVLink at 450 GB/s;
   its false twin ``network.llama3_70b_tp8_hides_on_infiniband``, t* ≈ 2.4 at 50 GB/s, is refuted);
   ``network.deepep_dispatch_ep8`` and ``network.deepep_combine_ep8``: the dispatch and combine bytes of
@@ -67,6 +73,11 @@ Implementation notes (the modelling assumptions, each visible in an expression):
 - Expert parallelism counts every routed copy of a token as leaving its chip (an upper bound: a copy whose
   expert sits on the same chip sends nothing), the shared experts as local, and the tokens evenly spread
   over the chips with the routed work (uniform routing, as ``moe.routing_fraction``).
+- The dispatch and combine bytes, and the MoE layers, are derived from the model where one is given (its
+  ``config.json`` or preset: ``d_model``, ``token_activation_bytes`` in BF16, ``moe_layers`` from the family's
+  MoE layer placement, ``dispatch_bytes_per_element`` from ``quantization_config``: FP8 with its block scales
+  where the activations are quantized to FP8, else BF16); without a model they are inputs (``--set``), and a value
+  set by hand pins them.
 - A pipeline hand-over is one activation per token per stage boundary (``pipeline.boundary_scaleout_time``).
 - A layout's chips are numbered tensor-parallel innermost, pipeline outermost (Megatron-LM's order), domains
   aligned to them: a group of at most n_dom chips sits in one domain, a larger one spans several.  The general
@@ -92,7 +103,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from derive import Assumption, Claim, Definition, Quantity, Step, logic, paper, si, spec
+from derive import Assumption, Claim, Definition, Quantity, Step, derived, logic, paper, si, spec
 from theorems.moe import (
     scaleout_bandwidth,
     scaleout_latency,
@@ -107,6 +118,7 @@ from theorems.roofline import (
     N_act,
     W,
     c_fwd,
+    d_model,
     experts_active,
     flops,
     hbm_bandwidth,
@@ -133,6 +145,9 @@ _MEGATRON = paper("Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Para
                   "Parallelism, arXiv:1909.08053", "section 3 and figure 4: two all-reduces in a layer's forward pass")
 _DSV3 = paper("DeepSeek-AI 2024, DeepSeek-V3 Technical Report, arXiv:2412.19437",
               "sections 3.2.1-3.2.2: dispatch in FP8, combine in BF16, computation and communication overlapped")
+_DSV3_FP8 = paper("DeepSeek-AI 2024, DeepSeek-V3 Technical Report, arXiv:2412.19437",
+                  "sections 3.2.2 and 3.3.2: the activations before the MoE up-projections are quantized to FP8 in "
+                  "1x128 tiles (one scale each) and dispatched so; the combine stays in BF16")
 _NCCL = spec("NVIDIA/nccl src/graph/tuning.cc@5067397c, hwLatencies: per-step latency of a Ring/LL collective "
               "0.6 us over NVLink, 2.7 us over the network (NCCL's own cost model, no faster link anywhere)", "2026-06")
 _DEEPEP = spec("deepseek-ai/DeepEP docs/legacy.md, Performance, low-latency kernels on H800 with CX7 400 Gb/s "
@@ -151,13 +166,23 @@ collective_latency = Quantity(
     "collective_latency", r"\alpha", "s",
     "latency of one message of a collective on those links (one ring step)", domain="nonnegative",
     display_unit="us")
-moe_layers = Quantity("moe_layers", r"n_{\mathrm{moe}}", "1", "layers of the model whose MLP is a routed MoE",
-                      integer=True)
+moe_layers = Quantity("moe_layers", r"n_{\mathrm{moe}}", "1", "layers of the model whose MLP is a routed MoE (a "
+                      "model's config gives it)", integer=True)
+dispatch_element_bytes = Quantity(
+    "dispatch_bytes_per_element", r"e_{\mathrm{d}}", "byte",
+    "bytes one element of a token's hidden vector takes in the expert-parallel dispatch, its scales included: the "
+    "dispatch datatype (a model's config gives its serving precision: BF16 2; FP8 with one FP32 scale per 128 "
+    "elements, DeepSeek-V3's, 1 + 4/128)")
+dispatch_vectors = Quantity(
+    "dispatch_vectors_per_token", r"v_{\mathrm{d}}", "1/token",
+    "hidden vectors a token sends to one routed expert in the dispatch: one", value=1,
+    source=derived("a token's dispatch to one routed expert is its hidden vector, once"))
 dispatch_bytes = Quantity("dispatch_token_bytes", r"a_{\mathrm{d}}", "byte/token",
                           "bytes one token sends to one routed expert in the dispatch (its activation in the "
                           "dispatch datatype, with any scales)")
 combine_bytes = Quantity("combine_token_bytes", r"a_{\mathrm{c}}", "byte/token",
-                         "bytes one routed expert sends back for one token in the combine")
+                         "bytes one routed expert sends back for one token in the combine (its output in the "
+                         "activation datatype)")
 ep_tokens_per_chip = Quantity("ep_tokens_per_chip", r"T_{\mathrm{chip}}", "token",
                               "tokens one chip dispatches in one MoE layer")
 
@@ -171,6 +196,7 @@ published_combine_time = Quantity(
 
 W_c, alpha, n_ar = collective_bandwidth.sym, collective_latency.sym, allreduces_per_layer.sym
 n_moe, a_d, a_c, T_chip = moe_layers.sym, dispatch_bytes.sym, combine_bytes.sym, ep_tokens_per_chip.sym
+e_d, v_d = dispatch_element_bytes.sym, dispatch_vectors.sym
 
 # Derived ----------------------------------------------------------------------------------------------
 allreduce_message_q = Quantity("allreduce_message_bytes", r"M_{\mathrm{ar}}", "byte",
@@ -289,6 +315,19 @@ pp_p2p_bytes = Definition(
     source=paper("Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using "
                  "Megatron-LM (SC '21), arXiv:2104.04473", "section 4.1: point-to-point between stages"),
     defines=pp_p2p_bytes_q, expr=B * tau * a,
+)
+dispatch_token_bytes = Definition(
+    "network.dispatch_token_bytes", title="Dispatch bytes per token and routed expert",
+    statement="A token sends one hidden vector, d_model elements in the dispatch datatype (scales included), to "
+              "each routed expert.",
+    source=_DSV3_FP8, defines=dispatch_bytes, expr=v_d * d_model.sym * e_d,
+    domain=logic.gt(d_model.sym, 0),  # a model with a hidden vector to send
+)
+combine_token_bytes = Definition(
+    "network.combine_token_bytes", title="Combine bytes per token and routed expert",
+    statement="Each routed expert sends its output for the token back as one activation vector in the activation "
+              "datatype: the bytes one token's activation takes on a link.",
+    source=_DSV3_FP8, defines=combine_bytes, expr=a,
 )
 ep_dispatch_per_token = Definition(
     "network.ep_dispatch_bytes_per_token", title="Dispatch bytes per token",
@@ -440,6 +479,33 @@ llama3_70b_tp8_hides_on_infiniband = Claim(
     goal=logic.le(tp, t_star),
     instance=True, forall=_L70_FORALL, expected="refuted", tags=("inconsistency",),
     notes="A planted false twin of network.llama3_70b_tp8_hides_on_nvlink: at 50 GB/s t* is about 2.35.",
+)
+
+# DeepSeek-V3's FP8 dispatch from its shape: hidden 7168, one FP32 scale per 128 elements (the deepseek-v3 preset's
+# config gives both); the bytes are DeepEP's message body, 7168 + 56·4 = 7392, the a_d of the worked examples below
+_DISPATCH_FORALL = (d_model, dispatch_element_bytes)
+deepseek_v3_fp8_dispatch_bytes = Claim(
+    "network.deepseek_v3_fp8_dispatch_bytes", title="DeepSeek-V3's FP8 dispatch: 7,392 bytes per token and expert",
+    statement="A 7168-element hidden vector in FP8 with one FP32 scale per 128 elements is 7,392 bytes: the "
+              "dispatch bytes DeepEP's low-latency kernels send per token and routed expert.",
+    source=_DEEPEP,
+    hypotheses=(logic.eq(d_model.sym, 7168), logic.eq(e_d, si("1.03125 byte"))),
+    goal=logic.eq(a_d, si("7392 byte/token")),
+    instance=True, forall=_DISPATCH_FORALL, uses=(dispatch_token_bytes,),
+    notes="deepseek-ai/DeepSeek-V3 config.json: hidden_size 7168; quantization_config fp8, activation_scheme "
+          "dynamic, weight_block_size [128, 128] (the deepseek-v3 preset's config gives dispatch_bytes_per_element "
+          "= 1 + 4/128).",
+)
+deepseek_v3_fp8_dispatch_bytes_no_scales = Claim(
+    "network.deepseek_v3_fp8_dispatch_bytes_no_scales", title="False twin: the FP8 dispatch without its scales",
+    statement="Counting the FP8 dispatch at one byte per element, its scales left out, would give DeepEP's 7,392 "
+              "bytes per token and expert.",
+    source=_DEEPEP,
+    hypotheses=(logic.eq(d_model.sym, 7168), logic.eq(e_d, si("1 byte"))),
+    goal=logic.eq(a_d, si("7392 byte/token")),
+    instance=True, forall=_DISPATCH_FORALL, expected="refuted", tags=("inconsistency",),
+    notes="A planted false twin of network.deepseek_v3_fp8_dispatch_bytes: without the 56 four-byte scales the "
+          "vector is 7,168 bytes.",
 )
 
 _EP8 = (logic.eq(T_chip, si("128 token")), logic.eq(E_act, 8), logic.eq(a_d, si("7392 byte/token")),
