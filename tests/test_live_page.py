@@ -361,13 +361,18 @@ def _sample_units(library) -> list[str]:
 def test_page_formatter_matches_the_python_formatter(page, lecture_site, lecture_library):
     _open(page, lecture_site)
     values, units = _sample_values(), _sample_units(lecture_library)
+    mismatches = _formatter_mismatches(page, values, units)
+    assert not mismatches, mismatches[:10]
+    assert len(values) * len(units) > 10_000
+
+
+def _formatter_mismatches(page, values: list, units: list[str]) -> list:
+    """(unit, value, the page's text, Python's) wherever the page's formatter shows a value otherwise."""
     infos = [{"unit": u, "factors": [list(f) for f in canonical_factors(u)]} for u in units]
     got = page.js(f"(function(vs, us){{return us.map(u => vs.map(v => DeriveLive.show(v, u)))}})"
                   f"({json.dumps(values)}, {json.dumps(infos)})")
-    mismatches = [(u, v, shown, format_value(v, u)) for u, row in zip(units, got, strict=True)
-                  for v, shown in zip(values, row, strict=True) if shown != format_value(v, u)]
-    assert not mismatches, mismatches[:10]
-    assert len(values) * len(units) > 10_000
+    return [(u, v, shown, format_value(v, u)) for u, row in zip(units, got, strict=True)
+            for v, shown in zip(values, row, strict=True) if shown != format_value(v, u)]
 
 
 def test_page_formatter_reads_money_per_pool_chip_per_hour(page, lecture_site):
@@ -376,12 +381,8 @@ def test_page_formatter_reads_money_per_pool_chip_per_hour(page, lecture_site):
     from theorems.serving import disaggregation  # noqa: F401  (declares prefill_chip and decode_chip)
 
     _open(page, lecture_site)
-    values, units = _sample_values(), ["USD/(s·prefill_chip)", "USD/(s·decode_chip)", "token/(s·prefill_chip)"]
-    infos = [{"unit": u, "factors": [list(f) for f in canonical_factors(u)]} for u in units]
-    got = page.js(f"(function(vs, us){{return us.map(u => vs.map(v => DeriveLive.show(v, u)))}})"
-                  f"({json.dumps(values)}, {json.dumps(infos)})")
-    mismatches = [(u, v, shown, format_value(v, u)) for u, row in zip(units, got, strict=True)
-                  for v, shown in zip(values, row, strict=True) if shown != format_value(v, u)]
+    units = ["USD/(s·prefill_chip)", "USD/(s·decode_chip)", "token/(s·prefill_chip)"]
+    mismatches = _formatter_mismatches(page, _sample_values(), units)
     assert not mismatches, mismatches[:10]
     assert format_value(1 / 1800, "USD/(s·prefill_chip)") == "$2/(h·prefill_chip)"
 
