@@ -15,7 +15,7 @@ params_read_per_step, params_total} and ``decode`` [{batch, context, seconds, kv
   predicts the knees from them.
 - ``stream_rates`` [{layout, rows, K, N, matrices, columns, weight_bytes, seconds, bytes_per_s}] (runs from
   2026-11-27 on): the weight-read rate of the knees' plateau row counts over a weight of the read buffer's
-  size; reported beside the knee's prediction, never part of a floor.  Some runs of that day also carry
+  size; no longer read (docs/measured.md gives what they showed).  Some runs of that day also carry
   ``matvec_bytes_per_s`` and ``size_read_rates``, diagnostics of an earlier probe that nothing reads
   (docs/measured.md gives what they showed).
 - ``read_sizes`` [{layout, rows, K, N, matrices, columns, weight_bytes, seconds}] (runs from 2026-11-28 on,

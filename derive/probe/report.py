@@ -55,10 +55,6 @@ def knee_lines(result: Mapping, rows: Mapping[str, LedgerRow]) -> list[str]:
             out.append(f"      from the rates at its shapes          {format_value(a.tokens, 'token')} "
                        f"({_pct(a.tokens, measured)}): compute slope {_pct(a.seconds_per_token, k.seconds_per_token)}"
                        f", plateau {_pct(a.weight_seconds, k.plateau_s)} (from the {a.plateau_from})")
-            if lk.stream_plateau_s is not None:
-                out.append(f"      plateau at the read rates of its rows {format_value(lk.stream_plateau_s, 's')} "
-                           f"({_pct(lk.stream_plateau_s, k.plateau_s)} of the measured "
-                           f"{format_value(k.plateau_s, 's')})")
         p = lk.prediction
         if a.tokens is None:  # one reason is enough where neither prediction has the rates it needs
             continue

@@ -23,8 +23,7 @@ Two knees are predicted from them, neither reading the knee's own timings:
   on every launch, so over a 470 MB weight it reads about a tenth slower than over 4 GiB, and the sum's
   bandwidth alone puts the plateau 7-20 % low.  A result without ``read_sizes`` takes the plateau as the
   weight over the achieved read bandwidth (the lecture's W), and says so.  This is the figure to hold
-  against the measured knee.  ``plateau_at_stream_rates`` gives, for older results, the plateau at the read
-  rates of the plateau's row counts over a 4 GiB weight (``stream_rates``).
+  against the measured knee.
 - the batch where compute first reaches the weight read (``predict_knee``): the batch where t_c first
   reaches t_w, t_c taken as linear in B between the layer's measured batches.  It sits below the knee
   wherever the products near the knee run slower than the large ones (it is where the layer turns
@@ -34,9 +33,8 @@ A saved result without a rate for some needed shape gets no prediction, with the
 no ``shape_rates`` at all).
 
 Schema read: ``shape_rates``, a list of {rows, K, N, block_columns, group, seconds, flops_per_s,
-weight_copied}; ``stream_rates``, a list of {layout ("dense" or "experts"), rows, K, N, matrices, columns,
-weight_bytes, seconds, bytes_per_s}; ``read_sizes``, a list of {layout, rows, K, N, matrices, columns, weight_bytes,
-seconds}.  The first entry of a shape wins.
+weight_copied} (the first entry of a shape wins); ``read_sizes``, a list of {layout ("dense" or "experts"), rows,
+K, N, matrices, columns, weight_bytes, seconds}.
 """
 
 from __future__ import annotations
@@ -95,15 +93,6 @@ def rate_table(shape_rates: Sequence[Mapping[str, object]]) -> dict[tuple[int, i
     for s in shape_rates:
         key = (int(s["rows"]), int(s["K"]), int(s["N"]))  # type: ignore[call-overload]
         table.setdefault(key, float(s["flops_per_s"]))  # type: ignore[arg-type]
-    return table
-
-
-def stream_table(stream_rates: Sequence[Mapping[str, object]]) -> dict[tuple[str, int, int, int], float]:
-    """(layout, rows, K, N) -> measured weight-read bytes/s; the first entry of a shape wins."""
-    table: dict[tuple[str, int, int, int], float] = {}
-    for s in stream_rates:
-        key = (str(s["layout"]), int(s["rows"]), int(s["K"]), int(s["N"]))  # type: ignore[call-overload]
-        table.setdefault(key, float(s["bytes_per_s"]))  # type: ignore[arg-type]
     return table
 
 
@@ -229,20 +218,6 @@ def plateau_from_read_sizes(layer: LayerShape, batches: Sequence[int],
     return statistics.median(times) if times else None
 
 
-def plateau_at_stream_rates(layer: LayerShape, batches: Sequence[int],
-                            streams: Mapping[tuple[str, int, int, int], float]) -> float | None:
-    """The plateau as the weight bytes over the read rate of products of the plateau's row counts (median over
-    the ``KNEE_FLAT_POINTS`` smallest batches); None where a result has no such rate.  Shown beside the
-    prediction: it says how far the plateau's kernels read from the sum's bandwidth."""
-    times = []
-    for b in sorted(set(batches))[:KNEE_FLAT_POINTS]:
-        read = streams.get((layer.layout, layer.rows(b), layer.k, layer.n))
-        if read is None or read <= 0:
-            return None
-        times.append(layer.weight_bytes / read)
-    return statistics.median(times) if times else None
-
-
 @dataclass(frozen=True)
 class LayerKnee:
     """One knee benchmark of a result: its ledger entry id, layer shape and per-shape prediction."""
@@ -252,13 +227,11 @@ class LayerKnee:
     batches: tuple[int, ...]
     prediction: ShapePrediction  # predict_knee: where compute first reaches the weight read
     asymptotes: ShapePrediction = ShapePrediction(None, NO_SHAPE_RATES)  # the knee, as measured knees are defined
-    stream_plateau_s: float | None = None  # plateau_at_stream_rates, where the result has stream_rates
 
 
 def layer_knees(result: Mapping) -> list[LayerKnee]:
     """Every knee benchmark of ``result`` with its per-shape prediction (or the reason it has none)."""
     rates = rate_table(result.get("shape_rates") or [])
-    streams = stream_table(result.get("stream_rates") or [])
     sizes = read_size_table(result.get("read_sizes") or [])
     bandwidth = float(result["read_bytes_per_s"])
     out = []
@@ -266,7 +239,7 @@ def layer_knees(result: Mapping) -> list[LayerKnee]:
     if dense:
         k, n = int(dense["K"]), int(dense["N"])
         layer = LayerShape(1, 1, k, n, float(dense.get("weight_bytes", 2 * k * n)))
-        out.append(_layer_knee("dense-knee", layer, dense["points"], rates, streams, sizes, bandwidth))
+        out.append(_layer_knee("dense-knee", layer, dense["points"], rates, sizes, bandwidth))
     for moe in result.get("moe_knee", []):
         e, top = int(moe["experts"]), int(moe["top_k"])
         entry = f"moe-knee-e{e}-k{top}"
@@ -276,16 +249,15 @@ def layer_knees(result: Mapping) -> list[LayerKnee]:
             out.append(LayerKnee(entry, None, batches, ShapePrediction(None, reason)))
             continue
         layer = LayerShape(e, top, int(moe["K"]), int(moe["N"]), float(moe["weight_bytes"]))
-        out.append(_layer_knee(entry, layer, moe["points"], rates, streams, sizes, bandwidth))
+        out.append(_layer_knee(entry, layer, moe["points"], rates, sizes, bandwidth))
     return out
 
 
 def _layer_knee(entry: str, layer: LayerShape, points: Sequence[Mapping[str, object]],
-                rates: Mapping[tuple[int, int, int], float], streams: Mapping[tuple[str, int, int, int], float],
+                rates: Mapping[tuple[int, int, int], float],
                 sizes: Mapping[tuple[str, int, int, int], Sequence[tuple[float, float]]],
                 bandwidth: float) -> LayerKnee:
     batches = tuple(sorted(int(p["batch"]) for p in points))  # type: ignore[call-overload]
     return LayerKnee(entry, layer, batches, predict_knee(layer, batches, rates, bandwidth),
                      predict_knee_asymptotes(layer, batches, rates, bandwidth,
-                                             plateau_from_read_sizes(layer, batches, sizes)),
-                     plateau_at_stream_rates(layer, batches, streams))
+                                             plateau_from_read_sizes(layer, batches, sizes)))
