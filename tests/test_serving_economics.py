@@ -149,6 +149,15 @@ def test_rent_per_output_token_scales_with_the_stages(capsys, stages):
     assert got["served_output_token_cost"] == stages * NODE_RENT / 14800
 
 
+def test_the_rented_chips_a_layout_gives_are_said_to_be_its(capsys):
+    code, out, err = run_cli(capsys, ["eval", "served_output_token_cost", *DEEPSEEK, "--set", "tp=8", "--set", "pp=2"])
+    assert code == 0, err
+    assert "pinned: rented_chips = 16 (given by the layout)" in out
+    code, out, _ = run_cli(capsys, ["eval", "served_output_token_cost", "--json", *DEEPSEEK, "--set", "tp=8",
+                                    "--set", "pp=2"])
+    assert {n["quantity"]: n["note"] for n in json.loads(out)["pinned"]}["rented_chips"] == "given by the layout"
+
+
 def test_layout_table_in_a_scenario_file_rents_every_stage(tmp_path):
     path = tmp_path / "pp4.toml"
     path.write_text('name = "pp4"\nhardware = "h100-sxm"\n[layout]\ntp = 8\npp = 4\ndp = 2\n')

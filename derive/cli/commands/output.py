@@ -78,9 +78,12 @@ def pinned_notes(library, scenario, only=None) -> list[dict]:
         if only is not None and name not in only:
             continue
         definition = library.definition_of.get(name)
+        origin = scenario.values[name].origin
+        # an input table in use ("layout gives") pins what it gives: say so rather than a bare cut
+        note = f"given by the {origin.removesuffix(' gives')}" if origin.endswith(" gives") else "definition cut"
         out.append({"quantity": name, "value": str(scenario.value(name)),
                     "display": quantity_text(library, name, scenario.value(name)),
-                    "definition": definition.id if definition is not None else None, "note": "definition cut"})
+                    "definition": definition.id if definition is not None else None, "note": note})
     return out
 
 
@@ -117,11 +120,12 @@ def explain_lines(rows: list[dict]) -> list[str]:
 
 
 def pinned_line(notes: list[dict]) -> str | None:
-    """``pinned: hardware_ratio = 600 (definition cut)``, or None when nothing is pinned."""
+    """``pinned: hardware_ratio = 600 (definition cut)`` (``(given by the layout)`` for what a table in use
+    gives), or None when nothing is pinned."""
     if not notes:
         return None
-    return "pinned: " + ", ".join(f"{n['quantity']} = {n.get('display', n['value'])} (definition cut)"
-                                  for n in notes)
+    return "pinned: " + ", ".join(
+        f"{n['quantity']} = {n.get('display', n['value'])} ({n.get('note', 'definition cut')})" for n in notes)
 
 
 def formula_text(library, formula) -> str:
