@@ -123,7 +123,12 @@ class MissingValueError(ScenarioError):
         self.what = what
         self.names = list(names)
         super().__init__(f"cannot evaluate {what}: {no_value_words(self.names)}", where=where,
-                         hint=hint or f"add --set {self.names[0]}=VALUE or choose a preset (derive presets)")
+                         hint=hint or self.default_hint(self.names))
+
+    @staticmethod
+    def default_hint(names: list[str]) -> str:
+        """The hint where the caller has none: the CLI replaces it with the options that give the values."""
+        return f"add --set {names[0]}=VALUE or choose a preset (derive presets)"
 
 
 def no_value_words(names: Iterable[str]) -> str:

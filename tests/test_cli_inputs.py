@@ -163,6 +163,13 @@ BAD = [
     (["ledger", "--figures", ""], ["--figures is empty"]),
     (["build", "--out", "afile/sub"], ["afile/sub runs through afile, which is not a folder"]),
     (["build", "--out", "afile", "--format", "md"], ["afile is not a folder", "in --out afile"]),
+    # a missing value names the option that gives it: a model, a chip, else --set
+    (["eval", "ep_link_alltoall_time_per_token", "--library", "serving"],
+     ["--model NAME or a config.json gives d_model, dispatch_bytes_per_element, moe_layers",
+      "--hardware NAME gives scaleup_domain", "--set ep=VALUE"]),
+    (["eval", "ep_link_alltoall_time_per_token", "--library", "serving", "--model", "deepseek-v3"],
+     ["no value for ep, scaleup_domain;", "--hardware NAME gives scaleup_domain (derive presets); --set ep=VALUE"]),
+    (["eval", "ttft_floor", "--library", "serving"], ["add --set prefill_tokens=VALUE or choose a preset"]),
 ]
 
 

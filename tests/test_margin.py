@@ -125,3 +125,13 @@ def test_cli_margin_json(capsys, tmp_path):
                  "--grid", "20", "--out", str(tmp_path / "r.svg"), "--json"])
     data = json.loads(capsys.readouterr().out)
     assert code == 0 and data["sampled"] is True and (tmp_path / "r.svg").exists()
+
+
+@pytest.mark.parametrize("vary, hint", [
+    ("pp", "has no threshold in one of them"),  # several quantities left for all values
+])
+def test_margin_of_a_general_claim_says_why_not(capsys, vary, hint):
+    code = main(["margin", "economics.layout_rent_counts_every_stage", "--library", "serving", "--vary", vary])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "universally quantified over" in err and hint in err and "vary one of those" not in err

@@ -194,9 +194,13 @@ def _run(args: argparse.Namespace, ctx: Context) -> int:
 
 def _advise(err, ctx: Context) -> None:
     """A better hint for an unknown id that names something else of the library: a quantity given where a
-    declaration id is expected (``derive check hbm_bandwidth``)."""
-    from derive.errors import UnknownNameError
+    declaration id is expected (``derive check hbm_bandwidth``); for a missing value, the options that give it."""
+    from derive.errors import MissingValueError, UnknownNameError
 
+    if isinstance(err, MissingValueError) and "library" in ctx.__dict__ and "scenario" in ctx.__dict__ \
+            and err.hint == MissingValueError.default_hint(err.names):
+        err.hint = _missing_value_hint(err.names, ctx) or err.hint
+        return
     if not isinstance(err, UnknownNameError) or getattr(err, "kind", None) not in ("id", "quantity") \
             or "library" not in ctx.__dict__:
         return
@@ -206,6 +210,37 @@ def _advise(err, ctx: Context) -> None:
     other = _library_that_has(err.name, getattr(ctx.args, "libraries", None) or ["lecture"])
     if other:
         err.hint = f"the {other} library has '{err.name}': add --library {other}"
+
+
+def _missing_value_hint(names: list[str], ctx: Context) -> str | None:
+    """Which of ``--model`` and ``--hardware`` (not given) would give the missing ``names``: a preset of that
+    kind gives them at this scenario (read on the error path only); the rest need a ``--set``."""
+    from derive.errors import DeriveError
+    from derive.model.scenario import PresetStore, build_scenario
+
+    args, missing = ctx.args, set(names)
+    parts: list[str] = []
+    for kind in ("model", "hardware"):
+        if getattr(args, kind, None) is not None or not missing:
+            continue
+        for preset in PresetStore.discover(ctx.library.preset_dirs).names(kind):
+            try:
+                given = build_scenario(ctx.library, scenario=getattr(args, "scenario", None), **{kind: preset},
+                                       sets=getattr(args, "sets", []), si=getattr(args, "si", False)).values
+            except DeriveError:
+                continue
+            found = sorted(n for n in missing if n in given)
+            if found:
+                what = "NAME or a config.json" if kind == "model" else "NAME"
+                parts.append(f"--{kind} {what} gives {', '.join(found)} (derive presets)")
+                missing -= set(found)
+                break
+    if not parts:
+        return None
+    rest = [n for n in names if n in missing]
+    if rest:
+        parts.append(f"--set {rest[0]}=VALUE" + (f" (and {', '.join(rest[1:])})" if rest[1:] else ""))
+    return "; ".join(parts)
 
 
 def _library_that_has(name: str, loaded: list[str]) -> str | None:

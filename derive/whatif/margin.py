@@ -749,7 +749,9 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
             raise MarginError(f"'{claim.id}' is universally quantified over {', '.join(forall)}, which no equation "
                               "among its hypotheses determines (an integer quantity is never eliminated): a margin "
                               "over such a claim is not supported yet",
-                              hint="vary one of those quantities instead")
+                              hint=(f"vary {forall[0]} instead" if len(forall) == 1 else
+                                    "a claim for every value of several quantities has no threshold in one of "
+                                    "them; `derive check` decides it as stated"))
         raise MissingValueError(f"the margin of '{claim.id}'", names)
     formula = And((*hyps, goal)) if hyps else goal
     from derive.kernel.problem import Problem
