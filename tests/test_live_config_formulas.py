@@ -17,13 +17,15 @@ from hypothesis import strategies as st
 
 from derive.errors import LibraryError, ScenarioError
 from derive.model.config_formulas import TYPE_FIELD, read_config, refusal, validate
+from derive.model.loader import load_library
 from derive.model.units import parse_unit
 from theorems.configs import model_values
-from theorems.configs.live_formulas import LIVE_CONFIG_FORMULAS
+from theorems.configs.live_formulas import LIVE_CONFIG_FORMULAS, SERVING_LIVE_CONFIG_FORMULAS
 
 CONFIGS = Path(__file__).resolve().parent / "fixtures" / "configs"
 PRESETS = Path(__file__).resolve().parents[1] / "theorems" / "presets" / "models"
 READINGS = validate(LIVE_CONFIG_FORMULAS, where="test")
+SERVING_READINGS = validate(SERVING_LIVE_CONFIG_FORMULAS, where="test")
 
 # fixtures of a declared type that the formulas refuse, and why: each is outside the plain reading (the Python
 # reader reads the first three; the last is a broken file both refuse)
@@ -54,8 +56,8 @@ def _python(config: dict, quantities) -> tuple[dict[str, sp.Rational], frozenset
     return out, frozenset(n for n, v in values.items() if v.native and n in quantities)
 
 
-def _assert_same(config: dict, quantities) -> None:
-    reading = read_config(READINGS, config)
+def _assert_same(config: dict, quantities, readings=READINGS) -> None:
+    reading = read_config(readings, config)
     expected, native = _python(config, quantities)
     assert reading.values == expected  # exact rationals, every value and no other
     assert reading.native == native
@@ -80,6 +82,24 @@ def test_formulas_read_every_fixture_as_the_python_reader_does(path, lecture_lib
 @pytest.mark.parametrize("name, config", _presets(), ids=[n for n, _ in _presets()])
 def test_formulas_read_every_model_preset_as_the_python_reader_does(name, config, lecture_library):
     _assert_same(config, lecture_library.quantities)
+
+
+@pytest.fixture(scope="module")
+def serving_library():
+    return load_library(["serving"])
+
+
+@pytest.mark.parametrize("path", [p for p in _fixtures() if p.name not in REFUSED], ids=lambda p: p.name)
+def test_the_serving_reading_adds_what_the_all_to_all_carries(path, serving_library):
+    """The serving library's quantities (moe_layers, dispatch_bytes_per_element for an MoE file) as well."""
+    config = json.loads(path.read_text())
+    _assert_same(config, serving_library.quantities, SERVING_READINGS)
+    values = read_config(SERVING_READINGS, config).values
+    assert ("moe_layers" in values) == (config[TYPE_FIELD] in ("mixtral", "qwen2_moe", "qwen3_moe"))
+
+
+def test_the_serving_library_registers_its_own_reading(serving_library):
+    assert serving_library.live_config_formulas == SERVING_READINGS
 
 
 @pytest.mark.parametrize("name, change", [

@@ -13,7 +13,8 @@ What they do not cover is refused, never approximated: a sliding window that app
 latent attention, quantized weights (``quantization_config``), and a file that names no datatype (the Python
 reader then falls back on the chip's KV datatype, a rule of the scenario, not of the file).  The page sends
 those to ``derive card --model config.json``.  tests/test_live_config_formulas.py holds every formula to the
-Python reader, exactly, on every fixture config of these types.
+Python reader, exactly, on every fixture config of these types.  ``SERVING_LIVE_CONFIG_FORMULAS`` is the
+serving library's: the same readings, with the MoE layers and the dispatch datatype its all-to-all reads.
 """
 
 from __future__ import annotations
@@ -134,3 +135,14 @@ LIVE_CONFIG_FORMULAS = {
     "qwen3_moe": _reading(QWEN_MOE, _qwen_fields, _qwen_moe,
                           {**_qwen_window, **_one_spelling, "mlp_only_layers": [None, []]}, _qwen_checks),
 }
+
+# the serving library's reading adds what an expert-parallel all-to-all carries (theorems.serving.network): the
+# MoE layers and the dispatch datatype, BF16 here (2 bytes: quantization_config, the file's only FP8 marker, is
+# refused above), as the Python reader gives them for these types
+_EXPERT_PARALLEL = {"mixtral": {"moe_layers": n}, "qwen2_moe": {"moe_layers": _moe_layers},
+                    "qwen3_moe": {"moe_layers": _moe_layers}}
+SERVING_LIVE_CONFIG_FORMULAS = {
+    name: {**reading, "values": {**reading["values"], **_EXPERT_PARALLEL[name],
+                                 "dispatch_bytes_per_element": sp.Integer(2)}}
+    if name in _EXPERT_PARALLEL else reading
+    for name, reading in LIVE_CONFIG_FORMULAS.items()}

@@ -23,7 +23,6 @@ from theorems import (  # noqa: F401
     FEASIBILITY,
     FIGURES,
     HEADLINES,
-    LIVE_CONFIG_FORMULAS,
     MODEL_CONFIG_FINDER,
     MODEL_CONFIG_READER,
     PREDICT_METRIC,
@@ -31,6 +30,9 @@ from theorems import (  # noqa: F401
 from theorems import INPUT_CONSTRAINTS as LECTURE_INPUT_CONSTRAINTS
 from theorems import PRESET_DIRS as LECTURE_PRESET_DIRS
 from theorems import TOPICS as LECTURE_TOPICS
+
+# the lecture's reading of a pasted config.json, with the MoE layers and dispatch datatype network.py reads
+from theorems.configs.live_formulas import SERVING_LIVE_CONFIG_FORMULAS as LIVE_CONFIG_FORMULAS  # noqa: F401
 
 from . import disaggregation, economics, layouts, network, overhead, prefill, saturation, speculative
 
