@@ -65,8 +65,9 @@ parameters, T tokens one chip dispatches in one MoE layer, n_dom the chips of on
 
 Implementation notes (the modelling assumptions, each visible in an expression):
 - Ring all-reduce (reduce-scatter then all-gather): 2(t − 1) steps, each one message latency and 1/t of the
-  message; the α–β cost model.  Tree or in-switch (NVLS/SHARP) all-reduces send fewer bytes; the ring is
-  the common bound.
+  message; the α–β cost model, named ``network.ring_allreduce``.  Tree, one-shot (TensorRT-LLM's and vLLM's
+  custom all-reduce) and in-switch (NVLS/SHARP) all-reduces take fewer steps or send fewer bytes: a collective
+  that hides as a ring hides under them too, but the ring's latency and time are no floor for them.
 - Hiding is judged against the compute at peak FLOP/s of the weight multiplies only (no attention): the
   shortest the compute can be.  Real compute is longer (lower utilisation, attention), so a collective
   that hides here hides in practice; one that does not hide here may still hide at a lower utilisation.
@@ -259,6 +260,14 @@ no_link_faster_than_scaleup = Assumption(
                  "AI Architectures (ISCA '25), arXiv:2505.09343",
                  "section 4: scale-up (NVLink) and scale-out (InfiniBand) bandwidths of an H800 node"),
     relation=logic.le(W_c, W_up),
+)
+ring_allreduce = Assumption(
+    "network.ring_allreduce", title="The all-reduces run as rings",
+    statement="A tensor-parallel all-reduce runs as a ring, NCCL's Ring algorithm: a reduce-scatter then an "
+              "all-gather, 2(t − 1) steps of one message each.  One-shot kernels (TensorRT-LLM's and vLLM's custom "
+              "all-reduce) and in-switch reduction (NVLink SHARP) take fewer steps and send fewer bytes, so the "
+              "ring's latency and time are not floors for them.",
+    source=_THAKUR,
 )
 no_message_faster_than_scaleup = Assumption(
     "network.no_message_faster_than_scaleup", title="No message step is quicker than one on the scale-up links",
@@ -563,12 +572,12 @@ deepseek_v3_ep_hide_bandwidth = Claim(
 
 tp_allreduce_time_at_least_latency = Claim(
     "network.tp_allreduce_time_at_least_latency", title="A step's all-reduces take at least their scale-up latency",
-    label="TP latency floor",
-    statement="Whatever the batch and the link, a step's tensor-parallel all-reduces take at least the message "
-              "latencies of their ring steps on the scale-up links: a floor no batch size removes.",
+    label="TP ring latency",
+    statement="Whatever the batch and the link, a step's tensor-parallel all-reduces, run as rings, take at least "
+              "the message latencies of their ring steps on the scale-up links: a cost no batch size removes.",
     source=_THAKUR,
     goal=logic.ge(t_ar, t_lat),
-    uses=(no_message_faster_than_scaleup,),
+    uses=(no_message_faster_than_scaleup, ring_allreduce),
 )
 _L70_LAT = (logic.eq(N_act, si("70e9 param")), logic.eq(N_L, 80), logic.eq(tp, 8), logic.eq(q, si("2 byte/param")),
             logic.eq(W, si("3.35e12 byte/s")), logic.eq(alpha_up, si("0.6 us")))
@@ -579,8 +588,8 @@ llama3_70b_tp8_latency_quarter_of_fetch = Claim(
     label="TP8 latency on H100",
     statement="80 layers, two all-reduces each, 14 ring steps at NCCL's 0.6 µs over NVLink: about 1.34 ms of "
               "latency per decode step, more than a quarter of the 5.2 ms it takes eight H100s at 3.35 TB/s to "
-              "read 70B BF16 weights.  At small batch a TP8 decode step is at least a quarter slower than the "
-              "memory floor says.",
+              "read 70B BF16 weights.  At small batch a TP8 decode step whose all-reduces run as NCCL rings is at "
+              "least a quarter slower than the memory floor says.",
     source=_NCCL,
     hypotheses=_L70_LAT,
     goal=logic.ge(4 * t_lat, N_act * q / (tp * W)),
@@ -851,7 +860,9 @@ PROSE = (
     "The per-message latency is what a batch does pay for.",
     "{{result:tp_hides_iff_batch}}",
     "No batch removes the latency itself: every ring step pays at least the scale-up links' message latency, and "
-    "at the small batches of interactive decoding that floor is a visible share of the step.",
+    "at the small batches of interactive decoding that cost is a visible share of the step.  It is why one-shot "
+    "all-reduce kernels and in-switch reduction exist: they take fewer steps, so for them the ring's latency is "
+    "no floor (network.ring_allreduce).",
     "{{result:tp_allreduce_time_at_least_latency}}",
     "{{result:llama3_70b_tp8_latency_quarter_of_fetch}}",
     "Expert parallelism sends each token to its routed experts and back; the tokens per chip cancel again, and the "
