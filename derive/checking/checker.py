@@ -468,7 +468,7 @@ def resting_claims(library: Library, claim: Claim) -> list[str]:
     claim further back is reached through the claim in between, whose own verdict carries it)."""
     out: list[str] = []
     seen: set[str] = set()
-    todo = list(library.graph.predecessors(claim.id))
+    todo = library.predecessors(claim.id)
     while todo:
         d = todo.pop()
         if d in seen:
@@ -477,7 +477,7 @@ def resting_claims(library: Library, claim: Claim) -> list[str]:
         if isinstance(library.declarations[d], Claim):
             out.append(d)
         else:
-            todo.extend(library.graph.predecessors(d))
+            todo.extend(library.predecessors(d))
     order = {d.id: i for i, d in enumerate(library.ordered())}
     return sorted(out, key=order.get)
 
