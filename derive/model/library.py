@@ -106,6 +106,7 @@ class Library:
         self._expanded: dict[tuple[str, frozenset[str]], sp.Expr] = {}
         self._expansions: dict[tuple[sp.Expr, frozenset[str]], sp.Expr] = {}  # expand's answers
         self._reach: dict[tuple[str, frozenset[str]], frozenset[str]] = {}
+        self._violations: dict[tuple[sp.Symbol, type, object], tuple[Formula, ...]] = {}  # _violations_at's answers
 
     # construction --------------------------------------------------------------------------------
 
@@ -252,13 +253,24 @@ class Library:
         outside a quantity's domain is never a counterexample, nor a point where a claim holds."""
         out: list[Formula] = []
         for s in sorted(set(symbols) & set(values), key=name_of):
-            q, v = self.quantity_of(s), values[s]
+            out += self._violations_at(s, values[s])
+        return out
+
+    def _violations_at(self, s: sp.Symbol, v: sp.Expr) -> tuple[Formula, ...]:
+        """``domain_violations`` of one quantity at one value, kept: a check asks for the same scenario values
+        in every problem (each an exact evaluation of the domain)."""
+        key = (s, type(v), v)  # 1 and 1.0 are equal keys, and only one is an integer
+        found = self._violations.get(key)
+        if found is None:
+            q = self.quantity_of(s)
             domain = q.domain_formula()
+            out: list[Formula] = []
             if domain is not None and not domain.evaluate({s: v}):
                 out.append(domain)
             if q.integer and sp.sympify(v).is_integer is not True:
                 out.append(Rel(s, "==", sp.floor(v)))  # false at v: an integer quantity's value is an integer
-        return out
+            found = self._violations[key] = tuple(out)
+        return found
 
     def symbols(self) -> dict[str, sp.Symbol]:
         return {name: q.sym for name, q in self.quantities.items()}
