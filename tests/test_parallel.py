@@ -4,11 +4,15 @@ own work done while the workers run."""
 from __future__ import annotations
 
 import functools
+import math
 import os
+import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from derive.checking.parallel import can_fork, run_tasks
+from derive.checking.parallel import can_fork, handout_order, run_tasks
 
 
 def _square(n: int) -> tuple[int, int]:
@@ -55,3 +59,52 @@ def test_a_parallel_check_gives_each_step_its_formula_as_a_serial_one_does():
     for cid in claims:
         steps = [(s.index, s.formula, s.outcome.verdict) for s in serial[cid].steps]
         assert steps and [(s.index, s.formula, s.outcome.verdict) for s in parallel[cid].steps] == steps
+
+
+def _started(n: int) -> tuple[int, float, int]:
+    start = time.monotonic()
+    time.sleep(0.05)  # long enough that a worker is busy while the next task is handed out
+    return n, start, os.getpid()
+
+
+def test_handout_order_is_decreasing_cost_with_ties_in_list_order():
+    assert handout_order(4) == [0, 1, 2, 3]
+    assert handout_order(5, [1, 3, 2, 3, math.inf]) == [4, 1, 3, 2, 0]
+    assert handout_order(3, [2.0, 2.0, 2.0]) == [0, 1, 2]
+    with pytest.raises(ValueError, match="2 costs for 3 tasks"):
+        handout_order(3, [1, 2])
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=5), max_size=30))
+def test_handout_order_is_a_permutation_sorted_by_cost(costs):
+    order = handout_order(len(costs), costs)
+    assert sorted(order) == list(range(len(costs)))
+    assert [(-costs[i], i) for i in order] == sorted((-c, i) for i, c in enumerate(costs))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_costly_tasks_are_handed_out_first_and_results_come_back_in_list_order(workers):
+    cost = [1, 1, 1, 1, 1, 9]  # a planted slow task, last in the list
+    tasks = [functools.partial(_started, n) for n in range(6)]
+    out = run_tasks(tasks, workers, cost=cost)
+    assert [r[0] for r in out] == list(range(6))
+    start = {n: t for n, t, _ in out}
+    if workers > 1 and can_fork():  # handed out first, it starts before the cheap tasks handed out after it
+        assert start[5] < min(start[n] for n in (2, 3, 4))
+    else:  # here: in the list's order
+        assert sorted(start, key=start.get) == list(range(6))
+
+
+def test_a_check_hands_out_its_largest_chunks_first_and_keeps_library_order():
+    from derive.checking.checker import Checker
+    from derive.model.loader import load_library
+    from derive.model.scenario import build_scenario
+
+    lib = load_library(["lecture"])
+    claims = [c.id for c in lib.claims()][:40]
+    serial = Checker(lib, build_scenario(lib), workers=1).check(claims)
+    parallel = Checker(lib, build_scenario(lib), workers=2).check(claims)
+    assert [r.id for r in parallel.results] == [r.id for r in serial.results] == claims
+    assert [(r.verdict, r.reason, r.counterexample) for r in parallel.results] == \
+        [(r.verdict, r.reason, r.counterexample) for r in serial.results]

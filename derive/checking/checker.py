@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import time
 import zlib
 from collections.abc import Callable, Iterable
@@ -401,10 +402,15 @@ class Checker:
             if self.progress is not None:
                 self.progress(done[0], len(claims))
 
-        # the obligations first (a few take longer than a claim), then small chunks of claims: they balance
+        # the obligations first (a few take longer than a claim), then small chunks of claims, the chunks with
+        # the most problems (each claim's goal and derivation steps) first: the last ones handed out are small,
+        # so the workers finish together (two workers simulated on one cold check's task times: 0.10 s apart
+        # in library order, 0.004 s in this one)
         tasks = [functools.partial(self._obligation_part, name) for name in names]
-        tasks += [functools.partial(self._own_many, claims[i:i + 4]) for i in range(0, len(claims), 4)]
-        parts = run_tasks(tasks, self.workers, on_result=tick, meanwhile=meanwhile)
+        chunks = [claims[i:i + 4] for i in range(0, len(claims), 4)]
+        tasks += [functools.partial(self._own_many, chunk) for chunk in chunks]
+        cost = [math.inf] * len(names) + [float(sum(1 + len(c.steps) for c in chunk)) for chunk in chunks]
+        parts = run_tasks(tasks, self.workers, on_result=tick, meanwhile=meanwhile, cost=cost)
         findings = [f for part in parts[:len(names)] for f in part]  # type: ignore[attr-defined]
         own = {r.id: r for part in parts[len(names):] for r in part}  # type: ignore[attr-defined]
         for claim in claims:
@@ -468,7 +474,7 @@ def resting_claims(library: Library, claim: Claim) -> list[str]:
     claim further back is reached through the claim in between, whose own verdict carries it)."""
     out: list[str] = []
     seen: set[str] = set()
-    todo = list(library.graph.predecessors(claim.id))
+    todo = library.predecessors(claim.id)
     while todo:
         d = todo.pop()
         if d in seen:
@@ -477,7 +483,7 @@ def resting_claims(library: Library, claim: Claim) -> list[str]:
         if isinstance(library.declarations[d], Claim):
             out.append(d)
         else:
-            todo.extend(library.graph.predecessors(d))
+            todo.extend(library.predecessors(d))
     order = {d.id: i for i, d in enumerate(library.ordered())}
     return sorted(out, key=order.get)
 

@@ -40,11 +40,15 @@ def can_fork() -> bool:
 
 def run_tasks(tasks: Sequence[Callable[[], object]], workers: int,
               on_result: Callable[[object], None] | None = None,
-              meanwhile: Callable[[], None] | None = None) -> list[object]:
+              meanwhile: Callable[[], None] | None = None,
+              cost: Sequence[float] | None = None) -> list[object]:
     """``[task() for task in tasks]``, on up to ``workers`` forked processes; ``on_result`` is called with
     each result as it arrives (in completion order).  ``meanwhile`` (which must not raise) is called once
     in this process while the workers run, or first when the tasks run here: work of the caller's that
-    does not need the results, which would otherwise wait for the slowest worker."""
+    does not need the results, which would otherwise wait for the slowest worker.  ``cost`` (one number a
+    task, known before it runs, never a timing): the workers take the tasks in decreasing cost, ties in
+    list order (``handout_order``), so that the last ones are small and no worker idles long at the end;
+    the results still come back in the list's order, and here the tasks run in the list's order."""
     results: dict[int, object] = {}
     if len(tasks) > 1 and workers > 1 and can_fork():
         import multiprocessing
@@ -54,7 +58,7 @@ def run_tasks(tasks: Sequence[Callable[[], object]], workers: int,
         gc.freeze()  # the children inherit the heap: the collector need not walk (and copy) it in each
         try:
             with multiprocessing.get_context("fork").Pool(min(workers, len(tasks))) as pool:
-                arriving = pool.imap_unordered(_run_task, range(len(tasks)))  # the workers start
+                arriving = pool.imap_unordered(_run_task, handout_order(len(tasks), cost))  # the workers start
                 if meanwhile is not None:
                     meanwhile, later = None, meanwhile
                     later()
@@ -78,6 +82,16 @@ def run_tasks(tasks: Sequence[Callable[[], object]], workers: int,
                 on_result(results[i])
         out.append(results[i])
     return out
+
+
+def handout_order(n: int, cost: Sequence[float] | None = None) -> list[int]:
+    """Indices of ``n`` tasks in the order workers take them: decreasing ``cost``, ties (and no costs) in
+    list order; deterministic, so the same tasks are handed out alike in every run."""
+    if cost is None:
+        return list(range(n))
+    if len(cost) != n:
+        raise ValueError(f"{len(cost)} costs for {n} tasks")
+    return sorted(range(n), key=lambda i: (-cost[i], i))
 
 
 def _run_task(i: int) -> tuple[int, bool, object]:

@@ -200,8 +200,11 @@ class Rel(Formula):
     def __post_init__(self) -> None:
         if self.op not in OPS:
             raise ValueError(f"unknown relation operator {self.op!r}")
-        object.__setattr__(self, "lhs", sp.sympify(self.lhs, strict=True))
-        object.__setattr__(self, "rhs", sp.sympify(self.rhs, strict=True))
+        # sympify returns a sympy object itself: asked only for the rest (a check builds 30,000 relations)
+        if not isinstance(self.lhs, sp.Basic):
+            object.__setattr__(self, "lhs", sp.sympify(self.lhs, strict=True))
+        if not isinstance(self.rhs, sp.Basic):
+            object.__setattr__(self, "rhs", sp.sympify(self.rhs, strict=True))
 
     def free_symbols(self) -> set[sp.Symbol]:
         found = self.__dict__.get("_free")

@@ -245,9 +245,23 @@ def _simple_point(k: Kernel) -> dict[sp.Symbol, sp.Rational]:
 
 
 def _region_point(k: Kernel) -> dict[sp.Symbol, sp.Rational]:
-    """The simple point, or where it misses the region, the simple point repaired (``_repaired``)."""
-    point = _simple_point(k)
-    return point if k.in_region(point) else _repaired(k, point)
+    """The simple point, or where it misses the region, the simple point repaired (``_repaired``).  A pure
+    function of the region (its hypotheses, side conditions and bounds, which quantities are integers), kept
+    per region: a claim's derivation steps and claims citing the same assumptions share one (half of a
+    check's problems); the kernel still checks the point against each problem where it is used."""
+    key = (tuple(k.problem.hypotheses), tuple(k.region), tuple(sorted(k.bounds.items(), key=lambda kv: name_of(kv[0]))),
+           k.integer, tuple(k.symbols))
+    found = _REGION_POINTS.get(key)
+    if found is None:
+        point = _simple_point(k)
+        found = point if k.in_region(point) else _repaired(k, point)
+        if len(_REGION_POINTS) >= 4096:
+            _REGION_POINTS.clear()
+        _REGION_POINTS[key] = found
+    return dict(found)
+
+
+_REGION_POINTS: dict[tuple, dict[sp.Symbol, sp.Rational]] = {}
 
 
 _SETTLES = {"==": lambda v, whole: v, ">=": lambda v, whole: v, "<=": lambda v, whole: v,

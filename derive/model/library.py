@@ -1,14 +1,15 @@
-"""The library: declarations in a networkx dependency graph, built explicitly from modules."""
+"""The library: declarations in a dependency graph (a networkx one where asked for), built explicitly from modules."""
 
 from __future__ import annotations
 
+import heapq
 import inspect
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import sympy as sp
 
 from derive.errors import AmbiguousNameError, DimensionError, LibraryError, UnknownNameError
@@ -27,13 +28,18 @@ from derive.model.dimensions import check_formula, dimension_of
 from derive.model.prose import check_no_placeholder, check_topic_prose
 from derive.model.units import format_dimension
 
+if TYPE_CHECKING:
+    import networkx as nx
+
 
 @dataclass
 class Library:
     """Topics in order, their quantities and declarations, and the dependency graph.
 
     Edges run from a dependency to its dependant (``definition -> claim``), so ancestors are what a
-    declaration rests on and descendants are what a change can affect.
+    declaration rests on and descendants are what a change can affect.  The library walks its own
+    adjacency; ``graph``, the same edges as a networkx ``DiGraph``, is made when first asked for (a check
+    never asks: importing networkx was a twentieth of a cold check).
     """
 
     topics: list[Topic]
@@ -87,12 +93,20 @@ class Library:
                     )
                 self._add_quantity(d.defines)
                 self.definition_of[name] = d
-        self.graph = self._build_graph()
+        self._edges = self._build_edges()
+        self._uses: dict[str, dict[str, None]] = {d: {} for d in self.declarations}  # predecessors, in edge order
+        self._users: dict[str, dict[str, None]] = {d: {} for d in self.declarations}  # successors
+        for u, v in self._edges:
+            self._uses[v][u] = None
+            self._users[u][v] = None
+        self._graph: nx.DiGraph | None = None
+        self._check_acyclic()
         self._check_dimensions()
         self._check_prose()
         self._expanded: dict[tuple[str, frozenset[str]], sp.Expr] = {}
         self._expansions: dict[tuple[sp.Expr, frozenset[str]], sp.Expr] = {}  # expand's answers
         self._reach: dict[tuple[str, frozenset[str]], frozenset[str]] = {}
+        self._violations: dict[tuple[sp.Symbol, type, object], tuple[Formula, ...]] = {}  # _violations_at's answers
 
     # construction --------------------------------------------------------------------------------
 
@@ -112,10 +126,9 @@ class Library:
             )
         return q
 
-    def _build_graph(self) -> nx.DiGraph:
-        g = nx.DiGraph()
-        for d in self.declarations.values():
-            g.add_node(d.id)
+    def _build_edges(self) -> list[tuple[str, str]]:
+        """The dependency edges ``(used, user)``, in the order they are found (a repeated edge once)."""
+        edges: dict[tuple[str, str], None] = {}
         for d in self.declarations.values():
             if isinstance(d, Definition) and d.defines.sym in d.expr.free_symbols:
                 raise LibraryError(f"definition '{d.id}' defines '{d.defines.name}' in terms of itself",
@@ -124,7 +137,7 @@ class Library:
                 q = self._symbol_quantity(sym, d.id)
                 definition = self.definition_of.get(q.name)
                 if definition is not None and definition is not d:
-                    g.add_edge(definition.id, d.id)
+                    edges[(definition.id, d.id)] = None
             for used in d.explicit_uses():
                 if not isinstance(used, Declaration):
                     raise LibraryError(f"'{d.id}' uses {used!r}, which is not a declaration")
@@ -133,13 +146,44 @@ class Library:
                         f"'{d.id}' depends on '{used.id}', which is not in the library",
                         hint="load the library that declares it too (--library lecture --library PATH)",
                     )
-                g.add_edge(used.id, d.id)
-        try:
-            cycle = nx.find_cycle(g)
-        except nx.NetworkXNoCycle:
-            return g
+                edges[(used.id, d.id)] = None
+        return list(edges)
+
+    def _check_acyclic(self) -> None:
+        """A dependency cycle is an error, named by networkx's ``find_cycle`` (imported only then)."""
+        indegree = {d: len(u) for d, u in self._uses.items()}
+        ready = [d for d, n in indegree.items() if n == 0]
+        seen = 0
+        while ready:
+            d = ready.pop()
+            seen += 1
+            for user in self._users[d]:
+                indegree[user] -= 1
+                if indegree[user] == 0:
+                    ready.append(user)
+        if seen == len(indegree):
+            return
+        import networkx as nx
+
+        cycle = nx.find_cycle(self.graph)
         path = " -> ".join([cycle[0][0]] + [v for _, v in cycle])
         raise LibraryError(f"dependency cycle: {path}")
+
+    @property
+    def graph(self) -> nx.DiGraph:
+        """The dependency graph as a networkx ``DiGraph`` (nodes in declaration order, the same edges)."""
+        if self._graph is None:
+            import networkx as nx
+
+            g = nx.DiGraph()
+            g.add_nodes_from(self.declarations)
+            g.add_edges_from(self._edges)
+            self._graph = g
+        return self._graph
+
+    def predecessors(self, decl_id: str) -> list[str]:
+        """Ids of the declarations ``decl_id`` uses directly (the graph's predecessors, in its order)."""
+        return list(self._uses[decl_id])
 
     def dimension(self, sym: sp.Symbol) -> object:
         return self._symbol_quantity(sym, "dimension lookup").dimension
@@ -209,13 +253,24 @@ class Library:
         outside a quantity's domain is never a counterexample, nor a point where a claim holds."""
         out: list[Formula] = []
         for s in sorted(set(symbols) & set(values), key=name_of):
-            q, v = self.quantity_of(s), values[s]
+            out += self._violations_at(s, values[s])
+        return out
+
+    def _violations_at(self, s: sp.Symbol, v: sp.Expr) -> tuple[Formula, ...]:
+        """``domain_violations`` of one quantity at one value, kept: a check asks for the same scenario values
+        in every problem (each an exact evaluation of the domain)."""
+        key = (s, type(v), v)  # 1 and 1.0 are equal keys, and only one is an integer
+        found = self._violations.get(key)
+        if found is None:
+            q = self.quantity_of(s)
             domain = q.domain_formula()
+            out: list[Formula] = []
             if domain is not None and not domain.evaluate({s: v}):
                 out.append(domain)
             if q.integer and sp.sympify(v).is_integer is not True:
                 out.append(Rel(s, "==", sp.floor(v)))  # false at v: an integer quantity's value is an integer
-        return out
+            found = self._violations[key] = tuple(out)
+        return found
 
     def symbols(self) -> dict[str, sp.Symbol]:
         return {name: q.sym for name, q in self.quantities.items()}
@@ -228,17 +283,32 @@ class Library:
         return list(self.declarations.values())
 
     def topological(self) -> list[Declaration]:
+        """Every declaration after those it uses; among those ready at once, the earliest in ``ordered``
+        first (the unique order networkx's ``lexicographical_topological_sort`` gives with that key)."""
         order = {d.id: i for i, d in enumerate(self.ordered())}
-        return [self.declarations[i] for i in nx.lexicographical_topological_sort(self.graph, key=order.get)]
+        indegree = {d: len(u) for d, u in self._uses.items()}
+        ready = [(order[d], d) for d, n in indegree.items() if n == 0]
+        heapq.heapify(ready)
+        out: list[Declaration] = []
+        while ready:
+            _, d = heapq.heappop(ready)
+            out.append(self.declarations[d])
+            for user in self._users[d]:
+                indegree[user] -= 1
+                if indegree[user] == 0:
+                    heapq.heappush(ready, (order[user], user))
+        return out
 
     def is_derived(self, name: str) -> bool:
         return name in self.definition_of
 
     def ancestors(self, decl_id: str) -> set[str]:
-        return nx.ancestors(self.graph, decl_id)
+        """Ids of every declaration ``decl_id`` rests on, directly or through others."""
+        return _reachable(self._uses, decl_id)
 
     def descendants(self, decl_id: str) -> set[str]:
-        return nx.descendants(self.graph, decl_id)
+        """Ids of every declaration that rests on ``decl_id``."""
+        return _reachable(self._users, decl_id)
 
     def rests_on(self, decl: Declaration) -> list[str]:
         """Ids of the assumptions the declaration depends on, directly or through others."""
@@ -463,3 +533,16 @@ def library_from_modules(modules: Iterable[ModuleType], *, preset_dirs: Iterable
     return Library([t for t in topics if t.quantities or t.declarations], list(preset_dirs), model_config_reader,
                    list(figures), title, dict(ceilings or {}), headlines=[(str(a), str(b)) for a, b in headlines],
                    audit_bounds=[dict(b) for b in audit_bounds])
+
+
+def _reachable(edges: Mapping[str, Mapping[str, None]], start: str) -> set[str]:
+    """Nodes reached from ``start`` along ``edges`` (``start`` itself not counted); a ``KeyError`` for an
+    unknown node, as networkx raises its own error there."""
+    seen: set[str] = set()
+    todo = list(edges[start])
+    while todo:
+        d = todo.pop()
+        if d not in seen:
+            seen.add(d)
+            todo.extend(edges[d])
+    return seen

@@ -48,7 +48,7 @@ def run(args, ctx) -> int:
             info["value"] = value.display if not args.json else value.to_json()
     elif isinstance(d, Assumption):
         info["formula"] = str(d.relation) if d.relation is not None else None
-    info["depends_on"] = sorted(lib.graph.predecessors(d.id))
+    info["depends_on"] = sorted(lib.predecessors(d.id))
     info["rests_on"] = lib.rests_on(d)
     if isinstance(d, Claim):
         info["formula"] = str(d.goal)

@@ -88,21 +88,28 @@ def tree_size(exprs: list[sp.Expr], limit: int = MAX_NODES) -> int:
     """The nodes of the expressions' trees, a part sympy shares counted every time it occurs (the
     engines walk trees: ``e = e*(e + 1)`` thirty times over is a small object and a tree of 2**30 nodes),
     counted on the shared structure in linear time; any count past ``limit`` is ``limit + 1``."""
-    memo: dict[int, int] = {}
     total = 0
     for root in exprs:
-        todo: list[tuple[sp.Basic, bool]] = [(root, False)]
-        while todo:
-            node, ready = todo.pop()
-            if id(node) in memo:
-                continue
-            if ready:
-                memo[id(node)] = min(limit + 1, 1 + sum(memo[id(a)] for a in node.args))
-            else:
-                todo.append((node, True))
-                todo += [(a, False) for a in node.args if id(a) not in memo]
-        total = min(limit + 1, total + memo[id(root)])
+        total = min(limit + 1, total + _tree_size(root, limit))
     return total
+
+
+@lru_cache(maxsize=1 << 14)  # a pure function of the tree; a check sizes the same hypotheses in many problems
+def _tree_size(root: sp.Basic, limit: int) -> int:
+    """``tree_size([root], limit)``: every node's count is capped at ``limit + 1``, so a sum of roots'
+    capped counts, capped again, is the count of them all capped."""
+    memo: dict[int, int] = {}
+    todo: list[tuple[sp.Basic, bool]] = [(root, False)]
+    while todo:
+        node, ready = todo.pop()
+        if id(node) in memo:
+            continue
+        if ready:
+            memo[id(node)] = min(limit + 1, 1 + sum(memo[id(a)] for a in node.args))
+        else:
+            todo.append((node, True))
+            todo += [(a, False) for a in node.args if id(a) not in memo]
+    return memo[id(root)]
 
 
 def refusal(problem: Problem) -> str | None:
