@@ -24,6 +24,7 @@ from .base import (
     ParamBreakdown,
     bn,
     count_text,
+    guessed_shape_conflicts,
     listed_kinds,
     neutral,
     num,
@@ -186,13 +187,18 @@ def _refuse_unplaced(config: Mapping[str, Any], cfg: Mapping[str, Any], f: Field
     (Nemotron-H's hybrid_override_pattern read as GLM-4.5's attention + MoE gave 102B for a 31.6B model)."""
     unplaced = sorted(k for k, v in cfg.items()
                       if v is not None and k not in f.read and k not in fam.known and not neutral(k))
-    if unplaced:
+    conflicts = guessed_shape_conflicts(cfg)
+    if unplaced or conflicts:
         archs = config.get("architectures")
         name = config.get("model_type") or (", ".join(archs) if archs else "(none named)")
-        raise ScenarioError(f"unknown architecture {name!r}: its fields {', '.join(unplaced)} are not placed by the "
-                            f"{fam.name} layout it otherwise matches, so its layers cannot be read exactly",
-                            where=where, hint="refused rather than guessed; supported model_type values: "
-                                              + ", ".join(SUPPORTED_MODEL_TYPES))
+        why = [f"its fields {', '.join(unplaced)} are not placed by the {fam.name} layout it otherwise matches"
+               ] if unplaced else []
+        if conflicts:  # an activation or a stack that layout does not have changes shapes it would count
+            why.append(f"{'; '.join(conflicts)} does not fit the {fam.name} layout"
+                       + ("" if unplaced else " it otherwise matches") + " (decoder-only, SiLU-gated MLP)")
+        raise ScenarioError(f"unknown architecture {name!r}: {', and '.join(why)}, so its layers cannot be read "
+                            "exactly", where=where, hint="refused rather than guessed; supported model_type values: "
+                                                         + ", ".join(SUPPORTED_MODEL_TYPES))
 
 
 def hidden_values(d: int) -> dict[str, ConfigValue]:
