@@ -21,12 +21,14 @@ from . import (
     granite,
     jamba,
     llama4,
+    llama_like,
     mimo,
     mixtral,
     nemotron_h,
     nemotron_nas,
     qwen_hybrid,
     qwen_moe,
+    starcoder2,
 )
 from .base import Family
 
@@ -34,7 +36,8 @@ FAMILIES: tuple[Family, ...] = (*dense.FAMILIES, *gemma.FAMILIES, *falcon.FAMILI
                                 *gpt_oss.FAMILIES, *qwen_moe.FAMILIES, *qwen_hybrid.FAMILIES, *llama4.FAMILIES,
                                 *glm.FAMILIES, *deepseek.FAMILIES, *nemotron_h.FAMILIES,
                                 *nemotron_nas.FAMILIES, *jamba.FAMILIES, *falcon_h1.FAMILIES,
-                                *granite.FAMILIES, *gemma4.FAMILIES, *mimo.FAMILIES)
+                                *granite.FAMILIES, *gemma4.FAMILIES, *mimo.FAMILIES, *llama_like.FAMILIES,
+                                *starcoder2.FAMILIES)
 FAMILY_OF: dict[str, Family] = {mtype: fam for fam in FAMILIES for mtype in fam.model_types}
 ARCHITECTURES: dict[str, str] = {name: mtype for fam in FAMILIES for name, mtype in fam.architectures.items()}
 ALIASES: dict[str, str] = {old: new for fam in FAMILIES for old, new in fam.aliases.items()}
