@@ -136,7 +136,8 @@ def test_every_declared_type_has_a_base():
 
 # fields the formulas need and the Python reader does not always: the datatype (without it the reader falls back on
 # the chip's), and a MoE Qwen's dense width (read only when some layer is dense)
-FORMULAS_ONLY = {"torch_dtype": "llama mistral qwen2 qwen3 mixtral qwen2_moe qwen3_moe phi3 olmo2 glm4 granite seed_oss",
+FORMULAS_ONLY = {"torch_dtype": "llama mistral qwen2 qwen3 mixtral qwen2_moe qwen3_moe phi3 olmo2 glm4 granite "
+                                "seed_oss",
                  "intermediate_size": "qwen2_moe qwen3_moe"}
 
 

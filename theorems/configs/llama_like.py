@@ -14,6 +14,8 @@ gated MLP (gate and up, fused or not, and down), their layers full or windowed a
   ``no_rope_layer_interval``-th layer by default).
 - ``cohere2`` (Command R7B, Command A; ``configuration_cohere2.py``): attention and MLP side by side in each layer
   (the same tensors); ``layer_types``, else three sliding-window layers to one full (``sliding_window_pattern``, 4).
+- ``ministral3`` (Ministral 3, the language model of a ``mistral3`` file; ``modeling_ministral3.py``): as Phi-3,
+  ``sliding_window``, when set, on every layer.
 - ``granitemoe`` (``modeling_granitemoe.py``): every layer a mixture of ``num_local_experts`` gated experts of
   ``intermediate_size`` and a router, as Mixtral's.
 
@@ -93,7 +95,8 @@ def _all_full(f: Fields, mtype: str, n: int, sliding: int | None) -> LayerKinds:
     return all_full(f, mtype, n, sliding)
 
 
-_PATTERNS = {"phi3": every_layer_window, "olmo3": _olmo3, "cohere2": _cohere2, "smollm3": _smollm3}
+_PATTERNS = {"phi3": every_layer_window, "ministral3": every_layer_window, "olmo3": _olmo3, "cohere2": _cohere2,
+             "smollm3": _smollm3}
 
 
 def _pattern(f: Fields, mtype: str, n: int, sliding: int | None) -> LayerKinds:
@@ -103,10 +106,11 @@ def _pattern(f: Fields, mtype: str, n: int, sliding: int | None) -> LayerKinds:
 FAMILIES = (
     Family("llama_like",
            {"phi3": False, "olmo2": False, "olmo3": False, "glm4": False, "granite": False, "seed_oss": False,
-            "ernie4_5": True, "smollm3": True, "cohere2": True},
+            "ernie4_5": True, "smollm3": True, "cohere2": True, "ministral3": False},
            {"Phi3ForCausalLM": "phi3", "Olmo2ForCausalLM": "olmo2", "Olmo3ForCausalLM": "olmo3",
             "Glm4ForCausalLM": "glm4", "GraniteForCausalLM": "granite", "SeedOssForCausalLM": "seed_oss",
-            "Ernie4_5ForCausalLM": "ernie4_5", "SmolLM3ForCausalLM": "smollm3", "Cohere2ForCausalLM": "cohere2"},
+            "Ernie4_5ForCausalLM": "ernie4_5", "SmolLM3ForCausalLM": "smollm3", "Cohere2ForCausalLM": "cohere2",
+            "Ministral3ForCausalLM": "ministral3"},
            mlp=dense_mlp, pattern=_pattern),
     Family("granite_moe", {"granitemoe": False}, {"GraniteMoeForCausalLM": "granitemoe"}, mlp=every_layer_moe),
 )

@@ -41,7 +41,12 @@ FAMILIES: tuple[Family, ...] = (*dense.FAMILIES, *gemma.FAMILIES, *falcon.FAMILI
 FAMILY_OF: dict[str, Family] = {mtype: fam for fam in FAMILIES for mtype in fam.model_types}
 ARCHITECTURES: dict[str, str] = {name: mtype for fam in FAMILIES for name, mtype in fam.architectures.items()}
 ALIASES: dict[str, str] = {old: new for fam in FAMILIES for old, new in fam.aliases.items()}
-SUPPORTED_MODEL_TYPES: tuple[str, ...] = tuple(sorted(FAMILY_OF))
+# Multimodal wrappers whose language model is whatever text_config's own model_type says (Mistral Small 3.x's
+# "mistral", Ministral 3's "ministral3", Mistral Large 3's "deepseek_v3"): the wrapper -> the text type transformers
+# assumes when text_config names none (configuration_mistral3.py: ``sub_configs_defaults``, "mistral")
+WRAPPERS: dict[str, str] = {"mistral3": "mistral"}
+WRAPPER_ARCHITECTURES: dict[str, str] = {"Mistral3ForConditionalGeneration": "mistral3"}
+SUPPORTED_MODEL_TYPES: tuple[str, ...] = tuple(sorted((*FAMILY_OF, *WRAPPERS)))
 
 
 def model_type(config: Mapping[str, Any], where: str) -> tuple[str, list[str]]:
@@ -53,6 +58,10 @@ def model_type(config: Mapping[str, Any], where: str) -> tuple[str, list[str]]:
     if mtype is not None and not isinstance(mtype, str):
         raise ScenarioError(f"field 'model_type' must be a string, got {mtype!r}", where=where)
     mtype = ALIASES.get(mtype, mtype) if mtype is not None else None
+    wrapper = mtype if mtype in WRAPPERS else next((WRAPPER_ARCHITECTURES[a] for a in archs or ()
+                                                    if a in WRAPPER_ARCHITECTURES), None)
+    if wrapper is not None and (mtype is None or mtype == wrapper):
+        return _wrapped(config, wrapper, where)
     from_arch = next((ARCHITECTURES[a] for a in archs or () if a in ARCHITECTURES), None)
     if mtype in FAMILY_OF:
         if from_arch is not None and FAMILY_OF[from_arch] is not FAMILY_OF[mtype]:
@@ -73,6 +82,21 @@ def model_type(config: Mapping[str, Any], where: str) -> tuple[str, list[str]]:
                        f"{guess}, whose fields it has; check the counts against the publisher's"]
     raise ScenarioError(f"unsupported architecture: architectures={list(archs or [])}, model_type={mtype!r}",
                         where=where, hint=f"supported model_type values: {', '.join(SUPPORTED_MODEL_TYPES)}")
+
+
+def _wrapped(config: Mapping[str, Any], wrapper: str, where: str) -> tuple[str, list[str]]:
+    """The language model of a multimodal wrapper, read as the type its ``text_config`` names."""
+    text = config.get("text_config")
+    if not isinstance(text, Mapping):
+        raise ScenarioError(f"a {wrapper} config keeps its language model in 'text_config', got {text!r}",
+                            where=where, hint="the file's text_config holds the language model's sizes")
+    inner = text.get("model_type", WRAPPERS[wrapper])
+    inner = ALIASES.get(inner, inner) if isinstance(inner, str) else inner
+    if inner not in FAMILY_OF:
+        raise ScenarioError(f"unsupported architecture: a {wrapper} config whose text_config has model_type "
+                            f"{inner!r}", where=where,
+                            hint=f"supported model_type values: {', '.join(SUPPORTED_MODEL_TYPES)}")
+    return inner, []  # a known type, read as its own (text_config says so in the notes)
 
 
 def guess_family(config: Mapping[str, Any]) -> str | None:
@@ -111,5 +135,7 @@ def text_config(config: Mapping[str, Any], mtype: str, where: str) -> tuple[Mapp
     for key in ("tie_word_embeddings", "torch_dtype", "dtype", "quantization_config"):
         if key not in merged and key in config:
             merged[key] = config[key]
-    return merged, f"{where}: text_config", [f"language model read from text_config of a {mtype} config; "
+    outer = config.get("model_type") if isinstance(config.get("model_type"), str) else mtype
+    inner = f" (model_type {mtype})" if outer != mtype else ""
+    return merged, f"{where}: text_config", [f"language model read from text_config{inner} of a {outer} config; "
                                              "vision tower not counted"]
