@@ -27,7 +27,8 @@ FAMILY_FIXTURES = {
     "qwen3_5": "qwen3.5-397b-a17b.json", "llama4": "llama-4-scout-17b-16e.json", "glm_moe": "glm-4.5.json",
     "deepseek": "kimi-k2-instruct.json", "deepseek_v32": "deepseek-v3.2.json",
     "nemotron_h": "nvidia-nemotron-3-nano-30b-a3b-bf16.json", "gemma4": "gemma4_26b_a4b_shape.json",
-    "gemma4_dense": "gemma4_31b_printed.json", "mimo": "mimo-v2.5.json",
+    "gemma4_dense": "gemma4_31b_printed.json", "mimo": "mimo-v2.5.json", "llama_like": "phi-4.json",
+    "llama_like-tied": "phi-4-mini-instruct.json",
 }
 REAL = sorted(p.name for p in CONFIGS.glob("*.json") if p.name not in ("broken_missing_layers.json",
                                                                        "unknown_architecture.json"))
