@@ -1,6 +1,6 @@
 """Dense decoders with Llama's tensors under their own model_type (Phi-3/Phi-4, OLMo 2/3, GLM-4-0414, Granite 3,
-Granite MoE, Seed-OSS, ERNIE 4.5, SmolLM3, Command R7B/A, Ministral 3), StarCoder2's ungated MLP, and Mistral
-Small 3.x's ``mistral3`` wrapper read through its ``text_config``.
+Granite MoE, Seed-OSS, ERNIE 4.5, SmolLM3, Command R7B/A, Ministral 3, EXAONE 4), ERNIE 4.5's MoE, StarCoder2's
+ungated MLP, and Mistral Small 3.x's ``mistral3`` wrapper read through its ``text_config``.
 
 Worked examples: the publisher's Phi-4 and Phi-4-mini files (fixtures), and for the types no verbatim publisher file
 was found for, a config built in the test from the sizes the model card gives: each count is the number transformers
@@ -120,6 +120,24 @@ BUILT = {
         _dense("cohere2", "Cohere2ForCausalLM", 4096, 32, 32, 8, 14336, 256000, sliding_window=4096,
                sliding_window_pattern=4),
         8_027_897_856, 8.03e9, 8 * 2 * 8 * 128 * 2),
+    "LGAI-EXAONE/EXAONE-4.0-32B": (
+        _dense("exaone4", "Exaone4ForCausalLM", 5120, 64, 40, 8, 27392, 102400, head_dim=128, sliding_window=4096,
+               sliding_window_pattern=4, tie_word_embeddings=False),
+        32_002_539_520, 32.0e9, 16 * 2 * 8 * 128 * 2),  # model card: 30.95B without embeddings
+    "LGAI-EXAONE/EXAONE-4.0-1.2B": (
+        _dense("exaone4", "Exaone4ForCausalLM", 2048, 30, 32, 8, 4096, 102400, head_dim=64, sliding_window=None,
+               layer_types=["full_attention"] * 30, tie_word_embeddings=True),
+        1_279_262_720, 1.28e9, 30 * 2 * 8 * 64 * 2),  # model card: 1.07B without embeddings
+    "baidu/ERNIE-4.5-21B-A3B-PT": (
+        _dense("ernie4_5_moe", "Ernie4_5_MoeForCausalLM", 2560, 28, 20, 4, 12288, 103424, head_dim=128,
+               moe_intermediate_size=1536, moe_num_experts=64, moe_k=6, moe_num_shared_experts=2,
+               moe_layer_start_index=1, moe_layer_end_index=27, moe_layer_interval=1, tie_word_embeddings=True),
+        21_825_290_240, 21.8e9, 28 * 2 * 4 * 128 * 2),  # "21B total, 3B activated"
+    "baidu/ERNIE-4.5-300B-A47B-PT": (
+        _dense("ernie4_5_moe", "Ernie4_5_MoeForCausalLM", 8192, 54, 64, 8, 28672, 103424,
+               moe_intermediate_size=3584, moe_num_experts=64, moe_k=8, moe_num_shared_experts=0,
+               moe_layer_start_index=3, moe_layer_end_index=53, moe_layer_interval=1, tie_word_embeddings=False),
+        299_483_267_072, 300e9, 54 * 2 * 8 * 128 * 2),  # "300B total, 47B activated"
     "mistralai/Mistral-Small-3.1-24B-Instruct-2503": (
         {"model_type": "mistral3", "architectures": ["Mistral3ForConditionalGeneration"], "torch_dtype": "bfloat16",
          "text_config": _dense("mistral", "MistralForCausalLM", 5120, 40, 32, 8, 32768, 131072, head_dim=128,
@@ -149,6 +167,32 @@ def test_configs_built_from_model_cards_count_as_the_meta_device_builds_them(mod
     assert check.counts["params_total"] == (total, total)
 
 
+@pytest.mark.parametrize("model, active", [("baidu/ERNIE-4.5-21B-A3B-PT", 3.35e9),
+                                           ("baidu/ERNIE-4.5-300B-A47B-PT", 47.1e9)])
+def test_ernie_4_5_moe_layers_and_active_parameters(model: str, active: float) -> None:
+    config = BUILT[model][0]
+    v = model_values(config)
+    n, start = config["num_hidden_layers"], config["moe_layer_start_index"]
+    assert v["moe_layers"].value == n - start  # the first `start` layers dense
+    assert v["experts_total"].value == 64 and v["experts_active"].value == config["moe_k"]
+    assert v["params_active"].value == pytest.approx(active, rel=0.01)
+
+
+def test_ernie_4_5_moe_interval_and_end() -> None:
+    config = dict(BUILT["baidu/ERNIE-4.5-21B-A3B-PT"][0], moe_layer_interval=2, moe_layer_end_index=20)
+    assert model_values(config)["moe_layers"].value == 10  # layers 1, 3, ..., 19
+    with pytest.raises(ScenarioError, match="one entry per modality"):
+        model_values(dict(config, moe_num_experts=[64, 64]))
+
+
+def test_exaone4s_lettered_pattern_needs_layer_types() -> None:
+    config = dict(BUILT["LGAI-EXAONE/EXAONE-4.0-32B"][0], sliding_window_pattern="LLLG")
+    with pytest.raises(ScenarioError, match="sliding_window_pattern"):
+        model_values(config)
+    listed = dict(config, layer_types=(["sliding_attention"] * 3 + ["full_attention"]) * 16)
+    assert _kinds(listed) == (16, 48)
+
+
 def test_starcoder2s_mlp_is_two_matrices() -> None:
     config = BUILT["bigcode/starcoder2-3b"][0]
     v = model_values(config)
@@ -173,6 +217,7 @@ def _kinds(config: dict) -> tuple[int, int]:
     ("CohereForAI/c4ai-command-r7b-12-2024", 8, 24),  # sliding_window_pattern 4
     ("HuggingFaceTB/SmolLM3-3B", 36, 0),  # use_sliding_window false (its default)
     ("bigcode/starcoder2-3b", 0, 30),  # every layer
+    ("LGAI-EXAONE/EXAONE-4.0-32B", 16, 48),  # sliding_window_pattern 4
 ])
 def test_layer_patterns_without_layer_types(model: str, full: int, window: int) -> None:
     assert _kinds(BUILT[model][0]) == (full, window)
@@ -213,7 +258,7 @@ def test_phi3_windows_every_layer_below_its_context() -> None:
 # refusals
 
 NEW_TYPES = ["phi3", "olmo2", "olmo3", "glm4", "granite", "granitemoe", "seed_oss", "ernie4_5", "smollm3", "cohere2",
-             "starcoder2", "ministral3", "mistral3"]
+             "starcoder2", "ministral3", "mistral3", "exaone4", "ernie4_5_moe", "minimax_m2"]
 
 
 def test_the_new_types_are_supported() -> None:

@@ -16,6 +16,9 @@ gated MLP (gate and up, fused or not, and down), their layers full or windowed a
   (the same tensors); ``layer_types``, else three sliding-window layers to one full (``sliding_window_pattern``, 4).
 - ``ministral3`` (Ministral 3, the language model of a ``mistral3`` file; ``modeling_ministral3.py``): as Phi-3,
   ``sliding_window``, when set, on every layer.
+- ``exaone4`` (EXAONE 4.0; ``configuration_exaone4.py``): ``layer_types``; without it, every
+  ``sliding_window_pattern``-th layer full (4 by default), none windowed when ``sliding_window`` is null; a lettered
+  pattern ("LLLG") without ``layer_types`` is refused (transformers builds the list from a number only).
 - ``granitemoe`` (``modeling_granitemoe.py``): every layer a mixture of ``num_local_experts`` gated experts of
   ``intermediate_size`` and a router, as Mixtral's.
 
@@ -24,6 +27,8 @@ Tie defaults are the config classes' (``tie_word_embeddings``).  A window at lea
 """
 
 from __future__ import annotations
+
+from derive.errors import ScenarioError
 
 from .base import Family, Fields, LayerKinds, all_full, count_every
 from .dense import dense_mlp
@@ -89,6 +94,20 @@ def _smollm3(f: Fields, mtype: str, n: int, sliding: int | None) -> LayerKinds:
     return {"full": n - no_rope, "window": no_rope, "chunk": 0, "linear": 0}, sliding, 0
 
 
+def _exaone4(f: Fields, mtype: str, n: int, sliding: int | None) -> LayerKinds:
+    # Exaone4Config: sliding_window 4096 and sliding_window_pattern 4 by default; a null window windows nothing
+    if "sliding_window" in f.config and sliding is None:
+        return _all_full(f, mtype, n, sliding)
+    pattern = f.get("sliding_window_pattern")
+    if isinstance(pattern, str):  # "LLLG": transformers builds layer_types from a number only
+        raise ScenarioError(f"field 'sliding_window_pattern' is {pattern!r} and the file has no 'layer_types'",
+                            where=f.where, hint="EXAONE 4 files with a lettered pattern list layer_types too")
+    period = f.optional("sliding_window_pattern", 4, minimum=1, meaning="three sliding-window layers to one full "
+                                                                       "(transformers' exaone4 default, 4)")
+    return _periodic(f, n, sliding, period, 4096, f"every {period}th layer full, the others sliding-window "
+                                                  "(sliding_window_pattern)")
+
+
 def _all_full(f: Fields, mtype: str, n: int, sliding: int | None) -> LayerKinds:
     # these types window no layer, whatever a file says: a sliding_window there is read and not applied
     f.read.add("sliding_window")
@@ -96,7 +115,7 @@ def _all_full(f: Fields, mtype: str, n: int, sliding: int | None) -> LayerKinds:
 
 
 _PATTERNS = {"phi3": every_layer_window, "ministral3": every_layer_window, "olmo3": _olmo3, "cohere2": _cohere2,
-             "smollm3": _smollm3}
+             "smollm3": _smollm3, "exaone4": _exaone4}
 
 
 def _pattern(f: Fields, mtype: str, n: int, sliding: int | None) -> LayerKinds:
@@ -106,11 +125,11 @@ def _pattern(f: Fields, mtype: str, n: int, sliding: int | None) -> LayerKinds:
 FAMILIES = (
     Family("llama_like",
            {"phi3": False, "olmo2": False, "olmo3": False, "glm4": False, "granite": False, "seed_oss": False,
-            "ernie4_5": True, "smollm3": True, "cohere2": True, "ministral3": False},
+            "ernie4_5": True, "smollm3": True, "cohere2": True, "ministral3": False, "exaone4": False},
            {"Phi3ForCausalLM": "phi3", "Olmo2ForCausalLM": "olmo2", "Olmo3ForCausalLM": "olmo3",
             "Glm4ForCausalLM": "glm4", "GraniteForCausalLM": "granite", "SeedOssForCausalLM": "seed_oss",
             "Ernie4_5ForCausalLM": "ernie4_5", "SmolLM3ForCausalLM": "smollm3", "Cohere2ForCausalLM": "cohere2",
-            "Ministral3ForCausalLM": "ministral3"},
+            "Ministral3ForCausalLM": "ministral3", "Exaone4ForCausalLM": "exaone4"},
            mlp=dense_mlp, pattern=_pattern),
     Family("granite_moe", {"granitemoe": False}, {"GraniteMoeForCausalLM": "granitemoe"}, mlp=every_layer_moe),
 )

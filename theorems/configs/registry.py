@@ -12,6 +12,7 @@ from derive.errors import ScenarioError
 from . import (
     deepseek,
     dense,
+    ernie,
     falcon,
     falcon_h1,
     gemma,
@@ -38,7 +39,8 @@ FAMILIES: tuple[Family, ...] = (*dense.FAMILIES, *gemma.FAMILIES, *falcon.FAMILI
                                 *glm.FAMILIES, *deepseek.FAMILIES, *nemotron_h.FAMILIES,
                                 *nemotron_nas.FAMILIES, *jamba.FAMILIES, *falcon_h1.FAMILIES,
                                 *granite.FAMILIES, *gemma4.FAMILIES, *mimo.FAMILIES, *llama_like.FAMILIES,
-                                *starcoder2.FAMILIES, *minimax.FAMILIES)
+                                *starcoder2.FAMILIES, *minimax.FAMILIES,
+                                *ernie.FAMILIES)
 FAMILY_OF: dict[str, Family] = {mtype: fam for fam in FAMILIES for mtype in fam.model_types}
 ARCHITECTURES: dict[str, str] = {name: mtype for fam in FAMILIES for name, mtype in fam.architectures.items()}
 ALIASES: dict[str, str] = {old: new for fam in FAMILIES for old, new in fam.aliases.items()}
