@@ -326,3 +326,13 @@ def test_a_mistral3_file_without_a_known_language_model_is_refused(text, words, 
     code, out, err = run_cli(capsys, ["eval", "params_total", "--model", str(path)])
     one_error_line(code, err)
     assert out == ""
+
+
+@pytest.mark.parametrize("mtype", [t for t in NEW_TYPES if t != "mistral3"])
+def test_tie_defaults_are_transformers_class_defaults(mtype: str) -> None:
+    pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from theorems.configs.registry import FAMILY_OF
+
+    config = transformers.AutoConfig.for_model(mtype)
+    assert FAMILY_OF[mtype].model_types[mtype] is bool(config.tie_word_embeddings)
