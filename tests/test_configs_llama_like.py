@@ -258,7 +258,7 @@ def test_phi3_windows_every_layer_below_its_context() -> None:
 # refusals
 
 NEW_TYPES = ["phi3", "olmo2", "olmo3", "glm4", "granite", "granitemoe", "seed_oss", "ernie4_5", "smollm3", "cohere2",
-             "starcoder2", "ministral3", "mistral3", "exaone4", "ernie4_5_moe", "minimax_m2"]
+             "starcoder2", "ministral3", "mistral3", "exaone4", "ernie4_5_moe", "minimax_m2", "glm4_moe_lite"]
 
 
 def test_the_new_types_are_supported() -> None:
@@ -336,3 +336,44 @@ def test_tie_defaults_are_transformers_class_defaults(mtype: str) -> None:
 
     config = transformers.AutoConfig.for_model(mtype)
     assert FAMILY_OF[mtype].model_types[mtype] is bool(config.tie_word_embeddings)
+
+
+# --------------------------------------------------------------------------------------------------
+# GLM-4.7-Flash (glm4_moe_lite): DeepSeek's tensors; the checkpoint's tensors are in tests/test_model_configs.py
+
+GLM_47_FLASH = {"architectures": ["Glm4MoeLiteForCausalLM"], "model_type": "glm4_moe_lite", "hidden_size": 2048,
+                "num_hidden_layers": 47, "num_attention_heads": 20, "num_key_value_heads": 20, "q_lora_rank": 768,
+                "kv_lora_rank": 512, "qk_nope_head_dim": 192, "qk_rope_head_dim": 64, "v_head_dim": 256,
+                "intermediate_size": 10240, "moe_intermediate_size": 1536, "n_routed_experts": 64,
+                "n_shared_experts": 1, "num_experts_per_tok": 4, "first_k_dense_replace": 1,
+                "num_nextn_predict_layers": 1, "vocab_size": 154880, "tie_word_embeddings": False,
+                "dtype": "bfloat16"}
+
+
+def test_glm_4_7_flash_reads_as_latent_attention_and_experts() -> None:
+    v = model_values(GLM_47_FLASH)
+    assert v["params_total"].value == 29_943_136_256  # the meta device's count, the same
+    assert v["moe_layers"].value == 46 and v["experts_active"].value == 4
+    assert v["kv_bytes_per_token"].value == 47 * (512 + 64) * 2  # the latent, bf16
+    assert round(v["params_active"].value / 1e9, 1) == 3.6  # "30B-A3B"
+    listed = dict(GLM_47_FLASH, mlp_layer_types=["dense"] * 3 + ["sparse"] * 44, first_k_dense_replace=3)
+    assert model_values(listed)["moe_layers"].value == 44
+
+
+def test_glm_4_7_flash_counts_as_the_meta_device_builds_it() -> None:
+    _meta()
+    check = cross_check(GLM_47_FLASH, where="glm-4.7-flash")
+    assert check.differences == {}, check.versions
+    assert check.counts["params_total"] == (29_943_136_256, 29_943_136_256)
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"first_k_dense_replace": 3}, "makes layer 0 alone dense"),
+    ({"mlp_layer_types": ["dense"] + ["sparse"] * 45 + ["mamba"]}, "unknown layer kind 'mamba'"),
+    ({"mlp_layer_types": ["sparse"] * 47}, "disagree"),
+    ({"qk_head_dim": 192}, "qk_head_dim"),
+    ({"layer_types": ["full_attention"] * 46 + ["mamba"]}, "unknown layer kind 'mamba'"),
+])
+def test_glm_4_7_flash_refuses_what_its_layout_does_not_say(change: dict, words: str) -> None:
+    with pytest.raises(ScenarioError, match=words):
+        model_values(GLM_47_FLASH | change)

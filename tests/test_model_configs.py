@@ -496,8 +496,27 @@ def _glm_45_not_counted() -> int:
     return fp8_scales + biases + norms + mtp
 
 
+_GLM_47_FLASH = {  # zai-org/GLM-4.7-Flash as transformers 5.7 writes it (glm4_moe_lite: MLA, mlp_layer_types)
+    "architectures": ["Glm4MoeLiteForCausalLM"], "model_type": "glm4_moe_lite", "hidden_size": 2048,
+    "num_hidden_layers": 47, "num_attention_heads": 20, "num_key_value_heads": 20, "q_lora_rank": 768,
+    "kv_lora_rank": 512, "qk_nope_head_dim": 192, "qk_rope_head_dim": 64, "qk_head_dim": 256, "v_head_dim": 256,
+    "intermediate_size": 10240, "moe_intermediate_size": 1536, "n_routed_experts": 64, "n_shared_experts": 1,
+    "num_experts_per_tok": 4, "first_k_dense_replace": 1, "mlp_layer_types": ["dense"] + ["sparse"] * 46,
+    "num_nextn_predict_layers": 1, "vocab_size": 154880, "tie_word_embeddings": False, "dtype": "bfloat16"}
+
+
+def _glm_47_flash_not_counted() -> int:
+    d, vocab = 2048, 154880
+    attention = 768 * d + 5120 * 768 + 576 * d + 8960 * 512 + d * 5120  # q_a, q_b, kv_a, kv_b, o
+    mtp = attention + 64 * 3 * d * 1536 + 64 * d + 3 * d * 1536 + d * 4096 + 2 * vocab * d  # + eh_proj, embed, head
+    norms = 48 * (2 * d + 512 + 768) + 4 * d  # 47 layers and the MTP layer; + enorm, hnorm, shared_head.norm, norm
+    return mtp + norms + 47 * 64  # + e_score_correction_bias
+
+
 CHECKPOINTS = {
     # (config, the report's tensor total, what the reader does not count, report path @ commit)
+    "glm-4.7-flash": (_GLM_47_FLASH, 31_221_488_576, _glm_47_flash_not_counted(),
+                      "scripts/models/glm_4.7_flash.md@cbff706"),
     "deepseek-v2-lite": ("deepseek-v2-lite.json", 15_706_484_224, 27 * (2 * 2048 + 512) + 2048,
                          "scripts/DeepSeek-V2-Lite-Chat.md@9582923"),
     "qwen3-next-80b-a3b": ("qwen3-next-80b-a3b-instruct.json", 81_324_862_720, _qwen3_next_not_counted(),
