@@ -258,7 +258,8 @@ def test_phi3_windows_every_layer_below_its_context() -> None:
 # refusals
 
 NEW_TYPES = ["phi3", "olmo2", "olmo3", "glm4", "granite", "granitemoe", "seed_oss", "ernie4_5", "smollm3", "cohere2",
-             "starcoder2", "ministral3", "mistral3", "exaone4", "ernie4_5_moe", "minimax_m2", "glm4_moe_lite"]
+             "starcoder2", "ministral3", "mistral3", "exaone4", "ernie4_5_moe", "minimax_m2", "glm4_moe_lite",
+             "qwen3_vl", "qwen3_vl_moe"]
 
 
 def test_the_new_types_are_supported() -> None:
@@ -328,7 +329,7 @@ def test_a_mistral3_file_without_a_known_language_model_is_refused(text, words, 
     assert out == ""
 
 
-@pytest.mark.parametrize("mtype", [t for t in NEW_TYPES if t != "mistral3"])
+@pytest.mark.parametrize("mtype", [t for t in NEW_TYPES if not t.startswith(("mistral3", "qwen3_vl"))])
 def test_tie_defaults_are_transformers_class_defaults(mtype: str) -> None:
     pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
@@ -377,3 +378,37 @@ def test_glm_4_7_flash_counts_as_the_meta_device_builds_it() -> None:
 def test_glm_4_7_flash_refuses_what_its_layout_does_not_say(change: dict, words: str) -> None:
     with pytest.raises(ScenarioError, match=words):
         model_values(GLM_47_FLASH | change)
+
+
+# --------------------------------------------------------------------------------------------------
+# multimodal wrappers: the head is tied as the top level says (transformers 5 builds the model by that flag)
+
+def _vl(outer: object, inner: object) -> dict:
+    text = {"model_type": "qwen3_vl_moe_text", "hidden_size": 2048, "num_hidden_layers": 48,
+            "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "moe_intermediate_size": 768,
+            "num_local_experts": 128, "num_experts_per_tok": 8, "vocab_size": 151936}
+    config = {"model_type": "qwen3_vl_moe", "architectures": ["Qwen3VLMoeForConditionalGeneration"],
+              "text_config": text}
+    if outer is not None:
+        config["tie_word_embeddings"] = outer
+    if inner is not None:
+        text["tie_word_embeddings"] = inner
+    return config
+
+
+@pytest.mark.parametrize("outer, inner, tied", [(False, True, False), (True, False, True), (None, True, True),
+                                                (False, None, False), (None, None, False)])
+def test_a_wrappers_top_level_tie_flag_wins(outer, inner, tied) -> None:
+    v = model_values(_vl(outer, inner))
+    head = 151936 * 2048
+    untied = model_values(_vl(False, False))["params_total"].value
+    assert v["params_total"].value == (untied - head if tied else untied)
+    assert any("the top level's" in n for n in v.notes) is (outer is not None and inner is not None
+                                                            and outer != inner)
+
+
+def test_a_qwen3_vl_language_model_with_an_unknown_layer_kind_is_refused() -> None:
+    config = _vl(False, None)
+    config["text_config"]["layer_types"] = ["full_attention"] * 47 + ["mamba"]
+    with pytest.raises(ScenarioError, match="unknown layer kind 'mamba'"):
+        model_values(config)

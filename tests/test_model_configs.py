@@ -513,8 +513,42 @@ def _glm_47_flash_not_counted() -> int:
     return mtp + norms + 47 * 64  # + e_score_correction_bias
 
 
+_QWEN3_VL_VISION = {"deepstack_visual_indexes": [8, 16, 24], "depth": 27, "hidden_size": 1152,
+                    "intermediate_size": 4304, "num_heads": 16, "num_position_embeddings": 2304, "patch_size": 16,
+                    "spatial_merge_size": 2, "temporal_patch_size": 2}
+# Qwen/Qwen3-VL-8B-Instruct and Qwen3-VL-30B-A3B-Instruct as transformers 5.7 writes them: the MoE one's text_config
+# says tie_word_embeddings true (the text class's default), its top level false, and the checkpoint has an lm_head
+_QWEN3_VL_8B = {
+    "architectures": ["Qwen3VLForConditionalGeneration"], "model_type": "qwen3_vl", "tie_word_embeddings": False,
+    "text_config": {"model_type": "qwen3_vl_text", "hidden_size": 4096, "num_hidden_layers": 36,
+                    "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 12288,
+                    "vocab_size": 151936, "dtype": "bfloat16"},
+    "vision_config": {**_QWEN3_VL_VISION, "model_type": "qwen3_vl_vision", "out_hidden_size": 4096}}
+_QWEN3_VL_30B_A3B = {
+    "architectures": ["Qwen3VLMoeForConditionalGeneration"], "model_type": "qwen3_vl_moe", "tie_word_embeddings": False,
+    "text_config": {"model_type": "qwen3_vl_moe_text", "hidden_size": 2048, "num_hidden_layers": 48,
+                    "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "intermediate_size": 6144,
+                    "moe_intermediate_size": 768, "num_local_experts": 128, "num_experts_per_tok": 8,
+                    "decoder_sparse_step": 1, "mlp_only_layers": [], "sliding_window": None,
+                    "tie_word_embeddings": True, "vocab_size": 151936, "dtype": "bfloat16"},
+    "vision_config": {**_QWEN3_VL_VISION, "model_type": "qwen3_vl_moe_vision", "out_hidden_size": 2048}}
+
+
+def _qwen3_vl_not_counted(d: int, layers: int) -> int:
+    """The vision tower (27 blocks of 1152, three deepstack mergers and the merger into the width ``d``, the patch
+    and position embeddings, with their biases and norms) and the language model's norms."""
+    blocks = 27 * (3456 * 1152 + 3456 + 1152 * 1152 + 1152 + 2 * (4304 * 1152) + 4304 + 1152 + 4 * 1152)
+    mergers = 3 * (4608 * 4608 + 4608 + d * 4608 + d + 2 * 4608) + 4608 * 4608 + 4608 + d * 4608 + d + 2 * 1152
+    vision = blocks + mergers + 1152 * 3 * 2 * 16 * 16 + 1152 + 2304 * 1152
+    return vision + layers * (2 * d + 2 * 128) + d
+
+
 CHECKPOINTS = {
     # (config, the report's tensor total, what the reader does not count, report path @ commit)
+    "qwen3-vl-8b": (_QWEN3_VL_8B, 8_767_123_696, _qwen3_vl_not_counted(4096, 36),
+                    "scripts/models/qwen3_vl_8b_instruct.md@cbff706"),
+    "qwen3-vl-30b-a3b": (_QWEN3_VL_30B_A3B, 31_070_754_032, _qwen3_vl_not_counted(2048, 48),
+                         "scripts/models/qwen3_vl_30b_a3b_instruct.md@cbff706"),
     "glm-4.7-flash": (_GLM_47_FLASH, 31_221_488_576, _glm_47_flash_not_counted(),
                       "scripts/models/glm_4.7_flash.md@cbff706"),
     "deepseek-v2-lite": ("deepseek-v2-lite.json", 15_706_484_224, 27 * (2 * 2048 + 512) + 2048,

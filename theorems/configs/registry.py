@@ -47,8 +47,10 @@ ALIASES: dict[str, str] = {old: new for fam in FAMILIES for old, new in fam.alia
 # Multimodal wrappers whose language model is whatever text_config's own model_type says (Mistral Small 3.x's
 # "mistral", Ministral 3's "ministral3", Mistral Large 3's "deepseek_v3"): the wrapper -> the text type transformers
 # assumes when text_config names none (configuration_mistral3.py: ``sub_configs_defaults``, "mistral")
-WRAPPERS: dict[str, str] = {"mistral3": "mistral"}
-WRAPPER_ARCHITECTURES: dict[str, str] = {"Mistral3ForConditionalGeneration": "mistral3"}
+WRAPPERS: dict[str, str] = {"mistral3": "mistral", "qwen3_vl": "qwen3_vl_text", "qwen3_vl_moe": "qwen3_vl_moe_text"}
+WRAPPER_ARCHITECTURES: dict[str, str] = {"Mistral3ForConditionalGeneration": "mistral3",
+                                         "Qwen3VLForConditionalGeneration": "qwen3_vl",
+                                         "Qwen3VLMoeForConditionalGeneration": "qwen3_vl_moe"}
 SUPPORTED_MODEL_TYPES: tuple[str, ...] = tuple(sorted((*FAMILY_OF, *WRAPPERS)))
 
 
@@ -138,7 +140,16 @@ def text_config(config: Mapping[str, Any], mtype: str, where: str) -> tuple[Mapp
     for key in ("tie_word_embeddings", "torch_dtype", "dtype", "quantization_config"):
         if key not in merged and key in config:
             merged[key] = config[key]
+    tie_notes = []
+    outer_tie, inner_tie = config.get("tie_word_embeddings"), text.get("tie_word_embeddings")
+    if outer_tie is not None and inner_tie is not None and outer_tie != inner_tie:
+        # transformers 5 ties a multimodal model's head by the top level's flag (its re-saved files write the text
+        # class's default inside: Qwen3-VL-30B-A3B's true beside the top level's false, an untied checkpoint)
+        merged["tie_word_embeddings"] = outer_tie
+        tie_notes = [f"tie_word_embeddings: the top level's {outer_tie!r} read, text_config's {inner_tie!r} not "
+                     "(transformers ties the model's head by the top level's)"]
     outer = config.get("model_type") if isinstance(config.get("model_type"), str) else mtype
-    inner = f" (model_type {mtype})" if outer != mtype else ""
+    named = text.get("model_type") if isinstance(text.get("model_type"), str) else mtype
+    inner = f" (model_type {named})" if outer != mtype else ""  # a wrapper read as the type its text_config names
     return merged, f"{where}: text_config", [f"language model read from text_config{inner} of a {outer} config; "
-                                             "vision tower not counted"]
+                                             "vision tower not counted", *tie_notes]
