@@ -73,6 +73,14 @@ def test_the_command_line_reads_the_phi_files(name: str, capsys) -> None:
     assert code == 0 and "step_time" in out, err
 
 
+def test_every_claim_is_checked_under_the_phi_4_mini_file(capsys, tmp_path: Path) -> None:
+    # the scenario the file gives is checked whole, as for any other model: no surprise, one summary line
+    code, out, err = run_cli(capsys, ["check", "--model", str(CONFIGS / "phi-4-mini-instruct.json"),
+                                      "--cache-dir", str(tmp_path / "cache")])
+    assert code == 0, err
+    assert "0 surprises" in out.strip().splitlines()[-1]
+
+
 # --------------------------------------------------------------------------------------------------
 # configs built from model cards' sizes (no verbatim publisher file found): the meta device confirms each count
 
