@@ -267,7 +267,7 @@ def test_phi3_windows_every_layer_below_its_context() -> None:
 
 NEW_TYPES = ["phi3", "olmo2", "olmo3", "glm4", "granite", "granitemoe", "seed_oss", "ernie4_5", "smollm3", "cohere2",
              "starcoder2", "ministral3", "mistral3", "exaone4", "ernie4_5_moe", "minimax_m2", "glm4_moe_lite",
-             "qwen3_vl", "qwen3_vl_moe"]
+             "qwen3_vl", "qwen3_vl_moe", "glm4v_moe"]
 
 
 def test_the_new_types_are_supported() -> None:
@@ -337,7 +337,7 @@ def test_a_mistral3_file_without_a_known_language_model_is_refused(text, words, 
     assert out == ""
 
 
-@pytest.mark.parametrize("mtype", [t for t in NEW_TYPES if not t.startswith(("mistral3", "qwen3_vl"))])
+@pytest.mark.parametrize("mtype", [t for t in NEW_TYPES if not t.startswith(("mistral3", "qwen3_vl", "glm4v"))])
 def test_tie_defaults_are_transformers_class_defaults(mtype: str) -> None:
     pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
@@ -420,3 +420,13 @@ def test_a_qwen3_vl_language_model_with_an_unknown_layer_kind_is_refused() -> No
     config["text_config"]["layer_types"] = ["full_attention"] * 47 + ["mamba"]
     with pytest.raises(ScenarioError, match="unknown layer kind 'mamba'"):
         model_values(config)
+
+
+def test_glm_4_5vs_language_model_is_glm_4_5s() -> None:
+    inner = _load("glm-4.5.json")
+    wrapped = {"model_type": "glm4v_moe", "architectures": ["Glm4vMoeForConditionalGeneration"],
+               "text_config": dict(inner, model_type="glm4v_moe_text")}
+    assert model_values(wrapped)["params_total"].value == model_values(inner)["params_total"].value
+    wrapped["text_config"]["layer_types"] = ["full_attention"] * (inner["num_hidden_layers"] - 1) + ["mamba"]
+    with pytest.raises(ScenarioError, match="unknown layer kind 'mamba'"):
+        model_values(wrapped)

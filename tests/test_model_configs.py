@@ -543,8 +543,29 @@ def _qwen3_vl_not_counted(d: int, layers: int) -> int:
     return vision + layers * (2 * d + 2 * 128) + d
 
 
+_GLM_45V = {  # zai-org/GLM-4.5V as transformers 5.7 writes it: GLM-4.5's layers in its text_config
+    "architectures": ["Glm4vMoeForConditionalGeneration"], "model_type": "glm4v_moe", "tie_word_embeddings": False,
+    "text_config": {"model_type": "glm4v_moe_text", "attention_bias": True, "first_k_dense_replace": 1,
+                    "head_dim": 128, "hidden_size": 4096, "intermediate_size": 10944, "moe_intermediate_size": 1408,
+                    "n_routed_experts": 128, "n_shared_experts": 1, "num_attention_heads": 96,
+                    "num_experts_per_tok": 8, "num_hidden_layers": 46, "num_key_value_heads": 8,
+                    "partial_rotary_factor": 0.5, "tie_word_embeddings": False, "use_qk_norm": False,
+                    "vocab_size": 151552, "dtype": "bfloat16"},
+    "vision_config": {"model_type": "glm4v_moe_vision", "depth": 24, "hidden_size": 1536, "intermediate_size": 10944,
+                      "num_heads": 12, "out_hidden_size": 4096, "patch_size": 14, "spatial_merge_size": 2}}
+
+
+def _glm_45v_not_counted() -> int:
+    d, v = 4096, 1536
+    blocks = 24 * (4608 * v + v * v + 3 * 4096 * v + 2 * v)  # qkv, proj, gated MLP, two norms
+    vision = (blocks + 4096 * v * 4 + 4096 + 576 * v + 3 * d * 10944 + 2 * d + d * d  # downsample, positions, merger
+              + v * 3 * 2 * 14 * 14 + v + 2 * v)  # patch embedding, two norms
+    return vision + 46 * (2 * d + 12288 + 2 * 1024) + d + 45 * 128  # norms, q/k/v biases, e_score_correction_bias
+
+
 CHECKPOINTS = {
     # (config, the report's tensor total, what the reader does not count, report path @ commit)
+    "glm-4.5v": (_GLM_45V, 107_710_933_120, _glm_45v_not_counted(), "scripts/models/glm_4.5v.md@cbff706"),
     "qwen3-vl-8b": (_QWEN3_VL_8B, 8_767_123_696, _qwen3_vl_not_counted(4096, 36),
                     "scripts/models/qwen3_vl_8b_instruct.md@cbff706"),
     "qwen3-vl-30b-a3b": (_QWEN3_VL_30B_A3B, 31_070_754_032, _qwen3_vl_not_counted(2048, 48),

@@ -47,10 +47,12 @@ ALIASES: dict[str, str] = {old: new for fam in FAMILIES for old, new in fam.alia
 # Multimodal wrappers whose language model is whatever text_config's own model_type says (Mistral Small 3.x's
 # "mistral", Ministral 3's "ministral3", Mistral Large 3's "deepseek_v3"): the wrapper -> the text type transformers
 # assumes when text_config names none (configuration_mistral3.py: ``sub_configs_defaults``, "mistral")
-WRAPPERS: dict[str, str] = {"mistral3": "mistral", "qwen3_vl": "qwen3_vl_text", "qwen3_vl_moe": "qwen3_vl_moe_text"}
+WRAPPERS: dict[str, str] = {"mistral3": "mistral", "qwen3_vl": "qwen3_vl_text", "qwen3_vl_moe": "qwen3_vl_moe_text",
+                            "glm4v_moe": "glm4v_moe_text"}
 WRAPPER_ARCHITECTURES: dict[str, str] = {"Mistral3ForConditionalGeneration": "mistral3",
                                          "Qwen3VLForConditionalGeneration": "qwen3_vl",
-                                         "Qwen3VLMoeForConditionalGeneration": "qwen3_vl_moe"}
+                                         "Qwen3VLMoeForConditionalGeneration": "qwen3_vl_moe",
+                                         "Glm4vMoeForConditionalGeneration": "glm4v_moe"}
 SUPPORTED_MODEL_TYPES: tuple[str, ...] = tuple(sorted((*FAMILY_OF, *WRAPPERS)))
 
 
