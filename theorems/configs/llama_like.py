@@ -12,15 +12,18 @@ gated MLP (gate and up, fused or not, and down), their layers full or windowed a
 - ``smollm3`` (``configuration_smollm3.py``): ``layer_types``; without it, sliding-window layers only where
   ``use_sliding_window`` is true, and there the layers without rotary embedding (``no_rope_layers`` 0; every
   ``no_rope_layer_interval``-th layer by default).
-- ``cohere2`` (Command R7B, Command A; ``configuration_cohere2.py``): attention and MLP side by side in each layer
-  (the same tensors); ``layer_types``, else three sliding-window layers to one full (``sliding_window_pattern``, 4).
+- ``cohere`` (Command R, R+; ``modeling_cohere.py``) and ``cohere2`` (Command R7B, Command A;
+  ``configuration_cohere2.py``): attention and MLP side by side in each layer (the same tensors); Command R's every
+  layer full, ``cohere2``'s ``layer_types``, else three sliding-window layers to one full (``sliding_window_pattern``,
+  4).
 - ``ministral3`` (Ministral 3, the language model of a ``mistral3`` file; ``modeling_ministral3.py``): as Phi-3,
   ``sliding_window``, when set, on every layer.
 - ``exaone4`` (EXAONE 4.0; ``configuration_exaone4.py``): ``layer_types``; without it, every
   ``sliding_window_pattern``-th layer full (4 by default), none windowed when ``sliding_window`` is null; a lettered
   pattern ("LLLG") without ``layer_types`` is refused (transformers builds the list from a number only).
 - ``granitemoe`` (``modeling_granitemoe.py``): every layer a mixture of ``num_local_experts`` gated experts of
-  ``intermediate_size`` and a router, as Mixtral's.
+  ``intermediate_size`` and a router, as Mixtral's; ``phimoe`` (Phi-3.5-MoE, ``modeling_phimoe.py``) the same, with
+  Phi-3's window on every layer when ``sliding_window`` is set.
 
 Tie defaults are the config classes' (``tie_word_embeddings``).  A window at least as long as the model's context
 (Phi-4-mini's 262,144 beside 131,072) windows nothing: those layers are read as full attention, with a note.
@@ -125,11 +128,14 @@ def _pattern(f: Fields, mtype: str, n: int, sliding: int | None) -> LayerKinds:
 FAMILIES = (
     Family("llama_like",
            {"phi3": False, "olmo2": False, "olmo3": False, "glm4": False, "granite": False, "seed_oss": False,
-            "ernie4_5": True, "smollm3": True, "cohere2": True, "ministral3": False, "exaone4": False},
+            "ernie4_5": True, "smollm3": True, "cohere": True, "cohere2": True, "ministral3": False,
+            "exaone4": False},
            {"Phi3ForCausalLM": "phi3", "Olmo2ForCausalLM": "olmo2", "Olmo3ForCausalLM": "olmo3",
             "Glm4ForCausalLM": "glm4", "GraniteForCausalLM": "granite", "SeedOssForCausalLM": "seed_oss",
             "Ernie4_5ForCausalLM": "ernie4_5", "SmolLM3ForCausalLM": "smollm3", "Cohere2ForCausalLM": "cohere2",
-            "Ministral3ForCausalLM": "ministral3", "Exaone4ForCausalLM": "exaone4"},
+            "Ministral3ForCausalLM": "ministral3", "Exaone4ForCausalLM": "exaone4", "CohereForCausalLM": "cohere"},
            mlp=dense_mlp, pattern=_pattern),
     Family("granite_moe", {"granitemoe": False}, {"GraniteMoeForCausalLM": "granitemoe"}, mlp=every_layer_moe),
+    Family("phimoe", {"phimoe": False}, {"PhimoeForCausalLM": "phimoe"}, mlp=every_layer_moe,
+           pattern=every_layer_window),
 )
