@@ -30,7 +30,7 @@ from .base import (
     num,
 )
 from .precision import dispatch_element_bytes, precision
-from .registry import FAMILY_OF, SUPPORTED_MODEL_TYPES, model_type, text_config
+from .registry import FAMILY_OF, SUPPORTED_HINT, model_type, text_config
 
 
 def param_breakdown(config: Mapping[str, Any], *, where: str = "config") -> ParamBreakdown:
@@ -70,8 +70,7 @@ def _analyse(config: Mapping[str, Any], where: str) -> _Analysis:
         name = config.get("model_type") or ", ".join(config.get("architectures") or ()) or "(none named)"
         raise ScenarioError(f"unknown architecture {name!r} cannot be read as {FAMILY_OF[mtype].name}, whose fields "
                             f"it has: {err.message}", where=err.where,
-                            hint="refused rather than guessed; supported model_type values: "
-                                 + ", ".join(SUPPORTED_MODEL_TYPES)) from None
+                            hint="refused rather than guessed; " + SUPPORTED_HINT) from None
 
 
 def _analyse_as(config: Mapping[str, Any], where: str, mtype: str, type_notes: list[str]) -> _Analysis:
@@ -197,8 +196,8 @@ def _refuse_unplaced(config: Mapping[str, Any], cfg: Mapping[str, Any], f: Field
             why.append(f"{'; '.join(conflicts)} does not fit the {fam.name} layout"
                        + ("" if unplaced else " it otherwise matches") + " (decoder-only, SiLU-gated MLP)")
         raise ScenarioError(f"unknown architecture {name!r}: {', and '.join(why)}, so its layers cannot be read "
-                            "exactly", where=where, hint="refused rather than guessed; supported model_type values: "
-                                                         + ", ".join(SUPPORTED_MODEL_TYPES))
+                            "exactly", where=where, hint="refused rather than guessed; "
+                                                         + SUPPORTED_HINT)
 
 
 def hidden_values(d: int) -> dict[str, ConfigValue]:

@@ -54,6 +54,9 @@ WRAPPER_ARCHITECTURES: dict[str, str] = {"Mistral3ForConditionalGeneration": "mi
                                          "Qwen3VLMoeForConditionalGeneration": "qwen3_vl_moe",
                                          "Glm4vMoeForConditionalGeneration": "glm4v_moe"}
 SUPPORTED_MODEL_TYPES: tuple[str, ...] = tuple(sorted((*FAMILY_OF, *WRAPPERS)))
+# for a refusal's hint, which one error line cuts at 300 characters: the types in the order of FAMILIES (the plain
+# decoders first: llama, mistral, qwen2, qwen3, ...), so that the common ones are the ones still shown
+SUPPORTED_HINT = "supported model_type values: " + ", ".join(dict.fromkeys((*FAMILY_OF, *WRAPPERS)))
 
 
 def model_type(config: Mapping[str, Any], where: str) -> tuple[str, list[str]]:
@@ -81,14 +84,14 @@ def model_type(config: Mapping[str, Any], where: str) -> tuple[str, list[str]]:
     if archs is None and mtype is None:
         if guess is None:
             raise ScenarioError("missing fields 'architectures' and 'model_type': cannot tell the architecture",
-                                where=where, hint=f"supported model_type values: {', '.join(SUPPORTED_MODEL_TYPES)}")
+                                where=where, hint=SUPPORTED_HINT)
         return guess, [f"config names no architecture (no 'architectures', no 'model_type'): read as {guess}, "
                        "whose fields it has; check the counts against the publisher's"]
     if guess is not None:
         return guess, [f"unknown architecture (architectures={list(archs or [])}, model_type={mtype!r}) read as "
                        f"{guess}, whose fields it has; check the counts against the publisher's"]
     raise ScenarioError(f"unsupported architecture: architectures={list(archs or [])}, model_type={mtype!r}",
-                        where=where, hint=f"supported model_type values: {', '.join(SUPPORTED_MODEL_TYPES)}")
+                        where=where, hint=SUPPORTED_HINT)
 
 
 def _wrapped(config: Mapping[str, Any], wrapper: str, where: str) -> tuple[str, list[str]]:
@@ -102,7 +105,7 @@ def _wrapped(config: Mapping[str, Any], wrapper: str, where: str) -> tuple[str, 
     if inner not in FAMILY_OF:
         raise ScenarioError(f"unsupported architecture: a {wrapper} config whose text_config has model_type "
                             f"{inner!r}", where=where,
-                            hint=f"supported model_type values: {', '.join(SUPPORTED_MODEL_TYPES)}")
+                            hint=SUPPORTED_HINT)
     return inner, []  # a known type, read as its own (text_config says so in the notes)
 
 
