@@ -27,7 +27,8 @@ FAMILY_FIXTURES = {
     "qwen3_5": "qwen3.5-397b-a17b.json", "llama4": "llama-4-scout-17b-16e.json", "glm_moe": "glm-4.5.json",
     "deepseek": "kimi-k2-instruct.json", "deepseek_v32": "deepseek-v3.2.json",
     "nemotron_h": "nvidia-nemotron-3-nano-30b-a3b-bf16.json", "gemma4": "gemma4_26b_a4b_shape.json",
-    "gemma4_dense": "gemma4_31b_printed.json", "mimo": "mimo-v2.5.json",
+    "gemma4_dense": "gemma4_31b_printed.json", "mimo": "mimo-v2.5.json", "llama_like": "phi-4.json",
+    "llama_like-tied": "phi-4-mini-instruct.json",
 }
 REAL = sorted(p.name for p in CONFIGS.glob("*.json") if p.name not in ("broken_missing_layers.json",
                                                                        "unknown_architecture.json"))
@@ -169,3 +170,50 @@ def test_every_fixture_says_where_it_comes_from(path: Path) -> None:
     # a publisher's file is listed in SOURCES.md; a shape written for a test carries its own _comment
     config = json.loads(path.read_text())
     assert f"`{path.name}`" in (CONFIGS / "SOURCES.md").read_text() or "_comment" in config
+
+
+# StarCoder2's shape (bigcode/starcoder2-3b's sizes) under a name the reader does not know: its MLP is c_fc and c_proj
+# with gelu_pytorch_tanh, two matrices; read "as llama, whose fields it has" it printed 4.16B with three
+STARCODER_LIKE = {"architectures": ["MyModelForCausalLM"], "model_type": "my_model", "hidden_size": 3072,
+                  "intermediate_size": 12288, "num_attention_heads": 24, "num_key_value_heads": 2,
+                  "num_hidden_layers": 30, "vocab_size": 49152, "max_position_embeddings": 16384,
+                  "hidden_act": "gelu_pytorch_tanh", "torch_dtype": "float32", "tie_word_embeddings": True}
+
+
+@pytest.mark.parametrize("field, value", [("hidden_act", "gelu_pytorch_tanh"), ("hidden_act", "gelu"),
+                                          ("hidden_act", "relu2"), ("hidden_activation", "gelu_pytorch_tanh"),
+                                          ("activation", "gelu"), ("mlp_hidden_act", "relu"),
+                                          ("hidden_act", ["silu"]), ("is_encoder_decoder", True)])
+def test_a_guessed_layout_refuses_an_mlp_or_stack_it_cannot_see(field: str, value: object, capsys,
+                                                                   tmp_path: Path) -> None:
+    config = {k: v for k, v in STARCODER_LIKE.items() if k != "hidden_act"} | {field: value}
+    with pytest.raises(ScenarioError) as err:
+        model_values(config)
+    text = str(err.value)
+    assert f"{field} {value!r}" in text and "'my_model'" in text and "\n" not in text
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    assert main(["eval", "params_total", "--model", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1 and "refused rather than guessed" in captured.err
+
+
+@pytest.mark.parametrize("base", ["llama-3.1-8b.json", "mixtral-8x7b-v0.1.json", "qwen2-57b-a14b.json"])
+@pytest.mark.parametrize("act", ["silu", "SiLU", "swish", "swiglu"])
+def test_a_guessed_silu_config_is_still_read(base: str, act: str) -> None:
+    own = model_values(_load(base))
+    guessed = model_values(_renamed(_load(base)) | {"hidden_act": act})
+    assert guessed["params_total"].value == own["params_total"].value
+    assert any("read as" in n for n in guessed.notes)
+
+
+@pytest.mark.parametrize("name, field, act", [("gemma-2-9b.json", "hidden_activation", "gelu_pytorch_tanh"),
+                                              ("gemma-3-27b-it.json", "hidden_activation", "gelu_pytorch_tanh"),
+                                              ("falcon-40b.json", "activation", "gelu"),
+                                              ("llama-3.1-8b.json", "hidden_act", "gelu")])
+def test_a_known_family_is_read_by_its_own_layout_whatever_its_activation(name: str, field: str, act: str) -> None:
+    # Gemma's GeGLU and Falcon's GELU MLP are their families' own layouts; transformers' Llama gates any activation
+    config = _load(name)
+    planted = json.loads(json.dumps(config))
+    _text(planted)[field] = act
+    assert model_values(planted)["params_total"].value == model_values(config)["params_total"].value

@@ -30,6 +30,8 @@ SERVING_READINGS = validate(SERVING_LIVE_CONFIG_FORMULAS, where="test")
 # fixtures of a declared type that the formulas refuse, and why: each is outside the plain reading (the Python
 # reader reads the first three; the last is a broken file both refuse)
 REFUSED = {"mistral-7b-v0.1.json": "field 'sliding_window' = 4096 is outside this reading",
+           # a window no shorter than the context: the Python reader reads every layer full, the formulas refuse
+           "phi-4-mini-instruct.json": "field 'sliding_window' = 262144 is outside this reading",
            "mha_llama2_13b.json": "missing field 'torch_dtype'",
            "mqa_palm540b_shape.json": "missing field 'torch_dtype'",
            "broken_missing_layers.json": "missing field 'num_hidden_layers'"}
@@ -140,6 +142,11 @@ def _bases() -> dict[str, dict]:
         "mixtral": json.loads((CONFIGS / "mixtral-8x7b-v0.1.json").read_text()),
         "qwen2_moe": json.loads((CONFIGS / "qwen2-57b-a14b.json").read_text()),
         "qwen3_moe": dict(next(c for n, c in _presets() if c[TYPE_FIELD] == "qwen3_moe")),
+        "phi3": json.loads((CONFIGS / "phi-4.json").read_text()),
+        # Llama 3.1 8B's shape under the types with Llama's tensors
+        **{t: {**llama, "model_type": t, "architectures": [a]} for t, a in (
+            ("olmo2", "Olmo2ForCausalLM"), ("glm4", "Glm4ForCausalLM"), ("granite", "GraniteForCausalLM"),
+            ("seed_oss", "SeedOssForCausalLM"))},
     }
 
 
@@ -149,7 +156,8 @@ def test_every_declared_type_has_a_base():
 
 # fields the formulas need and the Python reader does not always: the datatype (without it the reader falls back on
 # the chip's), and a MoE Qwen's dense width (read only when some layer is dense)
-FORMULAS_ONLY = {"torch_dtype": "llama mistral qwen2 qwen3 mixtral qwen2_moe qwen3_moe",
+FORMULAS_ONLY = {"torch_dtype": "llama mistral qwen2 qwen3 mixtral qwen2_moe qwen3_moe phi3 olmo2 glm4 granite "
+                                "seed_oss",
                  "intermediate_size": "qwen2_moe qwen3_moe"}
 
 
@@ -183,7 +191,7 @@ def test_a_field_only_the_formulas_need_is_refused_by_them_alone(tname, field, l
 
 def test_a_refusal_names_the_types_and_the_command():
     line = refusal(READINGS, "missing field 'vocab_size'")
-    assert line.startswith("missing field 'vocab_size': this page reads llama, mistral, mixtral, qwen2, ")
+    assert line.startswith("missing field 'vocab_size': this page reads glm4, granite, llama, mistral, ")
     assert line.endswith("for other models run `derive card --model config.json`") and "\n" not in line
 
 

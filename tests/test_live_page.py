@@ -534,7 +534,7 @@ def test_a_config_the_page_cannot_read_is_refused_in_one_line_and_changes_nothin
     before, state = page.js("DeriveLive.values()"), page.js("DeriveLive.state()")
     line = _paste(page, (CONFIGS / "deepseek_v3.json").read_text())
     assert line is not None and "\n" not in line
-    assert line.startswith('model_type "deepseek_v3" is not read here: this page reads llama, mistral, mixtral, ')
+    assert line.startswith('model_type "deepseek_v3" is not read here: this page reads glm4, granite, llama, mistral, ')
     assert line.endswith("; for other models run `derive card --model config.json`")
     assert page.js("DeriveLive.values()") == before and page.js("DeriveLive.state()") == state
 
@@ -543,8 +543,9 @@ def test_a_config_the_page_cannot_read_is_refused_in_one_line_and_changes_nothin
     line = _paste(page, '{"model_type": "llama", "hidden_size": 4096,')  # malformed JSON: one line, nothing changes
     assert line is not None and line.startswith("config.json is not valid JSON (") and "\n" not in line
     assert page.js("DeriveLive.values()") == before and page.js("DeriveLive.state()") == state
-    assert _paste(page, "[1, 2]") == ("a config.json must hold a JSON object: this page reads llama, mistral, "
-                                      "mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe; for other models run "
+    assert _paste(page, "[1, 2]") == ("a config.json must hold a JSON object: this page reads glm4, granite, "
+                                      "llama, mistral, mixtral, olmo2, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe, "
+                                      "seed_oss; for other models run "
                                       "`derive card --model config.json`")
 
 

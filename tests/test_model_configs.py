@@ -496,8 +496,82 @@ def _glm_45_not_counted() -> int:
     return fp8_scales + biases + norms + mtp
 
 
+_GLM_47_FLASH = {  # zai-org/GLM-4.7-Flash as transformers 5.7 writes it (glm4_moe_lite: MLA, mlp_layer_types)
+    "architectures": ["Glm4MoeLiteForCausalLM"], "model_type": "glm4_moe_lite", "hidden_size": 2048,
+    "num_hidden_layers": 47, "num_attention_heads": 20, "num_key_value_heads": 20, "q_lora_rank": 768,
+    "kv_lora_rank": 512, "qk_nope_head_dim": 192, "qk_rope_head_dim": 64, "qk_head_dim": 256, "v_head_dim": 256,
+    "intermediate_size": 10240, "moe_intermediate_size": 1536, "n_routed_experts": 64, "n_shared_experts": 1,
+    "num_experts_per_tok": 4, "first_k_dense_replace": 1, "mlp_layer_types": ["dense"] + ["sparse"] * 46,
+    "num_nextn_predict_layers": 1, "vocab_size": 154880, "tie_word_embeddings": False, "dtype": "bfloat16"}
+
+
+def _glm_47_flash_not_counted() -> int:
+    d, vocab = 2048, 154880
+    attention = 768 * d + 5120 * 768 + 576 * d + 8960 * 512 + d * 5120  # q_a, q_b, kv_a, kv_b, o
+    mtp = attention + 64 * 3 * d * 1536 + 64 * d + 3 * d * 1536 + d * 4096 + 2 * vocab * d  # + eh_proj, embed, head
+    norms = 48 * (2 * d + 512 + 768) + 4 * d  # 47 layers and the MTP layer; + enorm, hnorm, shared_head.norm, norm
+    return mtp + norms + 47 * 64  # + e_score_correction_bias
+
+
+_QWEN3_VL_VISION = {"deepstack_visual_indexes": [8, 16, 24], "depth": 27, "hidden_size": 1152,
+                    "intermediate_size": 4304, "num_heads": 16, "num_position_embeddings": 2304, "patch_size": 16,
+                    "spatial_merge_size": 2, "temporal_patch_size": 2}
+# Qwen/Qwen3-VL-8B-Instruct and Qwen3-VL-30B-A3B-Instruct as transformers 5.7 writes them: the MoE one's text_config
+# says tie_word_embeddings true (the text class's default), its top level false, and the checkpoint has an lm_head
+_QWEN3_VL_8B = {
+    "architectures": ["Qwen3VLForConditionalGeneration"], "model_type": "qwen3_vl", "tie_word_embeddings": False,
+    "text_config": {"model_type": "qwen3_vl_text", "hidden_size": 4096, "num_hidden_layers": 36,
+                    "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 12288,
+                    "vocab_size": 151936, "dtype": "bfloat16"},
+    "vision_config": {**_QWEN3_VL_VISION, "model_type": "qwen3_vl_vision", "out_hidden_size": 4096}}
+_QWEN3_VL_30B_A3B = {
+    "architectures": ["Qwen3VLMoeForConditionalGeneration"], "model_type": "qwen3_vl_moe", "tie_word_embeddings": False,
+    "text_config": {"model_type": "qwen3_vl_moe_text", "hidden_size": 2048, "num_hidden_layers": 48,
+                    "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "intermediate_size": 6144,
+                    "moe_intermediate_size": 768, "num_local_experts": 128, "num_experts_per_tok": 8,
+                    "decoder_sparse_step": 1, "mlp_only_layers": [], "sliding_window": None,
+                    "tie_word_embeddings": True, "vocab_size": 151936, "dtype": "bfloat16"},
+    "vision_config": {**_QWEN3_VL_VISION, "model_type": "qwen3_vl_moe_vision", "out_hidden_size": 2048}}
+
+
+def _qwen3_vl_not_counted(d: int, layers: int) -> int:
+    """The vision tower (27 blocks of 1152, three deepstack mergers and the merger into the width ``d``, the patch
+    and position embeddings, with their biases and norms) and the language model's norms."""
+    blocks = 27 * (3456 * 1152 + 3456 + 1152 * 1152 + 1152 + 2 * (4304 * 1152) + 4304 + 1152 + 4 * 1152)
+    mergers = 3 * (4608 * 4608 + 4608 + d * 4608 + d + 2 * 4608) + 4608 * 4608 + 4608 + d * 4608 + d + 2 * 1152
+    vision = blocks + mergers + 1152 * 3 * 2 * 16 * 16 + 1152 + 2304 * 1152
+    return vision + layers * (2 * d + 2 * 128) + d
+
+
+_GLM_45V = {  # zai-org/GLM-4.5V as transformers 5.7 writes it: GLM-4.5's layers in its text_config
+    "architectures": ["Glm4vMoeForConditionalGeneration"], "model_type": "glm4v_moe", "tie_word_embeddings": False,
+    "text_config": {"model_type": "glm4v_moe_text", "attention_bias": True, "first_k_dense_replace": 1,
+                    "head_dim": 128, "hidden_size": 4096, "intermediate_size": 10944, "moe_intermediate_size": 1408,
+                    "n_routed_experts": 128, "n_shared_experts": 1, "num_attention_heads": 96,
+                    "num_experts_per_tok": 8, "num_hidden_layers": 46, "num_key_value_heads": 8,
+                    "partial_rotary_factor": 0.5, "tie_word_embeddings": False, "use_qk_norm": False,
+                    "vocab_size": 151552, "dtype": "bfloat16"},
+    "vision_config": {"model_type": "glm4v_moe_vision", "depth": 24, "hidden_size": 1536, "intermediate_size": 10944,
+                      "num_heads": 12, "out_hidden_size": 4096, "patch_size": 14, "spatial_merge_size": 2}}
+
+
+def _glm_45v_not_counted() -> int:
+    d, v = 4096, 1536
+    blocks = 24 * (4608 * v + v * v + 3 * 4096 * v + 2 * v)  # qkv, proj, gated MLP, two norms
+    vision = (blocks + 4096 * v * 4 + 4096 + 576 * v + 3 * d * 10944 + 2 * d + d * d  # downsample, positions, merger
+              + v * 3 * 2 * 14 * 14 + v + 2 * v)  # patch embedding, two norms
+    return vision + 46 * (2 * d + 12288 + 2 * 1024) + d + 45 * 128  # norms, q/k/v biases, e_score_correction_bias
+
+
 CHECKPOINTS = {
     # (config, the report's tensor total, what the reader does not count, report path @ commit)
+    "glm-4.5v": (_GLM_45V, 107_710_933_120, _glm_45v_not_counted(), "scripts/models/glm_4.5v.md@cbff706"),
+    "qwen3-vl-8b": (_QWEN3_VL_8B, 8_767_123_696, _qwen3_vl_not_counted(4096, 36),
+                    "scripts/models/qwen3_vl_8b_instruct.md@cbff706"),
+    "qwen3-vl-30b-a3b": (_QWEN3_VL_30B_A3B, 31_070_754_032, _qwen3_vl_not_counted(2048, 48),
+                         "scripts/models/qwen3_vl_30b_a3b_instruct.md@cbff706"),
+    "glm-4.7-flash": (_GLM_47_FLASH, 31_221_488_576, _glm_47_flash_not_counted(),
+                      "scripts/models/glm_4.7_flash.md@cbff706"),
     "deepseek-v2-lite": ("deepseek-v2-lite.json", 15_706_484_224, 27 * (2 * 2048 + 512) + 2048,
                          "scripts/DeepSeek-V2-Lite-Chat.md@9582923"),
     "qwen3-next-80b-a3b": ("qwen3-next-80b-a3b-instruct.json", 81_324_862_720, _qwen3_next_not_counted(),

@@ -513,6 +513,25 @@ NEUTRAL_FIELDS = frozenset({
 _NEUTRAL_PARTS = ("_token_id", "dropout", "_eps", "epsilon", "_softcap")
 
 
+# Every layout an unknown type can be read as (``registry.guess_family``) has a SiLU-gated MLP: gate, up and down.
+# An activation field naming anything else says the file's MLP may be another (StarCoder2's ungated GELU c_fc and
+# c_proj: two matrices, not three), so a guessed read stops there.  Known families are read by their own code.
+ACTIVATION_FIELDS = ("hidden_act", "hidden_activation", "activation", "mlp_hidden_act")
+GATED_ACTIVATIONS = frozenset({"silu", "swish", "swiglu"})
+
+
+def guessed_shape_conflicts(cfg: Mapping[str, Any]) -> list[str]:
+    """Neutral fields whose value changes a tensor's shape or count under a guessed layout: an activation that is
+    not SiLU/SwiGLU (the guessed layouts' gated MLP may not be the file's), an encoder-decoder model (a second
+    stack the decoder-only layouts do not have).  Each entry names the field and its value."""
+    out = [f"{key} {cfg[key]!r}" for key in ACTIVATION_FIELDS
+           if cfg.get(key) is not None
+           and not (isinstance(cfg[key], str) and cfg[key].lower() in GATED_ACTIVATIONS)]
+    if cfg.get("is_encoder_decoder") not in (None, False):
+        out.append(f"is_encoder_decoder {cfg['is_encoder_decoder']!r}")
+    return out
+
+
 def neutral(key: str) -> bool:
     """Whether a field sets neither a layer kind nor a tensor shape (``NEUTRAL_FIELDS`` and names like
     ``eos_token_id``, ``attention_dropout``, ``rms_norm_eps``, ``rope_*``); ``_comment`` and other names

@@ -2,6 +2,8 @@
 dense ones, every ``moe_layer_freq``, with shared experts (DeepSeek-V2 paper, arXiv:2405.04434, section 2.1;
 ``configuration_deepseek_v3.py``).  DeepSeek-V3.2 adds the sparse-attention indexer's key cache
 (deepseek-ai/DeepSeek-V3.2-Exp, inference/model.py), read by ``reader`` wherever ``index_head_dim`` is set.
+GLM-4.7-Flash (``glm4_moe_lite``, ``configuration_glm4_moe_lite.py``) has the same tensors; its layers are dense or
+MoE as ``mlp_layer_types`` lists them, by default layer 0 dense and the others MoE.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ def mla(f: Fields, mtype: str, d: int) -> Attention:
     rope = f.need("qk_rope_head_dim", why=why)
     nope = f.need("qk_nope_head_dim", why=why)
     v = f.need("v_head_dim", why=why)
+    if f.has("qk_head_dim") and f.need("qk_head_dim", why=why) != nope + rope:  # transformers 5 writes the sum
+        raise ScenarioError(f"field 'qk_head_dim' ({f.config['qk_head_dim']}) is not qk_nope_head_dim + "
+                            f"qk_rope_head_dim ({nope} + {rope})", where=f.where)
     q_rank = f.optional("q_lora_rank", None, minimum=1)
     if q_rank is None:
         q = d * heads * (nope + rope)  # plain q_proj (DeepSeek-V2-Lite)
@@ -46,7 +51,27 @@ def deepseek_moe_mlp(f: Fields, mtype: str, d: int, n: int) -> Mlp:
                             hint=f"a {mtype} config needs 'n_shared_experts' (null or 0 for none)")
     shared_n = f.optional("n_shared_experts", 0) or 0
     freq_field = f.get("moe_layer_freq")
-    if isinstance(freq_field, list):  # one entry per layer, 1 for MoE (MiMo-V2-Flash writes it so)
+    kinds = f.str_list("mlp_layer_types", n)
+    if mtype == "glm4_moe_lite" and kinds is None:
+        # transformers' Glm4MoeLiteConfig makes layer 0 alone dense, whatever first_k_dense_replace says
+        first = f.optional("first_k_dense_replace", 1)
+        if first != 1:
+            raise ScenarioError(f"field 'first_k_dense_replace' is {first} but transformers' {mtype} makes layer 0 "
+                                "alone dense", where=f.where, hint="a file with other dense layers lists them in "
+                                                                   "'mlp_layer_types'")
+        kinds = ["dense"] + ["sparse"] * (n - 1)
+    if kinds is not None:  # transformers 5's per-layer list (GLM-4.7-Flash): "dense" or "sparse"
+        unknown = sorted({k for k in kinds if k not in ("dense", "sparse")})
+        if unknown:
+            raise ScenarioError(f"field 'mlp_layer_types' has an unknown layer kind {unknown[0]!r}", where=f.where,
+                                hint="known kinds: dense, sparse")
+        first_dense = f.optional("first_k_dense_replace", 0) or 0
+        if "sparse" in kinds[:first_dense]:
+            raise ScenarioError(f"fields 'mlp_layer_types' and 'first_k_dense_replace' ({first_dense}) disagree: the "
+                                "list marks a leading dense layer as MoE", where=f.where)
+        moe_layers = kinds.count("sparse")
+        f.notes.append(f"mlp_layer_types lists the layers: {moe_layers} MoE and {n - moe_layers} dense")
+    elif isinstance(freq_field, list):  # one entry per layer, 1 for MoE (MiMo-V2-Flash writes it so)
         flags = f.int_list("moe_layer_freq")
         if len(flags) != n or any(v > 1 for v in flags):
             raise ScenarioError(f"field 'moe_layer_freq' as a list needs one 0 or 1 per layer ({n}), got "
@@ -80,9 +105,10 @@ def _notes(f: Fields, mtype: str, att: Attention) -> None:
 
 
 FAMILIES = (
-    Family("deepseek", {"deepseek_v2": False, "deepseek_v3": False, "deepseek_v32": False, "kimi_k2": False},
+    Family("deepseek", {"deepseek_v2": False, "deepseek_v3": False, "deepseek_v32": False, "kimi_k2": False,
+                        "glm4_moe_lite": False},
            {"DeepseekV2ForCausalLM": "deepseek_v2", "DeepseekV3ForCausalLM": "deepseek_v3",
-            "DeepseekV32ForCausalLM": "deepseek_v32"},
+            "DeepseekV32ForCausalLM": "deepseek_v32", "Glm4MoeLiteForCausalLM": "glm4_moe_lite"},
            mlp=deepseek_moe_mlp, attention=mla, notes=_notes, latent=True,
            # latent attention has no KV heads (the files repeat num_attention_heads); the indexer's top-k and the
            # expert-parallel size set no weight

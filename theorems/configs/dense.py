@@ -24,5 +24,6 @@ FAMILIES = (
     Family("dense", {"llama": False, "mistral": False, "qwen2": False, "qwen3": False},
            {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "Qwen2ForCausalLM": "qwen2",
             "Qwen3ForCausalLM": "qwen3"},
-           mlp=dense_mlp, pattern=_pattern),
+           mlp=dense_mlp, pattern=_pattern,
+           aliases={"qwen3_vl_text": "qwen3"}),  # Qwen3-VL's language model: Qwen3's tensors (modeling_qwen3_vl.py)
 )

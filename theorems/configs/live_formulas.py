@@ -1,7 +1,8 @@
 """The config reader as formulas, for the live page: the plain decoder families only.
 
 ``model_values`` (``reader``) is Python code; a browser cannot run it.  For the families whose layers are all
-alike and fully given by standard fields (dense Llama, Mistral, Qwen2, Qwen3; Mixtral; Qwen2-MoE and Qwen3-MoE),
+alike and fully given by standard fields (dense Llama, Mistral, Qwen2, Qwen3, and Phi-3, OLMo 2, GLM-4, Granite,
+Seed-OSS with Llama's tensors; Mixtral; Qwen2-MoE and Qwen3-MoE),
 every quantity the reader gives is closed-form in a few fields of the file.  ``LIVE_CONFIG_FORMULAS`` states
 those forms as data (the format is ``derive.model.config_formulas``'): each field with its bounds, aliases and
 default exactly as the Python reader applies them, and each value as a sympy expression over symbols named
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from . import dense, mixtral, qwen_moe
+from . import dense, llama_like, mixtral, qwen_moe
 from .base import DTYPE_BYTES, MAX_LAYERS, MAX_SIZE
 
 d, n, vocab, tie, heads, kv_heads, head_dim, e, ctx = sp.symbols(
@@ -95,6 +96,7 @@ def _reading(family: object, fields: dict, values: dict, outside: dict, checks: 
 
 
 (DENSE,), (MIXTRAL,), (QWEN_MOE,) = dense.FAMILIES, mixtral.FAMILIES, qwen_moe.FAMILIES
+LLAMA_LIKE = llama_like.FAMILIES[0]
 
 # one gated MLP (gate, up, down) per layer: one expert that every token uses, as the Python reader says
 _dense = _values(n * 3 * d * width, experts_total=sp.Integer(1), experts_active=sp.Integer(1))
@@ -129,6 +131,13 @@ LIVE_CONFIG_FORMULAS = {
     "mistral": _reading(DENSE, _dense_fields, _dense, _window, []),
     "qwen2": _reading(DENSE, _dense_fields, _dense, _qwen_window, []),
     "qwen3": _reading(DENSE, _dense_fields, _dense, _qwen_window, []),
+    # Llama's tensors under their own type, untied by default, every layer full (Phi-3 windows every layer when
+    # sliding_window is set: refused here, as Mistral's)
+    "phi3": _reading(LLAMA_LIKE, _dense_fields, _dense, _window, []),
+    "olmo2": _reading(LLAMA_LIKE, _dense_fields, _dense, {}, []),
+    "glm4": _reading(LLAMA_LIKE, _dense_fields, _dense, {}, []),
+    "granite": _reading(LLAMA_LIKE, _dense_fields, _dense, {}, []),
+    "seed_oss": _reading(LLAMA_LIKE, _dense_fields, _dense, {}, []),
     "mixtral": _reading(MIXTRAL, _mixtral_fields, _mixtral, {**_window, **_one_spelling}, _experts_checks),
     "qwen2_moe": _reading(QWEN_MOE, _qwen_fields, _qwen_moe,
                           {**_qwen_window, **_one_spelling, "mlp_only_layers": [None, []]}, _qwen_checks),

@@ -58,7 +58,7 @@ from derive.errors import MissingExtraError, ScenarioError
 from .base import MAX_SIZE, ConfigValue, ModelValues, bn, count_text, num
 from .precision import dtype
 from .reader import bytes_value, dense_expert_values, hidden_values, kv_layout, model_values, param_breakdown
-from .registry import ALIASES, ARCHITECTURES, FAMILY_OF
+from .registry import ALIASES, ARCHITECTURES, FAMILY_OF, WRAPPERS
 
 # the meta device builds every layer as a Python object: far above any real model, far below the hand cap
 MAX_META_LAYERS = 4096
@@ -453,7 +453,13 @@ def model_values_with_meta(config: Mapping[str, Any], *, bytes_per_kv_element: F
         if (not isinstance(config, Mapping) or not isinstance(config.get("model_type"), str)
                 or _known_to_hand(config) or not meta_available()):
             raise  # nothing to build by name, a layout the hand reader owns, or no torch: the refusal as it was
-        why = f"the hand reader does not know model_type {config.get('model_type')!r}"
+        mtype = config.get("model_type")
+        text = config.get("text_config")
+        inner = text.get("model_type") if isinstance(text, Mapping) else None
+        # a wrapper the hand reader knows (mistral3) whose language model it does not
+        why = (f"the hand reader does not know the language model of this {mtype} config (text_config "
+               + (f"model_type {inner!r})" if inner is not None else "absent)")
+               if mtype in WRAPPERS else f"the hand reader does not know model_type {mtype!r}")
         try:
             return meta_model_values(config, bytes_per_kv_element=bytes_per_kv_element,
                                      default_bytes_per_kv_element=default_bytes_per_kv_element, where=where,

@@ -29,6 +29,8 @@ FAMILIES = (
     Family("qwen_moe", {"qwen2_moe": False, "qwen3_moe": False},
            {"Qwen2MoeForCausalLM": "qwen2_moe", "Qwen3MoeForCausalLM": "qwen3_moe"}, mlp=qwen_moe_mlp,
            pattern=uniform_window,
+           # Qwen3-VL-MoE's language model: Qwen3-MoE's tensors (modeling_qwen3_vl_moe.py)
+           aliases={"qwen3_vl_moe_text": "qwen3_moe"},
            # the dense layers' width (read when mlp_only_layers or decoder_sparse_step leave some), the first
            # windowed layer (read when use_sliding_window is true)
            known=frozenset({"intermediate_size", "max_window_layers"})),

@@ -24,12 +24,13 @@ from .base import (
     ParamBreakdown,
     bn,
     count_text,
+    guessed_shape_conflicts,
     listed_kinds,
     neutral,
     num,
 )
 from .precision import dispatch_element_bytes, precision
-from .registry import FAMILY_OF, SUPPORTED_MODEL_TYPES, model_type, text_config
+from .registry import FAMILY_OF, SUPPORTED_HINT, model_type, text_config
 
 
 def param_breakdown(config: Mapping[str, Any], *, where: str = "config") -> ParamBreakdown:
@@ -69,8 +70,7 @@ def _analyse(config: Mapping[str, Any], where: str) -> _Analysis:
         name = config.get("model_type") or ", ".join(config.get("architectures") or ()) or "(none named)"
         raise ScenarioError(f"unknown architecture {name!r} cannot be read as {FAMILY_OF[mtype].name}, whose fields "
                             f"it has: {err.message}", where=err.where,
-                            hint="refused rather than guessed; supported model_type values: "
-                                 + ", ".join(SUPPORTED_MODEL_TYPES)) from None
+                            hint="refused rather than guessed; " + SUPPORTED_HINT) from None
 
 
 def _analyse_as(config: Mapping[str, Any], where: str, mtype: str, type_notes: list[str]) -> _Analysis:
@@ -186,13 +186,18 @@ def _refuse_unplaced(config: Mapping[str, Any], cfg: Mapping[str, Any], f: Field
     (Nemotron-H's hybrid_override_pattern read as GLM-4.5's attention + MoE gave 102B for a 31.6B model)."""
     unplaced = sorted(k for k, v in cfg.items()
                       if v is not None and k not in f.read and k not in fam.known and not neutral(k))
-    if unplaced:
+    conflicts = guessed_shape_conflicts(cfg)
+    if unplaced or conflicts:
         archs = config.get("architectures")
         name = config.get("model_type") or (", ".join(archs) if archs else "(none named)")
-        raise ScenarioError(f"unknown architecture {name!r}: its fields {', '.join(unplaced)} are not placed by the "
-                            f"{fam.name} layout it otherwise matches, so its layers cannot be read exactly",
-                            where=where, hint="refused rather than guessed; supported model_type values: "
-                                              + ", ".join(SUPPORTED_MODEL_TYPES))
+        why = [f"its fields {', '.join(unplaced)} are not placed by the {fam.name} layout it otherwise matches"
+               ] if unplaced else []
+        if conflicts:  # an activation or a stack that layout does not have changes shapes it would count
+            why.append(f"{'; '.join(conflicts)} does not fit the {fam.name} layout"
+                       + ("" if unplaced else " it otherwise matches") + " (decoder-only, SiLU-gated MLP)")
+        raise ScenarioError(f"unknown architecture {name!r}: {', and '.join(why)}, so its layers cannot be read "
+                            "exactly", where=where, hint="refused rather than guessed; "
+                                                         + SUPPORTED_HINT)
 
 
 def hidden_values(d: int) -> dict[str, ConfigValue]:

@@ -12,6 +12,7 @@ from derive.errors import ScenarioError
 from . import (
     deepseek,
     dense,
+    ernie,
     falcon,
     falcon_h1,
     gemma,
@@ -21,12 +22,15 @@ from . import (
     granite,
     jamba,
     llama4,
+    llama_like,
     mimo,
+    minimax,
     mixtral,
     nemotron_h,
     nemotron_nas,
     qwen_hybrid,
     qwen_moe,
+    starcoder2,
 )
 from .base import Family
 
@@ -34,11 +38,25 @@ FAMILIES: tuple[Family, ...] = (*dense.FAMILIES, *gemma.FAMILIES, *falcon.FAMILI
                                 *gpt_oss.FAMILIES, *qwen_moe.FAMILIES, *qwen_hybrid.FAMILIES, *llama4.FAMILIES,
                                 *glm.FAMILIES, *deepseek.FAMILIES, *nemotron_h.FAMILIES,
                                 *nemotron_nas.FAMILIES, *jamba.FAMILIES, *falcon_h1.FAMILIES,
-                                *granite.FAMILIES, *gemma4.FAMILIES, *mimo.FAMILIES)
+                                *granite.FAMILIES, *gemma4.FAMILIES, *mimo.FAMILIES, *llama_like.FAMILIES,
+                                *starcoder2.FAMILIES, *minimax.FAMILIES,
+                                *ernie.FAMILIES)
 FAMILY_OF: dict[str, Family] = {mtype: fam for fam in FAMILIES for mtype in fam.model_types}
 ARCHITECTURES: dict[str, str] = {name: mtype for fam in FAMILIES for name, mtype in fam.architectures.items()}
 ALIASES: dict[str, str] = {old: new for fam in FAMILIES for old, new in fam.aliases.items()}
-SUPPORTED_MODEL_TYPES: tuple[str, ...] = tuple(sorted(FAMILY_OF))
+# Multimodal wrappers whose language model is whatever text_config's own model_type says (Mistral Small 3.x's
+# "mistral", Ministral 3's "ministral3", Mistral Large 3's "deepseek_v3"): the wrapper -> the text type transformers
+# assumes when text_config names none (configuration_mistral3.py: ``sub_configs_defaults``, "mistral")
+WRAPPERS: dict[str, str] = {"mistral3": "mistral", "qwen3_vl": "qwen3_vl_text", "qwen3_vl_moe": "qwen3_vl_moe_text",
+                            "glm4v_moe": "glm4v_moe_text"}
+WRAPPER_ARCHITECTURES: dict[str, str] = {"Mistral3ForConditionalGeneration": "mistral3",
+                                         "Qwen3VLForConditionalGeneration": "qwen3_vl",
+                                         "Qwen3VLMoeForConditionalGeneration": "qwen3_vl_moe",
+                                         "Glm4vMoeForConditionalGeneration": "glm4v_moe"}
+SUPPORTED_MODEL_TYPES: tuple[str, ...] = tuple(sorted((*FAMILY_OF, *WRAPPERS)))
+# for a refusal's hint, which one error line cuts at 300 characters: the types in the order of FAMILIES (the plain
+# decoders first: llama, mistral, qwen2, qwen3, ...), so that the common ones are the ones still shown
+SUPPORTED_HINT = "supported model_type values: " + ", ".join(dict.fromkeys((*FAMILY_OF, *WRAPPERS)))
 
 
 def model_type(config: Mapping[str, Any], where: str) -> tuple[str, list[str]]:
@@ -50,6 +68,10 @@ def model_type(config: Mapping[str, Any], where: str) -> tuple[str, list[str]]:
     if mtype is not None and not isinstance(mtype, str):
         raise ScenarioError(f"field 'model_type' must be a string, got {mtype!r}", where=where)
     mtype = ALIASES.get(mtype, mtype) if mtype is not None else None
+    wrapper = mtype if mtype in WRAPPERS else next((WRAPPER_ARCHITECTURES[a] for a in archs or ()
+                                                    if a in WRAPPER_ARCHITECTURES), None)
+    if wrapper is not None and (mtype is None or mtype == wrapper):
+        return _wrapped(config, wrapper, where)
     from_arch = next((ARCHITECTURES[a] for a in archs or () if a in ARCHITECTURES), None)
     if mtype in FAMILY_OF:
         if from_arch is not None and FAMILY_OF[from_arch] is not FAMILY_OF[mtype]:
@@ -62,14 +84,29 @@ def model_type(config: Mapping[str, Any], where: str) -> tuple[str, list[str]]:
     if archs is None and mtype is None:
         if guess is None:
             raise ScenarioError("missing fields 'architectures' and 'model_type': cannot tell the architecture",
-                                where=where, hint=f"supported model_type values: {', '.join(SUPPORTED_MODEL_TYPES)}")
+                                where=where, hint=SUPPORTED_HINT)
         return guess, [f"config names no architecture (no 'architectures', no 'model_type'): read as {guess}, "
                        "whose fields it has; check the counts against the publisher's"]
     if guess is not None:
         return guess, [f"unknown architecture (architectures={list(archs or [])}, model_type={mtype!r}) read as "
                        f"{guess}, whose fields it has; check the counts against the publisher's"]
     raise ScenarioError(f"unsupported architecture: architectures={list(archs or [])}, model_type={mtype!r}",
-                        where=where, hint=f"supported model_type values: {', '.join(SUPPORTED_MODEL_TYPES)}")
+                        where=where, hint=SUPPORTED_HINT)
+
+
+def _wrapped(config: Mapping[str, Any], wrapper: str, where: str) -> tuple[str, list[str]]:
+    """The language model of a multimodal wrapper, read as the type its ``text_config`` names."""
+    text = config.get("text_config")
+    if not isinstance(text, Mapping):
+        raise ScenarioError(f"a {wrapper} config keeps its language model in 'text_config', got {text!r}",
+                            where=where, hint="the file's text_config holds the language model's sizes")
+    inner = text.get("model_type", WRAPPERS[wrapper])
+    inner = ALIASES.get(inner, inner) if isinstance(inner, str) else inner
+    if inner not in FAMILY_OF:
+        raise ScenarioError(f"unsupported architecture: a {wrapper} config whose text_config has model_type "
+                            f"{inner!r}", where=where,
+                            hint=SUPPORTED_HINT)
+    return inner, []  # a known type, read as its own (text_config says so in the notes)
 
 
 def guess_family(config: Mapping[str, Any]) -> str | None:
@@ -108,5 +145,16 @@ def text_config(config: Mapping[str, Any], mtype: str, where: str) -> tuple[Mapp
     for key in ("tie_word_embeddings", "torch_dtype", "dtype", "quantization_config"):
         if key not in merged and key in config:
             merged[key] = config[key]
-    return merged, f"{where}: text_config", [f"language model read from text_config of a {mtype} config; "
-                                             "vision tower not counted"]
+    tie_notes = []
+    outer_tie, inner_tie = config.get("tie_word_embeddings"), text.get("tie_word_embeddings")
+    if outer_tie is not None and inner_tie is not None and outer_tie != inner_tie:
+        # transformers 5 ties a multimodal model's head by the top level's flag (its re-saved files write the text
+        # class's default inside: Qwen3-VL-30B-A3B's true beside the top level's false, an untied checkpoint)
+        merged["tie_word_embeddings"] = outer_tie
+        tie_notes = [f"tie_word_embeddings: the top level's {outer_tie!r} read, text_config's {inner_tie!r} not "
+                     "(transformers ties the model's head by the top level's)"]
+    outer = config.get("model_type") if isinstance(config.get("model_type"), str) else mtype
+    named = text.get("model_type") if isinstance(text.get("model_type"), str) else mtype
+    inner = f" (model_type {named})" if outer != mtype else ""  # a wrapper read as the type its text_config names
+    return merged, f"{where}: text_config", [f"language model read from text_config{inner} of a {outer} config; "
+                                             "vision tower not counted", *tie_notes]
