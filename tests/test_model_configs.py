@@ -831,3 +831,24 @@ def test_compressed_tensors_ignore_list_names_modules_not_biases() -> None:
     # gpt-oss names its whole attention blocks: those stay at bf16
     oss = model_values(_config("gpt-oss-20b.json"))
     assert "attention" in oss["bytes_per_param"].note
+
+
+def test_loading_the_lecture_imports_no_family_reader():
+    """The config readers load on the first config read, not with the library (a check reads none)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from derive.model.loader import load_library; load_library(['lecture']); "
+            "print(sorted(m for m in sys.modules if m.startswith('theorems.configs.') and m.rsplit('.', 1)[1] in "
+            "('reader', 'registry', 'meta', 'deepseek', 'gemma4')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_the_lazy_package_gives_every_public_name():
+    import theorems.configs as configs
+
+    for name in configs.__all__:
+        assert getattr(configs, name) is not None, name
+    with pytest.raises(AttributeError):
+        configs.no_such_name  # noqa: B018

@@ -12,7 +12,6 @@ from pathlib import Path
 from derive import logic
 
 from . import batching, capacity, context, gap, moe, pipeline, pricing, revnets, roofline, scaling
-from .configs import find_cached_config, model_values_with_meta
 from .configs.live_formulas import LIVE_CONFIG_FORMULAS as _LIVE_CONFIG_FORMULAS
 from .figures import FIGURES  # noqa: F401  (figure specs; derive.model.loader reads FIGURES)
 
@@ -29,12 +28,24 @@ HEADLINES = [
 ]
 # the hand reader; a model_type it has no family for is built on PyTorch's meta device when torch and transformers
 # are installed (theorems.configs.meta), else refused as before
-MODEL_CONFIG_READER = model_values_with_meta
+def MODEL_CONFIG_READER(*args: object, **kwargs: object) -> object:  # noqa: N802  (the loader's attribute name)
+    """``theorems.configs.model_values_with_meta``, its family readers imported on the first config read."""
+    from .configs import model_values_with_meta
+
+    return model_values_with_meta(*args, **kwargs)
+
+
 # The hand reading as formulas, for the plain decoder families: the live page reads a pasted config.json with them
 # (format: derive.model.config_formulas; tests hold them to the hand reader exactly).
 LIVE_CONFIG_FORMULAS = _LIVE_CONFIG_FORMULAS
 # --model ORG/NAME: where a Hugging Face id's config.json is (the local cache only).
-MODEL_CONFIG_FINDER = find_cached_config
+def MODEL_CONFIG_FINDER(*args: object, **kwargs: object) -> object:  # noqa: N802
+    """``theorems.configs.find_cached_config``, imported on first use."""
+    from .configs import find_cached_config
+
+    return find_cached_config(*args, **kwargs)
+
+
 # Peak rates that --measured may replace by measured ones, each with the assumption that says no measurement
 # exceeds it (derive ledger checks every measured ceiling against it).
 CEILINGS = {"flops": "gap.peak_flops_is_ceiling", "hbm_bandwidth": "gap.peak_bandwidth_is_ceiling",

@@ -95,19 +95,28 @@ one-line error naming the field.
 
 from __future__ import annotations
 
-from .base import MAX_LAYERS, MAX_SIZE, ConfigValue, KVLayout, ModelValues, ParamBreakdown
-from .hub import find_cached_config
-from .meta import (
-    CrossCheck,
-    MetaCount,
-    cross_check,
-    meta_available,
-    meta_count,
-    meta_model_values,
-    model_values_with_meta,
-)
-from .reader import kv_layout, load_config_json, model_values, param_breakdown, read_config_json
-from .registry import SUPPORTED_MODEL_TYPES
+import importlib
+
+# each public name and the module that holds it: imported on first use (module ``__getattr__``), so that loading
+# the library (a check, a build) does not import every family reader; ``from theorems.configs import x`` works
+_HOMES = {
+    "MAX_LAYERS": "base", "MAX_SIZE": "base", "ConfigValue": "base", "KVLayout": "base", "ModelValues": "base",
+    "ParamBreakdown": "base", "find_cached_config": "hub", "CrossCheck": "meta", "MetaCount": "meta",
+    "cross_check": "meta", "meta_available": "meta", "meta_count": "meta", "meta_model_values": "meta",
+    "model_values_with_meta": "meta", "kv_layout": "reader", "load_config_json": "reader",
+    "model_values": "reader", "param_breakdown": "reader", "read_config_json": "reader",
+    "SUPPORTED_MODEL_TYPES": "registry",
+}
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "MAX_LAYERS",
@@ -131,3 +140,7 @@ __all__ = [
     "param_breakdown",
     "read_config_json",
 ]
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
