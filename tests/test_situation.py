@@ -127,7 +127,11 @@ def test_the_readings_agree_on_planted_claims(goal, hyps, verdict):
     assert (verdict == "proved") == (holds and goal_f.evaluate({}))
 
 
-def test_config_finder_is_declared_by_the_lecture(lecture_library):
-    from theorems.configs import find_cached_config
+def test_config_finder_and_reader_are_declared_by_the_lecture(lecture_library, monkeypatch):
+    """The lecture's finder and reader are theorems.configs' own, imported when first called."""
+    import theorems.configs as configs
 
-    assert lecture_library.model_config_finder is find_cached_config
+    monkeypatch.setattr(configs, "find_cached_config", lambda model_id: f"found {model_id}", raising=False)
+    monkeypatch.setattr(configs, "model_values_with_meta", lambda config, **kw: ("read", config, kw), raising=False)
+    assert lecture_library.model_config_finder("org/name") == "found org/name"
+    assert lecture_library.model_config_reader({"a": 1}, where="w") == ("read", {"a": 1}, {"where": "w"})
