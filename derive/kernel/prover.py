@@ -157,7 +157,9 @@ def _points(k: Kernel, seed: int, count: int) -> Iterator[dict[sp.Symbol, sp.Rat
     corners = _corners(k, count // 4)
     for point in corners:
         yield point
-    for _ in range(count - len(corners)):
+    plain = _plain_points(k)
+    yield from plain
+    for _ in range(count - len(corners) - len(plain)):
         point: dict[sp.Symbol, sp.Rational] = {}
         for sym in k.symbols:
             if sym in k.bounds:
@@ -175,6 +177,20 @@ def _points(k: Kernel, seed: int, count: int) -> Iterator[dict[sp.Symbol, sp.Rat
                     value = -value
             point[sym] = value
         yield point
+
+
+def _plain_points(k: Kernel) -> list[dict[sp.Symbol, sp.Rational]]:
+    """Where a claim over an unbounded quantity that may be zero or negative is often false (``exp(x) > 1 + x``
+    at 0): every such quantity at 0, then at -1 where it may be negative, the others at 1 (integers for
+    integer quantities); none when every quantity is bounded or positive."""
+    free = [s for s in k.symbols if s not in k.bounds and s not in k._pos]
+    if not free:
+        return []
+    out = [{s: sp.Integer(0) if s in free else sp.Integer(1) for s in k.symbols}]
+    negative = [s for s in free if s not in k._nonneg]
+    if negative:
+        out.append({s: sp.Integer(-1) if s in negative else sp.Integer(1) for s in k.symbols})
+    return out
 
 
 def _corners(k: Kernel, count: int) -> list[dict[sp.Symbol, sp.Rational]]:
