@@ -312,8 +312,11 @@ def test_accepted_layouts_meet_every_rule(given_values) -> None:
         return
     assert _meets_every_rule(given_values)
     assert chips_of(sc) == tp * pp * cp * dp and sc.value("chips") == tp * cp * dp and sc.value("stages") == pp
-    # the note a layout may leave here (no chip named, so no scale-up domain): uneven stages
+    # the notes a layout may leave here (no chip named, so no scale-up domain): uneven stages, and more stages than
+    # the lecture's micro-batches (its scenario pins 4; a pp above it comes only from a redrawn value)
     expected = {"pp divides layers"} if layers % pp else set()
+    if sc.value("microbatches") < pp:
+        expected.add("microbatches >= stages")
     notes = check_input_constraints(LIB, sc.values, sc.pinned)
     assert {text.split(" does not hold")[0] for _, text in notes} == expected
 
@@ -438,3 +441,10 @@ def test_show_names_the_rules_of_a_degree(capsys) -> None:
     assert code == 0 and info["input_table"] == "layout"
     assert {"tp divides query_heads (layouts.tp_divides_query_heads)",
             "chips = stage_chips (layouts.chips_are_the_stage)"} <= set(info["rules"])
+
+
+def test_more_stages_than_the_lectures_micro_batches_is_a_note() -> None:
+    """The failing case hypothesis found: pp = 5 on the lecture's 4 micro-batches, 6 layers."""
+    sc = build_scenario(LIB, sets=["pp=5", "layers=6"])
+    notes = check_input_constraints(LIB, sc.values, sc.pinned)
+    assert {text.split(" does not hold")[0] for _, text in notes} == {"pp divides layers", "microbatches >= stages"}
