@@ -47,3 +47,22 @@ def one_error_line(code, err):
     assert code == 2, err
     assert err.count("\n") == 1 and err.endswith("\n"), err
     assert "Traceback" not in err and "internal error" not in err, err
+
+
+def refused_by_reader_and_cli(capsys, tmp_path, config, words):
+    """A config.json both the reader (``ScenarioError`` matching ``words``) and ``derive eval --model`` refuse:
+    one error line, nothing on stdout."""
+    import json
+
+    import pytest
+
+    from derive.errors import ScenarioError
+    from theorems.configs import model_values
+
+    with pytest.raises(ScenarioError, match=words):
+        model_values(config)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    code, out, err = run_cli(capsys, ["eval", "params_total", "--model", str(path)])
+    one_error_line(code, err)
+    assert out == ""

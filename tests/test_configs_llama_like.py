@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from libtools import one_error_line, run_cli
+from libtools import refused_by_reader_and_cli, run_cli
 
 from derive.errors import ScenarioError
 from theorems.configs import SUPPORTED_MODEL_TYPES, cross_check, model_values
@@ -342,13 +342,7 @@ def test_a_mistral3_file_without_a_known_language_model_is_refused(text, words, 
     config = {"model_type": "mistral3", "architectures": ["Mistral3ForConditionalGeneration"]}
     if text is not None:
         config["text_config"] = text
-    with pytest.raises(ScenarioError, match=words):
-        model_values(config)
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config))
-    code, out, err = run_cli(capsys, ["eval", "params_total", "--model", str(path)])
-    one_error_line(code, err)
-    assert out == ""
+    refused_by_reader_and_cli(capsys, tmp_path, config, words)
 
 
 @pytest.mark.parametrize("mtype", [t for t in NEW_TYPES if not t.startswith(("mistral3", "qwen3_vl", "glm4v"))])

@@ -73,9 +73,10 @@ def _olmo3(f: Fields, mtype: str, n: int, sliding: int | None) -> LayerKinds:
                                             "olmo3 default)")
 
 
-def _cohere2(f: Fields, mtype: str, n: int, sliding: int | None) -> LayerKinds:
+def _every_pattern_th_full(f: Fields, mtype: str, n: int, sliding: int | None) -> LayerKinds:
+    """Every ``sliding_window_pattern``-th layer full, the others windowed (Cohere2's and EXAONE 4's default 4)."""
     period = f.optional("sliding_window_pattern", 4, minimum=1, meaning="three sliding-window layers to one full "
-                                                                     "(transformers' cohere2 default, 4)")
+                                                                     f"(transformers' {mtype} default, 4)")
     return _periodic(f, n, sliding, period, 4096, f"every {period}th layer full, the others sliding-window "
                                                   "(sliding_window_pattern)")
 
@@ -105,10 +106,7 @@ def _exaone4(f: Fields, mtype: str, n: int, sliding: int | None) -> LayerKinds:
     if isinstance(pattern, str):  # "LLLG": transformers builds layer_types from a number only
         raise ScenarioError(f"field 'sliding_window_pattern' is {pattern!r} and the file has no 'layer_types'",
                             where=f.where, hint="EXAONE 4 files with a lettered pattern list layer_types too")
-    period = f.optional("sliding_window_pattern", 4, minimum=1, meaning="three sliding-window layers to one full "
-                                                                       "(transformers' exaone4 default, 4)")
-    return _periodic(f, n, sliding, period, 4096, f"every {period}th layer full, the others sliding-window "
-                                                  "(sliding_window_pattern)")
+    return _every_pattern_th_full(f, mtype, n, sliding)
 
 
 def _all_full(f: Fields, mtype: str, n: int, sliding: int | None) -> LayerKinds:
@@ -117,8 +115,8 @@ def _all_full(f: Fields, mtype: str, n: int, sliding: int | None) -> LayerKinds:
     return all_full(f, mtype, n, sliding)
 
 
-_PATTERNS = {"phi3": every_layer_window, "ministral3": every_layer_window, "olmo3": _olmo3, "cohere2": _cohere2,
-             "smollm3": _smollm3, "exaone4": _exaone4}
+_PATTERNS = {"phi3": every_layer_window, "ministral3": every_layer_window, "olmo3": _olmo3,
+             "cohere2": _every_pattern_th_full, "smollm3": _smollm3, "exaone4": _exaone4}
 
 
 def _pattern(f: Fields, mtype: str, n: int, sliding: int | None) -> LayerKinds:
