@@ -21,6 +21,11 @@ params_read_per_step, params_total} and ``decode`` [{batch, context, seconds, kv
 - ``read_sizes`` [{layout, rows, K, N, matrices, columns, weight_bytes, seconds}] (runs from 2026-11-28 on,
   in place of ``stream_rates``): the time of the knees' plateau products over weights of other sizes than
   the layer's own; ``derive.probe.shapes`` takes the knee's plateau from them.
+- ``layer_rates`` [{rows, K, N, group, seconds, seconds_by_placement, flops_per_s}] (runs from 2026-11-27,
+  late, on): the rate of the products at the knees' largest batches as a layer runs them (distinct weights
+  of the full K x N from memory); ``derive.probe.shapes`` takes the knee's compute slope from them.  The same
+  runs time every streamed weight at several places in memory: knees gain ``placements`` and their points,
+  like ``read_sizes``, ``seconds_by_placement`` (``seconds`` is the mean).
 - ``decode_sdpa`` [{batch, context, seconds, kv_bytes}]: the decode steps of ``decode`` with fused
   attention (``torch.nn.functional.scaled_dot_product_attention``).  Ledger entries
   ``decode-sdpa-b<B>-l<L>``, held to the same floor as ``decode`` (``gap.roofline_floor_below_measured``):

@@ -53,8 +53,9 @@ def knee_lines(result: Mapping, rows: Mapping[str, LedgerRow]) -> list[str]:
         else:
             k = knee(points)
             out.append(f"      from the rates at its shapes          {format_value(a.tokens, 'token')} "
-                       f"({_pct(a.tokens, measured)}): compute slope {_pct(a.seconds_per_token, k.seconds_per_token)}"
-                       f", plateau {_pct(a.weight_seconds, k.plateau_s)} (from the {a.plateau_from})")
+                       f"({_pct(a.tokens, measured)}): compute slope {_pct(a.seconds_per_token, k.seconds_per_token)} "
+                       f"(from the {a.slope_from}), plateau {_pct(a.weight_seconds, k.plateau_s)} (from the "
+                       f"{a.plateau_from})")
         p = lk.prediction
         if a.tokens is None:  # one reason is enough where neither prediction has the rates it needs
             continue

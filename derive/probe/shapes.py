@@ -13,16 +13,17 @@ rows (a dense layer: E = k = 1, r = B) by its K x N weight, so
 
 Two knees are predicted from them, neither reading the knee's own timings:
 
-- the knee (``predict_knee_asymptotes``), defined as the measured one is (``derive.probe.analysis.knee``):
-  the weight-read plateau over the compute slope.  The slope is the median over the knee's
-  ``KNEE_SLOPE_POINTS`` largest batches of t_c(B)/B.  The plateau comes from ``read_sizes`` where a result
-  has them (``plateau_from_read_sizes``): the product of each plateau row count timed over the layer's own
-  series of weights of its K x N at other sizes (a quarter to four times its own, never its own), fitted as
-  t = t_0 + bytes / W_r (a fixed start-up time and a streaming rate, least squares), read at the layer's
-  weight; the median over the plateau's row counts.  A small-row product pays t_0 (tens of microseconds)
-  on every launch, so over a 470 MB weight it reads about a tenth slower than over 4 GiB, and the sum's
-  bandwidth alone puts the plateau 7-20 % low.  A result without ``read_sizes`` takes the plateau as the
-  weight over the achieved read bandwidth (the lecture's W), and says so.  This is the figure to hold
+- the knee (``predict_knee_asymptotes``), defined as the measured one is (``derive.probe.analysis.knee``): the
+  weight-read plateau over the compute slope. The slope is the median over the knee's ``KNEE_SLOPE_POINTS``
+  largest batches of t_c(B)/B, at the ``layer_rates`` where a result has them (the products as a layer runs
+  them, weights streamed from memory), else at the ``shape_rates``. The plateau comes from ``read_sizes``
+  where a result has them (``plateau_from_read_sizes``): the product of each plateau row count timed over the
+  layer's own series of weights of its K x N at other sizes (a quarter to four times its own, never its own),
+  fitted as t = t_0 + bytes / W_r (a fixed start-up time and a streaming rate, least squares), read at the
+  layer's weight; the median over the plateau's row counts. A small-row product pays t_0 (tens of
+  microseconds) on every launch, so over a 470 MB weight it reads about a tenth slower than over 4 GiB, and
+  the sum's bandwidth alone puts the plateau 7-20 % low. A result without ``read_sizes`` takes the plateau as
+  the weight over the achieved read bandwidth (the lecture's W), and says so. This is the figure to hold
   against the measured knee.
 - the batch where compute first reaches the weight read (``predict_knee``): the batch where t_c first
   reaches t_w, t_c taken as linear in B between the layer's measured batches.  It sits below the knee
@@ -42,11 +43,11 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from derive.probe.analysis import KNEE_FLAT_POINTS, KNEE_SLOPE_POINTS
 
-READ_SIZE_FACTORS = (0.25, 0.5, 2.0, 4.0)  # read_sizes: weights these multiples of a layer's own, never 1
+READ_SIZE_FACTORS = (0.25, 0.5, 0.75, 1.5, 2.0, 4.0)  # read_sizes: weights these multiples of a layer's own, never 1
 NO_SHAPE_RATES = ("this result has no shape_rates (measured before the probe timed the products at the shapes "
                   "that run): no per-shape prediction")
 
@@ -85,6 +86,7 @@ class ShapePrediction:
     points: tuple[tuple[int, float], ...] = ()  # (batch, compute seconds at that batch's shape rate)
     seconds_per_token: float = 0.0  # predict_knee_asymptotes: the predicted compute slope (its plateau: weight_seconds)
     plateau_from: str = "read bandwidth"  # predict_knee_asymptotes: "read sizes" where read_sizes gave the plateau
+    slope_from: str = "shape rates"  # predict_knee_asymptotes: "layer rates" where layer_rates gave the slope
 
 
 def rate_table(shape_rates: Sequence[Mapping[str, object]]) -> dict[tuple[int, int, int], float]:
@@ -232,6 +234,7 @@ class LayerKnee:
 def layer_knees(result: Mapping) -> list[LayerKnee]:
     """Every knee benchmark of ``result`` with its per-shape prediction (or the reason it has none)."""
     rates = rate_table(result.get("shape_rates") or [])
+    slope_rates = rate_table(result.get("layer_rates") or [])
     sizes = read_size_table(result.get("read_sizes") or [])
     bandwidth = float(result["read_bytes_per_s"])
     out = []
@@ -239,7 +242,7 @@ def layer_knees(result: Mapping) -> list[LayerKnee]:
     if dense:
         k, n = int(dense["K"]), int(dense["N"])
         layer = LayerShape(1, 1, k, n, float(dense.get("weight_bytes", 2 * k * n)))
-        out.append(_layer_knee("dense-knee", layer, dense["points"], rates, sizes, bandwidth))
+        out.append(_layer_knee("dense-knee", layer, dense["points"], rates, slope_rates, sizes, bandwidth))
     for moe in result.get("moe_knee", []):
         e, top = int(moe["experts"]), int(moe["top_k"])
         entry = f"moe-knee-e{e}-k{top}"
@@ -249,15 +252,19 @@ def layer_knees(result: Mapping) -> list[LayerKnee]:
             out.append(LayerKnee(entry, None, batches, ShapePrediction(None, reason)))
             continue
         layer = LayerShape(e, top, int(moe["K"]), int(moe["N"]), float(moe["weight_bytes"]))
-        out.append(_layer_knee(entry, layer, moe["points"], rates, sizes, bandwidth))
+        out.append(_layer_knee(entry, layer, moe["points"], rates, slope_rates, sizes, bandwidth))
     return out
 
 
 def _layer_knee(entry: str, layer: LayerShape, points: Sequence[Mapping[str, object]],
-                rates: Mapping[tuple[int, int, int], float],
+                rates: Mapping[tuple[int, int, int], float], slope_rates: Mapping[tuple[int, int, int], float],
                 sizes: Mapping[tuple[str, int, int, int], Sequence[tuple[float, float]]],
                 bandwidth: float) -> LayerKnee:
     batches = tuple(sorted(int(p["batch"]) for p in points))  # type: ignore[call-overload]
-    return LayerKnee(entry, layer, batches, predict_knee(layer, batches, rates, bandwidth),
-                     predict_knee_asymptotes(layer, batches, rates, bandwidth,
-                                             plateau_from_read_sizes(layer, batches, sizes)))
+    plateau = plateau_from_read_sizes(layer, batches, sizes)
+    if slope_rates:  # the products as the layer runs them, where the result has them
+        asymptotes = replace(predict_knee_asymptotes(layer, batches, slope_rates, bandwidth, plateau),
+                             slope_from="layer rates")
+    else:
+        asymptotes = predict_knee_asymptotes(layer, batches, rates, bandwidth, plateau)
+    return LayerKnee(entry, layer, batches, predict_knee(layer, batches, rates, bandwidth), asymptotes)
