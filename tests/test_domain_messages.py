@@ -132,6 +132,17 @@ def test_domain_breaks_reads_nested_conditions_in_order():
     assert domain_breaks(lib, scenario({}), [both.sym], frozenset(), {a.sym: R(6), e.sym: R(3)}) == []
 
 
+def test_margin_at_a_scenario_value_outside_a_domain_names_it():
+    from derive.whatif.margin import margin
+
+    m = margin(LIB, scenario({"a": 3, "b": 2}), "t.cb_pos", "b", verify=False)
+    assert m.reading_at_value == "inconsistent"
+    [note] = [n for n in m.notes if n.startswith("at the scenario value")]
+    assert "a = 3 ≥ b = 2; cb is defined only where a < b (definition t.cb)" in note and "from --set" in note
+    inside = margin(LIB, scenario({"a": 2, "b": 3}), "t.cb_pos", "b", verify=False)
+    assert not [n for n in inside.notes if n.startswith("at the scenario value")]
+
+
 # the command line: exit code and the one line that says it -------------------------------------------------------
 
 LIBRARY_FILE = '''
