@@ -52,6 +52,7 @@ from derive.errors import MarginError, MissingValueError
 from derive.kernel.logic import And, Formula, Rel
 from derive.kernel.trusted import side_conditions
 from derive.model.declarations import Assumption, Claim, Quantity
+from derive.model.evaluate import DomainBreak, domain_breaks
 from derive.model.library import Library
 from derive.model.scenario import Scenario, broken_input_constraints, follow_links, with_input_table_defaults
 from derive.model.situation import eliminate_forall, relations, situate
@@ -146,6 +147,8 @@ class Margin:
     # ends of the set where the varied quantity's value breaks one of the library's input rules (a non-divisor
     # tensor-parallel degree): what --set would refuse there, and the nearest value inside that it accepts
     rule_ends: list[RuleEnd] = field(default_factory=list)
+    # where the hypotheses fail at the scenario value because a definition's domain does: which, in words
+    outside_domain: DomainBreak | None = None
 
     @property
     def reading_at_value(self) -> str | None:
@@ -804,17 +807,18 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
         conditions = (*dom, *hyps)  # the quantity's domain is a hypothesis too (check: inconsistent outside it)
         out.hypotheses_at_value = _hypotheses_hold(And(conditions) if conditions else None, v)
         if out.hypotheses_at_value is False:  # a definition's domain the scenario's values leave: named
-            out.notes += _domains_at_value(library, scenario, claim, frozenset(v.pinned))
+            out.outside_domain = _domain_at_value(library, scenario, claim, frozenset(v.pinned))
+            if out.outside_domain is not None:
+                out.notes.append(f"at the scenario value: {out.outside_domain.words()}; "
+                                 f"hint: {out.outside_domain.hint()}")
     if verify:
         out.checks = cross_check(goal, [*dom, *hyps], v.symbol, intervals, critical, rlimit or DEFAULT_RLIMIT)
     return out
 
 
-def _domains_at_value(library: Library, scenario: Scenario, claim: Claim, pinned: frozenset[str]) -> list[str]:
+def _domain_at_value(library: Library, scenario: Scenario, claim: Claim, pinned: frozenset[str]) -> DomainBreak | None:
     """The first definition domain the scenario's values leave, among those the claim's goal, hypotheses and
-    cited assumptions use (``derive.model.evaluate.domain_breaks``), in words with a hint; empty if none."""
-    from derive.model.evaluate import domain_breaks
-
+    cited assumptions use (``derive.model.evaluate.domain_breaks``); None if none."""
     situation = situate(library, scenario)
     forall = {q.sym for q in claim.forall}
     values = {s: v for s, v in situation.substitution.items() if s not in forall}
@@ -823,7 +827,7 @@ def _domains_at_value(library: Library, scenario: Scenario, claim: Claim, pinned
     exprs = [e for f in [claim.goal, *claim.hypotheses, *written] for e in f.exprs()]
     breaks = domain_breaks(library, scenario, exprs, situation.pins_for(claim) | pinned, values, ("domain",),
                            first=True)
-    return [f"at the scenario value: {b.words()}; hint: {b.hint()}" for b in breaks]
+    return breaks[0] if breaks else None
 
 
 RULE_SEARCH = 4096  # integers searched from an end for the nearest value the input rules accept
