@@ -104,3 +104,29 @@ def test_certificate_reads_mod_through_to_int():
     k = Kernel(Problem(list(COUNTS), logic.lt(sp.Mod(n, b), b), set(INTS)))
     text = query([n, b], [n, b], [*k.region, logic.Not(k.goal)])
     assert "to_int" in text and "mod" not in text.lower().replace("model", "")
+
+
+def test_a_library_claim_with_mod_of_like_quantities_is_checked():
+    # pages of a KV cache: the tokens left over in the last page are fewer than a page
+    from derive import Claim, Quantity, derived
+    from derive.checking.checker import Checker
+    from derive.model.scenario import Scenario, ScenarioValue
+    from tests.libtools import make_library
+
+    ctx = Quantity("ctx_len", "L", "token", "tokens in the context", integer=True)
+    page = Quantity("page_len", "p", "token", "tokens in a page", integer=True)
+    left = sp.Mod(ctx.sym, page.sym)
+
+    def claim(name, goal, **kw):
+        return Claim(f"t.{name}", title=name, statement="s", source=derived("mod"), goal=goal, **kw)
+
+    lib = make_library(ctx, page, claim("below", logic.lt(left, page.sym)),
+                       claim("twin", logic.lt(left, page.sym / 2), expected="refuted"),
+                       claim("here", logic.eq(left, ctx.sym - 6 * page.sym), instance=True))
+    values = {"ctx_len": 100, "page_len": 16}
+    sc = Scenario("s", {n: ScenarioValue(n, sp.Integer(v), "test") for n, v in values.items()})
+    res = Checker(lib, sc).check().by_id()
+    assert res["t.below"].verdict == "proved" and res["t.here"].verdict == "proved"
+    assert res["t.twin"].verdict == "refuted"
+    point = {k: sp.Integer(v) for k, v in res["t.twin"].counterexample.items()}
+    assert 2 * (point["ctx_len"] % point["page_len"]) >= point["page_len"]  # Python's %: the twin fails there
