@@ -3,7 +3,8 @@
 A definition may declare its domain (``Definition.domain``); a value computed through a definition
 outside its domain is not a number: the ``Evaluation`` has ``exact = value = None`` and a ``reason``
 naming the relation that fails with both values (``context = 200k token/seq ≥ critical_context =
-30.1k token/seq``).
+30.1k token/seq``), the condition as declared and the definition's id, and a ``hint`` naming the layer that
+gave each value (``domain_breaks``: the same words for ``derive check``, ``margin`` and ``card``).
 
 The exact value is the expression with the scenario's exact values substituted (sympy's automatic
 simplification only; never ``nsimplify``, which guessed irrational forms for exact rationals; floats by
@@ -257,10 +258,9 @@ def domain_breaks(library: Library, scenario: Scenario, exprs: list[sp.Expr], pi
         failing = None
         if "domain" in kinds and d.domain is not None:
             failing = _failing_relation(library, value, d.domain)
-            cause = [e for f in [d.domain] for e in f.exprs()]
             if failing is not None:
                 out.append(DomainBreak("domain", d.id, q.name, _formula_words(d.domain), failing,
-                                       _inputs(library, scenario, cause, pinned, values, origins)))
+                                       _inputs(library, scenario, list(d.domain.exprs()), pinned, values, origins)))
         if "declared" in kinds and failing is None:
             v = value(q.sym)
             if v is not None and v.is_Rational and (q.outside_domain(v) or (q.integer and not v.is_integer)):
