@@ -243,7 +243,7 @@ class Checker:
             else:
                 breaks = domain_breaks(lib, self.scenario, goal + hyps, statement.pins, values, ("domain",),
                                        origins=origins)
-        except UndefinedValueError:
+        except Exception:  # noqa: BLE001 - words only: a reason that cannot be worded stays the kernel's
             return None
         if not breaks:
             return None
