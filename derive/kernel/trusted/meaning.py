@@ -323,8 +323,10 @@ def substitute_values(problem: Problem) -> Problem:
 def without_mod(problem: Problem) -> Problem:
     """The same statement with every ``Mod(a, b)`` written as ``a - b*floor(a/b)``, its meaning for every real
     ``b != 0`` (the division carries that side condition); the problem itself where it has no ``Mod``."""
-    statement = [*problem.hypotheses, problem.goal, *(c for _, c in problem.conditions)]
-    if not any(isinstance(e, sp.Basic) and e.has(sp.Mod) for f in statement for e in f.exprs()):
+    exprs = [e for f in [*problem.hypotheses, problem.goal, *(c for _, c in problem.conditions)] for e in f.exprs()
+             if isinstance(e, sp.Basic)]
+    # a tree past the budget is refused as it is (``refusal``): never walked node by node here
+    if tree_size(exprs) > MAX_NODES or not any(e.has(sp.Mod) for e in exprs):
         return problem
 
     def rewrite(f: Formula) -> Formula:
