@@ -202,3 +202,16 @@ def test_the_lecture_outside_a_domain_names_the_definition(lecture_library):
     assert r.verdict == "inconsistent"
     assert "domain of roofline.kv_bytes_per_sequence" in r.reason
     assert "kv_bytes_per_token = 0 byte/token from --set" in r.reason
+
+
+def test_the_public_api_gives_the_same_reason(user_library):
+    import derive
+
+    lib = derive.load(user_library)
+    report = derive.check("dom.here", library=lib, set={"dom_a": "3", "dom_b": "2"})
+    r = report["dom.here"]
+    assert r.verdict == "inconsistent"
+    assert "dom_cb is defined only where dom_a < dom_b (definition dom.cb)" in r.reason
+    assert "dom_a = 3, dom_b = 2 from --set" in r.reason
+    values = derive.evaluate("dom_cb", library=lib, set={"dom_a": "3", "dom_b": "2"})
+    assert values["dom_cb"].hint.startswith("dom_a = 3, dom_b = 2 from --set")
