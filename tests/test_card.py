@@ -119,3 +119,50 @@ def test_card_cost_rents_every_stage_of_a_layout(capsys) -> None:
     assert code == 0
     one_stage = Fraction(json.loads(out)["exact"])
     assert costs == [2 * one_stage, one_stage]
+
+
+def test_a_long_note_is_a_numbered_marker_in_the_table_and_in_full_below(capsys) -> None:
+    # the longest context at batch 1 lies past the model's maximum: the table says so in its cell, short, and
+    # the bound in full below it, so the value column stays as wide as the values
+    argv = ["card", "--hardware", "h100-sxm", "--model", "llama3-70b", "--set", "batch=1 seq", "--no-cache"]
+    code, out, _ = run(capsys, *argv)
+    lines = out.splitlines()
+    [row] = [ln for ln in lines if ln.strip().startswith("longest context")]
+    assert code == 0 and "1.523M token/seq [1: infeasible]" in row and "max_context" not in row
+    assert "[1] longest context that fits at the scenario's batch: infeasible there: max_context = 131.1k " \
+           "token/seq (capacity.context_within_model)" in lines
+    table = [ln for ln in lines if ln.startswith("  ")]
+    starts = {ln.rindex(ln.rsplit(" (", 1)[0].split()[-1]) for ln in table}  # where the declaration column starts
+    widest_label = max(len(ln[2:].split("  ")[0]) for ln in table)
+    assert starts == {2 + widest_label + 2 + len("1.523M token/seq [1: infeasible]") + 2}
+    code, out, _ = run(capsys, *argv, "--format", "md")
+    assert code == 0 and "| 1.523M token/seq \\[1: infeasible\\] |" in out
+    assert "- \\[1\\] longest context that fits at the scenario's batch: infeasible there: max\\_context" in out
+    code, out, _ = run(capsys, *argv, "--json")
+    row = {r["name"]: r for r in json.loads(out)["rows"]}["context"]
+    assert row["shown"] == "1.523M token/seq" and row["note"].startswith("infeasible there: max_context")
+    assert row["display"] == f"{row['shown']} ({row['note']})"
+
+
+def test_an_undefined_value_is_marked_and_its_reason_numbered_below(capsys) -> None:
+    # no KV bytes per token: the critical context has no value; the reason names the definition below the table
+    code, out, _ = run(capsys, "card", *NODE, "--set", "kv_bytes_per_token=0 B/token", "--no-cache")
+    lines = out.splitlines()
+    [row] = [ln for ln in lines if ln.strip().startswith("critical context")]
+    assert code == 0 and "undefined [1]" in row and "defined only where" not in row
+    [note] = [ln for ln in lines if ln.startswith("[1] ")]
+    assert "critical_context is defined only where kv_bytes_per_token > 0 (definition batching.critical_context)" \
+        in note
+    assert all(ln.startswith(f"[{k}] ") for k, ln in enumerate([ln for ln in lines if ln.startswith("[")], 1))
+
+
+def test_rows_without_a_note_print_as_before_and_a_short_note_is_numbered_too(capsys) -> None:
+    argv = ["card", *NODE, "--set", "context=8192 token/seq", "--no-cache"]
+    code, out, _ = run(capsys, *argv, "--json")
+    rows = {r["name"]: r for r in json.loads(out)["rows"]}
+    plain = [r for n, r in rows.items() if n != "context"]
+    assert code == 0 and all(r["note"] is None and r["shown"] == r["display"] for r in plain)
+    assert rows["context"]["note"] == "more than the scenario's 8,192 token/seq, from --set"
+    code, out, _ = run(capsys, *argv)
+    assert code == 0 and "23.79k token/seq [1]  capacity.memory_fits_in_hbm" in out and "infeasible" not in out
+    assert "[1] longest context that fits at the scenario's batch: more than the scenario's 8,192 token/seq" in out

@@ -201,13 +201,63 @@ class Checker:
             if result.verdict == "refuted" and claim.instance:
                 # The point where an instance claim fails includes the scenario values it was checked at.
                 result.counterexample = {**self.instance_values(claim, hyps), **(result.counterexample or {})}
+            if result.verdict in ("inconsistent", "unknown") and claim.instance:
+                result.reason = self.outside_domains(claim, result.verdict) or result.reason
         except UndefinedValueError as err:
-            outcome = Outcome("unknown", "none", f"the claim is not defined at the scenario's values: {err.message}")
+            reason = self.outside_domains(claim, "undefined") or err.message
+            outcome = Outcome("unknown", "none", f"the claim is not defined at the scenario's values: {reason}")
             return self._result(claim, outcome, [], rests_on, start)
         except Exception as err:  # noqa: BLE001 - one claim's internal error never stops the others
             outcome = Outcome("unknown", "none", f"internal error, so no verdict: {type(err).__name__}: {err}")
             return self._result(claim, outcome, [], rests_on, start)
         return result
+
+    def outside_domains(self, claim: Claim, why: str) -> str | None:
+        """Where an instance claim's values leave a definition it uses outside its ``domain``, or make a
+        derived quantity break what it declares: the words of an ``inconsistent``, ``unknown`` or
+        ``undefined`` (``why``) reason that name the definition, the condition as declared, the values that
+        break it and the layer that gave them (``derive.model.evaluate.domain_breaks``).  None where no such
+        condition is false at the values.  Wording only: the verdict is the kernel's.
+
+        ``inconsistent``: a domain of a definition the goal or a hypothesis uses, or a declaration of one a
+        hypothesis uses (each a hypothesis of the statement); ``unknown``: a declaration of one the goal
+        uses (read, never assumed); ``undefined``: a domain anywhere (a part without a real value)."""
+        from derive.model.evaluate import domain_breaks
+
+        lib = self.library
+        try:
+            statement = self.situation.statement(claim)
+            values = {**statement.substituted, **statement.fixed}
+            origins = {name_of(s): "the claim's hypotheses" for s in statement.fixed}
+            written = [h for aid in lib.rests_on(claim)
+                       if isinstance(a := lib.declarations[aid], Assumption) and (h := a.relation) is not None]
+            hyps = [e for f in [*written, *claim.hypotheses] for e in f.exprs()] + [q.sym for q, _, _ in claim.bounds]
+            goal = list(claim.goal.exprs())
+            if why == "inconsistent":
+                breaks = domain_breaks(lib, self.scenario, goal, statement.pins, values, ("domain",), origins=origins)
+                breaks += [b for b in domain_breaks(lib, self.scenario, hyps, statement.pins, values, origins=origins)
+                           if b not in breaks]
+            elif why == "unknown":
+                breaks = domain_breaks(lib, self.scenario, goal, statement.pins, values, ("declared",),
+                                       origins=origins)
+            else:
+                breaks = domain_breaks(lib, self.scenario, goal + hyps, statement.pins, values, ("domain",),
+                                       origins=origins)
+        except Exception:  # noqa: BLE001 - words only: a reason that cannot be worded stays the kernel's
+            return None
+        if not breaks:
+            return None
+        more = f" (and {len(breaks) - 1} more)" if len(breaks) > 1 else ""
+        first = breaks[0]
+        if why == "inconsistent":
+            head = (f"the values lie outside the domain of {first.definition}: {first.words()}{more}; the claim's "
+                    "assumptions contradict each other there")
+        elif why == "unknown":
+            head = (f"the claim is read where {first.quantity} breaks its declaration: {first.words()}{more}; "
+                    "no verdict there")
+        else:
+            head = f"{first.words()}{more}"
+        return f"{head}; hint: {first.hint()}"
 
     def too_large(self, claim: Claim) -> str | None:
         """Why the claim is too large to check (its expressions, with the assumptions it cites and the

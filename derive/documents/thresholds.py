@@ -182,6 +182,7 @@ def compute_thresholds(library: Library, scenario: Scenario, *, verify: bool = T
                     rows.append(Threshold(headline.id, claim.id, name, float(value), False, None, False, None, False,
                                           note="fails for every value of this input" + (
                                               "; at the scenario's value its assumptions contradict each other"
+                                              + (f" ({m.outside_domain.words()})" if m.outside_domain else "")
                                               if m.reading_at_value == "inconsistent" else "")))
                     continue
                 around = near[0]

@@ -33,7 +33,7 @@ import sympy as sp
 from derive.kernel.allocator import keep_freed_memory
 from derive.kernel.logic import And, Not, Rel, name_of
 from derive.kernel.problem import Outcome, Problem
-from derive.kernel.trusted import Kernel, Refused, Unsettled, evaluate_at
+from derive.kernel.trusted import Kernel, Refused, Unsettled, evaluate_at, without_mod
 from derive.kernel.trusted.evaluate import exact_value
 from derive.kernel.z3_tactics import TacticSolver
 
@@ -44,7 +44,7 @@ def decide(problem: Problem) -> Outcome:
     """Decide ``hypotheses => goal``; see the module docstring for the order of work."""
     keep_freed_memory()  # each z3 context would otherwise fault its pages in afresh
     try:
-        return _decide(problem)
+        return _decide(without_mod(problem))  # the kernel's reading of Mod, for the proposers too
     except RecursionError:
         return Outcome("unknown", "none", "expression too deeply nested for the engines (recursion budget)")
     except Exception as err:  # noqa: BLE001 - one claim's internal error must never stop the others

@@ -63,6 +63,8 @@ def _dimension_of(expr: sp.Expr, lookup: Lookup, where: str, memo: dict) -> Dime
                     f"piecewise branches differ: {format_dimension(dims[0])} vs {format_dimension(d)}", where=where
                 )
         return dims[0]
+    if isinstance(expr, sp.Mod):  # a - b*floor(a/b): a and b alike, and so is the remainder
+        return _same(expr.args, lookup, where, "Mod", memo)
     if isinstance(expr, sp.Function):
         # exp, log, sqrt-free functions and undefined functions take and give plain numbers.
         for a in expr.args:

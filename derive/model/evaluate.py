@@ -3,7 +3,8 @@
 A definition may declare its domain (``Definition.domain``); a value computed through a definition
 outside its domain is not a number: the ``Evaluation`` has ``exact = value = None`` and a ``reason``
 naming the relation that fails with both values (``context = 200k token/seq ≥ critical_context =
-30.1k token/seq``).
+30.1k token/seq``), the condition as declared and the definition's id, and a ``hint`` naming the layer that
+gave each value (``domain_breaks``: the same words for ``derive check``, ``margin`` and ``card``).
 
 The exact value is the expression with the scenario's exact values substituted (sympy's automatic
 simplification only; never ``nsimplify``, which guessed irrational forms for exact rationals; floats by
@@ -14,16 +15,17 @@ display ``1.078e4342944819``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import sympy as sp
 
 from derive.errors import MissingValueError, ScenarioError, UndefinedValueError, UnitError
-from derive.kernel.logic import And, Formula, Not, Or, Rel
+from derive.kernel.logic import And, Formula, Not, Or, Rel, replace
 from derive.model.declarations import Definition
 from derive.model.dimensions import dimension_of
 from derive.model.library import Library
-from derive.model.numbers import numeric
+from derive.model.numbers import exactify, numeric
 from derive.model.scenario import Scenario
 from derive.model.situation import situate
 from derive.model.units import Dimension, format_dimension, parse_unit
@@ -45,6 +47,7 @@ class Evaluation:
     # the inputs whose value changes the result at this scenario's other values (a dense model's expert
     # settings multiply zero skipped experts): notes about an input the value does not depend on stay quiet
     depends_on: tuple[str, ...] | None = None
+    hint: str | None = None  # where there is no value: which layer gave the values that break a domain
 
     @property
     def used(self) -> tuple[str, ...]:
@@ -85,6 +88,8 @@ class Evaluation:
             out["declaration_notes"] = list(self.notes)
         if self.exact is None:
             out["reason"] = self.reason
+            if self.hint:
+                out["hint"] = self.hint
         elif self.value is None:
             out["reason"] = display_json(self.in_unit(), self.unit).get("reason")
         return out
@@ -136,9 +141,11 @@ def evaluate(library: Library, scenario: Scenario, text: str, unit: str | None =
         unit_text = unit
     else:
         unit_text = format_dimension(dim)
-    reason = domain_violation(library, scenario, expr)
-    if reason is not None:
-        return Evaluation(name, None, dim, unit_text, None, inputs, reason, bool(unit))
+    breaks = domain_breaks(library, scenario, [expr], scenario.pinned, scenario.substitution(library),
+                           kinds=("domain",), first=True)
+    if breaks:
+        return Evaluation(name, None, dim, unit_text, None, inputs, breaks[0].words(), bool(unit),
+                          hint=breaks[0].hint())
     try:
         exact = situation.exact(expr, name)
     except UndefinedValueError as err:
@@ -172,7 +179,7 @@ def declaration_violations(library: Library, scenario: Scenario, expr: sp.Expr) 
     domain (positive, non-negative) or integrality, as phrases (``d = -1 is outside its declared domain
     (positive)``); empty when every one holds or cannot be computed."""
     out: list[str] = []
-    for d in definitions_used(library, expr, scenario.pinned):
+    for d in definitions_used(library, expr, pinned=scenario.pinned, domains=False):
         q = d.defines
         v = value_of(library, scenario, q.sym)
         if v is None or not v.is_Rational:
@@ -184,11 +191,116 @@ def declaration_violations(library: Library, scenario: Scenario, expr: sp.Expr) 
     return tuple(out)
 
 
-def definitions_used(library: Library, expr: sp.Expr, pinned: frozenset[str]) -> list[Definition]:
-    """The definitions ``expr`` expands through (pinned quantities are leaves), outermost first."""
+def domain_violation(library: Library, scenario: Scenario, expr: sp.Expr) -> str | None:
+    """Why ``expr`` has no value under the scenario: the first definition it expands through whose
+    domain fails there, with the failing relation and both values and the definition's id; None when
+    every domain holds (or cannot be decided because an input is missing)."""
+    breaks = domain_breaks(library, scenario, [expr], scenario.pinned, scenario.substitution(library),
+                           kinds=("domain",), first=True)
+    return breaks[0].words() if breaks else None
+
+
+@dataclass(frozen=True)
+class DomainBreak:
+    """A definition's ``domain`` (kind "domain"), or what its quantity declares (kind "declared": its
+    domain or integrality), that the values of its inputs break: in the user's symbols, with the values."""
+
+    kind: str  # domain | declared
+    definition: str  # the definition's id
+    quantity: str  # the quantity it defines
+    declared: str  # the condition as written: "context < critical_context", "positive", "an integer"
+    failing: str  # what fails, with values: "context = 200k token/seq ≥ critical_context = 30.11k token/seq"
+    inputs: tuple[tuple[str, str, str], ...]  # (input, its value with a unit, the layer that set it)
+
+    def words(self) -> str:
+        """The failure and the condition: ``a = 3 ≥ b = 2; cb is defined only where a < b (definition t.cb)``."""
+        if self.kind == "domain":
+            return (f"{self.failing}; {self.quantity} is defined only where {self.declared} "
+                    f"(definition {self.definition})")
+        return f"{self.failing}, but {self.quantity} is declared {self.declared} (definition {self.definition})"
+
+    def origins(self) -> str:
+        """Which layer gave each input the failure rests on: ``a = 3, b = 2 from --set``."""
+        by_origin: dict[str, list[str]] = {}
+        for name, shown, origin in self.inputs:
+            by_origin.setdefault(origin, []).append(f"{name} = {shown}")
+        return "; ".join(f"{', '.join(items)} from {origin}" for origin, items in by_origin.items())
+
+    def hint(self) -> str:
+        """Which values to change, and how."""
+        given = self.origins()
+        where = "is defined" if self.kind == "domain" else f"is {self.declared}"
+        return (f"{given}; " if given else "") + f"give values where {self.quantity} {where} with --set " \
+            "(or another preset)"
+
+
+def domain_breaks(library: Library, scenario: Scenario, exprs: list[sp.Expr], pinned: frozenset[str],
+                  values: dict[sp.Symbol, sp.Expr], kinds: tuple[str, ...] = ("domain", "declared"),
+                  first: bool = False, origins: dict[str, str] | None = None) -> list[DomainBreak]:
+    """The definitions ``exprs`` expand through (``pinned`` quantities are leaves) whose domain (kind
+    "domain") or whose quantity's declared domain or integrality (kind "declared") is false at ``values``
+    (by symbol, exact), outermost first; one that cannot be decided there (an input without a value, no
+    real value) is left out.  ``origins``: the layer that gave a value, by name, over the scenario's own
+    (``ScenarioValue.origin``).  Wording only: deciding stays with the kernel."""
+    def value(e: sp.Expr) -> sp.Expr | None:
+        expanded = library.expand(e, pinned)
+        if not expanded.free_symbols <= set(values):
+            return None
+        try:
+            v = exactify(replace(expanded, values, strict=True))
+        except UndefinedValueError:
+            return None
+        return v if v.is_number and v.is_extended_real else None
+
+    out: list[DomainBreak] = []
+    for d in definitions_used(library, *exprs, pinned=pinned):
+        q = d.defines
+        failing = None
+        if "domain" in kinds and d.domain is not None:
+            failing = _failing_relation(library, value, d.domain)
+            if failing is not None:
+                out.append(DomainBreak("domain", d.id, q.name, _formula_words(d.domain), failing,
+                                       _inputs(library, scenario, list(d.domain.exprs()), pinned, values, origins)))
+        if "declared" in kinds and failing is None:
+            v = value(q.sym)
+            if v is not None and v.is_Rational and (q.outside_domain(v) or (q.integer and not v.is_integer)):
+                declared = q.domain_words if q.outside_domain(v) else "an integer"
+                failing = f"{q.name} = {d.expr} = {_shown(v, format_dimension(q.dimension))}"
+                out.append(DomainBreak("declared", d.id, q.name, declared, failing,
+                                       _inputs(library, scenario, [q.sym], pinned, values, origins)))
+        if first and out:
+            break
+    return out
+
+
+def _shown(value: sp.Expr, unit: str) -> str:
+    from derive.model.display import format_value
+
+    return format_value(value, unit)
+
+
+def _inputs(library: Library, scenario: Scenario, exprs: list[sp.Expr], pinned: frozenset[str],
+            values: dict[sp.Symbol, sp.Expr], origins: dict[str, str] | None) -> tuple[tuple[str, str, str], ...]:
+    given = origins or {}
+    out = []
+    for s in sorted(set().union(*(library.expand(e, pinned).free_symbols for e in exprs)), key=str):
+        name = str(s)
+        q = library.quantities.get(name)
+        v = values.get(s)
+        if q is None or v is None:
+            continue
+        origin = given.get(name) or (scenario.values[name].origin if name in scenario.values else "") or "the scenario"
+        out.append((name, _shown(v, format_dimension(q.dimension)), origin))
+    return tuple(out)
+
+
+def definitions_used(library: Library, *exprs: sp.Expr, pinned: frozenset[str],
+                     domains: bool = True) -> list[Definition]:
+    """The definitions ``exprs`` expand through (pinned quantities are leaves; with ``domains``, those
+    a definition's domain uses count too), outermost first."""
     out: list[Definition] = []
     seen: set[str] = set()
-    stack = sorted(expr.free_symbols, key=str)
+    stack = sorted(set().union(*(e.free_symbols for e in exprs)), key=str)
     while stack:
         name = str(stack.pop(0))
         if name in seen or name in pinned:
@@ -197,32 +309,20 @@ def definitions_used(library: Library, expr: sp.Expr, pinned: frozenset[str]) ->
         d = library.definition_of.get(name)
         if d is not None:
             out.append(d)
-            stack.extend(sorted(d.expr.free_symbols, key=str))
+            inner = [d.expr, *(d.domain.exprs() if domains and d.domain is not None else [])]
+            stack.extend(sorted(set().union(*(e.free_symbols for e in inner)), key=str))
     return out
-
-
-def domain_violation(library: Library, scenario: Scenario, expr: sp.Expr) -> str | None:
-    """Why ``expr`` has no value under the scenario: the first definition it expands through whose
-    domain fails there, with the failing relation and both values; None when every domain holds (or
-    cannot be decided because an input is missing)."""
-    for d in definitions_used(library, expr, scenario.pinned):
-        if d.domain is None:
-            continue
-        failing = _failing_relation(library, scenario, d.domain)
-        if failing is not None:
-            return f"{failing}; {d.defines.name} is defined only where {_formula_words(d.domain)}"
-    return None
 
 
 _NEGATED = {"<": "≥", "<=": ">", ">": "≤", ">=": "<", "==": "≠", "!=": "="}
 _WORDS = {"<": "<", "<=": "≤", ">": ">", ">=": "≥", "==": "=", "!=": "≠"}
 
 
-def _failing_relation(library: Library, scenario: Scenario, f: Formula) -> str | None:
-    """A relation of ``f`` that is false under the scenario, in words with values; None when ``f`` holds
-    or cannot be evaluated."""
+def _failing_relation(library: Library, value: Callable[[sp.Expr], sp.Expr | None], f: Formula) -> str | None:
+    """A relation of ``f`` that is false at the values ``value`` gives, in words with values; None when
+    ``f`` holds or cannot be evaluated."""
     if isinstance(f, Rel):
-        sides = [value_of(library, scenario, e) for e in (f.lhs, f.rhs)]
+        sides = [value(e) for e in (f.lhs, f.rhs)]
         if any(v is None for v in sides):
             return None
         if Rel(sides[0], f.op, sides[1]).evaluate({}):
@@ -231,18 +331,18 @@ def _failing_relation(library: Library, scenario: Scenario, f: Formula) -> str |
                 f"{_side_words(library, f.rhs, sides[1], f.lhs)}")
     if isinstance(f, And):
         for a in f.args:
-            r = _failing_relation(library, scenario, a)
+            r = _failing_relation(library, value, a)
             if r is not None:
                 return r
         return None
     if isinstance(f, Or):
-        reasons = [_failing_relation(library, scenario, a) for a in f.args]
+        reasons = [_failing_relation(library, value, a) for a in f.args]
         return " and ".join(r for r in reasons if r) if all(reasons) else None
     if isinstance(f, Not):
-        values = [value_of(library, scenario, e) for e in f.arg.exprs()]
+        values = [value(e) for e in f.arg.exprs()]
         if any(v is None for v in values):
             return None
-        holds = f.arg.map_exprs(lambda e: value_of(library, scenario, e)).evaluate({})
+        holds = f.arg.map_exprs(value).evaluate({})
         return f"not ({_formula_words(f.arg)})" if holds else None
     return None
 
@@ -271,7 +371,8 @@ def _formula_words(f: Formula) -> str:
         return f"{f.lhs} {_WORDS[f.op]} {f.rhs}"
     if isinstance(f, (And, Or)):
         word = " and " if isinstance(f, And) else " or "
-        return word.join(_formula_words(a) for a in f.args)
+        return word.join(f"({_formula_words(a)})" if isinstance(a, (And, Or)) else _formula_words(a)
+                         for a in f.args)
     if isinstance(f, Not):
         return f"not ({_formula_words(f.arg)})"
     return str(f)

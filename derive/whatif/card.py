@@ -24,16 +24,30 @@ from derive.whatif.feasibility import Feasibility, feasibility
 class CardRow:
     label: str
     name: str  # the evaluated expression, or the varied quantity
-    display: str  # "12.3 ms", "23.79k token/seq", or "undefined: ..." / "error: ..."
+    display: str  # the whole answer: "12.3 ms", "1.523M token/seq (infeasible there: ...)", "undefined (...)"
     exact: str | None  # SI, exact
     unit: str
     decl: str
     kind: str  # "claim" | "definition" | ...
     verdict: str  # the claim's verdict at the scenario, or the declaration's kind
+    # ``display`` in two parts, for a table: the value alone ("1.523M token/seq", "undefined", "error") and
+    # what is said of it (why it is undefined, a bound its value breaks), printed below the table
+    shown: str = ""
+    note: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.shown:
+            self.shown = self.display
+
+    @property
+    def infeasible(self) -> bool:
+        """Whether the note says the value lies where the scenario cannot exist (the table says so too)."""
+        return bool(self.note) and self.note.startswith("infeasible")
 
     def to_json(self) -> dict[str, object]:
         return {"label": self.label, "name": self.name, "display": self.display, "exact": self.exact,
-                "unit": self.unit, "decl": self.decl, "kind": self.kind, "verdict": self.verdict}
+                "unit": self.unit, "decl": self.decl, "kind": self.kind, "verdict": self.verdict,
+                "shown": self.shown, "note": self.note}
 
 
 @dataclass
@@ -43,6 +57,10 @@ class Card:
     feasibility: Feasibility
     inputs: list[str] = field(default_factory=list)  # the scenario inputs the rows used
 
+    @property
+    def rows_with_notes(self) -> list[CardRow]:
+        return [r for r in self.rows if r.note]
+
     def to_json(self) -> dict[str, object]:
         return {"scenario": self.scenario.name, "rows": [r.to_json() for r in self.rows],
                 "feasibility": self.feasibility.to_json(), "notes": self.scenario.notes_for(self.inputs)}
@@ -51,7 +69,7 @@ class Card:
 def card(library: Library, scenario: Scenario, checker=None) -> Card:
     """The library's CARD rows at ``scenario``; ``checker`` (a ``derive.checking.checker.Checker``) gives the
     verdicts of the claims (none checked when it is None: the verdict reads ``not checked``)."""
-    from derive.model.display import format_quantity
+    from derive.model.display import format_quantity, format_value
     from derive.model.evaluate import evaluate, expression_for
     from derive.whatif.margin import margin
 
@@ -80,35 +98,42 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
                 continue
             ev = evaluate(library, scenario, spec["value"], spec.get("unit"), dependence=True)
             inputs.update(ev.used)
+            if ev.exact is None:
+                shown, note = "undefined", ev.reason
+            else:
+                shown, note = format_value(ev.in_unit(), ev.unit, fixed=ev.fixed_unit), "; ".join(ev.notes) or None
             rows.append(CardRow(spec["label"], spec["value"], ev.display, None if ev.exact is None else str(ev.exact),
-                                ev.unit, d.id, d.kind, verdict))
+                                ev.unit, d.id, d.kind, verdict, shown, note))
             continue
         name = spec["vary"]
         q = library.quantities[name]
         try:
             m = margin(library, scenario, d.id, name, verify=False)
         except DeriveError as err:
-            rows.append(CardRow(spec["label"], name, f"error: {err.message}", None, q.unit, d.id, d.kind, verdict))
+            rows.append(CardRow(spec["label"], name, f"error: {err.message}", None, q.unit, d.id, d.kind, verdict,
+                                "error", err.message))
             continue
         goal_inputs = _goal_inputs(library, d)
         inputs.update(n for n in scenario.values
                       if n in library.quantities and library.quantities[n].sym in goal_inputs)
         highs = [iv.high for iv in m.intervals]
+        note = None
         if not highs:
-            display, exact = "none: it fits at no value", None
+            shown, exact = "none: it fits at no value", None
         elif any(h is None for h in highs):
-            display, exact = "no limit", None
+            shown, exact = "no limit", None
         else:
             top = max(highs)
-            display, exact = format_quantity(top, q.dimension, q.display_unit), str(sp.nsimplify(top))
+            shown, exact = format_quantity(top, q.dimension, q.display_unit), str(sp.nsimplify(top))
             own = scenario.values.get(name)
             beyond = _infeasible_at(library, scenario, name, top) if own is not None else []
             if beyond:  # the largest value that fits breaks another bound (a context past the model's maximum)
-                display += f" (infeasible there: {'; '.join(f'{v.rhs} ({v.claim})' for v in beyond)})"
+                note = f"infeasible there: {'; '.join(f'{v.rhs} ({v.claim})' for v in beyond)}"
             elif own is not None and top > own.value:
-                display += (f" (more than the scenario's {format_quantity(own.value, q.dimension, q.display_unit)}"
-                            f"{', from ' + own.origin if own.origin else ''})")
-        rows.append(CardRow(spec["label"], name, display, exact, q.unit, d.id, d.kind, verdict))
+                note = (f"more than the scenario's {format_quantity(own.value, q.dimension, q.display_unit)}"
+                        f"{', from ' + own.origin if own.origin else ''}")
+        display = shown + (f" ({note})" if note else "")
+        rows.append(CardRow(spec["label"], name, display, exact, q.unit, d.id, d.kind, verdict, shown, note))
     return Card(scenario, rows, feasibility(library, scenario), sorted(inputs))
 
 

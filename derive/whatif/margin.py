@@ -51,7 +51,8 @@ import sympy as sp
 from derive.errors import MarginError, MissingValueError
 from derive.kernel.logic import And, Formula, Rel
 from derive.kernel.trusted import side_conditions
-from derive.model.declarations import Claim, Quantity
+from derive.model.declarations import Assumption, Claim, Quantity
+from derive.model.evaluate import DomainBreak, domain_breaks
 from derive.model.library import Library
 from derive.model.scenario import Scenario, broken_input_constraints, follow_links, with_input_table_defaults
 from derive.model.situation import eliminate_forall, relations, situate
@@ -146,6 +147,8 @@ class Margin:
     # ends of the set where the varied quantity's value breaks one of the library's input rules (a non-divisor
     # tensor-parallel degree): what --set would refuse there, and the nearest value inside that it accepts
     rule_ends: list[RuleEnd] = field(default_factory=list)
+    # where the hypotheses fail at the scenario value because a definition's domain does: which, in words
+    outside_domain: DomainBreak | None = None
 
     @property
     def reading_at_value(self) -> str | None:
@@ -803,9 +806,28 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
     if v.value is not None and not out.holds_at_value:
         conditions = (*dom, *hyps)  # the quantity's domain is a hypothesis too (check: inconsistent outside it)
         out.hypotheses_at_value = _hypotheses_hold(And(conditions) if conditions else None, v)
+        if out.hypotheses_at_value is False:  # a definition's domain the scenario's values leave: named
+            out.outside_domain = _domain_at_value(library, scenario, claim, frozenset(v.pinned))
+            if out.outside_domain is not None:
+                out.notes.append(f"at the scenario value: {out.outside_domain.words()}; "
+                                 f"hint: {out.outside_domain.hint()}")
     if verify:
         out.checks = cross_check(goal, [*dom, *hyps], v.symbol, intervals, critical, rlimit or DEFAULT_RLIMIT)
     return out
+
+
+def _domain_at_value(library: Library, scenario: Scenario, claim: Claim, pinned: frozenset[str]) -> DomainBreak | None:
+    """The first definition domain the scenario's values leave, among those the claim's goal, hypotheses and
+    cited assumptions use (``derive.model.evaluate.domain_breaks``); None if none."""
+    situation = situate(library, scenario)
+    forall = {q.sym for q in claim.forall}
+    values = {s: v for s, v in situation.substitution.items() if s not in forall}
+    written = [a.relation for aid in library.rests_on(claim)
+               if isinstance(a := library.declarations[aid], Assumption) and a.relation is not None]
+    exprs = [e for f in [claim.goal, *claim.hypotheses, *written] for e in f.exprs()]
+    breaks = domain_breaks(library, scenario, exprs, situation.pins_for(claim) | pinned, values, ("domain",),
+                           first=True)
+    return breaks[0] if breaks else None
 
 
 RULE_SEARCH = 4096  # integers searched from an end for the nearest value the input rules accept

@@ -72,7 +72,7 @@ def test_an_instance_claim_outside_a_definitions_domain_is_never_proved(quantity
     res = check(lib, {"a": 3, "b": 2}).by_id()
     for cid in ("t.neg", "t.pos"):  # the claim speaks only where cb is defined: nowhere at this scenario
         assert res[cid].verdict == "inconsistent", res[cid]
-        assert "3 < 2 is false" in res[cid].reason
+        assert "a = 3 ≥ b = 2; cb is defined only where a < b (definition t.cb)" in res[cid].reason
     assert evaluate(lib, scenario({"a": 3, "b": 2}), quantity).exact is None
 
 

@@ -11,7 +11,7 @@ through a definition outside its declared domain is `undefined`, with the reason
 whose value breaks its declared domain (positive, non-negative) or integrality is noted beside the value.
 
 --json: one name gives {"name", "value", "exact", "unit", "display", "inputs", "pinned", "notes"} ("value"
-is null, with "reason", when undefined; "declaration_notes" when a value breaks a declaration); several
+is null, with "reason" and "hint", when undefined; "declaration_notes" when a value breaks a declaration); several
 names give {"values": [...], "scenario", "pinned", "notes"}.  --explain adds each input's value, unit and
 the layer that set it ("explain" in --json).
 
@@ -69,6 +69,9 @@ def run(args, ctx) -> int:
         return 0
     for line in eval_lines(evs):
         emit(line)
+    for ev in evs:  # which layer gave the values that leave a definition undefined
+        if ev.exact is None and ev.hint:
+            emit(f"hint: {ev.name}: {ev.hint}" if len(evs) > 1 else f"hint: {ev.hint}")
     emit(f"(scenario {ctx.scenario.name})")
     for v in infeasible:
         emit(v.note)

@@ -56,6 +56,7 @@ from derive.kernel.trusted.meaning import (
     side_conditions,
     substitute_values,
     tree_size,
+    without_mod,
 )
 from derive.kernel.trusted.query import PlainZ3, Tactics
 from derive.kernel.trusted.routes import TAYLOR_NODES, TAYLOR_SYMBOLS
@@ -65,4 +66,5 @@ __all__ = [
     "TAYLOR_SYMBOLS", "Kernel", "MaybeUndefined", "OverBudget", "PlainZ3", "Refused", "SideCondition", "Tactics",
     "Undefined", "Unsettled", "Unsupported", "bool_formula", "enclose", "evaluate_at", "expansion_size",
     "formula_side_conditions", "refusal", "side_conditions", "substitute_values", "tree_size", "truth_on_box",
+    "without_mod",
 ]

@@ -117,6 +117,13 @@ def exact_value(e: sp.Expr, point: Mapping[sp.Symbol, sp.Rational]) -> sp.Ration
             return None
         down = sp.Integer(int(a.p) // int(a.q))  # Python's // rounds toward minus infinity: the floor
         return down if isinstance(e, sp.floor) or down == a else down + 1
+    if isinstance(e, sp.Mod):  # a - b*floor(a/b), undefined at b = 0 (``meaning``)
+        a, b = exact_value(e.args[0], point), exact_value(e.args[1], point)
+        if b == 0:
+            raise Undefined(f"modulus {sp.sstr(e.args[1])} is zero")
+        if a is None or b is None:
+            return None
+        return a - b * sp.floor(a / b)
     if isinstance(e, sp.Piecewise):
         for expr, cond in e.args:
             c = bool_formula(cond)

@@ -83,6 +83,7 @@ from derive.kernel.trusted.meaning import (
     hypothesis_box,
     refusal,
     substitute_values,
+    without_mod,
 )
 from derive.kernel.trusted.query import PlainZ3, Tactics, Z3Queries
 from derive.kernel.trusted.routes import ProofRoutes
@@ -97,7 +98,7 @@ class Kernel(ProofRoutes, Z3Queries):
         why = refusal(problem)
         if why:
             raise Refused(why)
-        problem = substitute_values(problem)
+        problem = substitute_values(without_mod(problem))
         self.problem = problem
         present = problem.symbols()
         self.bounds = {s: (sp.Rational(lo), sp.Rational(hi)) for s, (lo, hi) in problem.bounds.items() if s in present}

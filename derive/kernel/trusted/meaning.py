@@ -22,7 +22,9 @@ fractional power is >= 0 (> 0 when the power is negative), a logarithm's argumen
 whose exponent is not a rational literal (``N**alpha``, ``a**(k+1)``) has a base > 0; a ``Piecewise``
 needs its conditions defined (up to the one that holds), one of them true (a ``Piecewise`` without an
 otherwise branch is undefined where none holds) and only its active branch defined.  These are the
-*side conditions* (``side_conditions``).
+*side conditions* (``side_conditions``).  ``Mod(a, b)`` is ``a - b*floor(a/b)`` (sympy's meaning, and Python's
+``%`` on integers: the sign of ``b``), defined where ``b != 0``: the kernel reads every ``Mod`` as that expression
+(``without_mod``), so its side condition is the denominator's and every engine reads ``floor``.
 
 What definitions declare (``Problem.conditions``, built by ``Library.definition_conditions``): a
 definition's ``domain`` and a derived quantity's declared domain (positive, non-negative) and integrality
@@ -153,7 +155,7 @@ def _refused_expr(e: sp.Expr) -> str | None:
             return f"complex number in {sp.sstr(e)}"
         if isinstance(a, sp.NumberSymbol) and a not in CONSTANTS:
             return f"constant {a} is not supported (only E and pi)"
-        if isinstance(a, (sp.Symbol, sp.Number, sp.Add, sp.Mul, sp.Pow, sp.log, sp.Piecewise,
+        if isinstance(a, (sp.Symbol, sp.Number, sp.Add, sp.Mul, sp.Pow, sp.log, sp.Piecewise, sp.Mod,
                           sp.NumberSymbol, _CONDITIONS, sp.core.relational.Relational,
                           sp.core.containers.Tuple, sp.core.numbers.ImaginaryUnit)):
             continue
@@ -229,6 +231,8 @@ def side_conditions(e: sp.Expr, guard: Formula | None = None) -> list[SideCondit
                 add("power base", Rel(b, ">", 0))
         elif isinstance(a, sp.log):
             add("logarithm", Rel(a.args[0], ">", 0))
+        elif isinstance(a, sp.Mod):  # a - b*floor(a/b): undefined at b = 0, as sympy's Mod(a, 0) is nan
+            add("modulus", Rel(a.args[1], "!=", 0))
 
     walk(e)
     return out
@@ -314,6 +318,24 @@ def substitute_values(problem: Problem) -> Problem:
     if not values:
         return problem
     return Problem(hyps, goal, set(problem.integer), dict(problem.bounds), problem.rlimit, problem.seed, conditions)
+
+
+def without_mod(problem: Problem) -> Problem:
+    """The same statement with every ``Mod(a, b)`` written as ``a - b*floor(a/b)``, its meaning for every real
+    ``b != 0`` (the division carries that side condition); the problem itself where it has no ``Mod``."""
+    exprs = [e for f in [*problem.hypotheses, problem.goal, *(c for _, c in problem.conditions)] for e in f.exprs()
+             if isinstance(e, sp.Basic)]
+    # a tree past the budget is refused as it is (``refusal``): never walked node by node here
+    if tree_size(exprs) > MAX_NODES or not any(e.has(sp.Mod) for e in exprs):
+        return problem
+
+    def rewrite(f: Formula) -> Formula:
+        return f.map_exprs(lambda e: e.replace(sp.Mod, lambda x, y: x - y * sp.floor(x / y))
+                           if isinstance(e, sp.Basic) else e)
+
+    return Problem([rewrite(h) for h in problem.hypotheses], rewrite(problem.goal), set(problem.integer),
+                   dict(problem.bounds), problem.rlimit, problem.seed,
+                   [(label, rewrite(c)) for label, c in problem.conditions])
 
 
 def conjuncts(f: Formula) -> list[Formula]:
