@@ -353,7 +353,8 @@ class Checker:
         """Whether the definition of ``name`` meets what its quantity declares (domain, integrality): the
         declared relation of the definition's expression, under the library's assumptions that share a
         quantity with it, the definition's own domain and what the definitions it uses declare
-        (``Library.definition_conditions``), decided like a claim; a finding for each one not proved.
+        (``Library.definition_conditions``), decided like a claim (first without the assumptions where that
+        cannot change the finding, ``_met_from_context``); a finding for each one not proved.
         A declaration is never a hypothesis elsewhere; where the quantity is used it is a side condition."""
         lib = self.library
         definition = lib.definition_of[name]
@@ -371,7 +372,8 @@ class Checker:
         out: list[Finding] = []
         for label, goal in own:
             problem = self._obligation_problem(definition.id, goal, [*expanded, *context])
-            outcome = self._met_from_context(definition.id, goal, context, problem) or self.decide(problem)
+            outcome = (self._met_from_context(definition.id, goal, context, problem) if expanded else None) \
+                or self.decide(problem)  # without linked assumptions the shorter problem is this one
             if outcome.verdict != "proved":
                 point = outcome.as_text_counterexample()  # the quantities of the declaration, in short
                 shown = {n: v for n, v in point.items() if n in {name_of(s) for s in goal.free_symbols()}} \
