@@ -422,6 +422,31 @@ def listing_digest(path: str) -> str | None:
     return h.hexdigest()
 
 
+def root_digest(path: str) -> str | None:
+    """The names in an import root (a ``sys.path`` folder, which the import system lists), every entry but
+    hidden ones, ``__pycache__`` and byte code, with the contents of the data files among them (as in
+    ``listing_digest``): a new module or package there can change what is imported.  What is imported from
+    below it is digested file by file (``loaded_source_files``, and ``listing_digest`` of each module's
+    folder), and what a run opens or lists there is recorded on its own, so its other contents (a virtual
+    environment's ``bin`` holds z3's and ruff's executables, 50 MB) are not read on every cold run."""
+    try:
+        names = sorted(n for n in os.listdir(path)
+                       if not n.startswith(".") and n != "__pycache__" and not n.endswith((".pyc", ".tmp")))
+    except OSError:
+        return None
+    h = hashlib.sha256()
+    for n in names:
+        h.update(n.encode("utf-8", "surrogateescape") + b"\0")
+        full = os.path.join(path, n)
+        if n.endswith(_DATA_SUFFIXES) and os.path.isfile(full):
+            h.update((file_digest(full) or "?").encode() + b"\0")
+    return h.hexdigest()
+
+
+def _import_roots() -> set[str]:
+    return {os.path.abspath(p or os.curdir) for p in sys.path if isinstance(p, str)}
+
+
 def loaded_source_files() -> list[str]:
     """Files of the imported modules that are neither the standard library nor installed packages:
     the engine (an editable install included) and the libraries of declarations."""
@@ -482,6 +507,9 @@ class OutputCache:
             for folder, digest in data["listings"].items():
                 if listing_digest(folder) != digest:
                     return None
+            for folder, digest in data.get("roots", {}).items():
+                if root_digest(folder) != digest:
+                    return None
             for path, kind in data["probed"].items():
                 if path_kind(path) != kind:
                     return None
@@ -508,11 +536,16 @@ class OutputCache:
             return not (p == root or p.startswith(root + os.sep) or root.startswith(p + os.sep)
                         or p.startswith(excluded))
 
+        roots: dict[str, str | None] = {}  # import roots the run only listed (``root_digest``)
+        import_roots = _import_roots()
+        named = {os.path.abspath(p) for p in [*data_dirs, *paths_in_argv(argv)]}
         for p in [*data_dirs, *paths_in_argv(argv), *read]:
             p = os.path.abspath(p)
             if not outside(p):
                 continue
-            if os.path.isdir(p):
+            if os.path.isdir(p) and p in import_roots and p not in named:
+                roots[p] = root_digest(p)
+            elif os.path.isdir(p):
                 dirs[p] = dir_digest(p)
             elif os.path.isfile(p):
                 files[p] = file_digest(p)
@@ -520,10 +553,10 @@ class OutputCache:
                 kinds[p] = path_kind(p)
         for p in probed:
             p = os.path.abspath(p)
-            if outside(p) and p not in files and p not in dirs:
+            if outside(p) and p not in files and p not in dirs and p not in roots:
                 kinds[p] = path_kind(p)
         listings = {d: listing_digest(d) for d in sorted({os.path.dirname(f) for f in files})}
-        body = {"argv": argv, "files": files, "dirs": dirs, "listings": listings, "probed": kinds,
+        body = {"argv": argv, "files": files, "dirs": dirs, "listings": listings, "roots": roots, "probed": kinds,
                 "stdout": stdout, "stderr": stderr, "exit": exit_code}
         return atomic_write(self.dir / f"{key}.json", seal("output", key, body))
 

@@ -15,7 +15,7 @@ import sympy as sp
 from derive.errors import UndefinedValueError
 from derive.kernel.logic import Formula, Iff, Implies, Rel, name_of
 from derive.kernel.problem import DEFAULT_RLIMIT, Outcome, Problem
-from derive.kernel.prover import decide
+from derive.kernel.prover import decide, region_shown_nonempty
 from derive.kernel.trusted import MAX_NODES, Kernel, tree_size
 from derive.model.declarations import Assumption, Claim, Declaration
 from derive.model.library import Library
@@ -403,7 +403,8 @@ class Checker:
         """Whether the definition of ``name`` meets what its quantity declares (domain, integrality): the
         declared relation of the definition's expression, under the library's assumptions that share a
         quantity with it, the definition's own domain and what the definitions it uses declare
-        (``Library.definition_conditions``), decided like a claim; a finding for each one not proved.
+        (``Library.definition_conditions``), decided like a claim (first without the assumptions where that
+        cannot change the finding, ``_met_from_context``); a finding for each one not proved.
         A declaration is never a hypothesis elsewhere; where the quantity is used it is a side condition."""
         lib = self.library
         definition = lib.definition_of[name]
@@ -420,18 +421,37 @@ class Checker:
         expanded = [expanded[i] for i in linked([f.free_symbols() for f in expanded], symbols)]
         out: list[Finding] = []
         for label, goal in own:
-            hyps = [*expanded, *context]
-            present = goal.free_symbols().union(*(h.free_symbols() for h in hyps))
-            domains = [d for s in sorted(present, key=name_of) if (d := lib.quantity_of(s).domain_formula())]
-            integer = {s for s in present if lib.quantity_of(s).integer}
-            outcome = self.decide(Problem(domains + hyps, goal, integer, {}, self.rlimit,
-                                          zlib.crc32(definition.id.encode())))
+            problem = self._obligation_problem(definition.id, goal, [*expanded, *context])
+            outcome = (self._met_from_context(definition.id, goal, context, problem) if expanded else None) \
+                or self.decide(problem)  # without linked assumptions the shorter problem is this one
             if outcome.verdict != "proved":
                 point = outcome.as_text_counterexample()  # the quantities of the declaration, in short
                 shown = {n: v for n, v in point.items() if n in {name_of(s) for s in goal.free_symbols()}} \
                     if point else None
                 out.append(Finding(definition.id, name, label, outcome.verdict, outcome.reason, shown))
         return out
+
+    def _obligation_problem(self, definition_id: str, goal: Formula, hyps: list[Formula]) -> Problem:
+        """``goal`` under ``hyps`` and the declared domains of every quantity they read."""
+        lib = self.library
+        present = goal.free_symbols().union(*(h.free_symbols() for h in hyps))
+        domains = [d for s in sorted(present, key=name_of) if (d := lib.quantity_of(s).domain_formula())]
+        integer = {s for s in present if lib.quantity_of(s).integer}
+        return Problem(domains + hyps, goal, integer, {}, self.rlimit, zlib.crc32(definition_id.encode()))
+
+    def _met_from_context(self, definition_id: str, goal: Formula, context: list[Formula],
+                          problem: Problem) -> Outcome | None:
+        """The obligation proved without the library's assumptions (from the declared domains and ``context``,
+        the definition's own conditions, alone), where the kernel confirms a point of the whole ``problem``'s
+        region; else None (the caller decides ``problem`` itself).  Its hypotheses are a subset of the
+        problem's, so a proof holds on the problem's region too, and that region is not empty, so the
+        problem is not ``inconsistent``: the finding is the same.  Most declarations follow from the
+        domains alone, and a problem without the assumptions linked to the quantity (often forty) took
+        z3 a fifth of the time (the serving library's obligations: 0.66 s of one process's CPU, 0.17 s)."""
+        if not region_shown_nonempty(problem):
+            return None
+        outcome = self.decide(self._obligation_problem(definition_id, goal, context))
+        return outcome if outcome.verdict == "proved" else None
 
     def _own_in_parallel(self, claims: list[Claim], names: list[str], meanwhile: Callable[[], None] | None = None
                          ) -> tuple[dict[str, ClaimResult], list[Finding] | None]:

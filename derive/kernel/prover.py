@@ -117,6 +117,17 @@ def _decide(problem: Problem) -> Outcome:
     return Outcome("unknown", "z3" if status in ("sat", "unknown") else "none", "; ".join(dict.fromkeys(reasons)))
 
 
+def region_shown_nonempty(problem: Problem) -> bool:
+    """Whether the kernel confirms a point inside the problem's region (hypotheses, bounds, integrality): the
+    simple point, repaired (``_region_point``), so without z3.  False where it cannot tell (a refused
+    statement, a point outside)."""
+    try:
+        k = Kernel(problem)
+    except Refused:
+        return False
+    return k.in_region(_region_point(k))
+
+
 def _symbolic_powers(problem: Problem) -> bool:
     """Whether the problem has a power whose exponent is no rational literal (``a**b``)."""
     exprs = [e for f in (problem.goal, *problem.hypotheses) for e in f.exprs()]

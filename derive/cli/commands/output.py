@@ -174,11 +174,13 @@ def formula_text(library, formula) -> str:
 def claim_inputs(library, scenario, claim_ids) -> set[str]:
     """The scenario inputs the claims' goals and hypotheses read (the scenario's pins kept as they are), so
     that notes and pins unrelated to the claims checked stay unsaid."""
+    from derive.kernel.logic import name_of  # a symbol's name without sympy's printer (thousands of them)
+
     pins = frozenset(scenario.pinned)
     names: set[str] = set()
     for cid in claim_ids:
         d = library.declarations.get(cid)
         for f in [getattr(d, "goal", None), *getattr(d, "hypotheses", ()), getattr(d, "relation", None)]:
             if f is not None:
-                names |= {str(sym) for sym in library.formula_expand(f, pins).free_symbols()}
+                names |= {name_of(sym) for sym in library.formula_expand(f, pins).free_symbols()}
     return names
