@@ -232,6 +232,26 @@ def test_probe_cpu_tiny(tmp_path, capsys):
     assert rows and all(r.status != "contradiction" for r in rows)  # a CPU is slower than an H100's floors
 
 
+def test_probe_sections_pick_what_is_measured(tmp_path, capsys):
+    """``--sections`` measures only the sections named; a name that is no section is one error line, exit 2,
+    before anything is measured or written."""
+    pytest.importorskip("torch")
+    from derive.probe.__main__ import main as probe_main
+
+    saved, out = tmp_path / "run.json", tmp_path / "presets"
+    assert probe_main(["--hardware", "h100-sxm", "--tiny", "--device", "cpu", "--sections", "knees,bogus",
+                       "--out", str(out), "--save-json", str(saved)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'bogus'" in err and "layer_rates" in err
+    assert not saved.exists() and not out.exists()
+    assert probe_main(["--hardware", "h100-sxm", "--tiny", "--device", "cpu", "--sections",
+                       "ceilings, knees, layer_rates, read_sizes", "--out", str(out), "--save-json", str(saved)]) == 0
+    result = json.loads(saved.read_text())
+    assert {"dense_knee", "moe_knee", "layer_rates", "read_sizes"} <= set(result)
+    assert not {"shape_rates", "decode", "prefill"} & set(result)
+    assert "from the layer rates" in capsys.readouterr().out
+
+
 def test_probe_without_torch_fails_cleanly(monkeypatch, capsys):
     import builtins
 

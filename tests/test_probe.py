@@ -561,6 +561,7 @@ def test_an_unknown_hardware_is_refused_before_measuring(monkeypatch, capsys):
     called = []
     fake = types.ModuleType("derive.probe.bench")
     fake.measure = lambda **kw: called.append(kw)  # type: ignore[attr-defined]
+    fake.SECTIONS = ("knees",)  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "derive.probe.bench", fake)
     assert probe_main(["--hardware", "h2000", "--tiny"]) == 2
     assert not called and "h200" in capsys.readouterr().err  # did you mean

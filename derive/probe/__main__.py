@@ -35,6 +35,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--save-json", metavar="FILE",
                    help="also save the raw result as JSON (rewritten after each section, so a run cut short "
                         "keeps what it measured)")
+    p.add_argument("--sections", metavar="LIST",
+                   help="measure only these sections, comma-separated (default: all: ceilings, knees, layer_rates, "
+                        "read_sizes, shape_rates, decode, prefill)")
     return p
 
 
@@ -59,15 +62,21 @@ def main(argv: list[str] | None = None) -> int:
             source = args.source or f"probe result {Path(args.from_json).name}"
         else:
             try:
-                from derive.probe.bench import measure
+                from derive.probe.bench import SECTIONS, measure
             except ImportError as err:
                 sys.stderr.write(f"derive.probe: error: {err} (install the optional extra: pip install "
                                  "'derive-llm[probe]')\n")
                 return 2
+            sections = SECTIONS if args.sections is None else tuple(x.strip() for x in args.sections.split(","))
+            unknown = [x for x in sections if x not in SECTIONS]
+            if unknown or not sections:
+                sys.stderr.write(f"derive.probe: error: --sections {args.sections!r}: no such section "
+                                 f"{', '.join(map(repr, unknown))}; hint: the sections are {', '.join(SECTIONS)}\n")
+                return 2
             library = library_for()
             check_hardware(library, args.hardware)  # before minutes of measuring, not after
             keep = None if not args.save_json else (lambda partial: save_result(partial, Path(args.save_json)))
-            result = measure(device=args.device, tiny=args.tiny, log=sys.stderr, saved=keep)
+            result = measure(device=args.device, tiny=args.tiny, log=sys.stderr, saved=keep, sections=sections)
             source = args.source or f"derive.probe on {result.get('device')} ({result.get('torch')}), {date}"
         if args.save_json:  # the raw result is kept even when the analysis below refuses it
             save_result(result, Path(args.save_json))

@@ -49,7 +49,7 @@ from derive.probe.analysis import KNEE_FLAT_POINTS, KNEE_SLOPE_POINTS
 
 READ_SIZE_FACTORS = (0.25, 0.5, 0.75, 1.5, 2.0, 4.0)  # read_sizes: weights these multiples of a layer's own, never 1
 NO_SHAPE_RATES = ("this result has no shape_rates (measured before the probe timed the products at the shapes "
-                  "that run): no per-shape prediction")
+                  "that run, or without that section): no per-shape prediction")
 
 
 @dataclass(frozen=True)
