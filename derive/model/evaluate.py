@@ -141,11 +141,9 @@ def evaluate(library: Library, scenario: Scenario, text: str, unit: str | None =
         unit_text = unit
     else:
         unit_text = format_dimension(dim)
-    breaks = domain_breaks(library, scenario, [expr], scenario.pinned, scenario.substitution(library),
-                           kinds=("domain",), first=True)
-    if breaks:
-        return Evaluation(name, None, dim, unit_text, None, inputs, breaks[0].words(), bool(unit),
-                          hint=breaks[0].hint())
+    broken = first_domain_break(library, scenario, expr)
+    if broken is not None:
+        return Evaluation(name, None, dim, unit_text, None, inputs, broken.words(), bool(unit), hint=broken.hint())
     try:
         exact = situation.exact(expr, name)
     except UndefinedValueError as err:
@@ -195,9 +193,15 @@ def domain_violation(library: Library, scenario: Scenario, expr: sp.Expr) -> str
     """Why ``expr`` has no value under the scenario: the first definition it expands through whose
     domain fails there, with the failing relation and both values and the definition's id; None when
     every domain holds (or cannot be decided because an input is missing)."""
+    broken = first_domain_break(library, scenario, expr)
+    return broken.words() if broken is not None else None
+
+
+def first_domain_break(library: Library, scenario: Scenario, expr: sp.Expr) -> DomainBreak | None:
+    """The first definition ``expr`` expands through whose ``domain`` fails at the scenario's values."""
     breaks = domain_breaks(library, scenario, [expr], scenario.pinned, scenario.substitution(library),
                            kinds=("domain",), first=True)
-    return breaks[0].words() if breaks else None
+    return breaks[0] if breaks else None
 
 
 @dataclass(frozen=True)

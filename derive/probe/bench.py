@@ -175,20 +175,31 @@ def _placed(fn: Callable[[torch.Tensor], object], weights: list[torch.Tensor], t
     return statistics.fmean(each), each
 
 
-def layer_group(rows: int, n: int, sm_count: int) -> int:
-    """How many products of rows x K x n one timing of ``layer_rates`` runs: enough to give every SM
-    ``TILES_PER_SM`` output tiles of ``TILE`` x ``TILE``."""
+def tile_group(rows: int, n: int, sm_count: int) -> int:
+    """How many products of rows x K x n one timing of ``shape_rates`` or ``layer_rates`` runs: enough to
+    give every SM ``TILES_PER_SM`` output tiles of ``TILE`` x ``TILE``."""
     tiles = math.ceil(rows / TILE) * math.ceil(n / TILE)
     return max(1, math.ceil(TILES_PER_SM * max(sm_count, 1) / tiles))
+
+
+def streamed_product(layout: str, rows: int, k: int, n: int, matrices: int, *, pool: _Pool, dev: torch.device
+                     ) -> tuple[Callable[[torch.Tensor], object], list[torch.Tensor]]:
+    """A product whose weight streams from memory, and that weight's placements in the pool: "dense",
+    X[rows, k] @ W[k, n]; "experts", one batched product of ``matrices`` X[rows, k] @ W[k, n]."""
+    if layout == "dense":
+        x = rand(rows, k, device=dev)
+        return (lambda w, x=x: x @ w), pool.views(k, n)
+    x = rand(matrices, rows, k, device=dev)
+    return (lambda w, x=x: torch.bmm(x, w)), pool.views(matrices, k, n)
 
 
 def layer_rate(rows: int, k: int, n: int, *, pool: _Pool, dev: torch.device, timed: Timer, repeats: int,
                warmup: int, sm_count: int) -> dict:
     """The rate of rows x k x n products as a layer runs them (``layer_rates`` in the module docstring)."""
-    group = layer_group(rows, n, sm_count)
+    group = tile_group(rows, n, sm_count)
     group = max(1, min(group, pool.data.numel() // (k * n)))  # a group that does not fit the pool is cut
-    x = rand(group, rows, k, device=dev)
-    t, each = _placed(lambda w, x=x: torch.bmm(x, w), pool.views(group, k, n), timed, repeats, warmup)
+    fn, views = streamed_product("experts", rows, k, n, group, pool=pool, dev=dev)
+    t, each = _placed(fn, views, timed, repeats, warmup)
     return {"rows": rows, "K": k, "N": n, "group": group, "seconds": t, "seconds_by_placement": each,
             "flops_per_s": 2 * group * rows * k * n / t}
 
@@ -197,8 +208,7 @@ def shape_rate(rows: int, k: int, n: int, *, dev: torch.device, timed: Timer, re
                cache_bytes: int, sm_count: int) -> dict:
     """The compute-bound rate of rows x k x n products (see the module docstring, ``shape_rates``)."""
     block = min(n, max(TILE, (cache_bytes // 4) // (2 * k) // TILE * TILE))
-    tiles = math.ceil(rows / TILE) * math.ceil(block / TILE)
-    group = max(1, math.ceil(TILES_PER_SM * max(sm_count, 1) / tiles))
+    group = tile_group(rows, block, sm_count)
     w = rand(k, block, device=dev).expand(group, k, block)  # one block, batch stride 0
     x = rand(group, rows, k, device=dev)
     copied = None
@@ -222,12 +232,9 @@ def read_size_job(layout: str, rows: int, k: int, n: int, matrices: int, factor:
     one k x (n·factor) weight; "experts": a stack of (matrices·factor) k x n weights in one batched product."""
     if layout == "dense":
         mats, columns = 1, max(TILE, round(n * factor / TILE) * TILE)
-        x = rand(rows, k, device=dev)
-        fn, views = (lambda w, x=x: x @ w), pool.views(k, columns)
     else:
         mats, columns = max(1, round(matrices * factor)), n
-        x = rand(mats, rows, k, device=dev)
-        fn, views = (lambda w, x=x: torch.bmm(x, w)), pool.views(mats, k, n)
+    fn, views = streamed_product(layout, rows, k, columns, mats, pool=pool, dev=dev)
     return ({"layout": layout, "rows": rows, "K": k, "N": n, "matrices": mats, "columns": columns,
              "weight_bytes": mats * k * columns * 2}, fn, views)
 
@@ -306,17 +313,11 @@ def measure(*, device: str | None = None, tiny: bool = False, log: TextIO = sys.
             points: list[dict] = []
             sizes: list[dict] = []
             if "knees" in wanted:
-                views = pool.views(k, n) if e == 1 else pool.views(e, k, n)
                 for bt in batches:
                     per = math.ceil(bt * top / e)
-                    if e == 1:
-                        x = rand(bt, k, device=dev)
-                        point, fn = {"batch": bt}, (lambda w, x=x: x @ w)
-                    else:
-                        x = rand(e, per, k, device=dev)
-                        point, fn = {"batch": bt, "tokens_per_expert": per}, (lambda w, x=x: torch.bmm(x, w))
-                    points.append(point)
-                    jobs.append((point, fn, views))
+                    point = {"batch": bt} if e == 1 else {"batch": bt, "tokens_per_expert": per}
+                    points.append(point)  # every batch's product reads the one weight at the same placements
+                    jobs.append((point, *streamed_product(layout, per, k, n, e, pool=pool, dev=dev)))
             if "read_sizes" in wanted:
                 for rows in sorted({math.ceil(bt * top / e) for bt in sorted(batches)[:KNEE_FLAT_POINTS]}):
                     for factor in READ_SIZE_FACTORS:
