@@ -54,6 +54,23 @@ def test_every_lecture_value_left_carries_a_note(lecture_library) -> None:
         assert any(name in n and "lecture's value" in n for n in sc.notes_for([name])), name
 
 
+@pytest.mark.parametrize("hardware, chips", [("tpu-v5p", "8,960"), ("h100-sxm", "8"), ("gb200-nvl72", "72")])
+def test_a_presets_chip_count_is_said_where_used(lecture_library, hardware, chips) -> None:
+    """A chip preset's chips is its whole node, rack or pod: every value a command prints for one model over
+    them (a decode floor of microseconds over a TPU pod) says so, and a --set of chips answers it."""
+    sc = build_scenario(lecture_library, hardware=hardware, model="gemma3-27b")
+    said = [n for n in sc.notes_for(["chips"]) if n.startswith("chips = ")]
+    assert len(said) == 1 and f"chips = {chips} from hardware {hardware}" in said[0] and "--set chips" in said[0]
+    assert not any(n.startswith("chips = ") for n in sc.notes_for(["flops"]))
+    mine = build_scenario(lecture_library, hardware=hardware, model="gemma3-27b", sets=["chips=1"])
+    assert not any(n.startswith("chips = ") for n in mine.notes_for(["chips"]))
+
+
+def test_the_card_of_a_pod_says_its_chip_count(capsys) -> None:
+    code, out, _ = run(capsys, "card", "--hardware", "tpu-v5p", "--model", "gemma3-27b")
+    assert code == 0 and "note: chips = 8,960 from hardware tpu-v5p" in out
+
+
 def test_notes_show_only_the_inputs_used(lecture_library) -> None:
     sc = build_scenario(lecture_library, hardware="h100-sxm", model="llama3-70b")
     assert not any("chip_price" in n for n in sc.notes_for(["flops", "hbm_bandwidth"]))

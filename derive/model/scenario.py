@@ -536,6 +536,19 @@ def _value_table(library: Library, data: Mapping, where: str, origin: str) -> di
     return out
 
 
+def _said_from_presets(library: Library, data: Mapping, where: str) -> dict[str, str]:
+    """The deployment file's ``[said_from_presets]``: quantities that a chip or model preset gives for a whole
+    deployment (how many chips), each with what it means, said wherever a command uses them, since a reader
+    of one chip's numbers would not guess them."""
+    said = data.get("said_from_presets", {})
+    if not isinstance(said, Mapping) or not all(isinstance(v, str) for v in said.values()):
+        raise ScenarioError("[said_from_presets] must be a table of quantity = \"what it means\"", where=where)
+    for n in said:
+        if n not in library.quantities:
+            raise UnknownNameError("quantity", n, library.quantities, where=where)
+    return dict(said)
+
+
 def _tie_source(library: Library, name: str, source: object, where: str) -> str:
     """The quantity a ``from = "NAME"`` key works a value out from: a derived quantity of the same dimension
     (its definition is what a tool varying the batch reads), never the quantity itself."""
@@ -846,8 +859,11 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
     # A scenario file that names its chip or model is a deployment too: the neutral values fill what it leaves out.
     deployment = bool(hardware or model) and path is not None and (default_base or file_names_presets)
     deployment_file = store.deployment_file() if deployment else None
+    said: dict[str, str] = {}  # quantities a preset gives that describe the deployment more than the chip
     if deployment_file is not None:
-        neutral = _value_table(library, read_toml(deployment_file), str(deployment_file), "deployment default")
+        deployment_data = read_toml(deployment_file)
+        said = _said_from_presets(library, deployment_data, str(deployment_file))
+        neutral = _value_table(library, deployment_data, str(deployment_file), "deployment default")
         values.update(neutral if default_base else {k: v for k, v in neutral.items() if k not in values})
         layers.append("deployment default")
     notes: list[tuple[str, str]] = []  # (the quantity it is about, the note)
@@ -945,6 +961,9 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
             elif default_base and v.origin == base_origin and not library.is_derived(qname):
                 notes.append((qname, f"{qname} = {_plain_q(library, qname, v.value)} is the lecture's value: the "
                                      f"chip and the model do not give it; --set {qname}=... for yours"))
+            elif qname in said and v.origin.startswith(("hardware ", "model ")):
+                notes.append((qname, f"{qname} = {_plain_q(library, qname, v.value)} from {v.origin}: "
+                                     f"{said[qname]} ({v.note or v.source}); --set {qname}=... for yours"))
     for text in assumes:
         assumptions.append((text, parse_quantity_relation(text, library.symbols(), library.dimension,
                                                           where=f"--assume {text!r}", si=si)))
