@@ -263,7 +263,7 @@ def domain_breaks(library: Library, scenario: Scenario, exprs: list[sp.Expr], pi
         if "domain" in kinds and d.domain is not None:
             failing = _failing_relation(library, value, d.domain)
             if failing is not None:
-                out.append(DomainBreak("domain", d.id, q.name, _formula_words(d.domain), failing,
+                out.append(DomainBreak("domain", d.id, q.name, formula_words(d.domain), failing,
                                        _inputs(library, scenario, list(d.domain.exprs()), pinned, values, origins)))
         if "declared" in kinds and failing is None:
             v = value(q.sym)
@@ -347,7 +347,7 @@ def _failing_relation(library: Library, value: Callable[[sp.Expr], sp.Expr | Non
         if any(v is None for v in values):
             return None
         holds = f.arg.map_exprs(value).evaluate({})
-        return f"not ({_formula_words(f.arg)})" if holds else None
+        return f"not ({formula_words(f.arg)})" if holds else None
     return None
 
 
@@ -370,13 +370,14 @@ def _side_words(library: Library, e: sp.Expr, value: sp.Expr, other: sp.Expr) ->
     return shown if e.is_number else f"{e} = {shown}"
 
 
-def _formula_words(f: Formula) -> str:
+def formula_words(f: Formula) -> str:
+    """A condition as a reader says it, in the quantities' names: ``context < critical_context``."""
     if isinstance(f, Rel):
         return f"{f.lhs} {_WORDS[f.op]} {f.rhs}"
     if isinstance(f, (And, Or)):
         word = " and " if isinstance(f, And) else " or "
-        return word.join(f"({_formula_words(a)})" if isinstance(a, (And, Or)) else _formula_words(a)
+        return word.join(f"({formula_words(a)})" if isinstance(a, (And, Or)) else formula_words(a)
                          for a in f.args)
     if isinstance(f, Not):
-        return f"not ({_formula_words(f.arg)})"
+        return f"not ({formula_words(f.arg)})"
     return str(f)

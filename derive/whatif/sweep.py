@@ -30,6 +30,7 @@ import sympy as sp
 from derive.errors import DeriveError, ScenarioError, SweepError
 from derive.kernel.logic import Formula, Rel
 from derive.model.declarations import Claim
+from derive.model.evaluate import definitions_used, domain_breaks, formula_words
 from derive.model.library import Library
 from derive.model.scenario import Scenario, with_input_table_defaults
 from derive.model.situation import eliminate_forall, situate
@@ -425,6 +426,7 @@ def sweep_grid(library: Library, scenario: Scenario, targets: Sequence[Target], 
     kinds = ["axis"] * len(axes)
     evaluations = 0
     hypotheses_fail = False
+    domains = GridDomains(library, scenario, names, symbols, flat)
     for t in targets:
         if t.kind == "claim":
             goal, hyp = compiled_goal_and_hypotheses(library, scenario, t, names, symbols)
@@ -433,16 +435,17 @@ def sweep_grid(library: Library, scenario: Scenario, targets: Sequence[Target], 
                 held = np.broadcast_to(hyp(*flat), values.shape)
                 values = np.where(held, values, np.nan)
                 hypotheses_fail = hypotheses_fail or not bool(held.all())
-            data.append(values)
         else:
             fn = _compiled_quantity(library, scenario, t, names, symbols)
-            data.append(fn(*flat) / t.scale)
+            values = fn(*flat) / t.scale
+        data.append(domains.masked(t, values))
         columns.append(t.header)
         kinds.append(t.kind)
         evaluations += flat[0].size
     notes = [f"claims are evaluated numerically per point: a {NOT_A_PROOF}"] if any(t.kind == "claim"
                                                                                     for t in targets) else []
     notes += [HYPOTHESES_NOTE] if hypotheses_fail else []
+    notes += domains.notes(int(flat[0].size))
     notes += [a.note for a in axes if a.note]
     notes += defaults_notes
     feasible = _feasible_grid(library, scenario, names, symbols, flat)
@@ -462,6 +465,98 @@ def sweep_grid(library: Library, scenario: Scenario, targets: Sequence[Target], 
         data.append(feasible)
     return SweepResult(columns, data, kinds, notes=notes, points=int(flat[0].size), evaluations=evaluations,
                        seconds=time.perf_counter() - start)
+
+
+def _target_exprs(target: Target) -> list[sp.Expr]:
+    """The expressions a target reads: a quantity's, or a claim's hypotheses and goal."""
+    if target.expr is not None:
+        return [target.expr]
+    assert target.claim is not None
+    return [e for f in (*target.claim.hypotheses, target.claim.goal) for e in f.exprs()]
+
+
+class GridDomains:
+    """Where the definitions a target expands through are defined on a grid, as ``derive eval`` and the
+    kernel read them: a definition's ``domain`` that fails at a point (or cannot be evaluated there) leaves
+    the target without a value at that point (an empty field, as ``eval`` says "undefined" and ``check``
+    decides nothing there), and a derived quantity whose value breaks its declared domain or integrality is
+    counted in a note (``eval`` prints such a value with a note).  Decided per point in floats, like the
+    sweep itself; each definition's condition is compiled once."""
+
+    def __init__(self, library: Library, scenario: Scenario, names: Sequence[str], symbols: Sequence[sp.Symbol],
+                 flat: Sequence[np.ndarray]) -> None:
+        self._library, self._symbols, self._flat = library, list(symbols), list(flat)
+        # a varied derived quantity is a leaf at each point, as in the targets and the feasibility column
+        self._pins = (frozenset(scenario.pinned) - set(names)) | {n for n in names if library.is_derived(n)}
+        self._values = situate(library, scenario).values_except(names)
+        self._outside: dict[str, np.ndarray | None] = {}  # definition id -> where its domain fails
+        self._declared: dict[str, np.ndarray | None] = {}  # definition id -> where its value breaks the declaration
+        self._empties: dict[str, list[str]] = {}  # definition id -> the targets it emptied
+        self._order: list[str] = []
+
+    def masked(self, target: Target, values: np.ndarray) -> np.ndarray:
+        """``values`` of ``target`` with NaN wherever a definition it uses is outside its domain."""
+        out = np.asarray(values, dtype=float)
+        for d in definitions_used(self._library, *_target_exprs(target), pinned=self._pins):
+            if d.id not in self._order:
+                self._order.append(d.id)
+            outside = self._domain_fails(d)
+            if outside is not None and outside.any():
+                out = np.where(outside, np.nan, out)
+                self._empties.setdefault(d.id, []).append(target.text)
+            self._declaration_breaks(d)
+        return out
+
+    def _domain_fails(self, d) -> np.ndarray | None:
+        if d.id not in self._outside:
+            self._outside[d.id] = None
+            if d.domain is not None:
+                f = self._library.formula_expand(d.domain, self._pins).subs(self._values)
+                if not (f.free_symbols() - set(self._symbols)):  # an input without a value: undecided, as eval
+                    holds = numpy_formula(f, self._symbols)(*self._flat)
+                    self._outside[d.id] = ~np.broadcast_to(holds, self._flat[0].shape)
+        return self._outside[d.id]
+
+    def _declaration_breaks(self, d) -> None:
+        if d.id in self._declared:
+            return
+        self._declared[d.id] = None
+        q = d.defines
+        if q.domain == "real" and not q.integer:
+            return
+        e = self._library.expand(q.sym, self._pins).subs(self._values)
+        if e.free_symbols - set(self._symbols):
+            return
+        v = numpy_function(e, self._symbols)(*self._flat)
+        with np.errstate(all="ignore"):
+            # Quantity.outside_domain, point by point
+            bad = {"positive": ~(v > 0), "nonnegative": ~(v >= 0),
+                   "fraction": ~((v >= 0) & (v <= 1))}.get(q.domain, np.zeros(v.shape, dtype=bool))
+            if q.integer:
+                bad |= ~np.isclose(v, np.round(v), rtol=EQ_RTOL, atol=0.0)
+        outside = self._outside.get(d.id)  # a point outside the domain has no value to break the declaration
+        self._declared[d.id] = bad & np.isfinite(v) & (~outside if outside is not None else True)
+
+    def notes(self, points: int) -> list[str]:
+        """One note per definition that emptied a field or whose declaration breaks at some point."""
+        out = []
+        defs = self._library.definition_of
+        by_id = {d.id: d for d in defs.values()}
+        for did in self._order:
+            d = by_id[did]
+            outside = self._outside.get(did)
+            if did in self._empties and outside is not None:
+                out.append(f"{int(outside.sum())} of {points} points are outside the domain of {d.defines.name} "
+                           f"({d.defines.name} is defined only where {formula_words(d.domain)}, definition {did}): "
+                           f"{', '.join(self._empties[did])} empty there")
+            bad = self._declared.get(did)
+            if bad is not None and bad.any():
+                q = d.defines
+                declared = q.domain_words if q.domain != "real" else ""
+                what = " and ".join(w for w in (declared, "an integer" if q.integer else "") if w)
+                out.append(f"{int(bad.sum())} of {points} points give {q.name} a value that is not {what}, as it "
+                           f"is declared (definition {did}); such values are printed, as derive eval prints them")
+        return out
 
 
 FEASIBLE_COLUMN = "feasible"
@@ -530,6 +625,7 @@ def sweep_presets(library: Library, targets: Sequence[Target], *, scenario: str 
         groups.setdefault(frozenset(s.pinned), []).append(i)
     evaluations = 0
     hypotheses_fail = False
+    outside: dict[tuple[str, str, str], list[int]] = {}  # (definition, quantity, condition) -> pairs outside
     for t in targets:
         out = np.full(len(pairs), np.nan)
         for pins, idx in groups.items():
@@ -567,7 +663,18 @@ def sweep_presets(library: Library, targets: Sequence[Target], *, scenario: str 
                         ok = np.broadcast_to(np.asarray(hyp(*arrays) if syms else hyp(), dtype=bool), (len(idx),))
                     values = np.where(ok | missing, values, np.nan)
                     hypotheses_fail = hypotheses_fail or bool((~ok & ~missing).any())
-            out[idx] = values if t.kind == "claim" else values / t.scale
+            values = values if t.kind == "claim" else values / t.scale
+            # a pair outside a definition's domain has no value there (exact, per pair, as derive eval decides it)
+            exprs = _target_exprs(t)
+            if any(d.domain is not None for d in definitions_used(library, *exprs, pinned=pins)):
+                for j, i in enumerate(idx):
+                    broken = domain_breaks(library, scenarios[i], exprs, scenarios[i].pinned,
+                                           scenarios[i].substitution(library), kinds=("domain",), first=True)
+                    if broken:
+                        values = np.where(np.arange(len(idx)) == j, np.nan, values)
+                        outside.setdefault((broken[0].definition, broken[0].quantity,
+                                            broken[0].declared), []).append(i)
+            out[idx] = values
             evaluations += len(idx)
         columns.append(t.header)
         kinds.append(t.kind)
@@ -575,6 +682,9 @@ def sweep_presets(library: Library, targets: Sequence[Target], *, scenario: str 
     notes = [f"claims are evaluated numerically per pair: a {NOT_A_PROOF} (derive sweep --presets --check runs "
              "the prover)"] if any(t.kind == "claim" for t in targets) else []
     notes += [HYPOTHESES_NOTE] if hypotheses_fail else []
+    for (did, quantity, declared), at in outside.items():
+        notes.append(f"{len(set(at))} of {len(pairs)} pairs are outside the domain of {quantity} ({quantity} is "
+                     f"defined only where {declared}, definition {did}): the targets that use it are empty there")
     from derive.whatif.feasibility import constraints, feasibility
 
     feasible = None
