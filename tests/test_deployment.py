@@ -232,3 +232,25 @@ def test_a_layout_file_runs_as_many_micro_batches_as_stages(tmp_path) -> None:
     path.write_text('name = "pp4"\nhardware = "h100-sxm"\nmodel = "llama3-405b"\n[layout]\ntp = 4\npp = 4\n')
     sc = build_scenario(load_library(["serving"]), scenario=str(path))
     assert (sc.value("stages"), sc.value("microbatches")) == (4, 4)
+
+
+@pytest.mark.parametrize("table, words", [
+    ('[said_from_presets]\nchips = 3\n', '[said_from_presets] must be a table of quantity = "what it means"'),
+    ('said_from_presets = "chips"\n', '[said_from_presets] must be a table of quantity = "what it means"'),
+    ('[said_from_presets]\nchipz = "the pod"\n', "unknown quantity 'chipz'"),
+])
+def test_a_malformed_said_from_presets_table_is_one_error_line(capsys, tmp_path, table, words) -> None:
+    """A library's own deployment.toml whose [said_from_presets] is not a table of quantity = "what it means"
+    is refused where it is read: one line naming the file, exit 2, nothing printed."""
+    import re
+
+    lecture = Path(__file__).resolve().parents[1] / "theorems" / "presets" / "deployment.toml"
+    text = re.sub(r"\[said_from_presets\]\n(?:.+\n)*", "", lecture.read_text())
+    assert "said_from_presets" not in text  # the lecture's own table removed, the planted one added below
+    (tmp_path / "presets").mkdir()
+    (tmp_path / "presets" / "deployment.toml").write_text(table + text if table.startswith("said") else text + "\n"
+                                                          + table)
+    code, out, err = run(capsys, "eval", "step_time", "--library", str(tmp_path), "--library", "lecture",
+                         "--hardware", "h100-sxm", "--model", "llama3-8b")
+    assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err
+    assert words in err and "deployment.toml" in err
