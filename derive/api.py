@@ -248,6 +248,14 @@ class Values:
     def __len__(self) -> int:
         return len(self.evaluations)
 
+    @property
+    def notes(self) -> list[str]:
+        """What the values rest on that the reader would not guess, as ``derive eval`` prints it: a value that
+        breaks its declaration, then the scenario's notes about the inputs used (a lecture value kept, a
+        preset's whole node of chips, a deployment default, the config reader's readings)."""
+        out = [f"{ev.name}: {n}" for ev in self.evaluations if ev.exact is not None for n in ev.notes]
+        return out + self.scenario.notes_for({n for ev in self.evaluations for n in ev.used})
+
     def rows(self) -> list[dict]:
         return [{"name": ev.name, "display": ev.display, "value": ev.value, "unit": ev.unit,
                  "exact": None if ev.exact is None else str(ev.exact), "reason": ev.reason}
@@ -260,12 +268,14 @@ class Values:
         return _dataframe(self.rows())
 
     def __repr__(self) -> str:
-        return "\n".join([*(f"{ev.name} = {ev.display}" for ev in self.evaluations), *self.infeasible])
+        return "\n".join([*(f"{ev.name} = {ev.display}" for ev in self.evaluations), *self.infeasible,
+                          *(f"note: {n}" for n in self.notes)])
 
     def _repr_html_(self) -> str:
         rows = "".join(f"<tr><td><code>{_h(ev.name)}</code></td><td>{_h(ev.display)}</td></tr>"
                        for ev in self.evaluations)
         notes = "".join(f"<p style='color:{VERDICT_COLOURS['refuted']}'>{_h(n)}</p>" for n in self.infeasible)
+        notes += "".join(f"<p><small>note: {_h(n)}</small></p>" for n in self.notes)
         return (f"<table><caption>scenario {_h(self.scenario.name)}</caption><thead><tr><th>name</th>"
                 f"<th>value</th></tr></thead><tbody>{rows}</tbody></table>{notes}")
 
@@ -284,7 +294,8 @@ def evaluate(*names: str, library: Library | None = None, scenario: Scenario | N
 
     for n in names:
         check_value_name(lib, n, where="derive.evaluate")
-    return Values([_evaluate_one(lib, sc, n, unit) for n in names], sc, feasibility(lib, sc).notes)
+    # dependence: which inputs each value rests on at this scenario, so the notes name only those (as eval's)
+    return Values([_evaluate_one(lib, sc, n, unit, dependence=True) for n in names], sc, feasibility(lib, sc).notes)
 
 
 # diff and margin ---------------------------------------------------------------------------------------------------

@@ -29,6 +29,22 @@ def test_evaluate_values_and_domains():
     assert inside["critical_batch_kv"].value > 0
 
 
+def test_evaluate_says_what_the_values_rest_on_as_eval_does():
+    """Your chip and model: a value that rests on the lecture's chip price or on a preset's whole node of chips
+    says so in the API's text and HTML, as ``derive eval`` does; a value that uses neither does not."""
+    sc = derive.scenario(hardware="h100-sxm", model="llama3-70b")
+    cost = derive.evaluate("cost_per_token", scenario=sc)
+    assert any(n.startswith("chip_price = 2 USD/h is the lecture's value") for n in cost.notes)
+    assert any(n.startswith("chips = 8 from hardware h100-sxm") for n in cost.notes)
+    assert "note: chip_price = 2 USD/h is the lecture's value" in repr(cost)
+    assert "chip_price = 2 USD/h is the lecture&#x27;s value" in cost._repr_html_()
+    flops = derive.evaluate("flops", scenario=sc)
+    assert not any(n.startswith(("chip_price", "chips =")) for n in flops.notes)
+    mine = derive.evaluate("cost_per_token", scenario=derive.scenario(hardware="h100-sxm", model="llama3-70b",
+                                                                      set={"chip_price": "3 USD/h", "chips": 4}))
+    assert not any(n.startswith(("chip_price", "chips =")) for n in mine.notes)
+
+
 def test_scenario_keywords_are_strict_about_units():
     with pytest.raises(UnitError):
         derive.scenario(set={"hbm_bandwidth": 3.35})
