@@ -28,6 +28,7 @@ from . import (
     mixtral,
     nemotron_h,
     nemotron_nas,
+    phi,
     qwen_hybrid,
     qwen_moe,
     starcoder2,
@@ -40,7 +41,7 @@ FAMILIES: tuple[Family, ...] = (*dense.FAMILIES, *gemma.FAMILIES, *falcon.FAMILI
                                 *nemotron_nas.FAMILIES, *jamba.FAMILIES, *falcon_h1.FAMILIES,
                                 *granite.FAMILIES, *gemma4.FAMILIES, *mimo.FAMILIES, *llama_like.FAMILIES,
                                 *starcoder2.FAMILIES, *minimax.FAMILIES,
-                                *ernie.FAMILIES)
+                                *ernie.FAMILIES, *phi.FAMILIES)
 FAMILY_OF: dict[str, Family] = {mtype: fam for fam in FAMILIES for mtype in fam.model_types}
 ARCHITECTURES: dict[str, str] = {name: mtype for fam in FAMILIES for name, mtype in fam.architectures.items()}
 ALIASES: dict[str, str] = {old: new for fam in FAMILIES for old, new in fam.aliases.items()}
