@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from libtools import one_error_line, run_cli
 
+from derive.errors import ScenarioError
 from theorems.configs import model_values, param_breakdown
 
 CONFIGS = Path(__file__).parent / "fixtures" / "configs"
@@ -126,3 +127,18 @@ def test_unread_quantization_is_refused_not_read_as_unquantized(tmp_path, capsys
     one_error_line(code, err)
     assert words in err and "quantization_config" in err and "config.json" in err, err
     assert out == ""
+
+
+@pytest.mark.parametrize("inner", ["deepseek_v3", "kimi_k2"])
+def test_kimi_k25_reads_its_text_config_as_kimi_k2(inner: str) -> None:
+    # a kimi_k25 file wraps Kimi K2's language model (text_config model_type deepseek_v3, or kimi_k2 in NVIDIA's
+    # copy): read as that type, not guessed from the fields ("unknown architecture ... read as deepseek_v3")
+    config = KIMI_K25 | {"text_config": KIMI_K25["text_config"] | {"model_type": inner}}
+    values = model_values(config)
+    assert not any("unknown architecture" in n for n in values.notes)
+    assert any("text_config" in n and "kimi_k25" in n for n in values.notes)
+    pb = param_breakdown(config)
+    assert pb.experts_total == 384 and pb.experts_active == 8 and pb.moe_layers == 60
+    planted = KIMI_K25 | {"text_config": KIMI_K25["text_config"] | {"model_type": "my_lm"}}
+    with pytest.raises(ScenarioError, match="kimi_k25 config whose text_config has model_type 'my_lm'"):
+        model_values(planted)

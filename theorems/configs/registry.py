@@ -49,11 +49,14 @@ ALIASES: dict[str, str] = {old: new for fam in FAMILIES for old, new in fam.alia
 # "mistral", Ministral 3's "ministral3", Mistral Large 3's "deepseek_v3"): the wrapper -> the text type transformers
 # assumes when text_config names none (configuration_mistral3.py: ``sub_configs_defaults``, "mistral")
 WRAPPERS: dict[str, str] = {"mistral3": "mistral", "qwen3_vl": "qwen3_vl_text", "qwen3_vl_moe": "qwen3_vl_moe_text",
-                            "glm4v_moe": "glm4v_moe_text"}
+                            "glm4v_moe": "glm4v_moe_text",
+                            # Kimi-K2.5: Kimi K2's language model in text_config (model_type deepseek_v3 or kimi_k2)
+                            "kimi_k25": "deepseek_v3"}
 WRAPPER_ARCHITECTURES: dict[str, str] = {"Mistral3ForConditionalGeneration": "mistral3",
                                          "Qwen3VLForConditionalGeneration": "qwen3_vl",
                                          "Qwen3VLMoeForConditionalGeneration": "qwen3_vl_moe",
-                                         "Glm4vMoeForConditionalGeneration": "glm4v_moe"}
+                                         "Glm4vMoeForConditionalGeneration": "glm4v_moe",
+                                         "KimiK25ForConditionalGeneration": "kimi_k25"}
 SUPPORTED_MODEL_TYPES: tuple[str, ...] = tuple(sorted((*FAMILY_OF, *WRAPPERS)))
 # for a refusal's hint, which one error line cuts at 300 characters: the types in the order of FAMILIES (the plain
 # decoders first: llama, mistral, qwen2, qwen3, ...), so that the common ones are the ones still shown
