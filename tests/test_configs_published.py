@@ -38,6 +38,25 @@ def _gqa_kv(layers: int, kv: int, head_dim: int, e: int = 2) -> int:
 
 
 _QWEN_WINDOW = {"use_sliding_window": False}
+# Qwen/Qwen2.5-VL-7B-Instruct in transformers 4's layout: the language model's fields at the top level
+QWEN25_VL_7B = _cfg("qwen2_5_vl", "Qwen2_5_VLForConditionalGeneration", 3584, 28, 28, 4, 18944, 152064,
+                    max_position_embeddings=128000, sliding_window=32768, max_window_layers=28,
+                    rope_scaling={"type": "mrope", "mrope_section": [16, 24, 24]}, image_token_id=151655,
+                    vision_config={"depth": 32, "hidden_act": "silu", "hidden_size": 1280, "intermediate_size": 3420,
+                                   "num_heads": 16, "in_chans": 3, "out_hidden_size": 3584, "patch_size": 14,
+                                   "spatial_merge_size": 2, "spatial_patch_size": 14, "window_size": 112,
+                                   "fullatt_block_indexes": [7, 15, 23, 31], "tokens_per_second": 2,
+                                   "temporal_patch_size": 2}, **_QWEN_WINDOW)
+
+
+def _qwen25_vl_vision() -> int:
+    """Qwen2.5-VL-7B's vision tower (not counted by the reader), every tensor: a 3D patch convolution (3 channels, 2
+    frames, 14 x 14), 32 blocks (two RMSNorms, qkv and proj with biases, a gated MLP of 3420 with biases) and the
+    merger (an RMSNorm, 4 patches of 1280 -> 5120 -> 3584 with biases)."""
+    d, width = 1280, 3420
+    block = 2 * d + (d * 3 * d + 3 * d) + (d * d + d) + (3 * d * width + 2 * width + d)
+    merger = d + (4 * d * 4 * d + 4 * d) + (4 * d * 3584 + 3584)
+    return 1280 * 3 * 2 * 14 * 14 + 32 * block + merger
 MODELS = {
     # model: (config, reader's total, norms and biases not counted (None: no exact published count),
     #         published total, its rounding, published active with the embedding (or None), KV full, KV window)
@@ -88,6 +107,9 @@ MODELS = {
          "topk_method": "group_limited_greedy", "n_group": 8, "topk_group": 3, "tie_word_embeddings": False,
          "torch_dtype": "bfloat16"},
         235_740_692_480, None, 236e9, 0.002, 21e9, 60 * (512 + 64) * 2, 0),
+    "Qwen/Qwen2.5-VL-7B-Instruct": (  # 8,292,166,656 with the vision tower; Qwen2's language model at the top level
+        QWEN25_VL_7B, 7_615_283_200, 28 * (3584 + 2 * 512 + 2 * 3584) + 3584 + _qwen25_vl_vision(),
+        8_292_166_656, 0, None, _gqa_kv(28, 4, 128), 0),
     "microsoft/Phi-3-mini-4k-instruct": (  # "3.8B parameters"; sliding_window 2047 on every layer below 4,096
         _cfg("phi3", "Phi3ForCausalLM", 3072, 32, 32, 32, 8192, 32064, sliding_window=2047,
              max_position_embeddings=4096),
@@ -121,7 +143,9 @@ def test_totals_active_and_kv_against_the_published_counts(model: str) -> None:
     assert v["kv_window_bytes_per_token"].value == kv_window
 
 
-@pytest.mark.parametrize("model", sorted(MODELS))
+# transformers builds no causal language model for a qwen2_5_vl file (only the whole vision-language model): its
+# count is checked against the published total with the vision tower counted by hand instead
+@pytest.mark.parametrize("model", sorted(m for m in MODELS if m != "Qwen/Qwen2.5-VL-7B-Instruct"))
 def test_published_models_count_as_the_meta_device_builds_them(model: str) -> None:
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
@@ -164,3 +188,21 @@ def test_a_planted_phi_file_with_a_layer_it_does_not_know_is_refused(change: dic
     with pytest.raises(ScenarioError, match=words) as err:
         model_values(planted)
     assert "\n" not in str(err.value)
+
+
+def test_qwen25_vl_in_either_layout_reads_qwen2s_language_model() -> None:
+    # transformers 4 files keep the language model at the top level; transformers 5 re-saves it in text_config
+    top = model_values(QWEN25_VL_7B)
+    assert any("top level of a qwen2_5_vl config" in n for n in top.notes)
+    text = {k: v for k, v in QWEN25_VL_7B.items() if k not in ("hidden_size", "num_hidden_layers", "intermediate_size",
+                                                                 "num_attention_heads", "num_key_value_heads",
+                                                                 "vocab_size", "sliding_window", "max_window_layers",
+                                                                 "use_sliding_window", "max_position_embeddings")}
+    text["text_config"] = {k: QWEN25_VL_7B[k] for k in QWEN25_VL_7B if k not in text} | {
+        "model_type": "qwen2_5_vl_text"}
+    nested = model_values(text)
+    assert nested["params_total"].value == top["params_total"].value
+    assert nested["kv_bytes_per_token"].value == top["kv_bytes_per_token"].value
+    planted = QWEN25_VL_7B | {"layer_types": ["full_attention"] * 27 + ["mamba"]}
+    with pytest.raises(ScenarioError, match="unknown layer kind 'mamba'"):
+        model_values(planted)
