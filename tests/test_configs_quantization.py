@@ -142,3 +142,14 @@ def test_kimi_k25_reads_its_text_config_as_kimi_k2(inner: str) -> None:
     planted = KIMI_K25 | {"text_config": KIMI_K25["text_config"] | {"model_type": "my_lm"}}
     with pytest.raises(ScenarioError, match="kimi_k25 config whose text_config has model_type 'my_lm'"):
         model_values(planted)
+
+
+def test_bitsandbytes_skip_modules_stay_unquantized() -> None:
+    # bitsandbytes names the modules it leaves alone in llm_int8_skip_modules (whatever the bit width)
+    quant = {"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4",
+             "llm_int8_skip_modules": ["lm_head", "self_attn"]}
+    config = LLAMA_31_8B | {"quantization_config": quant}
+    pb, values = param_breakdown(config), model_values(config)
+    kept = pb.embedding + pb.lm_head + pb.attention
+    per_weight = Fraction(1, 2) + Fraction(4, 64)
+    assert values["bytes_per_param"].value * pb.total == (pb.total - kept) * per_weight + 2 * kept

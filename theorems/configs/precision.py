@@ -53,7 +53,9 @@ def dtype(cfg: Mapping[str, Any], where: str) -> tuple[str | None, Fraction | No
 def _not_converted(q: Mapping[str, Any], where: str) -> set[str]:
     """The parameter groups ``modules_to_not_convert`` keeps at the model's datatype."""
     out: set[str] = set()
-    patterns = q.get("modules_to_not_convert") or q.get("ignore") or q.get("exclude_modules") or ()
+    # the key each scheme's files use: transformers' AWQ/GPTQ/FP8, compressed-tensors, ModelOpt, bitsandbytes
+    patterns = (q.get("modules_to_not_convert") or q.get("ignore") or q.get("exclude_modules")
+                or q.get("llm_int8_skip_modules") or ())
     if isinstance(patterns, (str, Mapping)) or not isinstance(patterns, Sequence):
         raise ScenarioError(f"quantization_config: modules_to_not_convert/ignore must be a list of module names, got "
                             f"{patterns!r}", where=where)
