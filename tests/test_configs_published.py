@@ -206,3 +206,13 @@ def test_qwen25_vl_in_either_layout_reads_qwen2s_language_model() -> None:
     planted = QWEN25_VL_7B | {"layer_types": ["full_attention"] * 27 + ["mamba"]}
     with pytest.raises(ScenarioError, match="unknown layer kind 'mamba'"):
         model_values(planted)
+
+
+@pytest.mark.parametrize("name", ["falcon-7b.json", "falcon-40b.json"])
+def test_a_falcon_file_without_a_context_takes_falcon_configs_default(name: str) -> None:
+    # tiiuae's files name no max_position_embeddings; FalconConfig's 2,048 (the context both were trained at) is what
+    # transformers builds, said in a note; max_context had been refused as absent
+    v = model_values(_load(name))
+    assert v["max_context"].value == 2048 and v["context"].value == 2048
+    assert any("'max_position_embeddings' absent" in n for n in v.notes)
+    assert model_values(_load(name) | {"max_position_embeddings": 8192})["max_context"].value == 8192
