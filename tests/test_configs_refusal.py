@@ -28,7 +28,7 @@ FAMILY_FIXTURES = {
     "deepseek": "kimi-k2-instruct.json", "deepseek_v32": "deepseek-v3.2.json",
     "nemotron_h": "nvidia-nemotron-3-nano-30b-a3b-bf16.json", "gemma4": "gemma4_26b_a4b_shape.json",
     "gemma4_dense": "gemma4_31b_printed.json", "mimo": "mimo-v2.5.json", "llama_like": "phi-4.json",
-    "llama_like-tied": "phi-4-mini-instruct.json",
+    "llama_like-tied": "phi-4-mini-instruct.json", "phi": "phi-2.json", "starcoder2": "starcoder2-15b.json",
 }
 REAL = sorted(p.name for p in CONFIGS.glob("*.json") if p.name not in ("broken_missing_layers.json",
                                                                        "unknown_architecture.json"))

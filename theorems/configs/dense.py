@@ -25,5 +25,7 @@ FAMILIES = (
            {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "Qwen2ForCausalLM": "qwen2",
             "Qwen3ForCausalLM": "qwen3"},
            mlp=dense_mlp, pattern=_pattern,
-           aliases={"qwen3_vl_text": "qwen3"}),  # Qwen3-VL's language model: Qwen3's tensors (modeling_qwen3_vl.py)
+           # the language models of Qwen3-VL, Qwen2-VL and Qwen2.5-VL: Qwen3's and Qwen2's tensors
+           # (modeling_qwen3_vl.py, modeling_qwen2_vl.py, modeling_qwen2_5_vl.py)
+           aliases={"qwen3_vl_text": "qwen3", "qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qwen2"}),
 )

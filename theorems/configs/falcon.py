@@ -40,5 +40,7 @@ def _mlp(f: Fields, mtype: str, d: int, n: int) -> Mlp:
 
 FAMILIES = (
     Family("falcon", {"falcon": True}, {"FalconForCausalLM": "falcon", "RWForCausalLM": "falcon"},
-           mlp=_mlp, attention=_attention, aliases={"RefinedWeb": "falcon", "RefinedWebModel": "falcon"}),
+           mlp=_mlp, attention=_attention, aliases={"RefinedWeb": "falcon", "RefinedWebModel": "falcon"},
+           # tiiuae's 7B and 40B files name no context: FalconConfig's default, the 2,048 tokens they were trained at
+           class_defaults={"falcon": {"max_position_embeddings": 2048}}),
 )

@@ -15,6 +15,7 @@ quantizes activations in 1x128 tiles and DeepEP sends them; else BF16, the datat
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -52,7 +53,9 @@ def dtype(cfg: Mapping[str, Any], where: str) -> tuple[str | None, Fraction | No
 def _not_converted(q: Mapping[str, Any], where: str) -> set[str]:
     """The parameter groups ``modules_to_not_convert`` keeps at the model's datatype."""
     out: set[str] = set()
-    patterns = q.get("modules_to_not_convert") or q.get("ignore") or ()
+    # the key each scheme's files use: transformers' AWQ/GPTQ/FP8, compressed-tensors, ModelOpt, bitsandbytes
+    patterns = (q.get("modules_to_not_convert") or q.get("ignore") or q.get("exclude_modules")
+                or q.get("llm_int8_skip_modules") or ())
     if isinstance(patterns, (str, Mapping)) or not isinstance(patterns, Sequence):
         raise ScenarioError(f"quantization_config: modules_to_not_convert/ignore must be a list of module names, got "
                             f"{patterns!r}", where=where)
@@ -68,6 +71,10 @@ def _not_converted(q: Mapping[str, Any], where: str) -> set[str]:
             out.add("router")
         if "shared_expert" in p:
             out.add("shared")
+        elif "expert" not in p and re.search(r"mlp\\?\.", p) and "_proj" in p and not re.search(r"\.\d", p):
+            # every layer's dense MLP as a pattern (Kimi-K2.5's "re:.*mlp\\.(gate|up|gate_up|down)_proj.*"): the
+            # experts sit under mlp.experts, which it does not reach; a name with a layer index is one layer's only
+            out.add("dense")
         if "embed" in p:
             out.add("embedding")
         if "lm_head" in p:
@@ -95,10 +102,13 @@ def precision(cfg: Mapping[str, Any], pb: ParamBreakdown, where: str) -> Precisi
         return Precision(weight_base, f"torch_dtype {name}: {num(weight_base)} B per weight", kv_bytes, kv_note,
                           tuple(notes))
     method = str(q.get("quant_method") or q.get("quant_algo") or "").lower()
+    if method == "modelopt" and str(q.get("quant_algo") or "").upper() == "FP8":
+        method = "fp8"  # ModelOpt's FP8: one byte per weight, as the flat form {"quant_algo": "FP8"} reads
     # Embeddings, LM head and routers stay at the model's datatype in every scheme modelled here.
     keep = _not_converted(q, where) | {"embedding", "lm_head", "router"}
     quant_bytes: Fraction | None = None
     what = ""
+    weights_untouched = False  # a compressed-tensors file that quantizes only the KV cache
     if method == "mxfp4":
         quant_bytes = Fraction(17, 32)  # 32 four-bit values + one 8-bit scale = 4.25 bits each
         keep |= {"attention"}  # gpt-oss quantizes the MoE experts only
@@ -131,24 +141,39 @@ def precision(cfg: Mapping[str, Any], pb: ParamBreakdown, where: str) -> Precisi
         else:
             quant_bytes = Fraction(bits, 8)
             what = f"{method.upper()} {bits}-bit (per-channel scales not counted)"
+    elif method == "modelopt":
+        quant_bytes, what = _modelopt(q, where)
     elif method == "bitsandbytes":
         if q.get("load_in_4bit"):
-            quant_bytes, what = Fraction(1, 2), "bitsandbytes 4-bit (block scales not counted)"
+            # NF4/FP4 in blocks of 64, each with its absmax: one FP32, or with double quantization one byte plus
+            # an FP32 per 256 blocks (bitsandbytes' serialized quant_state; per-tensor constants not counted)
+            if q.get("bnb_4bit_use_double_quant"):
+                quant_bytes = Fraction(1, 2) + Fraction(1, 64) + Fraction(4, 64 * 256)
+                what = "bitsandbytes 4-bit, a one-byte absmax per 64 weights and an FP32 per 256 blocks"
+            else:
+                quant_bytes = Fraction(1, 2) + Fraction(4, 64)
+                what = "bitsandbytes 4-bit, an FP32 absmax per 64 weights"
         elif q.get("load_in_8bit"):
-            quant_bytes, what = Fraction(1), "bitsandbytes 8-bit (scales not counted)"
+            quant_bytes, what = Fraction(1), "bitsandbytes 8-bit (one FP32 scale per row not counted)"
+        else:
+            raise ScenarioError("quantization_config: bitsandbytes with neither load_in_4bit nor load_in_8bit true: "
+                                "its bytes per weight cannot be read", where=where,
+                                hint="a bitsandbytes checkpoint says load_in_4bit or load_in_8bit")
     elif method == "compressed-tensors":
         if not isinstance(q.get("config_groups") or {}, Mapping):
             raise ScenarioError(f"quantization_config: config_groups must be an object, got {q['config_groups']!r}",
                                 where=where)
-        bits = {g.get("weights", {}).get("num_bits") for g in (q.get("config_groups") or {}).values()
-                if isinstance(g, Mapping) and isinstance(g.get("weights"), Mapping)}
-        for b in bits:  # 0 bits read as weights that take no memory; true as 1 bit
-            if b is not None and (isinstance(b, bool) or not isinstance(b, int) or not 1 <= b <= 16):
-                raise ScenarioError(f"quantization_config: compressed-tensors weights need 'num_bits' from 1 to 16, "
-                                    f"got {b!r}", where=where)
-        if len(bits) == 1 and isinstance(next(iter(bits)), int):
-            quant_bytes = Fraction(next(iter(bits)), 8)
-            what = f"compressed-tensors {next(iter(bits))}-bit weights (scales not counted)"
+        schemes = {_compressed_weights(g["weights"], weight_base, where)
+                   for g in (q.get("config_groups") or {}).values()
+                   if isinstance(g, Mapping) and isinstance(g.get("weights"), Mapping)}
+        if len(schemes) > 1:
+            raise ScenarioError("quantization_config: compressed-tensors config_groups quantize weights in "
+                                f"{len(schemes)} different ways ({'; '.join(sorted(w for _, w in schemes))}): "
+                                "which weights each group targets is not read", where=where,
+                                hint="--set bytes_per_param=... for this checkpoint")
+        if schemes:
+            quant_bytes, what = next(iter(schemes))
+        weights_untouched = not schemes
         scheme = q.get("kv_cache_scheme")
         kv_bits = scheme.get("num_bits") if isinstance(scheme, Mapping) else None
         if kv_bits is not None and (isinstance(kv_bits, bool) or not isinstance(kv_bits, int)
@@ -160,10 +185,15 @@ def precision(cfg: Mapping[str, Any], pb: ParamBreakdown, where: str) -> Precisi
             kv_note = f"kv_cache_scheme: {scheme['num_bits']}-bit KV cache"
     if str(q.get("kv_cache_quant_algo") or "").upper() == "FP8":
         kv_bytes, kv_note = Fraction(1), "kv_cache_quant_algo FP8: 1 byte per cached element"
+    if weights_untouched:  # only the KV cache (kv_cache_scheme): the weights keep the model's datatype
+        return Precision(weight_base, f"torch_dtype {name}: {num(weight_base)} B per weight (quantization_config "
+                                      "quantizes no weight)", kv_bytes, kv_note, tuple(notes))
     if quant_bytes is None:
-        notes.append(f"quantization_config method {method or '?'!r} not modelled: weights counted at "
-                     f"{num(weight_base)} B")
-        return Precision(weight_base, f"{num(weight_base)} B per weight", kv_bytes, kv_note, tuple(notes))
+        # a scheme not modelled here: its bytes per weight would be a guess, and the model's datatype is not it
+        raise ScenarioError(f"quantization_config: quant_method {q.get('quant_method', q.get('quant_algo'))!r} is "
+                            "not read: its bytes per weight cannot be determined", where=where,
+                            hint="read: fp8, mxfp4, awq, gptq, bitsandbytes, compressed-tensors, modelopt (FP8, "
+                                 "NVFP4); --set bytes_per_param=... and drop quantization_config for another")
     quantized = sum(v for k, v in groups.items() if k not in keep)
     plain = pb.total - quantized
     total_bytes = quantized * quant_bytes + plain * weight_base
@@ -172,6 +202,49 @@ def precision(cfg: Mapping[str, Any], pb: ParamBreakdown, where: str) -> Precisi
     note = (f"{num(quantized)} weights in {what} at {num(quant_bytes)} B + {num(plain)} ({kept}) at "
             f"{num(weight_base)} B = {float(mean):.4g} B per weight on average")
     return Precision(mean, note, kv_bytes, kv_note, tuple(notes))
+
+
+def _compressed_weights(w: Mapping[str, Any], weight_base: Fraction, where: str) -> tuple[Fraction, str]:
+    """Bytes per weight of one compressed-tensors ``weights`` scheme: ``num_bits``, and where scales come per group
+    of ``group_size`` weights (strategy ``group`` / ``tensor_group``) one scale per group, an FP8 byte for 4-bit
+    floats (NVFP4) else the model's datatype, and a ``num_bits`` zero point when not ``symmetric``.  Per-channel,
+    per-tensor and per-block scales (one per row or per 128 x 128 weights or fewer) are not counted."""
+    b = w.get("num_bits")
+    if b is None or isinstance(b, bool) or not isinstance(b, int) or not 1 <= b <= 16:
+        # 0 bits read as weights that take no memory; true as 1 bit
+        raise ScenarioError(f"quantization_config: compressed-tensors weights need 'num_bits' from 1 to 16, got {b!r}",
+                            where=where)
+    per = Fraction(b, 8)
+    strategy, group = w.get("strategy"), w.get("group_size")
+    if strategy in ("group", "tensor_group") or (strategy is None and group is not None):
+        if isinstance(group, bool) or not isinstance(group, int) or group < 1:
+            raise ScenarioError(f"quantization_config: compressed-tensors {strategy or 'group'} scales need a "
+                                f"'group_size' of at least 1 weight, got {group!r}", where=where)
+        float4 = w.get("type") == "float" and b == 4
+        scale = Fraction(1) if float4 else weight_base
+        zero = Fraction(0) if w.get("symmetric", True) else Fraction(b, 8)
+        words = (f"compressed-tensors {b}-bit {w.get('type') or 'int'} weights, one "
+                 f"{'FP8' if float4 else num(weight_base) + ' B'} scale"
+                 + ("" if not zero else f" and a {b}-bit zero point") + f" per {group}")
+        return per + (scale + zero) / group, words
+    return per, f"compressed-tensors {b}-bit weights ({strategy or 'per-tensor'} scales not counted)"
+
+
+def _modelopt(q: Mapping[str, Any], where: str) -> tuple[Fraction, str]:
+    """NVIDIA ModelOpt's ``quant_algo``: FP8 (one byte, per-tensor scales not counted) or NVFP4 (4-bit floats with
+    an FP8 scale per ``group_size``, 16 by default, and per-tensor FP32 scales not counted)."""
+    algo = str(q.get("quant_algo") or "").upper()
+    if algo == "FP8":
+        return Fraction(1), "ModelOpt FP8 (per-tensor scales not counted)"
+    if algo in ("NVFP4", "W4A16_NVFP4"):
+        group = q.get("group_size", 16)
+        if isinstance(group, bool) or not isinstance(group, int) or group < 1:
+            raise ScenarioError(f"quantization_config: ModelOpt NVFP4 needs a 'group_size' of at least 1, got "
+                                f"{group!r}", where=where)
+        return Fraction(1, 2) + Fraction(1, group), f"ModelOpt NVFP4 (4-bit floats, an FP8 scale per {group})"
+    raise ScenarioError(f"quantization_config: ModelOpt quant_algo {q.get('quant_algo')!r} is not read: its bytes "
+                        "per weight cannot be determined", where=where,
+                        hint="read: FP8, NVFP4; --set bytes_per_param=... and drop quantization_config for another")
 
 
 def dispatch_element_bytes(cfg: Mapping[str, Any]) -> tuple[Fraction, str]:

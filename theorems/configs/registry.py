@@ -28,6 +28,7 @@ from . import (
     mixtral,
     nemotron_h,
     nemotron_nas,
+    phi,
     qwen_hybrid,
     qwen_moe,
     starcoder2,
@@ -40,7 +41,7 @@ FAMILIES: tuple[Family, ...] = (*dense.FAMILIES, *gemma.FAMILIES, *falcon.FAMILI
                                 *nemotron_nas.FAMILIES, *jamba.FAMILIES, *falcon_h1.FAMILIES,
                                 *granite.FAMILIES, *gemma4.FAMILIES, *mimo.FAMILIES, *llama_like.FAMILIES,
                                 *starcoder2.FAMILIES, *minimax.FAMILIES,
-                                *ernie.FAMILIES)
+                                *ernie.FAMILIES, *phi.FAMILIES)
 FAMILY_OF: dict[str, Family] = {mtype: fam for fam in FAMILIES for mtype in fam.model_types}
 ARCHITECTURES: dict[str, str] = {name: mtype for fam in FAMILIES for name, mtype in fam.architectures.items()}
 ALIASES: dict[str, str] = {old: new for fam in FAMILIES for old, new in fam.aliases.items()}
@@ -48,11 +49,20 @@ ALIASES: dict[str, str] = {old: new for fam in FAMILIES for old, new in fam.alia
 # "mistral", Ministral 3's "ministral3", Mistral Large 3's "deepseek_v3"): the wrapper -> the text type transformers
 # assumes when text_config names none (configuration_mistral3.py: ``sub_configs_defaults``, "mistral")
 WRAPPERS: dict[str, str] = {"mistral3": "mistral", "qwen3_vl": "qwen3_vl_text", "qwen3_vl_moe": "qwen3_vl_moe_text",
-                            "glm4v_moe": "glm4v_moe_text"}
+                            "glm4v_moe": "glm4v_moe_text",
+                            # Kimi-K2.5: Kimi K2's language model in text_config (model_type deepseek_v3 or kimi_k2)
+                            "kimi_k25": "deepseek_v3",
+                            # Qwen2-VL and Qwen2.5-VL: Qwen2's language model (q, k and v biases, a gated MLP)
+                            "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text"}
+# wrappers whose transformers 4 files keep the language model's fields at the top level beside vision_config
+TOP_LEVEL_TEXT = frozenset({"qwen2_vl", "qwen2_5_vl"})
 WRAPPER_ARCHITECTURES: dict[str, str] = {"Mistral3ForConditionalGeneration": "mistral3",
                                          "Qwen3VLForConditionalGeneration": "qwen3_vl",
                                          "Qwen3VLMoeForConditionalGeneration": "qwen3_vl_moe",
-                                         "Glm4vMoeForConditionalGeneration": "glm4v_moe"}
+                                         "Glm4vMoeForConditionalGeneration": "glm4v_moe",
+                                         "KimiK25ForConditionalGeneration": "kimi_k25",
+                                         "Qwen2VLForConditionalGeneration": "qwen2_vl",
+                                         "Qwen2_5_VLForConditionalGeneration": "qwen2_5_vl"}
 SUPPORTED_MODEL_TYPES: tuple[str, ...] = tuple(sorted((*FAMILY_OF, *WRAPPERS)))
 # for a refusal's hint, which one error line cuts at 300 characters: the types in the order of FAMILIES (the plain
 # decoders first: llama, mistral, qwen2, qwen3, ...), so that the common ones are the ones still shown
@@ -97,6 +107,8 @@ def model_type(config: Mapping[str, Any], where: str) -> tuple[str, list[str]]:
 def _wrapped(config: Mapping[str, Any], wrapper: str, where: str) -> tuple[str, list[str]]:
     """The language model of a multimodal wrapper, read as the type its ``text_config`` names."""
     text = config.get("text_config")
+    if text is None and wrapper in TOP_LEVEL_TEXT and "hidden_size" in config:
+        return ALIASES.get(WRAPPERS[wrapper], WRAPPERS[wrapper]), []  # text_config() says so in the notes
     if not isinstance(text, Mapping):
         raise ScenarioError(f"a {wrapper} config keeps its language model in 'text_config', got {text!r}",
                             where=where, hint="the file's text_config holds the language model's sizes")
@@ -138,6 +150,12 @@ def text_config(config: Mapping[str, Any], mtype: str, where: str) -> tuple[Mapp
     """Multimodal configs (Gemma 3, Llama 4, Qwen3.5) keep the language model in ``text_config``."""
     text = config.get("text_config")
     if text is None or "hidden_size" in config:
+        archs = config.get("architectures") or ()
+        outer = config.get("model_type") or next((WRAPPER_ARCHITECTURES[a] for a in archs
+                                                  if a in WRAPPER_ARCHITECTURES), None)
+        if outer in TOP_LEVEL_TEXT and text is None:
+            return config, where, [f"language model read from the top level of a {outer} config (model_type "
+                                   f"{mtype}); vision tower not counted"]
         return config, where, []
     if not isinstance(text, Mapping):
         raise ScenarioError(f"field 'text_config' must be an object, got {text!r}", where=where)

@@ -9,12 +9,12 @@ from .base import Family, Fields, Mlp
 from .llama_like import every_layer_window
 
 
-def _ungated_mlp(f: Fields, mtype: str, d: int, n: int) -> Mlp:
+def ungated_mlp(f: Fields, mtype: str, d: int, n: int) -> Mlp:
     """One ungated MLP of ``intermediate_size`` per layer: up and down, ``2 * d * width``."""
     return Mlp(dense_mlp=n * 2 * d * f.need("intermediate_size"))
 
 
 FAMILIES = (
-    Family("starcoder2", {"starcoder2": True}, {"Starcoder2ForCausalLM": "starcoder2"}, mlp=_ungated_mlp,
+    Family("starcoder2", {"starcoder2": True}, {"Starcoder2ForCausalLM": "starcoder2"}, mlp=ungated_mlp,
            pattern=every_layer_window),
 )
