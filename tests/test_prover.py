@@ -75,15 +75,31 @@ def test_identity_with_undefined_function_and_false_twin():
 
 # --- derivation steps -------------------------------------------------------------------------------------
 
-def test_expression_steps_each_checked_and_false_step_refuted():
+def test_expression_steps_each_checked_and_a_false_step_leaves_a_true_claim_unknown():
+    """A false step shows the derivation wrong, not the claim: a true statement with a false step is unknown with
+    the step and its point named, never refuted at a point where the statement holds."""
     good = Claim("t.chain", title="chain", statement="s", source=SRC, goal=logic.eq(X * (X + Y), X**2 + X * Y),
                  steps=(Step(X * X + X * Y, "distribute"),))
     bad = Claim("t.chain_false", title="chain", statement="s", source=SRC, goal=logic.eq(X * (X + Y), X**2 + X * Y),
-                steps=(Step(X * X + 2 * X * Y, "a wrong step"), Step(X**2 + X * Y, "and back")), expected="refuted")
+                steps=(Step(X * X + 2 * X * Y, "a wrong step"), Step(X**2 + X * Y, "and back")), expected="unknown")
     res = check(good, bad)
     assert res["t.chain"].verdict == "proved"
-    assert res["t.chain_false"].verdict == "refuted"
-    assert "step" in res["t.chain_false"].reason
+    r = res["t.chain_false"]
+    assert r.verdict == "unknown" and r.counterexample is None
+    assert r.reason.startswith("derivation step 1 is false at ") and "proved without the derivation" in r.reason
+
+
+def test_a_false_step_of_a_false_claim_refutes_it_at_a_point_of_the_statement():
+    """The twin: the statement itself false, its derivation false too: refuted, with a counterexample that the
+    kernel re-checks against the statement (not only the step)."""
+    claim = Claim("t.chain_both_false", title="chain", statement="s", source=SRC,
+                  goal=logic.eq(X * (X + Y), X**2 + 2 * X * Y),
+                  steps=(Step(X * X + 3 * X * Y, "a wrong step"), Step(X**2 + 2 * X * Y, "and a wrong one")),
+                  expected="refuted")
+    r = check(claim)["t.chain_both_false"]
+    assert r.verdict == "refuted"
+    xv, yv = (sp.Rational(r.counterexample[n]) for n in ("x", "y"))
+    assert xv * (xv + yv) != xv**2 + 2 * xv * yv
 
 
 def test_relation_steps_iff_chain():
@@ -96,11 +112,11 @@ def test_relation_steps_iff_chain():
         "t.solve_false", title="solve", statement="s", source=SRC,
         goal=logic.Iff(logic.ge(2 * X, Y), logic.ge(X, Y / 2)),
         steps=(Step(logic.eq(2 * X, Y), "start", link="iff"), Step(logic.eq(X, Y / 3), "wrong", link="iff")),
-        expected="refuted",
+        expected="unknown",
     )
     res = check(claim, wrong)
     assert res["t.solve"].verdict == "proved"
-    assert res["t.solve_false"].verdict == "refuted"
+    assert res["t.solve_false"].verdict == "unknown" and "derivation step 1 is false" in res["t.solve_false"].reason
 
 
 # --- interval engine --------------------------------------------------------------------------------------

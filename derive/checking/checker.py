@@ -281,16 +281,20 @@ class Checker:
         claim = self.library.declarations.get(result.id)
         if not isinstance(claim, Claim) or not result.counterexample:
             return False
+        return self.refutes_goal(claim, result.counterexample, result.engine)
+
+    def refutes_goal(self, claim: Claim, counterexample: dict[str, str], engine: str) -> bool:
+        """Whether the kernel confirms ``counterexample`` (values by quantity name, as text) as a counterexample
+        to the claim's own statement, its hypotheses and goal as assembled now."""
         try:
             hyps = self.hypotheses_for(claim)
             fixed = self.instance_values(claim, hyps) if claim.instance else {}
-            if any(result.counterexample.get(name) != value for name, value in fixed.items()):
+            if any(counterexample.get(name) != value for name, value in fixed.items()):
                 return False
             problem = self.problem(claim, claim.goal, hyps)
-            point = {s: sp.Rational(result.counterexample[str(s)]) for s in problem.symbols()
-                     if str(s) in result.counterexample}
-            return Kernel(problem).refuted(point, result.engine) is not None
-        except Exception:  # noqa: BLE001 - a result that cannot be re-checked is recomputed, never replayed
+            point = {s: sp.Rational(counterexample[str(s)]) for s in problem.symbols() if str(s) in counterexample}
+            return Kernel(problem).refuted(point, engine) is not None
+        except Exception:  # noqa: BLE001 - a point that cannot be re-checked refutes nothing
             return False
 
     def instance_values(self, claim: Claim, hyps: list[Formula] | None = None) -> dict[str, str]:
@@ -336,6 +340,17 @@ class Checker:
         if worst is not outcome and worst.verdict != "proved":
             idx = next(s.index for s in steps if s.outcome is worst)
             reason = f"derivation step {idx}: {worst.reason or worst.verdict}"
+            cex = worst.as_text_counterexample()
+            if worst.verdict == "refuted" and not (cex and self.refutes_goal(claim, cex, worst.engine)):
+                # a false step shows the derivation wrong, not the claim: `refuted` is said only with a
+                # counterexample to the claim's own statement, so the claim is unknown, the step's point named
+                at = ", ".join(f"{k} = {v}" for k, v in (cex or {}).items())
+                own = outcome.verdict if outcome.verdict != "proved" else "proved without the derivation"
+                worst = Outcome("unknown", worst.engine,
+                                f"derivation step {idx} is false{f' at {at}' if at else ''}, where the claim's own "
+                                f"statement is not refuted: the derivation does not establish it (the statement "
+                                f"alone: {own})")
+                reason = worst.reason
         return ClaimResult(
             id=claim.id, title=claim.title, kind=claim_kind(claim), verdict=worst.verdict,
             expected=claim.expected, engine=worst.engine, counterexample=worst.as_text_counterexample(),
