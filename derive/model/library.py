@@ -469,11 +469,13 @@ class Library:
                     pos.add(s)
                 elif (o.value >= 0) if o.value is not None else o.domain in ("nonnegative", "fraction"):
                     nonneg.add(s)
-            if q.domain in ("positive", "nonnegative"):
+            if q.domain in ("positive", "nonnegative", "fraction"):
                 want = "pos" if q.domain == "positive" else "nonneg"
                 if not structurally_signed(d.expr, want, pos, nonneg):
                     rel = Rel(self.expand(q.sym, pinned), ">" if want == "pos" else ">=", 0)
                     out.append(("declared", f"{name} is declared {q.domain}", rel))
+            if q.domain == "fraction":  # its upper end too: a fraction read as nonnegative above broke here
+                out.append(("declared", f"{name} is declared {q.domain}", Rel(self.expand(q.sym, pinned), "<=", 1)))
             integers = {s for s, o in own.items() if (o.value.is_integer if o.value is not None else o.integer)}
             if q.integer and not structurally_integer(d.expr, integers):
                 out.append(("declared", f"{name} is declared an integer", IsInteger(self.expand(q.sym, pinned))))
