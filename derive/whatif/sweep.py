@@ -118,7 +118,7 @@ def numpy_truth(formula: Formula, symbols: Sequence[sp.Symbol]) -> Callable[...,
 def _numpy_parts(formula: Formula, symbols: Sequence[sp.Symbol]) -> Callable[..., tuple[np.ndarray, np.ndarray]]:
     """(truth, defined) of a formula tree, each side of each relation evaluated once per call: defined
     where every side is finite, whatever the Boolean structure above it."""
-    from derive.kernel.logic import And, Iff, Implies, Not, Or
+    from derive.kernel.logic import And, Iff, Implies, IsInteger, Not, Or
 
     if isinstance(formula, Rel):
         lhs, rhs = numpy_function(formula.lhs, symbols), numpy_function(formula.rhs, symbols)
@@ -152,6 +152,17 @@ def _numpy_parts(formula: Formula, symbols: Sequence[sp.Symbol]) -> Callable[...
             return truth, defined
 
         return junction
+    if isinstance(formula, IsInteger):  # within the relative tolerance of "==": a numeric sweep, not a proof
+        value = numpy_function(formula.expr, symbols)
+
+        def whole(*a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            v = value(*a)
+            with np.errstate(all="ignore"):
+                defined = np.isfinite(v)
+                near = np.abs(v - np.round(v)) <= EQ_RTOL * np.maximum(1.0, np.abs(v))
+            return near & defined, defined
+
+        return whole
     if isinstance(formula, Not):
         inner = _numpy_parts(formula.arg, symbols)
 
