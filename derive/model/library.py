@@ -479,7 +479,9 @@ class Library:
             # folds ``t*(1/t)`` to 1 and ``0*(1/t)`` to 0 once it is expanded, so the expansion alone no longer
             # says that the quantity has no value at t = 0 (an instance claim was proved where eval says undefined)
             for sc in side_conditions(d.expr):
-                if not _settled(sc.condition, pos, nonneg):
+                # a power with a symbolic exponent is read by the engines only on a positive base, but it has a
+                # value elsewhere too (0**(k + 1) at k = 1): that condition is the engines', not the value's
+                if sc.kind != "power base" and not _settled(sc.condition, pos, nonneg):
                     out.append(("defined", f"{name} is defined only where {sc.condition}",
                                 self.formula_expand(sc.condition, pinned)))
             if q.domain in ("positive", "nonnegative", "fraction"):
