@@ -119,3 +119,14 @@ def test_planted_folded_instances(tv, c):
         assert res.verdict == "unknown"
     else:
         assert res.verdict == ("proved" if 1 >= c else "refuted")
+
+
+def test_a_symbolic_power_keeps_its_value_at_a_zero_base():
+    # the engines read a**(k + 1) only on a positive base; the power still has a value at a = 0, k = 1
+    k = Quantity("k", "k", "1", "k", integer=True)
+    power = Q("power")
+    claim = Claim("t.c", title="c", statement="s", source=SRC, goal=logic.eq(power.sym, 0), instance=True)
+    lib = Library([Topic("t", "t", "", (*QUANTITIES, k, power), (*DEFS, D(power, t ** (k.sym + 1)), claim))])
+    scen = Scenario("s", {"t": ScenarioValue("t", R(0), "test"), "k": ScenarioValue("k", R(1), "test")})
+    assert evaluate(lib, scen, "power").exact == 0
+    assert Checker(lib, scen, rlimit=2_000_000).check(["t.c"]).by_id()["t.c"].verdict == "proved"
