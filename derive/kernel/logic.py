@@ -122,7 +122,12 @@ def replace(expr: sp.Expr, mapping: Mapping[sp.Basic, sp.Expr], *, strict: bool 
         elif isinstance(e, (sp.Max, sp.Min)) and not all(a.is_number for a in args):
             out = e.func(*args, evaluate=False)
         else:
-            out = e.func(*args)
+            try:
+                out = e.func(*args)
+            except ZeroDivisionError:  # sympy's Mod(t, 0) raises where 1/0 is zoo: no real value either way
+                if strict:
+                    raise undefined(e, "a division by zero") from None
+                out = e.func(*args, evaluate=False)
             if strict and isinstance(out, sp.Expr) and out.is_number and not out.is_Rational and (
                     out in (sp.zoo, sp.nan, sp.oo, -sp.oo) or out.is_extended_real is False):
                 raise undefined(e, f"it would be {sp.sstr(out)}")

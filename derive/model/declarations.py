@@ -123,6 +123,13 @@ class Quantity:
         if self.value is not None:
             value = _exact_value(self.name, self.value)
             object.__setattr__(self, "value", value)
+            # the value is substituted everywhere, so a declaration it breaks would be silently ignored
+            if self.outside_domain(value):
+                raise LibraryError(f"constant '{self.name}': value {value} is outside its declared domain "
+                                   f"({self.domain_words})", hint="fix the value or declare domain='real'")
+            if self.integer and not value.is_integer:
+                raise LibraryError(f"constant '{self.name}': value {value} is not an integer, but it is declared "
+                                   "integer=True")
             if self.source is None:
                 raise LibraryError(f"constant '{self.name}' needs a source")
         _ = self.parsed_unit  # fail early on a bad unit string

@@ -56,6 +56,8 @@ def _dimension_of(expr: sp.Expr, lookup: Lookup, where: str, memo: dict) -> Dime
     if isinstance(expr, sp.Abs):
         return dimension_of(expr.args[0], lookup, where=where, memo=memo)
     if isinstance(expr, sp.Piecewise):
+        for _, cond in expr.args:  # a condition compares like with like too (it was never read: s > 1/s passed)
+            _check_condition(cond, lookup, where, memo)
         dims = [dimension_of(e, lookup, where=where, memo=memo) for e, _ in expr.args]
         for d in dims[1:]:
             if d != dims[0]:
@@ -75,6 +77,25 @@ def _dimension_of(expr: sp.Expr, lookup: Lookup, where: str, memo: dict) -> Dime
                 )
         return DIMENSIONLESS
     raise DimensionError(f"cannot infer the dimension of {expr}", where=where)
+
+
+def _check_condition(cond: sp.Basic, lookup: Lookup, where: str, memo: dict) -> None:
+    """A ``Piecewise`` condition: each relation compares like with like (a bare number is read in the SI base
+    units of the other side, as in ``check_formula``), through ``And``/``Or``/``Not``."""
+    if isinstance(cond, sp.logic.boolalg.BooleanAtom):
+        return
+    if isinstance(cond, sp.core.relational.Relational):
+        left = dimension_of(cond.lhs, lookup, where=where, memo=memo)
+        right = dimension_of(cond.rhs, lookup, where=where, memo=memo)
+        if left != right and not (cond.lhs.is_number or cond.rhs.is_number):
+            raise DimensionError(f"the sides of the condition '{cond}' differ: {format_dimension(left)} vs "
+                                 f"{format_dimension(right)}", where=where)
+        return
+    if isinstance(cond, sp.logic.boolalg.BooleanFunction):
+        for a in cond.args:
+            _check_condition(a, lookup, where, memo)
+        return
+    raise DimensionError(f"cannot read the condition {cond} of a piecewise expression", where=where)
 
 
 def _same(args: tuple[sp.Expr, ...], lookup: Lookup, where: str, what: str, memo: dict) -> Dimension:

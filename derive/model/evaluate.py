@@ -148,6 +148,9 @@ def evaluate(library: Library, scenario: Scenario, text: str, unit: str | None =
         exact = situation.exact(expr, name)
     except UndefinedValueError as err:
         return Evaluation(name, None, dim, unit_text, None, inputs, err.message, bool(unit))
+    undefined = _undefined_inside(library, scenario, expr)
+    if undefined is not None:  # a part the expansion folded away (t*(1/t) is 1) has no value: check says so too
+        return Evaluation(name, None, dim, unit_text, None, inputs, undefined, bool(unit))
     if exact.free_symbols or exact.is_extended_real is False:
         raise ScenarioError(f"{name} does not evaluate to a real number ({_short(exact)})")
     scale = parse_unit(unit_text).scale
@@ -155,6 +158,22 @@ def evaluate(library: Library, scenario: Scenario, text: str, unit: str | None =
     notes = declaration_violations(library, scenario, expr)
     return Evaluation(name, exact, dim, unit_text, value, inputs, None, bool(unit), notes,
                       _depends_on(library, scenario, expanded, inputs) if dependence else None)
+
+
+def _undefined_inside(library: Library, scenario: Scenario, expr: sp.Expr) -> str | None:
+    """Why a definition ``expr`` goes through has no value at the scenario although the expansion has one
+    (``Library.definition_conditions`` of kind "defined" false there); None when every one holds."""
+    values = scenario.substitution(library)
+    for label, c in library.definition_conditions([expr], scenario.pinned, kinds=("defined",)):
+        if not c.free_symbols() <= set(values):
+            continue
+        try:
+            holds = c.subs(values, strict=True).evaluate({})
+        except (UndefinedValueError, TypeError, ValueError):
+            continue  # a condition without a value: the exact evaluation above has said so where it matters
+        if not holds:
+            return f"{label}, which fails at the values given"
+    return None
 
 
 def _depends_on(library: Library, scenario: Scenario, expanded: sp.Expr, inputs: tuple[str, ...]) -> tuple[str, ...]:

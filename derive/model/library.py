@@ -23,6 +23,7 @@ from derive.kernel.logic import (
     structurally_integer,
     structurally_signed,
 )
+from derive.kernel.trusted import side_conditions
 from derive.model.declarations import Assumption, Claim, Declaration, Definition, Quantity, Step, Topic, free_symbols_of
 from derive.model.dimensions import check_formula, dimension_of
 from derive.model.prose import check_no_placeholder, check_topic_prose
@@ -406,12 +407,15 @@ class Library:
     # what a definition declares: side conditions of every expression that uses the quantity -----------
 
     def definition_conditions(self, exprs: Iterable[sp.Expr], pinned: Iterable[str] = (),
-                              kinds: Iterable[str] = ("domain", "declared")) -> list[tuple[str, Formula]]:
+                              kinds: Iterable[str] = ("domain", "defined", "declared")) -> list[tuple[str, Formula]]:
         """The side conditions that the definitions ``exprs`` expand through declare, expanded like the
         expressions (``expand``), each with its origin in words.  This is their one meaning, for every
         engine (``derive.kernel.trusted``: a statement is defined only where its side conditions hold):
 
         * a definition's ``domain`` (``critical_batch_kv`` only where ``context < critical_context``);
+        * where a definition's own expression has a value (its denominators, radicands, logarithms, the
+          side conditions the kernel reads), unless the declared domains of its quantities settle it: once
+          expanded, sympy folds ``t*(1/t)`` to 1, so the expansion alone would not say it;
         * a derived quantity's declared domain (``positive``: its definition > 0; ``nonnegative``: >= 0)
           and integrality (its definition is an integer).
 
@@ -425,7 +429,9 @@ class Library:
         expansion alone (a product of positive quantities is positive) are left out.
 
         ``kinds`` picks them: ``"domain"``, a definition's own ``domain`` (where it is defined: a goal that
-        uses it is a statement about those points only, so the checker reads it as a hypothesis), and
+        uses it is a statement about those points only, so the checker reads it as a hypothesis),
+        ``"defined"``, where its expression has a value (read like ``"declared"`` in a goal: never assumed,
+        so a goal whose expansion still has the division must show it, as before the expansion), and
         ``"declared"``, a derived quantity's declared domain and integrality (a claim about its value,
         never assumed)."""
         pinned, kinds = frozenset(pinned), frozenset(kinds)
@@ -437,7 +443,7 @@ class Library:
         return out
 
     def formula_conditions(self, formulas: Iterable[Formula], pinned: Iterable[str] = (),
-                           kinds: Iterable[str] = ("domain", "declared")) -> list[tuple[str, Formula]]:
+                           kinds: Iterable[str] = ("domain", "defined", "declared")) -> list[tuple[str, Formula]]:
         """``definition_conditions`` of every expression of the formulas."""
         return self.definition_conditions([e for f in formulas for e in f.exprs()], pinned, kinds)
 
@@ -469,16 +475,42 @@ class Library:
                     pos.add(s)
                 elif (o.value >= 0) if o.value is not None else o.domain in ("nonnegative", "fraction"):
                     nonneg.add(s)
-            if q.domain in ("positive", "nonnegative"):
+            # where the expression itself has a value (a denominator, a radicand, a logarithm's argument): sympy
+            # folds ``t*(1/t)`` to 1 and ``0*(1/t)`` to 0 once it is expanded, so the expansion alone no longer
+            # says that the quantity has no value at t = 0 (an instance claim was proved where eval says undefined)
+            for sc in side_conditions(d.expr):
+                # a power with a symbolic exponent is read by the engines only on a positive base, but it has a
+                # value elsewhere too (0**(k + 1) at k = 1): that condition is the engines', not the value's
+                if sc.kind != "power base" and not _settled(sc.condition, pos, nonneg):
+                    out.append(("defined", f"{name} is defined only where {sc.condition}",
+                                self.formula_expand(sc.condition, pinned)))
+            if q.domain in ("positive", "nonnegative", "fraction"):
                 want = "pos" if q.domain == "positive" else "nonneg"
                 if not structurally_signed(d.expr, want, pos, nonneg):
                     rel = Rel(self.expand(q.sym, pinned), ">" if want == "pos" else ">=", 0)
                     out.append(("declared", f"{name} is declared {q.domain}", rel))
+            if q.domain == "fraction":  # its upper end too: a fraction read as nonnegative above broke here
+                out.append(("declared", f"{name} is declared {q.domain}", Rel(self.expand(q.sym, pinned), "<=", 1)))
             integers = {s for s, o in own.items() if (o.value.is_integer if o.value is not None else o.integer)}
             if q.integer and not structurally_integer(d.expr, integers):
                 out.append(("declared", f"{name} is declared an integer", IsInteger(self.expand(q.sym, pinned))))
         cache[key] = tuple(out)
         return cache[key]
+
+
+def _settled(condition: Formula, pos: set[sp.Symbol], nonneg: set[sp.Symbol]) -> bool:
+    """Whether a side condition ``e > 0``, ``e >= 0`` or ``e != 0`` holds by the structure of ``e`` alone, its
+    quantities read by their declared domains (``structurally_signed``)."""
+    if not (isinstance(condition, Rel) and condition.rhs == 0):
+        return False
+    e = condition.lhs
+    if condition.op == ">":
+        return structurally_signed(e, "pos", pos, nonneg)
+    if condition.op == ">=":
+        return structurally_signed(e, "nonneg", pos, nonneg)
+    if condition.op == "!=":
+        return structurally_signed(e, "pos", pos, nonneg) or structurally_signed(-e, "pos", pos, nonneg)
+    return False
 
 
 def _check_steps(steps: tuple[Step, ...], lookup: Callable, where: str) -> None:

@@ -187,9 +187,9 @@ class Situation:
         hyps = list(parts.hypotheses)
         goal = claim.goal if goal is None else goal
         # where the goal's definitions are defined is where it speaks (hypotheses); what they declare of their
-        # values must be shown there (``Problem.conditions``, never assumed)
+        # values, and where their expressions have one, must hold there (``Problem.conditions``, never assumed)
         hyps += [c for _, c in lib.formula_conditions([goal], pins, kinds=("domain",)) if c not in hyps]
-        declared = lib.formula_conditions([goal], pins, kinds=("declared",))
+        declared = lib.formula_conditions([goal], pins, kinds=("defined", "declared"))
         goal = lib.formula_expand(goal, pins)
         symbols = goal.free_symbols()
         for h in hyps:

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from derive.errors import MarginError, MissingValueError
-from derive.kernel.logic import And, Formula, Rel
+from derive.kernel.logic import And, Formula, IsInteger, Rel, children
 from derive.kernel.trusted import side_conditions
 from derive.model.declarations import Assumption, Claim, Quantity
 from derive.model.evaluate import DomainBreak, domain_breaks
@@ -616,13 +616,25 @@ def solve_intervals(formula: Formula, x: sp.Symbol, domain: str = "real",
     Where the formula is undefined (a negative radicand, ...) it does not hold; ``undefined``, when
     given, receives one line per such cell or point.  Within ``MARGIN_SECONDS`` of wall-clock time."""
     steps = [e for f in formula.exprs() for e in sp.preorder_traversal(f)
-             if isinstance(e, (sp.floor, sp.ceiling)) and e.has(x)]
+             if isinstance(e, (sp.floor, sp.ceiling, sp.Mod)) and e.has(x)]
+    whole = _integrality(formula, x)
+    if whole is not None:  # true only at isolated points no critical point names: the margin was the empty set
+        raise MarginError(f"no margin over {x}: {whole} holds only at isolated values of {x}",
+                          hint="derive sweep evaluates it point by point")
     if steps:  # the truth can change at a jump, which is no zero of the relation: the critical points miss it
         raise MarginError(f"no margin over {x}: {sp.sstr(steps[0])} jumps as {x} varies, and the margin's "
                           "critical points are the zeros of continuous relations",
                           hint="derive sweep evaluates it point by point")
     with _wall_clock_net(MARGIN_SECONDS):
         return _solve_intervals(formula, x, domain, undefined)
+
+
+def _integrality(formula: Formula, x: sp.Symbol) -> str | None:
+    """The first ``IsInteger`` part of ``formula`` that depends on ``x`` (written or a declared integrality), in
+    words; None when there is none."""
+    if isinstance(formula, IsInteger):
+        return f"{sp.sstr(formula.expr)} is an integer" if formula.expr.has(x) else None
+    return next((w for c in children(formula) if (w := _integrality(c, x)) is not None), None)
 
 
 def _solve_intervals(formula: Formula, x: sp.Symbol, domain: str,

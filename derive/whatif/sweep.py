@@ -103,10 +103,23 @@ def numpy_formula(formula: Formula, symbols: Sequence[sp.Symbol]) -> Callable[..
     return holds
 
 
+def numpy_truth(formula: Formula, symbols: Sequence[sp.Symbol]) -> Callable[..., np.ndarray]:
+    """A formula compiled to a vectorised function of 1.0 (holds), 0.0 (fails) and NaN (a side of a relation
+    has no value there: a zero denominator, a root of a negative number), as ``derive check`` reads it
+    (``unknown`` there, never refuted)."""
+    parts = _numpy_parts(formula, symbols)
+
+    def truth(*a: np.ndarray) -> np.ndarray:
+        held, defined = parts(*a)
+        return np.where(defined, np.asarray(held, dtype=float), np.nan)
+
+    return truth
+
+
 def _numpy_parts(formula: Formula, symbols: Sequence[sp.Symbol]) -> Callable[..., tuple[np.ndarray, np.ndarray]]:
     """(truth, defined) of a formula tree, each side of each relation evaluated once per call: defined
     where every side is finite, whatever the Boolean structure above it."""
-    from derive.kernel.logic import And, Iff, Implies, Not, Or
+    from derive.kernel.logic import And, Iff, Implies, IsInteger, Not, Or
 
     if isinstance(formula, Rel):
         lhs, rhs = numpy_function(formula.lhs, symbols), numpy_function(formula.rhs, symbols)
@@ -140,6 +153,17 @@ def _numpy_parts(formula: Formula, symbols: Sequence[sp.Symbol]) -> Callable[...
             return truth, defined
 
         return junction
+    if isinstance(formula, IsInteger):  # within the relative tolerance of "==": a numeric sweep, not a proof
+        value = numpy_function(formula.expr, symbols)
+
+        def whole(*a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            v = value(*a)
+            with np.errstate(all="ignore"):
+                defined = np.isfinite(v)
+                near = np.abs(v - np.round(v)) <= EQ_RTOL * np.maximum(1.0, np.abs(v))
+            return near & defined, defined
+
+        return whole
     if isinstance(formula, Not):
         inner = _numpy_parts(formula.arg, symbols)
 
@@ -390,16 +414,19 @@ def compiled_claim(library: Library, scenario: Scenario, target: Target, keep: S
 def compiled_goal_and_hypotheses(library: Library, scenario: Scenario, target: Target, keep: Sequence[str],
                                  symbols: Sequence[sp.Symbol]) -> tuple[Callable[..., np.ndarray],
                                                                         Callable[..., np.ndarray] | None]:
-    """The claim's goal and where its hypotheses hold (None: it has none), compiled from one expansion.
+    """The claim's goal (1, 0, or NaN where it has no value) and where its hypotheses hold (None: it has none),
+    compiled from one expansion.
     Where the hypotheses fail the check says ``inconsistent`` (an instance claim) or the claim says nothing
     (a general one): neither is "does not hold"."""
     from derive.kernel.logic import And
 
     goal, hyps = _claim_formulas(library, scenario, target, keep, symbols)
     hyp = numpy_formula(And(tuple(hyps)) if len(hyps) > 1 else hyps[0], symbols) if hyps else None
-    return numpy_formula(goal, symbols), hyp
+    return numpy_truth(goal, symbols), hyp
 
 
+UNDEFINED_NOTE = ("an empty claim field: the claim's goal has no value there (a zero denominator, a root or "
+                  "logarithm of a negative number; derive check says unknown), so it neither holds nor fails")
 HYPOTHESES_NOTE = ("an empty claim field: the claim's hypotheses fail there (derive check says inconsistent for an "
                    "instance claim; a general claim says nothing there), so it neither holds nor fails")
 
@@ -425,12 +452,13 @@ def sweep_grid(library: Library, scenario: Scenario, targets: Sequence[Target], 
     data: list[np.ndarray] = [f / a.scale for f, a in zip(flat, axes, strict=True)]
     kinds = ["axis"] * len(axes)
     evaluations = 0
-    hypotheses_fail = False
+    hypotheses_fail = undefined_goal = False
     domains = GridDomains(library, scenario, names, symbols, flat)
     for t in targets:
         if t.kind == "claim":
             goal, hyp = compiled_goal_and_hypotheses(library, scenario, t, names, symbols)
             values = np.broadcast_to(goal(*flat), flat[0].shape).astype(float)
+            undefined_goal = undefined_goal or bool(np.isnan(values).any())
             if hyp is not None:
                 held = np.broadcast_to(hyp(*flat), values.shape)
                 values = np.where(held, values, np.nan)
@@ -445,6 +473,7 @@ def sweep_grid(library: Library, scenario: Scenario, targets: Sequence[Target], 
     notes = [f"claims are evaluated numerically per point: a {NOT_A_PROOF}"] if any(t.kind == "claim"
                                                                                     for t in targets) else []
     notes += [HYPOTHESES_NOTE] if hypotheses_fail else []
+    notes += [UNDEFINED_NOTE] if undefined_goal else []
     notes += domains.notes(int(flat[0].size))
     notes += [a.note for a in axes if a.note]
     notes += defaults_notes
@@ -624,7 +653,7 @@ def sweep_presets(library: Library, targets: Sequence[Target], *, scenario: str 
     for i, s in enumerate(scenarios):
         groups.setdefault(frozenset(s.pinned), []).append(i)
     evaluations = 0
-    hypotheses_fail = False
+    hypotheses_fail = undefined_goal = False
     outside: dict[tuple[str, str, str], list[int]] = {}  # (definition, quantity, condition) -> pairs outside
     for t in targets:
         out = np.full(len(pairs), np.nan)
@@ -641,7 +670,7 @@ def sweep_presets(library: Library, targets: Sequence[Target], *, scenario: str 
                 if quantified:
                     raise SweepError(f"cannot sweep {t.claim.id} numerically: it is universally quantified over "
                                      f"{', '.join(quantified)}", hint="use --check for real verdicts")
-                fn = numpy_formula(f, syms)
+                fn = numpy_truth(goal, syms)  # NaN where the goal has no value; the hypotheses below
                 hyp = numpy_formula(And(tuple(hyps)) if len(hyps) > 1 else hyps[0], syms) if hyps else None
             else:
                 syms = sorted(library.expand(t.expr, pins).free_symbols, key=str)
@@ -663,6 +692,9 @@ def sweep_presets(library: Library, targets: Sequence[Target], *, scenario: str 
                         ok = np.broadcast_to(np.asarray(hyp(*arrays) if syms else hyp(), dtype=bool), (len(idx),))
                     values = np.where(ok | missing, values, np.nan)
                     hypotheses_fail = hypotheses_fail or bool((~ok & ~missing).any())
+                    undefined_goal = undefined_goal or bool((np.isnan(values) & ok & ~missing).any())
+                else:
+                    undefined_goal = undefined_goal or bool((np.isnan(values) & ~missing).any())
             values = values if t.kind == "claim" else values / t.scale
             # a pair outside a definition's domain has no value there (exact, per pair, as derive eval decides it)
             exprs = _target_exprs(t)
@@ -682,6 +714,7 @@ def sweep_presets(library: Library, targets: Sequence[Target], *, scenario: str 
     notes = [f"claims are evaluated numerically per pair: a {NOT_A_PROOF} (derive sweep --presets --check runs "
              "the prover)"] if any(t.kind == "claim" for t in targets) else []
     notes += [HYPOTHESES_NOTE] if hypotheses_fail else []
+    notes += [UNDEFINED_NOTE] if undefined_goal else []
     for (did, quantity, declared), at in outside.items():
         notes.append(f"{len(set(at))} of {len(pairs)} pairs are outside the domain of {quantity} ({quantity} is "
                      f"defined only where {declared}, definition {did}): the targets that use it are empty there")

@@ -17,8 +17,9 @@ point of a grid, vectorised: each target is expanded and compiled once with symp
                              (TARGETs, or every claim) on two worker processes
 
 A claim in a sweep is its instance goal and hypotheses evaluated numerically per point (1 = holds,
-0 = the goal fails, empty = its hypotheses fail there, where the check says inconsistent): a numeric
-sweep, not a proof ("==" within a relative 1e-9).  --check gives proofs.
+0 = the goal fails, empty = its hypotheses fail there, where the check says inconsistent, or the goal has
+no value there, where it says unknown): a numeric sweep, not a proof ("==" within a relative 1e-9).
+--check gives proofs.
 
 feasible (a library with FEASIBILITY bounds or input rules): 0 where a bound fails (the memory does not fit), and
 0 where the point breaks an input rule that --set would refuse (a layout degree that does not divide the heads,

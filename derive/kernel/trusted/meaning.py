@@ -329,9 +329,15 @@ def without_mod(problem: Problem) -> Problem:
     if tree_size(exprs) > MAX_NODES or not any(e.has(sp.Mod) for e in exprs):
         return problem
 
+    def remainder(x: sp.Expr, y: sp.Expr) -> sp.Expr:
+        if y.is_zero:  # Mod(x, 0) (a constant 0, unevaluated): 0*floor(x/0) would fold to 0, and the division
+            # with its failing side condition with it; it is kept written out, so the statement stays undefined
+            return sp.Add(x, sp.Mul(-1, y, sp.floor(sp.Mul(x, sp.Pow(y, -1, evaluate=False), evaluate=False)),
+                                    evaluate=False), evaluate=False)
+        return x - y * sp.floor(x / y)
+
     def rewrite(f: Formula) -> Formula:
-        return f.map_exprs(lambda e: e.replace(sp.Mod, lambda x, y: x - y * sp.floor(x / y))
-                           if isinstance(e, sp.Basic) else e)
+        return f.map_exprs(lambda e: e.replace(sp.Mod, remainder) if isinstance(e, sp.Basic) else e)
 
     return Problem([rewrite(h) for h in problem.hypotheses], rewrite(problem.goal), set(problem.integer),
                    dict(problem.bounds), problem.rlimit, problem.seed,
