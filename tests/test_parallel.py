@@ -108,3 +108,24 @@ def test_a_check_hands_out_its_largest_chunks_first_and_keeps_library_order():
     assert [r.id for r in parallel.results] == [r.id for r in serial.results] == claims
     assert [(r.verdict, r.reason, r.counterexample) for r in parallel.results] == \
         [(r.verdict, r.reason, r.counterexample) for r in serial.results]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_check_hands_alongside_each_claim_with_its_own_result_in_the_process_that_checked_it(workers):
+    from derive.checking.checker import Checker
+    from derive.model.loader import load_library
+    from derive.model.scenario import build_scenario
+
+    lib = load_library(["lecture"])
+    claims = [c.id for c in lib.claims()][:20]  # enough claims to fork for
+    checker = Checker(lib, build_scenario(lib), workers=workers)
+    report = checker.check(claims, alongside=lambda c, r: (c.id, r.id, r.own_verdict, os.getpid()))
+    values = checker.alongside_values
+    assert set(claims) <= set(values)  # every claim checked (those it rests on too) has its value
+    for r in report.results:
+        cid, rid, verdict, pid = values[r.id]  # type: ignore[misc]
+        assert cid == rid == r.id and verdict == r.own_verdict
+        assert (pid == os.getpid()) == (workers == 1 or not can_fork())
+    again = Checker(lib, build_scenario(lib), workers=workers)
+    again.check(claims[:2], alongside=lambda c, r: c.id)
+    assert set(again.alongside_values) >= set(claims[:2]) and not set(again.alongside_values) - set(values)
