@@ -32,7 +32,6 @@ def run(args, ctx) -> int:
         scenario_notes,
     )
     from derive.model.scenario import DEFAULT_SCENARIO
-    from derive.whatif.feasibility import feasibility
 
     ids = list(dict.fromkeys(ctx.library.resolve(i).id for i in args.ids))  # each claim once, in the order given
     checker = ctx.checker(workers=default_workers())
@@ -40,6 +39,8 @@ def run(args, ctx) -> int:
 
     def read_notes() -> None:  # needs no verdict: done while the worker processes check
         try:
+            from derive.whatif.feasibility import feasibility  # imported here too: 10 ms
+
             notes["infeasible"] = feasibility(ctx.library, ctx.scenario).violations  # no deployment can exist
         except Exception as err:  # noqa: BLE001 - raised below, after the check, as it always was
             notes["error"] = err
