@@ -19,6 +19,7 @@ import gc
 import os
 import pickle
 import select
+import selectors
 import signal
 import struct
 from collections.abc import Callable, Sequence
@@ -120,20 +121,24 @@ def _run_forked(tasks: Sequence[Callable[[], object]], workers: int, order: list
         os.close(queue_w)  # the workers stop at the pipe's end
         queue_w = -1
         meanwhile()
-        while children:
-            ready, _, _ = select.select(list(children), [], [])
-            for fd in ready:
-                head = _read_exactly(fd, _SIZE.size)
-                body = _read_exactly(fd, _SIZE.unpack(head)[0]) if head is not None else None
-                if body is None:  # the child finished (or died): its pipe is at its end
-                    os.close(fd)
-                    os.waitpid(children.pop(fd), 0)
-                    continue
-                i, ok, value = pickle.loads(body)
-                if ok:
-                    results[i] = value
-                    if on_result is not None:
-                        on_result(value)
+        with selectors.DefaultSelector() as waiting:  # poll or epoll: no limit on the pipes' numbers
+            for fd in children:
+                waiting.register(fd, selectors.EVENT_READ)
+            while children:
+                for key, _ in waiting.select():
+                    fd = key.fd
+                    head = _read_exactly(fd, _SIZE.size)
+                    body = _read_exactly(fd, _SIZE.unpack(head)[0]) if head is not None else None
+                    if body is None:  # the child finished (or died): its pipe is at its end
+                        waiting.unregister(fd)
+                        os.close(fd)
+                        os.waitpid(children.pop(fd), 0)
+                        continue
+                    i, ok, value = pickle.loads(body)
+                    if ok:
+                        results[i] = value
+                        if on_result is not None:
+                            on_result(value)
     finally:
         for fd in (queue_r, queue_w):
             if fd >= 0:
