@@ -108,3 +108,53 @@ def test_a_check_hands_out_its_largest_chunks_first_and_keeps_library_order():
     assert [r.id for r in parallel.results] == [r.id for r in serial.results] == claims
     assert [(r.verdict, r.reason, r.counterexample) for r in parallel.results] == \
         [(r.verdict, r.reason, r.counterexample) for r in serial.results]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_check_hands_alongside_each_claim_with_its_own_result_in_the_process_that_checked_it(workers):
+    from derive.checking.checker import Checker
+    from derive.model.loader import load_library
+    from derive.model.scenario import build_scenario
+
+    lib = load_library(["lecture"])
+    claims = [c.id for c in lib.claims()][:20]  # enough claims to fork for
+    checker = Checker(lib, build_scenario(lib), workers=workers)
+    report = checker.check(claims, alongside=lambda c, r: (c.id, r.id, r.own_verdict, os.getpid()))
+    values = checker.alongside_values
+    assert set(claims) <= set(values)  # every claim checked (those it rests on too) has its value
+    for r in report.results:
+        cid, rid, verdict, pid = values[r.id]  # type: ignore[misc]
+        assert cid == rid == r.id and verdict == r.own_verdict
+        assert (pid == os.getpid()) == (workers == 1 or not can_fork())
+    again = Checker(lib, build_scenario(lib), workers=workers)
+    again.check(claims[:2], alongside=lambda c, r: c.id)
+    assert set(again.alongside_values) >= set(claims[:2]) and not set(again.alongside_values) - set(values)
+
+
+def _exits_in_a_worker(n: int, parent: int) -> tuple[int, int]:
+    if os.getpid() != parent:
+        os._exit(3)  # a worker that dies in the middle of a task, its result never sent
+    return n * n, os.getpid()
+
+
+def _unpicklable(n: int) -> tuple[int, object]:
+    return n * n, lambda: n  # a result that cannot travel back from a worker
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_a_task_whose_worker_dies_or_whose_result_cannot_travel_runs_here(workers):
+    here = os.getpid()
+    tasks = [functools.partial(_square, n) for n in range(5)]
+    tasks += [functools.partial(_exits_in_a_worker, 5, here), functools.partial(_unpicklable, 6)]
+    tasks += [functools.partial(_square, n) for n in range(7, 12)]
+    seen: list[int] = []
+    calls: list[int] = []
+    out = run_tasks(tasks, workers, on_result=lambda r: seen.append(r[0]), meanwhile=lambda: calls.append(1))
+    assert [r[0] for r in out] == [n * n for n in range(12)]
+    assert sorted(seen) == [n * n for n in range(12)] and calls == [1]  # each result once, meanwhile once
+    assert out[5][1] == here and out[6][1]() == 6  # both ran here
+
+
+def test_many_tasks_pass_through_the_shared_pipe_in_order():
+    tasks = [functools.partial(_square, n) for n in range(3000)]  # more numbers than a pipe takes at once
+    assert [r[0] for r in run_tasks(tasks, 2, cost=[n % 7 for n in range(3000)])] == [n * n for n in range(3000)]

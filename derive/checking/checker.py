@@ -29,6 +29,8 @@ class ProofStore(Protocol):
     def decide(self, problem: Problem) -> tuple[Outcome, bool]: ...
 
 
+CHUNK = 3  # claims per task of a parallel check (see ``Checker._own_in_parallel``)
+
 _SEVERITY = {"proved": 0, "assumed": 0, "blocked": 1, "unknown": 2, "inconsistent": 3, "refuted": 4}
 
 
@@ -141,6 +143,9 @@ class Checker:
         self.cache = cache  # a derive.checking.cache.ProofCache, or None to always run the prover
         self.prover_calls = 0  # problems the prover actually decided (cache misses)
         self.workers = workers  # processes for a large check (see _own_in_parallel)
+        # check(alongside=...)'s values, by claim id, from the process that checked each claim
+        self.alongside_values: dict[str, object] = {}
+        self._order: dict[str, int] | None = None  # each declaration's place in the library's order
         # called as progress(done, total) while check() runs (the command line draws a progress bar)
         self.progress: Callable[[int, int], None] | None = None
 
@@ -359,10 +364,15 @@ class Checker:
             side_conditions=list(outcome.side_conditions) if worst.verdict == "proved" else [],
         )
 
-    def check(self, ids: Iterable[str] | None = None, *, meanwhile: Callable[[], None] | None = None) -> Report:
+    def check(self, ids: Iterable[str] | None = None, *, meanwhile: Callable[[], None] | None = None,
+              alongside: Callable[[Claim, ClaimResult], object] | None = None) -> Report:
         """Check the named claims (all when ``ids`` is None) and the claims they rest on.  ``meanwhile``
         (which must not raise): the caller's work that does not need the results, done in this process
-        while worker processes check (``derive.checking.parallel.run_tasks``), else first."""
+        while worker processes check (``derive.checking.parallel.run_tasks``), else first.  ``alongside``
+        (which must not raise; its values picklable): the caller's work on each claim checked and its own
+        result (before blocking), done right after the claim in the process that checked it, where the
+        library's expansions of the claim are at hand; its values go to ``alongside_values`` by claim id
+        (a value that cannot travel back from a worker makes the worker's part run here)."""
         lib = self.library
         wanted = None if ids is None else [lib.resolve(i) for i in ids]
         if wanted is not None:
@@ -378,12 +388,17 @@ class Checker:
         names = self.obligation_names(needed)
         if meanwhile is not None:
             meanwhile = _once(meanwhile)
-        own, findings = self._own_in_parallel(todo, names, meanwhile) if self.workers > 1 else ({}, None)
+        self.alongside_values = {}
+        own, findings = self._own_in_parallel(todo, names, meanwhile, alongside) if self.workers > 1 else ({}, None)
         if meanwhile is not None:  # no worker processes: here, first
             meanwhile()
         results: dict[str, ClaimResult] = {}
         for k, decl in enumerate(todo, start=1):
-            result = own.get(decl.id) or self.check_own(decl)
+            result = own.get(decl.id)
+            if result is None:
+                result = self.check_own(decl)
+                if alongside is not None:
+                    self.alongside_values[decl.id] = alongside(decl, result)
             results[decl.id] = self.apply_blocking(decl, result, results)
             if self.progress is not None and not own:  # a parallel run reported while it ran
                 self.progress(k, len(todo))
@@ -468,7 +483,8 @@ class Checker:
         outcome = self.decide(self._obligation_problem(definition_id, goal, context))
         return outcome if outcome.verdict == "proved" else None
 
-    def _own_in_parallel(self, claims: list[Claim], names: list[str], meanwhile: Callable[[], None] | None = None
+    def _own_in_parallel(self, claims: list[Claim], names: list[str], meanwhile: Callable[[], None] | None = None,
+                         alongside: Callable[[Claim, ClaimResult], object] | None = None
                          ) -> tuple[dict[str, ClaimResult], list[Finding] | None]:
         """Own verdicts of many claims, and the obligations of the definitions ``names``
         (``obligation``), on ``workers`` forked processes (``derive.checking.parallel``; blocking is
@@ -490,14 +506,18 @@ class Checker:
         # the obligations first (a few take longer than a claim), then small chunks of claims, the chunks with
         # the most problems (each claim's goal and derivation steps) first: the last ones handed out are small,
         # so the workers finish together (two workers simulated on one cold check's task times: 0.10 s apart
-        # in library order, 0.004 s in this one)
+        # in library order, 0.004 s in this one for the lecture; the serving library's chunks of four still
+        # ended 0.09 to 0.11 s apart, a claim of few problems and a long interval proof among the last, and
+        # chunks of three 0.01 to 0.02 s apart, 0.03 to 0.04 s sooner)
         tasks = [functools.partial(self._obligation_part, name) for name in names]
-        chunks = [claims[i:i + 4] for i in range(0, len(claims), 4)]
-        tasks += [functools.partial(self._own_many, chunk) for chunk in chunks]
+        chunks = [claims[i:i + CHUNK] for i in range(0, len(claims), CHUNK)]
+        tasks += [functools.partial(self._own_many, chunk, alongside) for chunk in chunks]
         cost = [math.inf] * len(names) + [float(sum(1 + len(c.steps) for c in chunk)) for chunk in chunks]
         parts = run_tasks(tasks, self.workers, on_result=tick, meanwhile=meanwhile, cost=cost)
         findings = [f for part in parts[:len(names)] for f in part]  # type: ignore[attr-defined]
-        own = {r.id: r for part in parts[len(names):] for r in part}  # type: ignore[attr-defined]
+        own = {r.id: r for part in parts[len(names):] for r, _ in part}  # type: ignore[attr-defined]
+        if alongside is not None:
+            self.alongside_values.update((r.id, v) for part in parts[len(names):] for r, v in part)  # type: ignore
         for claim in claims:
             if own[claim.id].steps:
                 chain = step_chain(claim)
@@ -508,12 +528,15 @@ class Checker:
     def _obligation_part(self, name: str) -> tuple[Finding, ...]:
         return tuple(self.obligation(name))
 
-    def _own_many(self, claims: list[Claim]) -> list[ClaimResult]:
-        """Own results of ``claims``, for another process: the steps' formulas are left out (rebuilding
-        sympy trees from a pickle was most of what the parent spent on the results; ``_own_in_parallel``
-        puts the claims' own objects back)."""
-        out = [self.check_own(c) for c in claims]
-        for r in out:
+    def _own_many(self, claims: list[Claim], alongside: Callable[[Claim, ClaimResult], object] | None = None
+                  ) -> list[tuple[ClaimResult, object]]:
+        """Own results of ``claims``, each with ``alongside``'s value (None without it), for another process:
+        the steps' formulas are left out (rebuilding sympy trees from a pickle was most of what the parent
+        spent on the results; ``_own_in_parallel`` puts the claims' own objects back)."""
+        out = []
+        for c in claims:
+            r = self.check_own(c)
+            out.append((r, alongside(c, r) if alongside is not None else None))
             for s in r.steps:
                 s.formula = None  # type: ignore[assignment]
         return out
@@ -533,7 +556,9 @@ class Checker:
         graph (directly, or through assumptions and definitions that use it), is ``blocked``."""
         if own.verdict != "proved":
             return own
-        bad = [u for u in resting_claims(self.library, claim)
+        if self._order is None:  # made once: a check blocks every proved claim against it
+            self._order = {d.id: i for i, d in enumerate(self.library.ordered())}
+        bad = [u for u in resting_claims(self.library, claim, self._order)
                if u in done and done[u].verdict not in ("proved",)]
         if bad:
             own.verdict = "blocked"
@@ -554,9 +579,10 @@ def _once(fn: Callable[[], None]) -> Callable[[], None]:
     return call
 
 
-def resting_claims(library: Library, claim: Claim) -> list[str]:
+def resting_claims(library: Library, claim: Claim, order: dict[str, int] | None = None) -> list[str]:
     """Claims this one rests on through paths whose inner nodes are assumptions or definitions (a
-    claim further back is reached through the claim in between, whose own verdict carries it)."""
+    claim further back is reached through the claim in between, whose own verdict carries it).  ``order``:
+    each id's place in ``library.ordered()``, where the caller has it (made here otherwise)."""
     out: list[str] = []
     seen: set[str] = set()
     todo = library.predecessors(claim.id)
@@ -569,7 +595,8 @@ def resting_claims(library: Library, claim: Claim) -> list[str]:
             out.append(d)
         else:
             todo.extend(library.predecessors(d))
-    order = {d.id: i for i, d in enumerate(library.ordered())}
+    if order is None:
+        order = {d.id: i for i, d in enumerate(library.ordered())}
     return sorted(out, key=order.get)
 
 

@@ -32,7 +32,6 @@ def run(args, ctx) -> int:
         scenario_notes,
     )
     from derive.model.scenario import DEFAULT_SCENARIO
-    from derive.whatif.feasibility import feasibility
 
     ids = list(dict.fromkeys(ctx.library.resolve(i).id for i in args.ids))  # each claim once, in the order given
     checker = ctx.checker(workers=default_workers())
@@ -40,17 +39,44 @@ def run(args, ctx) -> int:
 
     def read_notes() -> None:  # needs no verdict: done while the worker processes check
         try:
-            notes["inputs"] = claim_inputs(ctx.library, ctx.scenario, ids or [c.id for c in ctx.library.claims()])
-            notes["pinned"] = pinned_notes(ctx.library, ctx.scenario, only=notes["inputs"])
+            from derive.whatif.feasibility import feasibility  # imported here too: 10 ms
+
             notes["infeasible"] = feasibility(ctx.library, ctx.scenario).violations  # no deployment can exist
         except Exception as err:  # noqa: BLE001 - raised below, after the check, as it always was
             notes["error"] = err
 
+    def alongside(claim, result) -> tuple:
+        # in the process that checked the claim, whose expansions of it are at hand (in the parent, while the
+        # workers checked, the notes' expansions were a tenth of the serving library's check's CPU), and
+        # where the counterexample's lines are written without holding up the output (281 values there)
+        try:
+            inputs: set[str] | Exception = claim_inputs(ctx.library, ctx.scenario, [claim.id])
+        except Exception as err:  # noqa: BLE001 - raised below, after the check, as it always was
+            inputs = err
+        ready = display = None
+        if result.counterexample:
+            try:
+                ready = assignment_lines(ctx.library, result.counterexample)
+                display = {k: quantity_text(ctx.library, k, v) for k, v in result.counterexample.items()} \
+                    if args.json else None
+            except Exception:  # noqa: BLE001 - written again below, where its error is raised
+                ready = display = None
+        return inputs, ready, display
+
     with terminal.progress("checking claims") as update:
         checker.progress = update
-        report = checker.check(ids or None, meanwhile=read_notes)
+        report = checker.check(ids or None, meanwhile=read_notes, alongside=alongside)
+    written = checker.alongside_values
+    inputs: set[str] = set()
+    for cid in ids or [c.id for c in ctx.library.claims()]:  # the notes' inputs: what these claims read
+        part = written[cid][0]  # type: ignore[index]
+        if isinstance(part, Exception):
+            raise part
+        inputs |= part
+    notes["pinned"] = pinned_notes(ctx.library, ctx.scenario, only=inputs)  # its error before feasibility's
     if "error" in notes:
         raise notes["error"]  # type: ignore[misc]
+    notes["inputs"] = inputs
     rechecked = _certify(args, checker, report) if args.certificates or args.recheck else 0
     elsewhere = expectations_elsewhere(ctx.library, ctx.scenario, report.results)
     ok = all(r.meets_expectation or r.id in elsewhere for r in report.results)
@@ -61,8 +87,9 @@ def run(args, ctx) -> int:
         data = report.to_json()
         for claim in data["claims"]:  # exact values stay; a reader's form beside them
             if claim.get("counterexample"):
-                claim["counterexample_display"] = {k: quantity_text(ctx.library, k, v)
-                                                   for k, v in claim["counterexample"].items()}
+                display = written[claim["id"]][2]  # type: ignore[index]
+                claim["counterexample_display"] = display if display is not None else {
+                    k: quantity_text(ctx.library, k, v) for k, v in claim["counterexample"].items()}
         emit_json({**data, "pinned": pinned, "notes": scenario_notes(ctx.scenario, inputs),
                    "expectations_elsewhere": sorted(elsewhere),
                    "infeasible": [v.to_json() for v in infeasible]})
@@ -74,7 +101,9 @@ def run(args, ctx) -> int:
         mark = " " if as_expected else "!"
         detail = [] if as_expected else [f"expected {r.expected}"]
         if r.counterexample:
-            detail += ["counterexample:"] + [f"  {line}" for line in assignment_lines(ctx.library, r.counterexample)]
+            ready = written[r.id][1]  # type: ignore[index]
+            detail += ["counterexample:"] + [f"  {line}" for line in (
+                ready if ready is not None else assignment_lines(ctx.library, r.counterexample))]
         if r.reason and r.verdict != "proved":
             detail.append(f"reason: {r.reason}")
         rows.append((mark, r.verdict, r.id, r.title, r.engine, "\n".join(detail)))
