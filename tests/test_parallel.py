@@ -158,3 +158,25 @@ def test_a_task_whose_worker_dies_or_whose_result_cannot_travel_runs_here(worker
 def test_many_tasks_pass_through_the_shared_pipe_in_order():
     tasks = [functools.partial(_square, n) for n in range(3000)]  # more numbers than a pipe takes at once
     assert [r[0] for r in run_tasks(tasks, 2, cost=[n % 7 for n in range(3000)])] == [n * n for n in range(3000)]
+
+
+def test_more_tasks_than_the_pipes_hold_do_not_wait_on_each_other():
+    """30,000 task numbers are more than a pipe holds (64 KiB), and their results more than a worker's result pipe
+    holds: the numbers are fed as the pipe has room while the results are read (a blocking feed had hung)."""
+    import signal
+
+    class Hung(Exception):  # not an OSError, which run_tasks reads as "no worker processes" and runs serially
+        pass
+
+    def hung(*_):
+        raise Hung("run_tasks hung")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(30)
+    try:
+        n = 30_000
+        out = run_tasks([functools.partial(_square, k) for k in range(n)], 2)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert [r[0] for r in out] == [k * k for k in range(n)]

@@ -103,9 +103,12 @@ def _run_forked(tasks: Sequence[Callable[[], object]], workers: int, order: list
     data = b"".join(_INDEX.pack(i) for i in order)
     children: dict[int, int] = {}  # the read end of a child's result pipe -> its process id
     try:
-        if len(data) <= select.PIPE_BUF:  # every number in the pipe before a worker reads: written at once
-            os.write(queue_w, data)
-            data = b""
+        # The numbers are written without blocking, as many as the pipe takes, then more whenever it has room
+        # while the results are read: a blocking write of more numbers than the pipe holds waited on workers
+        # that waited in turn on this process to read their results (30,000 tasks hung).  Each write is whole
+        # numbers of at most PIPE_BUF bytes, which a pipe writes at once or not at all.
+        os.set_blocking(queue_w, False)
+        data = _feed(queue_w, data)
         for _ in range(workers):
             result_r, result_w = os.pipe()
             pid = os.fork()
@@ -115,18 +118,26 @@ def _run_forked(tasks: Sequence[Callable[[], object]], workers: int, order: list
                 _work(tasks, queue_r, result_w)
             os.close(result_w)
             children[result_r] = pid
-        while data:  # more numbers than the pipe takes at once: whole numbers only, as the workers read
-            done = os.write(queue_w, data[:select.PIPE_BUF - select.PIPE_BUF % _INDEX.size])
-            data = data[done:]
-        os.close(queue_w)  # the workers stop at the pipe's end
-        queue_w = -1
+        data = _feed(queue_w, data)
+        if not data:
+            os.close(queue_w)  # the workers stop at the pipe's end
+            queue_w = -1
         meanwhile()
         with selectors.DefaultSelector() as waiting:  # poll or epoll: no limit on the pipes' numbers
             for fd in children:
                 waiting.register(fd, selectors.EVENT_READ)
+            if queue_w >= 0:
+                waiting.register(queue_w, selectors.EVENT_WRITE)
             while children:
                 for key, _ in waiting.select():
                     fd = key.fd
+                    if fd == queue_w:  # room in the pipe: more numbers, and its end once all are in
+                        data = _feed(queue_w, data)
+                        if not data:
+                            waiting.unregister(queue_w)
+                            os.close(queue_w)
+                            queue_w = -1
+                        continue
                     head = _read_exactly(fd, _SIZE.size)
                     body = _read_exactly(fd, _SIZE.unpack(head)[0]) if head is not None else None
                     if body is None:  # the child finished (or died): its pipe is at its end
@@ -150,6 +161,18 @@ def _run_forked(tasks: Sequence[Callable[[], object]], workers: int, order: list
                 os.waitpid(pid, 0)
             except OSError:
                 pass
+
+
+def _feed(fd: int, data: bytes) -> bytes:
+    """Write task numbers to the non-blocking pipe ``fd`` until it is full; return what is left."""
+    chunk = select.PIPE_BUF - select.PIPE_BUF % _INDEX.size
+    while data:
+        try:
+            done = os.write(fd, data[:chunk])
+        except BlockingIOError:
+            break
+        data = data[done:]
+    return data
 
 
 def _work(tasks: Sequence[Callable[[], object]], queue: int, out: int) -> None:
