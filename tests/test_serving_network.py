@@ -344,3 +344,22 @@ def test_dispatch_datatype_from_the_quantization_config(quantization, expected):
 
     cfg = {} if quantization is None else {"quantization_config": quantization}
     assert dispatch_element_bytes(cfg)[0] == expected
+
+
+MY_CHIP = ["flops=667 TFLOP/s", "hbm_bandwidth=2.9 TB/s", "hbm_capacity=96 GB", "chips=2", "batch=16 seq",
+           "context=4096 token/seq", "scaleup_bandwidth=640 GB/s", "scaleup_latency=2 us", "scaleup_domain=16"]
+
+
+def test_an_all_reduce_inside_one_domain_needs_no_scale_out_link():
+    """Your own chip with its scale-up link only: the layout's all-reduce runs inside one domain (tp <= n_dom), so
+    the scale-out values, which only a layout past the domain reads, are not asked for; the value is the one the
+    scale-out values would give, whatever they are.  Past the domain they are asked for, by name."""
+    model = str(Path(__file__).parent / "fixtures" / "configs" / "llama-3.1-8b.json")
+    inside = value("tp_link_allreduce_time", sets=[*MY_CHIP, "tp=2"], model=model, scenario="lecture")
+    for out in (["scaleout_bandwidth=50 GB/s", "scaleout_latency=10 us"],
+                ["scaleout_bandwidth=1 GB/s", "scaleout_latency=1 ms"]):
+        assert value("tp_link_allreduce_time", sets=[*MY_CHIP, "tp=2", *out], model=model) == inside
+    from derive.errors import MissingValueError
+
+    with pytest.raises(MissingValueError, match="scaleout_latency"):
+        value("tp_link_allreduce_time", sets=[*MY_CHIP, "tp=32", "chips=32"], model=model)

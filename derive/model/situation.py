@@ -98,8 +98,16 @@ class Situation:
     def missing(self, expr: sp.Expr, keep: Iterable[str] = (), pinned: Iterable[str] = ()) -> list[str]:
         """The inputs of ``expr`` (expanded) that the scenario gives no value, ``keep`` aside, by name."""
         kept = set(keep)
-        return sorted({name_of(s) for s in self.expand(expr, pinned).free_symbols}
-                      - set(self.scenario.values) - kept)
+        expanded = self.expand(expr, pinned)
+        if expanded.has(sp.Piecewise):
+            # a branch the given values rule out needs no inputs (a tensor-parallel all-reduce inside one scale-up
+            # domain needs no scale-out link): sympy drops it when its condition becomes false, or keeps only the
+            # branch whose condition becomes true; a condition that cannot be read there keeps every branch
+            try:
+                expanded = expanded.xreplace(self.values_except(kept))
+            except (TypeError, ValueError, ZeroDivisionError):
+                pass
+        return sorted({name_of(s) for s in expanded.free_symbols} - set(self.scenario.values) - kept)
 
     def require(self, expr: sp.Expr, what: str, *, keep: Iterable[str] = (), pinned: Iterable[str] = (),
                 where: str | None = None, hint: str | None = None) -> sp.Expr:
