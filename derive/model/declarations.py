@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
+from typing import Any
 
 import sympy as sp
 
@@ -162,13 +163,18 @@ class Quantity:
 
     def outside_domain(self, value: float | sp.Rational) -> bool:
         """Whether a number lies outside the declared domain (the one test of every value given from outside)."""
+        return not bool(self.inside_domain(value))
+
+    def inside_domain(self, values: Any) -> Any:  # a number, or a numpy array read elementwise
+        """Whether ``values`` lie inside the declared domain: a truth value for a number, an array of them for a
+        numpy array (a sweep's grid); NaN is outside."""
         if self.domain == "positive":
-            return not value > 0
+            return values > 0
         if self.domain == "nonnegative":
-            return not value >= 0
+            return values >= 0
         if self.domain == "fraction":
-            return not 0 <= value <= 1
-        return False
+            return (values >= 0) & (values <= 1)
+        return values == values  # every real number (a NaN, no number, is not equal to itself)
 
     def _repr_latex_(self) -> str:
         from derive.model.display import tex_text

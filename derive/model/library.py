@@ -84,6 +84,11 @@ class Library:
                 if d.id in self.declarations and self.declarations[d.id] is not d:
                     raise LibraryError(f"duplicate declaration id '{d.id}'")
                 self.declarations[d.id] = d
+        # ids by their last part, in declaration order: the prose's placeholders name claims by it (a load
+        # resolves about 70 of them; a walk of every declaration each time was measurable)
+        self._by_short: dict[str, list[str]] = {}
+        for d in self.declarations.values():
+            self._by_short.setdefault(d.short, []).append(d.id)
         self.definition_of: dict[str, Definition] = {}
         for d in self.declarations.values():
             if isinstance(d, Definition):
@@ -226,7 +231,7 @@ class Library:
         """A declaration by full id or by its unique last part."""
         if name in self.declarations:
             return self.declarations[name]
-        matches = [self.declarations[i] for i in self._by_short().get(name, ())]
+        matches = [self.declarations[i] for i in self._by_short.get(name, ())]
         if len(matches) == 1:
             return matches[0]
         if len(matches) > 1:
@@ -235,19 +240,6 @@ class Library:
             )
         known = list(self.declarations) + [d.short for d in self.declarations.values()]
         raise UnknownNameError("id", name, known)
-
-    def _by_short(self) -> dict[str, list[str]]:
-        """Ids by their last part, in declaration order: the prose's placeholders name claims by it (a
-        library load resolved 70 of them, each by a walk of every declaration).  Made again when the
-        declarations are not the ones it was made from."""
-        made = self.__dict__.get("_shorts")
-        if made is None or made[0] != list(self.declarations):
-            index: dict[str, list[str]] = {}
-            for d in self.declarations.values():
-                index.setdefault(d.short, []).append(d.id)
-            made = (list(self.declarations), index)
-            self.__dict__["_shorts"] = made
-        return made[1]
 
     def quantity(self, name: str) -> Quantity:
         if name in self.quantities:

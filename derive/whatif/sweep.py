@@ -116,6 +116,12 @@ def numpy_truth(formula: Formula, symbols: Sequence[sp.Symbol]) -> Callable[...,
     return truth
 
 
+def _near_integer(v: np.ndarray) -> np.ndarray:
+    """Where ``v`` is an integer within the relative tolerance of ``==`` (a numeric sweep, not a proof)."""
+    with np.errstate(all="ignore"):
+        return np.abs(v - np.round(v)) <= EQ_RTOL * np.maximum(1.0, np.abs(v))
+
+
 def _numpy_parts(formula: Formula, symbols: Sequence[sp.Symbol]) -> Callable[..., tuple[np.ndarray, np.ndarray]]:
     """(truth, defined) of a formula tree, each side of each relation evaluated once per call: defined
     where every side is finite, whatever the Boolean structure above it."""
@@ -160,8 +166,7 @@ def _numpy_parts(formula: Formula, symbols: Sequence[sp.Symbol]) -> Callable[...
             v = value(*a)
             with np.errstate(all="ignore"):
                 defined = np.isfinite(v)
-                near = np.abs(v - np.round(v)) <= EQ_RTOL * np.maximum(1.0, np.abs(v))
-            return near & defined, defined
+            return _near_integer(v) & defined, defined
 
         return whole
     if isinstance(formula, Not):
@@ -558,11 +563,9 @@ class GridDomains:
             return
         v = numpy_function(e, self._symbols)(*self._flat)
         with np.errstate(all="ignore"):
-            # Quantity.outside_domain, point by point
-            bad = {"positive": ~(v > 0), "nonnegative": ~(v >= 0),
-                   "fraction": ~((v >= 0) & (v <= 1))}.get(q.domain, np.zeros(v.shape, dtype=bool))
+            bad = ~np.asarray(q.inside_domain(v), dtype=bool)
             if q.integer:
-                bad |= ~np.isclose(v, np.round(v), rtol=EQ_RTOL, atol=0.0)
+                bad |= ~_near_integer(v)
         outside = self._outside.get(d.id)  # a point outside the domain has no value to break the declaration
         self._declared[d.id] = bad & np.isfinite(v) & (~outside if outside is not None else True)
 
@@ -699,13 +702,15 @@ def sweep_presets(library: Library, targets: Sequence[Target], *, scenario: str 
             # a pair outside a definition's domain has no value there (exact, per pair, as derive eval decides it)
             exprs = _target_exprs(t)
             if any(d.domain is not None for d in definitions_used(library, *exprs, pinned=pins)):
+                empty = np.zeros(len(idx), dtype=bool)
                 for j, i in enumerate(idx):
                     broken = domain_breaks(library, scenarios[i], exprs, scenarios[i].pinned,
                                            scenarios[i].substitution(library), kinds=("domain",), first=True)
                     if broken:
-                        values = np.where(np.arange(len(idx)) == j, np.nan, values)
+                        empty[j] = True
                         outside.setdefault((broken[0].definition, broken[0].quantity,
                                             broken[0].declared), []).append(i)
+                values = np.where(empty, np.nan, values)
             out[idx] = values
             evaluations += len(idx)
         columns.append(t.header)
