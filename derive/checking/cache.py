@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import itertools
 import json
 import os
 import sys
@@ -87,11 +88,25 @@ def cache_disabled(no_cache: bool = False) -> bool:
     return bool(no_cache) or os.environ.get(NO_CACHE_ENV, "") not in ("", "0")
 
 
+_TEMPORARY = itertools.count()  # this process's temporary names (with its pid: unique among processes)
+
+
 def atomic_write(path: Path, data: bytes) -> bool:
-    """Write ``data`` to ``path`` atomically; False (never an exception) when it cannot be written."""
+    """Write ``data`` to ``path`` atomically (a temporary file beside it, readable by its owner only, then
+    renamed over it); False (never an exception) when it cannot be written.  The folder is made only when
+    the temporary file cannot be created for want of it: a cold check writes hundreds of entries, and
+    ``Path.mkdir`` and ``tempfile.mkstemp`` on each were a twentieth of its workers' time."""
+    folder = os.fspath(path.parent)
+    tmp = os.path.join(folder, f".{path.name}.{os.getpid()}-{next(_TEMPORARY)}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            fd = os.open(tmp, flags, 0o600)
+        except FileNotFoundError:
+            os.makedirs(folder, exist_ok=True)
+            fd = os.open(tmp, flags, 0o600)
+        except FileExistsError:  # left by a process of the same pid that died: a name of tempfile's
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
@@ -117,8 +132,9 @@ def _canonical(value: Any) -> str:
 
 def seal(kind: str, key: str, body: Any) -> bytes:
     """An entry: its kind, key, format and body, with a SHA-256 of all four."""
-    head = {"format": FORMAT, "kind": kind, "key": key, "body": body}
-    return _canonical({**head, "sha": _sha(_canonical(head))}).encode()
+    head = _canonical({"format": FORMAT, "kind": kind, "key": key, "body": body})
+    # ``_canonical({**head, "sha": ...})`` without writing the body twice: "sha" sorts after the other keys
+    return f'{head[:-1]},"sha":"{_sha(head)}"}}'.encode()
 
 
 def unseal(path: Path, kind: str, key: str) -> Any:
@@ -188,7 +204,9 @@ def formula_text(f: object, memo: dict[int, str] | None = None) -> str:
         return done
     if isinstance(f, sp.Basic):
         out = _sympy_text(f)
-    elif isinstance(f, (tuple, list)):
+    elif isinstance(f, list):  # a container that can change: written out, never remembered
+        return "[" + ",".join(formula_text(a, memo) for a in f) + "]"
+    elif isinstance(f, tuple):
         out = "[" + ",".join(formula_text(a, memo) for a in f) + "]"
     elif dataclasses.is_dataclass(f) and not isinstance(f, type):
         inner = ",".join(f"{fl.name}={formula_text(getattr(f, fl.name), memo)}" for fl in dataclasses.fields(f))
@@ -216,14 +234,41 @@ def _sympy_text(e: object) -> str:
     return f"{type(e).__name__}({','.join(_sympy_text(a) for a in e.args)})"
 
 
+class _Texts(dict):
+    """``formula_text``'s memo across calls: a text by object identity, each object kept alive while its
+    text is (so its identity is never another object's).  Formulas and sympy expressions never change;
+    lists can, so they are never memoized here (``problem_text`` writes its own lists out).  A claim's
+    statement and its derivation steps share their hypotheses, and claims share cited assumptions: their
+    text is written once per process, not once per problem."""
+
+    LIMIT = 200_000
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.alive: list[object] = []
+
+    def text(self, f: object) -> str:
+        if len(self) >= self.LIMIT:
+            self.clear()
+            self.alive.clear()
+        before = len(self)
+        out = formula_text(f, self)
+        if len(self) > before:
+            self.alive.append(f)  # its parts are kept alive by it
+        return out
+
+
+_TEXTS = _Texts()
+
+
 def problem_text(problem: Problem) -> str:
     """Everything ``prover.decide`` reads from a problem, as canonical text."""
     bounds = sorted((str(s), str(lo), str(hi)) for s, (lo, hi) in problem.bounds.items())
-    memo: dict[int, str] = {}
+    texts = _TEXTS
     return "\n".join([
-        "hypotheses " + formula_text(list(problem.hypotheses), memo),
-        "goal " + formula_text(problem.goal, memo),
-        "conditions " + formula_text(list(problem.conditions), memo),
+        "hypotheses [" + ",".join(texts.text(h) for h in problem.hypotheses) + "]",
+        "goal " + texts.text(problem.goal),
+        "conditions [" + ",".join(texts.text(c) for c in problem.conditions) + "]",
         "integer " + ",".join(sorted(str(s) for s in problem.integer)),
         "bounds " + repr(bounds),
         f"rlimit {problem.rlimit}",

@@ -112,6 +112,8 @@ class Library:
         self._expanded: dict[tuple[str, frozenset[str]], sp.Expr] = {}
         self._expansions: dict[tuple[sp.Expr, frozenset[str]], sp.Expr] = {}  # expand's answers
         self._reach: dict[tuple[str, frozenset[str]], frozenset[str]] = {}
+        self._assumption_ids = [d.id for d in self.declarations.values() if isinstance(d, Assumption)]
+        self._rests_on: dict[str, tuple[str, ...]] = {}  # rests_on's answers, by declaration id
         self._violations: dict[tuple[sp.Symbol, type, object], tuple[Formula, ...]] = {}  # _violations_at's answers
 
     # construction --------------------------------------------------------------------------------
@@ -317,9 +319,13 @@ class Library:
         return _reachable(self._users, decl_id)
 
     def rests_on(self, decl: Declaration) -> list[str]:
-        """Ids of the assumptions the declaration depends on, directly or through others."""
-        anc = self.ancestors(decl.id)
-        return [d.id for d in self.ordered() if d.id in anc and isinstance(d, Assumption)]
+        """Ids of the assumptions the declaration depends on, directly or through others, in the library's
+        order."""
+        done = self._rests_on.get(decl.id)
+        if done is None:  # asked three times per claim checked: a walk of every declaration each time
+            anc = self.ancestors(decl.id)
+            done = self._rests_on[decl.id] = tuple(a for a in self._assumption_ids if a in anc)
+        return list(done)
 
     def claim_dependencies(self, claim: Claim) -> list[Claim]:
         """Claims this one explicitly uses (their verdict can block it)."""
