@@ -1,0 +1,112 @@
+"""Derive's floors against published measurements nobody on this project produced.
+
+Each point of tests/fixtures/published_measurements.toml (a decode or serving measurement with its chip, chip count,
+model, precision, batch and prompt length, and its source) is turned into the time derive's serving library calls
+a lower bound for it: the strict step floor (roofline.step_time_floor), the prefill floor (prefill.ttft_floor), and
+for multi-token prediction the speculative chapter's k + 1 bound.  A floor above its measurement is a bug in derive,
+never in the data.  The planted false twin shows the test can fail: the all-experts step time, which derive once
+printed as a floor, is above a published Mixtral decode.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from derive import si
+from derive.checking.checker import Checker
+from derive.model.evaluate import evaluate
+from derive.model.loader import load_library
+from derive.model.scenario import build_scenario
+
+DATA = Path(__file__).parent / "fixtures" / "published_measurements.toml"
+POINTS = tomllib.loads(DATA.read_text())["point"]
+EXCLUDED = tomllib.loads(DATA.read_text())["excluded"]
+KINDS = {"per_token_including_prefill", "batch_request_latency", "speculative_per_token"}
+REQUIRED = ("id", "title", "kind", "measured", "hardware", "model", "chips", "batch", "prompt_tokens",
+            "bytes_per_param", "software", "source", "where", "as_of", "precision", "assumptions")
+
+
+@pytest.fixture(scope="module")
+def serving():
+    return load_library(["serving"])
+
+
+def _scenario(lib, point: dict, extra: tuple[str, ...] = ()):
+    sets = [f"chips={point['chips']}", f"batch={point['batch']} seq",
+            f"context={point['prompt_tokens']} token/seq", f"prefill_tokens={point['prompt_tokens']} token/seq",
+            f"bytes_per_param={point['bytes_per_param']}"]
+    if "bytes_per_kv_element" in point:
+        sets.append(f"bytes_per_kv_element={point['bytes_per_kv_element']}")
+    return build_scenario(lib, hardware=point["hardware"], model=point["model"], sets=[*sets, *extra])
+
+
+def _value(lib, sc, name: str) -> Fraction:
+    return Fraction(str(evaluate(lib, sc, name).exact))
+
+
+def measured_seconds(point: dict) -> Fraction:
+    """A request latency as it is; a rate of tokens per second as the mean time per token."""
+    value = si(point["measured"])
+    return value if point["kind"] == "batch_request_latency" else 1 / value
+
+
+def floor_seconds(lib, point: dict, step_name: str = "step_time_floor") -> Fraction:
+    """The time derive bounds the measurement below by (the fixture's header says why for each kind)."""
+    sc = _scenario(lib, point)
+    step, ttft = _value(lib, sc, step_name), _value(lib, sc, "ttft_floor")
+    if point["kind"] == "batch_request_latency":
+        return ttft + (point["output_tokens"] - 1) * step
+    if point["kind"] == "speculative_per_token":
+        return min(ttft, step / (point["draft_length"] + 1))
+    return min(ttft, step)
+
+
+def test_every_point_states_its_deployment_and_source():
+    assert len(POINTS) >= 20
+    assert len({p["id"] for p in POINTS}) == len(POINTS)
+    for p in POINTS:
+        assert all(str(p.get(k, "")).strip() for k in REQUIRED), p["id"]
+        assert p["kind"] in KINDS, p["id"]
+        assert p["source"].startswith("https://"), p["id"]
+        if p["kind"] == "batch_request_latency":
+            assert p["output_tokens"] >= 1
+        if p["kind"] == "speculative_per_token":
+            assert p["draft_length"] >= 1
+
+
+def test_every_exclusion_says_why():
+    for e in EXCLUDED:
+        assert e["id"] and e["source"] and len(e["reason"]) > 40, e
+
+
+@pytest.mark.parametrize("point", POINTS, ids=[p["id"] for p in POINTS])
+def test_floor_is_below_the_published_measurement(serving, point):
+    floor, measured = floor_seconds(serving, point), measured_seconds(point)
+    assert 0 < floor <= measured, f"{point['id']}: floor {float(floor):.6g} s above measured {float(measured):.6g} s"
+
+
+def test_mean_time_per_token_bound_holds_for_every_generated_count():
+    # one prefill then n - 1 steps: the mean never falls below the smaller of the two, whatever n
+    for ttft, step in [(Fraction(3), Fraction(1)), (Fraction(1), Fraction(3)), (Fraction(2), Fraction(2))]:
+        for n in (1, 2, 7, 200, 4096):
+            assert (ttft + (n - 1) * step) / n >= min(ttft, step)
+
+
+def test_speculative_allowance_is_the_libraries_proved_bound(serving):
+    point = next(p for p in POINTS if p["kind"] == "speculative_per_token")
+    sc = _scenario(serving, point, (f"draft_length={point['draft_length']}",))
+    report = Checker(serving, sc).check(["speculative.speedup_at_most_k_plus_1"])
+    assert [r.verdict for r in report.results] == ["proved"]
+
+
+def test_all_experts_step_time_is_no_floor_for_a_published_mixtral_decode(serving):
+    """The planted false twin: reading every expert at batch 1 (the lecture's large-batch floor) puts the 'floor'
+    of a published Mixtral 8x7B decode on eight A100s above the measurement; the strict floor stays below."""
+    point = next(p for p in POINTS if p["id"] == "gpt-fast-mixtral-8x7b-bf16-tp8")
+    sc = _scenario(serving, point, ("expert_read_fraction=1",))
+    assert _value(serving, sc, "step_time") > measured_seconds(point)
+    assert floor_seconds(serving, point) <= measured_seconds(point)
