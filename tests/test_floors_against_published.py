@@ -16,6 +16,8 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from derive import si
 from derive.checking.checker import Checker
@@ -58,14 +60,14 @@ def measured_seconds(point: dict) -> Fraction:
     return value if point["kind"] in LATENCIES else 1 / value
 
 
-def floor_seconds(lib, point: dict, step_name: str = "step_time_floor") -> Fraction:
+def floor_seconds(lib, point: dict) -> Fraction:
     """The time derive bounds the measurement below by (the fixture's header says why for each kind)."""
     sc = _scenario(lib, point)
     if point["kind"] == "throughput_compute_per_output_token":
         out = point["output_tokens"]
         return (_value(lib, sc, "prefill_compute_time_with_attention") / out
                 + Fraction(out - 1, out) * _value(lib, sc, "compute_time"))
-    step, ttft = _value(lib, sc, step_name), _value(lib, sc, "ttft_floor")
+    step, ttft = _value(lib, sc, "step_time_floor"), _value(lib, sc, "ttft_floor")
     if point["kind"] == "ttft":
         return ttft
     if point["kind"] == "batch_request_latency":
@@ -99,11 +101,16 @@ def test_floor_is_below_the_published_measurement(serving, point):
     assert 0 < floor <= measured, f"{point['id']}: floor {float(floor):.6g} s above measured {float(measured):.6g} s"
 
 
-def test_mean_time_per_token_bound_holds_for_every_generated_count():
-    # one prefill then n - 1 steps: the mean never falls below the smaller of the two, whatever n
-    for ttft, step in [(Fraction(3), Fraction(1)), (Fraction(1), Fraction(3)), (Fraction(2), Fraction(2))]:
-        for n in (1, 2, 7, 200, 4096):
-            assert (ttft + (n - 1) * step) / n >= min(ttft, step)
+@settings(max_examples=200, deadline=None)
+@given(ttft=st.fractions(min_value=Fraction(1, 10**6), max_value=10), step=st.fractions(min_value=Fraction(1, 10**6),
+       max_value=10), n=st.integers(1, 10**6), k=st.integers(1, 8), accepted=st.data())
+def test_per_token_accounting_holds_for_any_run_length(ttft, step, n, k, accepted):
+    """One prefill then n - 1 steps averages at least the smaller of the two, whatever n; with speculation each of
+    the n - 1 steps yields between 1 and k + 1 tokens, so a token costs at least min(ttft, step / (k + 1))."""
+    assert (ttft + (n - 1) * step) / n >= min(ttft, step)
+    yields = accepted.draw(st.lists(st.integers(1, k + 1), min_size=1, max_size=20))
+    tokens = 1 + sum(yields)
+    assert (ttft + len(yields) * step) / tokens >= min(ttft, step / (k + 1))
 
 
 def test_speculative_allowance_is_the_libraries_proved_bound(serving):
