@@ -11,6 +11,7 @@ than the plain step floor, which only the speculative allowance reconciles.
 
 from __future__ import annotations
 
+import json
 import tomllib
 from fractions import Fraction
 from pathlib import Path
@@ -21,6 +22,7 @@ from hypothesis import strategies as st
 
 from derive import si
 from derive.checking.checker import Checker
+from derive.cli import main
 from derive.model.evaluate import evaluate
 from derive.model.loader import load_library
 from derive.model.scenario import build_scenario
@@ -136,3 +138,25 @@ def test_plain_step_floor_is_no_floor_for_a_speculative_measurement(serving):
     point = next(e for e in EXCLUDED if e["id"] == "nvidia-h200-llama3.1-405b-medusa")
     sc = _scenario(serving, point)
     assert _value(serving, sc, "step_time_floor") > 1 / si(point["measured"])
+
+
+def _cli_args(point: dict) -> list[str]:
+    sets = [f"chips={point['chips']}", f"batch={point['batch']} seq", f"context={point['prompt_tokens']} token/seq",
+            f"prefill_tokens={point['prompt_tokens']} token/seq", f"bytes_per_param={point['bytes_per_param']}",
+            *([f"bytes_per_kv_element={point['bytes_per_kv_element']}"] if "bytes_per_kv_element" in point else []),
+            *point.get("overrides", [])]
+    return ["--library", "serving", "--hardware", point["hardware"], "--model", point["model"],
+            *(arg for s in sets for arg in ("--set", s))]
+
+
+FIRST_OF_EACH_KIND = [next(p for p in POINTS if p["kind"] == kind) for kind in sorted(KINDS)]
+
+
+@pytest.mark.parametrize("point", FIRST_OF_EACH_KIND, ids=[p["id"] for p in FIRST_OF_EACH_KIND])
+def test_command_line_gives_the_same_floors(serving, point, capsys):
+    """`derive eval --json` with the point's values prints the numbers the floor is built from."""
+    names = ["step_time_floor", "ttft_floor", "prefill_compute_time_with_attention", "compute_time"]
+    assert main(["eval", *names, "--json", *_cli_args(point)]) == 0
+    printed = {v["name"]: Fraction(v["exact"]) for v in json.loads(capsys.readouterr().out)["values"]}
+    sc = _scenario(serving, point)
+    assert printed == {name: _value(serving, sc, name) for name in names}
