@@ -100,6 +100,14 @@ def main() -> int:
         print(f"{key}: {statistics.median(w for w, _, _ in runs):.2f} s, {statistics.median(ratios):.2f}x the imports "
               f"({min(ratios):.2f}x to {max(ratios):.2f}x); CPU {statistics.median(u for _, u, _ in runs):.2f} s user "
               f"+ {statistics.median(s for _, _, s in runs):.2f} s system")
+    # each round's two trees ran one after the other: their ratio cancels most of a change in the machine's speed
+    # between rounds (on a shared host the same command's time varies by a third from one minute to the next)
+    for library in args.libraries or ["lecture"]:
+        base, this = rows[f"{library} base"], rows[f"{library} this"]
+        paired = [t[0] / b[0] for b, t in zip(base, this, strict=True)]
+        cpu = [(t[1] + t[2]) / (b[1] + b[2]) for b, t in zip(base, this, strict=True)]
+        print(f"{library} this / base, round by round: wall {statistics.median(paired):.3f} "
+              f"({min(paired):.3f} to {max(paired):.3f}); CPU {statistics.median(cpu):.3f}")
     return 0
 
 
