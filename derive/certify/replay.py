@@ -7,8 +7,11 @@ closes every leaf by its own outward-rounded evaluation (mpmath interval arithme
 exact quotients): the goal defined and true on the whole leaf, an assumption defined and false on it, or
 an integer quantity with no integer in its range.  Undefined means *possibly* undefined: a denominator
 whose enclosure holds 0, a root or power of a base not known positive, a logarithm of an argument not
-known positive.  A Taylor leaf the plain evaluation does not close is left unconfirmed (this replayer
-has no Taylor rule).
+known positive.  The goal and a ``Piecewise`` condition are read strictly, as derive's meaning reads them:
+settled only where every part of them is defined (``x <= 0 or 1/(x + 1/2) > 0`` is undefined at -1/2, so it
+never closes a leaf holding -1/2, though its first part holds there); an assumption may be read loosely,
+since one that is false or undefined on a leaf excludes it either way.  A Taylor leaf the plain evaluation
+does not close is left unconfirmed (this replayer has no Taylor rule).
 """
 
 from __future__ import annotations
@@ -107,7 +110,7 @@ def value(e: list, box: dict):
         return iv.mpf([0, max(-v.a, v.b)])
     if head == "Piecewise":
         for expr, cond in args:
-            held = truth(cond, box)
+            held = truth(cond, box, strict=True)
             if held is None:
                 raise _Undecided("a Piecewise condition is not settled on the box")
             if held:
@@ -154,8 +157,29 @@ def _relation(op: str, lhs: list, rhs: list, box: dict) -> bool | None:
     return None
 
 
-def truth(f: dict, box: dict) -> bool | None:
-    """A JSON formula's truth on the box (None: not settled, or possibly undefined)."""
+def _defined(f: dict, box: dict) -> bool:
+    """Every expression of the JSON formula has an enclosure on the box (none may be undefined there)."""
+    if "const" in f:
+        return True
+    try:
+        if "rel" in f:
+            value(f["lhs"], box), value(f["rhs"], box)
+            return True
+        if "is_int" in f:
+            value(f["is_int"], box)
+            return True
+    except (_Undecided, ZeroDivisionError, ValueError):
+        return False
+    parts = f.get("and", f.get("or", f.get("implies", f.get("iff"))))
+    return all(_defined(a, box) for a in (parts if parts is not None else [f["not"]]))
+
+
+def truth(f: dict, box: dict, strict: bool = False) -> bool | None:
+    """A JSON formula's truth on the box (None: not settled, or possibly undefined).  ``strict``: None
+    unless every part is defined on the box; else one part may settle a connective (``True or
+    undefined`` is True), which only an assumption may use."""
+    if strict and not _defined(f, box):
+        return None
     if "const" in f:
         return bool(f["const"])
     if "rel" in f:
@@ -249,7 +273,7 @@ def _closed(box: dict, integer: set, goal: dict | None, assumptions: list[dict])
     where = where or "a statement without quantities (an equation of irrational numbers: intervals never settle it)"
     if goal is None:
         return None, f"the assumptions are not shown false on {where}"
-    g = truth(goal, shrunk)
+    g = truth(goal, shrunk, strict=True)
     if g is True:
         return True, ""
     if g is False and all(h is True for h in held):

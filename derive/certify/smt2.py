@@ -111,7 +111,8 @@ class Printer:
 
     def _power(self, e: sp.Pow) -> str:
         p, q = int(e.exp.p), int(e.exp.q)
-        if not e.base.is_number:
+        # a root is a variable r with r**q = base**p, nonlinear even of a number (sqrt(2) * x is r * x)
+        if q != 1 or not e.base.is_number:
             self.nonlinear = self.nonlinear or p not in (0, 1) or q != 1
         if q == 1:
             if p == 0:

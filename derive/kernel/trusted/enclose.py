@@ -9,7 +9,8 @@ Invariants this module keeps:
   non-positive logarithm argument or a power base <= 0 under a symbolic exponent is refused.
 * ``truth_on_box(f, box)`` is True (False) only when ``f`` is certainly defined and true (false) at every
   point of the box, else None.  A relation is settled from each side's own enclosure, so nothing
-  undefined is ever cancelled away.
+  undefined is ever cancelled away; an and/or/implies with a part not settled is settled by its other
+  parts only where every part is certainly defined on the box.
 * A ``Piecewise`` is read in order: its conditions (``bool_formula``) are enclosed until one certainly
   holds; no branch after it is read.
 * ``exp`` of an exponent beyond +-1e30 is widened to 0 below or +inf above (still an enclosure).
@@ -220,6 +221,18 @@ def _monotone_power(b, x: sp.Rational):
 
 
 
+def _defined_on_box(f: Formula, box: Mapping[sp.Symbol, object]) -> bool:
+    """Every side of every relation of ``f`` certainly defined on the whole box."""
+    if isinstance(f, Rel):
+        try:
+            enclose(f.lhs, box), enclose(f.rhs, box)
+        except (MaybeUndefined, ZeroDivisionError, ValueError, mpmath.libmp.libmpf.ComplexResult):
+            return False
+        return True
+    parts = children(f)
+    return bool(parts) and all(_defined_on_box(a, box) for a in parts)
+
+
 def truth_on_box(f: Formula, box: Mapping[sp.Symbol, object]) -> bool | None:
     """True/False when ``f`` is certainly defined and true/false on the whole box; None otherwise."""
     if isinstance(f, Rel):
@@ -246,7 +259,14 @@ def truth_on_box(f: Formula, box: Mapping[sp.Symbol, object]) -> bool | None:
         return True if differs else (False if same else None)
     vals = [truth_on_box(a, box) for a in children(f)]
     if None in vals:
-        return None
+        # a part not settled on the box settles an and/or/implies through its other parts only where every
+        # part is defined (``x > 0 implies exp(x) > x`` on [0, 1]; never ``x <= 0 or 1/x > 0`` at 0)
+        if not isinstance(f, (And, Or, Implies)) or not _defined_on_box(f, box):
+            return None
+        if isinstance(f, Implies):
+            return True if vals[0] is False or vals[1] is True else None
+        settles = isinstance(f, Or)  # one true part settles an or, one false part an and
+        return settles if settles in vals else None
     if isinstance(f, And):
         return all(vals)
     if isinstance(f, Or):

@@ -39,7 +39,9 @@ region).  Whether each definition meets its declaration is its own obligation
 
 Before any route runs, a quantity that a top-level hypothesis fixes to a number (``x == 4``) is replaced
 by it in the goal, the other hypotheses and the conditions (``substitute_values``): an equivalent
-statement on the region, which keeps the fixing hypothesis.
+statement on the region, which keeps the fixing hypothesis.  Values that would change where a part is
+defined (``x**y`` at y = 2 is ``x**2``, defined where ``x**y`` is not; sympy folds ``y/x`` at y = 0 to 0)
+are not substituted: the statement is read as written.
 
 Refused statements (``unknown``, never decided): floating-point numbers anywhere (the float rule
 below), complex numbers, infinities, functions without a domain rule here, symbols carrying sympy
@@ -313,11 +315,51 @@ def substitute_values(problem: Problem) -> Problem:
             new_conditions = [(label, c.subs(found, strict=True)) for label, c in conditions]
         except UndefinedValueError:
             break
+        olds = [*(h for i, h in enumerate(hyps) if i not in keep), goal, *(c for _, c in conditions)]
+        news = [*(h for i, h in enumerate(new_hyps) if i not in keep), new_goal, *(c for _, c in new_conditions)]
+        held = (set(conjuncts_all(new_hyps)), hypothesis_box(new_hyps), problem.bounds)
+        if any(not _keeps_definedness(o, n, found, held) for o, n in zip(olds, news, strict=True)):
+            break  # the values would make a part defined that is not as written: read the statement as written
         hyps, goal, conditions = new_hyps, new_goal, new_conditions
         values.update(found)
     if not values:
         return problem
     return Problem(hyps, goal, set(problem.integer), dict(problem.bounds), problem.rlimit, problem.seed, conditions)
+
+
+def _keeps_definedness(old: Formula, new: Formula, values: dict[sp.Symbol, sp.Rational], held: tuple) -> bool:
+    """Every side condition of ``old``, at ``values``, holds on numbers, is one of ``new``'s, or is a top-level
+    hypothesis (or a bound, or a hypothesis' bound, of a quantity: ``held``): a value can turn ``x**y``
+    (base > 0) into ``x**2`` (defined everywhere) or let sympy fold ``y/x`` at y = 0 to 0 (x != 0 gone), which
+    would prove a statement undefined where it is read."""
+    hyps, box, bounds = held
+    if old is new:
+        return True
+    after: set[Formula] = set()
+    for sc in formula_side_conditions(new):
+        after.add(sc.condition)
+        if isinstance(sc.condition, Implies):  # a Piecewise branch's, under its guard
+            after.add(sc.condition.conclusion)
+    for sc in formula_side_conditions(old):
+        c = sc.condition.conclusion if isinstance(sc.condition, Implies) else sc.condition
+        try:
+            c = c.subs(values, strict=True)
+        except UndefinedValueError:
+            return False
+        if c in after or sc.condition.subs(values) in after or c in hyps or _bounded(c, box, bounds):
+            continue
+        if not c.free_symbols() and isinstance(c, Rel) and _number_holds(c):
+            continue
+        return False
+    return True
+
+
+def _bounded(c: Formula, box: dict, bounds: dict) -> bool:
+    """``x > 0``, ``x >= 0`` or ``x != 0`` of a quantity whose bounds (or hypotheses' bounds) say so."""
+    if not (isinstance(c, Rel) and isinstance(c.lhs, sp.Symbol) and c.rhs == 0 and c.op in (">", ">=", "!=")):
+        return False
+    lows = [lo for lo in (box.get(c.lhs, (None, None))[0], bounds.get(c.lhs, (None, None))[0]) if lo is not None]
+    return any(sp.Rational(lo) > 0 or (c.op == ">=" and sp.Rational(lo) >= 0) for lo in lows)
 
 
 def without_mod(problem: Problem) -> Problem:
