@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from whatif_fixture import BASE_SETS, load, write_library
 
 import derive.checking.cache as cache_mod
@@ -178,3 +180,25 @@ def test_output_cache_corrupt_entry(tmp_path):
     assert oc.lookup(key) is None
     os.remove(path)
     assert oc.lookup(key) is None
+
+
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+                    max_leaves=20))
+def test_sealed_entry_is_the_canonical_json_of_head_and_digest(body):
+    """``seal`` writes the body once; its bytes are those of the whole entry serialised canonically."""
+    head = {"format": cache_mod.FORMAT, "kind": "proof", "key": "k", "body": body}
+    whole = cache_mod._canonical({**head, "sha": cache_mod._sha(cache_mod._canonical(head))}).encode()
+    assert cache_mod.seal("proof", "k", body) == whole
+
+
+def test_atomic_write_makes_a_missing_folder_and_survives_a_stale_temporary_name(tmp_path, monkeypatch):
+    target = tmp_path / "a" / "b" / "entry.json"
+    assert cache_mod.atomic_write(target, b"one") and target.read_bytes() == b"one"
+    # a temporary file left under the name this process would use next (a dead process of the same pid)
+    monkeypatch.setattr(cache_mod, "_TEMPORARY", iter([7, 8]))
+    stale = target.parent / f".{target.name}.{os.getpid()}-7.tmp"
+    stale.write_bytes(b"stale")
+    assert cache_mod.atomic_write(target, b"two") and target.read_bytes() == b"two"
+    assert stale.read_bytes() == b"stale"  # not taken over
+    assert [p.name for p in target.parent.iterdir() if p.name.endswith(".tmp")] == [stale.name]

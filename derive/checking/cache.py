@@ -204,9 +204,7 @@ def formula_text(f: object, memo: dict[int, str] | None = None) -> str:
         return done
     if isinstance(f, sp.Basic):
         out = _sympy_text(f)
-    elif isinstance(f, list):  # a container that can change: written out, never remembered
-        return "[" + ",".join(formula_text(a, memo) for a in f) + "]"
-    elif isinstance(f, tuple):
+    elif isinstance(f, (tuple, list)):
         out = "[" + ",".join(formula_text(a, memo) for a in f) + "]"
     elif dataclasses.is_dataclass(f) and not isinstance(f, type):
         inner = ",".join(f"{fl.name}={formula_text(getattr(f, fl.name), memo)}" for fl in dataclasses.fields(f))
@@ -234,41 +232,14 @@ def _sympy_text(e: object) -> str:
     return f"{type(e).__name__}({','.join(_sympy_text(a) for a in e.args)})"
 
 
-class _Texts(dict):
-    """``formula_text``'s memo across calls: a text by object identity, each object kept alive while its
-    text is (so its identity is never another object's).  Formulas and sympy expressions never change;
-    lists can, so they are never memoized here (``problem_text`` writes its own lists out).  A claim's
-    statement and its derivation steps share their hypotheses, and claims share cited assumptions: their
-    text is written once per process, not once per problem."""
-
-    LIMIT = 200_000
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.alive: list[object] = []
-
-    def text(self, f: object) -> str:
-        if len(self) >= self.LIMIT:
-            self.clear()
-            self.alive.clear()
-        before = len(self)
-        out = formula_text(f, self)
-        if len(self) > before:
-            self.alive.append(f)  # its parts are kept alive by it
-        return out
-
-
-_TEXTS = _Texts()
-
-
 def problem_text(problem: Problem) -> str:
     """Everything ``prover.decide`` reads from a problem, as canonical text."""
     bounds = sorted((str(s), str(lo), str(hi)) for s, (lo, hi) in problem.bounds.items())
-    texts = _TEXTS
+    memo: dict[int, str] = {}
     return "\n".join([
-        "hypotheses [" + ",".join(texts.text(h) for h in problem.hypotheses) + "]",
-        "goal " + texts.text(problem.goal),
-        "conditions [" + ",".join(texts.text(c) for c in problem.conditions) + "]",
+        "hypotheses " + formula_text(list(problem.hypotheses), memo),
+        "goal " + formula_text(problem.goal, memo),
+        "conditions " + formula_text(list(problem.conditions), memo),
         "integer " + ",".join(sorted(str(s) for s in problem.integer)),
         "bounds " + repr(bounds),
         f"rlimit {problem.rlimit}",

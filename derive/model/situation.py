@@ -221,7 +221,7 @@ class Situation:
             own = {q.name for q in claim.forall} | {name_of(s) for s in parts.fixed}
             values.update(self.following(kept, values, own))
         return Statement(lib, claim, pins, goal, hyps, declared, extra, dict(parts.bounds), boxed, outside,
-                         values, dict(parts.fixed), None if kept else parts.substituted)
+                         values, dict(parts.fixed))
 
     def _parts(self, claim: Claim, pinned: frozenset[str]) -> _ClaimParts:
         key = (claim.id, pinned)
@@ -259,9 +259,6 @@ class _ClaimParts:
     fixed: dict[sp.Symbol, sp.Rational]
     bounds: dict
     boxed: tuple[Formula, ...]
-    # formulas with ``values`` (but ``fixed``) substituted, by formula: a claim's statement and its derivation
-    # steps share their hypotheses (``Statement.problem``)
-    substituted: dict[Formula, Formula] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass
@@ -282,9 +279,6 @@ class Statement:
     outside: list[Formula]  # the relations a value breaks (outside its quantity's domain): false hypotheses
     values: dict[sp.Symbol, sp.Rational]
     fixed: dict[sp.Symbol, sp.Rational] = field(default_factory=dict)
-    # the claim's memo of substituted formulas where ``values`` are its parts' own (nothing kept free): a
-    # pure function of the formula there (``_ClaimParts.substituted``); None elsewhere
-    memo: dict[Formula, Formula] | None = field(default=None, compare=False, repr=False)
 
     @property
     def substituted(self) -> dict[sp.Symbol, sp.Rational]:
@@ -310,8 +304,7 @@ class Statement:
         formulas = [self.goal, *self.hypotheses, *self.assumptions, *self.boxed, *outside, *declared]
         values = self.substituted
         if values:
-            memo = self.memo if self.memo is not None else {}
-            formulas = [_substituted(f, values, memo) for f in formulas]
+            formulas = [f.subs(values, strict=True) for f in formulas]
         goal, hyps = formulas[0], formulas[1:len(formulas) - len(declared)]
         conditions = [(label, c) for (label, _), c in zip(self.declared, formulas[len(formulas) - len(declared):],
                                                           strict=True)]
@@ -493,11 +486,3 @@ def situate(library: Library, scenario: Scenario) -> Situation:
     _SITUATIONS.append(s)
     del _SITUATIONS[:-_KEPT]
     return s
-
-
-def _substituted(f: Formula, values: dict[sp.Symbol, sp.Rational], memo: dict[Formula, Formula]) -> Formula:
-    """``f.subs(values, strict=True)``, kept in ``memo`` (a part without a real value raises, every time)."""
-    out = memo.get(f)
-    if out is None:
-        out = memo[f] = f.subs(values, strict=True)
-    return out
