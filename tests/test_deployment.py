@@ -154,18 +154,35 @@ def test_scenario_file_preset_name_must_be_text(lecture_library, tmp_path) -> No
 
 # a chip's flops is quoted at one datatype ---------------------------------------------------------------------
 
-@pytest.mark.parametrize(("hardware", "model", "noted"), [
-    ("h100-sxm", "deepseek-v3", True),       # FP8 weights, the BF16 rate: an FP8 kernel may beat the compute time
-    ("h100-sxm-fp8", "deepseek-v3", False),  # the FP8 rate for FP8 weights
-    ("h100-sxm", "llama3-70b", False),       # BF16 weights, the BF16 rate
-    ("b200-fp8", "gpt-oss-120b", True),      # MXFP4 weights under the FP8 rate
+# A model stored narrower than that datatype takes the chip preset's own rate for it (a floor reads the fastest rate
+# the weights' datatype allows); where the chip quotes none, or the rate is the user's, flops stays with a note.
+@pytest.mark.parametrize(("hardware", "model", "sets", "tflops", "taken", "noted"), [
+    ("h100-sxm", "deepseek-v3", (), 1979, "flops_fp8", False),     # FP8 weights: the chip's FP8 rate
+    ("h100-sxm-fp8", "deepseek-v3", (), 1979, None, False),        # the FP8 preset: nothing to replace
+    ("h100-sxm", "llama3-70b", (), 989, None, False),              # BF16 weights, the BF16 rate
+    ("b200-fp8", "gpt-oss-120b", (), 9000, "flops_fp4", False),    # MXFP4 experts: the chip's FP4 rate
+    ("h100-sxm", "gpt-oss-120b", (), 1979, "flops_fp8", True),     # no FP4 rate on an H100: FP8, and the note
+    ("a100-80gb", "deepseek-v3", (), 312, None, True),             # no FP8 units on an A100: the note
+    ("h100-sxm", "deepseek-v3", ("flops=989 TFLOP/s",), 989, None, True),  # the user's rate is kept
 ])
-def test_weights_narrower_than_the_flops_datatype_get_a_note(lecture_library, hardware, model, noted) -> None:
-    sc = build_scenario(lecture_library, hardware=hardware, model=model)
+def test_weights_narrower_than_the_flops_datatype_take_the_chips_rate_or_get_a_note(
+        lecture_library, hardware, model, sets, tflops, taken, noted) -> None:
+    sc = build_scenario(lecture_library, hardware=hardware, model=model, sets=sets)
+    assert sc.value("flops") == tflops * 10**12
+    replaced = [n for n in sc.notes if n.startswith("flops: ") and f"hardware {hardware}'s flops_fp" in n]
+    assert [taken] == [n.split("'s ")[1].split(",")[0] for n in replaced] if taken else not replaced
+    if taken:
+        assert "a floor reads the fastest rate" in replaced[0] and "--set flops=" in replaced[0]
     said = [n for n in sc.notes if n.startswith("bytes_per_param >= flops_datatype_bytes does not hold")]
     assert bool(said) is noted
     if noted:
         assert "may sit above a measurement" in said[0] and "--set flops=" in said[0]
+
+
+def test_a_measured_compute_rate_is_never_replaced_by_a_spec_sheet_rate(lecture_library) -> None:
+    sc = build_scenario(lecture_library, hardware="h100-sxm", model="deepseek-v3", measured=True)
+    assert sc.values["flops"].origin.startswith("measured") and sc.value("flops") < 989 * 10**12
+    assert any(n.startswith("bytes_per_param >= flops_datatype_bytes does not hold") for n in sc.notes)
 
 
 # a pipeline with fewer micro-batches than stages ----------------------------------------------------------------

@@ -23,6 +23,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from libtools import one_error_line, run_cli
@@ -361,6 +362,46 @@ def test_a_users_library_declares_its_own_table_and_rule(capsys, tmp_path) -> No
     assert "impossible grid: rows divides cells does not hold (rows = 5, cells = 12)" in err
 
 
+# a rule's remedy: a preset's other value in place of the one the rule found wrong (no LLM in sight)
+SHOP_LIBRARY = """
+from pathlib import Path
+from derive import Quantity, logic
+PRESET_DIRS = [Path(__file__).parent / "presets"]
+speed = Quantity("speed", "v", "s", "the lap time a race is planned at")
+speed_wet = Quantity("speed_wet", "v_w", "s", "the car's rated lap time on a wet track")
+rated_for = Quantity("rated_for", "g", "1", "the grip the speed is rated for")
+grip = Quantity("grip", "r", "1", "the road's grip")
+INPUT_CONSTRAINTS = [{"id": "road.grip_as_rated", "what": "road", "rule": "grip >= rated_for",
+                      "relation": logic.ge(grip.sym, rated_for.sym), "refuse": False,
+                      "reason": "the road grips less than the speed is rated for", "source": "a test",
+                      "remedies": [{"when": "grip < 1/2", "take": {"speed": "speed_wet"}, "set": {"rated_for": "1/4"},
+                                    "reason": "a wet road: the vehicle's wet rating"}]}]
+"""
+
+
+def test_a_rules_remedy_takes_the_presets_other_value_only_from_the_same_preset(capsys, tmp_path) -> None:
+    lib = tmp_path / "shop.py"
+    lib.write_text(SHOP_LIBRARY)
+    (tmp_path / "presets" / "hardware").mkdir(parents=True)
+    (tmp_path / "presets" / "hardware" / "van.toml").write_text(
+        'name = "van"\nkind = "hardware"\n'
+        '[values.speed]\nvalue = "30 s"\nsource = "dry rating"\n'
+        '[values.speed_wet]\nvalue = "40 s"\nsource = "wet rating"\n'
+        '[values.rated_for]\nvalue = "1"\nsource = "dry"\n')
+    library = load_library([str(lib)])
+    wet = build_scenario(library, hardware="van", sets=["grip=0.3"])
+    assert wet.value("speed") == 40 and wet.value("rated_for") == sp.Rational(1, 4)
+    assert any(n.startswith("speed: 40 s, hardware van's speed_wet, in place of its speed 30 s") for n in wet.notes)
+    assert not any("grip >= rated_for does not hold" in n for n in wet.notes)
+    # a value given by hand is never replaced: the rule's note stands
+    mine = build_scenario(library, hardware="van", sets=["grip=0.3", "speed=25 s"])
+    assert mine.value("speed") == 25 and mine.value("rated_for") == 1
+    assert any("grip >= rated_for does not hold" in n for n in mine.notes)
+    # where the remedy's condition fails, nothing is replaced
+    damp = build_scenario(library, hardware="van", sets=["grip=0.7"])
+    assert damp.value("speed") == 30 and any("grip >= rated_for does not hold" in n for n in damp.notes)
+
+
 def test_a_users_table_gives_a_quantity_from_its_members(capsys, tmp_path) -> None:
     """The engine's ``gives`` is no layout's: a grid table gives its cells as rows times columns."""
     lib = tmp_path / "grid.py"
@@ -408,6 +449,23 @@ MALFORMED = {
                        "'relation': logic.le(x.sym, t.sym)}]", "INPUT_CONSTRAINTS 'a'"),
     "same id twice": ("C = {'id': 'a', 'what': 'w', 'rule': 'r', 'reason': 'r', 'source': 's', "
                       "'relation': logic.gt(x.sym, 0)}\nINPUT_CONSTRAINTS = [C, {**C, 'rule': 'other'}]", "twice"),
+    "remedies not a list": ("INPUT_CONSTRAINTS = [{'id': 'a', 'what': 'w', 'rule': 'r', 'reason': 'r', 'source': 's', "
+                            "'relation': logic.gt(x.sym, 0), 'remedies': {'when': 'x > 1'}}]", "list of tables"),
+    "remedy without when": ("INPUT_CONSTRAINTS = [{'id': 'a', 'what': 'w', 'rule': 'r', 'reason': 'r', 'source': 's', "
+                            "'relation': logic.gt(x.sym, 0), 'remedies': [{'take': {'x': 'x'}, 'reason': 'r'}]}]",
+                            "needs a text 'when'"),
+    "remedy takes nothing": ("INPUT_CONSTRAINTS = [{'id': 'a', 'what': 'w', 'rule': 'r', 'reason': 'r', 'source': 's', "
+                             "'relation': logic.gt(x.sym, 0), 'remedies': [{'when': 'x > 1', 'reason': 'r'}]}]",
+                             "needs a 'take'"),
+    "remedy takes across units": ("INPUT_CONSTRAINTS = [{'id': 'a', 'what': 'w', 'rule': 'r', 'reason': 'r', "
+                                  "'source': 's', 'relation': logic.gt(x.sym, 0), 'remedies': [{'when': 'x > 1', "
+                                  "'take': {'x': 't_q'}, 'reason': 'r'}]}]", "different units"),
+    "remedy when in wrong units": ("INPUT_CONSTRAINTS = [{'id': 'a', 'what': 'w', 'rule': 'r', 'reason': 'r', "
+                                   "'source': 's', 'relation': logic.gt(x.sym, 0), 'remedies': [{'when': 't_q > 3 "
+                                   "byte', 'take': {'x': 'x'}, 'reason': 'r'}]}]", "remedies\\[0\\]"),
+    "remedy unknown key": ("INPUT_CONSTRAINTS = [{'id': 'a', 'what': 'w', 'rule': 'r', 'reason': 'r', 'source': 's', "
+                           "'relation': logic.gt(x.sym, 0), 'remedies': [{'when': 'x > 1', 'take': {'x': 'x'}, "
+                           "'reason': 'r', 'then': 1}]}]", "unknown key 'then'"),
     "table not a mapping": ("INPUT_TABLES = ['x']", "INPUT_TABLES must be a mapping"),
     "member no quantity": ("INPUT_TABLES = {'t': {'meaning': 'm', 'members': {'y': {}}}}", "'y' is no quantity"),
     "default of the wrong unit": ("INPUT_TABLES = {'t': {'meaning': 'm', 'members': {'t_q': {'default': '3 byte', "

@@ -12,7 +12,9 @@ format is ``derive.whatif.audit``'s, checked there against the library's names) 
 ``AUDIT_BOUNDS`` metric, one with a claim and terms, whose floor ``derive.predict`` gives a simulator),
 ``INPUT_TABLES`` (tables of inputs a scenario file may give as ``[NAME]``, each member with its default) and
 ``INPUT_CONSTRAINTS`` (rules every scenario's inputs must meet, each with a plain-words reason; a scenario
-that breaks one is refused in one line, ``derive.model.scenario``) and ``LIVE_CONFIG_FORMULAS`` (the config
+that breaks one is refused in one line, or noted where ``refuse`` is false, ``derive.model.scenario``; a rule's
+``remedies``, each a ``when`` relation with units and a ``take`` table, put a chip preset's other value in place
+of the one the rule found wrong, where the preset gave both) and ``LIVE_CONFIG_FORMULAS`` (the config
 reader as formulas for the plain file types, which the live page reads a pasted ``config.json`` with; format
 and checks in ``derive.model.config_formulas``).
 
@@ -387,7 +389,8 @@ def _input_tables(root: ModuleType, spec: str) -> dict[str, dict]:
     return out
 
 
-CONSTRAINT_KEYS = frozenset({"id", "what", "rule", "relation", "reason", "hint", "source", "refuse"})
+CONSTRAINT_KEYS = frozenset({"id", "what", "rule", "relation", "reason", "hint", "source", "refuse", "remedies"})
+REMEDY_KEYS = frozenset({"when", "take", "set", "reason"})
 
 
 def _input_constraints(root: ModuleType, spec: str) -> list[dict]:
@@ -418,7 +421,28 @@ def _input_constraints(root: ModuleType, spec: str) -> list[dict]:
         source = item.get("source")
         if not (isinstance(source, Source) or (isinstance(source, str) and source.strip())):
             raise LibraryError(f"{label} ('{item['id']}') needs a source (text or a derive Source)", where=where)
-        out.append({**item, "source": str(source), "hint": item.get("hint", ""), "refuse": item.get("refuse", True)})
+        remedies = item.get("remedies", [])
+        if not isinstance(remedies, list) or not all(isinstance(r, dict) for r in remedies):
+            raise LibraryError(f"{label} ('{item['id']}'): 'remedies' is a list of tables", where=where)
+        for j, r in enumerate(remedies):
+            what = f"{label} ('{item['id']}') remedies[{j}]"
+            strays = sorted(set(r) - REMEDY_KEYS)
+            if strays:
+                raise LibraryError(f"{what} has unknown key '{strays[0]}'", where=where,
+                                   hint="known: " + ", ".join(sorted(REMEDY_KEYS)))
+            if not (isinstance(r.get("when"), str) and isinstance(r.get("reason"), str) and r["reason"].strip()):
+                raise LibraryError(f"{what} needs a text 'when' (a relation with units) and a text 'reason'",
+                                   where=where, hint='e.g. "when": "bytes_per_param < 2 byte/param"')
+            for key in ("take", "set"):
+                table = r.get(key, {})
+                if not (isinstance(table, dict) and all(isinstance(k, str) and isinstance(v, str)
+                                                        for k, v in table.items())):
+                    raise LibraryError(f"{what}: '{key}' maps quantity names to text", where=where)
+            if not r.get("take"):
+                raise LibraryError(f"{what} needs a 'take' (the value to replace -> the preset's value to use)",
+                                   where=where, hint='e.g. "take": {"flops": "flops_fp8"}')
+        out.append({**item, "source": str(source), "hint": item.get("hint", ""), "refuse": item.get("refuse", True),
+                    "remedies": [dict(r, set=dict(r.get("set", {}))) for r in remedies]})
     return out
 
 
@@ -428,7 +452,7 @@ def _check_inputs(library: Library, specs: list[str]) -> None:
     agree, and ids are unique."""
     from derive.kernel.logic import name_of
     from derive.model.dimensions import check_formula
-    from derive.model.parse import parse_value
+    from derive.model.parse import parse_quantity_relation, parse_value
 
     where = f"--library {', '.join(specs)}"
     for name, table in library.input_tables.items():
@@ -467,6 +491,24 @@ def _check_inputs(library: Library, specs: list[str]) -> None:
                 raise LibraryError(f"INPUT_CONSTRAINTS '{c['id']}' uses '{sym}', which is not a quantity of the "
                                    "library", where=where)
         check_formula(c["relation"], library.dimension, where=f"INPUT_CONSTRAINTS '{c['id']}'")
+        for j, r in enumerate(c["remedies"]):
+            what = f"{where}: INPUT_CONSTRAINTS '{c['id']}' remedies[{j}]"
+            # the relation is read once here (a scenario decides it at its values); parse errors are the library's
+            r["relation"] = parse_quantity_relation(r["when"], library.symbols(), library.dimension, where=what)
+            for target, source in r["take"].items():
+                q, s = library.quantities.get(target), library.quantities.get(source)
+                if q is None or s is None or q.value is not None or s.value is not None:
+                    raise LibraryError(f"{what}: 'take' maps '{target}' to '{source}': both must be quantities "
+                                       "that can be given", where=where)
+                if q.dimension != s.dimension:
+                    raise LibraryError(f"{what}: '{target}' and '{source}' have different units ({q.unit} and "
+                                       f"{s.unit})", where=where)
+            for target, text in r["set"].items():
+                q = library.quantities.get(target)
+                if q is None or q.value is not None:
+                    raise LibraryError(f"{what}: 'set' names '{target}', which is no quantity that can be given",
+                                       where=where)
+                r.setdefault("values", {})[target] = parse_value(text, q.dimension, where=what, quantity=target)
 
 
 def _distinct(specs: Iterable[str]) -> list[str]:

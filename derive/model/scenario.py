@@ -981,6 +981,7 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
         if q.outside_domain(v.value) or (q.integer and not v.value.is_integer):
             raise ScenarioError(f"{qname} must be {words}, got {_shown_q(library, qname, v.value)}", where=where)
     _drop_stale_pins(library, values, layers)
+    notes.extend(_apply_remedies(library, values))
     ties, tie_notes = _work_out_ties(library, values)
     notes.extend(tie_notes)
     pinned = frozenset(n for n in values if library.is_derived(n))
@@ -1184,6 +1185,40 @@ def broken_input_constraints(library: Library, values: Mapping[str, ScenarioValu
         numbers = ", ".join(_shown_with_inputs(library, n, values, point, pinned) for n in own)
         out.append(BrokenRule(c, numbers, tuple(names)))
     return out
+
+
+def _apply_remedies(library: Library, values: dict[str, ScenarioValue]) -> list[tuple[str, str]]:
+    """A broken input rule's first remedy that applies (its ``when`` holds at the values, and each value it
+    replaces and each value it takes come from the same chip preset): the preset's other value in place of the
+    one the rule found wrong (a chip's FP8 rate for weights stored in FP8), with a note each.  A value the user
+    gave (``--set``, a scenario file, a measurement) is never replaced: the rule's note stands instead."""
+    notes: list[tuple[str, str]] = []
+    pinned = frozenset(n for n in values if library.is_derived(n))
+    for broken in broken_input_constraints(library, values, pinned):
+        for remedy in broken.constraint.get("remedies", ()):
+            relation = remedy["relation"]
+            names = sorted(library.quantity_of(x).name for x in relation.free_symbols())
+            if any(n not in values for n in names):
+                continue
+            if not _holds(relation, {library.quantities[n].sym: values[n].value for n in names}):
+                continue
+            pairs = list(remedy["take"].items())
+            origins = {values[n].origin if n in values else None
+                       for pair in pairs for n in pair} | {values[n].origin if n in values else None
+                                                           for n in remedy["set"]}
+            if len(origins) != 1 or not str(next(iter(origins))).startswith("hardware "):
+                continue
+            for target, source in pairs:
+                old, new = values[target], values[source]
+                if new.value != old.value:
+                    notes.append((target, f"{target}: {_plain_q(library, target, new.value)}, {old.origin}'s {source}, "
+                                          f"in place of its {target} {_plain_q(library, target, old.value)}: "
+                                          f"{remedy['reason']}; --set {target}=... for yours"))
+                values[target] = dataclasses.replace(new, name=target)
+            for target, value in remedy.get("values", {}).items():
+                values[target] = dataclasses.replace(values[target], value=value, source=remedy["reason"])
+            break
+    return notes
 
 
 def check_input_constraints(library: Library, values: Mapping[str, ScenarioValue],
