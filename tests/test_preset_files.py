@@ -301,3 +301,83 @@ def test_chip_power_published_numbers() -> None:
         assert _si(_load(PRESETS / "hardware" / f"{name}.toml"), "chip_power") == watts, name
     # the false twin: a node's eight GPUs are not one chip's power
     assert _si(_load(PRESETS / "hardware" / "h100-sxm.toml"), "chip_power") != 8 * 700
+
+
+# --------------------------------------------------------------------------------------------------
+# The rates scenario assembly takes for FP8 / FP4 weights, and the link latencies the network floors read
+
+# narrowest last: a narrower datatype is never slower on the same chip
+DATATYPE_RATES = ("flops_bf16", "flops_fp8", "flops_fp4")
+
+
+def _slower_narrower_rates(data: dict) -> list[str]:
+    """Each 'narrow < wide' pair among the datatype rates a preset quotes (none when fp4 >= fp8 >= bf16)."""
+    present = [key for key in DATATYPE_RATES if key in data["values"]]
+    pairs = zip(present, present[1:], strict=False)  # neighbours: the shorter list ends the pairing
+    return [f"{narrow} < {wide}" for wide, narrow in pairs if _si(data, narrow) < _si(data, wide)]
+
+
+@pytest.mark.parametrize("path", HARDWARE, ids=lambda p: p.stem)
+def test_narrower_datatype_rate_at_least_the_wider(path: Path) -> None:
+    assert _slower_narrower_rates(_load(path)) == [], path.stem
+
+
+def test_narrower_rate_check_can_fail() -> None:
+    # the false twin: H100's 2:4-sparse BF16 figure (1,979) above a dense FP8 one typed too low, and an FP4 rate
+    # below FP8 with BF16 absent between them
+    h100 = _load(PRESETS / "hardware" / "h100-sxm.toml")
+    planted = {"values": {**h100["values"], "flops_bf16": {"value": "1979 TFLOP/s"},
+                          "flops_fp8": {"value": "989 TFLOP/s"}}}
+    assert _slower_narrower_rates(planted) == ["flops_fp8 < flops_bf16"]
+    fp4_low = {"values": {"flops_fp8": {"value": "4500 TFLOP/s"}, "flops_fp4": {"value": "2250 TFLOP/s"}}}
+    assert _slower_narrower_rates(fp4_low) == ["flops_fp4 < flops_fp8"]
+
+
+@pytest.mark.parametrize("path", HARDWARE, ids=lambda p: p.stem)
+def test_latencies_are_positive_times(path: Path) -> None:
+    data = _load(path)
+    for key, entry in data["values"].items():
+        if key.endswith("_latency"):
+            number, dimension = _quantity(entry["value"])
+            assert dimension == Dimension.of(s=1), f"{path.stem} {key}: {entry['value']!r} is not a time"
+            assert number > 0, f"{path.stem} {key}"
+
+
+def test_every_gpu_preset_has_its_link_latencies() -> None:
+    # a floor on a multi-chip layout needs both; only the TPUs' data-centre network has no published figure
+    for path in HARDWARE:
+        values = _load(path)["values"]
+        assert "scaleup_latency" in values, path.stem
+        if not path.stem.startswith("tpu"):
+            assert "scaleout_latency" in values, path.stem
+
+
+def test_amd_latencies_are_the_smallest_published() -> None:
+    # RCCL's tables (ROCm/rocm-systems projects/rccl/src/graph/tuning.cc@03a8914): xGMI Ring/LL 0.8 us at the least;
+    # the network: NCCL's 2.7 us per step, below RCCL's smallest (5.1 us)
+    for name in ("mi300x", "mi300x-fp8", "mi325x", "mi355x", "mi355x-fp8"):
+        data = _load(PRESETS / "hardware" / f"{name}.toml")
+        assert _si(data, "scaleup_latency") == Fraction(8, 10**7), name
+        assert _si(data, "scaleout_latency") == Fraction(27, 10**7) < Fraction(51, 10**7), name
+        assert "smallest" in data["values"]["scaleup_latency"]["note"]
+
+
+def test_blackwell_ultra_and_amd_dense_rates() -> None:
+    # dense, not 2:4-sparse: B300 FP8 4,500 (9,000 sparse); GB300 per GPU 5,000 and 15,000; MI325X FP8 2,614.9
+    # (AMD's datasheet); MI355X MXFP4 10.1 PF; A100 has no FP8 at all
+    expected = {("b300", "flops_fp8"): 4500, ("b300", "flops_fp4"): 15000, ("gb300-nvl72", "flops_fp8"): 5000,
+                ("gb300-nvl72", "flops_fp4"): 15000, ("mi325x", "flops_fp8"): Fraction("2614.9"),
+                ("mi355x", "flops_fp4"): 10100, ("rubin", "flops_fp8"): 17500, ("rubin", "flops_fp4"): 35000}
+    for (name, key), tflops in expected.items():
+        assert _si(_load(PRESETS / "hardware" / f"{name}.toml"), key) == tflops * 10**12, (name, key)
+    a100 = _load(PRESETS / "hardware" / "a100-80gb.toml")
+    assert "flops_fp8" not in a100["values"] and "fp8" in a100["note"].lower()
+
+
+def test_new_chip_power_published_numbers() -> None:
+    # AMD MI325X 1,000 W; NVIDIA B300 (HGX/DGX) 1,000 W, GB300 1,400 W and GB200 1,200 W per GPU
+    for name, watts in {"mi325x": 1000, "b300": 1000, "gb300-nvl72": 1400, "gb200-nvl72": 1200}.items():
+        assert _si(_load(PRESETS / "hardware" / f"{name}.toml"), "chip_power") == watts, name
+    for name in ("rubin", "tpu-v5e", "tpu7x"):  # not published: absent, and the note says so
+        data = _load(PRESETS / "hardware" / f"{name}.toml")
+        assert "chip_power" not in data["values"] and "chip_power omitted" in data["note"], name

@@ -149,6 +149,24 @@ def test_nvidia_presets_carry_nccl_step_latencies(hardware):
     assert sc.value("scaleout_latency") == sp.Rational(27, 10**7)  # 2.7 µs over the network
 
 
+AMD = ["mi300x", "mi325x", "mi355x"]
+
+
+@pytest.mark.parametrize("hardware", AMD)
+def test_amd_presets_carry_the_smallest_published_step_latencies(hardware):
+    # RCCL's tuning tables: 0.8 µs per Ring/LL step over xGMI at the least; the network: NCCL's 2.7 µs, below
+    # RCCL's smallest (5.1 µs), so the latency floor stays a lower bound
+    sc = build_scenario(LIB, hardware=hardware)
+    assert sc.value("scaleup_latency") == sp.Rational(8, 10**7)
+    assert sc.value("scaleout_latency") == sp.Rational(27, 10**7)
+
+
+def test_llama3_70b_tp8_latency_on_mi300x():
+    # 2 all-reduces x 80 layers x 2(8 - 1) ring steps x 0.8 µs = 1.792 ms
+    got = value("tp_allreduce_latency", ["tp=8"], hardware="mi300x", model="llama3-70b")
+    assert got == Fraction(1792, 10**6)
+
+
 @pytest.mark.parametrize("hardware", ["tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu7x"])
 def test_tpu_presets_carry_one_microsecond_per_ici_hop(hardware):
     sc = build_scenario(LIB, hardware=hardware)
@@ -171,7 +189,8 @@ def test_tp8_latency_is_a_quarter_of_the_weight_fetch_on_h100():
 
 
 def test_missing_latency_is_one_line_exit_2():
-    proc = subprocess.run([sys.executable, "-m", "derive", "eval", "--library", "serving", "--hardware", "mi300x",
+    # every hardware preset now carries a scale-up latency; without one the scenario has none
+    proc = subprocess.run([sys.executable, "-m", "derive", "eval", "--library", "serving",
                            "--model", "llama3-70b", "--set", "tp=8", "tp_allreduce_latency"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
