@@ -166,3 +166,21 @@ def test_rows_without_a_note_print_as_before_and_a_short_note_is_numbered_too(ca
     code, out, _ = run(capsys, *argv)
     assert code == 0 and "23.79k token/seq [1]  capacity.memory_fits_in_hbm" in out and "infeasible" not in out
     assert "[1] longest context that fits at the scenario's batch: more than the scenario's 8,192 token/seq" in out
+
+
+def test_a_row_names_only_the_inputs_its_value_still_needs(capsys, tmp_path) -> None:
+    """A chip of the user's own in a scenario file, with a dense model and no batch: the step time needs the
+    batch, not the share of skipped experts read (a dense model skips none: that term is zero whatever it is);
+    a mixture of experts still needs both."""
+    chip = tmp_path / "chip.toml"
+    chip.write_text('[values.flops]\nvalue = "1835 TFLOP/s"\nsource = "spec sheet"\n'
+                    '[values.hbm_bandwidth]\nvalue = "3.7 TB/s"\nsource = "spec sheet"\n'
+                    '[values.hbm_capacity]\nvalue = "128 GB"\nsource = "spec sheet"\n'
+                    '[values.chips]\nvalue = "8"\nsource = "one node"\n')
+    code, out, _ = run(capsys, "card", "--scenario", str(chip), "--model", LLAMA_70B, "--json", "--no-cache")
+    rows = {r["name"]: r for r in json.loads(out)["rows"]}
+    assert code == 0 and rows["step_time"]["display"] == "needs --set batch=..."
+    mixtral = str(Path(__file__).parent / "fixtures" / "configs" / "mixtral-8x7b-v0.1.json")
+    code, out, _ = run(capsys, "card", "--scenario", str(chip), "--model", mixtral, "--json", "--no-cache")
+    rows = {r["name"]: r for r in json.loads(out)["rows"]}
+    assert code == 0 and rows["step_time"]["display"] == "needs --set batch=..., --set expert_read_fraction=..."

@@ -89,8 +89,11 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
         verdict = verdicts.get(d.id, "not checked") if isinstance(d, Claim) else d.kind
         if "value" in spec:
             _, expr = expression_for(library, spec["value"])
-            missing = sorted(str(x) for x in library.expand(expr, scenario.pinned).free_symbols
-                             if str(x) not in scenario.values)
+            # read at the values given first: an input multiplied by a given zero (the share of skipped experts
+            # read, for a dense model) is not needed
+            expanded = library.expand(expr, scenario.pinned)
+            known = {x: scenario.values[str(x)].value for x in expanded.free_symbols if str(x) in scenario.values}
+            missing = sorted(str(x) for x in expanded.xreplace(known).free_symbols)
             if missing:  # an answer that needs an input the chip and the model do not give: say which
                 rows.append(CardRow(spec["label"], spec["value"], "needs " + ", ".join(
                     f"--set {n}=..." for n in missing), None, library.quantities[missing[0]].unit, d.id, d.kind,
