@@ -134,11 +134,13 @@ def test_deepseek_experts_and_latent_head_layout() -> None:
     experts = (values["experts_total"].value, values["experts_active"].value, values["experts_shared"].value)
     assert experts == (256, 8, 1)
     # latent attention as the context chapter's per-head formula sees it: one cached vector of
-    # kv_lora_rank + qk_rope_head_dim = 512 + 64 per layer, serving keys and values, shared by 128 query heads
+    # kv_lora_rank + qk_rope_head_dim = 512 + 64 per layer, serving keys and values, shared by 128 query heads;
+    # head_dim is the mean of the scores' 576 and the values' 512 elements (4 * head_dim = 2 * 576 + 2 * 512), and a
+    # prefill's the non-absorbed form's mean of 128 + 64 and 128
     head = {k: values[k].value for k in ("kv_cache_layers", "kv_elements_per_layer", "kv_heads", "head_dim",
-                                         "query_heads")}
-    assert head == {"kv_cache_layers": 61, "kv_elements_per_layer": 512 + 64, "kv_heads": 1, "head_dim": 512 + 64,
-                    "query_heads": 128}
+                                         "query_heads", "prefill_head_dim")}
+    assert head == {"kv_cache_layers": 61, "kv_elements_per_layer": 512 + 64, "kv_heads": 1,
+                    "head_dim": (576 + 512) / 2, "query_heads": 128, "prefill_head_dim": (128 + 64 + 128) / 2}
     assert values["kv_bytes_per_token"].value == 61 * (512 + 64) * 2
 
 

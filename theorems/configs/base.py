@@ -289,6 +289,9 @@ class Attention:
     # layers, MiMo's keys and values of different sizes)
     head_dim_note: str = ""
     kv_heads_note: str = ""
+    # the mean of the score and value head dimensions a prefill multiplies over, where it differs from head_dim
+    # (latent attention's prefill runs the non-absorbed form, decoding the absorbed one)
+    prefill_head_dim: Fraction | None = None
 
 
 def gqa(f: Fields, d: int, *, gated_query: bool = False, kv_heads: int | None = None) -> Attention:

@@ -8,6 +8,8 @@ MoE as ``mlp_layer_types`` lists them, by default layer 0 dense and the others M
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from derive.errors import ScenarioError
 
 from .base import Attention, Family, Fields, Mlp, count_every, experts_per_token, gated, routed
@@ -34,10 +36,14 @@ def mla(f: Fields, mtype: str, d: int) -> Attention:
     o = heads * v * d
     # Decoding with the up-projections absorbed (DeepSeek's FlashMLA) is multi-query attention over the cache:
     # one shared "head" of kv_lora_rank + qk_rope_head_dim elements, read as keys and (its first kv_lora_rank
-    # elements) as values.  That is the per-head layout the context chapter's formulas see.
+    # elements) as values.  The context chapter counts 4 * head_dim FLOPs per query head and context token, so
+    # head_dim is the mean of the two, (576 + 512)/2 for DeepSeek-V3: 2 * 576 + 2 * 512 exactly.  A prefill runs
+    # the non-absorbed form (FlashMLA's MHA mode: scores over qk_nope + qk_rope, values over v_head_dim), far
+    # cheaper per pair: (192 + 128)/2.  Each form is the cheaper one where it runs, so each count stays a floor.
     return Attention(q + kv_a + kv_b + o, kv_rank + rope,
-                      f"(kv_lora_rank {kv_rank} + qk_rope_head_dim {rope}) latent elements", kv_rank + rope, 1,
-                      heads, latent=True)
+                     f"(kv_lora_rank {kv_rank} + qk_rope_head_dim {rope}) latent elements",
+                     Fraction(2 * kv_rank + rope, 2), 1, heads, latent=True,
+                     prefill_head_dim=Fraction(nope + rope + v, 2))
 
 
 def deepseek_moe_mlp(f: Fields, mtype: str, d: int, n: int) -> Mlp:
@@ -95,13 +101,17 @@ def deepseek_moe_mlp(f: Fields, mtype: str, d: int, n: int) -> Mlp:
 
 
 def _notes(f: Fields, mtype: str, att: Attention) -> None:
-    rank = att.kv_elements_per_layer - f.need("qk_rope_head_dim")
+    rope = f.need("qk_rope_head_dim")
+    rank = att.kv_elements_per_layer - rope
+    score, value = f.need("qk_nope_head_dim") + rope, f.need("v_head_dim")
     f.notes.append(f"latent attention: each layer caches kv_lora_rank + qk_rope_head_dim = "
                    f"{att.kv_elements_per_layer} elements per token (kv_elements_per_layer, pinned: the per-head "
                    "count 2 * kv_heads * head_dim does not apply); decoding with the up-projections absorbed is "
-                   f"multi-query attention over that cache, so kv_heads = 1, head_dim = {att.head_dim} and "
-                   f"{att.query_heads} query heads (4 * head_dim FLOPs per context token and query head "
-                   f"overstate the 2 * {att.head_dim} + 2 * {rank} by under 10 %)")
+                   f"multi-query attention over that cache, so kv_heads = 1 and {att.query_heads} query heads, "
+                   f"scores over {att.kv_elements_per_layer} elements and values over {rank}: head_dim = "
+                   f"{att.head_dim}, their mean (4 * head_dim FLOPs per context token and query head); a prefill "
+                   f"runs the non-absorbed form, scores over {score} and values over {value} per head: "
+                   f"prefill_head_dim = {att.prefill_head_dim}, pinned")
 
 
 FAMILIES = (

@@ -384,7 +384,9 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
     if att.latent:
         rank = att.kv_elements_per_layer
         out["head_dim"] = ConfigValue(Fraction(att.head_dim), "1",
-                                      f"latent attention: the cached vector, kv_lora_rank + qk_rope_head_dim = {rank}")
+                                      f"latent attention, decoding absorbed: the mean of the scores' {rank} elements "
+                                      f"(kv_lora_rank + qk_rope_head_dim) and the values' {2 * att.head_dim - rank} "
+                                      "(kv_lora_rank)")
         out["kv_heads"] = ConfigValue(Fraction(1), "1", "latent attention: one cached latent shared by every query "
                                       "head (multi-query over the cache)")
         out["kv_elements_per_layer"] = ConfigValue(Fraction(rank), "1/token",
@@ -392,6 +394,11 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
                                                    "elements per layer and token, one latent serving as keys and "
                                                    "values (not 2 * kv_heads * head_dim)")
         out["query_heads"] = ConfigValue(Fraction(att.query_heads), "1", f"num_attention_heads = {att.query_heads}")
+        if att.prefill_head_dim is not None:
+            out["prefill_head_dim"] = ConfigValue(
+                att.prefill_head_dim, "1", "latent attention: a prefill runs the non-absorbed form, the mean of its "
+                f"score (qk_nope_head_dim + qk_rope_head_dim) and value (v_head_dim) head dimensions, "
+                f"{att.prefill_head_dim}")
     elif att.head_dim is not None and att.kv_heads is not None:
         out["head_dim"] = ConfigValue(Fraction(att.head_dim), "1",
                                       (att.head_dim_note or f"head_dim = {att.head_dim}") + defaults)

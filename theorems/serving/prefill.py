@@ -11,12 +11,13 @@ adds to the training FLOPs per token that 6N leaves out.
 
 Main claims:
 - ``prefill.prefill_flops``: prefill FLOPs per sequence = weight multiplies c_fwd·N_act·ℓ plus causal
-  attention c_attn·n_attn·n_q·d_head·ℓ(ℓ + τ)/(2τ); ``prefill.prefill_flops_ge_weight_flops``: never less
+  attention c_attn·n_attn·n_q·d_pre·ℓ(ℓ + τ)/(2τ); ``prefill.prefill_flops_ge_weight_flops``: never less
   than the lecture's count.
 - **Attention crossover** ``prefill.attention_dominates_iff``: attention FLOPs of a prefill reach its
-  weight FLOPs exactly when ℓ ≥ ℓ_attn = 2·L_quad − τ (``context.quadratic_context``): a prefill meets
-  attention at twice the context a decode step does, less one token, because its average token sees
-  half the prompt.
+  weight FLOPs exactly when ℓ ≥ ℓ_attn = 2·c_fwd·N_act·τ/(c_attn·n_attn·n_q·d_pre) − τ, which is
+  2·L_quad − τ (``context.quadratic_context``) where the prefill's head dimension is the decode step's: a
+  prefill meets attention at twice the context a decode step does, less one token, because its average
+  token sees half the prompt.
 - **Prefill compute-bound** ``prefill.prefill_compute_bound``: once the pass holds at least
   B·ℓ ≥ q·N_tot·F/(c_fwd·N_act·W − k·F) new tokens, the TTFT floor is its compute time.
 - **TTFT floor** ``prefill.ttft_floor_ge_weight_fetch`` and ``prefill.ttft_floor_ge_lecture_prefill``:
@@ -31,16 +32,17 @@ Main claims:
 
 Notation: ℓ new tokens per sequence (the prompt), B sequences prefilled together, c_attn = 4 FLOPs per
 query head, head dimension and context token (2 for q·k, 2 for weighting v), n_attn layers attending
-over the whole context, n_q query heads, d_head head dimension, τ = 1 token per sequence per step,
-k KV bytes written per new token, c_train/c_fwd = 3 (backward twice the forward).
+over the whole context, n_q query heads, d_pre the prefill's head dimension (``prefill.prefill_head_dim``:
+the head dimension, unless a config pins it), τ = 1 token per sequence per step, k KV bytes written per new
+token, c_train/c_fwd = 3 (backward twice the forward).
 
 Implementation notes: attention is counted from an empty cache (no prefix hit); softmax, norms and
 element-wise work are left out as in the lecture.  The memory side of a prefill is the weight read plus
 the new tokens' KV written once (flash attention keeps scores on chip).  For latent attention (MLA) the
 prefill runs the non-absorbed form, whose score and value head dimensions differ (192 and 128 for
-DeepSeek-V3); c_attn·d_head is then 2·(192 + 128), i.e. d_head = 160 in the worked examples, while the
-config reader gives the absorbed decode view (d_head = 576).  The training FLOPs are the forward FLOPs
-per token times c_train/c_fwd.
+DeepSeek-V3): c_attn·d_pre is 2·(192 + 128), i.e. d_pre = 160, which the config reader pins, while decoding
+runs the absorbed form over the cached latent (head_dim = (576 + 512)/2 = 544 in the context chapter).  The
+training FLOPs are the forward FLOPs per token times c_train/c_fwd.
 
 References: Kaplan et al. 2020, "Scaling Laws for Neural Language Models", section 2.1 and table 1
 (C_forward = 2N + 2·n_layer·n_ctx·d_attn, backward twice the forward); Hoffmann et al. 2022 (Chinchilla),
@@ -60,7 +62,6 @@ from theorems.context import (
     attention_flops_per_context_token,
     global_attention_layers,
     head_dim,
-    quadratic_context_q,
     query_heads,
 )
 from theorems.pricing import prefill_compute_time_q, prefill_tokens
@@ -87,7 +88,7 @@ CHAPTER = "Prefill and time to first token"
 ell = prefill_tokens.sym
 c_attn, n_attn, n_q, d_head = (attention_flops_per_context_token.sym, global_attention_layers.sym,
                                query_heads.sym, head_dim.sym)
-L_quad, c_train = quadratic_context_q.sym, train_flops_per_param_token.sym
+c_train = train_flops_per_param_token.sym
 t_w, t_cp_lecture = weight_fetch_floor_q.sym, prefill_compute_time_q.sym
 
 # Quantities -------------------------------------------------------------------------------------------
@@ -124,11 +125,17 @@ train_flops_causal_q = Quantity("train_flops_per_token_causal", r"C_{\mathrm{tra
                                 "training FLOPs per token of a sequence of ℓ tokens: c_train/c_fwd times the "
                                 "forward FLOPs, causal attention included", display_unit="GFLOP/token")
 
+prefill_head_dim_q = Quantity("prefill_head_dim", r"d_{\mathrm{head}}^{\mathrm{pre}}", "1",
+                              "mean of the score and value head dimensions a prefill's attention multiplies over, "
+                              "per query head (head_dim, unless a model config pins it: latent attention's "
+                              "non-absorbed form)")
+
 C_w, C_attn, C_pre = prefill_weight_flops_q.sym, prefill_attention_flops_q.sym, prefill_flops_q.sym
 ell_attn, t_cpa, t_pm = attention_crossover_q.sym, prefill_compute_time_attn_q.sym, prefill_memory_time_q.sym
 T_ttft, N_cb, c_chunk, c_star = ttft_floor_q.sym, compute_bound_tokens_q.sym, prefill_chunk.sym, chunk_budget_q.sym
 C_train_tok = train_flops_causal_q.sym
-A = n_attn * n_q * d_head  # query-head dimensions attending over the whole context, summed over layers
+d_pre = prefill_head_dim_q.sym
+A = n_attn * n_q * d_pre  # query-head dimensions attending over the whole context, summed over layers
 
 # Published numbers ------------------------------------------------------------------------------------
 _ISCA = paper("Zhao et al. 2025, Insights into DeepSeek-V3: Scaling Challenges and Reflections on Hardware for "
@@ -148,6 +155,18 @@ published_train_flops_405b = Quantity("published_train_flops_llama3_405b", r"C_{
                                       display_unit="GFLOP/token")
 
 # Definitions ------------------------------------------------------------------------------------------
+prefill_head_dim = Definition(
+    "prefill.prefill_head_dim", title="Head dimension of a prefill's attention",
+    statement="A query head's scores run over the key head dimension and its weighted values over the value head "
+              "dimension; in ordinary attention both are the head dimension.  Latent attention (DeepSeek-V2/V3, "
+              "Kimi K2) prefills in its non-absorbed form, scores over qk_nope_head_dim + qk_rope_head_dim and "
+              "values over v_head_dim, while decoding runs the absorbed form over the cached latent: a model "
+              "config pins this quantity to the mean of the non-absorbed pair (160 for DeepSeek-V3), the cheaper "
+              "form, so a floor stays one.",
+    source=paper("deepseek-ai/FlashMLA README", "support matrix: dense MLA prefill in MHA mode with head_dim_k 192 "
+                 "and head_dim_v 128; decoding in MQA mode with head_dim_k 576 and head_dim_v 512"),
+    defines=prefill_head_dim_q, expr=d_head,
+)
 prefill_weight_flops = Definition(
     "prefill.prefill_weight_flops", title="Weight FLOPs of a prefill",
     statement="Every new token of the prompt is multiplied by every active weight, two FLOPs per weight.",
@@ -173,11 +192,13 @@ prefill_flops = Definition(
 )
 attention_crossover = Definition(
     "prefill.prefill_attention_crossover", title="Prompt length where attention matches the weights",
-    statement="Twice the decode step's quadratic context, less one token: a prompt's average token sees "
-              "about half the prompt.",
+    statement="Twice the context at which one token's attention at the prefill's head dimension matches its "
+              "weight multiplies, less one token: a prompt's average token sees about half the prompt.  Where "
+              "the prefill's head dimension is the decode step's, that context is the quadratic context "
+              r"\(L_{\mathrm{quad}}\).",
     source=paper("Kaplan et al. 2020, Scaling Laws for Neural Language Models",
                  "section 2.1: the context-dependent term matters once n_ctx > 12·d_model"),
-    defines=attention_crossover_q, expr=2 * L_quad - tau,
+    defines=attention_crossover_q, expr=2 * tau * c_fwd * N_act / (c_attn * A) - tau,
 )
 prefill_compute_time_attn = Definition(
     "prefill.prefill_compute_time_with_attention", title="Compute time of a prefill pass with attention",
@@ -240,7 +261,9 @@ attention_dominates_iff = Claim(
     "prefill.attention_dominates_iff", title="Attention dominates a prefill past twice the quadratic context",
     label="Attention crossover",
     statement="A prefill's causal attention FLOPs reach its weight FLOPs exactly when the prompt has at least "
-              r"\(\ell_{\mathrm{attn}} = 2 L_{\mathrm{quad}} - \tau\) tokens.",
+              r"\(\ell_{\mathrm{attn}}\) tokens, twice the context at which one token's attention matches its "
+              r"weight multiplies, less one token (\(2 L_{\mathrm{quad}} - \tau\) where the prefill's head "
+              "dimension is the decode step's).",
     source=paper("Kaplan et al. 2020, Scaling Laws for Neural Language Models", "section 2.1"),
     goal=logic.Iff(logic.ge(C_attn, C_w), logic.ge(ell, ell_attn)),
     steps=(
@@ -249,8 +272,7 @@ attention_dominates_iff = Claim(
              link="iff"),
         Step(logic.ge(ell + tau, 2 * tau * c_fwd * N_act / (c_attn * A)),
              r"divide by the positive \(\ell\, c_{\mathrm{attn}} A/(2\tau)\)", link="iff"),
-        Step(logic.ge(ell, 2 * L_quad - tau), r"\(L_{\mathrm{quad}} = c_{\mathrm{fwd}} N_{\mathrm{act}}\tau/"
-             r"(c_{\mathrm{attn}} A)\)", link="iff"),
+        Step(logic.ge(ell, 2 * tau * c_fwd * N_act / (c_attn * A) - tau), r"subtract \(\tau\)", link="iff"),
     ),
 )
 prefill_compute_bound = Claim(
