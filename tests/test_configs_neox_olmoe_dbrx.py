@@ -212,6 +212,14 @@ def test_the_command_line_reads_the_new_families(name: str, total: str, kv: str,
     assert "decode floor" in out and "roofline.latency_floor (proved)" in out, out
 
 
+@pytest.mark.parametrize("name", ["pythia-1b.json", "olmoe-1b-7b-0924.json", "dbrx-base.json"])
+def test_every_claim_is_checked_under_the_new_files(name: str, capsys, tmp_path: Path) -> None:
+    # the scenario each file gives is checked whole, as for any other model: no surprise
+    code, out, err = run_cli(capsys, ["check", "--model", str(CONFIGS / name), "--cache-dir", str(tmp_path / "cache")])
+    assert code == 0, err
+    assert "0 surprises" in out.strip().splitlines()[-1]
+
+
 @pytest.mark.parametrize("mtype", ["gpt_neox", "olmoe", "dbrx"])
 def test_the_new_types_are_supported(mtype: str) -> None:
     assert mtype in SUPPORTED_MODEL_TYPES

@@ -12,8 +12,8 @@ outputs: the weights of separate q, k and v projections) and ``dense`` back, and
   cache size, said in a note.
 - Biases on every projection, the two LayerNorms of each layer and the final one are not counted (the reader's
   convention); the untied output head ``embed_out`` is (``tie_word_embeddings``, false by default).
-- ``vocab_size`` is the padded table (Pythia: 50,304 rows for a 50,277-token tokenizer): the rows the checkpoint
-  holds, so the rows counted.
+- ``vocab_size`` is the padded table (Pythia-1B: 50,304 rows, more than its tokenizer's tokens, so that tensor-parallel
+  shards divide evenly): the rows the checkpoint holds, so the rows counted.
 """
 
 from __future__ import annotations
