@@ -43,18 +43,22 @@ def _neox_not_counted(d: int, n: int) -> int:
 # shimo-lab/modelmap 1000models/code_for_Section_5_and_Appendix_L/data/model_cards/EleutherAI_pythia-1.4b.md
 # @ a064c6ea6442a46893f65989a26b15b78d01eda0.  Sizes: layers, width, heads (the same card), vocab_size as each
 # checkpoint's config.json pads it (50,304; 50,432; 50,688 for the 12B, as fine-tunes of it print their config.json).
-PYTHIA = {
+# GPT-NeoX-20B: its model card's hyperparameter table, "n_parameters 20554567680", 44 layers of 6144, 64 heads (a
+# public copy of huggingface.co/EleutherAI/gpt-neox-20b's card, content search); its config.json's vocab_size 50,432.
+NEOX = {
     # name: (layers, d_model, heads, vocab_size, published total)
     "pythia-1b": (16, 2048, 8, 50304, 1_011_781_632),
     "pythia-1.4b": (24, 2048, 16, 50304, 1_414_647_808),
     "pythia-6.9b": (32, 4096, 32, 50432, 6_857_302_016),
     "pythia-12b": (36, 5120, 40, 50688, 11_846_072_320),
+    "gpt-neox-20b": (44, 6144, 64, 50432, 20_554_567_680),
 }
 
 
-def _pythia(name: str) -> dict:
-    """The published pythia-1b file, with another Pythia's sizes (the suite's files differ only in these)."""
-    n, d, heads, vocab, _ = PYTHIA[name]
+def _neox(name: str) -> dict:
+    """The published pythia-1b file with another GPT-NeoX model's sizes (the Pythia suite's files differ only in these;
+    GPT-NeoX-20B's also in its activation, gelu_fast, which sets no shape)."""
+    n, d, heads, vocab, _ = NEOX[name]
     return _load("pythia-1b.json") | {"num_hidden_layers": n, "hidden_size": d, "num_attention_heads": heads,
                                       "intermediate_size": 4 * d, "vocab_size": vocab}
 
@@ -76,10 +80,10 @@ def test_pythia_1b_worked_example() -> None:
     assert any("use_parallel_residual" in note for note in v.notes)
 
 
-@pytest.mark.parametrize("name", sorted(PYTHIA))
-def test_pythia_totals_equal_the_model_cards(name: str) -> None:
-    n, d, heads, vocab, published = PYTHIA[name]
-    v = model_values(_pythia(name))
+@pytest.mark.parametrize("name", sorted(NEOX))
+def test_gpt_neox_totals_equal_the_model_cards(name: str) -> None:
+    n, d, heads, vocab, published = NEOX[name]
+    v = model_values(_neox(name))
     assert v["params_total"].value + _neox_not_counted(d, n) == published
     assert v["kv_bytes_per_token"].value == _kv(n, heads, d // heads, 2)  # multi-head: every head keeps K and V
 
@@ -157,11 +161,11 @@ def test_dbrx_without_max_seq_len_takes_dbrx_configs_default() -> None:
     assert v["context"].value == 2048 and any("'max_position_embeddings' absent" in n for n in v.notes)
 
 
-@pytest.mark.parametrize("config", ["pythia-1b.json", "olmoe-1b-7b-0924.json", "dbrx-base.json", *sorted(PYTHIA)])
+@pytest.mark.parametrize("config", ["pythia-1b.json", "olmoe-1b-7b-0924.json", "dbrx-base.json", *sorted(NEOX)])
 def test_the_counts_are_what_the_meta_device_builds(config: str) -> None:
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    cfg = _load(config) if config.endswith(".json") else _pythia(config)
+    cfg = _load(config) if config.endswith(".json") else _neox(config)
     check = cross_check(cfg, where=config)
     for key in ("params_total", "params_embedding", "routed_experts", "attention_layers"):
         hand, meta = check.counts[key]
