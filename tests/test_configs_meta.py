@@ -185,17 +185,20 @@ def test_an_unknown_state_space_model_is_read_on_the_meta_device(capsys) -> None
     assert "2767196160" in out and "read on PyTorch's meta device" in out
 
 
-# a mixture of experts of a type the hand reader has no family for (transformers' OLMoE), sizes planted small
-OLMOE = {"model_type": "olmoe", "architectures": ["OlmoeForCausalLM"], "hidden_size": 64, "intermediate_size": 32,
-         "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 4, "num_experts": 8,
-         "num_experts_per_tok": 2, "vocab_size": 100, "tie_word_embeddings": False}
+# a mixture of experts of a type the hand reader has no family for (transformers' FlexOlmo: OLMoE's tensors, its
+# norms after attention and experts; modular_flex_olmo.py), sizes planted small; token ids inside the planted
+# vocabulary (FlexOlmoConfig's defaults, 100277 and 100257, are not)
+MOE = {"model_type": "flex_olmo", "architectures": ["FlexOlmoForCausalLM"], "hidden_size": 64, "intermediate_size": 32,
+       "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 4, "num_experts": 8,
+       "num_experts_per_tok": 2, "vocab_size": 100, "tie_word_embeddings": False, "pad_token_id": 1,
+       "eos_token_id": 2}
 
 
 def test_an_unknown_mixture_of_experts_leaves_its_active_count_to_set() -> None:
     _meta()
     with pytest.raises(ScenarioError):
-        model_values(OLMOE)  # read as llama its experts are unplaced: refused by hand
-    values = model_values_with_meta(OLMOE)
+        model_values(MOE)  # read as llama its experts are unplaced: refused by hand
+    values = model_values_with_meta(MOE)
     attention = 4 * 64 * 64  # q, k, v, o: 4 heads of 16
     experts = 8 * 3 * 64 * 32  # gate, up, down
     router = 8 * 64
@@ -204,12 +207,12 @@ def test_an_unknown_mixture_of_experts_leaves_its_active_count_to_set() -> None:
     assert "params_active" not in values
     assert any("--set params_active" in n for n in values.notes)
     assert values["kv_bytes_per_token"].value == 2 * (64 + 64) * 2  # 2 layers, k and v, 2 B (no datatype)
-    assert meta_count(OLMOE).routed_experts == 2 * experts
+    assert meta_count(MOE).routed_experts == 2 * experts
 
 
 def test_a_field_that_may_window_some_layers_leaves_kv_out() -> None:
     _meta()
-    values = model_values_with_meta(OLMOE | {"sliding_window": 16})
+    values = model_values_with_meta(MOE | {"sliding_window": 16})
     assert "kv_bytes_per_token" not in values and "kv_window_bytes_per_token" not in values
     assert any("sliding_window" in n and "--set kv_bytes_per_token" in n for n in values.notes)
 
@@ -217,7 +220,7 @@ def test_a_field_that_may_window_some_layers_leaves_kv_out() -> None:
 def test_a_type_transformers_does_not_know_either_is_refused_in_one_line(capsys, tmp_path) -> None:
     _meta()
     # auto_map names a repository's code: never run, so the type stays unknown
-    config = OLMOE | {"model_type": "my_model", "architectures": ["MyModelForCausalLM"],
+    config = MOE | {"model_type": "my_model", "architectures": ["MyModelForCausalLM"],
                       "auto_map": {"AutoModelForCausalLM": "modeling_my_model.MyModelForCausalLM"}}
     with pytest.raises(ScenarioError, match="transformers .* does not know model_type 'my_model' either"):
         model_values_with_meta(config)
@@ -233,7 +236,7 @@ def test_a_type_transformers_does_not_know_either_is_refused_in_one_line(capsys,
 def test_a_size_the_meta_device_would_build_for_ever_is_refused_before_building(field: str, value: object) -> None:
     _meta()
     with pytest.raises(ScenarioError, match=f"field '{field}' is .* more than the 4,096") as err:
-        meta_count(OLMOE | {field: value})
+        meta_count(MOE | {field: value})
     assert "\n" not in err.value.one_line()
 
 

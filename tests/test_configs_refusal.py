@@ -29,6 +29,8 @@ FAMILY_FIXTURES = {
     "nemotron_h": "nvidia-nemotron-3-nano-30b-a3b-bf16.json", "gemma4": "gemma4_26b_a4b_shape.json",
     "gemma4_dense": "gemma4_31b_printed.json", "mimo": "mimo-v2.5.json", "llama_like": "phi-4.json",
     "llama_like-tied": "phi-4-mini-instruct.json", "phi": "phi-2.json", "starcoder2": "starcoder2-15b.json",
+    "gpt_neox": "pythia-1b.json", "olmoe": "olmoe-1b-7b-0924.json", "dbrx": "dbrx-base.json",
+    "hunyuan": "hy-mt2-7b.json",
 }
 REAL = sorted(p.name for p in CONFIGS.glob("*.json") if p.name not in ("broken_missing_layers.json",
                                                                        "unknown_architecture.json"))
@@ -43,6 +45,11 @@ def _text(config: dict) -> dict:
     return config["text_config"] if "hidden_size" not in config and "text_config" in config else config
 
 
+def _layers(text: dict) -> int:
+    """The layer count, under the reader's name or DBRX's own (``n_layers``)."""
+    return text["num_hidden_layers"] if "num_hidden_layers" in text else text["n_layers"]
+
+
 def _renamed(config: dict) -> dict:
     out = dict(config, model_type="my_model", architectures=["MyModelForCausalLM"])
     if "text_config" in out and "hidden_size" not in out:
@@ -54,7 +61,7 @@ def _renamed(config: dict) -> dict:
 def test_one_unknown_layer_kind_is_refused(family: str, name: str) -> None:
     config = _load(name)
     text = _text(config)
-    n = text["num_hidden_layers"]
+    n = _layers(text)
     if family == "nemotron_h":
         text["hybrid_override_pattern"] = text["hybrid_override_pattern"][:-1] + "Z"
         what = "unknown layer kind 'Z'"
@@ -75,7 +82,7 @@ def test_a_linear_attention_layer_in_a_family_without_one_is_refused(family: str
     # read as Gated DeltaNet before, with fields the family's files do not have
     config = _load(name)
     text = _text(config)
-    text["layer_types"] = ["full_attention"] * (text["num_hidden_layers"] - 1) + ["linear_attention"]
+    text["layer_types"] = ["full_attention"] * (_layers(text) - 1) + ["linear_attention"]
     # families that list their own layer kinds name the entry; the others say the layer is linear attention
     with pytest.raises(ScenarioError, match="linear-attention layer|unknown layer kind 'linear_attention'"):
         model_values(config)

@@ -42,8 +42,9 @@ Main functions
 Counting conventions
 --------------------
 - Parameters are the weight matrices: token embedding, LM head (unless ``tie_word_embeddings``),
-  attention projections, MLP matrices (gated: gate, up and down, 3 matrices; Falcon: 2), MoE routers,
-  linear-attention projections and convolutions, the DeepSeek-V3.2 indexer.  Norm gains, bias vectors,
+  attention projections (fused ones, GPT-NeoX's ``query_key_value`` and DBRX's ``Wqkv``, as the q, k and v
+  weights they hold), MLP matrices (gated: gate, up and down, 3 matrices; Falcon, Phi, StarCoder2, GPT-NeoX: 2),
+  MoE routers, linear-attention projections and convolutions, the DeepSeek-V3.2 indexer.  Norm gains, bias vectors,
   gpt-oss attention sinks and Gated DeltaNet's per-head decay vectors are not counted (each well under
   0.1 % of the models here); multi-token-prediction modules and vision towers are not counted.
 - A Mamba-2 layer (Nemotron-H, Falcon-H1, Granite 4) counts ``in_proj``, the depthwise convolution and

@@ -478,7 +478,9 @@ class Family:
     the config has no ``layer_types``; ``linear`` reads one linear-attention layer (None: the family has
     none); ``class_defaults`` are fields transformers' config class fills in when the file leaves them
     out; ``notes`` adds the family's conventions to the notes; ``kind_names`` adds the family's own
-    ``layer_types`` entries; ``own_layer_types`` hands ``layer_types`` to ``pattern`` instead.
+    ``layer_types`` entries; ``own_layer_types`` hands ``layer_types`` to ``pattern`` instead; ``renames`` gives
+    the reader's field names to a family whose files name or nest their sizes their own way (DBRX's ``d_model``,
+    ``attn_config``, ``ffn_config``), each renaming said in a note.
     """
 
     name: str
@@ -497,6 +499,8 @@ class Family:
     # layer_types entries this family's files use beyond KIND_NAMES (Granite 4's "mamba" -> "linear")
     kind_names: Mapping[str, str] = field(default_factory=dict)
     own_layer_types: bool = False  # ``pattern`` reads layer_types itself (Falcon-H1's "hybrid", Jamba's periods)
+    # the file's own names -> the reader's: (the mapping with the reader's names added, one note per renaming)
+    renames: Callable[[Mapping[str, Any], str], tuple[Mapping[str, Any], list[str]]] | None = None
 
 
 # Fields that set no layer kind and no tensor shape: metadata, numerics, training and routing settings.

@@ -79,6 +79,9 @@ def _analyse_as(config: Mapping[str, Any], where: str, mtype: str, type_notes: l
     cfg, where, notes = text_config(config, mtype, where)
     if mtype in ("qwen3_5", "qwen3_5_moe", "llama4") and cfg is not config:
         mtype = mtype + "_text" if mtype + "_text" in FAMILY_OF else mtype
+    if fam.renames is not None:
+        cfg, renamed = fam.renames(cfg, where)
+        notes = notes + renamed
     filled = {k: v for k, v in fam.class_defaults.get(mtype, {}).items() if cfg.get(k) is None}
     if filled:
         cfg = {**cfg, **filled}

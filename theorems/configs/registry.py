@@ -10,6 +10,7 @@ from typing import Any
 from derive.errors import ScenarioError
 
 from . import (
+    dbrx,
     deepseek,
     dense,
     ernie,
@@ -18,8 +19,10 @@ from . import (
     gemma,
     gemma4,
     glm,
+    gpt_neox,
     gpt_oss,
     granite,
+    hunyuan,
     jamba,
     llama4,
     llama_like,
@@ -28,6 +31,7 @@ from . import (
     mixtral,
     nemotron_h,
     nemotron_nas,
+    olmoe,
     phi,
     qwen_hybrid,
     qwen_moe,
@@ -41,7 +45,8 @@ FAMILIES: tuple[Family, ...] = (*dense.FAMILIES, *gemma.FAMILIES, *falcon.FAMILI
                                 *nemotron_nas.FAMILIES, *jamba.FAMILIES, *falcon_h1.FAMILIES,
                                 *granite.FAMILIES, *gemma4.FAMILIES, *mimo.FAMILIES, *llama_like.FAMILIES,
                                 *starcoder2.FAMILIES, *minimax.FAMILIES,
-                                *ernie.FAMILIES, *phi.FAMILIES)
+                                *ernie.FAMILIES, *phi.FAMILIES, *gpt_neox.FAMILIES, *olmoe.FAMILIES,
+                                *dbrx.FAMILIES, *hunyuan.FAMILIES)
 FAMILY_OF: dict[str, Family] = {mtype: fam for fam in FAMILIES for mtype in fam.model_types}
 ARCHITECTURES: dict[str, str] = {name: mtype for fam in FAMILIES for name, mtype in fam.architectures.items()}
 ALIASES: dict[str, str] = {old: new for fam in FAMILIES for old, new in fam.aliases.items()}
