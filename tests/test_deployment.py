@@ -179,6 +179,27 @@ def test_weights_narrower_than_the_flops_datatype_take_the_chips_rate_or_get_a_n
         assert "may sit above a measurement" in said[0] and "--set flops=" in said[0]
 
 
+_PRESETS = Path(__file__).parents[1] / "theorems" / "presets"
+HARDWARE_PRESETS = sorted(p.stem for p in (_PRESETS / "hardware").glob("*.toml"))
+MODEL_PRESETS = sorted(p.stem for p in (_PRESETS / "models").glob("*.toml"))
+_RATES = {"flops_fp4": sp.Rational(1, 2), "flops_fp8": 1, "flops_bf16": 2}  # each rate's datatype, bytes per value
+
+
+@pytest.mark.parametrize("hardware", HARDWARE_PRESETS)
+def test_every_chip_and_model_read_the_fastest_rate_the_weights_allow(lecture_library, hardware) -> None:
+    """For every pair of presets: flops is the fastest of the chip's quoted rates whose datatype the weights may
+    run at (FP4 under 1 byte per weight on average, FP8 under 2, BF16 always) or the preset's own flops, never
+    less; and the rule's note is printed exactly where the weights stay narrower than flops' datatype."""
+    for model in MODEL_PRESETS:
+        sc = build_scenario(lecture_library, hardware=hardware, model=model)
+        chip = build_scenario(lecture_library, hardware=hardware)
+        width = sc.value("bytes_per_param")
+        allowed = [chip.value(r) for r, w in _RATES.items() if r in chip.values and (w == 2 or width < 2 * w)]
+        assert sc.value("flops") == max([chip.value("flops"), *allowed]), (hardware, model)
+        noted = any(n.startswith("bytes_per_param >= flops_datatype_bytes does not hold") for n in sc.notes)
+        assert noted is bool(width < sc.value("flops_datatype_bytes")), (hardware, model)
+
+
 def test_a_measured_compute_rate_is_never_replaced_by_a_spec_sheet_rate(lecture_library) -> None:
     sc = build_scenario(lecture_library, hardware="h100-sxm", model="deepseek-v3", measured=True)
     assert sc.values["flops"].origin.startswith("measured") and sc.value("flops") < 989 * 10**12
