@@ -53,6 +53,17 @@ AUDIT_BOUNDS = [
                   "sequence per verification step on average, a step no shorter than a plain one "
                   "(speculative.verify_step_between)"}
       for b in LECTURE_AUDIT_BOUNDS if b.get("claim") == _STEP_FLOOR),
+    # the time to first token: one request's own prefill, its prompt's uncached tokens (prefill_tokens; the
+    # weakest form, one token, where the row gives none: the weights read once)
+    {"metric": "ttft", "unit": "s", "meaning": "time to first token of one request",
+     "claim": "prefill.ttft_floor_below_measured", "measured": "ttft",
+     "reading": "a request's first token comes out of a prefill of its own prompt, whatever else the server "
+                "batches; prefill_tokens counts the prompt tokens prefilled (a prefix served from a cache is not)",
+     "terms": {"compute": "flops_per_param_token * params_active * request_sequences * prefill_tokens "
+                          "/ (chips * flops)",
+               "weights": "params_active * bytes_per_param / (chips * hbm_bandwidth)",
+               "KV": "request_sequences * prefill_tokens * kv_bytes_per_token / (chips * hbm_bandwidth)"},
+     "row_inputs": ["prefill_tokens", "chips"], "defaults": {"prefill_tokens": "1 token/seq"}},
 ]
 SERVING_TOPICS = [prefill, speculative, layouts, overhead, network, saturation, disaggregation, economics]
 TOPICS = [*LECTURE_TOPICS, *SERVING_TOPICS]

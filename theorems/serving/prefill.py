@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from derive import Claim, Definition, Quantity, Step, logic, paper, si
+from derive import Assumption, Claim, Definition, Quantity, Step, derived, logic, paper, si
 from theorems.context import (
     attention_flops_per_context_token,
     global_attention_layers,
@@ -332,6 +332,57 @@ chunk_memory_bound_iff = Claim(
         Step(logic.le(c_chunk, c_star), r"divide by the positive \(c_{\mathrm{fwd}} N_{\mathrm{act}} W - k F\)",
              link="iff"),
     ),
+)
+
+# A measured time to first token (derive audit's ttft column) ----------------------------------------------
+# One request's prompt alone, weights only: attention is left out (it only adds work, and which form a kernel
+# runs, absorbed or not, is the serving stack's choice), so the bound holds whatever the attention and the
+# audit can evaluate it from a row's base quantities.
+request_sequences = Quantity("request_sequences", r"b_{\mathrm{req}}", "seq", "sequences one request prefills",
+                             value=1, source=derived("a request is one sequence"))
+measured_ttft = Quantity("measured_ttft", r"T_{\mathrm{TTFT}}^{\mathrm{meas}}", "s",
+                         "a measured time to first token of one request: from its arrival to its first output token",
+                         display_unit="ms")
+request_ttft_floor_q = Quantity("request_ttft_floor", r"T_{\mathrm{TTFT}}^{\mathrm{req}}", "s",
+                                "floor on one request's time to first token: its prompt's weight multiplies, or "
+                                "reading its active weights once and writing its KV, whichever is slower",
+                                display_unit="ms")
+b_req, T_ttft_meas, T_req = request_sequences.sym, measured_ttft.sym, request_ttft_floor_q.sym
+request_ttft_floor = Definition(
+    "prefill.request_ttft_floor", title="Floor on one request's time to first token",
+    statement="However a server batches, one request's first token comes out of a prefill of its own prompt: "
+              "at least its tokens' weight multiplies at the chips' peak FLOP/s, and at least one read of the "
+              "weights a token multiplies plus one write of the prompt's KV cache at their peak bandwidth.",
+    source=paper("Williams et al. 2009, Roofline: an insightful visual performance model", "roofline bound"),
+    defines=request_ttft_floor_q,
+    expr=sp.Max(c_fwd * N_act * b_req * ell / (n * F), (N_act * q + b_req * ell * k) / (n * W), evaluate=False),
+)
+prefill_does_its_flops = Assumption(
+    "prefill.prefill_does_its_flops", title="A measured prefill does its prompt's multiplies",
+    statement="A request's first token needs every prompt token it prefills multiplied by every active weight "
+              "(2 FLOPs each) at no more than the peak FLOP/s of the replica's chips.  A prompt prefix served "
+              "from a cache is not prefilled: prefill_tokens counts the tokens that are.",
+    source=paper("Williams et al. 2009, Roofline: an insightful visual performance model", "applied to a prefill"),
+    relation=logic.ge(T_ttft_meas, c_fwd * N_act * b_req * ell / (n * F)),
+)
+prefill_reads_its_bytes = Assumption(
+    "prefill.prefill_reads_its_bytes", title="A measured prefill reads its weights and writes its KV",
+    statement="A request's prefill reads at least the weights one token multiplies once, and writes its prompt's "
+              "KV cache once, at no more than the peak bandwidth of the replica's chips.",
+    source=paper("Dao et al. 2022, FlashAttention: Fast and Memory-Efficient Exact Attention with IO-Awareness",
+                 "section 3.1: scores stay on chip, so the KV written and the weights read are the least traffic"),
+    relation=logic.ge(T_ttft_meas, (N_act * q + b_req * ell * k) / (n * W)),
+)
+ttft_floor_below_measured = Claim(
+    "prefill.ttft_floor_below_measured", title="A measured time to first token is at least the request's floor",
+    label="Measured TTFT floor",
+    statement="Whatever the batching and the scheduling, a measured time to first token is at least the floor of "
+              "its request's own prefill; a measurement below it contradicts one of the two assumptions it rests "
+              "on (a cached prefix counted as prefilled, weights narrower than stated, a slower chip quoted).",
+    source=paper("Williams et al. 2009, Roofline: an insightful visual performance model",
+                 "a lower bound; derive audit holds a table's ttft column to it"),
+    goal=logic.ge(T_ttft_meas, T_req),
+    uses=(prefill_does_its_flops, prefill_reads_its_bytes),
 )
 
 # Worked examples against published training FLOPs (the models pinned by hypotheses) --------------------
