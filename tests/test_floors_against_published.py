@@ -10,7 +10,8 @@ weights), an NCCL ring all-reduce to network.tp_link_allreduce_time (a floor for
 above its measurement is a bug in derive, never in the data.  The planted false twins show the test can fail: the
 all-experts step time, which derive once printed as a floor, is above a published Mixtral decode; a published Medusa
 decode of Llama 3.1 405B is faster than the plain step floor, which only the speculative allowance reconciles; an
-FP8 run priced at the chip's BF16 rate has a "floor" above it; and an in-switch (NVLS) all-reduce beats the ring's.
+FP8 run priced at the chip's BF16 rate has a "floor" above it, and so has an FP4 run; an in-switch (NVLS) all-reduce
+beats the ring's; and a published "throughput" read as output tokens per second asks for more than the chips' peak.
 """
 
 from __future__ import annotations
@@ -267,3 +268,40 @@ def test_ttft_floor_counts_no_more_attention_than_an_mla_prefill_does(serving):
     active = _value(serving, sc, "params_active")
     flops = 2 * active * 32768 + 61 * 128 * 640 * 32768 * 32769 / 2
     assert _value(serving, sc, "ttft_floor") == pytest.approx(flops / (8 * 1979e12), rel=1e-12)
+
+
+NARROW_ON_BF16_PRESETS = [p for p in POINTS if p.get("kind") in SERVING_KINDS and si(p["bytes_per_param"]) < 2
+                          and not any(o.startswith(FP8_RATE_OVERRIDE) for o in p.get("overrides", []))
+                          and not p["hardware"].endswith(("-fp8", "-fp4"))]
+
+
+@pytest.mark.parametrize("point", NARROW_ON_BF16_PRESETS, ids=[p["id"] for p in NARROW_ON_BF16_PRESETS])
+def test_a_narrow_weight_run_on_a_bf16_preset_is_priced_at_the_presets_own_narrow_rate(serving, point):
+    """With no rate set by hand, weights under 1 byte on a preset quoting BF16 run at its flops_fp4, under 2 bytes at
+    its flops_fp8: the fastest rate the weights' format allows, which a floor must take; a preset without the narrower
+    rate (the A100's, for weight-only int8) keeps its own."""
+    assert _bf16_quoted(serving, point), point["id"]
+    preset = build_scenario(serving, hardware=point["hardware"], model=None, sets=[])
+    quoted = {name: _value(serving, preset, name) for name in ("flops_fp4", "flops_fp8", "flops")
+              if name in preset.values}
+    order = ("flops_fp4", "flops_fp8", "flops") if si(point["bytes_per_param"]) < 1 else ("flops_fp8", "flops")
+    expected = quoted[next(name for name in order if name in quoted)]
+    assert _value(serving, _scenario(serving, point), "flops") == expected, point["id"]
+
+
+def test_bf16_rate_is_no_floor_for_a_published_fp4_run(serving):
+    """A real false twin: Llama 3.3 70B in NVFP4 on one B200 outputs 11,147 tokens/s at 128 in / 128 out; priced at
+    the B200's BF16 rate (2,250 TFLOP/s) its prompts and outputs alone would take longer than that."""
+    point = next(p for p in POINTS if p["id"] == "trtllm-perf-b200-llama3-70b-fp4-tp1-128-128")
+    bf16 = _value(serving, build_scenario(serving, hardware=point["hardware"], model=None, sets=[]), "flops_bf16")
+    assert floor_seconds(serving, {**point, "overrides": [f"flops={bf16} FLOP/s"]}) > measured_seconds(point)
+    assert floor_seconds(serving, point) <= measured_seconds(point)
+
+
+def test_output_token_reading_of_an_unstated_throughput_exceeds_the_chips_peak(serving):
+    """Why a row is excluded: 6,808 'tok/s' of Llama 3.1 405B FP8 at 2,048 in / 512 out on eight MI325X cannot be
+    output tokens per second with every prompt computed, since that needs more than the chips' FP8 peak; the page
+    says neither what it counts nor whether prompts hit a prefix cache, so no floor applies to it."""
+    row = next(e for e in EXCLUDED if e["id"] == "vultr-mi325x-llama3.1-405b-fp8-2048-512-c750")
+    as_output_rate = {**row, "kind": "throughput_compute_per_output_token"}
+    assert floor_seconds(serving, as_output_rate) > measured_seconds(as_output_rate)
