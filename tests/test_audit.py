@@ -437,3 +437,19 @@ def test_the_lecture_alone_leaves_the_time_to_first_token_unchecked(tmp_path, ca
     assert main(["audit", str(path), "--json", "--library", "serving"]) == 1  # the serving library's floor: 0.35x
     (row,) = json.loads(capsys.readouterr().out)["rows"]
     assert row["verdict"] == "impossible"
+
+
+def test_a_rows_own_weight_bytes_choose_the_chips_rate(tmp_path):
+    """A row that gives its weights' bytes (an FP8 run of a BF16 checkpoint on h100-sxm) is held at the chip's FP8
+    rate, as `--set bytes_per_param=1` would be: 10,000 tokens/s per chip of Llama 3 70B is under the FP8 ceiling
+    1,979 TFLOP/s / (2 x 69.5B) = 14.2k and over the BF16 one (7.1k), which holds the row that gives no bytes."""
+    path = tmp_path / "fp8.csv"
+    path.write_text("id,model,hardware,chips,bytes_per_param,tokens_per_s_per_chip\n"
+                    "fp8,llama3-70b,h100-sxm,8,1 byte/param,10000\n"
+                    "bf16,llama3-70b,h100-sxm,8,,10000\n")
+    header, rows = read_rows(str(path))
+    out = {r.cells["id"]: r for r in Auditor(PLAN, header, where=str(path), exact=True).audit(rows)}
+    assert out["fp8"].verdict == "consistent" and out["bf16"].verdict == "impossible"
+    ceiling = {i: Fraction(r.metrics["tokens_per_s_per_chip"][0].bound) for i, r in out.items()}
+    assert ceiling["fp8"] == Fraction(1979 * 10**12) / (2 * 69_501_714_432)
+    assert ceiling["bf16"] == Fraction(989 * 10**12) / (2 * 69_501_714_432)

@@ -557,9 +557,13 @@ class Auditor:
                                   hint="metric columns: " + ", ".join(sorted(plan.metrics)))
         inputs = plan.inputs
         self.row_cols = [c for c in self.quantity_cols if c in inputs]  # evaluated per row
-        self.preset_cols = [c for c in self.quantity_cols if c not in inputs]  # act through the presets
+        # a column an input rule's remedy reads (the weights' bytes, which choose a chip's rate) acts through the
+        # presets too: the row's scenario is built with it, so the remedy sees the row's value
+        remedied = {lib.quantity_of(x).name for c in lib.input_constraints for r in c.get("remedies", ())
+                    for x in r["relation"].free_symbols()}
+        self.preset_cols = [c for c in self.quantity_cols if c not in inputs or c in remedied]
         self.groups = _Groups(lib, inputs)
-        self.read_cols = self.row_cols + self.preset_cols + self.metric_cols
+        self.read_cols = list(dict.fromkeys(self.row_cols + self.preset_cols + self.metric_cols))
         self.group_ids: dict[tuple, int] = {}
         self.group_list: list[tuple[dict[str, Fraction], str | None, dict[str, float]]] = []
         self.parsed: dict = {}
