@@ -1203,10 +1203,9 @@ def _apply_remedies(library: Library, values: dict[str, ScenarioValue]) -> list[
             if not _holds(relation, {library.quantities[n].sym: values[n].value for n in names}):
                 continue
             pairs = list(remedy["take"].items())
-            origins = {values[n].origin if n in values else None
-                       for pair in pairs for n in pair} | {values[n].origin if n in values else None
-                                                           for n in remedy["set"]}
-            if len(origins) != 1 or not str(next(iter(origins))).startswith("hardware "):
+            touched = [n for pair in pairs for n in pair] + list(remedy["set"])
+            origins = {values[n].origin if n in values else "" for n in touched}
+            if len(origins) != 1 or not origins.pop().startswith("hardware "):
                 continue
             for target, source in pairs:
                 old, new = values[target], values[source]

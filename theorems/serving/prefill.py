@@ -348,6 +348,9 @@ request_ttft_floor_q = Quantity("request_ttft_floor", r"T_{\mathrm{TTFT}}^{\math
                                 "reading its active weights once and writing its KV, whichever is slower",
                                 display_unit="ms")
 b_req, T_ttft_meas, T_req = request_sequences.sym, measured_ttft.sym, request_ttft_floor_q.sym
+# the request's two roofline sides: its prompt's weight multiplies, and its weight read plus KV write
+_req_compute = c_fwd * N_act * b_req * ell / (n * F)
+_req_memory = (N_act * q + b_req * ell * k) / (n * W)
 request_ttft_floor = Definition(
     "prefill.request_ttft_floor", title="Floor on one request's time to first token",
     statement="However a server batches, one request's first token comes out of a prefill of its own prompt: "
@@ -355,7 +358,7 @@ request_ttft_floor = Definition(
               "weights a token multiplies plus one write of the prompt's KV cache at their peak bandwidth.",
     source=paper("Williams et al. 2009, Roofline: an insightful visual performance model", "roofline bound"),
     defines=request_ttft_floor_q,
-    expr=sp.Max(c_fwd * N_act * b_req * ell / (n * F), (N_act * q + b_req * ell * k) / (n * W), evaluate=False),
+    expr=sp.Max(_req_compute, _req_memory, evaluate=False),
 )
 prefill_does_its_flops = Assumption(
     "prefill.prefill_does_its_flops", title="A measured prefill does its prompt's multiplies",
@@ -363,7 +366,7 @@ prefill_does_its_flops = Assumption(
               "(2 FLOPs each) at no more than the peak FLOP/s of the replica's chips.  A prompt prefix served "
               "from a cache is not prefilled: prefill_tokens counts the tokens that are.",
     source=paper("Williams et al. 2009, Roofline: an insightful visual performance model", "applied to a prefill"),
-    relation=logic.ge(T_ttft_meas, c_fwd * N_act * b_req * ell / (n * F)),
+    relation=logic.ge(T_ttft_meas, _req_compute),
 )
 prefill_reads_its_bytes = Assumption(
     "prefill.prefill_reads_its_bytes", title="A measured prefill reads its weights and writes its KV",
@@ -371,7 +374,7 @@ prefill_reads_its_bytes = Assumption(
               "KV cache once, at no more than the peak bandwidth of the replica's chips.",
     source=paper("Dao et al. 2022, FlashAttention: Fast and Memory-Efficient Exact Attention with IO-Awareness",
                  "section 3.1: scores stay on chip, so the KV written and the weights read are the least traffic"),
-    relation=logic.ge(T_ttft_meas, (N_act * q + b_req * ell * k) / (n * W)),
+    relation=logic.ge(T_ttft_meas, _req_memory),
 )
 ttft_floor_below_measured = Claim(
     "prefill.ttft_floor_below_measured", title="A measured time to first token is at least the request's floor",
