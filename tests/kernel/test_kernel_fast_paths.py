@@ -282,3 +282,67 @@ def test_hypotheses_and_bounds_on_one_quantity_meet_in_one_box():
     empty = Kernel(Problem([logic.ge(x, 20)], logic.ge(x, 0), set(), {x: (R(0), R(10))}))
     assert empty.bounds[x] == (0, 10)  # no box holds the (empty) region: the given bounds stay
     assert run([logic.ge(x, 20)], logic.ge(x, 0), bounds={x: (R(0), R(10))}).verdict == "inconsistent"
+
+
+# the identity route's probe point: a difference with a nonzero exact value there is no identity ----------
+
+def test_a_difference_nonzero_at_the_probe_point_skips_sympys_normal_form(monkeypatch):
+    from derive.kernel.trusted import routes
+
+    routes._difference_failure.cache_clear()
+    monkeypatch.setattr(routes.sp, "cancel", lambda *a, **k: pytest.fail("cancel ran on a refuted identity"))
+    assert routes._difference_failure(a * (b + c) - a * b) == "expand/together/cancel do not reduce lhs - rhs to 0"
+
+
+@pytest.mark.parametrize("diff", [
+    a * (b + c) - a * b - a * c,
+    (a + b) ** 2 / (a + b) - a - b,
+    sp.Max(a, b, evaluate=False) * (c + 1) - sp.Max(b, a, evaluate=False) * c - sp.Max(a, b, evaluate=False),
+    sp.sqrt(a) * sp.sqrt(a) - a,
+])
+def test_a_true_identity_still_reduces_to_zero_past_the_probe(diff):
+    from derive.kernel.trusted import routes
+
+    routes._difference_failure.cache_clear()
+    assert routes._difference_failure(diff) is None
+
+
+def test_the_probe_keeps_to_what_a_quantity_is_declared_to_be():
+    from derive.kernel.trusted import routes
+
+    n = sp.Symbol("n", negative=True)
+    e = sp.Symbol("e", even=True)
+    assert not routes._nonzero_somewhere(n)  # its probe values are positive: not a value n may take
+    assert not routes._nonzero_somewhere(e + 1)  # the first probe value is odd: not a value e may take
+    assert routes._nonzero_somewhere(a - b) and routes._nonzero_somewhere(sp.Symbol("m", integer=True) + 1)
+
+
+def test_a_probe_point_where_the_difference_is_undefined_settles_nothing():
+    from derive.kernel.trusted import routes
+
+    assert not routes._nonzero_somewhere(1 / (a - 3) - 1 / (a - 3))  # a = 3 there: the normal form decides
+    assert not routes._nonzero_somewhere(sp.log(a) - sp.log(a) + sp.exp(b))  # no exact value: not settled
+
+
+def _rational_functions():
+    from hypothesis import strategies as st
+
+    leaves = st.sampled_from([a, b, c, sp.Integer(1), sp.Integer(2), R(1, 3)])
+    return st.recursive(leaves, lambda kids: st.one_of(
+        st.builds(lambda p, q: p + q, kids, kids), st.builds(lambda p, q: p * q, kids, kids),
+        st.builds(lambda p, q: p - q, kids, kids), st.builds(lambda p: 1 / (p + 5), kids)), max_leaves=8)
+
+
+def test_the_probe_never_skips_a_difference_sympy_reduces_to_zero():
+    from hypothesis import given, settings
+
+    from derive.kernel.trusted import routes
+
+    @settings(max_examples=150, deadline=None, derandomize=True)
+    @given(_rational_functions(), _rational_functions())
+    def check(p, q):
+        for diff in (p * q - sp.expand(p * q), p - q):
+            if routes._nonzero_somewhere(diff):
+                assert sp.cancel(sp.together(sp.expand(diff))) != 0
+
+    check()

@@ -10,7 +10,8 @@ Invariants this module keeps:
 * The identity route holds only when sympy's ``cancel(together(expand(lhs - rhs)))`` is exactly 0 (an
   identity for all complex values, hence wherever both sides are defined), within ``ALGEBRA_TERMS``.  Each
   ``Max``/``Min`` is read as a free symbol first (``_extrema_as_symbols``): an expression that is 0 with
-  those symbols free is 0 whatever they stand for.
+  those symbols free is 0 whatever they stand for.  A difference with a nonzero exact value at a probe point
+  its quantities' assumptions allow fails the route before sympy runs (``_nonzero_somewhere``): a failure only.
 * An interval certificate is a bisection tree of the bounded box.  It is accepted only when every split
   lies strictly inside its box and every leaf is re-evaluated here (``BOX_PRECISION`` bits, strict
   enclosures, integer quantities narrowed to the integers of their side) and found closed: the goal
@@ -32,7 +33,7 @@ import sympy as sp
 
 from derive.kernel.logic import Formula, Rel, replace
 from derive.kernel.trusted.enclose import BOX_PRECISION, CONSTANTS, Unsettled, enclose, ivnum, truth_on_box
-from derive.kernel.trusted.evaluate import ALGEBRA_TERMS, expansion_size, value_at
+from derive.kernel.trusted.evaluate import ALGEBRA_TERMS, exact_value, expansion_size, value_at
 from derive.kernel.trusted.meaning import conjuncts, tree_size
 
 TAYLOR_SYMBOLS = 6  # Taylor leaves of an interval certificate: for goals over at most this many quantities,
@@ -192,9 +193,33 @@ def _difference_failure(diff: sp.Expr) -> str | None:
     """Why expand/together/cancel do not reduce ``diff`` to 0 within ``ALGEBRA_TERMS``, or None."""
     if expansion_size(diff) > ALGEBRA_TERMS:
         return f"algebra budget ({ALGEBRA_TERMS} terms) exceeded by the expansion of {sp.sstr(diff)}"
-    if sp.cancel(sp.together(sp.expand(_extrema_as_symbols(diff)))) != 0:
+    free = _extrema_as_symbols(diff)
+    if _nonzero_somewhere(free) or sp.cancel(sp.together(sp.expand(free))) != 0:
         return "expand/together/cancel do not reduce lhs - rhs to 0"
     return None
+
+
+_PROBE = (3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)  # a probe point's values, one per quantity in turn
+
+
+def _nonzero_somewhere(e: sp.Expr) -> bool:
+    """Whether ``e`` has an exact nonzero value at a point of small primes that every quantity's sympy
+    assumptions allow (all of them defined there): then sympy's expand/together/cancel, which keep an
+    expression's value wherever it is defined and the assumptions hold, cannot reduce it to 0, and their
+    cost (most of the identity route's, on the equations z3 then proves) is spared.  False where the
+    point does not settle it: the route then runs them."""
+    symbols = sorted(e.free_symbols, key=lambda s: s.name)
+    point: dict[sp.Symbol, sp.Rational] = {}
+    for i, s in enumerate(symbols):
+        v = sp.Integer(_PROBE[i % len(_PROBE)] + len(_PROBE) * (i // len(_PROBE)) * 2)
+        if any(getattr(v, f"is_{fact}") is not held for fact, held in s.assumptions0.items()):
+            return False
+        point[s] = v
+    try:
+        value = exact_value(e, point)
+    except Unsettled:
+        return False
+    return value is not None and value != 0
 
 
 def _extrema_as_symbols(e: sp.Expr) -> sp.Expr:
