@@ -101,6 +101,9 @@ class Scenario:
     # share of experts read); a command that varies an input of the second moves the first with it
     # (``Situation.values_except``)
     links: tuple[tuple[str, str], ...] = ()
+    # each value an input rule's remedy may replace, as it was before the remedies ran (None: no value): a command
+    # that varies a value a remedy reads decides the remedies again at each point (``remedies_at``)
+    before_remedies: tuple[tuple[str, ScenarioValue | None], ...] = ()
 
     @property
     def is_library_default(self) -> bool:
@@ -981,6 +984,7 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
         if q.outside_domain(v.value) or (q.integer and not v.value.is_integer):
             raise ScenarioError(f"{qname} must be {words}, got {_shown_q(library, qname, v.value)}", where=where)
     _drop_stale_pins(library, values, layers)
+    before_remedies = tuple((n, values.get(n)) for n in remedy_targets(library))
     notes.extend(_apply_remedies(library, values))
     ties, tie_notes = _work_out_ties(library, values)
     notes.extend(tie_notes)
@@ -999,7 +1003,7 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
                  for layer in layers if layer.startswith("unpinned "))
     notes = list(dict.fromkeys(notes))
     return Scenario(label, values, tuple(assumptions), pinned, tuple(layers), _ceilings(library, values),
-                    tuple(t for _, t in notes), tuple(q for q, _ in notes), links + ties)
+                    tuple(t for _, t in notes), tuple(q for q, _ in notes), links + ties, before_remedies)
 
 
 def _work_out_ties(library: Library, values: dict[str, ScenarioValue]) -> tuple[tuple[tuple[str, str], ...],
@@ -1218,6 +1222,44 @@ def _apply_remedies(library: Library, values: dict[str, ScenarioValue]) -> list[
                 values[target] = dataclasses.replace(values[target], value=value, source=remedy["reason"])
             break
     return notes
+
+
+def remedy_targets(library: Library) -> list[str]:
+    """The quantities an input rule's remedy may replace (``take`` and ``set``), in the library's order."""
+    out: list[str] = []
+    for c in library.input_constraints:
+        for remedy in c.get("remedies", ()):
+            out += [n for n in [*remedy["take"], *remedy.get("values", {})] if n not in out]
+    return out
+
+
+def remedy_reads(library: Library, constraint: Mapping) -> set[str]:
+    """The quantities that decide whether a rule's remedies apply: those its relation and their ``when`` read
+    (none for a rule without remedies)."""
+    if not constraint.get("remedies"):
+        return set()
+    out = {library.quantity_of(s).name for s in constraint["relation"].free_symbols()}
+    for remedy in constraint["remedies"]:
+        out |= {library.quantity_of(s).name for s in remedy["relation"].free_symbols()}
+    return out
+
+
+def remedies_at(library: Library, scenario: Scenario, point: Mapping[str, sp.Rational]
+                ) -> tuple[dict[str, ScenarioValue], list[tuple[str, str]]]:
+    """The scenario's values where the quantities of ``point`` take its values (SI), as ``--set`` of each would
+    give them: the values an input rule's remedy replaced put back, then the remedies decided again at the new
+    values (weights swept to 1 byte take a chip preset's FP8 rate; swept back to 2 bytes, its BF16 ``flops``).
+    Returns the values and the remedies' notes."""
+    values = dict(scenario.values)
+    for name, before in scenario.before_remedies:
+        if before is None:
+            values.pop(name, None)
+        else:
+            values[name] = before
+    for name, value in point.items():
+        values[name] = ScenarioValue(name, sp.Rational(value), f"--set {name}", origin="--set")
+    notes = _apply_remedies(library, values)
+    return values, notes
 
 
 def check_input_constraints(library: Library, values: Mapping[str, ScenarioValue],

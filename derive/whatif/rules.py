@@ -84,8 +84,78 @@ def exact_values(values: np.ndarray, integer: bool) -> tuple[list[int | Fraction
     return out, off
 
 
+@dataclass
+class GridRemedies:
+    """The input rules with remedies over a grid that varies a value they read, decided point by point as
+    ``--set`` of the point's values would decide them (``remedies_at``): ``carried`` the per-point values (SI, one
+    per point of the flattened grid) of each quantity a remedy gives that changes across the grid, ``handled`` the
+    rules decided here (``grid_rules`` leaves them), ``rules`` those still broken after their remedies with their
+    counts, ``broken`` where a refusing one is, and ``lines`` what the remedies did, with their counts."""
+
+    carried: dict[str, np.ndarray]
+    handled: frozenset[str]
+    rules: list[RuleCount]
+    broken: np.ndarray
+    lines: list[str]
+
+
+def grid_remedies(library: Library, scenario: Scenario, names: Sequence[str],
+                  axis_values: Sequence[np.ndarray]) -> GridRemedies | None:
+    """The input rules whose remedies read a swept quantity, at every combination of the swept values they read
+    (then broadcast to the full grid of ``axis_values``, the first varying slowest); None when no such rule."""
+    from itertools import product
+
+    from derive.model.scenario import broken_input_constraints, remedies_at, remedy_reads, remedy_targets
+
+    rules = [c for c in library.input_constraints if remedy_reads(library, c) & set(names)]
+    if not rules:
+        return None
+    read = set().union(*(remedy_reads(library, c) for c in rules))
+    idx = [i for i, n in enumerate(names) if n in read]
+    shape = tuple(len(v) for v in axis_values)
+    sub = tuple(len(axis_values[i]) for i in idx)
+    exact = {i: exact_values(np.asarray(axis_values[i], dtype=float), library.quantities[names[i]].integer)[0]
+             for i in idx}
+    handled = frozenset(c["id"] for c in rules)
+    targets = [n for n in remedy_targets(library) if n not in names]  # a swept value is the user's: never replaced
+    given: dict[str, list] = {n: [] for n in targets}
+    notes: dict[str, int] = {}
+    fails: dict[str, np.ndarray] = {c["id"]: np.zeros(sub, dtype=bool) for c in rules}
+    for combo in product(*[range(n) for n in sub]):
+        point = {names[i]: sp.Rational(exact[i][k]) for i, k in zip(idx, combo, strict=True)}
+        values, said = remedies_at(library, scenario, point)
+        for name in targets:
+            given[name].append(values[name].value if name in values else None)
+        for _, text in said:
+            notes[text] = notes.get(text, 0) + 1
+        pinned = frozenset(n for n in values if library.is_derived(n))
+        for b in broken_input_constraints(library, values, pinned):
+            if b.constraint["id"] in handled:
+                fails[b.constraint["id"]][combo] = True
+    every = int(np.prod(shape))
+    per_combo = every // max(1, int(np.prod(sub)))
+
+    def spread(a: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(a.reshape([shape[i] if i in idx else 1 for i in range(len(shape))]),
+                               shape).reshape(-1)
+
+    carried = {}
+    for name, got in given.items():
+        now = scenario.values[name].value if name in scenario.values else None
+        if any(v != now for v in got):  # a remedy moves it somewhere on the grid
+            carried[name] = spread(np.array([np.nan if v is None else float(v) for v in got]).reshape(sub))
+    counts = [RuleCount(c, int(fails[c["id"]].sum()) * per_combo) for c in rules if fails[c["id"]].any()]
+    broken = np.zeros(every, dtype=bool)
+    for c in rules:
+        if c["refuse"]:
+            broken |= spread(fails[c["id"]])
+    lines = [f"{text} (at {n * per_combo} of {every} points, as --set of their values gives it)"
+             for text, n in notes.items()]
+    return GridRemedies(carried, handled, counts, broken, lines)
+
+
 def _decided_rules(library: Library, scenario: Scenario,
-                   names: Sequence[str]) -> list[tuple[dict, Formula, list[int]]]:
+                   names: Sequence[str], skip: frozenset[str] = frozenset()) -> list[tuple[dict, Formula, list[int]]]:
     """The rules that name a swept quantity and whose other inputs the scenario gives: each constraint, its
     relation with the scenario's other values substituted, and the indices of the swept names it rests on."""
     if not library.input_constraints:
@@ -97,6 +167,8 @@ def _decided_rules(library: Library, scenario: Scenario,
     decided: list[tuple[dict, Formula, list[int]]] = []
     subst = None
     for c in library.input_constraints:
+        if c["id"] in skip:
+            continue
         relation = library.formula_expand(c["relation"], pins)
         if not relation.free_symbols() & swept:
             continue  # decided once, where the scenario was built
@@ -115,11 +187,11 @@ def names_a_rule(library: Library, scenario: Scenario, name: str) -> bool:
 
 
 def grid_rules(library: Library, scenario: Scenario, names: Sequence[str],
-               axis_values: Sequence[np.ndarray]) -> GridRules | None:
+               axis_values: Sequence[np.ndarray], skip: frozenset[str] = frozenset()) -> GridRules | None:
     """The library's input rules that name a swept quantity, at every point of the full grid of
-    ``axis_values`` (one 1-D array of SI values per name, the first varying slowest); None when no rule
-    names one (nothing to mark)."""
-    decided = _decided_rules(library, scenario, names)
+    ``axis_values`` (one 1-D array of SI values per name, the first varying slowest), but the rules ``skip``
+    names (``grid_remedies`` decided them); None when no rule names one (nothing to mark)."""
+    decided = _decided_rules(library, scenario, names, skip)
     if not decided:
         return None
     symbols = [library.quantities[n].sym for n in names]

@@ -34,7 +34,7 @@ from derive.model.evaluate import definitions_used, domain_breaks, formula_words
 from derive.model.library import Library
 from derive.model.scenario import Scenario, with_input_table_defaults
 from derive.model.situation import eliminate_forall, situate
-from derive.whatif.rules import grid_rules, pair_rule_notes
+from derive.whatif.rules import GridRules, grid_remedies, grid_rules, pair_rule_notes
 
 NOT_A_PROOF = "numeric sweep, not a proof"
 EQ_RTOL = 1e-9
@@ -458,19 +458,26 @@ def sweep_grid(library: Library, scenario: Scenario, targets: Sequence[Target], 
     kinds = ["axis"] * len(axes)
     evaluations = 0
     hypotheses_fail = undefined_goal = False
-    domains = GridDomains(library, scenario, names, symbols, flat)
+    # a value an input rule's remedy gives that follows a swept one (the chip's FP8 rate where the swept weights
+    # are 1 byte) is carried per point beside the axes, as --set of the point's values would give it
+    remedies = grid_remedies(library, scenario, names, [a.values for a in axes])
+    carried = remedies.carried if remedies is not None else {}
+    names_all = [*names, *carried]
+    symbols_all = [*symbols, *(library.quantities[n].sym for n in carried)]
+    flat_all = [*flat, *carried.values()]
+    domains = GridDomains(library, scenario, names_all, symbols_all, flat_all)
     for t in targets:
         if t.kind == "claim":
-            goal, hyp = compiled_goal_and_hypotheses(library, scenario, t, names, symbols)
-            values = np.broadcast_to(goal(*flat), flat[0].shape).astype(float)
+            goal, hyp = compiled_goal_and_hypotheses(library, scenario, t, names_all, symbols_all)
+            values = np.broadcast_to(goal(*flat_all), flat[0].shape).astype(float)
             undefined_goal = undefined_goal or bool(np.isnan(values).any())
             if hyp is not None:
-                held = np.broadcast_to(hyp(*flat), values.shape)
+                held = np.broadcast_to(hyp(*flat_all), values.shape)
                 values = np.where(held, values, np.nan)
                 hypotheses_fail = hypotheses_fail or not bool(held.all())
         else:
-            fn = _compiled_quantity(library, scenario, t, names, symbols)
-            values = fn(*flat) / t.scale
+            fn = _compiled_quantity(library, scenario, t, names_all, symbols_all)
+            values = np.broadcast_to(fn(*flat_all), flat[0].shape) / t.scale
         data.append(domains.masked(t, values))
         columns.append(t.header)
         kinds.append(t.kind)
@@ -482,12 +489,17 @@ def sweep_grid(library: Library, scenario: Scenario, targets: Sequence[Target], 
     notes += domains.notes(int(flat[0].size))
     notes += [a.note for a in axes if a.note]
     notes += defaults_notes
-    feasible = _feasible_grid(library, scenario, names, symbols, flat)
+    feasible = _feasible_grid(library, scenario, names_all, symbols_all, flat_all)
     if feasible is not None and (feasible < 0.5).any():
         notes.append(INFEASIBLE_NOTE.format(n=int((feasible < 0.5).sum()), of=int(flat[0].size)))
     # the library's input rules at each point, decided exactly as --set would decide them (feasible = 0 where one
     # breaks); None when no rule names a swept quantity, so such a sweep is as it was
-    rules = grid_rules(library, scenario, names, [a.values for a in axes])
+    rules = grid_rules(library, scenario, names, [a.values for a in axes],
+                       skip=remedies.handled if remedies is not None else frozenset())
+    if remedies is not None:
+        rules = rules or GridRules(np.zeros(flat[0].shape, dtype=bool))
+        rules = GridRules(rules.broken | remedies.broken, [*remedies.rules, *rules.rules], rules.off_integers)
+        notes += remedies.lines
     if rules is not None:
         if feasible is None:
             feasible = np.ones(flat[0].shape)
