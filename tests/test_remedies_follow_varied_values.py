@@ -84,3 +84,66 @@ def test_a_two_axis_sweep_carries_the_rate_along_the_weights_axis_only():
     result = sweep_grid(LIB, sc, [resolve_target(LIB, "flops")], axes)
     assert column(result, "flops").tolist() == [1979.0, 989.0] * 3
     assert np.all(column(result, "feasible") >= 0)
+
+
+# margins: the set is taken cell by cell of the values on which the remedies agree --------------------------
+
+def verdict_at(claim_id, bytes_per_param, **scenario):
+    from derive.checking.checker import Checker
+
+    sc = build_scenario(LIB, sets=[f"bytes_per_param={bytes_per_param} byte/param"], **scenario)
+    return Checker(LIB, sc).check([claim_id]).results[0].verdict
+
+
+@pytest.mark.parametrize(("hardware", "model"), [("h100-sxm", "llama3-70b"), ("b200", "deepseek-v3")])
+def test_a_margin_over_the_weight_bytes_agrees_with_the_check_at_set_values(hardware, model):
+    from derive.whatif.margin import margin
+
+    claim = "batching.lecture_batch_near_optimum"
+    m = margin(LIB, build_scenario(LIB, hardware=hardware, model=model), claim, "bytes_per_param")
+    assert m.intervals and m.verified is not False
+    probes = set()
+    for i in m.intervals:
+        for end in (i.low, i.high):
+            if end is not None:
+                probes |= {end * sp.Rational(999, 1000), end * sp.Rational(1001, 1000)}
+    probes |= {sp.Rational(1, 2), sp.Integer(1), sp.Rational(3, 2), sp.Integer(2)}
+    for p in sorted(probes):
+        inside = any(i.contains(p) for i in m.intervals)
+        assert (verdict_at(claim, p, hardware=hardware, model=model) == "proved") == inside, p
+    assert any("flops_fp8" in n for n in m.notes)
+
+
+def test_a_margin_the_remedies_do_not_move_is_the_scenarios_own():
+    from derive.whatif.margin import margin
+
+    sc = build_scenario(LIB, hardware="a100-80gb", model="llama3-70b")  # an A100 quotes no FP8 rate
+    m = margin(LIB, sc, "batching.lecture_batch_near_optimum", "bytes_per_param")
+    assert not any("as --set of such a value" in n for n in m.notes)
+
+
+def test_joined_and_clipped_intervals_keep_membership():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from derive.whatif.margin import Interval, _clipped, _joined
+
+    ends = st.integers(-6, 6).map(sp.Integer)
+    interval = st.tuples(ends, ends, st.booleans(), st.booleans(), st.booleans(), st.booleans()).map(
+        lambda t: Interval(None if t[4] else min(t[0], t[1]), None if t[5] else max(t[0], t[1]), t[2], t[3]))
+
+    @settings(max_examples=200, deadline=None, derandomize=True)
+    @given(st.lists(interval, max_size=4), st.lists(interval, max_size=3))
+    def check(intervals, cells):
+        intervals = [i for i in intervals if i.low is None or i.high is None or i.low < i.high
+                     or (i.low_closed and i.high_closed)]
+        joined, clipped = _joined(intervals), _clipped(intervals, cells)
+        for k in range(-16, 17):
+            p = sp.Rational(k, 2)
+            held = any(i.contains(p) for i in intervals)
+            assert any(i.contains(p) for i in joined) == held
+            assert any(i.contains(p) for i in clipped) == (held and any(c.contains(p) for c in cells))
+        pairs = zip(joined, joined[1:], strict=False)
+        assert all(a.high is not None and b.low is not None and a.high <= b.low for a, b in pairs)
+
+    check()

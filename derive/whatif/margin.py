@@ -725,7 +725,125 @@ def cross_check(goal: Formula, hyps: Sequence[Formula], x: sp.Symbol, intervals:
 
 def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, unit: str | None = None,
            verify: bool = True, rlimit: int | None = None) -> Margin:
-    """The exact set of values of ``vary`` over which the claim holds (see the module docstring)."""
+    """The exact set of values of ``vary`` over which the claim holds (see the module docstring).  Where the
+    varied quantity decides an input rule's remedy (the weights' bytes choose a chip's FP8 rate), the set is
+    taken cell by cell of the values on which the remedies give the same values (``remedy_cells``), each cell at
+    the values ``--set`` of a value inside it gives, and joined."""
+    cells = remedy_cells(library, scenario, vary.strip()) if vary.strip() in library.quantities else None
+    if cells is None:
+        return _margin(library, scenario, claim_id, vary, unit=unit, verify=verify, rlimit=rlimit)
+    parts = [(where, _margin(library, at, claim_id, vary, unit=unit, verify=verify, rlimit=rlimit, cells=where))
+             for where, at, _ in cells]
+    value = scenario.values[vary.strip()].value if vary.strip() in scenario.values else None
+    out = next((m for where, m in parts if value is not None and any(c.contains(value) for c in where)), parts[0][1])
+    out.intervals = _joined([i for _, m in parts for i in m.intervals])
+    out.checks = [c for _, m in parts for c in m.checks]
+    if out.rule_ends:
+        out.rule_ends = rule_ends(library, scenario, vary.strip(), out.intervals)
+    low, closed = _domain_bounds(out.domain)
+    domain = [Interval(low, None, closed, False)]
+    for where, _, said in cells:
+        shown = _clipped(where, domain)
+        if not shown:
+            continue
+        words = "; ".join(said) if said else "the scenario's own values, no remedy"
+        out.notes.append(f"for {vary.strip()} in " + " ∪ ".join(out.interval_text(c) for c in shown)
+                         + f" (as --set of such a value gives it): {words}")
+    return out
+
+
+def remedy_cells(library: Library, scenario: Scenario, name: str
+                 ) -> list[tuple[list[Interval], Scenario, list[str]]] | None:
+    """The values of ``name`` split where an input rule's remedy that reads it changes what it gives: cells (the
+    points and open intervals between the rational ends of the rules' relations, ``critical_points``), grouped by
+    the values the remedies give there (``remedies_at`` at a rational point of the cell), each group with the
+    scenario at those values and the remedies' notes.  None where no remedy reads ``name``, where every cell gives
+    the scenario's own values (the margin is the scenario's), or where an end is irrational."""
+    import dataclasses
+
+    from derive.model.scenario import remedies_at, remedy_reads, remedy_targets
+
+    rules = [c for c in library.input_constraints if name in remedy_reads(library, c)]
+    if not rules:
+        return None
+    x = library.quantities[name].sym
+    before, _ = remedies_at(library, scenario, {})
+    subst = {library.quantities[n].sym: v.value for n, v in before.items() if n != name}
+    ends: set[sp.Expr] = set()
+    for c in rules:
+        for rel in (c["relation"], *(r["relation"] for r in c["remedies"])):
+            f = library.formula_expand(rel).subs(subst)
+            if f.free_symbols() == {x}:
+                ends |= set(critical_points(f, x))
+    if any(not e.is_Rational for e in ends):
+        return None
+    points = sorted(ends)
+    cells = [Interval(None, points[0] if points else None, False, False)] if points else [Interval(None, None, False,
+                                                                                                    False)]
+    for k, p in enumerate(points):
+        cells.append(Interval(p, p, True, True))
+        cells.append(Interval(p, points[k + 1] if k + 1 < len(points) else None, False, False))
+    targets = [n for n in remedy_targets(library) if n != name]
+    groups: dict[tuple, tuple[list[Interval], dict, list[str]]] = {}
+    for cell in cells:
+        inside = cell.low if cell.low == cell.high else _rational_between(cell.low, cell.high)
+        values, said = remedies_at(library, scenario, {name: inside})
+        key = tuple((n, values[n].value if n in values else None) for n in targets)
+        group = groups.setdefault(key, ([], values, [text for _, text in said]))
+        group[0].append(cell)
+    own = tuple((n, scenario.values[n].value if n in scenario.values else None) for n in targets)
+    if list(groups) == [own]:
+        return None
+    out = []
+    for key, (where, values, said) in groups.items():
+        moved = {n: values[n] for n, _ in key if n in values}
+        at = dataclasses.replace(scenario, values={**scenario.values, **moved})
+        out.append((_joined(where), at, said))
+    return out
+
+
+def _clipped(intervals: Sequence[Interval], cells: Sequence[Interval]) -> list[Interval]:
+    """The parts of ``intervals`` inside ``cells``."""
+    out = []
+    for i in intervals:
+        for c in cells:
+            lo, lo_closed = i.low, i.low_closed
+            if c.low is not None and (lo is None or c.low > lo or (c.low == lo and not c.low_closed)):
+                lo, lo_closed = c.low, c.low_closed
+            hi, hi_closed = i.high, i.high_closed
+            if c.high is not None and (hi is None or c.high < hi or (c.high == hi and not c.high_closed)):
+                hi, hi_closed = c.high, c.high_closed
+            if lo is not None and hi is not None and (lo > hi or (lo == hi and not (lo_closed and hi_closed))):
+                continue
+            out.append(Interval(lo, hi, lo_closed, hi_closed))
+    return out
+
+
+def _joined(intervals: Sequence[Interval]) -> list[Interval]:
+    """``intervals`` sorted and merged where they overlap or meet at an end one of them holds."""
+    key = lambda i: (0, 0, 0) if i.low is None else (1, sp.N(i.low, 60), 0 if i.low_closed else 1)  # noqa: E731
+    out: list[Interval] = []
+    for i in sorted(intervals, key=key):
+        if out:
+            last = out[-1]
+            meets = last.high is None or i.low is None or i.low < last.high or (
+                i.low == last.high and (last.high_closed or i.low_closed))
+            if meets:
+                if last.high is None or (i.high is not None and i.high < last.high):
+                    high, closed = last.high, last.high_closed
+                elif i.high is None or i.high > last.high:
+                    high, closed = i.high, i.high_closed
+                else:
+                    high, closed = last.high, last.high_closed or i.high_closed
+                out[-1] = Interval(last.low, high, last.low_closed, closed)
+                continue
+        out.append(i)
+    return out
+
+
+def _margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, unit: str | None = None,
+            verify: bool = True, rlimit: int | None = None, cells: Sequence[Interval] | None = None) -> Margin:
+    """``margin`` at one scenario; ``cells``: the set kept to them, and the cross-checks to the points in them."""
     from derive.kernel.problem import DEFAULT_RLIMIT
     from derive.model.dimensions import format_dimension
     from derive.model.units import parse_unit
@@ -778,6 +896,8 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
     undefined: list[str] = []
     try:
         intervals, critical = solve_intervals(formula, v.symbol, v.domain, undefined)
+        if cells is not None:
+            intervals = _clipped(intervals, cells)
     except MarginError as err:
         following = situation.following(set(v.keep), {})
         moving = [n for n, _ in scenario.links if library.quantities[n].sym in following]
@@ -825,6 +945,8 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
                                  f"hint: {out.outside_domain.hint()}")
     if verify:
         out.checks = cross_check(goal, [*dom, *hyps], v.symbol, intervals, critical, rlimit or DEFAULT_RLIMIT)
+        if cells is not None:  # a point outside the cells is read at other values
+            out.checks = [c for c in out.checks if any(cell.contains(c.point) for cell in cells)]
     return out
 
 
