@@ -147,3 +147,21 @@ def test_joined_and_clipped_intervals_keep_membership():
         assert all(a.high is not None and b.low is not None and a.high <= b.low for a, b in pairs)
 
     check()
+
+
+def test_a_region_over_the_weight_bytes_reads_the_rate_each_point_takes():
+    from derive.whatif.region import region
+    from derive.whatif.sweep import compiled_claim, resolve_target
+
+    sc = build_scenario(LIB, hardware="h100-sxm", model="llama3-70b")
+    claim = "batching.lecture_batch_near_optimum"
+    axes = [parse_axis(LIB, "bytes_per_param=0.002 byte/param:0.01 byte/param:9"),
+            parse_axis(LIB, "hbm_bandwidth=3 TB/s:3.5 TB/s:3")]
+    reg = region(LIB, sc, claim, axes)
+    for i, b in enumerate(axes[0].values):
+        at = build_scenario(LIB, hardware="h100-sxm", model="llama3-70b",
+                            sets=[f"bytes_per_param={sp.Rational(b).limit_denominator(10**6)} byte/param"])
+        names = ["hbm_bandwidth"]
+        fn = compiled_claim(LIB, at, resolve_target(LIB, claim), names, [LIB.quantities[n].sym for n in names])
+        assert reg.holds[i].tolist() == np.asarray(fn(axes[1].values), dtype=bool).tolist()
+    assert reg.holds.any() and any("flops_fp8" in n for n in reg.notes)

@@ -14,7 +14,7 @@ from derive.errors import MarginError
 from derive.model.declarations import Claim
 from derive.model.library import Library
 from derive.model.scenario import Scenario, with_input_table_defaults
-from derive.whatif.rules import grid_rules
+from derive.whatif.rules import GridRules, grid_remedies, grid_rules
 
 
 @dataclass
@@ -67,11 +67,22 @@ def region(library: Library, scenario: Scenario, claim_id: str, axes: Sequence) 
     check_grid_size([len(a.values) for a in axes], 3)  # before the grid is allocated
     # a varied layout degree takes the layout's other degrees from their defaults, as --set would
     scenario, notes = with_input_table_defaults(library, scenario, names)
-    fn = compiled_claim(library, scenario, Target(claim.id, "claim", claim.id, claim=claim), names, symbols)
     mesh = np.meshgrid(axes[0].values, axes[1].values, indexing="ij")
-    holds = np.asarray(fn(*mesh), dtype=bool)
+    # a value an input rule's remedy gives that follows an axis (the chip's FP8 rate along the weights' bytes) is
+    # carried per point, as --set of the point's values gives it (as in a sweep)
+    remedies = grid_remedies(library, scenario, names, [a.values for a in axes])
+    carried = remedies.carried if remedies is not None else {}
+    fn = compiled_claim(library, scenario, Target(claim.id, "claim", claim.id, claim=claim), [*names, *carried],
+                        [*symbols, *(library.quantities[n].sym for n in carried)])
+    holds = np.broadcast_to(np.asarray(fn(*mesh, *(c.reshape(mesh[0].shape) for c in carried.values())),
+                                       dtype=bool), mesh[0].shape)
     values = [scenario.value(n) if n in scenario.values else None for n in names]
-    rules = grid_rules(library, scenario, names, [a.values for a in axes])
+    rules = grid_rules(library, scenario, names, [a.values for a in axes],
+                       skip=remedies.handled if remedies is not None else frozenset())
+    if remedies is not None:
+        rules = rules or GridRules(np.zeros(holds.size, dtype=bool))
+        rules = GridRules(rules.broken | remedies.broken, [*remedies.rules, *rules.rules], rules.off_integers)
+        notes += remedies.lines
     refused = None
     if rules is not None:
         refused = rules.broken.reshape(holds.shape)
