@@ -98,6 +98,7 @@ def test_hunyuan_a13b_worked_example() -> None:
     assert (v["experts_total"].value, v["experts_active"].value, v["experts_shared"].value) == (64, 8, 1)
     assert v["moe_layers"].value == N and v["bytes_per_param"].value == 2
     assert v["context"].value == 32768  # max_position_embeddings of the publisher's file
+    assert any(note.startswith("head_dim 128 from attention_head_dim") for note in v.notes)
 
 
 def test_hunyuan_a13b_against_tencents_rounded_counts() -> None:

@@ -48,6 +48,9 @@ def _attention(f: Fields, mtype: str, d: int) -> Attention:
     if own is not None and own != att.head_dim:
         raise ScenarioError(f"field 'attention_head_dim' ({own}) disagrees with the head size read ({att.head_dim})",
                             where=f.where, hint="Tencent's code reads attention_head_dim, transformers' head_dim")
+    if own is not None and not f.has("head_dim"):  # the size came from hidden_size / heads: say the file agrees
+        f.notes[:] = [f"head_dim {own} from attention_head_dim (Tencent's name), equal to hidden_size / "
+                      "num_attention_heads" if n.startswith("'head_dim' absent") else n for n in f.notes]
     if f.flag("use_cla", False, ""):
         raise ScenarioError(f"field 'use_cla' is true: cross-layer attention (layers reusing another layer's keys and "
                             f"values) is not a layer kind a {mtype} config is read with", where=f.where,
