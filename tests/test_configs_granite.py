@@ -1,6 +1,7 @@
 """IBM Granite 4 hybrids (``granitemoehybrid``): Mamba-2 or attention layers as ``layer_types`` lists them, and in
 every layer a shared MLP plus (H-Small, H-Tiny) a mixture of experts; parameters against IBM's published counts,
-KV bytes for the attention layers only and the fixed Mamba-2 state.
+KV bytes for the attention layers only and the fixed Mamba-2 state.  Granite MoE with shared experts
+(``granitemoeshared``): Granite MoE's count plus one shared MLP per layer, on a shape written for the test (below).
 
 No public copy of a Granite 4 ``config.json`` was found whole (``tests/fixtures/configs/SOURCES.md``); the
 H-Small config below is written out from the fields public copies quote (hidden 4096, 40 layers of which 4
@@ -15,10 +16,11 @@ import json
 from pathlib import Path
 
 import pytest
+from libtools import refused_by_reader_and_cli
 
 from derive.cli import main
 from derive.errors import ScenarioError
-from theorems.configs import kv_layout, model_values, param_breakdown
+from theorems.configs import SUPPORTED_MODEL_TYPES, kv_layout, model_values, param_breakdown
 
 H_SMALL = {
     "architectures": ["GraniteMoeHybridForCausalLM"], "model_type": "granitemoehybrid", "hidden_size": 4096,
@@ -114,3 +116,77 @@ def test_under_an_unknown_type_the_layers_are_not_guessed(drop: tuple[str, ...])
     with pytest.raises(ScenarioError, match="unknown architecture 'my_model'") as err:
         model_values(config)
     assert "\n" not in str(err.value)
+
+
+# Granite MoE with shared experts (``granitemoeshared``).  No publisher's config.json of this type was found in a public
+# copy: its one published model, ibm-research/moe-7b-1b-active-shared-experts (the test model transformers' and vLLM's
+# documentation name), has a 75-byte model card and no size quoted anywhere searched.  The shape below is therefore
+# written for the test: ibm-granite/granite-3.1-3b-a800m-instruct's granitemoe sizes (as test_configs_llama_like.py
+# reads them: hidden 1536, 32 layers, 24 heads, 8 KV heads, 40 experts of 512, 8 per token, vocabulary 49,155, tied)
+# with a shared MLP of 1024 added, so that the granitemoe count it extends is a checked one.
+MOE_SHARED = {
+    "architectures": ["GraniteMoeSharedForCausalLM"], "model_type": "granitemoeshared", "hidden_size": 1536,
+    "num_hidden_layers": 32, "num_attention_heads": 24, "num_key_value_heads": 8, "intermediate_size": 512,
+    "num_local_experts": 40, "num_experts_per_tok": 8, "shared_intermediate_size": 1024, "vocab_size": 49155,
+    "tie_word_embeddings": True, "torch_dtype": "bfloat16", "max_position_embeddings": 4096,
+    "attention_multiplier": 0.015625, "embedding_multiplier": 12.0, "logits_scaling": 6.0, "residual_multiplier": 0.22,
+}
+GRANITEMOE_3B = 3_298_693_632  # ibm-granite/granite-3.1-3b-a800m-instruct as the granitemoe reader counts it
+S_D, S_N = 1536, 32
+S_EXPERT, S_SHARED = 3 * S_D * 512, 3 * S_D * 1024  # gate, up (input_linear, twice the width) and down
+S_TOTAL = GRANITEMOE_3B + S_N * S_SHARED
+S_ACTIVE = S_TOTAL - S_N * (40 - 8) * S_EXPERT  # tied: the embedding stays, as the output head
+
+
+def test_granitemoeshared_is_granitemoe_plus_one_shared_mlp_per_layer() -> None:
+    v = model_values(MOE_SHARED)
+    plain = model_values(MOE_SHARED | {"model_type": "granitemoe", "architectures": ["GraniteMoeForCausalLM"],
+                                   "shared_intermediate_size": None})
+    assert plain["params_total"].value == GRANITEMOE_3B
+    assert v["params_total"].value == S_TOTAL == 3_449_688_576
+    assert v["params_active"].value == S_ACTIVE == 1_033_769_472
+    assert v["kv_bytes_per_token"].value == S_N * 2 * 8 * 64 * 2 == 65_536
+    assert (v["experts_total"].value, v["experts_active"].value, v["experts_shared"].value) == (40, 8, 1)
+    pb = param_breakdown(MOE_SHARED)
+    assert (pb.shared_experts, pb.moe_layers, pb.router) == (S_N * S_SHARED, S_N, S_N * S_D * 40)
+
+
+def test_granitemoeshared_without_a_shared_width_is_granitemoe() -> None:
+    # transformers' GraniteMoeSharedConfig: shared_intermediate_size 0 by default, and 0 builds no shared MLP
+    for config in ({k: v for k, v in MOE_SHARED.items() if k != "shared_intermediate_size"},
+                   MOE_SHARED | {"shared_intermediate_size": 0}):
+        v = model_values(config)
+        assert v["params_total"].value == GRANITEMOE_3B and "experts_shared" not in v
+    absent = model_values({k: v for k, v in MOE_SHARED.items() if k != "shared_intermediate_size"})
+    assert any("'shared_intermediate_size' absent" in n for n in absent.notes)
+
+
+def test_granitemoeshared_on_the_command_line(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(MOE_SHARED))
+    assert main(["eval", "params_active", "--model", str(path)]) == 0
+    assert "exactly 1033769472 " in capsys.readouterr().out.splitlines()[0]
+
+
+@pytest.mark.parametrize("changes, what", [
+    ({"shared_intermediate_size": -1024}, "field 'shared_intermediate_size' must be at least 0"),
+    ({"shared_intermediate_size": 1024.5}, "field 'shared_intermediate_size' must be a whole number"),
+    ({"num_local_experts": None}, "missing field 'num_local_experts'"),
+    ({"num_experts_per_tok": 41}, "41 experts per token but only 40 experts"),
+    ({"layer_types": ["full_attention"] * 31 + ["mamba"]}, "unknown layer kind 'mamba'"),
+    ({"layer_types": ["full_attention"] * 31 + ["linear_attention"]}, "linear-attention layer"),
+])
+def test_a_planted_granitemoeshared_field_the_reader_cannot_place_is_refused(changes: dict, what: str, capsys,
+                                                                            tmp_path: Path) -> None:
+    refused_by_reader_and_cli(capsys, tmp_path, MOE_SHARED | changes, what)
+
+
+def test_granitemoeshared_under_an_unknown_type_is_refused_naming_the_shared_width() -> None:
+    # read as Mixtral (num_local_experts), the shared MLP would vanish
+    with pytest.raises(ScenarioError, match="shared_intermediate_size") as err:
+        model_values(MOE_SHARED | {"model_type": "my_model", "architectures": ["MyModelForCausalLM"]})
+    assert "\n" not in str(err.value)
+
+
+def test_granitemoeshared_is_supported() -> None:
+    assert "granitemoeshared" in SUPPORTED_MODEL_TYPES

@@ -30,7 +30,7 @@ FAMILY_FIXTURES = {
     "gemma4_dense": "gemma4_31b_printed.json", "mimo": "mimo-v2.5.json", "llama_like": "phi-4.json",
     "llama_like-tied": "phi-4-mini-instruct.json", "phi": "phi-2.json", "starcoder2": "starcoder2-15b.json",
     "gpt_neox": "pythia-1b.json", "olmoe": "olmoe-1b-7b-0924.json", "dbrx": "dbrx-base.json",
-    "hunyuan": "hy-mt2-7b.json",
+    "hunyuan": "hy-mt2-7b.json", "hunyuan_moe": "hunyuan-a13b-instruct.json",
 }
 REAL = sorted(p.name for p in CONFIGS.glob("*.json") if p.name not in ("broken_missing_layers.json",
                                                                        "unknown_architecture.json"))
