@@ -19,6 +19,7 @@ from . import (
     gemma,
     gemma4,
     glm,
+    gpt2,
     gpt_neox,
     gpt_oss,
     granite,
@@ -32,6 +33,7 @@ from . import (
     nemotron_h,
     nemotron_nas,
     olmoe,
+    opt,
     phi,
     qwen_hybrid,
     qwen_moe,
@@ -46,7 +48,8 @@ FAMILIES: tuple[Family, ...] = (*dense.FAMILIES, *gemma.FAMILIES, *falcon.FAMILI
                                 *granite.FAMILIES, *gemma4.FAMILIES, *mimo.FAMILIES, *llama_like.FAMILIES,
                                 *starcoder2.FAMILIES, *minimax.FAMILIES,
                                 *ernie.FAMILIES, *phi.FAMILIES, *gpt_neox.FAMILIES, *olmoe.FAMILIES,
-                                *dbrx.FAMILIES, *hunyuan.FAMILIES)
+                                *dbrx.FAMILIES, *hunyuan.FAMILIES, *gpt2.FAMILIES,
+                                *opt.FAMILIES)
 FAMILY_OF: dict[str, Family] = {mtype: fam for fam in FAMILIES for mtype in fam.model_types}
 ARCHITECTURES: dict[str, str] = {name: mtype for fam in FAMILIES for name, mtype in fam.architectures.items()}
 ALIASES: dict[str, str] = {old: new for fam in FAMILIES for old, new in fam.aliases.items()}

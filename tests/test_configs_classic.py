@@ -1,0 +1,198 @@
+"""GPT-2, OPT, StarCoder (``gpt_bigcode``) and BLOOM: worked examples against the publishers' totals, planted
+refusals, the command line.
+
+The fixtures are the publishers' files (see ``fixtures/configs/SOURCES.md`` for each one's copy and how close it is).
+The reader counts weight matrices only (the package's convention): the publishers' totals count every tensor, so each
+test adds the biases and LayerNorms the reader leaves out, counted by hand from the modelling code, and checks the sum
+equals the published total exactly, and that the reader's own count is within 0.1 % of it.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from libtools import refused_by_reader_and_cli, run_cli
+
+from theorems.configs import SUPPORTED_MODEL_TYPES, model_values, param_breakdown
+
+CONFIGS = Path(__file__).parent / "fixtures" / "configs"
+TOLERANCE = Fraction(1, 1000)  # the biases and norms the reader leaves out: under 0.1 % of each model here
+
+
+def _load(name: str) -> dict:
+    return json.loads((CONFIGS / name).read_text())
+
+
+def _within_tolerance(count: int, published: int) -> bool:
+    return count <= published and Fraction(published - count, published) < TOLERANCE
+
+
+# --------------------------------------------------------------------------------------------------
+# GPT-2
+
+def _gpt2_not_counted(d: int, n: int) -> int:
+    """What the reader leaves out of a GPT-2 model (modeling_gpt2.py): per layer the c_attn bias (3d), the attention
+    c_proj bias (d), the MLP's c_fc bias (4d) and c_proj bias (d), two LayerNorms (weight and bias, 4d); the final
+    LayerNorm ln_f (2d)."""
+    return n * (3 * d + d + 4 * d + d + 4 * d) + 2 * d
+
+
+# Published totals: every tensor of the checkpoint, as transformers counts GPT2LMHeadModel's parameters (the tied head
+# once): GPT-2 small 124,439,808 (the "124M" of OpenAI's repository, models/124M), GPT-2 large 774,030,080 ("774M").
+GPT2 = {"gpt2.json": (768, 12, 124_439_808), "gpt2-large.json": (1280, 36, 774_030_080)}
+
+
+def test_gpt2_small_worked_example() -> None:
+    v, pb = model_values(_load("gpt2.json")), param_breakdown(_load("gpt2.json"))
+    d, n, heads, vocab, positions = 768, 12, 12, 50257, 1024
+    # wte (tied to the head), wpe; per layer c_attn (3d x d) and c_proj (d x d), c_fc (d x 4d) and c_proj (4d x d)
+    total = vocab * d + positions * d + n * (4 * d * d + 2 * d * 4 * d)
+    assert v["params_total"].value == total == 124_318_464
+    # the published 124,439,808 is this plus the 121,344 biases and LayerNorm weights: 0.098 % more
+    assert total + _gpt2_not_counted(768, 12) == 124_439_808
+    assert _within_tolerance(total, 124_439_808)
+    # both tables are lookups: the position table is in params_embedding, not in params_active
+    assert pb.position_embedding == positions * d == 786_432
+    assert v["params_embedding"].value == vocab * d + positions * d == 39_383_808
+    assert v["params_active"].value == total - positions * d == 123_532_032  # the tied matrix counts once, as the head
+    # 12 layers * 2 (K and V) * 12 heads * 64 head_dim * 2 bytes (no torch_dtype: 2 assumed, said in a note)
+    assert v["kv_bytes_per_token"].value == 12 * 2 * heads * 64 * 2 == 36_864
+    assert v["head_dim"].value == 64 and v["kv_heads"].value == heads and v["query_heads"].value == heads
+    assert v["context"].value == 1024  # n_positions: the table has no row beyond it
+    assert any("n_inner' null: the MLP is 4 * n_embd = 3,072" in note for note in v.notes)
+    assert any("n_positions as max_position_embeddings" in note for note in v.notes)
+    assert any("learned position table wpe" in note for note in v.notes)
+
+
+@pytest.mark.parametrize("name", sorted(GPT2))
+def test_gpt2_totals_equal_the_published_ones(name: str) -> None:
+    d, n, published = GPT2[name]
+    total = model_values(_load(name))["params_total"].value
+    assert total + _gpt2_not_counted(d, n) == published
+    assert _within_tolerance(int(total), published)
+
+
+def test_gpt2_n_inner_given_is_the_mlp_width() -> None:
+    config = _load("gpt2.json")
+    base = model_values(config)["params_total"].value
+    assert model_values(config | {"n_inner": 3072})["params_total"].value == base  # 4 * n_embd written out
+    # a narrower MLP: c_fc and c_proj lose 2 * d * 1024 per layer
+    assert model_values(config | {"n_inner": 2048})["params_total"].value == base - 12 * 2 * 768 * 1024
+
+
+def test_gpt2_score_scaling_fields_change_no_count() -> None:
+    config = _load("gpt2.json")
+    base = model_values(config)
+    for change in ({"scale_attn_by_inverse_layer_idx": True}, {"reorder_and_upcast_attn": True},
+                   {"scale_attn_weights": False}, {"add_cross_attention": False}):
+        other = model_values(config | change)
+        assert other["params_total"].value == base["params_total"].value, change
+        assert other["kv_bytes_per_token"].value == base["kv_bytes_per_token"].value, change
+
+
+def test_gpt2_untied_head_is_counted() -> None:
+    config = _load("gpt2.json")
+    tied = model_values(config)["params_total"].value
+    assert model_values(config | {"tie_word_embeddings": False})["params_total"].value == tied + 50257 * 768
+
+
+def test_gpt2_a_longer_position_table_is_counted_and_is_the_context() -> None:
+    v = model_values(_load("gpt2.json") | {"n_positions": 2048, "n_ctx": 2048})
+    assert v["params_total"].value == 124_318_464 + 1024 * 768
+    assert v["context"].value == 2048
+
+
+# --------------------------------------------------------------------------------------------------
+# OPT
+
+def _opt_not_counted(d: int, n: int) -> int:
+    """What the reader leaves out of an OPT model (modeling_opt.py): per layer the q, k, v and out_proj biases (4d),
+    fc1's bias (ffn_dim = 4d) and fc2's (d), two LayerNorms (weight and bias, 4d); the final LayerNorm (2d)."""
+    return n * (4 * d + 4 * d + d + 4 * d) + 2 * d
+
+
+def test_opt_125m_worked_example() -> None:
+    v, pb = model_values(_load("opt-125m.json")), param_breakdown(_load("opt-125m.json"))
+    d, n, heads, ffn, vocab, context = 768, 12, 12, 3072, 50272, 2048
+    # embed_tokens (tied to the head), embed_positions with 2 rows more than the context; q, k, v, out_proj; fc1, fc2
+    total = vocab * d + (context + 2) * d + n * (4 * d * d + 2 * d * ffn)
+    assert v["params_total"].value == total == 125_117_952
+    # OPT-125M's published 125,239,296 (every tensor, as transformers counts OPTForCausalLM) is this plus 121,344
+    # biases and LayerNorm weights: 0.097 % more
+    assert total + _opt_not_counted(d, n) == 125_239_296
+    assert _within_tolerance(total, 125_239_296)
+    assert pb.position_embedding == 2050 * d == 1_574_400
+    assert v["params_embedding"].value == vocab * d + 2050 * d
+    assert v["params_active"].value == total - 2050 * d == 123_543_552
+    # 12 layers * 2 (K and V) * 12 heads * 64 head_dim * 2 bytes (torch_dtype float16)
+    assert v["kv_bytes_per_token"].value == 12 * 2 * heads * 64 * 2 == 36_864
+    assert v["bytes_per_param"].value == 2 and v["context"].value == context  # max_position_embeddings, not + 2
+    assert any("(max_position_embeddings + 2) = 2,050 rows (an offset of 2)" in note for note in v.notes)
+
+
+def test_opt_layer_norm_placement_and_bias_flags_change_no_count() -> None:
+    config = _load("opt-125m.json")
+    base = model_values(config)
+    for change in ({"do_layer_norm_before": False}, {"enable_bias": False}, {"layer_norm_elementwise_affine": False},
+                   {"_remove_final_layer_norm": True}, {"word_embed_proj_dim": None}):
+        other = model_values(config | change)
+        assert other["params_total"].value == base["params_total"].value, change
+        assert other["kv_bytes_per_token"].value == base["kv_bytes_per_token"].value, change
+    assert any("do_layer_norm_before false" in n for n in model_values(config | {"do_layer_norm_before": False}).notes)
+
+
+def test_opt_untied_head_is_counted() -> None:
+    config = _load("opt-125m.json")
+    tied = model_values(config)["params_total"].value
+    assert model_values(config | {"tie_word_embeddings": False})["params_total"].value == tied + 50272 * 768
+
+
+# --------------------------------------------------------------------------------------------------
+# refusals: a planted field the family does not model, one line on the command line too
+
+PLANTED = [
+    ("gpt2.json", {"add_cross_attention": True}, "field 'add_cross_attention' is True"),
+    ("gpt2.json", {"n_inner": "3072"}, "field 'n_inner' must be a whole number"),
+    ("gpt2.json", {"n_inner": 3072.5}, "field 'n_inner' must be a whole number"),
+    ("gpt2.json", {"n_embd": None}, "missing field 'n_embd'"),
+    ("gpt2.json", {"n_head": 7}, r"n_embd \(768\) is not a multiple of n_head \(7\)"),
+    ("gpt2.json", {"hidden_size": 1024}, r"fields 'n_embd' \(768\) and 'hidden_size' \(1024\) disagree"),
+    ("gpt2.json", {"num_key_value_heads": 4}, "field 'num_key_value_heads' is 4 but a gpt2 layer has 12"),
+    ("gpt2.json", {"layer_types": ["full_attention"] * 11 + ["mamba"]}, "unknown layer kind 'mamba'"),
+    # OPT-350M's layout: a 512-wide token table, project_in and project_out around 1,024-wide layers
+    ("opt-125m.json", {"word_embed_proj_dim": 512}, r"field 'word_embed_proj_dim' \(512\) differs from hidden_size"),
+    ("opt-125m.json", {"ffn_dim": None}, "missing field 'ffn_dim'"),
+    ("opt-125m.json", {"do_layer_norm_before": "yes"}, "field 'do_layer_norm_before' must be true or false"),
+    ("opt-125m.json", {"num_key_value_heads": 4}, "field 'num_key_value_heads' is 4 but an opt layer has 12"),
+    ("opt-125m.json", {"max_position_embeddings": 0}, "field 'max_position_embeddings' must be at least 1"),
+]
+
+
+@pytest.mark.parametrize("name, change, words", PLANTED, ids=lambda x: x if isinstance(x, str) else "")
+def test_a_planted_field_the_family_cannot_place_is_refused(name: str, change: dict, words: str, capsys,
+                                                          tmp_path: Path) -> None:
+    refused_by_reader_and_cli(capsys, tmp_path, _load(name) | change, words)
+
+
+# --------------------------------------------------------------------------------------------------
+# the command line
+
+@pytest.mark.parametrize("name, total, kv", [("gpt2.json", "124318464", "36864"),
+                                             ("opt-125m.json", "125117952", "36864")])
+def test_the_command_line_reads_the_classic_families(name: str, total: str, kv: str, capsys) -> None:
+    path = str(CONFIGS / name)
+    for quantity, exact in (("params_total", total), ("kv_bytes_per_token", kv)):
+        code, out, err = run_cli(capsys, ["eval", quantity, "--model", path])
+        assert code == 0, err
+        assert out.startswith(quantity) and f"exactly {exact} " in out.splitlines()[0], out
+    code, out, err = run_cli(capsys, ["card", "--hardware", "h100-sxm", "--model", path])
+    assert code == 0, err
+    assert "decode floor" in out and "roofline.latency_floor (proved)" in out, out
+
+
+@pytest.mark.parametrize("mtype", ["gpt2", "opt"])
+def test_the_classic_types_are_supported(mtype: str) -> None:
+    assert mtype in SUPPORTED_MODEL_TYPES
