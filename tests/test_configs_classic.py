@@ -151,6 +151,52 @@ def test_opt_untied_head_is_counted() -> None:
 
 
 # --------------------------------------------------------------------------------------------------
+# GPT-BigCode: SantaCoder and StarCoderBase
+
+def _starcoderbase() -> dict:
+    """The published SantaCoder file with StarCoderBase's sizes (StarCoder paper, arXiv 2305.06161, section 5.1 "Model
+    architecture": 40 layers, width 6144, 48 heads, MLP 24576, 8192 positions, vocabulary 49152, multi-query attention);
+    the BigCode files differ only in these."""
+    return _load("gpt_bigcode-santacoder.json") | {"n_embd": 6144, "n_head": 48, "n_layer": 40, "n_inner": 24576,
+                                                   "n_positions": 8192, "vocab_size": 49152}
+
+
+def test_santacoder_worked_example() -> None:
+    v, pb = model_values(_load("gpt_bigcode-santacoder.json")), param_breakdown(_load("gpt_bigcode-santacoder.json"))
+    d, n, heads, hd, inner, vocab, positions = 2048, 24, 16, 128, 8192, 49280, 2048
+    # c_attn: 16 query heads and one key and one value head (d + 2 * 128 outputs), c_proj d x d; c_fc and c_proj
+    attention = d * (d + 2 * hd) + d * d
+    total = vocab * d + positions * d + n * (attention + 2 * d * inner)
+    assert v["params_total"].value == total == 1_124_335_616
+    assert round(total / 1e8) == 11  # BigCode's SantaCoder: "1.1B parameter models"
+    assert pb.position_embedding == positions * d
+    assert v["params_active"].value == total - positions * d
+    # multi-query: 24 layers * 2 (K and V) * 1 kv head * 128 head_dim * 2 bytes (no torch_dtype: 2 assumed)
+    assert v["kv_bytes_per_token"].value == 24 * 2 * 1 * hd * 2 == 12_288
+    assert v["kv_heads"].value == 1 and v["query_heads"].value == heads and v["head_dim"].value == hd
+    assert v["context"].value == 2048
+
+
+def test_starcoderbase_is_15_5b_with_a_one_head_cache() -> None:
+    v = model_values(_starcoderbase())
+    d, n, hd, inner, vocab, positions = 6144, 40, 128, 24576, 49152, 8192
+    total = vocab * d + positions * d + n * (d * (d + 2 * hd) + d * d + 2 * d * inner)
+    assert v["params_total"].value == total == 15_514_730_496
+    assert round(total / 1e8) == 155  # StarCoder paper: "15.5B parameter models"
+    # 40 layers * 2 * 128 * 2 bytes = 20,480: 2 * head_dim elements per token and layer, 1/48 of a multi-head cache
+    assert v["kv_bytes_per_token"].value == 40 * 2 * hd * 2 == 20_480
+    mha = model_values(_starcoderbase() | {"multi_query": False})
+    assert mha["kv_bytes_per_token"].value == 48 * v["kv_bytes_per_token"].value
+    assert mha["params_total"].value == total + n * d * 2 * (d - hd)  # c_attn 3 * n_embd wide
+
+
+def test_gpt_bigcode_multi_query_defaults_to_true() -> None:
+    config = {k: w for k, w in _load("gpt_bigcode-santacoder.json").items() if k != "multi_query"}
+    v = model_values(config)
+    assert v["kv_heads"].value == 1 and any("'multi_query' absent" in note for note in v.notes)
+
+
+# --------------------------------------------------------------------------------------------------
 # refusals: a planted field the family does not model, one line on the command line too
 
 PLANTED = [
@@ -168,6 +214,11 @@ PLANTED = [
     ("opt-125m.json", {"do_layer_norm_before": "yes"}, "field 'do_layer_norm_before' must be true or false"),
     ("opt-125m.json", {"num_key_value_heads": 4}, "field 'num_key_value_heads' is 4 but an opt layer has 12"),
     ("opt-125m.json", {"max_position_embeddings": 0}, "field 'max_position_embeddings' must be at least 1"),
+    ("gpt_bigcode-santacoder.json", {"multi_query": 1}, "field 'multi_query' must be true or false"),
+    ("gpt_bigcode-santacoder.json", {"add_cross_attention": True}, "field 'add_cross_attention' is True"),
+    ("gpt_bigcode-santacoder.json", {"num_key_value_heads": 16},
+     "field 'num_key_value_heads' is 16 but a gpt_bigcode layer has 1"),
+    ("gpt_bigcode-santacoder.json", {"n_inner": -1}, "field 'n_inner' must be at least 1"),
 ]
 
 
@@ -181,7 +232,8 @@ def test_a_planted_field_the_family_cannot_place_is_refused(name: str, change: d
 # the command line
 
 @pytest.mark.parametrize("name, total, kv", [("gpt2.json", "124318464", "36864"),
-                                             ("opt-125m.json", "125117952", "36864")])
+                                             ("opt-125m.json", "125117952", "36864"),
+                                             ("gpt_bigcode-santacoder.json", "1124335616", "12288")])
 def test_the_command_line_reads_the_classic_families(name: str, total: str, kv: str, capsys) -> None:
     path = str(CONFIGS / name)
     for quantity, exact in (("params_total", total), ("kv_bytes_per_token", kv)):
@@ -193,6 +245,6 @@ def test_the_command_line_reads_the_classic_families(name: str, total: str, kv: 
     assert "decode floor" in out and "roofline.latency_floor (proved)" in out, out
 
 
-@pytest.mark.parametrize("mtype", ["gpt2", "opt"])
+@pytest.mark.parametrize("mtype", ["gpt2", "opt", "gpt_bigcode"])
 def test_the_classic_types_are_supported(mtype: str) -> None:
     assert mtype in SUPPORTED_MODEL_TYPES

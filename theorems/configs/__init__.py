@@ -9,10 +9,11 @@ only calls ``model_values``.
 
 Layout: one module per family (``dense``, ``gemma``, ``falcon``, ``mixtral``, ``gpt_oss``, ``qwen_moe``,
 ``qwen_hybrid``, ``llama4``, ``glm``, ``deepseek``, ``nemotron_h``, ``nemotron_nas``, ``jamba``, ``falcon_h1``,
-``granite``, ``gemma4``, ``mimo``, ``gpt2``, ``opt``, ...), each a ``Family`` record saying how its configs lay out their layers;
-``registry`` picks the family; ``reader`` runs the same steps for every family; ``ssm`` holds the Mamba mixers the
-hybrid families share; ``precision`` reads the datatype and quantization; ``hub`` finds a cached ``config.json``;
-``meta`` counts the model transformers builds on PyTorch's meta device (an optional extra).
+``granite``, ``gemma4``, ``mimo``, ``gpt2``, ``gpt_bigcode``, ``opt``, ``bloom``, ...), each a ``Family`` record
+saying how its configs lay out their layers; ``registry`` picks the family; ``reader`` runs the same steps for
+every family; ``ssm`` holds the Mamba mixers the hybrid families share; ``precision`` reads the datatype and
+quantization; ``hub`` finds a cached ``config.json``; ``meta`` counts the model transformers builds on PyTorch's meta
+device (an optional extra).
 Adding a family: its module, its test, and one entry in ``registry.FAMILIES``.
 
 Refuse, never guess

@@ -20,6 +20,7 @@ from . import (
     gemma4,
     glm,
     gpt2,
+    gpt_bigcode,
     gpt_neox,
     gpt_oss,
     granite,
@@ -49,7 +50,7 @@ FAMILIES: tuple[Family, ...] = (*dense.FAMILIES, *gemma.FAMILIES, *falcon.FAMILI
                                 *starcoder2.FAMILIES, *minimax.FAMILIES,
                                 *ernie.FAMILIES, *phi.FAMILIES, *gpt_neox.FAMILIES, *olmoe.FAMILIES,
                                 *dbrx.FAMILIES, *hunyuan.FAMILIES, *gpt2.FAMILIES,
-                                *opt.FAMILIES)
+                                *opt.FAMILIES, *gpt_bigcode.FAMILIES)
 FAMILY_OF: dict[str, Family] = {mtype: fam for fam in FAMILIES for mtype in fam.model_types}
 ARCHITECTURES: dict[str, str] = {name: mtype for fam in FAMILIES for name, mtype in fam.architectures.items()}
 ALIASES: dict[str, str] = {old: new for fam in FAMILIES for old, new in fam.aliases.items()}
