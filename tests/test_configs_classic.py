@@ -197,6 +197,70 @@ def test_gpt_bigcode_multi_query_defaults_to_true() -> None:
 
 
 # --------------------------------------------------------------------------------------------------
+# BLOOM
+
+def _bloom_not_counted(d: int, n: int) -> int:
+    """What the reader leaves out of a BLOOM model (modeling_bloom.py): per layer the query_key_value bias (3d), the
+    dense bias (d), the MLP's biases (4d and d), two LayerNorms (weight and bias, 4d); word_embeddings_layernorm and
+    the final ln_f (2d each)."""
+    return n * (3 * d + d + 4 * d + d + 4 * d) + 4 * d
+
+
+def _bloom_176b() -> dict:
+    """The BLOOM-560M file with BLOOM-176B's sizes under the names bigscience/bloom's file uses (n_embed,
+    num_attention_heads, seq_length); the model card: 70 layers, 112 heads, width 14336, sequence length 2048."""
+    config = {k: w for k, w in _load("bloom-560m.json").items() if k not in ("hidden_size", "n_head")}
+    return config | {"n_embed": 14336, "n_layer": 70, "num_attention_heads": 112, "seq_length": 2048}
+
+
+def test_bloom_560m_worked_example() -> None:
+    v, pb = model_values(_load("bloom-560m.json")), param_breakdown(_load("bloom-560m.json"))
+    d, n, heads, vocab = 1024, 24, 16, 250880
+    # word_embeddings (tied to the head); per layer query_key_value (3d x d) and dense, dense_h_to_4h and dense_4h_to_h
+    total = vocab * d + n * (4 * d * d + 2 * d * 4 * d)
+    assert v["params_total"].value == total == 558_891_008
+    # BLOOM-560M's 559,214,592 (KerasHub's bloom_560m_multi preset, keras-team/keras-hub
+    # keras_hub/src/models/bloom/bloom_presets.py @ 1f5bf552444c8835177c60918e13aee68a3cf80b, "params": 559214592) is
+    # this plus 323,584 biases and LayerNorm weights: 0.058 % more
+    assert total + _bloom_not_counted(d, n) == 559_214_592
+    assert _within_tolerance(total, 559_214_592)
+    assert pb.position_embedding == 0  # ALiBi: no table
+    assert v["params_embedding"].value == vocab * d
+    # 24 layers * 2 (K and V) * 16 heads * 64 head_dim * 2 bytes (no torch_dtype: 2 assumed)
+    assert v["kv_bytes_per_token"].value == 24 * 2 * heads * 64 * 2 == 98_304
+    assert "context" not in v and "max_context" not in v  # no table caps it: the scenario's context is used
+    assert any("ALiBi positions, no position table" in note for note in v.notes)
+
+
+def test_bloom_176b_equals_the_model_card() -> None:
+    v = model_values(_bloom_176b())
+    d, n, vocab = 14336, 70, 250880
+    total = vocab * d + n * 12 * d * d
+    assert v["params_total"].value == total == 176_234_168_320
+    # bigscience/bloom model card, "Model Architecture and Objective": "176,247,271,424 parameters: 3,596,615,680
+    # embedding parameters, 70 layers, 112 attention heads, hidden layers are 14336-dimensional, sequence length of
+    # 2048 tokens"
+    assert total + _bloom_not_counted(d, n) == 176_247_271_424
+    assert _within_tolerance(total, 176_247_271_424)
+    assert v["params_embedding"].value == 3_596_615_680
+    # 70 layers * 2 * 112 heads * 128 head_dim * 2 bytes = 4,014,080 per token
+    assert v["kv_bytes_per_token"].value == 70 * 2 * 112 * 128 * 2 == 4_014_080
+    assert "context" not in v
+    assert any("seq_length 2,048: the training sequence length, not a cap" in note for note in v.notes)
+    assert any("n_embed as hidden_size" in note for note in v.notes)
+
+
+def test_bloom_context_comes_from_the_scenario(capsys) -> None:
+    path = str(CONFIGS / "bloom-560m.json")
+    code, out, err = run_cli(capsys, ["eval", "context", "--model", path])
+    assert code == 0, err
+    assert out.startswith("context = 200k token/seq"), out  # the lecture scenario's, no table to cap it
+    code, out, err = run_cli(capsys, ["eval", "context", "--model", path, "--set", "context=4096 token/seq"])
+    assert code == 0, err
+    assert out.startswith("context = 4,096 token/seq"), out
+
+
+# --------------------------------------------------------------------------------------------------
 # refusals: a planted field the family does not model, one line on the command line too
 
 PLANTED = [
@@ -219,6 +283,10 @@ PLANTED = [
     ("gpt_bigcode-santacoder.json", {"num_key_value_heads": 16},
      "field 'num_key_value_heads' is 16 but a gpt_bigcode layer has 1"),
     ("gpt_bigcode-santacoder.json", {"n_inner": -1}, "field 'n_inner' must be at least 1"),
+    ("bloom-560m.json", {"n_inner": 2048}, "field 'n_inner' is 2048 but a bloom MLP is 4 \\* hidden_size = 4096"),
+    ("bloom-560m.json", {"n_embed": 2048}, r"fields 'n_embed' \(2048\) and 'hidden_size' \(1024\) disagree"),
+    ("bloom-560m.json", {"num_key_value_heads": 1}, "field 'num_key_value_heads' is 1 but a bloom layer has 16"),
+    ("bloom-560m.json", {"seq_length": "2k"}, "field 'seq_length' must be a whole number"),
 ]
 
 
@@ -233,7 +301,8 @@ def test_a_planted_field_the_family_cannot_place_is_refused(name: str, change: d
 
 @pytest.mark.parametrize("name, total, kv", [("gpt2.json", "124318464", "36864"),
                                              ("opt-125m.json", "125117952", "36864"),
-                                             ("gpt_bigcode-santacoder.json", "1124335616", "12288")])
+                                             ("gpt_bigcode-santacoder.json", "1124335616", "12288"),
+                                             ("bloom-560m.json", "558891008", "98304")])
 def test_the_command_line_reads_the_classic_families(name: str, total: str, kv: str, capsys) -> None:
     path = str(CONFIGS / name)
     for quantity, exact in (("params_total", total), ("kv_bytes_per_token", kv)):
@@ -245,6 +314,6 @@ def test_the_command_line_reads_the_classic_families(name: str, total: str, kv: 
     assert "decode floor" in out and "roofline.latency_floor (proved)" in out, out
 
 
-@pytest.mark.parametrize("mtype", ["gpt2", "opt", "gpt_bigcode"])
+@pytest.mark.parametrize("mtype", ["gpt2", "opt", "gpt_bigcode", "bloom"])
 def test_the_classic_types_are_supported(mtype: str) -> None:
     assert mtype in SUPPORTED_MODEL_TYPES

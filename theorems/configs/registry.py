@@ -10,6 +10,7 @@ from typing import Any
 from derive.errors import ScenarioError
 
 from . import (
+    bloom,
     dbrx,
     deepseek,
     dense,
@@ -50,7 +51,8 @@ FAMILIES: tuple[Family, ...] = (*dense.FAMILIES, *gemma.FAMILIES, *falcon.FAMILI
                                 *starcoder2.FAMILIES, *minimax.FAMILIES,
                                 *ernie.FAMILIES, *phi.FAMILIES, *gpt_neox.FAMILIES, *olmoe.FAMILIES,
                                 *dbrx.FAMILIES, *hunyuan.FAMILIES, *gpt2.FAMILIES,
-                                *opt.FAMILIES, *gpt_bigcode.FAMILIES)
+                                *opt.FAMILIES, *gpt_bigcode.FAMILIES,
+                                *bloom.FAMILIES)
 FAMILY_OF: dict[str, Family] = {mtype: fam for fam in FAMILIES for mtype in fam.model_types}
 ARCHITECTURES: dict[str, str] = {name: mtype for fam in FAMILIES for name, mtype in fam.architectures.items()}
 ALIASES: dict[str, str] = {old: new for fam in FAMILIES for old, new in fam.aliases.items()}
