@@ -2,9 +2,11 @@
 refusals, the command line.
 
 The fixtures are the publishers' files (see ``fixtures/configs/SOURCES.md`` for each one's copy and how close it is).
-The reader counts weight matrices only (the package's convention): the publishers' totals count every tensor, so each
-test adds the biases and LayerNorms the reader leaves out, counted by hand from the modelling code, and checks the sum
-equals the published total exactly, and that the reader's own count is within 0.1 % of it.
+The reader counts weight matrices only (the package's convention): the exact published totals (GPT-2, OPT-125M, BLOOM)
+count every tensor, so each test adds the biases and LayerNorms the reader leaves out, counted by hand from the
+modelling code, checks the sum equals the published total exactly, and that the reader's own count is within 0.1 % of
+it.  SantaCoder's and StarCoderBase's publishers give rounded totals (1.1B, 15.5B).  Every count is also the one
+transformers builds on PyTorch's meta device (those tests skip without torch).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 import pytest
 from libtools import refused_by_reader_and_cli, run_cli
 
-from theorems.configs import SUPPORTED_MODEL_TYPES, model_values, param_breakdown
+from theorems.configs import SUPPORTED_MODEL_TYPES, cross_check, model_values, param_breakdown
 
 CONFIGS = Path(__file__).parent / "fixtures" / "configs"
 TOLERANCE = Fraction(1, 1000)  # the biases and norms the reader leaves out: under 0.1 % of each model here
@@ -40,8 +42,8 @@ def _gpt2_not_counted(d: int, n: int) -> int:
     return n * (3 * d + d + 4 * d + d + 4 * d) + 2 * d
 
 
-# Published totals: every tensor of the checkpoint, as transformers counts GPT2LMHeadModel's parameters (the tied head
-# once): GPT-2 small 124,439,808 (the "124M" of OpenAI's repository, models/124M), GPT-2 large 774,030,080 ("774M").
+# Published totals: every tensor of the checkpoint, GPT2LMHeadModel's parameters as transformers counts them (the tied
+# head once): GPT-2 small 124,439,808 (OpenAI's repository names it 124M, models/124M), GPT-2 large 774,030,080 (774M).
 GPT2 = {"gpt2.json": (768, 12, 124_439_808), "gpt2-large.json": (1280, 36, 774_030_080)}
 
 
@@ -258,6 +260,27 @@ def test_bloom_context_comes_from_the_scenario(capsys) -> None:
     code, out, err = run_cli(capsys, ["eval", "context", "--model", path, "--set", "context=4096 token/seq"])
     assert code == 0, err
     assert out.startswith("context = 4,096 token/seq"), out
+
+
+# --------------------------------------------------------------------------------------------------
+# the same counts on PyTorch's meta device (skipped without torch and transformers)
+
+META = {"gpt2.json": lambda: _load("gpt2.json"), "gpt2-large.json": lambda: _load("gpt2-large.json"),
+        "opt-125m.json": lambda: _load("opt-125m.json"),
+        "gpt_bigcode-santacoder.json": lambda: _load("gpt_bigcode-santacoder.json"),
+        "bloom-560m.json": lambda: _load("bloom-560m.json"), "starcoderbase": _starcoderbase,
+        "bloom-176b": _bloom_176b, "gpt2 untied": lambda: _load("gpt2.json") | {"tie_word_embeddings": False}}
+
+
+@pytest.mark.parametrize("name", sorted(META))
+def test_the_counts_are_what_the_meta_device_builds(name: str) -> None:
+    # transformers' models hold the position tables as nn.Embedding: the meta count puts them with the token table
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    check = cross_check(META[name](), where=name)
+    for key in ("params_total", "params_embedding", "attention_layers"):
+        hand, meta = check.counts[key]
+        assert hand == meta, (key, check.versions)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -60,7 +60,7 @@ def gpt2_renames(mtype: str) -> Renames:
             out[ours] = value
             renamed.append(f"{name} as {ours}")
         notes = [f"{mtype} names its own sizes: " + ", ".join(renamed)] if renamed else []
-        d = out["hidden_size"] if isinstance(out.get("hidden_size"), int) else None
+        d = read.whole("hidden_size", out["hidden_size"], 1) if out.get("hidden_size") is not None else None
         inner = cfg.get("n_inner")
         if inner is None:
             if d is not None and cfg.get("intermediate_size") is None:
