@@ -30,7 +30,8 @@ FAMILY_FIXTURES = {
     "gemma4_dense": "gemma4_31b_printed.json", "mimo": "mimo-v2.5.json", "llama_like": "phi-4.json",
     "llama_like-tied": "phi-4-mini-instruct.json", "phi": "phi-2.json", "starcoder2": "starcoder2-15b.json",
     "gpt_neox": "pythia-1b.json", "olmoe": "olmoe-1b-7b-0924.json", "dbrx": "dbrx-base.json",
-    "hunyuan": "hy-mt2-7b.json", "hunyuan_moe": "hunyuan-a13b-instruct.json",
+    "hunyuan": "hy-mt2-7b.json", "hunyuan_moe": "hunyuan-a13b-instruct.json", "gpt2": "gpt2.json",
+    "opt": "opt-125m.json", "gpt_bigcode": "gpt_bigcode-santacoder.json", "bloom": "bloom-560m.json",
 }
 REAL = sorted(p.name for p in CONFIGS.glob("*.json") if p.name not in ("broken_missing_layers.json",
                                                                        "unknown_architecture.json"))
@@ -46,8 +47,8 @@ def _text(config: dict) -> dict:
 
 
 def _layers(text: dict) -> int:
-    """The layer count, under the reader's name or DBRX's own (``n_layers``)."""
-    return text["num_hidden_layers"] if "num_hidden_layers" in text else text["n_layers"]
+    """The layer count, under the reader's name, DBRX's own (``n_layers``) or GPT-2's and BLOOM's (``n_layer``)."""
+    return next(text[k] for k in ("num_hidden_layers", "n_layers", "n_layer") if k in text)
 
 
 def _renamed(config: dict) -> dict:

@@ -9,10 +9,11 @@ only calls ``model_values``.
 
 Layout: one module per family (``dense``, ``gemma``, ``falcon``, ``mixtral``, ``gpt_oss``, ``qwen_moe``,
 ``qwen_hybrid``, ``llama4``, ``glm``, ``deepseek``, ``nemotron_h``, ``nemotron_nas``, ``jamba``, ``falcon_h1``,
-``granite``, ``gemma4``, ``mimo``), each a ``Family`` record saying how its configs lay out their layers;
-``registry`` picks the family; ``reader`` runs the same steps for every family; ``ssm`` holds the Mamba mixers the
-hybrid families share; ``precision`` reads the datatype and quantization; ``hub`` finds a cached ``config.json``;
-``meta`` counts the model transformers builds on PyTorch's meta device (an optional extra).
+``granite``, ``gemma4``, ``mimo``, ``gpt2``, ``gpt_bigcode``, ``opt``, ``bloom``, ...), each a ``Family`` record
+saying how its configs lay out their layers; ``registry`` picks the family; ``reader`` runs the same steps for
+every family; ``ssm`` holds the Mamba mixers the hybrid families share; ``precision`` reads the datatype and
+quantization; ``hub`` finds a cached ``config.json``; ``meta`` counts the model transformers builds on PyTorch's meta
+device (an optional extra).
 Adding a family: its module, its test, and one entry in ``registry.FAMILIES``.
 
 Refuse, never guess
@@ -51,6 +52,9 @@ Counting conventions
   ``out_proj``; its per-head ``A_log``, ``D`` and ``dt_bias`` are not counted, like the norms.  A Mamba layer
   (Jamba) counts ``in_proj``, the convolution, ``x_proj``, ``dt_proj`` and its ``inner x state`` ``A_log``
   matrix and ``out_proj``; not ``D`` or the ``dt_proj`` bias (``ssm``).
+- A learned position table (GPT-2's ``wpe``, OPT's ``embed_positions``, StarCoder's) is a weight table looked up per
+  position like the token table: counted in ``params_total`` and ``params_embedding``, not in ``params_active``.
+  ALiBi and rotary positions have no table.
 - ``params_total`` counts everything above, embeddings included (the publishers' totals do).
 - ``params_active`` is what the compute formulas multiply by: the parameters a token's forward pass
   multiplies, so *without the input embedding* (a table lookup, no multiplies) and *with the output

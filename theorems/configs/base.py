@@ -78,17 +78,21 @@ class ParamBreakdown:
     per_layer_embedding: int = 0
     per_layer_inputs: int = 0
     per_layer_row: int = 0  # parameters of one token's row of the per-layer table
+    # a learned position table (GPT-2's wpe, OPT's embed_positions): looked up per position, like the token table
+    position_embedding: int = 0
 
     @property
     def total(self) -> int:
         """Every counted weight, embeddings included (the publishers' totals)."""
         return (self.embedding + self.lm_head + self.attention + self.dense_mlp + self.routed_experts
-                + self.shared_experts + self.router + self.per_layer_embedding + self.per_layer_inputs)
+                + self.shared_experts + self.router + self.per_layer_embedding + self.per_layer_inputs
+                + self.position_embedding)
 
     @property
     def lookup(self) -> int:
-        """The tables a token looks up rather than multiplies: the input embedding and a per-layer one."""
-        return self.embedding + self.per_layer_embedding
+        """The tables a token looks up rather than multiplies: the input embedding, a per-layer one, a learned
+        position table."""
+        return self.embedding + self.per_layer_embedding + self.position_embedding
 
     @property
     def active_with_embedding(self) -> int:
@@ -99,15 +103,17 @@ class ParamBreakdown:
     def active(self) -> int:
         """What a token's forward pass multiplies: no input embedding and no per-layer table (lookups), the
         output head included (with tied embeddings the head is the embedding matrix, so it stays)."""
-        return self.active_with_embedding - (0 if self.tied else self.embedding) - self.per_layer_embedding
+        return (self.active_with_embedding - (0 if self.tied else self.embedding) - self.per_layer_embedding
+                - self.position_embedding)
 
     @property
     def total_non_embedding(self) -> int:
-        return self.total - self.embedding - self.lm_head - self.per_layer_embedding
+        return self.total - self.embedding - self.lm_head - self.per_layer_embedding - self.position_embedding
 
     @property
     def active_non_embedding(self) -> int:
-        return self.active_with_embedding - self.embedding - self.lm_head - self.per_layer_embedding
+        return (self.active_with_embedding - self.embedding - self.lm_head - self.per_layer_embedding
+                - self.position_embedding)
 
     @property
     def is_moe(self) -> bool:
@@ -480,7 +486,8 @@ class Family:
     out; ``notes`` adds the family's conventions to the notes; ``kind_names`` adds the family's own
     ``layer_types`` entries; ``own_layer_types`` hands ``layer_types`` to ``pattern`` instead; ``renames`` gives
     the reader's field names to a family whose files name or nest their sizes their own way (DBRX's ``d_model``,
-    ``attn_config``, ``ffn_config``), each renaming said in a note.
+    ``attn_config``, ``ffn_config``), each renaming said in a note; ``positions`` counts a learned position table
+    (GPT-2's ``wpe``), looked up per token like the token table.
     """
 
     name: str
@@ -501,6 +508,9 @@ class Family:
     own_layer_types: bool = False  # ``pattern`` reads layer_types itself (Falcon-H1's "hybrid", Jamba's periods)
     # the file's own names -> the reader's: (the mapping with the reader's names added, one note per renaming)
     renames: Callable[[Mapping[str, Any], str], tuple[Mapping[str, Any], list[str]]] | None = None
+    # a learned position table's parameters (GPT-2's n_positions x n_embd, OPT's max_position_embeddings + 2 rows),
+    # the family's note said; None: no such table (rotary or ALiBi positions, nothing to count)
+    positions: Callable[[Fields, str, int], int] | None = None
 
 
 # Fields that set no layer kind and no tensor shape: metadata, numerics, training and routing settings.

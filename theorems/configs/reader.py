@@ -136,6 +136,7 @@ def _analyse_as(config: Mapping[str, Any], where: str, mtype: str, type_notes: l
                        f"layer ({n_layers} layers), as in DeepSeek's reference inference code")
 
     mlp = blocks.mlp if blocks is not None else fam.mlp(f, mtype, d, n_layers)
+    positions = fam.positions(f, mtype, d) if fam.positions is not None else 0
     if mlp.experts and mlp.active > mlp.experts:
         raise ScenarioError(f"{mlp.active} experts per token but only {mlp.experts} experts", where=where)
     if fam.notes is not None:
@@ -154,7 +155,7 @@ def _analyse_as(config: Mapping[str, Any], where: str, mtype: str, type_notes: l
         experts_shared=mlp.shared_n, notes=tuple(f.notes), tied=tie,
         per_layer_embedding=blocks.per_layer_embedding if blocks is not None else 0,
         per_layer_inputs=blocks.per_layer_inputs if blocks is not None else 0,
-        per_layer_row=blocks.per_layer_row if blocks is not None else 0,
+        per_layer_row=blocks.per_layer_row if blocks is not None else 0, position_embedding=positions,
     )
     per = att.kv_elements_per_layer
     # sliding layers with heads of their own (MiMo, Gemma 4) say so; otherwise they are the full layers' attention
@@ -281,6 +282,8 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
     if pb.per_layer_embedding:
         parts.append(f"per-layer embedding {num(pb.per_layer_embedding)} + its projections "
                      f"{num(pb.per_layer_inputs)}")
+    if pb.position_embedding:
+        parts.append(f"learned position embedding {num(pb.position_embedding)} (a lookup)")
     parts.append(f"attention {num(pb.attention)} ({L} layers)")
     if pb.dense_mlp:
         parts.append(f"dense MLP {num(pb.dense_mlp)} ({L - pb.moe_layers} layers)")
@@ -295,6 +298,8 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
               f"minus the input embedding {num(pb.embedding)} (a lookup), output head kept")
     if pb.per_layer_embedding:
         lookup += f", minus the per-layer embedding {num(pb.per_layer_embedding)} (a lookup)"
+    if pb.position_embedding:
+        lookup += f", minus the learned position embedding {num(pb.position_embedding)} (a lookup)"
     active_note = (f"multiplied per token (compute convention): {num(pb.active_with_embedding)} on the token's path, "
                    f"{lookup}; "
                    f"{bn(pb.active_with_embedding)} with the embedding, {bn(pb.active_non_embedding)} without "
@@ -311,6 +316,8 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
                         "embedding)")
     if pb.per_layer_embedding:
         active_words += f"; the per-layer embedding {bn(pb.per_layer_embedding)} (a lookup) left out"
+    if pb.position_embedding:
+        active_words += f"; the learned position embedding {bn(pb.position_embedding)} (a lookup) left out"
     notes.append(f"params_total {bn(pb.total)} with embeddings ({bn(pb.total_non_embedding)} without); "
                  + active_words)
 
@@ -337,7 +344,10 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
                                         f"input token embedding: vocab_size {num(pb.embedding // a.d)} * hidden_size "
                                         f"{num(a.d)}" + (f", + the per-layer embedding {num(pb.per_layer_embedding)}, "
                                                          "also looked up per token, not multiplied"
-                                                         if pb.per_layer_embedding else "")),
+                                                         if pb.per_layer_embedding else "")
+                                        + (f", + the learned position embedding {num(pb.position_embedding)}, "
+                                           "also looked up per token, not multiplied"
+                                           if pb.position_embedding else "")),
         "layers": ConfigValue(Fraction(L), "1", f"num_hidden_layers = {L}"),
         "kv_bytes_per_token": ConfigValue(k_full, "B/token", kv_note),
         "kv_window_bytes_per_token": ConfigValue(Fraction(kv.window_elements) * e, "B/token",

@@ -10,6 +10,7 @@ from typing import Any
 from derive.errors import ScenarioError
 
 from . import (
+    bloom,
     dbrx,
     deepseek,
     dense,
@@ -19,6 +20,8 @@ from . import (
     gemma,
     gemma4,
     glm,
+    gpt2,
+    gpt_bigcode,
     gpt_neox,
     gpt_oss,
     granite,
@@ -32,6 +35,7 @@ from . import (
     nemotron_h,
     nemotron_nas,
     olmoe,
+    opt,
     phi,
     qwen_hybrid,
     qwen_moe,
@@ -46,7 +50,9 @@ FAMILIES: tuple[Family, ...] = (*dense.FAMILIES, *gemma.FAMILIES, *falcon.FAMILI
                                 *granite.FAMILIES, *gemma4.FAMILIES, *mimo.FAMILIES, *llama_like.FAMILIES,
                                 *starcoder2.FAMILIES, *minimax.FAMILIES,
                                 *ernie.FAMILIES, *phi.FAMILIES, *gpt_neox.FAMILIES, *olmoe.FAMILIES,
-                                *dbrx.FAMILIES, *hunyuan.FAMILIES)
+                                *dbrx.FAMILIES, *hunyuan.FAMILIES, *gpt2.FAMILIES,
+                                *opt.FAMILIES, *gpt_bigcode.FAMILIES,
+                                *bloom.FAMILIES)
 FAMILY_OF: dict[str, Family] = {mtype: fam for fam in FAMILIES for mtype in fam.model_types}
 ARCHITECTURES: dict[str, str] = {name: mtype for fam in FAMILIES for name, mtype in fam.architectures.items()}
 ALIASES: dict[str, str] = {old: new for fam in FAMILIES for old, new in fam.aliases.items()}
