@@ -145,28 +145,12 @@ def test_every_point_states_its_deployment_and_source():
             assert p["draft_length"] >= 1
 
 
-def test_every_known_floor_failure_names_its_term_and_is_a_failure(serving):
-    """A point marked floor_above_measured says which term is too high, and its floor is above it today."""
-    known = [p for p in POINTS if "floor_above_measured" in p]
-    for p in known:
-        assert len(p["floor_above_measured"]) > 40, p["id"]
-        assert floor_seconds(serving, p) > measured_seconds(p), p["id"]
-
-
 def test_every_exclusion_says_why():
     for e in EXCLUDED:
         assert e["id"] and e["source"] and len(e["reason"]) > 40, e
 
 
-def _held(point: dict):
-    """A point whose floor derive is known to put above it (its `floor_above_measured` says which term) fails
-    strictly: the day the floor is fixed the test passes, and the mark must go."""
-    if "floor_above_measured" not in point:
-        return point
-    return pytest.param(point, marks=pytest.mark.xfail(strict=True, reason=point["floor_above_measured"]))
-
-
-@pytest.mark.parametrize("point", [_held(p) for p in POINTS], ids=[p["id"] for p in POINTS])
+@pytest.mark.parametrize("point", POINTS, ids=[p["id"] for p in POINTS])
 def test_floor_is_below_the_published_measurement(serving, point):
     floor, measured = floor_seconds(serving, point), measured_seconds(point)
     assert 0 < floor <= measured, f"{point['id']}: floor {float(floor):.6g} s above measured {float(measured):.6g} s"

@@ -227,8 +227,9 @@ GB = 10**9
     ("h100-sxm", "llama3-405b", ["tp=8", "pp=2"], "tp_link_bandwidth", 450 * GB),
     ("h100-sxm", "llama3-405b", ["tp=8", "pp=2"], "pp_link_bandwidth", 50 * GB),
     ("h100-sxm", "llama3-405b", ["tp=8", "pp=2"], "tp_link_latency", Fraction(6, 10**7)),
-    # the same 16 GPUs as one tensor-parallel group cross the nodes: scale-out bandwidth and latency
-    ("h100-sxm", "llama3-405b", ["tp=16"], "tp_link_bandwidth", 50 * GB),
+    # the same 16 GPUs as one tensor-parallel group cross the nodes: the rings' crossings share each node's eight
+    # 50 GB/s ports (400 GB/s, under NVLink's 450), at the network's latency
+    ("h100-sxm", "llama3-405b", ["tp=16"], "tp_link_bandwidth", 400 * GB),
     ("h100-sxm", "llama3-405b", ["tp=16"], "tp_link_latency", Fraction(27, 10**7)),
     # two stages inside one node hand over on NVLink
     ("h100-sxm", "llama3-70b", ["tp=4", "pp=2"], "pp_link_bandwidth", 450 * GB),
@@ -244,12 +245,14 @@ def test_a_layouts_links_follow_its_domains(hardware, model, layout, name, expec
 
 @given(t=st.integers(1, 600), domain=st.integers(1, 600), up=st.integers(2, 2000), out=st.integers(1, 1999))
 @settings(max_examples=40, deadline=None)
-def test_tp_link_is_scaleup_exactly_up_to_one_domain(t, domain, up, out):
-    """The definition at any degree, domain and pair of links (scale-out the slower): scale-up iff t <= domain."""
+def test_tp_link_is_scaleup_up_to_one_domain_then_the_domains_ports(t, domain, up, out):
+    """The definition at any degree, domain and pair of links (scale-out the slower): scale-up up to one domain, past
+    it the domain's ports together, never more than scale-up."""
     out = min(out, up - 1)
     expr = LIB.expand(LIB.quantity("tp_link_bandwidth").sym)
     got = expr.subs({network.tp: t, network.n_dom: domain, network.W_up: up, network.W_out: out})
-    assert got == (up if t <= domain else out)
+    assert got == (up if t <= domain else min(up, domain * out))
+    assert got <= up and (got < up) == (t > domain and domain * out < up)
 
 
 def test_a_tensor_parallel_group_past_its_domain_is_a_note_not_an_error():
@@ -271,9 +274,10 @@ def test_llama3_405b_all_reduce_latency_on_the_layouts_links(layout, expected_ms
 
 @pytest.mark.parametrize(("layout", "expected"), [
     # Llama 3 70B at 32 sequences on H100s: 80 layers, 2 all-reduces each, ring bytes 2·7/8·32·8192·2 = 917,504
-    # B; TP8 inside a node: 14 steps at 0.6 µs plus the bytes at 450 GB/s; TP16 across two: 30 at 2.7 µs, 50 GB/s
+    # B; TP8 inside a node: 14 steps at 0.6 µs plus the bytes at 450 GB/s; TP16 across two: 30 at 2.7 µs, and the
+    # bytes at each node's eight 50 GB/s ports together (400 GB/s)
     (["tp=8"], 2 * 80 * (14 * Fraction(6, 10**7) + Fraction(917_504, 450 * GB))),
-    (["tp=16"], 2 * 80 * (30 * Fraction(27, 10**7) + Fraction(2 * 15 * 32 * 8192 * 2, 16 * 50 * GB))),
+    (["tp=16"], 2 * 80 * (30 * Fraction(27, 10**7) + Fraction(2 * 15 * 32 * 8192 * 2, 16 * 400 * GB))),
 ])
 def test_all_reduces_on_the_layouts_links_need_no_collective_inputs(layout, expected):
     """tp_link_allreduce_time reads the links the layout gives (no --set collective_bandwidth): by hand."""
