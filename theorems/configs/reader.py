@@ -379,6 +379,15 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
     if pb.per_layer_row:
         notes.append(f"per-layer embedding: decode looks up one row of {num(pb.per_layer_row)} per new token "
                      "beside the input embedding's, never reading the table whole (per_layer_row_params)")
+    # the routed experts one token skips, counted: the library's reading (total - input embedding - active) is short
+    # by the output head where it is the input table (tied), so such a model gives its own count
+    skipped = pb.routed_experts - pb.routed_experts_active
+    if skipped != max(0, pb.total - pb.lookup - pb.active):
+        out["params_routed_skipped"] = ConfigValue(
+            Fraction(skipped), "param",
+            f"the routed experts' weights one token skips, counted: {bn(pb.routed_experts)} routed less the "
+            f"{bn(pb.routed_experts_active)} it uses (total - input embedding - active would leave out the tied "
+            "output head)")
     if prec.bytes_per_param is not None:
         out["bytes_per_param"] = ConfigValue(prec.bytes_per_param, "B/param", prec.param_note, native=True)
     max_ctx = cfg.get("max_position_embeddings")
