@@ -127,3 +127,39 @@ def test_negative_prefill_input_is_one_line_exit_2(bad):
                            "ttft_floor"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+# attention that never spans the whole context: no attention FLOPs grow with it, and a floor leaves them out ---------
+
+CONFIGS = __import__("pathlib").Path(__file__).parent / "fixtures" / "configs"
+
+
+def test_sparse_attention_is_left_out_of_the_prefill_floor():
+    """DeepSeek-V3.2's queries attend to the indexer's top 2,048 tokens (index_topk), so its prefill attention is not
+    the dense triangle: the floor counts its weights only.  At 128K tokens on eight H200s with FP8 weights it is
+    2 x 36.6G x 131,072 / (8 x 1,979 TFLOP/s) = 0.62 s; with the dense triangle counted it was 3.33 s, where a
+    count of the sparse attention and its indexer comes to about 1.2 s."""
+    model = str(CONFIGS / "deepseek-v3.2.json")
+    sets = ["prefill_tokens=131072 token/seq"]
+    assert value("global_attention_layers", model=model) == 0
+    assert value("prefill_attention_flops", sets, model=model) == 0
+    floor = value("ttft_floor", sets, model=model, hardware="h200")
+    assert floor == value("prefill_weight_flops", sets, model=model) / (8 * 1979 * 10**12)
+    assert close(floor, Fraction(62, 100), rel=Fraction(1, 100))
+
+
+def test_a_model_whose_every_layer_is_windowed_has_no_global_attention_layer():
+    """Mistral 7B v0.1: every layer keeps the last 4,096 tokens (sliding_window), so none attends over the whole
+    context (the lecture's one global layer was taken before, with a note); the crossover is undefined, said so."""
+    model = str(CONFIGS / "mistral-7b-v0.1.json")
+    assert value("global_attention_layers", model=model) == 0
+    out = subprocess.run([sys.executable, "-m", "derive", "eval", "prefill_attention_crossover", "--library",
+                          "serving", "--model", model], capture_output=True, text=True)
+    assert out.returncode in (0, 1) and "defined only where global_attention_layers > 0" in out.stdout
+
+
+def test_no_global_attention_layer_is_a_value_and_a_negative_count_is_refused():
+    assert value("prefill_attention_flops", ["global_attention_layers=0", "prefill_tokens=4096 token/seq"]) == 0
+    out = subprocess.run([sys.executable, "-m", "derive", "eval", "ttft_floor", "--library", "serving", "--set",
+                          "global_attention_layers=-1"], capture_output=True, text=True)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1

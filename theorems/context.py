@@ -275,7 +275,8 @@ kv_bytes_architecture_fp4 = Claim(
 # ---------------------------------------------------------------------------------------------------
 query_heads = Quantity("query_heads", r"n_{q}", "1", "query heads per attention layer")
 global_attention_layers = Quantity("global_attention_layers", r"n_{\mathrm{attn}}", "1",
-                                   "layers whose attention spans the whole context")
+                                   "layers whose attention spans the whole context (0 where every layer's attention "
+                                   "is windowed, chunked or sparse)", domain="nonnegative")
 attention_flops_per_context_token = Quantity(
     "attention_flops_per_context_token", r"c_{\mathrm{attn}}", "FLOP/token",
     "FLOPs per query head and head dimension for each token of context: 2 for the score q·k, 2 for "
@@ -284,7 +285,7 @@ attention_flops_per_context_token = Quantity(
 )
 attention_compute_time_q = Quantity("attention_compute_time", r"t_{\mathrm{attn}}", "s",
                                     "time for the attention score and value multiplies of one decode step",
-                                    display_unit="ms")
+                                    domain="nonnegative", display_unit="ms")
 quadratic_context_q = Quantity("quadratic_context", r"L_{\mathrm{quad}}", "token/seq",
                                "context at which attention's multiplies equal the weight multiplies")
 n_q, n_attn, n_kv, d_head, n_kvl = (query_heads.sym, global_attention_layers.sym, kv_heads.sym, head_dim.sym,
@@ -305,6 +306,7 @@ quadratic_context = Definition(
     statement="The context at which a token's attention multiplies equal its weight multiplies.",
     source=lecture("01:48", CHAPTER, reconstructed=True),
     defines=quadratic_context_q, expr=c_fwd * N_act * tau / (c_attn * n_attn * n_q * d_head),
+    domain=logic.gt(n_attn, 0),
 )
 context_length_plateau = Assumption(
     "context.context_length_plateau", title="Context lengths plateaued at 100-200K",
@@ -320,8 +322,10 @@ quadratic_attention_negligible = Claim(
     statement="The attention multiplies of a decode step are at most its weight multiplies exactly when the "
               r"context is at most \(L_{\mathrm{quad}} = 2 N_{\mathrm{act}} \tau/(4 n_{\mathrm{attn}} n_{q} "
               r"d_{\mathrm{head}})\); below that the compute line stays "
-              "nearly flat in the context, as the lecture draws it.",
+              "nearly flat in the context, as the lecture draws it (a model with at least one layer attending over "
+              "the whole context; without one, attention never catches up).",
     source=lecture("01:48-01:49", CHAPTER),
+    hypotheses=(logic.gt(n_attn, 0),),
     goal=logic.Iff(logic.le(t_attn, t_c), logic.le(L, L_quad)),
     steps=(
         Step(logic.le(t_attn, t_c), "suppose attention takes no longer than the weights", link="iff"),

@@ -431,11 +431,24 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
         if kv.full_layers:
             out["kv_cache_layers"] = ConfigValue(Fraction(kv.full_layers), "1",
                                                  "layers whose KV cache spans the whole context")
+        if kv.indexer_bytes_per_token:
+            # sparse attention (DeepSeek-V3.2): each query attends to the indexer's top-k tokens, never the whole
+            # context, so no layer's attention grows with it; the floors leave that attention out, as a window's
+            topk = cfg.get("index_topk")
+            out["global_attention_layers"] = ConfigValue(
+                Fraction(0), "1", "sparse attention: each query attends to the indexer's top "
+                + (f"{topk:,} tokens (index_topk)" if isinstance(topk, int) else "k tokens")
+                + ", not the whole context: no layer's attention grows with it, so the attention FLOPs of a floor "
+                  "leave it out (the cache still holds every token)")
+        else:
             out["global_attention_layers"] = ConfigValue(
                 Fraction(kv.full_layers + kv.shared_full_layers), "1",
                 "layers whose attention spans the whole context" + (
                     f" ({kv.shared_full_layers} of them reusing an earlier layer's cache)"
-                    if kv.shared_full_layers else ""))
+                    if kv.shared_full_layers else "") + (
+                    "; none: every layer's attention is windowed, chunked or linear, so no attention FLOPs grow "
+                    "with the context (a floor leaves them out)" if not kv.full_layers + kv.shared_full_layers
+                    else ""))
     if pb.is_moe:
         out["experts_total"] = ConfigValue(Fraction(pb.experts_total), "1",
                                            f"routed experts per MoE layer ({pb.moe_layers} of {L} layers are MoE)")

@@ -97,7 +97,8 @@ prefill_weight_flops_q = Quantity("prefill_weight_flops", r"C_{\mathrm{w}}^{\mat
                                   display_unit="TFLOP/seq")
 prefill_attention_flops_q = Quantity("prefill_attention_flops", r"C_{\mathrm{attn}}^{\mathrm{pre}}", "FLOP/seq",
                                      "FLOPs of the causal attention (scores and weighted values) of one "
-                                     "sequence's prefill from an empty cache", display_unit="TFLOP/seq")
+                                     "sequence's prefill from an empty cache (over the layers attending over the "
+                                     "whole context)", domain="nonnegative", display_unit="TFLOP/seq")
 prefill_flops_q = Quantity("prefill_flops", r"C^{\mathrm{pre}}", "FLOP/seq",
                            "FLOPs of one sequence's prefill: weight multiplies plus causal attention",
                            display_unit="TFLOP/seq")
@@ -199,6 +200,7 @@ attention_crossover = Definition(
     source=paper("Kaplan et al. 2020, Scaling Laws for Neural Language Models",
                  "section 2.1: the context-dependent term matters once n_ctx > 12·d_model"),
     defines=attention_crossover_q, expr=2 * tau * c_fwd * N_act / (c_attn * A) - tau,
+    domain=logic.gt(n_attn, 0),
 )
 prefill_compute_time_attn = Definition(
     "prefill.prefill_compute_time_with_attention", title="Compute time of a prefill pass with attention",
@@ -263,8 +265,9 @@ attention_dominates_iff = Claim(
     statement="A prefill's causal attention FLOPs reach its weight FLOPs exactly when the prompt has at least "
               r"\(\ell_{\mathrm{attn}}\) tokens, twice the context at which one token's attention matches its "
               r"weight multiplies, less one token (\(2 L_{\mathrm{quad}} - \tau\) where the prefill's head "
-              "dimension is the decode step's).",
+              "dimension is the decode step's), in a model with at least one layer attending over the whole context.",
     source=paper("Kaplan et al. 2020, Scaling Laws for Neural Language Models", "section 2.1"),
+    hypotheses=(logic.gt(n_attn, 0),),
     goal=logic.Iff(logic.ge(C_attn, C_w), logic.ge(ell, ell_attn)),
     steps=(
         Step(logic.ge(C_attn, C_w), "suppose attention does at least the weights' work", link="iff"),
