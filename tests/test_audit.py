@@ -79,8 +79,10 @@ def test_impossible_decode_row_names_its_change_and_it_really_suffices():
     assert Fraction(b.bound) > Fraction(2, 1000) and b.ratio < 1
     change = b.changes[0]
     assert change["quantity"] in b.changes[0]["text"] and change["op"] in (">=", "<=")
-    bound = PLAN.metrics["tpot"].bounds[0]
     header, rows = read_rows(str(EXAMPLES / "planted.csv"))
+    # the bound of a row that states no KV datatype (kv_split: the planted table gives none)
+    (bound,) = [bd for bd in PLAN.metrics["tpot"].bounds if "bytes_per_kv_element" in bd.unless_given]
+    assert "bytes_per_kv_element" not in header
     aud = Auditor(PLAN, header)
     raw = next(r for r in rows if r.cells["id"] == "below-memory-floor")
     _, gid, _ = aud.prepare(raw)
@@ -337,11 +339,11 @@ def test_piped_audit_names_its_stage_with_the_row_count(monkeypatch, capsys, tmp
 # EAGLE-style speculative decoding of Llama 3 8B on one H100 at batch 1 reaches a time per output token below the
 # one-token step floor (4.52 ms at 1,024 tokens of context); such a row is held to the floor divided by its mean
 # tokens per verification step, never called impossible for the tokens it drafts.
-SPECULATIVE = ("id,model,hardware,chips,batch,context,accepted_tokens_per_step,tpot,tokens_per_s\n"
-               "plain,llama3-8b,h100-sxm,1,1,1024 token/seq,,3.0 ms,\n"
-               "eagle,llama3-8b,h100-sxm,1,1,1024 token/seq,2.6,3.0 ms,\n"
-               "eagle_low,llama3-8b,h100-sxm,1,1,1024 token/seq,1.2,3.0 ms,\n"
-               "eagle_rate,llama3-8b,h100-sxm,1,1,1024 token/seq,2.6,,333\n")
+SPECULATIVE = ("id,model,hardware,chips,batch,context,bytes_per_kv_element,accepted_tokens_per_step,tpot,tokens_per_s\n"
+               "plain,llama3-8b,h100-sxm,1,1,1024 token/seq,2 byte,,3.0 ms,\n"
+               "eagle,llama3-8b,h100-sxm,1,1,1024 token/seq,2 byte,2.6,3.0 ms,\n"
+               "eagle_low,llama3-8b,h100-sxm,1,1,1024 token/seq,2 byte,1.2,3.0 ms,\n"
+               "eagle_rate,llama3-8b,h100-sxm,1,1,1024 token/seq,2 byte,2.6,,333\n")
 SERVING = load_library(["lecture", "serving"])
 SERVING_PLAN = plan_audit(SERVING, checker_for(SERVING))
 
@@ -394,10 +396,11 @@ def test_a_time_to_first_token_is_held_to_its_requests_own_prefill(tmp_path):
     n_act, q, k = (Fraction(str(sc.value(x))) for x in ("params_active", "bytes_per_param", "kv_bytes_per_token"))
     compute = 2 * n_act * 8192 / (8 * Fraction(989 * 10**12))
     memory = (n_act * q + 8192 * k) / (8 * Fraction(335 * 10**10))
-    rows = _ttft_rows(tmp_path, "id,model,hardware,chips,prefill_tokens,ttft\n"
-                                "slow,llama3-70b,h100-sxm,8,8192,500 ms\n"
-                                "fast,llama3-70b,h100-sxm,8,8192,50 ms\n"
-                                "short,llama3-70b,h100-sxm,8,,1 ms\n")
+    rows = _ttft_rows(tmp_path, "id,model,hardware,chips,prefill_tokens,bytes_per_kv_element,ttft\n"
+                                "slow,llama3-70b,h100-sxm,8,8192,2 byte,500 ms\n"
+                                "fast,llama3-70b,h100-sxm,8,8192,2 byte,50 ms\n"
+                                "short,llama3-70b,h100-sxm,8,,2 byte,1 ms\n"
+                                "short_unstated,llama3-70b,h100-sxm,8,,,1 ms\n")
     (held,) = rows["slow"].metrics["ttft"]
     assert rows["slow"].verdict == "consistent" and held.claim == "prefill.ttft_floor_below_measured"
     assert Fraction(held.bound) == max(compute, memory)
@@ -405,6 +408,9 @@ def test_a_time_to_first_token_is_held_to_its_requests_own_prefill(tmp_path):
     (short,) = rows["short"].metrics["ttft"]
     assert rows["short"].verdict == "impossible"
     assert Fraction(short.bound) == (n_act * q + k) / (8 * Fraction(335 * 10**10))  # one token's KV written too
+    # a row that states no KV datatype: the KV written is left out (the weakest form), the weights still read
+    (unstated,) = rows["short_unstated"].metrics["ttft"]
+    assert Fraction(unstated.bound) == n_act * q / (8 * Fraction(335 * 10**10))
 
 
 def test_no_published_time_to_first_token_is_impossible(tmp_path):
@@ -453,3 +459,37 @@ def test_a_rows_own_weight_bytes_choose_the_chips_rate(tmp_path):
     ceiling = {i: Fraction(r.metrics["tokens_per_s_per_chip"][0].bound) for i, r in out.items()}
     assert ceiling["fp8"] == Fraction(1979 * 10**12) / (2 * 69_501_714_432)
     assert ceiling["bf16"] == Fraction(989 * 10**12) / (2 * 69_501_714_432)
+
+
+# the KV cache's datatype is the run's: a row that does not state it is held to the floor without its KV reads --------
+
+KV_ROWS = ("id,model,hardware,chips,batch,context,bytes_per_kv_element,kv_bytes_per_token,tpot\n"
+           # Llama 3 8B on eight H100s, 64 sequences at 32K: BF16 KV reads alone take 10.3 ms, FP8 ones 5.1 ms
+           "unstated,llama3-8b,h100-sxm,8,64,32768 token/seq,,,8 ms\n"
+           "bf16,llama3-8b,h100-sxm,8,64,32768 token/seq,2 byte,,8 ms\n"
+           "fp8,llama3-8b,h100-sxm,8,64,32768 token/seq,1 byte,,8 ms\n"
+           "own_kv,llama3-8b,h100-sxm,8,64,32768 token/seq,,131072 byte/token,8 ms\n")
+
+
+def test_a_row_that_states_no_kv_datatype_is_not_held_to_the_models_kv_width(tmp_path):
+    """An FP8 KV cache of a BF16 model (vLLM's --kv-cache-dtype fp8) halves the KV reads: 8 ms per token is possible
+    then and impossible at BF16, so a row that does not say which is held to the floor without its KV reads."""
+    path = tmp_path / "kv.csv"
+    path.write_text(KV_ROWS)
+    header, rows = read_rows(str(path))
+    got = {r.cells["id"]: r for r in Auditor(PLAN, header, where=str(path), exact=True).audit(rows)}
+    assert got["bf16"].verdict == "impossible" and got["fp8"].verdict == "consistent"
+    assert got["unstated"].verdict == "consistent" and got["own_kv"].verdict == "impossible"
+    (unstated,) = got["unstated"].metrics["tpot"]
+    (fp8,) = got["fp8"].metrics["tpot"]
+    (bf16,) = got["bf16"].metrics["tpot"]
+    assert unstated.bound < fp8.bound < bf16.bound
+    assert unstated.terms["KV"]["share"] == 0
+    kv_read_fp8 = Fraction(64 * 32768 * 65536, 8 * 335 * 10**10)  # 32 layers x 8 heads x 128 x 2 (K, V) x 1 byte
+    assert Fraction(fp8.bound) - Fraction(unstated.bound) == kv_read_fp8
+
+
+def test_the_kv_reading_of_each_bound_is_said():
+    readings = [b.reading for b in PLAN.metrics["tpot"].bounds]
+    assert any("the row's bytes_per_kv_element" in r for r in readings)
+    assert any("gives no bytes_per_kv_element" in r and "weakest form" in r for r in readings)

@@ -64,30 +64,55 @@ _NO_PER_LAYER_ROW = {"per_layer_row_params": "0 param/token"}
 # a row that gives its mean tokens per verification step (speculative decoding, multi-token prediction; the serving
 # library's column) gains more than one token per step: it is held to the serving library's form of the step floor
 _SPECULATIVE = ["accepted_tokens_per_step"]
+# How a run stores its KV cache is the serving stack's choice, not the model's (FP8 caches of BF16 models are common,
+# 4-bit ones exist): a row that says it (bytes_per_kv_element) is held to its KV reads at that width; a row that does
+# not is held to the floor without them, the bound's weakest form (its KV columns, if it gives them, still count).
+KV_STATED = ["bytes_per_kv_element"]
+_KV_UNSTATED = {"kv_bytes_per_token": "0 byte/token", "kv_window_bytes_per_token": "0 byte/token",
+                "kv_chunk_bytes_per_token": "0 byte/token", "kv_state_bytes": "0 byte/seq"}
+
+
+def kv_split(bound: dict) -> list[dict]:
+    """``bound`` as two audit bounds: for a row that states its KV element width, and for one that does not."""
+    stated = {**bound, "when_given": [*bound.get("when_given", []), *KV_STATED],
+              "reading": bound["reading"] + "; its KV cache read at the row's bytes_per_kv_element"}
+    unstated = {**{k: v for k, v in bound.items() if k != "meaning"},
+                "unless_given": [*bound.get("unless_given", []), *KV_STATED],
+                "row_inputs": [*bound.get("row_inputs", []), *_KV_UNSTATED],
+                "defaults": {**bound.get("defaults", {}), **_KV_UNSTATED},
+                "reading": bound["reading"] + "; the row gives no bytes_per_kv_element, so its KV reads count only as "
+                                              "its own KV columns give them (none: left out, the weakest form, since "
+                                              "a cache may be stored narrower than the model's datatype)"}
+    return [stated, unstated]
+
+
 AUDIT_BOUNDS = [
-    {"metric": "tpot", "unit": "s", "meaning": "time per output token of one sequence (a decode step)",
-     "claim": "gap.roofline_floor_below_measured", "measured": "tpot",
-     "reading": "each sequence gains one token per decode step, so its time per output token is a step time "
-                "(a row of speculative decoding gives accepted_tokens_per_step, with --library serving)",
-     "terms": _STEP_TERMS, "row_inputs": _STEP_INPUTS, "unless_given": _SPECULATIVE,
-     "defaults": {"batch": "1 seq", "context": "1 token/seq", **_NO_PER_LAYER_ROW}},  # never falls as either grows
-    {"metric": "tokens_per_s", "unit": "token/s", "meaning": "output tokens per second of all the row's chips",
-     "claim": "gap.roofline_floor_below_measured", "measured": "batch * tokens_per_step / tokens_per_s",
-     "reading": "at most batch sequences are in flight, each gaining one token per step, and batch over the step "
-                "floor never falls as the batch grows: batch/tokens_per_s is at least a step time",
-     "terms": _STEP_TERMS, "row_inputs": _STEP_INPUTS, "defaults": {"context": "1 token/seq", **_NO_PER_LAYER_ROW},
-     "unless_given": _SPECULATIVE},
+    *kv_split({"metric": "tpot", "unit": "s", "meaning": "time per output token of one sequence (a decode step)",
+               "claim": "gap.roofline_floor_below_measured", "measured": "tpot",
+               "reading": "each sequence gains one token per decode step, so its time per output token is a step "
+                          "time (a row of speculative decoding gives accepted_tokens_per_step, with --library "
+                          "serving)",
+               "terms": _STEP_TERMS, "row_inputs": _STEP_INPUTS, "unless_given": _SPECULATIVE,
+               # never falls as either grows
+               "defaults": {"batch": "1 seq", "context": "1 token/seq", **_NO_PER_LAYER_ROW}}),
+    *kv_split({"metric": "tokens_per_s", "unit": "token/s", "meaning": "output tokens per second of all the row's "
+                                                                      "chips",
+               "claim": "gap.roofline_floor_below_measured", "measured": "batch * tokens_per_step / tokens_per_s",
+               "reading": "at most batch sequences are in flight, each gaining one token per step, and batch over "
+                          "the step floor never falls as the batch grows: batch/tokens_per_s is at least a step time",
+               "terms": _STEP_TERMS, "row_inputs": _STEP_INPUTS,
+               "defaults": {"context": "1 token/seq", **_NO_PER_LAYER_ROW}, "unless_given": _SPECULATIVE}),
     {"metric": "tokens_per_s", "unit": "token/s", "claim": "gap.throughput_per_chip_ceiling",
      "measured": "tokens_per_s / chips", "reading": "the output tokens of all chips, shared over the chips",
      "row_inputs": ["chips"]},
     {"metric": "tokens_per_s_per_chip", "unit": "token/s", "meaning": "output tokens per second per chip",
      "claim": "gap.throughput_per_chip_ceiling", "measured": "tokens_per_s_per_chip",
      "reading": "tokens per second per chip is the claim's measured quantity"},
-    {"metric": "tokens_per_s_per_chip", "unit": "token/s", "claim": "gap.roofline_floor_below_measured",
-     "measured": "batch * tokens_per_step / (tokens_per_s_per_chip * chips)",
-     "reading": "all chips together output chips times the per-chip rate; read as tokens_per_s",
-     "terms": _STEP_TERMS, "row_inputs": _STEP_INPUTS, "defaults": {"context": "1 token/seq", **_NO_PER_LAYER_ROW},
-     "unless_given": _SPECULATIVE},
+    *kv_split({"metric": "tokens_per_s_per_chip", "unit": "token/s", "claim": "gap.roofline_floor_below_measured",
+               "measured": "batch * tokens_per_step / (tokens_per_s_per_chip * chips)",
+               "reading": "all chips together output chips times the per-chip rate; read as tokens_per_s",
+               "terms": _STEP_TERMS, "row_inputs": _STEP_INPUTS,
+               "defaults": {"context": "1 token/seq", **_NO_PER_LAYER_ROW}, "unless_given": _SPECULATIVE}),
     {"metric": "ttft", "unit": "s", "meaning": "time to first token",
      "unchecked": "the lecture proves no floor on prefill time (a library with a prefill floor adds one)"},
     {"metric": "request_rate", "unit": "1/s", "meaning": "requests completed per second",

@@ -26,6 +26,7 @@ from theorems import (  # noqa: F401
     MODEL_CONFIG_FINDER,
     MODEL_CONFIG_READER,
     PREDICT_METRIC,
+    kv_split,
 )
 from theorems import INPUT_CONSTRAINTS as LECTURE_INPUT_CONSTRAINTS
 from theorems import PRESET_DIRS as LECTURE_PRESET_DIRS
@@ -45,25 +46,41 @@ TITLE = ("The math behind how LLMs are trained and served, and beyond: the lectu
 # (speculative.verify_step_between), so the time per output token times it is at least the step floor
 _STEP_FLOOR = "gap.roofline_floor_below_measured"
 _E = "accepted_tokens_per_step"
+
+
+def _speculative_reading(reading: str) -> str:
+    """A step-floor bound's reading for a row of speculative decoding, its KV reading (``kv_split``) kept."""
+    base, kv = reading, ""
+    for marker in ("; its KV cache read", "; the row gives no bytes_per_kv_element"):
+        if marker in reading:
+            base, rest = reading.split(marker, 1)
+            kv = marker + rest
+            break
+    return (f"{base.split(' (a row of speculative')[0]}, with speculative decoding {_E} tokens per sequence per "
+            "verification step on average, a step no shorter than a plain one (speculative.verify_step_between)"
+            + kv)
+
+
 AUDIT_BOUNDS = [
     *LECTURE_AUDIT_BOUNDS,
-    *({**{k: v for k, v in b.items() if k not in ("unless_given", "meaning")},
-       "measured": f"({b['measured']}) * {_E}", "row_inputs": [*b["row_inputs"], _E], "when_given": [_E],
-       "reading": f"{b['reading'].split(' (a row of speculative')[0]}, with speculative decoding {_E} tokens per "
-                  "sequence per verification step on average, a step no shorter than a plain one "
-                  "(speculative.verify_step_between)"}
+    *({**{k: v for k, v in b.items() if k != "meaning"},
+       "measured": f"({b['measured']}) * {_E}", "row_inputs": [*b["row_inputs"], _E],
+       "when_given": [*b.get("when_given", []), _E],
+       "unless_given": [x for x in b.get("unless_given", []) if x != _E],
+       "reading": _speculative_reading(b["reading"])}
       for b in LECTURE_AUDIT_BOUNDS if b.get("claim") == _STEP_FLOOR),
     # the time to first token: one request's own prefill, its prompt's uncached tokens (prefill_tokens; the
     # weakest form, one token, where the row gives none: the weights read once)
-    {"metric": "ttft", "unit": "s", "meaning": "time to first token of one request",
-     "claim": "prefill.ttft_floor_below_measured", "measured": "ttft",
-     "reading": "a request's first token comes out of a prefill of its own prompt, whatever else the server "
-                "batches; prefill_tokens counts the prompt tokens prefilled (a prefix served from a cache is not)",
-     "terms": {"compute": "flops_per_param_token * params_active * request_sequences * prefill_tokens "
-                          "/ (chips * flops)",
-               "weights": "params_active * bytes_per_param / (chips * hbm_bandwidth)",
-               "KV": "request_sequences * prefill_tokens * kv_bytes_per_token / (chips * hbm_bandwidth)"},
-     "row_inputs": ["prefill_tokens", "chips"], "defaults": {"prefill_tokens": "1 token/seq"}},
+    *kv_split({"metric": "ttft", "unit": "s", "meaning": "time to first token of one request",
+               "claim": "prefill.ttft_floor_below_measured", "measured": "ttft",
+               "reading": "a request's first token comes out of a prefill of its own prompt, whatever else the "
+                          "server batches; prefill_tokens counts the prompt tokens prefilled (a prefix served from "
+                          "a cache is not)",
+               "terms": {"compute": "flops_per_param_token * params_active * request_sequences * prefill_tokens "
+                                    "/ (chips * flops)",
+                         "weights": "params_active * bytes_per_param / (chips * hbm_bandwidth)",
+                         "KV": "request_sequences * prefill_tokens * kv_bytes_per_token / (chips * hbm_bandwidth)"},
+               "row_inputs": ["prefill_tokens", "chips"], "defaults": {"prefill_tokens": "1 token/seq"}}),
 ]
 SERVING_TOPICS = [prefill, speculative, layouts, overhead, network, saturation, disaggregation, economics]
 TOPICS = [*LECTURE_TOPICS, *SERVING_TOPICS]
