@@ -66,3 +66,15 @@ def refused_by_reader_and_cli(capsys, tmp_path, config, words):
     code, out, err = run_cli(capsys, ["eval", "params_total", "--model", str(path)])
     one_error_line(code, err)
     assert out == ""
+
+
+def cli_reads_config(capsys, path, total, kv):
+    """``derive eval`` prints a config's exact ``params_total`` and ``kv_bytes_per_token`` (as text), and ``derive
+    card`` on an H100 gives its decode floor from a proved claim."""
+    for quantity, exact in (("params_total", total), ("kv_bytes_per_token", kv)):
+        code, out, err = run_cli(capsys, ["eval", quantity, "--model", str(path)])
+        assert code == 0, err
+        assert out.startswith(quantity) and f"exactly {exact} " in out.splitlines()[0], out
+    code, out, err = run_cli(capsys, ["card", "--hardware", "h100-sxm", "--model", str(path)])
+    assert code == 0, err
+    assert "decode floor" in out and "roofline.latency_floor (proved)" in out, out

@@ -16,7 +16,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from libtools import refused_by_reader_and_cli, run_cli
+from libtools import cli_reads_config, refused_by_reader_and_cli, run_cli
 
 from theorems.configs import SUPPORTED_MODEL_TYPES, cross_check, model_values, param_breakdown
 
@@ -327,14 +327,7 @@ def test_a_planted_field_the_family_cannot_place_is_refused(name: str, change: d
                                              ("gpt_bigcode-santacoder.json", "1124335616", "12288"),
                                              ("bloom-560m.json", "558891008", "98304")])
 def test_the_command_line_reads_the_classic_families(name: str, total: str, kv: str, capsys) -> None:
-    path = str(CONFIGS / name)
-    for quantity, exact in (("params_total", total), ("kv_bytes_per_token", kv)):
-        code, out, err = run_cli(capsys, ["eval", quantity, "--model", path])
-        assert code == 0, err
-        assert out.startswith(quantity) and f"exactly {exact} " in out.splitlines()[0], out
-    code, out, err = run_cli(capsys, ["card", "--hardware", "h100-sxm", "--model", path])
-    assert code == 0, err
-    assert "decode floor" in out and "roofline.latency_floor (proved)" in out, out
+    cli_reads_config(capsys, CONFIGS / name, total, kv)
 
 
 @pytest.mark.parametrize("mtype", ["gpt2", "opt", "gpt_bigcode", "bloom"])

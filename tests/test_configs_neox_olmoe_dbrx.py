@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
-from libtools import refused_by_reader_and_cli, run_cli
+from libtools import cli_reads_config, refused_by_reader_and_cli, run_cli
 
 from derive.errors import ScenarioError
 from theorems.configs import SUPPORTED_MODEL_TYPES, cross_check, model_values, param_breakdown
@@ -206,14 +206,7 @@ def test_a_planted_field_the_family_cannot_place_is_refused(name: str, change: d
                                              ("olmoe-1b-7b-0924.json", "6919028736", "131072"),
                                              ("dbrx-base.json", "131596025856", "163840")])
 def test_the_command_line_reads_the_new_families(name: str, total: str, kv: str, capsys) -> None:
-    path = str(CONFIGS / name)
-    for quantity, exact in (("params_total", total), ("kv_bytes_per_token", kv)):
-        code, out, err = run_cli(capsys, ["eval", quantity, "--model", path])
-        assert code == 0, err
-        assert out.startswith(quantity) and f"exactly {exact} " in out.splitlines()[0], out
-    code, out, err = run_cli(capsys, ["card", "--hardware", "h100-sxm", "--model", path])
-    assert code == 0, err
-    assert "decode floor" in out and "roofline.latency_floor (proved)" in out, out
+    cli_reads_config(capsys, CONFIGS / name, total, kv)
 
 
 @pytest.mark.parametrize("name", ["pythia-1b.json", "olmoe-1b-7b-0924.json", "dbrx-base.json"])
