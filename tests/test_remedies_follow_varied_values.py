@@ -165,3 +165,19 @@ def test_a_region_over_the_weight_bytes_reads_the_rate_each_point_takes():
         fn = compiled_claim(LIB, at, resolve_target(LIB, claim), names, [LIB.quantities[n].sym for n in names])
         assert reg.holds[i].tolist() == np.asarray(fn(axes[1].values), dtype=bool).tolist()
     assert reg.holds.any() and any("flops_fp8" in n for n in reg.notes)
+
+
+def test_the_cells_of_a_margin_split_where_the_chips_rate_changes():
+    """FP8 weights on a B200 (the scenario took its FP8 rate): under 1 byte its FP4 rate, from 2 bytes its BF16 one;
+    the cells are read from the rule's and its remedies' relations at the values as given, before any remedy."""
+    from derive.whatif.margin import remedy_cells
+
+    sc = build_scenario(LIB, hardware="b200", model="deepseek-v3")
+    cells = remedy_cells(LIB, sc, "bytes_per_param")
+    rates = {}
+    for where, at, _ in cells:
+        rates[at.value("flops") // TFLOPS] = [(c.low, c.high, c.low_closed, c.high_closed) for c in where]
+    assert rates[9000] == [(None, 1, False, False)]
+    assert rates[4500] == [(1, 2, True, False)]
+    assert rates[2250] == [(2, None, True, False)]
+    assert remedy_cells(LIB, sc, "batch") is None  # no remedy reads the batch

@@ -1250,16 +1250,22 @@ def remedies_at(library: Library, scenario: Scenario, point: Mapping[str, sp.Rat
     give them: the values an input rule's remedy replaced put back, then the remedies decided again at the new
     values (weights swept to 1 byte take a chip preset's FP8 rate; swept back to 2 bytes, its BF16 ``flops``).
     Returns the values and the remedies' notes."""
+    values = values_before_remedies(scenario)
+    for name, value in point.items():
+        values[name] = ScenarioValue(name, sp.Rational(value), f"--set {name}", origin="--set")
+    notes = _apply_remedies(library, values)
+    return values, notes
+
+
+def values_before_remedies(scenario: Scenario) -> dict[str, ScenarioValue]:
+    """The scenario's values with each value an input rule's remedy replaced put back as it was."""
     values = dict(scenario.values)
     for name, before in scenario.before_remedies:
         if before is None:
             values.pop(name, None)
         else:
             values[name] = before
-    for name, value in point.items():
-        values[name] = ScenarioValue(name, sp.Rational(value), f"--set {name}", origin="--set")
-    notes = _apply_remedies(library, values)
-    return values, notes
+    return values
 
 
 def check_input_constraints(library: Library, values: Mapping[str, ScenarioValue],

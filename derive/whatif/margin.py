@@ -761,13 +761,13 @@ def remedy_cells(library: Library, scenario: Scenario, name: str
     the scenario's own values (the margin is the scenario's), or where an end is irrational."""
     import dataclasses
 
-    from derive.model.scenario import remedies_at, remedy_reads, remedy_targets
+    from derive.model.scenario import remedies_at, remedy_reads, remedy_targets, values_before_remedies
 
     rules = [c for c in library.input_constraints if name in remedy_reads(library, c)]
     if not rules:
         return None
     x = library.quantities[name].sym
-    before, _ = remedies_at(library, scenario, {})
+    before = values_before_remedies(scenario)  # the rules' relations read the values as given, before any remedy
     subst = {library.quantities[n].sym: v.value for n, v in before.items() if n != name}
     ends: set[sp.Expr] = set()
     for c in rules:
