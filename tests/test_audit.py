@@ -81,7 +81,8 @@ def test_impossible_decode_row_names_its_change_and_it_really_suffices():
     assert change["quantity"] in b.changes[0]["text"] and change["op"] in (">=", "<=")
     header, rows = read_rows(str(EXAMPLES / "planted.csv"))
     # the bound of a row that states no KV datatype (kv_split: the planted table gives none)
-    (bound,) = [bd for bd in PLAN.metrics["tpot"].bounds if "bytes_per_kv_element" in bd.unless_given]
+    (bound,) = [bd for bd in PLAN.metrics["tpot"].bounds if {"bytes_per_kv_element", "kv_bytes_per_token"}
+                <= bd.unless_given]
     assert "bytes_per_kv_element" not in header
     aud = Auditor(PLAN, header)
     raw = next(r for r in rows if r.cells["id"] == "below-memory-floor")
@@ -493,3 +494,18 @@ def test_the_kv_reading_of_each_bound_is_said():
     readings = [b.reading for b in PLAN.metrics["tpot"].bounds]
     assert any("the row's bytes_per_kv_element" in r for r in readings)
     assert any("gives no bytes_per_kv_element" in r and "weakest form" in r for r in readings)
+
+
+def test_the_kv_note_is_said_once_where_a_row_did_not_state_its_kv_datatype(tmp_path, capsys):
+    unstated, stated = tmp_path / "unstated.csv", tmp_path / "stated.csv"
+    lines = KV_ROWS.splitlines()
+    unstated.write_text("\n".join([lines[0], lines[1], lines[1].replace("unstated,", "again,")]) + "\n")
+    stated.write_text("\n".join([lines[0], lines[3]]) + "\n")
+    main(["audit", str(unstated)])
+    out = capsys.readouterr().out
+    assert out.count("note: a row that gives neither bytes_per_kv_element") == 1
+    main(["audit", str(stated)])
+    assert "bytes_per_kv_element" not in capsys.readouterr().out
+    main(["audit", str(unstated), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert len(data["notes"]) == 1 and "held to the floors without its KV reads" in data["notes"][0]

@@ -73,17 +73,25 @@ _KV_UNSTATED = {"kv_bytes_per_token": "0 byte/token", "kv_window_bytes_per_token
 
 
 def kv_split(bound: dict) -> list[dict]:
-    """``bound`` as two audit bounds: for a row that states its KV element width, and for one that does not."""
+    """``bound`` as three audit bounds: for a row that states its KV element width, for one that gives its KV bytes
+    per token itself, and for one that gives neither (held without its KV reads, with a note)."""
+    kv_inputs = {"row_inputs": [*bound.get("row_inputs", []), *_KV_UNSTATED],
+                 "defaults": {**bound.get("defaults", {}), **_KV_UNSTATED}}
     stated = {**bound, "when_given": [*bound.get("when_given", []), *KV_STATED],
               "reading": bound["reading"] + "; its KV cache read at the row's bytes_per_kv_element"}
-    unstated = {**{k: v for k, v in bound.items() if k != "meaning"},
-                "unless_given": [*bound.get("unless_given", []), *KV_STATED],
-                "row_inputs": [*bound.get("row_inputs", []), *_KV_UNSTATED],
-                "defaults": {**bound.get("defaults", {}), **_KV_UNSTATED},
-                "reading": bound["reading"] + "; the row gives no bytes_per_kv_element, so its KV reads count only as "
-                                              "its own KV columns give them (none: left out, the weakest form, since "
-                                              "a cache may be stored narrower than the model's datatype)"}
-    return [stated, unstated]
+    own = {**{k: v for k, v in bound.items() if k != "meaning"}, **kv_inputs,
+           "when_given": [*bound.get("when_given", []), "kv_bytes_per_token"],
+           "unless_given": [*bound.get("unless_given", []), *KV_STATED],
+           "reading": bound["reading"] + "; its KV cache read as its own KV columns give it"}
+    unstated = {**{k: v for k, v in bound.items() if k != "meaning"}, **kv_inputs,
+                "unless_given": [*bound.get("unless_given", []), *KV_STATED, "kv_bytes_per_token"],
+                "reading": bound["reading"] + "; the row gives no bytes_per_kv_element and no kv_bytes_per_token, so "
+                                              "its KV reads are left out (the weakest form, since a cache may be "
+                                              "stored narrower than the model's datatype)",
+                "note": "a row that gives neither bytes_per_kv_element nor kv_bytes_per_token is held to the floors "
+                        "without its KV reads (a KV cache may be stored narrower than the model's datatype: FP8, "
+                        "4-bit); give bytes_per_kv_element (2 byte for BF16, 1 byte for FP8) to hold it to them"}
+    return [stated, own, unstated]
 
 
 AUDIT_BOUNDS = [

@@ -261,7 +261,7 @@ def _headlines(root: ModuleType, spec: str) -> list[tuple[str, str]]:
 
 
 AUDIT_KEYS = frozenset({"metric", "unit", "meaning", "claim", "measured", "reading", "terms", "defaults",
-                        "row_inputs", "unchecked", "when_given", "unless_given"})
+                        "row_inputs", "unchecked", "when_given", "unless_given", "note"})
 _AUDIT_NAME_LISTS = ("row_inputs", "when_given", "unless_given")
 
 

@@ -9,7 +9,8 @@ A library declares, in ``AUDIT_BOUNDS``, the metric columns a table may have and
      "reading": "why the metric gives that quantity (one sentence)",
      "terms": {"compute": "compute_time"},          # parts of the bound reported for a consistent row
      "row_inputs": ["batch", "chips"],              # never taken from a preset: the row states them ...
-     "defaults": {"batch": "1 seq"}}                # ... or the bound uses these (values giving its weakest form)
+     "defaults": {"batch": "1 seq"},                # ... or the bound uses these (values giving its weakest form)
+     "note": "words said once after a table where a row was held to this bound"}
     {"metric": "ttft", "unit": "s", "unchecked": "why no bound exists"}
 
 A default of an input that is not a row input applies where neither the row nor its presets give one (a
@@ -96,6 +97,7 @@ class Bound:
     # (its reading: a row that gives its tokens per verification step is no plain decode step)
     when_given: frozenset[str] = frozenset()
     unless_given: frozenset[str] = frozenset()
+    note: str = ""  # the library's words, said once after a table where a row was held to this bound
 
     @property
     def kind(self) -> str:
@@ -270,7 +272,7 @@ def plan_audit(library: Library, check: callable) -> AuditPlan:
             rests_on=tuple(library.rests_on(library.declarations[cid])), verdict=verdict, reason=reason,
             terms=terms, row_inputs=row_inputs, defaults=defaults, when_given=when_given, unless_given=unless_given,
             measured_unit=str(library.quantity(measured_name).unit), func=func, exact_func=exact_func,
-            measured_func=measured_func, term_funcs=term_funcs))
+            measured_func=measured_func, term_funcs=term_funcs, note=str(raw.get("note", ""))))
     for name, metric in metrics.items():
         if not metric.bounds:
             metric.unchecked = unchecked.get(name, "no bound declared")
@@ -568,6 +570,7 @@ class Auditor:
         self.group_list: list[tuple[dict[str, Fraction], str | None, dict[str, float]]] = []
         self.parsed: dict = {}
         self.floats: dict[tuple[str, Dimension], float] = {}
+        self.notes: list[str] = []  # the notes of the bounds a row was held to (``Bound.note``), in order
 
     # one row's values --------------------------------------------------------------------------------------
     def _float(self, text: str, dim: Dimension) -> float:
@@ -704,6 +707,8 @@ class Auditor:
             rows = rows[held]
         if rows.size == 0:
             return
+        if bound.note and bound.note not in self.notes:
+            self.notes.append(bound.note)
         if not bound.usable:
             for i in rows:
                 results[i][metric.name].append(BoundResult(bound.claim, bound.kind, "unchecked", reason=bound.reason))

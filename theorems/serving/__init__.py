@@ -51,7 +51,7 @@ _E = "accepted_tokens_per_step"
 def _speculative_reading(reading: str) -> str:
     """A step-floor bound's reading for a row of speculative decoding, its KV reading (``kv_split``) kept."""
     base, kv = reading, ""
-    for marker in ("; its KV cache read", "; the row gives no bytes_per_kv_element"):
+    for marker in ("; its KV cache read", "; the row gives no bytes_per_kv_element"):  # kv_split's three readings
         if marker in reading:
             base, rest = reading.split(marker, 1)
             kv = marker + rest

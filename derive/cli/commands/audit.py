@@ -115,7 +115,7 @@ def run(args, ctx) -> int:
             os.replace(csv_tmp, out_path)
             temps.remove(csv_tmp)
         if json_file is not None:
-            tail = {"summary": {"rows": total, **counts}, "metrics": plan_json(plan)}
+            tail = {"summary": {"rows": total, **counts}, "notes": list(auditor.notes), "metrics": plan_json(plan)}
             json_file.write("\n], " + dumps_json(tail, indent=None)[1:] + "\n")
             json_file.close()
             with open(json_tmp, encoding="utf-8") as fh:
@@ -132,6 +132,8 @@ def run(args, ctx) -> int:
     summary = (f"{total} row{'s' if total != 1 else ''}: {counts['impossible']} impossible, "
                f"{counts['consistent']} consistent, {counts['unchecked']} unchecked")
     emit(summary)
+    for note in auditor.notes:
+        emit(f"note: {note}")
     if out_path is not None:
         emit(f"wrote {out_path}")
     if report is not None:
