@@ -94,33 +94,37 @@ def kv_split(bound: dict) -> list[dict]:
     return [stated, own, unstated]
 
 
+# the bounds that read the step floor, before kv_split (the serving library gives each a speculative form too)
+STEP_FLOOR_BOUNDS = [
+    {"metric": "tpot", "unit": "s", "meaning": "time per output token of one sequence (a decode step)",
+     "claim": "gap.roofline_floor_below_measured", "measured": "tpot",
+     "reading": "each sequence gains one token per decode step, so its time per output token is a step time "
+                "(a row of speculative decoding gives accepted_tokens_per_step, with --library serving)",
+     "terms": _STEP_TERMS, "row_inputs": _STEP_INPUTS, "unless_given": _SPECULATIVE,
+     "defaults": {"batch": "1 seq", "context": "1 token/seq", **_NO_PER_LAYER_ROW}},  # never falls as either grows
+    {"metric": "tokens_per_s", "unit": "token/s", "meaning": "output tokens per second of all the row's chips",
+     "claim": "gap.roofline_floor_below_measured", "measured": "batch * tokens_per_step / tokens_per_s",
+     "reading": "at most batch sequences are in flight, each gaining one token per step, and batch over the step "
+                "floor never falls as the batch grows: batch/tokens_per_s is at least a step time",
+     "terms": _STEP_TERMS, "row_inputs": _STEP_INPUTS, "defaults": {"context": "1 token/seq", **_NO_PER_LAYER_ROW},
+     "unless_given": _SPECULATIVE},
+    {"metric": "tokens_per_s_per_chip", "unit": "token/s", "claim": "gap.roofline_floor_below_measured",
+     "measured": "batch * tokens_per_step / (tokens_per_s_per_chip * chips)",
+     "reading": "all chips together output chips times the per-chip rate; read as tokens_per_s",
+     "terms": _STEP_TERMS, "row_inputs": _STEP_INPUTS, "defaults": {"context": "1 token/seq", **_NO_PER_LAYER_ROW},
+     "unless_given": _SPECULATIVE},
+]
+_TPOT, _TOKENS_PER_S, _TOKENS_PER_S_PER_CHIP = STEP_FLOOR_BOUNDS
 AUDIT_BOUNDS = [
-    *kv_split({"metric": "tpot", "unit": "s", "meaning": "time per output token of one sequence (a decode step)",
-               "claim": "gap.roofline_floor_below_measured", "measured": "tpot",
-               "reading": "each sequence gains one token per decode step, so its time per output token is a step "
-                          "time (a row of speculative decoding gives accepted_tokens_per_step, with --library "
-                          "serving)",
-               "terms": _STEP_TERMS, "row_inputs": _STEP_INPUTS, "unless_given": _SPECULATIVE,
-               # never falls as either grows
-               "defaults": {"batch": "1 seq", "context": "1 token/seq", **_NO_PER_LAYER_ROW}}),
-    *kv_split({"metric": "tokens_per_s", "unit": "token/s", "meaning": "output tokens per second of all the row's "
-                                                                      "chips",
-               "claim": "gap.roofline_floor_below_measured", "measured": "batch * tokens_per_step / tokens_per_s",
-               "reading": "at most batch sequences are in flight, each gaining one token per step, and batch over "
-                          "the step floor never falls as the batch grows: batch/tokens_per_s is at least a step time",
-               "terms": _STEP_TERMS, "row_inputs": _STEP_INPUTS,
-               "defaults": {"context": "1 token/seq", **_NO_PER_LAYER_ROW}, "unless_given": _SPECULATIVE}),
+    *kv_split(_TPOT),
+    *kv_split(_TOKENS_PER_S),
     {"metric": "tokens_per_s", "unit": "token/s", "claim": "gap.throughput_per_chip_ceiling",
      "measured": "tokens_per_s / chips", "reading": "the output tokens of all chips, shared over the chips",
      "row_inputs": ["chips"]},
     {"metric": "tokens_per_s_per_chip", "unit": "token/s", "meaning": "output tokens per second per chip",
      "claim": "gap.throughput_per_chip_ceiling", "measured": "tokens_per_s_per_chip",
      "reading": "tokens per second per chip is the claim's measured quantity"},
-    *kv_split({"metric": "tokens_per_s_per_chip", "unit": "token/s", "claim": "gap.roofline_floor_below_measured",
-               "measured": "batch * tokens_per_step / (tokens_per_s_per_chip * chips)",
-               "reading": "all chips together output chips times the per-chip rate; read as tokens_per_s",
-               "terms": _STEP_TERMS, "row_inputs": _STEP_INPUTS,
-               "defaults": {"context": "1 token/seq", **_NO_PER_LAYER_ROW}, "unless_given": _SPECULATIVE}),
+    *kv_split(_TOKENS_PER_S_PER_CHIP),
     {"metric": "ttft", "unit": "s", "meaning": "time to first token",
      "unchecked": "the lecture proves no floor on prefill time (a library with a prefill floor adds one)"},
     {"metric": "request_rate", "unit": "1/s", "meaning": "requests completed per second",

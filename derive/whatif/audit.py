@@ -561,8 +561,9 @@ class Auditor:
         self.row_cols = [c for c in self.quantity_cols if c in inputs]  # evaluated per row
         # a column an input rule's remedy reads (the weights' bytes, which choose a chip's rate) acts through the
         # presets too: the row's scenario is built with it, so the remedy sees the row's value
-        remedied = {lib.quantity_of(x).name for c in lib.input_constraints for r in c.get("remedies", ())
-                    for x in r["relation"].free_symbols()}
+        from derive.model.scenario import remedy_reads
+
+        remedied = set().union(*(remedy_reads(lib, c) for c in lib.input_constraints))
         self.preset_cols = [c for c in self.quantity_cols if c not in inputs or c in remedied]
         self.groups = _Groups(lib, inputs)
         self.read_cols = list(dict.fromkeys(self.row_cols + self.preset_cols + self.metric_cols))

@@ -729,17 +729,18 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
     varied quantity decides an input rule's remedy (the weights' bytes choose a chip's FP8 rate), the set is
     taken cell by cell of the values on which the remedies give the same values (``remedy_cells``), each cell at
     the values ``--set`` of a value inside it gives, and joined."""
-    cells = remedy_cells(library, scenario, vary.strip()) if vary.strip() in library.quantities else None
+    name = vary.strip()
+    cells = remedy_cells(library, scenario, name) if name in library.quantities else None
     if cells is None:
         return _margin(library, scenario, claim_id, vary, unit=unit, verify=verify, rlimit=rlimit)
     parts = [(where, _margin(library, at, claim_id, vary, unit=unit, verify=verify, rlimit=rlimit, cells=where))
              for where, at, _ in cells]
-    value = scenario.values[vary.strip()].value if vary.strip() in scenario.values else None
+    value = scenario.values[name].value if name in scenario.values else None
     out = next((m for where, m in parts if value is not None and any(c.contains(value) for c in where)), parts[0][1])
     out.intervals = _joined([i for _, m in parts for i in m.intervals])
     out.checks = [c for _, m in parts for c in m.checks]
     if out.rule_ends:
-        out.rule_ends = rule_ends(library, scenario, vary.strip(), out.intervals)
+        out.rule_ends = rule_ends(library, scenario, name, out.intervals)
     low, closed = _domain_bounds(out.domain)
     domain = [Interval(low, None, closed, False)]
     for where, _, said in cells:
@@ -747,7 +748,7 @@ def margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, un
         if not shown:
             continue
         words = "; ".join(said) if said else "the scenario's own values, no remedy"
-        out.notes.append(f"for {vary.strip()} in " + " ∪ ".join(out.interval_text(c) for c in shown)
+        out.notes.append(f"for {name} in " + " ∪ ".join(out.interval_text(c) for c in shown)
                          + f" (as --set of such a value gives it): {words}")
     return out
 
@@ -778,11 +779,9 @@ def remedy_cells(library: Library, scenario: Scenario, name: str
     if any(not e.is_Rational for e in ends):
         return None
     points = sorted(ends)
-    cells = [Interval(None, points[0] if points else None, False, False)] if points else [Interval(None, None, False,
-                                                                                                    False)]
-    for k, p in enumerate(points):
-        cells.append(Interval(p, p, True, True))
-        cells.append(Interval(p, points[k + 1] if k + 1 < len(points) else None, False, False))
+    bounds = [None, *points, None]  # the open intervals between the ends, and the ends themselves
+    cells = [Interval(a, b, False, False) for a, b in zip(bounds, bounds[1:], strict=False)]
+    cells += [Interval(p, p, True, True) for p in points]
     targets = [n for n in remedy_targets(library) if n != name]
     groups: dict[tuple, tuple[list[Interval], dict, list[str]]] = {}
     for cell in cells:

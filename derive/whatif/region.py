@@ -14,7 +14,7 @@ from derive.errors import MarginError
 from derive.model.declarations import Claim
 from derive.model.library import Library
 from derive.model.scenario import Scenario, with_input_table_defaults
-from derive.whatif.rules import GridRules, grid_remedies, grid_rules
+from derive.whatif.rules import grid_rules
 
 
 @dataclass
@@ -70,19 +70,13 @@ def region(library: Library, scenario: Scenario, claim_id: str, axes: Sequence) 
     mesh = np.meshgrid(axes[0].values, axes[1].values, indexing="ij")
     # a value an input rule's remedy gives that follows an axis (the chip's FP8 rate along the weights' bytes) is
     # carried per point, as --set of the point's values gives it (as in a sweep)
-    remedies = grid_remedies(library, scenario, names, [a.values for a in axes])
-    carried = remedies.carried if remedies is not None else {}
+    rules = grid_rules(library, scenario, names, [a.values for a in axes])
+    carried = rules.carried if rules is not None else {}
     fn = compiled_claim(library, scenario, Target(claim.id, "claim", claim.id, claim=claim), [*names, *carried],
                         [*symbols, *(library.quantities[n].sym for n in carried)])
     holds = np.broadcast_to(np.asarray(fn(*mesh, *(c.reshape(mesh[0].shape) for c in carried.values())),
                                        dtype=bool), mesh[0].shape)
     values = [scenario.value(n) if n in scenario.values else None for n in names]
-    rules = grid_rules(library, scenario, names, [a.values for a in axes],
-                       skip=remedies.handled if remedies is not None else frozenset())
-    if remedies is not None:
-        rules = rules or GridRules(np.zeros(holds.size, dtype=bool))
-        rules = GridRules(rules.broken | remedies.broken, [*remedies.rules, *rules.rules], rules.off_integers)
-        notes += remedies.lines
     refused = None
     if rules is not None:
         refused = rules.broken.reshape(holds.shape)

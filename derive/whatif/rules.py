@@ -45,16 +45,21 @@ class RuleCount(InputRule):
 @dataclass
 class GridRules:
     """The input rules over a grid: ``broken`` per point (a refusing rule fails there, or an integer quantity
-    is off the integers), each rule's count, and each integer quantity's count of points off the integers."""
+    is off the integers), each rule's count, and each integer quantity's count of points off the integers;
+    ``carried``: the per-point values (SI, one per point of the flattened grid) of each quantity a rule's remedy
+    gives that changes across the grid, for the command to evaluate beside the axes, and ``remedied`` what the
+    remedies did, with their counts."""
 
     broken: np.ndarray  # bool, one per point of the flattened grid
     rules: list[RuleCount] = field(default_factory=list)
     off_integers: list[tuple[str, int]] = field(default_factory=list)
+    carried: dict[str, np.ndarray] = field(default_factory=dict)
+    remedied: list[str] = field(default_factory=list)
 
     def notes(self, of: int, unit: str = "points", marked: str = "feasible = 0") -> list[str]:
-        """One line per broken rule and per integer quantity swept off the integers; ``marked``: how the
-        command marks such a point."""
-        out = []
+        """One line per remedy applied, per broken rule and per integer quantity swept off the integers;
+        ``marked``: how the command marks such a point."""
+        out = list(self.remedied)
         for name, n in self.off_integers:
             out.append(f"{name} is off the integers at {n} of {of} {unit} ({marked}): {name} is a whole number "
                        f"and --set refuses any other value; choose a range and a number of points that land on "
@@ -85,11 +90,11 @@ def exact_values(values: np.ndarray, integer: bool) -> tuple[list[int | Fraction
 
 
 @dataclass
-class GridRemedies:
+class _GridRemedies:
     """The input rules with remedies over a grid that varies a value they read, decided point by point as
     ``--set`` of the point's values would decide them (``remedies_at``): ``carried`` the per-point values (SI, one
     per point of the flattened grid) of each quantity a remedy gives that changes across the grid, ``handled`` the
-    rules decided here (``grid_rules`` leaves them), ``rules`` those still broken after their remedies with their
+    rules decided here (``_decided_rules`` leaves them), ``rules`` those still broken after their remedies with their
     counts, ``broken`` where a refusing one is, and ``lines`` what the remedies did, with their counts."""
 
     carried: dict[str, np.ndarray]
@@ -99,8 +104,8 @@ class GridRemedies:
     lines: list[str]
 
 
-def grid_remedies(library: Library, scenario: Scenario, names: Sequence[str],
-                  axis_values: Sequence[np.ndarray]) -> GridRemedies | None:
+def _grid_remedies(library: Library, scenario: Scenario, names: Sequence[str],
+                   axis_values: Sequence[np.ndarray]) -> _GridRemedies | None:
     """The input rules whose remedies read a swept quantity, at every combination of the swept values they read
     (then broadcast to the full grid of ``axis_values``, the first varying slowest); None when no such rule."""
     from itertools import product
@@ -151,7 +156,7 @@ def grid_remedies(library: Library, scenario: Scenario, names: Sequence[str],
             broken |= spread(fails[c["id"]])
     lines = [f"{text} (at {n * per_combo} of {every} points, as --set of their values gives it)"
              for text, n in notes.items()]
-    return GridRemedies(carried, handled, counts, broken, lines)
+    return _GridRemedies(carried, handled, counts, broken, lines)
 
 
 def _decided_rules(library: Library, scenario: Scenario,
@@ -187,12 +192,14 @@ def names_a_rule(library: Library, scenario: Scenario, name: str) -> bool:
 
 
 def grid_rules(library: Library, scenario: Scenario, names: Sequence[str],
-               axis_values: Sequence[np.ndarray], skip: frozenset[str] = frozenset()) -> GridRules | None:
+               axis_values: Sequence[np.ndarray]) -> GridRules | None:
     """The library's input rules that name a swept quantity, at every point of the full grid of
-    ``axis_values`` (one 1-D array of SI values per name, the first varying slowest), but the rules ``skip``
-    names (``grid_remedies`` decided them); None when no rule names one (nothing to mark)."""
-    decided = _decided_rules(library, scenario, names, skip)
-    if not decided:
+    ``axis_values`` (one 1-D array of SI values per name, the first varying slowest); None when no rule
+    names one (nothing to mark).  A rule whose remedy reads a swept value is decided after its remedy at each
+    point, and the values the remedy gives are carried (``_grid_remedies``)."""
+    remedies = _grid_remedies(library, scenario, names, axis_values)
+    decided = _decided_rules(library, scenario, names, remedies.handled if remedies is not None else frozenset())
+    if not decided and remedies is None:
         return None
     symbols = [library.quantities[n].sym for n in names]
     shape = tuple(len(v) for v in axis_values)
@@ -216,7 +223,10 @@ def grid_rules(library: Library, scenario: Scenario, names: Sequence[str],
             full = np.broadcast_to(mask.reshape([shape[j] if j == i else 1 for j in range(len(shape))]), shape)
             off_integers.append((names[i], int(full.sum())))
             broken |= full
-    return GridRules(broken.reshape(-1), counts, off_integers)
+    if remedies is None:
+        return GridRules(broken.reshape(-1), counts, off_integers)
+    return GridRules(broken.reshape(-1) | remedies.broken, [*remedies.rules, *counts], off_integers,
+                     remedies.carried, remedies.lines)
 
 
 def refused_at(library: Library, scenario: Scenario, name: str, values: Sequence[int | Fraction]) -> np.ndarray:

@@ -34,7 +34,7 @@ from derive.model.evaluate import definitions_used, domain_breaks, formula_words
 from derive.model.library import Library
 from derive.model.scenario import Scenario, with_input_table_defaults
 from derive.model.situation import eliminate_forall, situate
-from derive.whatif.rules import GridRules, grid_remedies, grid_rules, pair_rule_notes
+from derive.whatif.rules import grid_rules, pair_rule_notes
 
 NOT_A_PROOF = "numeric sweep, not a proof"
 EQ_RTOL = 1e-9
@@ -460,8 +460,8 @@ def sweep_grid(library: Library, scenario: Scenario, targets: Sequence[Target], 
     hypotheses_fail = undefined_goal = False
     # a value an input rule's remedy gives that follows a swept one (the chip's FP8 rate where the swept weights
     # are 1 byte) is carried per point beside the axes, as --set of the point's values would give it
-    remedies = grid_remedies(library, scenario, names, [a.values for a in axes])
-    carried = remedies.carried if remedies is not None else {}
+    rules = grid_rules(library, scenario, names, [a.values for a in axes])
+    carried = rules.carried if rules is not None else {}
     names_all = [*names, *carried]
     symbols_all = [*symbols, *(library.quantities[n].sym for n in carried)]
     flat_all = [*flat, *carried.values()]
@@ -494,12 +494,6 @@ def sweep_grid(library: Library, scenario: Scenario, targets: Sequence[Target], 
         notes.append(INFEASIBLE_NOTE.format(n=int((feasible < 0.5).sum()), of=int(flat[0].size)))
     # the library's input rules at each point, decided exactly as --set would decide them (feasible = 0 where one
     # breaks); None when no rule names a swept quantity, so such a sweep is as it was
-    rules = grid_rules(library, scenario, names, [a.values for a in axes],
-                       skip=remedies.handled if remedies is not None else frozenset())
-    if remedies is not None:
-        rules = rules or GridRules(np.zeros(flat[0].shape, dtype=bool))
-        rules = GridRules(rules.broken | remedies.broken, [*remedies.rules, *rules.rules], rules.off_integers)
-        notes += remedies.lines
     if rules is not None:
         if feasible is None:
             feasible = np.ones(flat[0].shape)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 # the lecture's library attributes, read by derive.model.loader (each taken once when both libraries are loaded):
 # its presets, figures, headlines, config reader (and its formulas for the live page) and finder, ceilings, audit
-# bounds, feasibility constraints and floor
+# bounds, feasibility constraints and floor; and the step-floor bounds and kv_split, which the audit here builds on
 from theorems import AUDIT_BOUNDS as LECTURE_AUDIT_BOUNDS
 from theorems import CARD as LECTURE_CARD
 from theorems import (  # noqa: F401
@@ -26,6 +26,7 @@ from theorems import (  # noqa: F401
     MODEL_CONFIG_FINDER,
     MODEL_CONFIG_READER,
     PREDICT_METRIC,
+    STEP_FLOOR_BOUNDS,
     kv_split,
 )
 from theorems import INPUT_CONSTRAINTS as LECTURE_INPUT_CONSTRAINTS
@@ -44,31 +45,22 @@ TITLE = ("The math behind how LLMs are trained and served, and beyond: the lectu
 # prediction, which gives its mean tokens per verification step (a benchmark's "acceptance length"): each sequence
 # gains that many tokens per step on average, and the step, verifying k + 1 tokens, is no shorter than a plain one
 # (speculative.verify_step_between), so the time per output token times it is at least the step floor
-_STEP_FLOOR = "gap.roofline_floor_below_measured"
 _E = "accepted_tokens_per_step"
 
 
-def _speculative_reading(reading: str) -> str:
-    """A step-floor bound's reading for a row of speculative decoding, its KV reading (``kv_split``) kept."""
-    base, kv = reading, ""
-    for marker in ("; its KV cache read", "; the row gives no bytes_per_kv_element"):  # kv_split's three readings
-        if marker in reading:
-            base, rest = reading.split(marker, 1)
-            kv = marker + rest
-            break
-    return (f"{base.split(' (a row of speculative')[0]}, with speculative decoding {_E} tokens per sequence per "
-            "verification step on average, a step no shorter than a plain one (speculative.verify_step_between)"
-            + kv)
+def _speculative(bound: dict) -> dict:
+    """A step-floor bound (``theorems.STEP_FLOOR_BOUNDS``) for a row of speculative decoding."""
+    return {**{k: v for k, v in bound.items() if k != "meaning"},
+            "measured": f"({bound['measured']}) * {_E}", "row_inputs": [*bound["row_inputs"], _E], "when_given": [_E],
+            "unless_given": [x for x in bound.get("unless_given", []) if x != _E],
+            "reading": f"{bound['reading'].split(' (a row of speculative')[0]}, with speculative decoding {_E} tokens "
+                       "per sequence per verification step on average, a step no shorter than a plain one "
+                       "(speculative.verify_step_between)"}
 
 
 AUDIT_BOUNDS = [
     *LECTURE_AUDIT_BOUNDS,
-    *({**{k: v for k, v in b.items() if k != "meaning"},
-       "measured": f"({b['measured']}) * {_E}", "row_inputs": [*b["row_inputs"], _E],
-       "when_given": [*b.get("when_given", []), _E],
-       "unless_given": [x for x in b.get("unless_given", []) if x != _E],
-       "reading": _speculative_reading(b["reading"])}
-      for b in LECTURE_AUDIT_BOUNDS if b.get("claim") == _STEP_FLOOR),
+    *(b for bound in STEP_FLOOR_BOUNDS for b in kv_split(_speculative(bound))),
     # the time to first token: one request's own prefill, its prompt's uncached tokens (prefill_tokens; the
     # weakest form, one token, where the row gives none: the weights read once)
     *kv_split({"metric": "ttft", "unit": "s", "meaning": "time to first token of one request",
