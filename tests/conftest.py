@@ -6,6 +6,12 @@ import os
 import tempfile
 
 import pytest
+from hypothesis import settings
+
+# CI runs the property tests from a fixed seed (HYPOTHESIS_PROFILE=ci in .ci/run), so a red run is one anyone can
+# rerun; by hand they explore afresh each time
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 # Tests that run commands in-process must not write the proof cache into the work tree.
 os.environ.setdefault("DERIVE_CACHE_DIR", tempfile.mkdtemp(prefix="derive-test-cache-"))

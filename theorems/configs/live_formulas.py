@@ -11,7 +11,8 @@ reads a pasted ``config.json`` with them.
 
 What they do not cover is refused, never approximated: a sliding window that applies (Mistral's
 ``sliding_window``, Qwen's ``use_sliding_window``), ``layer_types``, dense-only layers (``mlp_only_layers``),
-latent attention, quantized weights (``quantization_config``), and a file that names no datatype (the Python
+latent attention, quantized weights (``quantization_config``), a mixture of experts with tied embeddings (the
+reader counts its skipped experts itself), and a file that names no datatype (the Python
 reader then falls back on the chip's KV datatype, a rule of the scenario, not of the file).  The page sends
 those to ``derive card --model config.json``.  tests/test_live_config_formulas.py holds every formula to the
 Python reader, exactly, on every fixture config of these types.  ``SERVING_LIVE_CONFIG_FORMULAS`` is the
@@ -110,7 +111,11 @@ _qwen_moe = _values((n - _moe_layers) * 3 * d * width + _shared,
                     experts_total=qwen_experts, experts_active=active)
 
 _dense_fields = {"intermediate_size": _whole()}
-_experts_checks = [(sp.Le(active, experts), "num_experts_per_tok must be at most num_local_experts")]
+# a tied mixture of experts: the Python reader counts the routed weights a token skips itself (total - input
+# embedding - active would leave out the tied head), a value these formulas do not give, so the page refuses it
+_untied = (sp.Eq(tie, 0), "tie_word_embeddings must be false in a mixture of experts read here (the command "
+                          "line counts a tied one's skipped experts)")
+_experts_checks = [(sp.Le(active, experts), "num_experts_per_tok must be at most num_local_experts"), _untied]
 _mixtral_fields = {"intermediate_size": _whole(), "num_local_experts": _whole(aliases=["num_experts"]),
                    "num_experts_per_tok": _whole()}
 _qwen_fields = {"num_experts": _whole(aliases=["num_local_experts"]), "num_experts_per_tok": _whole(),
@@ -119,7 +124,7 @@ _qwen_fields = {"num_experts": _whole(aliases=["num_local_experts"]), "num_exper
                 # the dense layers' width: the Python reader needs it only when some layer is dense; required here
                 "intermediate_size": _whole()}
 _qwen_checks = [(sp.Le(active, qwen_experts), "num_experts_per_tok must be at most num_experts"),
-                (sp.Le(step, n), "decoder_sparse_step larger than num_hidden_layers leaves no MoE layer")]
+                (sp.Le(step, n), "decoder_sparse_step larger than num_hidden_layers leaves no MoE layer"), _untied]
 # a window applies: Mistral and Mixtral window every layer when sliding_window is set, Qwen with use_sliding_window
 _window = {"sliding_window": [None]}
 _qwen_window = {"use_sliding_window": [None, False]}
