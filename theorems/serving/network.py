@@ -43,6 +43,13 @@ Main claims:
   (``tp_link_allreduce_time``, which needs no ``collective_bandwidth``) take at least their scale-up time,
   exactly that inside a domain (``network.tp_link_allreduce_time_at_most_scaleup`` is refuted);
   ``ep_link_alltoall_time_per_token`` is the all-to-all on the layout's links.
+- **The all-reduce floor** ``network.allreduce_floor_below_ring``: whatever the algorithm (ring, tree, one-shot,
+  in-switch), every chip receives the whole sum once (``network.allreduce_receives_the_sum``), so one message
+  latency plus the message over the layout's links (``tp_link_allreduce_floor``) bounds every all-reduce from
+  below, and never exceeds a ring's time (``network.allreduce_floor_above_ring`` is refuted).
+  ``network.h100_nvls_allreduce_above_floor``: NVLink SHARP all-reduces 2 GiB on eight H100s in 7.87 ms, above
+  the 4.77 ms floor and under a ring's 8.36 ms on the same links (``network.h100_nvls_allreduce_under_ring``,
+  held to the ring, is refuted).
 - **The all-to-all's bytes from the model** ``network.dispatch_token_bytes`` and ``network.combine_token_bytes``:
   a token sends one hidden vector (d_model elements in the dispatch datatype, ``dispatch_bytes_per_element``,
   scales included) to each routed expert and gets one activation back (``token_activation_bytes``); a model's
@@ -745,6 +752,93 @@ tp_link_allreduce_time_at_most_scaleup = Claim(
     notes="A planted false twin of network.tp_link_allreduce_time_at_least_scaleup: a group wider than one domain "
           "runs over the slower network.",
 )
+
+# A floor for every all-reduce, whatever its algorithm ------------------------------------------------------------
+allreduce_receives_the_sum = Assumption(
+    "network.allreduce_receives_the_sum", title="Every chip of an all-reduce receives the whole sum",
+    statement="Every chip ends an all-reduce holding every element of the sum, and each element depends on the other "
+              "chips' data, so at least the message's bytes (in its own datatype, uncompressed) reach each chip "
+              "over its links, after at least one message latency; past one domain, what depends on the other "
+              "domains enters a domain through its chips' scale-out ports together.  Rings, trees, one-shot kernels "
+              "and in-switch reduction (NVLink SHARP, InfiniBand SHARP) all move at least this much; an all-reduce "
+              "that compresses its message (quantized to fewer bytes) does not, and is not bound by it.",
+    source=derived("each chip's result depends on every other chip's input, element by element: in-switch reduction "
+                   "delivers each chip the reduced message exactly once (NVIDIA NCCL issue 1455: NVLS all-reduce "
+                   "of 2 GiB on 8 H100s at an algorithm bandwidth of about 273 GB/s, under the 450 GB/s links)"),
+)
+tp_link_allreduce_floor_q = Quantity(
+    "tp_link_allreduce_floor", r"t_{\mathrm{ar}}^{\min}", "s",
+    "floor on a step's tensor-parallel all-reduces on the layout's links, whatever the algorithm (ring, tree, "
+    "one-shot, in-switch): each one message latency plus the whole message once (none with one chip)",
+    domain="nonnegative", display_unit="ms")
+t_ar_min = tp_link_allreduce_floor_q.sym
+tp_link_allreduce_floor = Definition(
+    "network.tp_link_allreduce_floor", title="A floor on a step's all-reduces, whatever the algorithm",
+    statement="n_ar all-reduces in each layer, each at least one message latency plus the whole message over the "
+              "links the layout gives the tensor-parallel group (past one domain, the domain's scale-out ports "
+              "together, never more than the scale-up links); nothing with one chip.",
+    source=derived("a chip receives every element of the sum at least once (network.allreduce_receives_the_sum), "
+                   "over links of at most network.tp_link_bandwidth, after at least one message latency"),
+    defines=tp_link_allreduce_floor_q,
+    expr=sp.Min(1, tp - 1) * n_ar * N_L * (alpha_tp + M_ar / W_tp),  # tp is a whole number: the factor is 0 or 1
+    uses=(allreduce_receives_the_sum,),
+)
+allreduce_floor_below_ring = Claim(
+    "network.allreduce_floor_below_ring", title="A ring never beats the all-reduce floor",
+    label="The all-reduce floor",
+    statement="On the links a layout gives its tensor-parallel group, the floor of any all-reduce (one message "
+              "latency, the message once) is never above a ring's time (2(t − 1) latencies, 2(t − 1)/t of the "
+              "message): a ring moves between one and two messages' worth where in-switch reduction moves one.",
+    source=_THAKUR,
+    goal=logic.le(t_ar_min, t_ar_tp),
+    uses=(ring_allreduce_bytes,),
+)
+allreduce_floor_above_ring = Claim(
+    "network.allreduce_floor_above_ring", title="False twin: the all-reduce floor is a ring's time",
+    statement="The floor of any all-reduce would be at least a ring's time on the same links.",
+    source=_THAKUR,
+    goal=logic.ge(t_ar_min, t_ar_tp),
+    expected="refuted", tags=("inconsistency",),
+    notes="A planted false twin of network.allreduce_floor_below_ring: past two chips a ring takes more latencies "
+          "and more bytes than the floor, so in-switch reduction can beat a ring.",
+)
+# NCCL issue 1455: an NVLS all-reduce of 2 GiB on 8 H100s, algorithm bandwidth about 273 GB/s: 7.87 ms
+_NVLS = paper("NVIDIA/nccl issue 1455 (2024-09-19), github.com/NVIDIA/nccl/issues/1455",
+              "result 3: all_reduce_perf -b 2G -e 4G with NCCL_ALGO=NVLS, algorithm bandwidth about 273 GB/s on 8 "
+              "H100 SXM; result 1: NCCL_ALGO=RING, bus bandwidth 365-370 GB/s")
+_NVLS8 = (logic.eq(W_up, si("450e9 byte/s")), logic.eq(alpha_up, si("0.6 us")), logic.eq(n_dom, 8),
+          logic.eq(W_out, si("50e9 byte/s")), logic.eq(alpha_out, si("2.7 us")),
+          logic.eq(tp, 8), logic.eq(N_L, 1), logic.eq(n_ar, 1), logic.eq(B, si("1 seq")),
+          logic.eq(tau, si("1 token/seq")), logic.eq(a, si("2147483648 byte/token")))
+_NVLS8_FORALL = (scaleup_bandwidth, scaleup_latency, scaleup_domain, scaleout_bandwidth, scaleout_latency, tp_q,
+                 layers, allreduces_per_layer, batch, tokens_per_step, token_activation_bytes)
+_NVLS8_MEASURED = sp.Rational(2**31, 273 * 10**9)  # seconds: 2 GiB at 273 GB/s of algorithm bandwidth
+h100_nvls_allreduce_above_floor = Claim(
+    "network.h100_nvls_allreduce_above_floor",
+    title="An in-switch all-reduce of 2 GiB on 8 H100s stays above the all-reduce floor",
+    label="NVLS against the floor",
+    statement="Eight H100s on 450 GB/s of NVLink: NVLink SHARP all-reduces 2 GiB in 7.87 ms (273 GB/s of algorithm "
+              "bandwidth), above the 4.77 ms floor of any all-reduce (the message once over the links, one "
+              "latency).",
+    source=_NVLS,
+    hypotheses=_NVLS8,
+    goal=logic.le(t_ar_min, _NVLS8_MEASURED),
+    instance=True, forall=_NVLS8_FORALL, uses=(allreduce_floor_below_ring,),
+    notes="The h100-sxm preset's links: 450 GB/s and NCCL's 0.6 us per step (its scale-out links, unused by a group "
+          "of one node, as the preset gives them); 2G in all_reduce_perf is 2^31 bytes.",
+)
+h100_nvls_allreduce_under_ring = Claim(
+    "network.h100_nvls_allreduce_under_ring",
+    title="False twin: the same in-switch all-reduce takes at least a ring's time",
+    statement="Held to a ring's time on the same links (14 latencies, 1.75 messages: 8.36 ms), the 7.87 ms NVLS "
+              "all-reduce would be impossible.",
+    source=_NVLS,
+    hypotheses=_NVLS8,
+    goal=logic.le(t_ar_tp, _NVLS8_MEASURED),
+    instance=True, forall=_NVLS8_FORALL, expected="refuted", tags=("inconsistency",),
+    notes="A planted false twin of network.h100_nvls_allreduce_above_floor: the ring's time is a floor for rings "
+          "only (network.ring_allreduce), and in-switch reduction sends each byte to the switch once.",
+)
 tp_on_scaleup_iff = Claim(
     "network.tp_on_scaleup_iff", title="TP all-reduces run on scale-up up to one domain, slower past it",
     label="TP stays on scale-up",
@@ -943,4 +1037,11 @@ PROSE = (
     "On the layout's own links the all-reduces need no typed-in bandwidth (tp_link_allreduce_time), and they never "
     "run faster than on the scale-up links.",
     "{{result:tp_link_allreduce_time_at_least_scaleup}}",
+    "A ring is one algorithm among several.  Whatever the algorithm, every chip ends with every element of the "
+    "sum, so the whole message reaches it at least once: one message latency and the message over the links is "
+    "a floor for rings, trees, one-shot kernels and in-switch reduction alike, and never above a ring's time.",
+    "{{result:allreduce_floor_below_ring}}",
+    "In-switch reduction comes closest to it: NVLink SHARP on eight H100s all-reduces 2 GiB faster than any ring "
+    "can on the same links, and still above the floor.",
+    "{{result:h100_nvls_allreduce_above_floor}}",
 )
