@@ -278,6 +278,8 @@ MALFORMED = {
     "claim without measured": ("AUDIT_BOUNDS = [{'metric': 'x', 'unit': 's', 'claim': 'c'}]", "no 'measured'"),
     "terms not text": ("AUDIT_BOUNDS = [{'metric': 'x', 'unit': 's', 'unchecked': 'r', 'terms': {'a': 1}}]",
                        "wrong type"),
+    "notes when missing not a table": ("AUDIT_BOUNDS = [{'metric': 'x', 'unit': 's', 'unchecked': 'r', "
+                                       "'notes_when_missing': ['batch']}]", "wrong type"),
 }
 
 
@@ -508,4 +510,24 @@ def test_the_kv_note_is_said_once_where_a_row_did_not_state_its_kv_datatype(tmp_
     assert "bytes_per_kv_element" not in capsys.readouterr().out
     main(["audit", str(unstated), "--json"])
     data = json.loads(capsys.readouterr().out)
-    assert len(data["notes"]) == 1 and "held to the floors without its KV reads" in data["notes"][0]
+    kv_notes = [n for n in data["notes"] if "KV" in n]
+    assert len(kv_notes) == 1 and "held to the floors without its KV reads" in kv_notes[0]
+
+
+def test_the_weights_note_is_said_once_where_a_row_left_its_weights_datatype_to_the_model(tmp_path, capsys):
+    """A row without bytes_per_param is held to the checkpoint's datatype (BF16 for Llama 3 8B) and the chip's rate
+    for it; the table says so once, and not where every row gives the column."""
+    unstated, stated = tmp_path / "unstated.csv", tmp_path / "stated.csv"
+    header = "id,model,hardware,chips,batch,context,bytes_per_param,bytes_per_kv_element,tpot\n"
+    unstated.write_text(header + "a,llama3-8b,h100-sxm,1,1,1024,,2 byte,4 ms\n"
+                                 "b,llama3-8b,h100-sxm,1,1,1024,1 byte/param,2 byte,4 ms\n"
+                                 "c,llama3-8b,h100-sxm,1,1,1024,,2 byte,5 ms\n")
+    stated.write_text(header + "b,llama3-8b,h100-sxm,1,1,1024,1 byte/param,2 byte,4 ms\n")
+    assert main(["audit", str(unstated)]) == 1  # 4 ms is under the BF16 weights' 4.5 ms, over the FP8 ones'
+    out = capsys.readouterr().out
+    assert out.count("note: a row that gives no bytes_per_param") == 1
+    assert main(["audit", str(stated)]) == 0
+    assert "gives no bytes_per_param" not in capsys.readouterr().out
+    main(["audit", str(unstated), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert sum("gives no bytes_per_param" in n for n in data["notes"]) == 1

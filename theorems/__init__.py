@@ -94,6 +94,23 @@ def kv_split(bound: dict) -> list[dict]:
     return [stated, own, unstated]
 
 
+# A row that does not say how its run stored the weights is held to the model's own datatype (its config's or preset's,
+# else the chip's) and to the chip's rate for it; unlike the KV cache's, that is the checkpoint's as published, so the
+# bound keeps it, and says so: a run that quantized a checkpoint on the fly (FP8, 4-bit) must give bytes_per_param.
+WEIGHTS_UNSTATED = {"bytes_per_param": "a row that gives no bytes_per_param is held to its weights in the model's own "
+                                       "datatype (its config's or preset's, else the chip's) and, unless it gives "
+                                       "flops, to the chip's rate for that datatype; a run that quantized its weights "
+                                       "(FP8, 4-bit) must give bytes_per_param (1 byte for FP8, 0.5 byte for 4-bit)"}
+
+
+def weights_noted(bound: dict) -> dict:
+    """``bound`` with the note said where a row held to it leaves ``bytes_per_param`` empty (a bound that names a
+    claim; an ``unchecked`` entry as it is)."""
+    if "claim" not in bound:
+        return bound
+    return {**bound, "notes_when_missing": {**bound.get("notes_when_missing", {}), **WEIGHTS_UNSTATED}}
+
+
 # the bounds that read the step floor, before kv_split (the serving library gives each a speculative form too)
 STEP_FLOOR_BOUNDS = [
     {"metric": "tpot", "unit": "s", "meaning": "time per output token of one sequence (a decode step)",
@@ -115,7 +132,7 @@ STEP_FLOOR_BOUNDS = [
      "unless_given": _SPECULATIVE},
 ]
 _TPOT, _TOKENS_PER_S, _TOKENS_PER_S_PER_CHIP = STEP_FLOOR_BOUNDS
-AUDIT_BOUNDS = [
+AUDIT_BOUNDS = [weights_noted(b) for b in [
     *kv_split(_TPOT),
     *kv_split(_TOKENS_PER_S),
     {"metric": "tokens_per_s", "unit": "token/s", "claim": "gap.throughput_per_chip_ceiling",
@@ -129,7 +146,7 @@ AUDIT_BOUNDS = [
      "unchecked": "the lecture proves no floor on prefill time (a library with a prefill floor adds one)"},
     {"metric": "request_rate", "unit": "1/s", "meaning": "requests completed per second",
      "unchecked": "the lecture proves no bound on requests per second (it has no output length per request)"},
-]
+]]
 # Rules on the inputs, decided on every scenario built (derive.model.scenario).  The share of experts read is kept a
 # rule rather than a declared fraction: its upper bound in every certificate sends cvc5 past its resource limit.
 INPUT_CONSTRAINTS = [

@@ -261,14 +261,14 @@ def _headlines(root: ModuleType, spec: str) -> list[tuple[str, str]]:
 
 
 AUDIT_KEYS = frozenset({"metric", "unit", "meaning", "claim", "measured", "reading", "terms", "defaults",
-                        "row_inputs", "unchecked", "when_given", "unless_given", "note"})
+                        "row_inputs", "unchecked", "when_given", "unless_given", "note", "notes_when_missing"})
 _AUDIT_NAME_LISTS = ("row_inputs", "when_given", "unless_given")
 
 
 def _audit_bounds(root: ModuleType, spec: str) -> list[dict[str, object]]:
-    """A root's AUDIT_BOUNDS: tables with known keys and text values (``terms``/``defaults``: text to text;
-    ``row_inputs``, ``when_given``, ``unless_given``: lists of names).  Names and dimensions are checked when an
-    audit compiles them."""
+    """A root's AUDIT_BOUNDS: tables with known keys and text values (``terms``/``defaults``/``notes_when_missing``:
+    text to text; ``row_inputs``, ``when_given``, ``unless_given``: lists of names).  Names and dimensions are
+    checked when an audit compiles them."""
     out = []
     where = f"--library {spec}"
     for i, item in enumerate(_list_attribute(root, "AUDIT_BOUNDS", spec)):
@@ -281,13 +281,13 @@ def _audit_bounds(root: ModuleType, spec: str) -> list[dict[str, object]]:
                                hint="known: " + ", ".join(sorted(AUDIT_KEYS)))
         for key, value in item.items():
             ok = (isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
-                  if key in ("terms", "defaults") else
+                  if key in ("terms", "defaults", "notes_when_missing") else
                   isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
                   if key in _AUDIT_NAME_LISTS else isinstance(value, str))
             if not ok:
                 raise LibraryError(f"AUDIT_BOUNDS[{i}] key '{key}' has the wrong type ({type(value).__name__})",
-                                   where=where, hint="terms and defaults map text to text; row_inputs, when_given "
-                                                     "and unless_given are lists of names")
+                                   where=where, hint="terms, defaults and notes_when_missing map text to text; "
+                                                     "row_inputs, when_given and unless_given are lists of names")
         if ("claim" in item) == ("unchecked" in item):
             raise LibraryError(f"AUDIT_BOUNDS[{i}] needs exactly one of 'claim' (with 'measured') or 'unchecked' "
                                "(the reason no bound exists)", where=where)

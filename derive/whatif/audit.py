@@ -10,7 +10,8 @@ A library declares, in ``AUDIT_BOUNDS``, the metric columns a table may have and
      "terms": {"compute": "compute_time"},          # parts of the bound reported for a consistent row
      "row_inputs": ["batch", "chips"],              # never taken from a preset: the row states them ...
      "defaults": {"batch": "1 seq"},                # ... or the bound uses these (values giving its weakest form)
-     "note": "words said once after a table where a row was held to this bound"}
+     "note": "words said once after a table where a row was held to this bound",
+     "notes_when_missing": {"batch": "words said once where a row held to it leaves this column empty"}}
     {"metric": "ttft", "unit": "s", "unchecked": "why no bound exists"}
 
 A default of an input that is not a row input applies where neither the row nor its presets give one (a
@@ -98,6 +99,9 @@ class Bound:
     when_given: frozenset[str] = frozenset()
     unless_given: frozenset[str] = frozenset()
     note: str = ""  # the library's words, said once after a table where a row was held to this bound
+    # a column's words, said once after a table where a row held to this bound left that column empty (its value
+    # then came from a preset, or a default: what the verdict rests on that the row did not state)
+    notes_when_missing: dict[str, str] = field(default_factory=dict)
 
     @property
     def kind(self) -> str:
@@ -254,7 +258,8 @@ def plan_audit(library: Library, check: callable) -> AuditPlan:
             defaults[qname] = Fraction(int(v.p), int(v.q))
         when_given = frozenset(str(x) for x in raw.get("when_given", ()))
         unless_given = frozenset(str(x) for x in raw.get("unless_given", ()))
-        for qname in sorted(row_inputs | set(defaults) | when_given):
+        notes_when_missing = {str(k): str(v) for k, v in dict(raw.get("notes_when_missing", {})).items()}
+        for qname in sorted(row_inputs | set(defaults) | when_given | set(notes_when_missing)):
             library.quantity(qname)  # an unknown name is an error here, with suggestions
         # ``unless_given`` may name a column another library declares (no row of this library can give it)
         result = results.get(cid)
@@ -272,7 +277,8 @@ def plan_audit(library: Library, check: callable) -> AuditPlan:
             rests_on=tuple(library.rests_on(library.declarations[cid])), verdict=verdict, reason=reason,
             terms=terms, row_inputs=row_inputs, defaults=defaults, when_given=when_given, unless_given=unless_given,
             measured_unit=str(library.quantity(measured_name).unit), func=func, exact_func=exact_func,
-            measured_func=measured_func, term_funcs=term_funcs, note=str(raw.get("note", ""))))
+            measured_func=measured_func, term_funcs=term_funcs, note=str(raw.get("note", "")),
+            notes_when_missing=notes_when_missing))
     for name, metric in metrics.items():
         if not metric.bounds:
             metric.unchecked = unchecked.get(name, "no bound declared")
@@ -710,6 +716,9 @@ class Auditor:
             return
         if bound.note and bound.note not in self.notes:
             self.notes.append(bound.note)
+        for name, words in bound.notes_when_missing.items():
+            if words not in self.notes and (name not in cols or bool(np.isnan(cols[name][rows]).any())):
+                self.notes.append(words)
         if not bound.usable:
             for i in rows:
                 results[i][metric.name].append(BoundResult(bound.claim, bound.kind, "unchecked", reason=bound.reason))

@@ -28,6 +28,7 @@ from theorems import (  # noqa: F401
     PREDICT_METRIC,
     STEP_FLOOR_BOUNDS,
     kv_split,
+    weights_noted,
 )
 from theorems import INPUT_CONSTRAINTS as LECTURE_INPUT_CONSTRAINTS
 from theorems import PRESET_DIRS as LECTURE_PRESET_DIRS
@@ -60,10 +61,10 @@ def _speculative(bound: dict) -> dict:
 
 AUDIT_BOUNDS = [
     *LECTURE_AUDIT_BOUNDS,
-    *(b for bound in STEP_FLOOR_BOUNDS for b in kv_split(_speculative(bound))),
+    *(weights_noted(b) for bound in STEP_FLOOR_BOUNDS for b in kv_split(_speculative(bound))),
     # the time to first token: one request's own prefill, its prompt's uncached tokens (prefill_tokens; the
     # weakest form, one token, where the row gives none: the weights read once)
-    *kv_split({"metric": "ttft", "unit": "s", "meaning": "time to first token of one request",
+    *map(weights_noted, kv_split({"metric": "ttft", "unit": "s", "meaning": "time to first token of one request",
                "claim": "prefill.ttft_floor_below_measured", "measured": "ttft",
                "reading": "a request's first token comes out of a prefill of its own prompt, whatever else the "
                           "server batches; prefill_tokens counts the prompt tokens prefilled (a prefix served from "
@@ -72,7 +73,7 @@ AUDIT_BOUNDS = [
                                     "/ (chips * flops)",
                          "weights": "params_active * bytes_per_param / (chips * hbm_bandwidth)",
                          "KV": "request_sequences * prefill_tokens * kv_bytes_per_token / (chips * hbm_bandwidth)"},
-               "row_inputs": ["prefill_tokens", "chips"], "defaults": {"prefill_tokens": "1 token/seq"}}),
+               "row_inputs": ["prefill_tokens", "chips"], "defaults": {"prefill_tokens": "1 token/seq"}})),
 ]
 SERVING_TOPICS = [prefill, speculative, layouts, overhead, network, saturation, disaggregation, economics]
 TOPICS = [*LECTURE_TOPICS, *SERVING_TOPICS]
