@@ -184,3 +184,38 @@ def test_a_row_names_only_the_inputs_its_value_still_needs(capsys, tmp_path) -> 
     code, out, _ = run(capsys, "card", "--scenario", str(chip), "--model", mixtral, "--json", "--no-cache")
     rows = {r["name"]: r for r in json.loads(out)["rows"]}
     assert code == 0 and rows["step_time"]["display"] == "needs --set batch=..., --set expert_read_fraction=..."
+
+
+QWEN3_NEXT = str(Path(__file__).parent / "fixtures" / "configs" / "qwen3-next-80b-a3b-instruct.json")
+
+
+def test_a_row_whose_general_claim_assumes_what_the_scenario_breaks_says_so(capsys) -> None:
+    """Qwen3-Next keeps a fixed recurrent state per sequence in its linear-attention layers: the critical-context
+    claim assumes none (kv_state_bytes == 0), so its row says the claim, proved where that holds, says nothing
+    here; the verdict stays the claim's own."""
+    code, out, _ = run(capsys, "card", "--hardware", "h200", "--model", QWEN3_NEXT, "--json", "--no-cache")
+    assert code == 0
+    row = {r["name"]: r for r in json.loads(out)["rows"]}["critical_context"]
+    assert row["verdict"] == "proved"
+    assert "assumes kv_state_bytes == 0, and here kv_state_bytes = " in row["note"]
+    assert "says nothing at this scenario's values" in row["note"]
+
+
+def test_a_row_whose_claim_holds_at_the_scenario_has_no_such_note(capsys) -> None:
+    code, out, _ = run(capsys, "card", *NODE, "--json", "--no-cache")
+    assert code == 0
+    notes = [r["note"] or "" for r in json.loads(out)["rows"]]
+    assert not any("says nothing at this scenario" in n for n in notes)
+
+
+def test_failing_hypotheses_reads_only_what_the_scenario_decides() -> None:
+    from derive.model.loader import load_library
+    from derive.model.scenario import build_scenario
+    from derive.whatif.feasibility import failing_hypotheses
+
+    lib = load_library(["lecture"])
+    claim = lib.declarations["batching.kv_memory_bound_past_critical_context"]
+    hybrid = build_scenario(lib, hardware="h200", model=QWEN3_NEXT)
+    assert [v.relation for v in failing_hypotheses(lib, hybrid, claim)] == ["kv_state_bytes == 0"]
+    dense = build_scenario(lib, hardware="h100-sxm", model=LLAMA_70B, sets=["context=200000 token/seq"])
+    assert failing_hypotheses(lib, dense, claim) == []

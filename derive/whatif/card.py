@@ -17,7 +17,7 @@ from derive.errors import DeriveError, LibraryError
 from derive.model.declarations import Claim
 from derive.model.library import Library
 from derive.model.scenario import Scenario
-from derive.whatif.feasibility import Feasibility, feasibility
+from derive.whatif.feasibility import NEGATED, Feasibility, failing_hypotheses, feasibility
 
 
 @dataclass
@@ -87,6 +87,8 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
     inputs: set[str] = set()
     for spec, d in zip(rows_spec, decls, strict=True):
         verdict = verdicts.get(d.id, "not checked") if isinstance(d, Claim) else d.kind
+        # a general claim whose own hypotheses fail here is proved for other values: its row says so
+        outside = _outside(library, scenario, d) if isinstance(d, Claim) and not d.instance else None
         if "value" in spec:
             _, expr = expression_for(library, spec["value"])
             # read at the values given first: an input multiplied by a given zero (the share of skipped experts
@@ -105,6 +107,7 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
                 shown, note = "undefined", ev.reason
             else:
                 shown, note = format_value(ev.in_unit(), ev.unit, fixed=ev.fixed_unit), "; ".join(ev.notes) or None
+            note = "; ".join(n for n in (note, outside) if n) or None
             rows.append(CardRow(spec["label"], spec["value"], ev.display, None if ev.exact is None else str(ev.exact),
                                 ev.unit, d.id, d.kind, verdict, shown, note))
             continue
@@ -135,9 +138,21 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
             elif own is not None and top > own.value:
                 note = (f"more than the scenario's {format_quantity(own.value, q.dimension, q.display_unit)}"
                         f"{', from ' + own.origin if own.origin else ''}")
+        note = "; ".join(n for n in (note, outside) if n) or None
         display = shown + (f" ({note})" if note else "")
         rows.append(CardRow(spec["label"], name, display, exact, q.unit, d.id, d.kind, verdict, shown, note))
     return Card(scenario, rows, feasibility(library, scenario), sorted(inputs))
+
+
+def _outside(library: Library, scenario: Scenario, claim: Claim) -> str | None:
+    """Words for a general claim whose own hypotheses fail at the scenario (None where they hold or lack values)."""
+    failing = failing_hypotheses(library, scenario, claim)
+    if not failing:
+        return None
+    v = failing[0]
+    more = f" (and {len(failing) - 1} more)" if len(failing) > 1 else ""
+    return (f"{claim.id} assumes {v.relation}{more}, and here {v.lhs} {NEGATED.get(v.op, '?')} {v.rhs}: proved where "
+            "its hypotheses hold, it says nothing at this scenario's values")
 
 
 def _infeasible_at(library: Library, scenario: Scenario, name: str, value: sp.Expr) -> list:

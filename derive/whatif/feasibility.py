@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from derive.errors import LibraryError
-from derive.kernel.logic import Formula, Rel, replace
+from derive.kernel.logic import And, Formula, Rel, replace
 from derive.model.declarations import Assumption, Claim
 from derive.model.library import Library
 from derive.model.scenario import Scenario
@@ -115,6 +115,32 @@ def feasibility(library: Library, scenario: Scenario) -> Feasibility:
                 found.append(Violation(claim.id, f"{rel.lhs} {rel.op} {rel.rhs}", _shown(library, rel.lhs, sides[0]),
                                        _shown(library, rel.rhs, sides[1]), claim.title, rel.op))
     return Feasibility(tuple(found), tuple(dict.fromkeys(undecided)))
+
+
+def _conjuncts(f: Formula) -> list[Rel]:
+    """The relations a formula asserts together (a relation, or a conjunction of them); [] for anything else,
+    whose truth one failing relation does not settle."""
+    if isinstance(f, Rel):
+        return [f]
+    if type(f) is And:
+        parts = [_conjuncts(a) for a in f.args]
+        return [r for p in parts for r in p] if all(parts) else []
+    return []
+
+
+def failing_hypotheses(library: Library, scenario: Scenario, claim: Claim) -> list[Violation]:
+    """The claim's own hypotheses that fail, exactly, at the scenario's values (each a relation, or a conjunction
+    of them; one whose sides lack a value is skipped).  Where one does, a general claim says nothing at this
+    scenario: its verdict is about the values its hypotheses allow."""
+    situation = situate(library, scenario)
+    found: list[Violation] = []
+    for hypothesis in claim.hypotheses:
+        for rel in _conjuncts(hypothesis):
+            sides = [replace(situation.expand(side), situation.substitution) for side in (rel.lhs, rel.rhs)]
+            if all(s.is_number for s in sides) and _holds(sides[0], rel.op, sides[1]) is False:
+                found.append(Violation(claim.id, f"{rel.lhs} {rel.op} {rel.rhs}", _shown(library, rel.lhs, sides[0]),
+                                       _shown(library, rel.rhs, sides[1]), claim.title, rel.op))
+    return found
 
 
 def _holds(lhs: sp.Expr, op: str, rhs: sp.Expr) -> bool | None:
