@@ -531,3 +531,61 @@ def test_the_weights_note_is_said_once_where_a_row_left_its_weights_datatype_to_
     main(["audit", str(unstated), "--json"])
     data = json.loads(capsys.readouterr().out)
     assert sum("gives no bytes_per_param" in n for n in data["notes"]) == 1
+
+
+# one measured all-reduce (the serving library's allreduce_time and allreduce_busbw columns) -------------------
+
+def _allreduce_rows(tmp_path: Path, text: str) -> dict[str, object]:
+    path = tmp_path / "nccl.csv"
+    path.write_text(text)
+    header, rows = read_rows(str(path))
+    return {r.cells["id"]: r for r in Auditor(SERVING_PLAN, header, where=str(path), exact=True).audit(rows)}
+
+
+def test_a_measured_allreduce_is_held_to_its_payload_once_over_the_scaleup_links(tmp_path):
+    """2 GiB over eight H100s: at least 0.6 us plus 2^31 bytes at 450 GB/s, 4.773 ms, whatever the algorithm; NVLS's
+    7.87 ms (NVIDIA/nccl issue 1455) is consistent, 1 ms is impossible; a bus bandwidth is read as nccl-tests
+    defines it, so 482.26 GB/s on eight H200s (in-switch, above a ring's wire rate) is consistent too."""
+    rows = _allreduce_rows(tmp_path, "id,model,hardware,tp,allreduce_payload,allreduce_time,allreduce_busbw\n"
+                                     "nvls,,h100-sxm,8,2147483648 byte,7.87 ms,\n"
+                                     "typo,,h100-sxm,8,2147483648 byte,1 ms,\n"
+                                     "busbw,,h200,8,16 GiB,,482.26 GB/s\n"
+                                     "one_chip,,h100-sxm,1,2147483648 byte,1 ns,\n")
+    floor = Fraction(6, 10**7) + Fraction(2**31, 450 * 10**9)
+    (held,) = rows["nvls"].metrics["allreduce_time"]
+    assert rows["nvls"].verdict == "consistent" and held.claim == "network.allreduce_floor_below_measured"
+    assert Fraction(held.bound) == floor
+    assert rows["typo"].verdict == "impossible"
+    assert rows["busbw"].verdict == "consistent"
+    (bus,) = rows["busbw"].metrics["allreduce_busbw"]
+    at_floor = Fraction(6, 10**7) + Fraction(16 * 2**30, 450 * 10**9)
+    assert Fraction(bus.bound) == Fraction(14, 8) * 16 * 2**30 / at_floor
+    # one chip reduces nothing: a floor of zero holds nothing
+    assert rows["one_chip"].verdict == "unchecked" and "no positive value" in rows["one_chip"].reason
+
+
+def test_no_published_allreduce_is_impossible(tmp_path):
+    """Every sourced all-reduce of tests/fixtures/published_measurements.toml (rings and any algorithm), as an audit
+    row of its time."""
+    import tomllib
+
+    from derive import si
+
+    points = [p for p in tomllib.loads(PUBLISHED_POINTS.read_text())["point"]
+              if p["kind"] in ("ring_allreduce", "allreduce")]
+    assert len(points) >= 60
+    lines = ["id,model,hardware,tp,allreduce_payload,allreduce_time"]
+    for p in points:
+        value, n, size = si(p["measured"]), p["chips"], p["message_bytes"]
+        busbw = p["kind"] == "ring_allreduce" or p.get("measured_as") == "busbw"
+        seconds = Fraction(2 * (n - 1), n) * size / value if busbw else size / value
+        lines.append(f"{p['id']},,{p['hardware']},{n},{size} byte,{seconds.numerator}/{seconds.denominator} s")
+    rows = _allreduce_rows(tmp_path, "\n".join(lines) + "\n")
+    assert {r.verdict for r in rows.values()} == {"consistent"}, {i: r.verdict for i, r in rows.items()}
+
+
+def test_the_lecture_alone_has_no_allreduce_column(tmp_path, capsys):
+    path = tmp_path / "nccl.csv"
+    path.write_text("id,model,hardware,tp,allreduce_payload,allreduce_time\na,,h100-sxm,8,1 GB,1 s\n")
+    assert main(["audit", str(path)]) == 2
+    assert "unknown column" in capsys.readouterr().err

@@ -74,6 +74,15 @@ AUDIT_BOUNDS = [
                          "weights": "params_active * bytes_per_param / (chips * hbm_bandwidth)",
                          "KV": "request_sequences * prefill_tokens * kv_bytes_per_token / (chips * hbm_bandwidth)"},
                "row_inputs": ["prefill_tokens", "chips"], "defaults": {"prefill_tokens": "1 token/seq"}})),
+    # one measured all-reduce (an nccl-tests row): its payload once over the layout's links, whatever the algorithm
+    *({"metric": metric, "unit": unit, "meaning": meaning, "claim": "network.allreduce_floor_below_measured",
+       "measured": measured, "reading": reading, "row_inputs": ["tp", "allreduce_payload"]}
+      for metric, unit, meaning, measured, reading in (
+          ("allreduce_time", "s", "time of one all-reduce of allreduce_payload bytes over tp chips",
+           "allreduce_time", "the time of one all-reduce is the claim's measured quantity"),
+          ("allreduce_busbw", "byte/s", "nccl-tests' bus bandwidth of one all-reduce over tp chips",
+           "2 * (tp - 1) / tp * allreduce_payload / allreduce_busbw",
+           "nccl-tests reports busbw = 2(tp - 1)/tp x payload / time, whatever the algorithm"))),
 ]
 SERVING_TOPICS = [prefill, speculative, layouts, overhead, network, saturation, disaggregation, economics]
 TOPICS = [*LECTURE_TOPICS, *SERVING_TOPICS]

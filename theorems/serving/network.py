@@ -49,7 +49,9 @@ Main claims:
   below, and never exceeds a ring's time (``network.allreduce_floor_above_ring`` is refuted).
   ``network.h100_nvls_allreduce_above_floor``: NVLink SHARP all-reduces 2 GiB on eight H100s in 7.87 ms, above
   the 4.77 ms floor and under a ring's 8.36 ms on the same links (``network.h100_nvls_allreduce_under_ring``,
-  held to the ring, is refuted).
+  held to the ring, is refuted).  ``network.allreduce_floor_below_measured``: a measured all-reduce of
+  ``allreduce_payload`` bytes over tp chips takes at least one scale-up message latency and the payload once over
+  the scale-up links (``allreduce_payload_floor``; derive audit's ``allreduce_time`` and ``allreduce_busbw``).
 - **The all-to-all's bytes from the model** ``network.dispatch_token_bytes`` and ``network.combine_token_bytes``:
   a token sends one hidden vector (d_model elements in the dispatch datatype, ``dispatch_bytes_per_element``,
   scales included) to each routed expert and gets one activation back (``token_activation_bytes``); a model's
@@ -839,6 +841,52 @@ h100_nvls_allreduce_under_ring = Claim(
     notes="A planted false twin of network.h100_nvls_allreduce_above_floor: the ring's time is a floor for rings "
           "only (network.ring_allreduce), and in-switch reduction sends each byte to the switch once.",
 )
+# A measured all-reduce (derive audit's allreduce_time and allreduce_busbw columns) -------------------------------
+allreduce_payload_q = Quantity("allreduce_payload", r"P_{\mathrm{ar}}", "byte",
+                               "bytes of one measured all-reduce's message (its payload, as nccl-tests' size)",
+                               display_unit="MB")
+measured_allreduce_time_q = Quantity("measured_allreduce_time", r"T_{\mathrm{ar}}^{\mathrm{meas}}", "s",
+                                     "a measured time of one all-reduce of allreduce_payload bytes over the tp chips",
+                                     display_unit="us")
+allreduce_payload_floor_q = Quantity("allreduce_payload_floor", r"T_{\mathrm{ar}}^{P}", "s",
+                                     "floor on one all-reduce of allreduce_payload bytes over the tp chips, whatever "
+                                     "the algorithm: one scale-up message latency and the payload once over the "
+                                     "scale-up links (none with one chip)", domain="nonnegative", display_unit="us")
+P_ar, T_ar_meas, T_ar_P = allreduce_payload_q.sym, measured_allreduce_time_q.sym, allreduce_payload_floor_q.sym
+# In min only (an audit bound is evaluated so): the scale-up links' latency and bandwidth, never more than the
+# layout's (network.tp_link_allreduce_floor for one all-reduce: past one domain its links are slower and its messages
+# no quicker); tp is a whole number, so Min(1, tp - 1) is 0 or 1.
+allreduce_payload_floor = Definition(
+    "network.allreduce_payload_floor", title="A floor on one all-reduce of a given payload",
+    statement="At least one scale-up message latency plus the payload once over the scale-up links, the fastest "
+              "links any layout gives an all-reduce; nothing with one chip.",
+    source=derived("network.tp_link_allreduce_floor for one all-reduce of allreduce_payload bytes, at the scale-up "
+                   "links (network.tp_link_allreduce_time_at_least_scaleup: no layout's links are faster)"),
+    defines=allreduce_payload_floor_q,
+    expr=sp.Min(1, tp - 1) * (alpha_up + P_ar / W_up),
+    uses=(allreduce_receives_the_sum,),
+)
+measured_allreduce_moves_the_sum = Assumption(
+    "network.measured_allreduce_moves_the_sum", title="A measured all-reduce moves its payload once at least",
+    statement="A measured all-reduce leaves every chip with the whole sum of its payload, uncompressed, so it takes "
+              "at least one message latency of its links and the payload over them "
+              "(network.allreduce_receives_the_sum); a payload counted in another datatype than the one sent, or a "
+              "faster link than the chip's, breaks it.",
+    source=derived("network.allreduce_receives_the_sum applied to one measured all-reduce"),
+    relation=logic.ge(T_ar_meas, T_ar_P),
+)
+allreduce_floor_below_measured = Claim(
+    "network.allreduce_floor_below_measured", title="A measured all-reduce takes at least its floor",
+    label="Measured all-reduce floor",
+    statement="Whatever the algorithm NCCL or another library chose (ring, tree, one-shot, in-switch), a measured "
+              "all-reduce of a payload over tp chips takes at least one scale-up message latency and the payload "
+              "once over the scale-up links; derive audit holds a table's allreduce_time and allreduce_busbw "
+              "columns to it.",
+    source=derived("network.measured_allreduce_moves_the_sum"),
+    goal=logic.ge(T_ar_meas, T_ar_P),
+    uses=(measured_allreduce_moves_the_sum, allreduce_floor_below_ring),
+)
+
 tp_on_scaleup_iff = Claim(
     "network.tp_on_scaleup_iff", title="TP all-reduces run on scale-up up to one domain, slower past it",
     label="TP stays on scale-up",
