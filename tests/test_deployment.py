@@ -164,12 +164,14 @@ def test_scenario_file_preset_name_must_be_text(lecture_library, tmp_path) -> No
     ("h100-sxm", "gpt-oss-120b", (), 1979, "flops_fp8", True),     # no FP4 rate on an H100: FP8, and the note
     ("a100-80gb", "deepseek-v3", (), 312, None, True),             # no FP8 units on an A100: the note
     ("h100-sxm", "deepseek-v3", ("flops=989 TFLOP/s",), 989, None, True),  # the user's rate is kept
+    ("tpu-v6e", "deepseek-v3", (), 1836, "flops_int8", False),     # 8-bit weights: INT8 1,836 beats FP8 918
+    ("tpu-v5e", "deepseek-v3", (), 393, "flops_int8", False),      # no FP8 rate on a v5e: its INT8 one
 ])
 def test_weights_narrower_than_the_flops_datatype_take_the_chips_rate_or_get_a_note(
         lecture_library, hardware, model, sets, tflops, taken, noted) -> None:
     sc = build_scenario(lecture_library, hardware=hardware, model=model, sets=sets)
     assert sc.value("flops") == tflops * 10**12
-    replaced = [n for n in sc.notes if n.startswith("flops: ") and f"hardware {hardware}'s flops_fp" in n]
+    replaced = [n for n in sc.notes if n.startswith("flops: ") and f"hardware {hardware}'s flops_" in n]
     assert [taken] == [n.split("'s ")[1].split(",")[0] for n in replaced] if taken else not replaced
     if taken:
         assert "a floor reads the fastest rate" in replaced[0] and "--set flops=" in replaced[0]
@@ -182,7 +184,8 @@ def test_weights_narrower_than_the_flops_datatype_take_the_chips_rate_or_get_a_n
 _PRESETS = Path(__file__).parents[1] / "theorems" / "presets"
 HARDWARE_PRESETS = sorted(p.stem for p in (_PRESETS / "hardware").glob("*.toml"))
 MODEL_PRESETS = sorted(p.stem for p in (_PRESETS / "models").glob("*.toml"))
-_RATES = {"flops_fp4": sp.Rational(1, 2), "flops_fp8": 1, "flops_bf16": 2}  # each rate's datatype, bytes per value
+# each rate's datatype, bytes per value
+_RATES = {"flops_fp4": sp.Rational(1, 2), "flops_fp8": 1, "flops_int8": 1, "flops_bf16": 2}
 
 
 @pytest.mark.parametrize("hardware", HARDWARE_PRESETS)

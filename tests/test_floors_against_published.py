@@ -298,11 +298,27 @@ def test_a_narrow_weight_run_on_a_bf16_preset_is_priced_at_the_presets_own_narro
     rate (the A100's, for weight-only int8) keeps its own."""
     assert _bf16_quoted(serving, point), point["id"]
     preset = build_scenario(serving, hardware=point["hardware"], model=None, sets=[])
-    quoted = {name: _value(serving, preset, name) for name in ("flops_fp4", "flops_fp8", "flops")
+    quoted = {name: _value(serving, preset, name) for name in ("flops_fp4", "flops_fp8", "flops_int8", "flops")
               if name in preset.values}
-    order = ("flops_fp4", "flops_fp8", "flops") if si(point["bytes_per_param"]) < 1 else ("flops_fp8", "flops")
-    expected = quoted[next(name for name in order if name in quoted)]
+    eight_bit = [quoted[name] for name in ("flops_fp8", "flops_int8") if name in quoted]
+    if si(point["bytes_per_param"]) < 1 and "flops_fp4" in quoted:
+        expected = quoted["flops_fp4"]
+    else:  # an 8-bit weight runs at the faster of the chip's FP8 and INT8 rates
+        expected = max(eight_bit) if eight_bit else quoted["flops"]
     assert _value(serving, _scenario(serving, point), "flops") == expected, point["id"]
+
+
+def test_eight_bit_weights_on_a_tpu_are_priced_at_its_int8_rate(serving):
+    """Google's spec tables give TPU v5e 393 and v6e 1,836 INT8 TOPS, twice their BF16 rate (v6e's FP8 runs at the
+    BF16 918), and JetStream's int8 weights run on those units: a floor for 1-byte weights reads the INT8 rate, not
+    v6e's slower FP8 one nor v5e's BF16 one.  A GPU preset quoting no INT8 rate keeps its FP8 rate (H100: 1,979)."""
+    for hardware, tera in (("tpu-v5e", 393), ("tpu-v6e", 1836), ("h100-sxm", 1979)):
+        sc = build_scenario(serving, hardware=hardware, model="llama3-8b", sets=["bytes_per_param=1 B/param"])
+        assert _value(serving, sc, "flops") == tera * 10**12, hardware
+    # the two JetStream int8 rows on v5e are held to the floor at the int8 rate, half the compute term at BF16's
+    point = next(p for p in POINTS if p["id"] == "jetstream-pytorch-v5e8-llama3-8b-int8")
+    at_bf16 = floor_seconds(serving, {**point, "overrides": ["flops=197 TFLOP/s"]})
+    assert floor_seconds(serving, point) < at_bf16
 
 
 def test_bf16_rate_is_no_floor_for_a_published_fp4_run(serving):

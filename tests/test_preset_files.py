@@ -46,6 +46,7 @@ HARDWARE_DIMENSIONS = {
     "flops_bf16": Dimension.of(FLOP=1, s=-1),
     "flops_fp8": Dimension.of(FLOP=1, s=-1),
     "flops_fp4": Dimension.of(FLOP=1, s=-1),
+    "flops_int8": Dimension.of(FLOP=1, s=-1),
     "chip_power": Dimension.of(J=1, s=-1),
     "scaleup_latency": Dimension.of(s=1),
     "scaleout_latency": Dimension.of(s=1),

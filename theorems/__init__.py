@@ -163,7 +163,7 @@ INPUT_CONSTRAINTS = [
                "rests on it, may sit above a measurement",
      "hint": "use the chip's preset for the weights' datatype (h100-sxm-fp8, b200-fp4, ...) or --set flops=...",
      "source": "the chips' spec sheets give a rate per datatype (hardware presets: flops_bf16, flops_fp8, "
-               "flops_fp4)",
+               "flops_fp4, flops_int8)",
      # A chip preset that quotes the narrower datatype's rate gives it in place of flops (a floor reads the
      # fastest rate the weights' datatype allows); below one byte a weight may be FP4, else FP8 is the narrowest
      # rate it can use.  A chip without the rate (an A100 has no FP8) keeps flops, and this rule's note.
@@ -172,10 +172,20 @@ INPUT_CONSTRAINTS = [
           "set": {"flops_datatype_bytes": "1/2 byte/param"},
           "reason": "weights averaging under 1 byte are in part FP4, which the chip's matrix units run at its FP4 "
                     "rate (a floor reads the fastest rate)"},
+         # an 8-bit weight may be FP8 or INT8: the faster of the two rates a chip quotes (TPU v6e: INT8 1,836,
+         # FP8 918), so the INT8 rate goes first where it is the faster, then FP8, then INT8 on a chip without FP8
+         {"when": "flops_int8 > flops_fp8", "take": {"flops": "flops_int8"},
+          "set": {"flops_datatype_bytes": "1 byte/param"},
+          "reason": "weights averaging under 2 bytes are in part 8-bit, which the chip's matrix units run at its "
+                    "INT8 rate, its fastest 8-bit one (a floor reads the fastest rate)"},
          {"when": "bytes_per_param < 2 byte/param", "take": {"flops": "flops_fp8"},
           "set": {"flops_datatype_bytes": "1 byte/param"},
           "reason": "weights averaging under 2 bytes are in part FP8 (or narrower), which the chip's matrix units "
                     "run at its FP8 rate (a floor reads the fastest rate)"},
+         {"when": "bytes_per_param < 2 byte/param", "take": {"flops": "flops_int8"},
+          "set": {"flops_datatype_bytes": "1 byte/param"},
+          "reason": "weights averaging under 2 bytes are in part 8-bit (or narrower), which the chip's matrix "
+                    "units run at its INT8 rate, the one 8-bit rate it quotes (a floor reads the fastest rate)"},
      ]},
     {"id": "pipeline.microbatches_fill_the_stages", "what": "pipeline",
      "rule": "microbatches >= stages", "relation": logic.ge(pipeline.microbatches.sym, pipeline.stages.sym),

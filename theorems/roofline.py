@@ -87,6 +87,9 @@ flops_fp8 = Quantity("flops_fp8", r"F_{\mathrm{fp8}}", "FLOP/s", "peak dense FP8
                      display_unit="TFLOP/s")
 flops_fp4 = Quantity("flops_fp4", r"F_{\mathrm{fp4}}", "FLOP/s", "peak dense FP4 FLOP/s of one chip (spec sheet)",
                      display_unit="TFLOP/s")
+# an integer multiply-add counts 2 like a floating one: spec sheets' TOPS sit beside their TFLOPS in one unit
+flops_int8 = Quantity("flops_int8", r"F_{\mathrm{int8}}", "FLOP/s", "peak dense INT8 OP/s of one chip (spec sheet)",
+                      display_unit="TFLOP/s")
 chip_power = Quantity("chip_power", r"P_{\mathrm{chip}}", "W", "power one chip is provisioned for: its rated "
                       "thermal design or total board power (spec sheet)", display_unit="W")
 
