@@ -162,10 +162,12 @@ def test_scenario_file_preset_name_must_be_text(lecture_library, tmp_path) -> No
     ("h100-sxm", "llama3-70b", (), 989, None, False),              # BF16 weights, the BF16 rate
     ("b200-fp8", "gpt-oss-120b", (), 9000, "flops_fp4", False),    # MXFP4 experts: the chip's FP4 rate
     ("h100-sxm", "gpt-oss-120b", (), 1979, "flops_fp8", True),     # no FP4 rate on an H100: FP8, and the note
-    ("a100-80gb", "deepseek-v3", (), 312, None, True),             # no FP8 units on an A100: the note
+    ("a100-80gb", "deepseek-v3", (), 624, "flops_int8", False),    # no FP8 units on an A100: its INT8 rate
+    ("tpu-v4", "deepseek-v3", (), 275, None, True),                # no 8-bit rate above BF16 on a v4: the note
     ("h100-sxm", "deepseek-v3", ("flops=989 TFLOP/s",), 989, None, True),  # the user's rate is kept
     ("tpu-v6e", "deepseek-v3", (), 1836, "flops_int8", False),     # 8-bit weights: INT8 1,836 beats FP8 918
     ("tpu-v5e", "deepseek-v3", (), 393, "flops_int8", False),      # no FP8 rate on a v5e: its INT8 one
+    ("tpu-v5p", "deepseek-v3", (), 918, "flops_int8", False),      # FP8 no faster than BF16 on a v5p: INT8
 ])
 def test_weights_narrower_than_the_flops_datatype_take_the_chips_rate_or_get_a_note(
         lecture_library, hardware, model, sets, tflops, taken, noted) -> None:

@@ -166,7 +166,8 @@ INPUT_CONSTRAINTS = [
                "flops_fp4, flops_int8)",
      # A chip preset that quotes the narrower datatype's rate gives it in place of flops (a floor reads the
      # fastest rate the weights' datatype allows); below one byte a weight may be FP4, else FP8 is the narrowest
-     # rate it can use.  A chip without the rate (an A100 has no FP8) keeps flops, and this rule's note.
+     # rate it can use (or INT8: an A100 has no FP8).  A chip without such a rate (a TPU v4) keeps flops, and this
+     # rule's note.
      "remedies": [
          {"when": "bytes_per_param < 1 byte/param", "take": {"flops": "flops_fp4"},
           "set": {"flops_datatype_bytes": "1/2 byte/param"},
