@@ -382,8 +382,9 @@ def test_the_lecture_alone_refuses_the_speculative_column(tmp_path, capsys):
 PUBLISHED_POINTS = Path(__file__).resolve().parent / "fixtures" / "published_measurements.toml"
 
 
-def _ttft_rows(tmp_path: Path, text: str) -> dict[str, object]:
-    path = tmp_path / "ttft.csv"
+def _serving_rows(tmp_path: Path, text: str) -> dict[str, object]:
+    """The rows of a CSV ``text`` audited exactly against the serving library's bounds, by id."""
+    path = tmp_path / "rows.csv"
     path.write_text(text)
     header, rows = read_rows(str(path))
     return {r.cells["id"]: r for r in Auditor(SERVING_PLAN, header, where=str(path), exact=True).audit(rows)}
@@ -399,7 +400,7 @@ def test_a_time_to_first_token_is_held_to_its_requests_own_prefill(tmp_path):
     n_act, q, k = (Fraction(str(sc.value(x))) for x in ("params_active", "bytes_per_param", "kv_bytes_per_token"))
     compute = 2 * n_act * 8192 / (8 * Fraction(989 * 10**12))
     memory = (n_act * q + 8192 * k) / (8 * Fraction(335 * 10**10))
-    rows = _ttft_rows(tmp_path, "id,model,hardware,chips,prefill_tokens,bytes_per_kv_element,ttft\n"
+    rows = _serving_rows(tmp_path, "id,model,hardware,chips,prefill_tokens,bytes_per_kv_element,ttft\n"
                                 "slow,llama3-70b,h100-sxm,8,8192,2 byte,500 ms\n"
                                 "fast,llama3-70b,h100-sxm,8,8192,2 byte,50 ms\n"
                                 "short,llama3-70b,h100-sxm,8,,2 byte,1 ms\n"
@@ -433,7 +434,7 @@ def test_no_published_time_to_first_token_is_impossible(tmp_path):
                  p.get("bytes_per_param", ""), p.get("bytes_per_kv_element", ""), *(sets.get(e, "") for e in extra),
                  p["measured"]]
         lines.append(",".join(cells))
-    rows = _ttft_rows(tmp_path, "\n".join(lines) + "\n")
+    rows = _serving_rows(tmp_path, "\n".join(lines) + "\n")
     assert {r.verdict for r in rows.values()} == {"consistent"}, {i: r.verdict for i, r in rows.items()}
 
 
@@ -535,18 +536,11 @@ def test_the_weights_note_is_said_once_where_a_row_left_its_weights_datatype_to_
 
 # one measured all-reduce (the serving library's allreduce_time and allreduce_busbw columns) -------------------
 
-def _allreduce_rows(tmp_path: Path, text: str) -> dict[str, object]:
-    path = tmp_path / "nccl.csv"
-    path.write_text(text)
-    header, rows = read_rows(str(path))
-    return {r.cells["id"]: r for r in Auditor(SERVING_PLAN, header, where=str(path), exact=True).audit(rows)}
-
-
 def test_a_measured_allreduce_is_held_to_its_payload_once_over_the_scaleup_links(tmp_path):
     """2 GiB over eight H100s: at least 0.6 us plus 2^31 bytes at 450 GB/s, 4.773 ms, whatever the algorithm; NVLS's
     7.87 ms (NVIDIA/nccl issue 1455) is consistent, 1 ms is impossible; a bus bandwidth is read as nccl-tests
     defines it, so 482.26 GB/s on eight H200s (in-switch, above a ring's wire rate) is consistent too."""
-    rows = _allreduce_rows(tmp_path, "id,model,hardware,tp,allreduce_payload,allreduce_time,allreduce_busbw\n"
+    rows = _serving_rows(tmp_path, "id,model,hardware,tp,allreduce_payload,allreduce_time,allreduce_busbw\n"
                                      "nvls,,h100-sxm,8,2147483648 byte,7.87 ms,\n"
                                      "typo,,h100-sxm,8,2147483648 byte,1 ms,\n"
                                      "busbw,,h200,8,16 GiB,,482.26 GB/s\n"
@@ -580,7 +574,7 @@ def test_no_published_allreduce_is_impossible(tmp_path):
         busbw = p["kind"] == "ring_allreduce" or p.get("measured_as") == "busbw"
         seconds = Fraction(2 * (n - 1), n) * size / value if busbw else size / value
         lines.append(f"{p['id']},,{p['hardware']},{n},{size} byte,{seconds.numerator}/{seconds.denominator} s")
-    rows = _allreduce_rows(tmp_path, "\n".join(lines) + "\n")
+    rows = _serving_rows(tmp_path, "\n".join(lines) + "\n")
     assert {r.verdict for r in rows.values()} == {"consistent"}, {i: r.verdict for i, r in rows.items()}
 
 
