@@ -583,3 +583,19 @@ def test_the_lecture_alone_has_no_allreduce_column(tmp_path, capsys):
     path.write_text("id,model,hardware,tp,allreduce_payload,allreduce_time\na,,h100-sxm,8,1 GB,1 s\n")
     assert main(["audit", str(path)]) == 2
     assert "unknown column" in capsys.readouterr().err
+
+
+def test_the_text_output_says_why_rows_went_unchecked_most_frequent_first(tmp_path, capsys):
+    path = tmp_path / "mixed.csv"
+    path.write_text("id,model,hardware,chips,batch,context,tpot\n"
+                    "a,llama3-8b,h100-sxm,,1,128,10 ms\n"
+                    "b,llama3-8b,h100-sxm,,1,128,11 ms\n"
+                    "c,llama3-8b,h100-sxm,1,1,128,fast\n"
+                    "d,llama3-8b,h100-sxm,1,1,128,10 ms\n")
+    assert main(["audit", str(path)]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    head = lines.index("unchecked, by reason (up to 10):")
+    assert lines[head + 1] == "  2 rows (first: a): tpot: missing chips"
+    assert lines[head + 2] == "  1 row (first: c): tpot: cannot read value 'fast'"
+    assert "4 rows: 0 impossible, 1 consistent, 3 unchecked" in out

@@ -74,6 +74,9 @@ def run(args, ctx) -> int:
         report = AuditReport(plan, args.file)
     impossible: list = []  # the first --top impossible rows
     tight: list = []  # heap of the --top tightest consistent rows: (-slack, line, row)
+    # why rows went unchecked, by reason: [rows, the first row's label] (a table of a million rows may repeat one
+    # reason a million times; the printed list is the --top most frequent)
+    unchecked: dict[str, list] = {}
     csv_file = json_file = None
     try:
         if out_path is not None:
@@ -97,6 +100,12 @@ def run(args, ctx) -> int:
                     first = False
                 if row.verdict == "impossible" and len(impossible) < args.top:
                     impossible.append(row)
+                elif row.verdict == "unchecked":
+                    seen = unchecked.get(row.reason or "no bound applies")
+                    if seen is not None:
+                        seen[0] += 1
+                    elif len(unchecked) < UNCHECKED_REASONS:
+                        unchecked[row.reason or "no bound applies"] = [1, _label(row)]
                 elif row.verdict == "consistent":
                     slack = row.tightest[1].slack
                     item = (-slack, -row.line, next(_counter), row)
@@ -129,6 +138,7 @@ def run(args, ctx) -> int:
         for t in temps:
             t.unlink(missing_ok=True)
     _print_table(plan, impossible, [r for *_, r in sorted(tight, reverse=True)], args.top)
+    _print_unchecked(unchecked, args.top)
     summary = (f"{total} row{'s' if total != 1 else ''}: {counts['impossible']} impossible, "
                f"{counts['consistent']} consistent, {counts['unchecked']} unchecked")
     emit(summary)
@@ -142,6 +152,20 @@ def run(args, ctx) -> int:
 
 
 _counter = itertools.count()  # ties between equal slacks never compare rows
+UNCHECKED_REASONS = 1000  # distinct reasons counted (a reason may quote a cell: a bound on the memory kept)
+
+
+def _print_unchecked(unchecked: dict[str, list], top: int) -> None:
+    """The most frequent reasons rows went unchecked, each with its count and its first row."""
+    from derive.cli.commands.output import emit
+    from derive.errors import escape_control
+
+    if not unchecked:
+        return
+    emit(f"unchecked, by reason (up to {top}):")
+    for reason, (n, first) in sorted(unchecked.items(), key=lambda kv: (-kv[1][0], kv[0]))[:top]:
+        emit(f"  {n} row{'s' if n != 1 else ''} (first: {first}): {escape_control(reason, limit=200)}")
+    emit("")
 
 
 def _label(row) -> str:
