@@ -82,8 +82,8 @@ class UnknownNameError(DeriveError):
     def __init__(self, kind: str, name: str, known: Iterable[str], *, where: str | None = None) -> None:
         known = sorted(set(known))
         close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
-        listing = {"quantity": "derive show NAME / derive list", "id": "derive list", "topic": "derive list"}.get(
-            kind, "derive presets")
+        listing = {"quantity": "derive show NAME / derive list", "id": "derive list", "topic": "derive list",
+                   "column": "derive list --quantities"}.get(kind, "derive presets")
         if close:
             hint = f"did you mean {', '.join(close)}?"
         elif 0 < len(known) <= 12:

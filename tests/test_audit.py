@@ -599,3 +599,19 @@ def test_the_text_output_says_why_rows_went_unchecked_most_frequent_first(tmp_pa
     assert lines[head + 1] == "  2 rows (first: a): tpot: missing chips"
     assert lines[head + 2] == "  1 row (first: c): tpot: cannot read value 'fast'"
     assert "4 rows: 0 impossible, 1 consistent, 3 unchecked" in out
+
+
+@pytest.mark.parametrize("column", ["tp", "allreduce_time"])
+def test_a_column_only_another_library_reads_names_that_library(tmp_path, capsys, column):
+    path = tmp_path / "t.csv"
+    path.write_text(f"id,model,hardware,chips,{column}\nx,,h100-sxm,8,1\n")
+    assert main(["audit", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"unknown column '{column}'" in err and "add --library serving" in err and err.count("\n") == 1
+
+
+def test_an_unknown_column_points_to_the_list_of_quantities(tmp_path, capsys):
+    path = tmp_path / "t.csv"
+    path.write_text("id,model,hardware,chips,bogus\nx,,h100-sxm,8,1\n")
+    assert main(["audit", str(path)]) == 2
+    assert "see `derive list --quantities`" in capsys.readouterr().err

@@ -201,6 +201,12 @@ def _advise(err, ctx: Context) -> None:
             and err.hint == MissingValueError.default_hint(err.names):
         err.hint = _missing_value_hint(err.names, ctx) or err.hint
         return
+    column = getattr(err, "column", None)  # derive audit: a column no loaded library reads
+    if column and "library" in ctx.__dict__:
+        other = _library_that_has(column, getattr(ctx.args, "libraries", None) or ["lecture"])
+        if other:
+            err.hint = f"the {other} library reads '{column}': add --library {other}"
+        return
     if not isinstance(err, UnknownNameError) or getattr(err, "kind", None) not in ("id", "quantity") \
             or "library" not in ctx.__dict__:
         return
@@ -244,8 +250,8 @@ def _missing_value_hint(names: list[str], ctx: Context) -> str | None:
 
 
 def _library_that_has(name: str, loaded: list[str]) -> str | None:
-    """A built-in library not loaded that declares ``name`` (an id or a quantity), for the hint of an unknown
-    name; None where none does or one cannot be loaded (the error stays as it was)."""
+    """A built-in library not loaded that declares ``name`` (an id, a quantity or an audit metric), for the hint
+    of an unknown name; None where none does or one cannot be loaded (the error stays as it was)."""
     from derive.errors import DeriveError
     from derive.model.loader import builtin_library_names, load_library
 
@@ -256,7 +262,7 @@ def _library_that_has(name: str, loaded: list[str]) -> str | None:
             lib = load_library([other])
         except (DeriveError, ImportError):
             continue
-        if name in lib.quantities or name in lib.declarations:
+        if name in lib.quantities or name in lib.declarations or any(b.get("metric") == name for b in lib.audit_bounds):
             return other
     return None
 

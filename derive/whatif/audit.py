@@ -65,7 +65,10 @@ SEARCH_DECADES = 6  # the smallest change searches each input over [1e-6, 1e6] t
 
 
 class AuditInputError(DeriveError):
-    """A table ``derive audit`` cannot read (exit 2): names the line and the column."""
+    """A table ``derive audit`` cannot read (exit 2): names the line and the column (``column``: the name of a
+    column no loaded library reads, for a hint that names a library that does)."""
+
+    column: str | None = None
 
 
 # The declared bounds, compiled ----------------------------------------------------------------------------------
@@ -550,7 +553,9 @@ class Auditor:
 
                 hint = UnknownNameError("column", col, [*lib.quantities, *plan.metrics, *META_COLUMNS,
                                                         *FREE_COLUMNS]).hint
-                raise AuditInputError(f"line 1: unknown column '{col}'", where=where, hint=hint)
+                err = AuditInputError(f"line 1: unknown column '{col}'", where=where, hint=hint)
+                err.column = col
+                raise err
             q = lib.quantities[col]
             if q.value is not None or lib.is_derived(col):
                 raise AuditInputError(f"line 1: column '{col}' is {'a constant' if q.value is not None else 'derived'}"
