@@ -267,8 +267,10 @@ class Margin:
         if self.value is not None:
             state = {"proved": "holds", "refuted": "does NOT hold",
                      "inconsistent": "does NOT hold: its assumptions contradict each other there "
-                                     + ("(derive check: inconsistent)" if self.instance else
-                                        "(a general claim says nothing there)")}[self.reading_at_value or "refuted"]
+                                     "(derive check: inconsistent)" if self.instance else
+                                     "says nothing: its hypotheses fail at this value, and a general claim says "
+                                     "nothing there (derive check decides it where they hold)"}[self.reading_at_value
+                                                                                                or "refuted"]
             out.append(f"  scenario value {self.vary} {self._rounded(self.value)}: the claim {state}")
         rounded = [e for i in self.intervals for e in (i.low, i.high) if e is not None and not self._exact(e)]
         if rounded:  # 24.24 PFLOP/s shown for an end and for a value beside it: the exact numbers decide
