@@ -92,7 +92,7 @@ TOPICS = [*LECTURE_TOPICS, *SERVING_TOPICS]
 # A layout also gives the economics chapter its rented chips (every stage's), so the rent counts the whole layout.
 INPUT_TABLES = {"layout": {**layouts.INPUT_TABLE, "gives": {**layouts.INPUT_TABLE["gives"], **economics.LAYOUT_GIVES}}}
 INPUT_CONSTRAINTS = [*LECTURE_INPUT_CONSTRAINTS, *layouts.INPUT_CONSTRAINTS, *economics.INPUT_CONSTRAINTS]
-# derive card --library serving: the lecture's everyday answers, the TTFT floor and the layout's chips
+# derive card --library serving: the lecture's everyday answers, the TTFT floor, the layout's chips and its all-reduces
 CARD = [
     *LECTURE_CARD,
     {"label": "time to first token floor (one prefill of prefill_tokens)", "value": "ttft_floor", "unit": "ms",
@@ -103,6 +103,8 @@ CARD = [
      "decl": "network.tp_allreduce_latency"},
     {"label": "TP all-reduce latency per decode step (the layout's links)", "value": "tp_link_allreduce_latency",
      "unit": "ms", "decl": "network.tp_link_allreduce_latency"},
+    {"label": "TP all-reduce floor per decode step (any algorithm)", "value": "tp_link_allreduce_floor",
+     "unit": "ms", "decl": "network.tp_link_allreduce_floor"},
 ]
 # the lecture's presets, and the serving library's own scenarios (dated API and rental prices; they name quantities
 # only this library has, so the lecture does not list them)
