@@ -32,6 +32,7 @@ FAMILY_FIXTURES = {
     "gpt_neox": "pythia-1b.json", "olmoe": "olmoe-1b-7b-0924.json", "dbrx": "dbrx-base.json",
     "hunyuan": "hy-mt2-7b.json", "hunyuan_moe": "hunyuan-a13b-instruct.json", "gpt2": "gpt2.json",
     "opt": "opt-125m.json", "gpt_bigcode": "gpt_bigcode-santacoder.json", "bloom": "bloom-560m.json",
+    "dots1": "dots.llm1.inst.json", "bailing": "ling-lite-1.5.json",
 }
 REAL = sorted(p.name for p in CONFIGS.glob("*.json") if p.name not in ("broken_missing_layers.json",
                                                                        "unknown_architecture.json"))

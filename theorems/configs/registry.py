@@ -10,10 +10,12 @@ from typing import Any
 from derive.errors import ScenarioError
 
 from . import (
+    bailing,
     bloom,
     dbrx,
     deepseek,
     dense,
+    dots1,
     ernie,
     falcon,
     falcon_h1,
@@ -52,7 +54,7 @@ FAMILIES: tuple[Family, ...] = (*dense.FAMILIES, *gemma.FAMILIES, *falcon.FAMILI
                                 *ernie.FAMILIES, *phi.FAMILIES, *gpt_neox.FAMILIES, *olmoe.FAMILIES,
                                 *dbrx.FAMILIES, *hunyuan.FAMILIES, *gpt2.FAMILIES,
                                 *opt.FAMILIES, *gpt_bigcode.FAMILIES,
-                                *bloom.FAMILIES)
+                                *bloom.FAMILIES, *dots1.FAMILIES, *bailing.FAMILIES)
 FAMILY_OF: dict[str, Family] = {mtype: fam for fam in FAMILIES for mtype in fam.model_types}
 ARCHITECTURES: dict[str, str] = {name: mtype for fam in FAMILIES for name, mtype in fam.architectures.items()}
 ALIASES: dict[str, str] = {old: new for fam in FAMILIES for old, new in fam.aliases.items()}
