@@ -219,3 +219,21 @@ def test_failing_hypotheses_reads_only_what_the_scenario_decides() -> None:
     assert [v.relation for v in failing_hypotheses(lib, hybrid, claim)] == ["kv_state_bytes == 0"]
     dense = build_scenario(lib, hardware="h100-sxm", model=LLAMA_70B, sets=["context=200000 token/seq"])
     assert failing_hypotheses(lib, dense, claim) == []
+
+
+def test_a_row_that_needs_many_inputs_counts_them_and_lists_them_below(capsys) -> None:
+    """The lecture's scenario has no layout: the chips of the layout need four inputs, so the table says "needs 4
+    inputs" with a numbered note that lists them, and the JSON keeps the whole list as the display; a row that
+    needs one or two inputs names them in the table."""
+    code, out, _ = run(capsys, "card", "--library", "serving", "--scenario", "lecture", "--no-cache")
+    assert code == 0
+    row = next(line for line in out.splitlines() if line.startswith("  chips of the layout"))
+    marker = row.split("needs 4 inputs [")[1].split("]")[0]
+    assert f"[{marker}] chips of the layout (tp·pp·cp·dp; ep shares them): needs --set cp=..., --set dp=..., " \
+           "--set pp=..., --set tp=..." in out
+    code, out, _ = run(capsys, "card", "--library", "serving", "--scenario", "lecture", "--json", "--no-cache")
+    rows = {r["name"]: r for r in json.loads(out)["rows"]}
+    assert rows["layout_chips"]["display"] == "needs --set cp=..., --set dp=..., --set pp=..., --set tp=..."
+    assert rows["layout_chips"]["shown"] == "needs 4 inputs" and rows["layout_chips"]["note"] == \
+        rows["layout_chips"]["display"]
+    assert rows["ttft_floor"]["shown"] == "needs --set prefill_tokens=..." and rows["ttft_floor"]["note"] is None

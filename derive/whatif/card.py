@@ -97,9 +97,11 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
             known = {x: scenario.values[str(x)].value for x in expanded.free_symbols if str(x) in scenario.values}
             missing = sorted(str(x) for x in expanded.xreplace(known).free_symbols)
             if missing:  # an answer that needs an input the chip and the model do not give: say which
-                rows.append(CardRow(spec["label"], spec["value"], "needs " + ", ".join(
-                    f"--set {n}=..." for n in missing), None, library.quantities[missing[0]].unit, d.id, d.kind,
-                    verdict))
+                needs = "needs " + ", ".join(f"--set {n}=..." for n in missing)
+                # more than two: the table says how many and the list goes below it, as a note (JSON: both)
+                shown, note = (f"needs {len(missing)} inputs", needs) if len(missing) > 2 else (needs, None)
+                rows.append(CardRow(spec["label"], spec["value"], needs, None, library.quantities[missing[0]].unit,
+                                    d.id, d.kind, verdict, shown, note))
                 continue
             ev = evaluate(library, scenario, spec["value"], spec.get("unit"), dependence=True)
             inputs.update(ev.used)
