@@ -324,6 +324,40 @@ def gqa(f: Fields, d: int, *, gated_query: bool = False, kv_heads: int | None = 
     return Attention(params, 2 * kv * hd, f"2 (K and V) * {kv} kv heads * {hd} head_dim", hd, kv, heads)
 
 
+def fixed_heads(f: Fields, mtype: str, d: int, *, hint: str, kv_heads: int | None = None,
+                sizes: tuple[str, str] = ("hidden_size", "num_attention_heads")) -> Attention:
+    """Attention whose heads the model fixes: ``num_attention_heads`` heads ``d / heads`` wide, one key and value
+    head per query head (or ``kv_heads``), the q, k and v projections (fused or not) and one back.  A
+    ``num_key_value_heads`` or ``head_dim`` in the file that says otherwise is refused, not read; ``sizes`` are the
+    file's own names of the width and the head count, for the messages."""
+    width, count = sizes
+    heads = f.need("num_attention_heads")
+    if d % heads:
+        raise ScenarioError(f"{width} ({d}) is not a multiple of {count} ({heads})", where=f.where, hint=hint)
+    hd = d // heads
+    kv = heads if kv_heads is None else kv_heads
+    for key, value in (("num_key_value_heads", kv), ("head_dim", hd)):
+        given = f.optional(key, None, minimum=1)
+        if given is not None and given != value:
+            raise ScenarioError(f"field '{key}' is {given} but a layer of {mtype} has {value}", where=f.where,
+                                hint=hint)
+    return Attention(d * (heads + 2 * kv) * hd + d * d, 2 * kv * hd, f"2 (K and V) * {kv} kv heads * {hd} head_dim",
+                     hd, kv, heads, head_dim_note=f"{width} / {count} = {hd}",
+                     kv_heads_note=(f"multi-head attention: {count} = {heads}" if kv == heads else
+                                    f"multi-query attention: {kv} key and value head"))
+
+
+def renamed_size(read: Fields, out: dict[str, Any], label: str, raw: object, ours: str, renamed: list[str]) -> None:
+    """The file's size ``label`` (``raw``) as the reader's ``ours`` in ``out``, a whole number; a file that gives
+    ``ours`` as well must give the same number.  ``renamed`` gets the note's part."""
+    value = read.whole(label, raw, 1)
+    given = read.config.get(ours)
+    if given is not None and given != value:
+        raise ScenarioError(f"fields '{label}' ({value}) and '{ours}' ({given!r}) disagree", where=read.where)
+    out[ours] = value
+    renamed.append(f"{label} as {ours}")
+
+
 @dataclass(frozen=True)
 class Linear:
     params_per_layer: int

@@ -25,7 +25,7 @@ from typing import Any
 
 from derive.errors import ScenarioError
 
-from .base import Attention, Family, Fields, Mlp, num
+from .base import Attention, Family, Fields, Mlp, fixed_heads, num, renamed_size
 
 # (a name a BLOOM file uses, the reader's name)
 _NAMES = (("n_embed", "hidden_size"), ("n_layer", "num_hidden_layers"), ("n_head", "num_attention_heads"))
@@ -38,32 +38,17 @@ def _renames(cfg: Mapping[str, Any], where: str) -> tuple[Mapping[str, Any], lis
     for name, ours in _NAMES:
         if cfg.get(name) is None:
             continue
-        value = read.whole(name, cfg[name], 1)
-        if cfg.get(ours) is not None and cfg[ours] != value:
-            raise ScenarioError(f"fields '{name}' ({value}) and '{ours}' ({cfg[ours]!r}) disagree", where=where)
-        out[ours] = value
-        renamed.append(f"{name} as {ours}")
+        renamed_size(read, out, name, cfg[name], ours, renamed)
     return out, ["bloom names its own sizes: " + ", ".join(renamed)] if renamed else []
 
 
 def _attention(f: Fields, mtype: str, d: int) -> Attention:
-    heads = f.need("num_attention_heads")
-    if d % heads:
-        raise ScenarioError(f"hidden_size ({d}) is not a multiple of num_attention_heads ({heads})", where=f.where,
-                            hint="a BLOOM head is hidden_size / num_attention_heads wide")
-    hd = d // heads
-    for key, value in (("num_key_value_heads", heads), ("head_dim", hd)):
-        given = f.optional(key, None, minimum=1)
-        if given is not None and given != value:
-            raise ScenarioError(f"field '{key}' is {given} but a bloom layer has {value} (one key and value head per "
-                                "query head, hidden_size / num_attention_heads wide)", where=f.where,
-                                hint="BLOOM's attention is multi-head")
-    f.notes.append(f"bloom attention: multi-head, {heads} heads of {hd} (hidden_size / num_attention_heads), one fused "
-                   "query_key_value projection (the q, k and v weights) and dense; biases and LayerNorms (with "
-                   "word_embeddings_layernorm) not counted")
-    return Attention(4 * d * d, 2 * heads * hd, f"2 (K and V) * {heads} kv heads * {hd} head_dim", hd, heads, heads,
-                     head_dim_note=f"hidden_size / num_attention_heads = {hd}",
-                     kv_heads_note=f"multi-head attention: num_attention_heads = {heads}")
+    att = fixed_heads(f, mtype, d, hint="BLOOM's attention is multi-head, one key and value head per query head, "
+                                        "each hidden_size / num_attention_heads wide")
+    f.notes.append(f"bloom attention: multi-head, {att.query_heads} heads of {att.head_dim} (hidden_size / "
+                   "num_attention_heads), one fused query_key_value projection (the q, k and v weights) and dense; "
+                   "biases and LayerNorms (with word_embeddings_layernorm) not counted")
+    return att
 
 
 def _mlp(f: Fields, mtype: str, d: int, n: int) -> Mlp:

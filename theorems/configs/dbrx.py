@@ -19,7 +19,7 @@ from typing import Any
 
 from derive.errors import ScenarioError
 
-from .base import Attention, Family, Fields
+from .base import Attention, Family, Fields, renamed_size
 from .mixtral import every_layer_moe
 
 # (where the file keeps it, its name there) -> the reader's name; None: the top level
@@ -48,11 +48,7 @@ def _renames(cfg: Mapping[str, Any], where: str) -> tuple[Mapping[str, Any], lis
             if name in _OPTIONAL:
                 continue
             raise ScenarioError(f"missing field '{label}'", where=where, hint=f"a dbrx config needs '{label}'")
-        value = read.whole(label, source[name], 1)
-        if cfg.get(ours) is not None and cfg[ours] != value:
-            raise ScenarioError(f"fields '{label}' ({value}) and '{ours}' ({cfg[ours]!r}) disagree", where=where)
-        out[ours] = value
-        renamed.append(f"{label} as {ours}")
+        renamed_size(read, out, label, source[name], ours, renamed)
     return out, ["dbrx names its own sizes: " + ", ".join(renamed)]
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from derive.errors import ScenarioError
 
-from .base import Attention, Family, Fields, num
+from .base import Attention, Family, Fields, fixed_heads, num, renamed_size
 from .starcoder2 import ungated_mlp
 
 # the file's names -> the reader's
@@ -54,11 +54,7 @@ def gpt2_renames(mtype: str) -> Renames:
                 if cfg.get(ours) is not None:
                     continue  # a file that already uses the reader's name (transformers' attribute_map)
                 raise ScenarioError(f"missing field '{name}'", where=where, hint=f"a {mtype} config needs '{name}'")
-            value = read.whole(name, cfg[name], 1)
-            if cfg.get(ours) is not None and cfg[ours] != value:
-                raise ScenarioError(f"fields '{name}' ({value}) and '{ours}' ({cfg[ours]!r}) disagree", where=where)
-            out[ours] = value
-            renamed.append(f"{name} as {ours}")
+            renamed_size(read, out, name, cfg[name], ours, renamed)
         notes = [f"{mtype} names its own sizes: " + ", ".join(renamed)] if renamed else []
         d = read.whole("hidden_size", out["hidden_size"], 1) if out.get("hidden_size") is not None else None
         inner = cfg.get("n_inner")
@@ -95,22 +91,8 @@ def fused_attention(f: Fields, mtype: str, d: int, kv_heads: int | None = None) 
     """One fused ``c_attn`` (queries, and keys and values for ``kv_heads`` heads; every query head's own when None)
     and ``c_proj`` back; heads ``n_embd / n_head`` wide.  A ``num_key_value_heads`` or ``head_dim`` that says
     otherwise is refused, not read."""
-    heads = f.need("num_attention_heads")
-    if d % heads:
-        raise ScenarioError(f"n_embd ({d}) is not a multiple of n_head ({heads})", where=f.where,
-                            hint=f"a {mtype} head is n_embd / n_head wide")
-    hd = d // heads
-    kv = heads if kv_heads is None else kv_heads
-    for key, value in (("num_key_value_heads", kv), ("head_dim", hd)):
-        given = f.optional(key, None, minimum=1)
-        if given is not None and given != value:
-            raise ScenarioError(f"field '{key}' is {given} but a {mtype} layer has {value}", where=f.where,
-                                hint=f"{mtype}'s heads are set by n_head (and multi_query), n_embd / n_head wide")
-    params = d * (heads + 2 * kv) * hd + d * d  # c_attn (q, k, v) and c_proj
-    return Attention(params, 2 * kv * hd, f"2 (K and V) * {kv} kv heads * {hd} head_dim", hd, kv, heads,
-                     head_dim_note=f"n_embd / n_head = {hd}",
-                     kv_heads_note=(f"multi-head attention: n_head = {heads}" if kv == heads else
-                                    f"multi-query attention: {kv} key and value head"))
+    return fixed_heads(f, mtype, d, kv_heads=kv_heads, sizes=("n_embd", "n_head"),
+                       hint=f"{mtype}'s heads are set by n_head (and multi_query), n_embd / n_head wide")
 
 
 def _attention(f: Fields, mtype: str, d: int) -> Attention:

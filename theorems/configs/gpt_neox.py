@@ -20,31 +20,17 @@ from __future__ import annotations
 
 import numbers
 
-from derive.errors import ScenarioError
-
-from .base import Attention, Family, Fields
+from .base import Attention, Family, Fields, fixed_heads
 from .starcoder2 import ungated_mlp
 
 
 def _attention(f: Fields, mtype: str, d: int) -> Attention:
-    heads = f.need("num_attention_heads")
-    if d % heads:
-        raise ScenarioError(f"hidden_size ({d}) is not a multiple of num_attention_heads ({heads})", where=f.where,
-                            hint="GPT-NeoX's head size is hidden_size / num_attention_heads")
-    hd = d // heads
-    for key, value in (("num_key_value_heads", heads), ("head_dim", hd)):
-        given = f.optional(key, None, minimum=1)
-        if given is not None and given != value:
-            raise ScenarioError(f"field '{key}' is {given} but a {mtype} layer has {value} (one key and value head "
-                                f"per query head, hidden_size / num_attention_heads wide)", where=f.where,
-                                hint="GPT-NeoX's attention is multi-head; a file that groups its heads is another "
-                                     "architecture")
-    params = 4 * d * d  # query_key_value (3 d x d) and dense (d x d)
-    f.notes.append(f"{mtype} attention: multi-head, {heads} heads of {hd} (hidden_size / num_attention_heads), one "
-                   "fused query_key_value projection")
-    return Attention(params, 2 * heads * hd, f"2 (K and V) * {heads} kv heads * {hd} head_dim", hd, heads, heads,
-                     head_dim_note=f"hidden_size / num_attention_heads = {hd}",
-                     kv_heads_note=f"multi-head attention: num_attention_heads = {heads}")
+    att = fixed_heads(f, mtype, d, hint="GPT-NeoX's attention is multi-head, each head hidden_size / "
+                                        "num_attention_heads wide; a file that groups its heads is another "
+                                        "architecture")
+    f.notes.append(f"{mtype} attention: multi-head, {att.query_heads} heads of {att.head_dim} (hidden_size / "
+                   "num_attention_heads), one fused query_key_value projection")
+    return att
 
 
 def _notes(f: Fields, mtype: str, att: Attention) -> None:

@@ -21,27 +21,16 @@ from __future__ import annotations
 
 from derive.errors import ScenarioError
 
-from .base import Attention, Family, Fields, Mlp, num
+from .base import Attention, Family, Fields, Mlp, fixed_heads, num
 
 
 def _attention(f: Fields, mtype: str, d: int) -> Attention:
-    heads = f.need("num_attention_heads")
-    if d % heads:
-        raise ScenarioError(f"hidden_size ({d}) is not a multiple of num_attention_heads ({heads})", where=f.where,
-                            hint="an OPT head is hidden_size / num_attention_heads wide")
-    hd = d // heads
-    for key, value in (("num_key_value_heads", heads), ("head_dim", hd)):
-        given = f.optional(key, None, minimum=1)
-        if given is not None and given != value:
-            raise ScenarioError(f"field '{key}' is {given} but an opt layer has {value} (one key and value head per "
-                                "query head, hidden_size / num_attention_heads wide)", where=f.where,
-                                hint="OPT's attention is multi-head; a file that groups its heads is another "
-                                     "architecture")
-    f.notes.append(f"opt attention: multi-head, {heads} heads of {hd} (hidden_size / num_attention_heads), q_proj, "
-                   "k_proj, v_proj and out_proj; biases and LayerNorms not counted")
-    return Attention(4 * d * d, 2 * heads * hd, f"2 (K and V) * {heads} kv heads * {hd} head_dim", hd, heads, heads,
-                     head_dim_note=f"hidden_size / num_attention_heads = {hd}",
-                     kv_heads_note=f"multi-head attention: num_attention_heads = {heads}")
+    att = fixed_heads(f, mtype, d, hint="OPT's attention is multi-head, each head hidden_size / "
+                                        "num_attention_heads wide; a file that groups its heads is another "
+                                        "architecture")
+    f.notes.append(f"opt attention: multi-head, {att.query_heads} heads of {att.head_dim} (hidden_size / "
+                   "num_attention_heads), q_proj, k_proj, v_proj and out_proj; biases and LayerNorms not counted")
+    return att
 
 
 def _mlp(f: Fields, mtype: str, d: int, n: int) -> Mlp:
