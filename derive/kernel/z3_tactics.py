@@ -47,6 +47,18 @@ Z3_SAFETY_MS = 60_000  # a wall-clock safety net only, for z3 steps its rlimit d
 # region's query, and for all of a goal's queries together
 
 
+def _nlsat(ctx: z3.Context) -> z3.Solver:
+    """nlsat behind the three steps it needs and nothing more: ``If`` terms (Max, Min, Piecewise) named,
+    divisions and roots purified (without z3's completion of division by zero: the kernel's region has
+    every denominator nonzero), the formula put in clauses.  z3's ``qfnra-nlsat`` runs eleven more
+    (simplification, equation solving, factoring) before the same procedure: they took a third of its
+    time on the libraries' queries (1,182 of them: the same answers, 1.8 s against 2.6 s), and a query
+    they would have helped falls back to the default tactic as before."""
+    steps = [z3.Tactic("elim-term-ite", ctx), z3.With(z3.Tactic("purify-arith", ctx), complete=False),
+             z3.Tactic("tseitin-cnf", ctx), z3.Tactic("nlsat", ctx)]
+    return z3.Then(*steps, ctx=ctx).solver()
+
+
 def _out_of_budget(reason: str) -> bool:
     """Whether z3's reason for ``unknown`` is its rlimit ("... limit ...", or "canceled" from a tactic
     that its rlimit stopped) or its wall-clock net ("timeout")."""
@@ -92,9 +104,9 @@ class TacticSolver:
                 return
             nlsat_share = max(1, int(rlimit * NLSAT_SHARE))
             if not roots and not integer:
-                yield maker(lambda ctx: z3.Tactic("qfnra-nlsat", ctx).solver(), nlsat_share, NLSAT_MS), "provisional"
+                yield maker(_nlsat, nlsat_share, NLSAT_MS), "provisional"
             elif not roots and not alone:  # a goal's query over counts: over the reals first
-                yield maker(lambda ctx: z3.Tactic("qfnra-nlsat", ctx).solver(), nlsat_share, NLSAT_MS), "relaxed"
+                yield maker(_nlsat, nlsat_share, NLSAT_MS), "relaxed"
             if not integer:
                 yield maker(lambda ctx: z3.Tactic("default", ctx).solver(), rlimit), "final"
                 if made and _out_of_budget(made[0].reason_unknown()):

@@ -189,7 +189,22 @@ def _record_tactics(monkeypatch, gives_up=lambda name: False, reason="max. resou
         asked.append(name)
         return GivesUp() if gives_up(name) else real(name, ctx)
 
+    from derive.kernel import z3_tactics
+
+    nlsat = z3_tactics._nlsat  # nlsat behind its three steps: one try, asked for as "nlsat"
+
+    def nlsat_try(ctx):
+        asked.append("nlsat")
+        if gives_up("nlsat"):
+            return GivesUp()
+        monkeypatch.setattr(z3, "Tactic", real)  # its steps are z3's own tactics
+        try:
+            return nlsat(ctx)
+        finally:
+            monkeypatch.setattr(z3, "Tactic", tactic)
+
     monkeypatch.setattr(z3, "Tactic", tactic)
+    monkeypatch.setattr(z3_tactics, "_nlsat", nlsat_try)
     return asked
 
 
@@ -202,10 +217,10 @@ def test_z3s_solver_is_asked_where_its_tactic_gives_up_as_incomplete(monkeypatch
 def test_nlsat_answers_unsat_alone_and_a_model_comes_from_the_default_tactic(monkeypatch):
     asked = _record_tactics(monkeypatch)
     assert run(POS, logic.ge(a * b + c, c)).verdict == "proved"
-    assert asked == ["qfnra-nlsat"]  # the goal's query: nlsat's unsat is z3's answer
+    assert asked == ["nlsat"]  # the goal's query: nlsat's unsat is z3's answer
     asked.clear()
     out = run(POS, logic.ge(a * b, c))
-    assert out.verdict == "refuted" and asked[:2] == ["qfnra-nlsat", "default"]
+    assert out.verdict == "refuted" and asked[:2] == ["nlsat", "default"]
 
 
 def test_the_default_tactic_decides_where_nlsat_spends_its_share(monkeypatch):
