@@ -66,6 +66,42 @@ def replace(expr: sp.Expr, mapping: Mapping[sp.Basic, sp.Expr], *, strict: bool 
     if not mapping:
         return expr
     mapping = {k: v if isinstance(v, sp.Basic) else sp.sympify(v, strict=True) for k, v in mapping.items()}
+    if isinstance(expr, sp.Basic) and all(type(k) is sp.Symbol for k in mapping):
+        # values of symbols: the result depends on those the expression holds only, and the same values go
+        # into the same hypotheses in problem after problem (a claim's derivation steps share them)
+        present = _symbol_atoms(expr)
+        held = tuple(sorted(((k, v) for k, v in mapping.items() if k in present), key=lambda kv: kv[0].name))
+        return _replace_values(expr, held, strict, mapping)
+    return _replace(expr, mapping, strict)
+
+
+@lru_cache(maxsize=1 << 14)
+def _symbol_atoms(e: sp.Basic) -> frozenset[sp.Symbol]:
+    """Every symbol in ``e``, bound ones included (``xreplace`` replaces those too)."""
+    return frozenset(e.atoms(sp.Symbol))
+
+
+_KEPT: dict[tuple, sp.Basic | None] = {}  # ``_replace_values``'s results (None: the expression unchanged)
+
+
+def _replace_values(expr: sp.Basic, held: tuple, strict: bool, mapping: Mapping[sp.Basic, sp.Basic]) -> sp.Basic:
+    """``_replace(expr, mapping, strict)`` where ``held`` are the items of ``mapping`` (symbols to values)
+    whose symbols ``expr`` holds, kept by ``(expr, held, strict)``: the result depends on nothing else (with
+    none held the walk is still made, as a strict reading checks every part, and changes nothing).  A part
+    without a real value raises each time; an unchanged expression is returned as the object given."""
+    key = (expr, held, strict)
+    if key in _KEPT:
+        out = _KEPT[key]
+        return expr if out is None else out
+    out = _replace(expr, dict(held) if held else mapping, strict)
+    if len(_KEPT) >= 1 << 14:
+        _KEPT.clear()
+    _KEPT[key] = None if out is expr else out
+    return out
+
+
+def _replace(expr: sp.Basic, mapping: Mapping[sp.Basic, sp.Basic], strict: bool) -> sp.Basic:
+    """``replace`` itself, on a mapping whose values are sympy objects."""
     memo: dict[sp.Basic, sp.Basic] = {}
 
     def undefined(e: sp.Basic, what: str) -> UndefinedValueError:
