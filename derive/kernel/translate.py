@@ -134,7 +134,7 @@ class Translator:
         if isinstance(e, sp.Add):
             return self._nary(C.Z3_mk_add, [self._term(a) for a in e.args])
         if isinstance(e, sp.Mul):
-            num, den = sp.fraction(e, exact=True)
+            num, den = _fraction(e)
             if den != 1:
                 zden = self._term(den)
                 return self._binary(C.Z3_mk_div, self._term(num), zden)
@@ -307,6 +307,11 @@ class Translator:
         if isinstance(f, Iff):
             return self._binary(C.Z3_mk_eq, self._formula(f.left), self._formula(f.right))
         raise TranslationError(f"unsupported formula {f!r}")
+
+
+@functools.lru_cache(maxsize=1 << 14)  # a pure function of ``e``; every new context translates the same products
+def _fraction(e: sp.Mul) -> tuple[sp.Expr, sp.Expr]:
+    return sp.fraction(e, exact=True)
 
 
 _RELATIONS = {"==": C.Z3_mk_eq, "<": C.Z3_mk_lt, "<=": C.Z3_mk_le, ">": C.Z3_mk_gt, ">=": C.Z3_mk_ge}
