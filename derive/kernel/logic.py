@@ -179,6 +179,14 @@ class Formula:
     def free_symbols(self) -> set[sp.Symbol]:
         raise NotImplementedError
 
+    def symbol_set(self) -> frozenset[sp.Symbol]:
+        """``free_symbols()``, kept and not copied (formulas are immutable): for the kernel's own unions."""
+        found = self.__dict__.get("_free")
+        if found is None:
+            found = frozenset(self.free_symbols())
+            object.__setattr__(self, "_free", found)
+        return found
+
     def map_exprs(self, fn: Callable[[sp.Expr], sp.Expr]) -> Formula:
         raise NotImplementedError
 
@@ -288,7 +296,7 @@ class And(Formula):
     args: tuple[Formula, ...]
 
     def free_symbols(self) -> set[sp.Symbol]:
-        return set().union(*(a.free_symbols() for a in self.args)) if self.args else set()
+        return set().union(*(a.symbol_set() for a in self.args))
 
     def map_exprs(self, fn: Callable[[sp.Expr], sp.Expr]) -> Formula:
         return And(tuple(a.map_exprs(fn) for a in self.args))
@@ -311,7 +319,7 @@ class Or(Formula):
     args: tuple[Formula, ...]
 
     def free_symbols(self) -> set[sp.Symbol]:
-        return set().union(*(a.free_symbols() for a in self.args)) if self.args else set()
+        return set().union(*(a.symbol_set() for a in self.args))
 
     def map_exprs(self, fn: Callable[[sp.Expr], sp.Expr]) -> Formula:
         return Or(tuple(a.map_exprs(fn) for a in self.args))
@@ -358,7 +366,7 @@ class Implies(Formula):
     conclusion: Formula
 
     def free_symbols(self) -> set[sp.Symbol]:
-        return self.premise.free_symbols() | self.conclusion.free_symbols()
+        return set(self.premise.symbol_set() | self.conclusion.symbol_set())
 
     def map_exprs(self, fn: Callable[[sp.Expr], sp.Expr]) -> Formula:
         return Implies(self.premise.map_exprs(fn), self.conclusion.map_exprs(fn))
@@ -382,7 +390,7 @@ class Iff(Formula):
     right: Formula
 
     def free_symbols(self) -> set[sp.Symbol]:
-        return self.left.free_symbols() | self.right.free_symbols()
+        return set(self.left.symbol_set() | self.right.symbol_set())
 
     def map_exprs(self, fn: Callable[[sp.Expr], sp.Expr]) -> Formula:
         return Iff(self.left.map_exprs(fn), self.right.map_exprs(fn))

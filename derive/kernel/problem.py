@@ -51,9 +51,6 @@ class Problem:
     conditions: list[tuple[str, Formula]] = field(default_factory=list)
 
     def symbols(self) -> set[sp.Symbol]:
-        out = set(self.goal.free_symbols())
-        for h in self.hypotheses:
-            out |= h.free_symbols()
-        for _, c in self.conditions:
-            out |= c.free_symbols()
+        out = set(self.goal.symbol_set())
+        out.update(*(h.symbol_set() for h in self.hypotheses), *(c.symbol_set() for _, c in self.conditions))
         return out
