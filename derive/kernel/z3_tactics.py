@@ -9,19 +9,20 @@ verdict: z3's ``unsat`` is z3's whichever procedure gave it, and every model is 
 The order, and why:
 
 * Every quantity an integer and every relation linear: z3's QF_LIA procedure, alone.
-* With integer quantities (not all linear) and without root variables, a goal's query is first asked
-  over the reals (*relaxed*: the integrality assertions left out, on nlsat's share): its ``unsat`` is
-  the query's, and most goals over counts hold for every real value too; anything else it says is not
-  read.
-* Without integer quantities and without auxiliary root variables: nlsat first, on ``NLSAT_SHARE`` of
-  the rlimit and at most ``NLSAT_MS`` of wall clock.  Building and freeing z3's default tactic (a
-  portfolio for every logic) costs more than most of these queries, and nlsat's ``unsat`` is the answer
-  most goals get.  Its ``sat`` is provisional: the default tactic's models are simpler numbers.  Not with
-  roots: there nlsat's algebraic numbers reach steps its rlimit does not interrupt (x > 1 with x**(5/3),
-  x**(4/3), sqrt(x), x**(3/2) ran into the 60 s safety net at any share above 1e6; the default tactic
-  refutes it).  The wall-clock cap: nlsat can pass its share inside one step as well (a degree-15
-  polynomial in three quantities ran into the 60 s net, where the default tactic refutes it in 14 s);
-  the lecture's tries take at most 25 ms, and a try cut short falls back to the default tactic.
+* Without auxiliary root variables: nlsat first, behind the three steps it needs (``_nlsat``), on
+  ``NLSAT_SHARE`` of the rlimit (``NLSAT_INTEGER_SHARE`` where some quantities are integers) and at most
+  ``NLSAT_MS`` of wall clock.  Building and freeing z3's default tactic (a portfolio for every logic)
+  costs more than most of these queries, and nlsat's ``unsat`` is the answer most goals get.  Its
+  ``sat`` is provisional: the default tactic's models are simpler numbers.  Not with roots: there
+  nlsat's algebraic numbers reach steps its rlimit does not interrupt (x > 1 with x**(5/3), x**(4/3),
+  sqrt(x), x**(3/2) ran into the 60 s safety net at any share above 1e6; the default tactic refutes it).
+  The wall-clock cap: nlsat can pass its share inside one step as well (a degree-15 polynomial in three
+  quantities ran into the 60 s net, where the default tactic refutes it in 14 s); the libraries' tries
+  take at most 30 ms, and a try cut short falls back to the default tactic.  With integer quantities
+  nlsat reads their integrality itself (``is_int``, by branching), which settles a goal over counts in
+  a millisecond where ``z3.Solver()`` took five to twelve; but on an integer equation with no solution
+  and no bound (3n + 6m = 5) it branches until its share is spent, so the share is a fortieth (half a
+  million at the default rlimit, about 40 ms; the libraries' integer queries spend at most 12,000).
 * Then z3's default tactic as a solver of its own (not with integer quantities), on the full rlimit; then
   ``z3.Solver()``, which runs the same tactic beside an incremental core that receives and frees every
   assertion, asked only when the tactic gives up as incomplete (not when it ran out of budget).  With
@@ -42,6 +43,7 @@ import sympy as sp
 import z3
 
 NLSAT_SHARE = 0.25  # of the rlimit, for the first, cheaper try of a query without integers
+NLSAT_INTEGER_SHARE = 0.025  # of the rlimit, for that try where some quantities are integers (the docstring)
 NLSAT_MS = 2_000  # and a wall-clock cap on that try only (see the module docstring)
 Z3_SAFETY_MS = 60_000  # a wall-clock safety net only, for z3 steps its rlimit does not interrupt: for the
 # region's query, and for all of a goal's queries together
@@ -76,7 +78,7 @@ class TacticSolver:
     def attempts(self, *, rlimit: int, integer: bool, linear_integer: bool, roots: bool,
                  alone: bool) -> Iterator[tuple[Callable[[z3.Context], z3.Solver], str]]:
         """Makers of configured solvers in the order of the module docstring, each with its role
-        (``final``, ``provisional``, ``relaxed``: see ``derive.kernel.trusted.gate.Tactics``); the next is
+        (``final``, ``provisional``: see ``derive.kernel.trusted.query.Tactics``); the next is
         offered only when the gate asks for it (the last gave no final answer)."""
         left_ms = float(Z3_SAFETY_MS)
         if not alone:  # the safety net is for all of the goal's queries together, not for each
@@ -102,11 +104,9 @@ class TacticSolver:
             if linear_integer:
                 yield maker(lambda ctx: z3.SolverFor("QF_LIA", ctx=ctx), rlimit), "final"
                 return
-            nlsat_share = max(1, int(rlimit * NLSAT_SHARE))
-            if not roots and not integer:
+            nlsat_share = max(1, int(rlimit * (NLSAT_INTEGER_SHARE if integer else NLSAT_SHARE)))
+            if not roots:
                 yield maker(_nlsat, nlsat_share, NLSAT_MS), "provisional"
-            elif not roots and not alone:  # a goal's query over counts: over the reals first
-                yield maker(_nlsat, nlsat_share, NLSAT_MS), "relaxed"
             if not integer:
                 yield maker(lambda ctx: z3.Tactic("default", ctx).solver(), rlimit), "final"
                 if made and _out_of_budget(made[0].reason_unknown()):

@@ -1,9 +1,9 @@
 """How z3 is run (``derive.kernel.z3_tactics``) never decides what its answers mean.
 
-A goal over integer quantities is first asked over the reals (the integrality left out), in a z3 context
-of its own: its ``unsat`` is the query's, its ``sat`` is never read.  Claims that need integrality to hold
-are still proved, their false twins refuted at integer points, and the plain solver the kernel uses by
-default gives the same verdicts.
+A query over integer quantities goes to nlsat first, which reads their integrality itself, on a small share
+of the rlimit; its ``sat`` is provisional (z3's solver gives the model).  Claims that need integrality to
+hold are proved, their false twins refuted at integer points, an integer equation nlsat cannot settle
+within its share is still decided, and the plain solver the kernel uses by default gives the same verdicts.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ R = sp.Rational
 
 # (hypotheses, goal, integer quantities, true?): each true claim next to its false twin
 CASES = [
-    # holds over the reals: the relaxed attempt proves it
+    # holds over the reals
     ([logic.gt(n, 0), logic.ge(m, n * n)], logic.ge(m + 1, n * n), {n, m}, True),
     ([logic.gt(n, 0), logic.ge(m, n * n)], logic.ge(m, n * n + 1), {n, m}, False),
-    # holds only because n is an integer (n > 0 means n >= 1): the full query proves it
+    # holds only because n is an integer (n > 0 means n >= 1)
     ([logic.gt(n, 0), logic.gt(x, 0)], logic.ge(n * x, x), {n}, True),
     ([logic.gt(n, 0), logic.gt(x, 0)], logic.ge(n * x, 2 * x), {n}, False),
     ([logic.gt(n * m, 0), logic.gt(n, 0)], logic.ge(n * m, 1), {n, m}, True),
@@ -51,25 +51,39 @@ def test_the_plain_solver_agrees(hyps, goal, integer, true):
     assert (status == "unsat") == true
 
 
-def test_the_relaxed_attempt_comes_first_for_a_goal_over_counts_only():
+def test_nlsat_comes_first_with_integer_quantities_on_a_smaller_share():
+    from derive.kernel import z3_tactics
+
     tactics = TacticSolver()
     roles = [role for _, role in tactics.attempts(rlimit=10**6, integer=True, linear_integer=False, roots=False,
                                                   alone=False)]
-    assert roles == ["relaxed", "final"]
+    assert roles == ["provisional", "final"]
     region = [role for _, role in tactics.attempts(rlimit=10**6, integer=True, linear_integer=False, roots=False,
                                                    alone=True)]
-    assert region == ["final"]  # the region wants a model: an integer one
+    assert region == ["provisional", "final"]
     reals = [role for _, role in tactics.attempts(rlimit=10**6, integer=False, linear_integer=False, roots=False,
                                                   alone=False)]
     assert reals == ["provisional", "final", "final"]
+    assert z3_tactics.NLSAT_INTEGER_SHARE < z3_tactics.NLSAT_SHARE
 
 
-def test_a_relaxed_sat_is_never_read(monkeypatch):
-    """A relaxed attempt that (wrongly) answered sat with a non-integer model must not refute a true claim."""
+def test_an_integer_equation_nlsat_cannot_settle_is_still_decided():
+    """3n + 6m = 5 has no integer solution and no bound: nlsat branches until its share is spent, then z3's
+    solver shows it (and its twin with a solution is refuted at integer values)."""
+    out = decide(Problem([], logic.Not(logic.eq(3 * n + 6 * m, 5)), {n, m}))
+    assert out.verdict == "proved", out.reason
+    twin = decide(Problem([], logic.Not(logic.eq(3 * n + 6 * m, 9)), {n, m}))
+    assert twin.verdict == "refuted"
+    assert 3 * twin.counterexample["n"] + 6 * twin.counterexample["m"] == 9
+
+
+def test_a_provisional_sat_never_refutes_a_true_claim(monkeypatch):
+    """nlsat answering (wrongly) sat with a non-integer model must not refute a true claim: where a model is
+    wanted the gate asks the final solver, and the kernel re-checks every point."""
     class Lying(TacticSolver):
         def attempts(self, **kw):
             for make, role in super().attempts(**kw):
-                if role == "relaxed":
+                if role == "provisional" and not kw["alone"]:  # the goal's queries
                     def sat_solver(ctx, make=make):
                         s = make(ctx)
                         s.check = lambda *a: z3.sat  # type: ignore[method-assign]

@@ -9,16 +9,14 @@ and under what wall clock is not the kernel's business: a ``Tactics`` object off
 ``z3.Solver`` on the rlimit, no clock).
 
 Invariants this module keeps: the kernel adds every assertion to every solver itself and reads each
-answer itself; ``unsat`` is z3's whichever procedure gave it (a *relaxed* attempt is given a subset of the
-assertions, the integrality of integer quantities left out, so its ``unsat`` is the query's too, and
-nothing else it says is read); a ``sat`` yields a model point, which the gate re-checks before it counts
-for anything but "not unsat"; ``unknown`` is only ever ``unknown``.
+answer itself; ``unsat`` is z3's whichever procedure gave it; a ``sat`` yields a model point, which the
+gate re-checks before it counts for anything but "not unsat"; ``unknown`` is only ever ``unknown``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 import sympy as sp
@@ -45,10 +43,9 @@ class Tactics(Protocol):
     def attempts(self, *, rlimit: int, integer: bool, linear_integer: bool, roots: bool,
                  alone: bool) -> Iterator[tuple[Callable[[z3.Context], z3.Solver], str]]:
         """Makers of configured solvers (each given the z3 context the gate asks in) to ask in turn, each
-        with its role: ``final`` (its ``sat`` is the answer),
-        ``provisional`` (a later solver's model is preferred where a model is wanted) or ``relaxed`` (asked
-        without the integrality assertions: only its ``unsat`` is read).  The gate stops at the first
-        ``unsat``, at a ``final`` ``sat``, and at any ``sat`` when no model is wanted."""
+        with its role: ``final`` (its ``sat`` is the answer) or ``provisional`` (a later solver's model is
+        preferred where a model is wanted).  Every solver is given every assertion.  The gate stops at the
+        first ``unsat``, at a ``final`` ``sat``, and at any ``sat`` when no model is wanted."""
         ...
 
     def why_unknown(self, solver: z3.Solver | None, rlimit: int) -> str:
@@ -100,10 +97,6 @@ class _Z3:
     region: list
     translator: Translator
     variables: dict
-    extras: list = field(default_factory=list)  # the formulas translated here after the region, in order
-    asked: bool = False  # a solver has run here
-    stale: bool = False  # a relaxed solver ran here (``_relaxed``): made again before its next use
-    made: z3.BoolRef | None = None  # the last of the extras, in z3
 
 
 def _z3_formula(tr: Translator, f: Formula) -> z3.BoolRef:
@@ -153,15 +146,9 @@ class Z3Queries:
 
     def _context(self) -> _Z3 | str:
         """The region asserted in a z3 context of this problem (or why it cannot be translated), for the
-        queries about the goal; after a relaxed attempt ran in it, a new one with the same terms made in
-        the same order (so no solver depends on that attempt)."""
-        if self._z3 is None or isinstance(self._z3, _Z3) and self._z3.stale:
-            old, new = self._z3, self._fresh()
-            if isinstance(new, _Z3):
-                for f in old.extras if isinstance(old, _Z3) else ():
-                    new.extras.append(f)
-                    new.made = _z3_formula(new.translator, f)
-            self._z3 = new
+        queries about the goal."""
+        if self._z3 is None:
+            self._z3 = self._fresh()
         return self._z3
 
     def _fresh(self) -> _Z3 | str:
@@ -187,10 +174,8 @@ class Z3Queries:
         """(sat|unsat|unknown|untranslatable, model point, reason) of region plus ``extra``; ``alone``:
         in a context of its own (so the goal's solver never depends on what was asked before it);
         ``model``: whether a later solver's model is worth waiting for (``Tactics.attempts``), else the
-        first ``sat`` is the answer.  The solvers come from ``self.tactics``; the gate adds the assertions
-        and reads each answer itself.  A *relaxed* attempt is given every assertion but the integrality
-        of the integer quantities: a subset, so its ``unsat`` is the whole query's, and nothing else it
-        says is used."""
+        first ``sat`` is the answer.  The solvers come from ``self.tactics``; the gate adds every assertion
+        to each and reads each answer itself."""
         zs = self._fresh() if alone else self._context()
         if isinstance(zs, str):
             return "untranslatable", None, zs
@@ -198,9 +183,6 @@ class Z3Queries:
             zextra = _z3_formula(zs.translator, extra) if extra is not None else None
         except TranslationError as err:
             return "untranslatable", None, err.message
-        if extra is not None:
-            zs.extras.append(extra)
-            zs.made = zextra
         assertions = [*zs.integrality, *zs.region, *zs.translator.definitions,
                       *([zextra] if zextra is not None else [])]
         attempts = self.tactics.attempts(rlimit=self.problem.rlimit, integer=bool(self.integer),
@@ -210,26 +192,11 @@ class Z3Queries:
         last: z3.Solver | None = None
         try:
             for make, role in attempts:
-                if role == "relaxed":  # only its unsat is read
-                    solver = self._relaxed(make, extra, zs)
-                    if solver is None:
-                        continue
-                else:
-                    if zs.stale:  # the context as it was before the relaxed attempt
-                        again = self._context()
-                        if isinstance(again, str):  # translated before: it translates again
-                            return "untranslatable", None, again
-                        zs, zextra = again, again.made if extra is not None else None
-                        assertions = [*zs.integrality, *zs.region, *zs.translator.definitions,
-                                      *([zextra] if zextra is not None else [])]
-                    solver = make(zs.ctx)
-                    _assert_all(solver, assertions)
-                    zs.asked = True
+                solver = make(zs.ctx)
+                _assert_all(solver, assertions)
                 r = solver.check()
                 if r == z3.unsat:
                     return "unsat", None, None
-                if role == "relaxed":
-                    continue
                 last = solver
                 if r == z3.sat:
                     found = solver if found is None or role == "final" else found
@@ -243,27 +210,6 @@ class Z3Queries:
         point = {sym: z3_value_to_rational(values.eval(var, model_completion=True))[0]
                  for sym, var in zs.variables.items()}
         return "sat", point, None
-
-    def _relaxed(self, make: Callable[[z3.Context], z3.Solver], extra: Formula | None,
-                 zs: _Z3) -> z3.Solver | None:
-        """``make``'s solver given the region and ``extra`` without the integrality of the integer quantities
-        (None where they cannot be translated): in a new context, or in the goal's context ``zs`` while it
-        holds only the region and ``extra``, the terms a new one would make in the same order (most relaxed
-        attempts are ``unsat``: a context spared)."""
-        if not zs.asked and not zs.stale and extra is not None and zs.extras == [extra]:
-            zr, zs.stale = zs, True
-        else:
-            made = self._fresh()
-            if isinstance(made, str):
-                return None
-            zr = made
-            try:
-                zr.made = _z3_formula(zr.translator, extra) if extra is not None else None
-            except TranslationError:
-                return None
-        solver = make(zr.ctx)
-        _assert_all(solver, [*zr.region, *zr.translator.definitions, *([zr.made] if extra is not None else [])])
-        return solver
 
     def region_answer(self, *, model: bool) -> tuple[str, dict | None, str | None]:
         """z3's answer on the region alone (``_z3_check`` with no goal), asked in a context of its own.
