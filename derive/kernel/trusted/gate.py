@@ -52,7 +52,7 @@ expanded common fraction (``expansion_size``, denominators included).  The propo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from itertools import chain
 
 import sympy as sp
@@ -132,9 +132,9 @@ class Kernel(ProofRoutes, Z3Queries):
         self._pos, self._nonneg = self._signed_symbols()
         self._taylor_answers: dict[tuple, bool] = {}  # taylor_closes, by box and centre
         self._witness: dict | None = None  # a point of the region the kernel confirmed (``consistency``)
-        # the kernel's own answers of ``_region_failure``, by point: a proposer's point is checked again
+        # the kernel's own answers of ``_region_miss``, by point: a proposer's point is checked again
         # where it becomes a witness or a counterexample (the values' types are part of the key)
-        self._region_answers: dict[tuple, str | None] = {}
+        self._region_answers: dict[tuple, Callable[[], str] | None] = {}
 
     # the region ---------------------------------------------------------------------------------
 
@@ -186,30 +186,37 @@ class Kernel(ProofRoutes, Z3Queries):
     def in_region(self, point: Mapping[sp.Symbol, sp.Rational] | None) -> bool:
         if point is None:
             return False
-        return self._region_failure(point) is None
+        return self._region_miss(point) is None
 
     def _region_failure(self, point: Mapping[sp.Symbol, sp.Rational]) -> str | None:
+        """Why ``point`` lies outside the region, in words, or None."""
+        found = self._region_miss(point)
+        return None if found is None else found()
+
+    def _region_miss(self, point: Mapping[sp.Symbol, sp.Rational]) -> Callable[[], str] | None:
+        """None where ``point`` lies in the region, else a maker of the words saying why (most callers ask
+        only whether, and printing a hypothesis took a twentieth of a check)."""
         key = tuple((type(v), v) for v in (point.get(s) for s in self.symbols))
         if key not in self._region_answers:
-            self._region_answers[key] = self._region_failure_at(point)
+            self._region_answers[key] = self._region_miss_at(point)
         return self._region_answers[key]
 
-    def _region_failure_at(self, point: Mapping[sp.Symbol, sp.Rational]) -> str | None:
+    def _region_miss_at(self, point: Mapping[sp.Symbol, sp.Rational]) -> Callable[[], str] | None:
         for s in self.symbols:
             v = point.get(s)
             if not isinstance(v, sp.Rational):
-                return f"{s} has no exact rational value ({v})"
+                return lambda s=s, v=v: f"{s} has no exact rational value ({v})"
             if s in self.integer and not v.is_integer:
-                return f"{s} = {v} is not an integer (an integer quantity)"
+                return lambda s=s, v=v: f"{s} = {v} is not an integer (an integer quantity)"
             if s in self.bounds and not (self.bounds[s][0] <= v <= self.bounds[s][1]):
                 lo, hi = self.bounds[s]
-                return f"{s} = {v} lies outside its bounds [{lo}, {hi}]"
+                return lambda s=s, v=v, lo=lo, hi=hi: f"{s} = {v} lies outside its bounds [{lo}, {hi}]"
         for h in self.problem.hypotheses:
             try:
                 if not evaluate_at(h, point):
-                    return f"hypothesis {h} fails there"
+                    return lambda h=h: f"hypothesis {h} fails there"
             except Unsettled as err:
-                return f"hypothesis {h} is not settled there ({err})"
+                return lambda h=h, err=err: f"hypothesis {h} is not settled there ({err})"
         return None
 
     # side conditions of the goal ------------------------------------------------------------------
