@@ -149,7 +149,7 @@ class ProofRoutes:
         parts = self._taylor_parts(g)
         if parts is None:
             return False
-        f, strict, grad, hess = parts
+        f, strict, grad = parts
         try:
             enclose(g.lhs, ivbox), enclose(g.rhs, ivbox)  # the inequality is defined on the box
             dx = [ivbox[s] - ivnum(c[s]) for s in self.symbols]
@@ -158,6 +158,7 @@ class ProofRoutes:
             t = f0 + sum((m * d for m, d in zip(slopes, dx, strict=True)), _iv.mpf(0))
             if t.a > 0 or (t.a >= 0 and not strict):
                 return True
+            hess = self._taylor_hessian(g)
             t = f0 + sum((value_at(e, c) * d for e, d in zip(grad, dx, strict=True)), _iv.mpf(0))
             for i in range(len(dx)):
                 t += enclose(hess[i][i], ivbox) * dx[i] ** 2 / 2
@@ -168,8 +169,8 @@ class ProofRoutes:
             return False
 
     def _taylor_parts(self, g: Formula) -> tuple | None:
-        """(f, strict, gradient, Hessian) of an inequality for ``_taylor_holds``, or None when it is not an
-        inequality of smooth functions."""
+        """(f, strict, gradient) of an inequality for ``_taylor_holds``, or None when it is not an inequality
+        of smooth functions."""
         if not hasattr(self, "_taylor"):
             self._taylor: dict[Formula, tuple | None] = {}
         if g not in self._taylor:
@@ -179,12 +180,19 @@ class ProofRoutes:
                 nodes = list(sp.preorder_traversal(f))
                 if len(nodes) <= TAYLOR_NODES and all(isinstance(a, _SMOOTH) or a.is_Rational or a in CONSTANTS
                                                       for a in nodes):
-                    syms = self.symbols
-                    grad = [sp.diff(f, s) for s in syms]
-                    hess = [[sp.diff(grad[i], syms[j]) if j >= i else None for j in range(len(syms))]
-                            for i in range(len(syms))]
-                    self._taylor[g] = (f, g.op in (">", "<"), grad, hess)
+                    self._taylor[g] = (f, g.op in (">", "<"), [sp.diff(f, s) for s in self.symbols])
         return self._taylor[g]
+
+    def _taylor_hessian(self, g: Formula) -> list[list]:
+        """The upper triangle of the Hessian of ``_taylor_parts(g)``'s f (None below the diagonal), made
+        where the mean-value form did not close a box (sympy's ``diff`` of a long expression is slow)."""
+        if not hasattr(self, "_hessians"):
+            self._hessians: dict[Formula, list[list]] = {}
+        if g not in self._hessians:
+            grad, syms = self._taylor[g][2], self.symbols
+            self._hessians[g] = [[sp.diff(grad[i], syms[j]) if j >= i else None for j in range(len(syms))]
+                                 for i in range(len(syms))]
+        return self._hessians[g]
 
 
 
