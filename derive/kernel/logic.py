@@ -71,7 +71,8 @@ def replace(expr: sp.Expr, mapping: Mapping[sp.Basic, sp.Expr], *, strict: bool 
         # into the same hypotheses in problem after problem (a claim's derivation steps share them)
         present = _symbol_atoms(expr)
         held = tuple(sorted(((k, v) for k, v in mapping.items() if k in present), key=lambda kv: kv[0].name))
-        return _replace_values(expr, held, strict, mapping)
+        out = _replaced_values(expr, held, strict)
+        return expr if out is None else out
     return _replace(expr, mapping, strict)
 
 
@@ -81,23 +82,13 @@ def _symbol_atoms(e: sp.Basic) -> frozenset[sp.Symbol]:
     return frozenset(e.atoms(sp.Symbol))
 
 
-_KEPT: dict[tuple, sp.Basic | None] = {}  # ``_replace_values``'s results (None: the expression unchanged)
-
-
-def _replace_values(expr: sp.Basic, held: tuple, strict: bool, mapping: Mapping[sp.Basic, sp.Basic]) -> sp.Basic:
-    """``_replace(expr, mapping, strict)`` where ``held`` are the items of ``mapping`` (symbols to values)
-    whose symbols ``expr`` holds, kept by ``(expr, held, strict)``: the result depends on nothing else (with
-    none held the walk is still made, as a strict reading checks every part, and changes nothing).  A part
-    without a real value raises each time; an unchanged expression is returned as the object given."""
-    key = (expr, held, strict)
-    if key in _KEPT:
-        out = _KEPT[key]
-        return expr if out is None else out
-    out = _replace(expr, dict(held) if held else mapping, strict)
-    if len(_KEPT) >= 1 << 14:
-        _KEPT.clear()
-    _KEPT[key] = None if out is expr else out
-    return out
+@lru_cache(maxsize=1 << 14)
+def _replaced_values(expr: sp.Basic, held: tuple, strict: bool) -> sp.Basic | None:
+    """``_replace`` with the values ``held`` of the symbols ``expr`` holds, kept: the values of symbols it does
+    not hold change nothing (a strict walk still reads every part, and an exception is never kept).  None where
+    the expression is unchanged, so that the caller gets back the object it gave."""
+    out = _replace(expr, dict(held), strict)
+    return None if out is expr else out
 
 
 def _replace(expr: sp.Basic, mapping: Mapping[sp.Basic, sp.Basic], strict: bool) -> sp.Basic:

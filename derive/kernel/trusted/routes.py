@@ -158,7 +158,7 @@ class ProofRoutes:
             t = f0 + sum((m * d for m, d in zip(slopes, dx, strict=True)), _iv.mpf(0))
             if t.a > 0 or (t.a >= 0 and not strict):
                 return True
-            hess = self._taylor_hessian(g)
+            hess = self._taylor_hessian(g, grad)
             t = f0 + sum((value_at(e, c) * d for e, d in zip(grad, dx, strict=True)), _iv.mpf(0))
             for i in range(len(dx)):
                 t += enclose(hess[i][i], ivbox) * dx[i] ** 2 / 2
@@ -183,13 +183,13 @@ class ProofRoutes:
                     self._taylor[g] = (f, g.op in (">", "<"), [sp.diff(f, s) for s in self.symbols])
         return self._taylor[g]
 
-    def _taylor_hessian(self, g: Formula) -> list[list]:
-        """The upper triangle of the Hessian of ``_taylor_parts(g)``'s f (None below the diagonal), made
-        where the mean-value form did not close a box (sympy's ``diff`` of a long expression is slow)."""
+    def _taylor_hessian(self, g: Formula, grad: list) -> list[list]:
+        """The upper triangle of the Hessian of ``g``'s f from its gradient ``grad`` (None below the diagonal),
+        made where the mean-value form did not close a box (sympy's ``diff`` of a long expression is slow)."""
         if not hasattr(self, "_hessians"):
             self._hessians: dict[Formula, list[list]] = {}
         if g not in self._hessians:
-            grad, syms = self._taylor[g][2], self.symbols
+            syms = self.symbols
             self._hessians[g] = [[sp.diff(grad[i], syms[j]) if j >= i else None for j in range(len(syms))]
                                  for i in range(len(syms))]
         return self._hessians[g]
