@@ -93,10 +93,10 @@ def test_cached_outcome_equals_fresh_outcome(lib, tmp_path):
 def test_corrupt_entries_are_misses(lib, tmp_path, garbage):
     cache = ProofCache(tmp_path / "c")
     calls_per_claim(lib, scen(lib), cache)
-    files = list((tmp_path / "c" / "proofs").rglob("*.json"))
-    assert len(files) == 4
-    for f in files:
-        f.write_bytes(garbage)
+    keys = ProofCache(tmp_path / "c").stored_keys()
+    assert len(keys) == 4 and cache.writes == 4
+    for key in keys:
+        assert cache.write_entry(key, garbage)
     assert sum(calls_per_claim(lib, scen(lib), ProofCache(tmp_path / "c")).values()) == 4
     results = ResultsCache(tmp_path / "c")
     key = results.key(scen(lib), 1, ["fx.general"])

@@ -13,7 +13,7 @@ import sympy as sp
 from whatif_fixture import BASE_SETS, write_library
 
 import derive.checking.cache as cache_mod
-from derive.checking.cache import OutputCache, ProofCache, library_digest, prune, seal, unseal
+from derive.checking.cache import OutputCache, ProofCache, library_digest, prune, seal, unseal, unseal_bytes
 from derive.cli import main
 from derive.kernel import logic
 from derive.kernel.problem import Problem
@@ -49,7 +49,7 @@ def test_check_leaves_no_litter_in_the_current_folder(monkeypatch, tmp_path, cap
     monkeypatch.setattr("sys.argv", ["derive", *argv])
     assert main(argv, replay=True) == 0
     assert list(work.iterdir()) == []
-    assert (Path(cache_mod.cache_dir()) / "proofs").is_dir()
+    assert (Path(cache_mod.cache_dir()) / cache_mod.PROOF_STORE).is_file()
 
 
 @pytest.mark.parametrize("damage", ["bitflip", "truncate", "garbage", "edit", "foreign_kind", "other_key", "format"])
@@ -82,11 +82,10 @@ def test_a_cached_counterexample_is_rechecked_on_read(tmp_path):
     outcome, ran = cache.decide(problem)
     assert outcome.verdict == "refuted" and ran
     key = cache.key(problem)
-    path = cache._path(key)  # noqa: SLF001 - the test forges an entry in place
-    body = unseal(path, "proof", key)
+    body = unseal_bytes(cache.read_entry(key), "proof", key)
     # a forged entry with a valid seal: the point (1, 1) satisfies the hypotheses and also the goal
     body["counterexample"] = {"x": "1", "y": "1"}
-    path.write_bytes(seal("proof", key, body))
+    assert cache.write_entry(key, seal("proof", key, body))
     fresh = ProofCache(tmp_path)
     again, ran = fresh.decide(problem)
     assert ran, "the forged counterexample must be a miss"
@@ -95,7 +94,7 @@ def test_a_cached_counterexample_is_rechecked_on_read(tmp_path):
     assert problem.goal.evaluate(point) is False
     # a counterexample naming a quantity the problem does not have is a miss too
     body["counterexample"] = {"x": "2", "y": "2", "zz": "1"}
-    path.write_bytes(seal("proof", key, body))
+    assert cache.write_entry(key, seal("proof", key, body))
     assert ProofCache(tmp_path).get(key, problem) is None
     # and a stored refutation is never replayed without the problem to re-check it against
     assert ProofCache(tmp_path).get(key) is None
@@ -105,8 +104,8 @@ def test_a_damaged_proof_entry_is_recomputed_and_rewritten(tmp_path):
     problem = Problem([logic.ge(x, 1)], logic.ge(x * x, 1))
     cache = ProofCache(tmp_path)
     assert cache.decide(problem)[0].verdict == "proved"
-    path = cache._path(cache.key(problem))  # noqa: SLF001
-    path.write_bytes(path.read_bytes().replace(b'"proved"', b'"refuted"'))
+    key = cache.key(problem)
+    assert cache.write_entry(key, cache.read_entry(key).replace(b'"proved"', b'"refuted"'))
     fresh = ProofCache(tmp_path)
     outcome, ran = fresh.decide(problem)
     assert ran and outcome.verdict == "proved" and fresh.writes == 1
@@ -139,6 +138,75 @@ def test_cache_info_and_clear(tmp_path, capsys):
     assert main(["cache", "clear", "--cache-dir", str(tmp_path)]) == 0
     assert "removed 1 entries" in capsys.readouterr().out
     assert cache_mod.info(tmp_path).total_bytes == 0 and (tmp_path / "keep.txt").exists()
+
+
+def test_prune_takes_store_rows_and_files_alike_by_last_use(tmp_path, monkeypatch):
+    now = time.time()
+    cache = ProofCache(tmp_path)
+    for i in range(6):  # proofs used at now-1000, now-998, ...: the odd seconds are files
+        monkeypatch.setattr(cache_mod.time, "time", lambda i=i: now - 1000 + 2 * i)
+        assert cache.write_entry(f"p{i}", b"x" * 1000)
+    outputs = tmp_path / "outputs"
+    outputs.mkdir()
+    for i in range(6):
+        f = outputs / f"o{i}.json"
+        f.write_bytes(b"y" * 1000)
+        os.utime(f, (now - 999 + 2 * i, now - 999 + 2 * i))
+    monkeypatch.undo()
+    total = cache_mod.info(tmp_path).total_bytes
+    assert cache_mod.info(tmp_path).entries["proofs"] == 6 and total > 12_000
+    removed = prune(tmp_path, limit=total // 2)
+    assert removed == 8  # down to 80 % of half (4.8 kB): the eight least recently used, rows and files in turn
+    assert ProofCache(tmp_path).stored_keys() == ["p4", "p5"]
+    assert sorted(p.name for p in outputs.iterdir()) == ["o4.json", "o5.json"]
+
+
+def test_a_hit_marks_its_row_as_used(tmp_path, monkeypatch):
+    problem = Problem([logic.ge(x, 1)], logic.ge(x * x, 1))
+    monkeypatch.setattr(cache_mod.time, "time", lambda: 1000.0)
+    ProofCache(tmp_path).decide(problem)
+    monkeypatch.setattr(cache_mod.time, "time", lambda: 5000.0)
+    assert ProofCache(tmp_path).decide(problem)[1] is False
+    monkeypatch.undo()
+    [row] = cache_mod._entries(tmp_path)  # noqa: SLF001 - the entry's time of last use
+    assert row.used == 5000.0
+
+
+def test_a_damaged_store_is_started_anew(tmp_path):
+    (tmp_path / cache_mod.PROOF_STORE).write_bytes(b"not a database, " * 100)
+    problem = Problem([logic.ge(x, 1)], logic.ge(x * x, 1))
+    cache = ProofCache(tmp_path)
+    outcome, ran = cache.decide(problem)
+    assert ran and outcome.verdict == "proved" and cache.writes == 1
+    assert ProofCache(tmp_path).decide(problem) == (outcome, False)
+
+
+def test_the_store_is_readable_by_its_owner_only(tmp_path):
+    ProofCache(tmp_path).decide(Problem([logic.ge(x, 1)], logic.ge(x * x, 1)))
+    assert (tmp_path / cache_mod.PROOF_STORE).stat().st_mode & 0o077 == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forked workers")
+def test_forked_workers_write_through_connections_of_their_own(tmp_path):
+    """The parent's connection is open before the fork (it decided a problem); each worker opens its own, and
+    every worker's entries are in the store afterwards."""
+    from derive.checking.parallel import run_tasks
+
+    cache = ProofCache(tmp_path)
+    problems = [Problem([logic.ge(x, k)], logic.ge(x + 1, k)) for k in range(1, 9)]
+    cache.decide(problems[0])
+    tasks = [lambda p=p: cache.decide(p)[0].verdict for p in problems[1:]]
+    assert run_tasks(tasks, workers=2) == ["proved"] * 7
+    assert len(ProofCache(tmp_path).stored_keys()) == 8
+    assert all(not ran for _, ran in map(ProofCache(tmp_path).decide, problems))
+
+
+def test_an_unusable_store_leaves_every_read_a_miss(tmp_path):
+    (tmp_path / cache_mod.PROOF_STORE).mkdir()  # a folder where the database would be: cannot be opened
+    cache = ProofCache(tmp_path)
+    problem = Problem([logic.ge(x, 1)], logic.ge(x * x, 1))
+    assert cache.decide(problem)[1] and cache.writes == 0 and cache.read_entry(cache.key(problem)) is None
+    assert cache_mod.info(tmp_path).entries["proofs"] == 0
 
 
 LIB_READING_DATA = '''

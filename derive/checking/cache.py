@@ -4,7 +4,8 @@ Three layers, all in the per-user cache folder (``platformdirs.user_cache_dir("d
 ``~/.cache/derive-llm`` on Linux; ``--cache-dir DIR`` or ``DERIVE_CACHE_DIR`` elsewhere; ``--no-cache`` or
 ``DERIVE_NO_CACHE=1`` bypasses them all), never the current folder:
 
-- **Proof cache** (``ProofCache``): one entry per prover problem, keyed by a SHA-256 of the problem's
+- **Proof cache** (``ProofCache``): one entry per prover problem, a row of one SQLite database
+  (``proofs.sqlite3``; the other kinds are files), keyed by a SHA-256 of the problem's
   full text (hypotheses, goal, integrality, bounds as ``srepr``, the resource limit, the search seed) and
   of the engine (``derive.__version__``, the source of the modules that decide: ``prover``, ``translate``,
   ``interval``, ``logic``, and the sympy and z3 versions).  The problem is what the checker hands to
@@ -24,9 +25,10 @@ Every entry is sealed: it carries its kind, its key and a SHA-256 of its own con
 all three, so a damaged, truncated, edited or foreign entry is a miss (re-computed and rewritten), never
 an answer.  A cached counterexample is re-checked by the kernel against its problem on every read (a
 proof's against the stored problem, a claim's in the results cache against the claim as it is now).  Writes are
-atomic (a temporary file, then ``os.replace``); a cache folder that cannot be written is not an error.
-The folder is bounded (``DERIVE_CACHE_MAX_MB``, default 256): after a command that wrote entries, the
-least recently used ones (a hit refreshes an entry's modification time) are removed down to 80 % of it.
+atomic (a file's: a temporary file, then ``os.replace``; a row's: SQLite's transaction); a cache folder
+that cannot be written is not an error.  The folder is bounded (``DERIVE_CACHE_MAX_MB``, default 256):
+after a command that wrote entries, the least recently used ones (a hit refreshes a file's modification
+time, a row's time of use) are removed down to 80 % of it.
 """
 
 from __future__ import annotations
@@ -39,12 +41,15 @@ import json
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from derive.kernel.problem import Outcome, Problem
 
 CACHE_ENV = "DERIVE_CACHE_DIR"
@@ -141,8 +146,17 @@ def unseal(path: Path, kind: str, key: str) -> Any:
     """The body of the entry at ``path`` when it is intact and is the entry of ``kind`` and ``key``;
     None for anything else (missing, unreadable, truncated, edited, of another kind or format)."""
     try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return unseal_bytes(data, kind, key)
+
+
+def unseal_bytes(raw: bytes, kind: str, key: str) -> Any:
+    """``unseal`` of an entry's bytes."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     if not isinstance(data, dict) or set(data) != {"format", "kind", "key", "body", "sha"}:
         return None
@@ -286,25 +300,93 @@ def outcome_from_json(data: object) -> Outcome | None:
 # the proof cache -------------------------------------------------------------------------------------
 
 class ProofCache:
-    """Prover outcomes on disk, one sealed JSON file per problem (``proofs/ab/abcdef....json``), plus an
-    in-memory layer so a process never reads the same entry twice.
+    """Prover outcomes on disk, in one SQLite database beside the other entries (``proofs.sqlite3``: a
+    table of sealed entries by key, each with the time of its last use), plus an in-memory layer so a
+    process never reads the same entry twice.
+
+    One database rather than a file per entry: a cold check of the serving library decides about 400
+    problems, and creating that many files (and their folders) was a fifth of its workers' time on a
+    virtual machine, where a row is a few microseconds.  Each process opens its own connection (a
+    forked worker never uses its parent's: SQLite forbids it); the database is written ahead (WAL) so
+    workers and other commands read while one writes.  A folder where the database cannot be opened or
+    written is not an error: every read is a miss and every write is dropped.  A damaged database (not
+    SQLite's format) is removed and started anew.
 
     ``hits``, ``misses`` and ``writes`` count this object's traffic (tests and benchmarks read them).
     """
 
     def __init__(self, directory: str | os.PathLike) -> None:
         self.root = Path(directory)
-        self.dir = self.root / "proofs"
+        self.path = self.root / PROOF_STORE
         self.hits = 0
         self.misses = 0
         self.writes = 0
         self._memory: dict[str, Outcome] = {}
+        self._db: sqlite3.Connection | None = None
+        self._pid: int | None = None  # the process ``_db`` belongs to
+        self._unusable = False
+        self._inherited: list[sqlite3.Connection] = []  # a parent's connections, kept open and never used
 
     def key(self, problem: Problem) -> str:
         return _sha(engine_fingerprint() + "\n" + problem_text(problem))
 
-    def _path(self, key: str) -> Path:
-        return self.dir / key[:2] / f"{key}.json"
+    def _connection(self) -> sqlite3.Connection | None:
+        if self._pid != os.getpid():
+            if self._db is not None:  # inherited through fork: closing it here could disturb the parent's
+                self._inherited.append(self._db)
+            self._db, self._pid, self._unusable = None, os.getpid(), False
+        if self._db is None and not self._unusable:
+            self._db = open_store(self.path)
+            self._unusable = self._db is None
+        return self._db
+
+    def read_entry(self, key: str) -> bytes | None:
+        """The stored bytes of the entry ``key`` (sealed, not yet checked), or None."""
+        import sqlite3
+
+        db = self._connection()
+        if db is None:
+            return None
+        try:
+            row = db.execute("SELECT entry FROM proofs WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error:
+            return None
+        return row[0] if row is not None and isinstance(row[0], bytes) else None
+
+    def stored_keys(self) -> list[str]:
+        """The keys of the entries in the store, in order."""
+        import sqlite3
+
+        db = self._connection()
+        if db is None:
+            return []
+        try:
+            return [row[0] for row in db.execute("SELECT key FROM proofs ORDER BY key")]
+        except sqlite3.Error:
+            return []
+
+    def write_entry(self, key: str, data: bytes) -> bool:
+        """Store ``data`` as the entry ``key`` (replacing one there); False when it cannot be written."""
+        import sqlite3
+
+        db = self._connection()
+        if db is None:
+            return False
+        try:
+            db.execute("INSERT OR REPLACE INTO proofs (key, entry, used) VALUES (?, ?, ?)", (key, data, time.time()))
+        except sqlite3.Error:
+            return False
+        return True
+
+    def _touch(self, key: str) -> None:
+        import sqlite3
+
+        db = self._connection()
+        if db is not None:
+            try:
+                db.execute("UPDATE proofs SET used = ? WHERE key = ?", (time.time(), key))
+            except sqlite3.Error:
+                pass
 
     def get(self, key: str, problem: Problem | None = None) -> Outcome | None:
         """The stored outcome, or None.  With ``problem``, a stored counterexample must pass the exact
@@ -312,21 +394,21 @@ class ProofCache:
         if key in self._memory:
             self.hits += 1
             return self._memory[key]
-        path = self._path(key)
-        outcome = outcome_from_json(unseal(path, "proof", key))
+        data = self.read_entry(key)
+        outcome = None if data is None else outcome_from_json(unseal_bytes(data, "proof", key))
         if outcome is not None and outcome.counterexample is not None and not _still_refutes(problem, outcome):
             outcome = None
         if outcome is None:
             self.misses += 1
             return None
-        touch(path)
+        self._touch(key)
         self.hits += 1
         self._memory[key] = outcome
         return outcome
 
     def put(self, key: str, outcome: Outcome) -> None:
         self._memory[key] = outcome
-        if atomic_write(self._path(key), seal("proof", key, outcome_to_json(outcome))):
+        if self.write_entry(key, seal("proof", key, outcome_to_json(outcome))):
             self.writes += 1
 
     def decide(self, problem: Problem) -> tuple[Outcome, bool]:
@@ -340,6 +422,53 @@ class ProofCache:
         outcome = decide(problem)
         self.put(key, outcome)
         return outcome, True
+
+
+PROOF_STORE = "proofs.sqlite3"  # in the cache folder
+_STORE_TIMEOUT_S = 10.0  # how long a statement waits for another process's write to finish
+
+
+def open_store(path: Path) -> sqlite3.Connection | None:
+    """A connection to the proof store at ``path`` (made, with its folder, when missing), or None when
+    it cannot be opened.  A file there that is not a SQLite database is removed and the store made anew."""
+    import sqlite3  # here, not at the top: a replayed output never opens the store
+
+    for attempt in range(2):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # made readable by its owner only, as the other entries are (SQLite gives its side files the mode)
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600))
+            db = sqlite3.connect(os.fspath(path), timeout=_STORE_TIMEOUT_S, isolation_level=None,
+                                 check_same_thread=False)
+        except (OSError, sqlite3.Error):
+            return None
+        try:
+            db.execute("PRAGMA auto_vacuum = FULL")  # only before the table exists: removed rows give back space
+            db.execute("PRAGMA journal_mode = WAL")  # where the file system cannot, SQLite keeps its default
+            db.execute("PRAGMA synchronous = NORMAL")  # a cache: a power cut may lose the last entries, never the file
+            db.execute("CREATE TABLE IF NOT EXISTS proofs (key TEXT PRIMARY KEY, entry BLOB NOT NULL,"
+                       " used REAL NOT NULL) WITHOUT ROWID")
+            return db
+        except sqlite3.OperationalError:  # locked past the timeout, read-only, full: not the file's fault
+            db.close()
+            return None
+        except sqlite3.DatabaseError:  # not a database (damaged, or a stray file by that name)
+            db.close()
+            if attempt or not _remove_store(path):
+                return None
+    return None
+
+
+def _remove_store(path: Path) -> bool:
+    removed = True
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            os.unlink(f"{path}{suffix}")
+        except FileNotFoundError:
+            continue
+        except OSError:
+            removed = False
+    return removed
 
 
 def _still_refutes(problem: Problem | None, outcome: Outcome) -> bool:
@@ -776,8 +905,26 @@ class CacheInfo:
         return sum(self.bytes.values())
 
 
-def _entries(root: Path) -> list[tuple[float, int, Path, str]]:
-    """(last use, size, path, kind) of every entry file."""
+@dataclasses.dataclass(frozen=True)
+class _Entry:
+    used: float  # the time of its last use
+    size: int
+    kind: str
+    path: Path  # its file, or the proof store
+    key: str | None = None  # for a row of the proof store
+
+
+def _existing_store(root: Path) -> sqlite3.Connection | None:
+    """The proof store of the folder ``root`` where there is one (maintenance never makes it)."""
+    path = root / PROOF_STORE
+    return open_store(path) if path.is_file() else None
+
+
+def _entries(root: Path) -> list[_Entry]:
+    """Every entry: the files of each kind's folder (a proof's, in the folder of earlier versions of
+    ``derive``) and the rows of the proof store."""
+    import sqlite3
+
     out = []
     for kind in KINDS:
         for folder, _, names in os.walk(root / kind):
@@ -787,15 +934,52 @@ def _entries(root: Path) -> list[tuple[float, int, Path, str]]:
                     st = path.stat()
                 except OSError:
                     continue
-                out.append((st.st_mtime, st.st_size, path, kind))
+                out.append(_Entry(st.st_mtime, st.st_size, kind, path))
+    db = _existing_store(root)
+    if db is not None:
+        try:
+            rows = db.execute("SELECT used, length(key) + length(entry), key FROM proofs").fetchall()
+        except sqlite3.Error:
+            rows = []
+        finally:
+            db.close()
+        out += [_Entry(float(used), int(size), "proofs", root / PROOF_STORE, key) for used, size, key in rows]
     return out
 
 
 def info(root: str | os.PathLike) -> CacheInfo:
     entries = _entries(Path(root))
-    counts = {k: sum(1 for e in entries if e[3] == k) for k in KINDS}
-    sizes = {k: sum(e[1] for e in entries if e[3] == k) for k in KINDS}
+    counts = {k: sum(1 for e in entries if e.kind == k) for k in KINDS}
+    sizes = {k: sum(e.size for e in entries if e.kind == k) for k in KINDS}
     return CacheInfo(Path(root), counts, sizes, max_bytes())
+
+
+def _remove(root: Path, entries: Iterable[_Entry]) -> int:
+    """Remove ``entries``; the number removed (one another process removed meanwhile is not counted)."""
+    import sqlite3
+
+    removed = 0
+    keys = []
+    for e in entries:
+        if e.key is not None:
+            keys.append((e.key,))
+            continue
+        try:
+            e.path.unlink()
+        except OSError:
+            continue
+        removed += 1
+    db = _existing_store(root) if keys else None
+    if db is not None:
+        try:
+            with db:  # one transaction
+                db.execute("BEGIN")
+                removed += db.executemany("DELETE FROM proofs WHERE key = ?", keys).rowcount
+        except sqlite3.Error:
+            pass
+        finally:
+            db.close()
+    return removed
 
 
 def prune(root: str | os.PathLike, limit: int | None = None) -> int:
@@ -803,31 +987,21 @@ def prune(root: str | os.PathLike, limit: int | None = None) -> int:
     of it); returns the number removed.  Entries another process removed meanwhile are skipped."""
     limit = max_bytes() if limit is None else limit
     entries = _entries(Path(root))
-    total = sum(e[1] for e in entries)
+    total = sum(e.size for e in entries)
     if total <= limit:
         return 0
-    removed = 0
-    for _, size, path, _ in sorted(entries, key=lambda e: (e[0], str(e[2]))):
+    chosen = []
+    for e in sorted(entries, key=lambda e: (e.used, str(e.path), e.key or "")):
         if total <= limit * 0.8:
             break
-        try:
-            path.unlink()
-        except OSError:
-            continue
-        total -= size
-        removed += 1
-    return removed
+        chosen.append(e)
+        total -= e.size
+    return _remove(Path(root), chosen)
 
 
 def clear(root: str | os.PathLike) -> int:
     """Remove every entry (and nothing else: a folder given by mistake keeps its other files)."""
-    removed = 0
-    for _, _, path, _ in _entries(Path(root)):
-        try:
-            path.unlink()
-            removed += 1
-        except OSError:
-            continue
+    removed = _remove(Path(root), _entries(Path(root)))
     for kind in KINDS:
         for folder, _, _ in sorted(os.walk(Path(root) / kind), key=lambda w: -len(w[0])):
             try:

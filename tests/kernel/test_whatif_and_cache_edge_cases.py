@@ -86,10 +86,9 @@ def test_proof_cache_entry_with_a_malformed_counterexample_is_a_miss(tmp_path, v
     problem = Problem([logic.Rel(x, ">", 0)], logic.Rel(x, "<", 1))
     cache = ProofCache(tmp_path)
     key = cache.key(problem)
-    path = cache._path(key)
-    path.parent.mkdir(parents=True)
-    path.write_bytes(seal("proof", key, {"verdict": "refuted", "engine": "z3", "reason": None, "recheck": None,
-                                         "counterexample": {"x": value}, "side_conditions": []}))
+    assert cache.write_entry(key, seal("proof", key, {"verdict": "refuted", "engine": "z3", "reason": None,
+                                                      "recheck": None, "counterexample": {"x": value},
+                                                      "side_conditions": []}))
     outcome, ran = cache.decide(problem)
     assert ran and outcome.verdict == "refuted" and outcome.counterexample["x"] >= 1
 
