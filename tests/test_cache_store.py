@@ -201,6 +201,22 @@ def test_forked_workers_write_through_connections_of_their_own(tmp_path):
     assert all(not ran for _, ran in map(ProofCache(tmp_path).decide, problems))
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="processes that start together")
+def test_processes_that_make_the_store_together_all_write_to_it(tmp_path):
+    """Four processes open a store that does not exist yet at once (each makes it, sets its journal and
+    table) and write twenty entries each: none is lost to another's making."""
+    pids = []
+    for n in range(4):
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child's exit code is the assertion
+            cache = ProofCache(tmp_path)
+            ok = all(cache.write_entry(f"k{n}-{i}", seal("proof", f"k{n}-{i}", {"n": i})) for i in range(20))
+            os._exit(0 if ok else 1)
+        pids.append(pid)
+    assert all(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0 for pid in pids)
+    assert len(ProofCache(tmp_path).stored_keys()) == 80
+
+
 def test_an_unusable_store_leaves_every_read_a_miss(tmp_path):
     (tmp_path / cache_mod.PROOF_STORE).mkdir()  # a folder where the database would be: cannot be opened
     cache = ProofCache(tmp_path)

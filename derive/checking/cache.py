@@ -920,11 +920,20 @@ def _existing_store(root: Path) -> sqlite3.Connection | None:
     return open_store(path) if path.is_file() else None
 
 
-def _entries(root: Path) -> list[_Entry]:
-    """Every entry: the files of each kind's folder (a proof's, in the folder of earlier versions of
-    ``derive``) and the rows of the proof store."""
-    import sqlite3
+def _store_bytes(root: Path) -> int:
+    """The proof store's size on disk, its write-ahead log included: at least what its rows hold."""
+    total = 0
+    for suffix in ("", "-wal"):
+        try:
+            total += os.stat(f"{root / PROOF_STORE}{suffix}").st_size
+        except OSError:
+            continue
+    return total
 
+
+def _entries(root: Path, rows: bool = True) -> list[_Entry]:
+    """Every entry: the files of each kind's folder (a proof's, in the folder of earlier versions of
+    ``derive``) and, with ``rows``, the rows of the proof store."""
     out = []
     for kind in KINDS:
         for folder, _, names in os.walk(root / kind):
@@ -935,15 +944,17 @@ def _entries(root: Path) -> list[_Entry]:
                 except OSError:
                     continue
                 out.append(_Entry(st.st_mtime, st.st_size, kind, path))
-    db = _existing_store(root)
+    db = _existing_store(root) if rows else None
     if db is not None:
+        import sqlite3
+
         try:
-            rows = db.execute("SELECT used, length(key) + length(entry), key FROM proofs").fetchall()
+            found = db.execute("SELECT used, length(key) + length(entry), key FROM proofs").fetchall()
         except sqlite3.Error:
-            rows = []
+            found = []
         finally:
             db.close()
-        out += [_Entry(float(used), int(size), "proofs", root / PROOF_STORE, key) for used, size, key in rows]
+        out += [_Entry(float(used), int(size), "proofs", root / PROOF_STORE, key) for used, size, key in found]
     return out
 
 
@@ -986,6 +997,9 @@ def prune(root: str | os.PathLike, limit: int | None = None) -> int:
     """Remove least recently used entries while the folder holds more than ``limit`` bytes (down to 80 %
     of it); returns the number removed.  Entries another process removed meanwhile are skipped."""
     limit = max_bytes() if limit is None else limit
+    files = _entries(Path(root), rows=False)
+    if sum(e.size for e in files) + _store_bytes(Path(root)) <= limit:
+        return 0  # without opening the store (the usual case, after every command that wrote)
     entries = _entries(Path(root))
     total = sum(e.size for e in entries)
     if total <= limit:
