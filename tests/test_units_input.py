@@ -152,3 +152,20 @@ def test_errors_name_what_the_user_wrote():
     with pytest.raises(DeriveError):
         parse_quantity_expression("2 flops", NAMES, lookup)  # a word is never split into unit + rest
     assert str(parse_quantity_relation("flops > 3", NAMES, lookup, si=True)) == "flops > 3"
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("hbm_bandwidth >= 30 TB/ss", "units are built from"),  # a unit's typo reads as one, not as a quantity
+    ("hbm_bandwidth >= 30 TB/(s·furlong)", "units are built from"),
+    ("hbm_bandwidth >= 30 TB/fllops", "did you mean flops?"),  # a word close to a quantity's name says so
+])
+def test_a_word_that_goes_on_a_unit_is_a_unit_or_a_quantity(text, said):
+    with pytest.raises(UnitError) as err:
+        parse_quantity_relation(text, NAMES, lookup, where="--assume")
+    line = err.value.one_line()
+    assert "neither a unit nor a quantity" in line and said in line and "_u" not in line
+
+
+def test_a_unit_still_ends_before_a_quantity():
+    expr, dim = parse_quantity_expression("2 FLOP/hbm_bandwidth * hbm_bandwidth", NAMES, lookup)
+    assert (expr, dim) == parse_quantity_expression("2 FLOP", NAMES, lookup)

@@ -356,6 +356,20 @@ def _unit_at(text: str, start: int, names: Mapping[str, object], where: str = ""
             raise UnitError(f"'{_show(word)}' after a number is neither a unit nor a quantity", where=where,
                             hint=(f"did you mean {', '.join(close)}? (write * between a number and a quantity)"
                                   if close else exc.hint)) from None
+    for found in list(re.finditer(r"[A-Za-zµ$%]+", candidate))[1:]:  # a word the unit goes on with ("TB/ss")
+        word = found.group(0)
+        whole = re.match(r"[\wµ$%]+", text[m.start() + found.start():])  # "hbm" of "hbm_bandwidth" is not a word
+        if whole is None or whole.group(0) != word or word in names or word in _FUNCTIONS \
+                or word in ("and", "or", "not", "in", "if", "else", "is"):
+            break  # the unit ends before it: "30 TB/batch" divides by the quantity
+        try:
+            parse_unit(word)
+        except UnitError as exc:
+            if not exc.message.startswith("unknown unit"):
+                raise
+            close = difflib.get_close_matches(word, list(names), n=2, cutoff=0.75)
+            raise UnitError(f"'{_show(word)}' in '{_show(candidate)}' is neither a unit nor a quantity", where=where,
+                            hint=f"did you mean {', '.join(close)}?" if close else exc.hint) from None
     for end in range(len(candidate), 0, -1):
         piece = candidate[:end]
         if piece.count("(") != piece.count(")") or piece[-1] in "/·^(":
