@@ -135,3 +135,35 @@ def test_margin_of_a_general_claim_says_why_not(capsys, vary, hint):
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert "universally quantified over" in err and hint in err and "vary one of those" not in err
+
+
+VACUOUS = '''
+"""Claims whose hypotheses hold for no value of x once y is fixed."""
+from derive import Claim, Quantity, derived, logic
+
+x = Quantity("x", "x", "s", "a time")
+y = Quantity("y", "y", "s", "another time")
+general = Claim("v.general", title="between y and 2y", statement="x below y and above 2y.", source=derived("test"),
+                hypotheses=[logic.lt(x.sym, y.sym), logic.gt(x.sym, 2 * y.sym)], goal=logic.gt(x.sym, 100 * y.sym))
+instance = Claim("v.instance", title="the same, read at the values", statement="the same.", source=derived("test"),
+                 hypotheses=[logic.lt(x.sym, y.sym), logic.gt(x.sym, 2 * y.sym)], goal=logic.gt(x.sym, 100 * y.sym),
+                 instance=True)
+false = Claim("v.false", title="false where it applies", statement="above 10y means below 5y.",
+              source=derived("test"), hypotheses=[logic.gt(x.sym, 10 * y.sym)], goal=logic.lt(x.sym, 5 * y.sym))
+'''
+
+
+@pytest.mark.parametrize(("claim", "nowhere", "reads"), [
+    ("v.general", True, "says nothing at any of them"),
+    ("v.instance", True, "inconsistent at every one"),
+    ("v.false", False, "holds for x in nowhere (empty set)"),  # its hypotheses hold above 10 s: refuted there
+])
+def test_a_margin_that_holds_nowhere_says_whether_the_hypotheses_ever_hold(tmp_path, capsys, claim, nowhere, reads):
+    (tmp_path / "v.py").write_text(VACUOUS)
+    argv = ["margin", claim, "--vary", "x", "--library", str(tmp_path), "--set", "x=3 s", "--set", "y=1 s",
+            "--no-cache"]
+    assert main(argv) == 0
+    assert reads in capsys.readouterr().out
+    assert main([*argv, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["holds_on"] == [] and doc["hypotheses_nowhere"] is nowhere

@@ -149,6 +149,9 @@ class Margin:
     rule_ends: list[RuleEnd] = field(default_factory=list)
     # where the hypotheses fail at the scenario value because a definition's domain does: which, in words
     outside_domain: DomainBreak | None = None
+    # the claim holds nowhere because its hypotheses (the varied quantity's domain included) hold for no value
+    # of it at the scenario's other values: a general claim then says nothing anywhere (check: inconsistent)
+    hypotheses_nowhere: bool = False
 
     @property
     def reading_at_value(self) -> str | None:
@@ -221,7 +224,7 @@ class Margin:
             "formula": str(self.formula), "eliminated": self.eliminated,
             "verified": self.verified, "checks": [c.to_json(s) for c in self.checks],
             "method": "sympy solveset critical points + exact evaluation per cell; endpoints cross-checked by z3",
-            "notes": self.notes,
+            "notes": self.notes, "hypotheses_nowhere": self.hypotheses_nowhere,
             "input_rules_at_ends": [r.to_json(s) for r in self.rule_ends],
             "display": {"holds_on": [self.interval_text(i) for i in self.intervals],
                         "value": None if self.value is None else self.shown(self.value)},
@@ -262,6 +265,12 @@ class Margin:
     def text_lines(self) -> list[str]:
         sets = " ∪ ".join(self.interval_text(i) for i in self.intervals) or "nowhere (empty set)"
         out = [f"{self.id} holds for {self.vary} in {sets}"]
+        if self.hypotheses_nowhere:
+            out[0] = (f"{self.id} holds for no {self.vary}: its hypotheses hold for no value of {self.vary} at the "
+                      "scenario's other values, so " + ("it is inconsistent at every one (derive check: "
+                                                         "inconsistent)" if self.instance else
+                                                         "it says nothing at any of them (derive check: "
+                                                         "inconsistent)"))
         if self.integer:
             out.append(f"  ({self.vary} is an integer quantity: only the integers of these intervals count)")
         if self.value is not None:
@@ -936,6 +945,11 @@ def _margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, u
         out.notes.append("universally quantified " + ", ".join(eliminated) + " eliminated through the hypotheses' "
                          "equations")
     dom = _domain_formula(v.domain, v.symbol)
+    if not intervals and hyps:  # holds nowhere: because the goal fails where the hypotheses hold, or they never do?
+        try:
+            out.hypotheses_nowhere = not solve_intervals(And((*dom, *hyps)), v.symbol, v.domain, [])[0]
+        except MarginError:
+            pass  # their set cannot be solved: the plain reading stands
     if v.value is not None and not out.holds_at_value:
         conditions = (*dom, *hyps)  # the quantity's domain is a hypothesis too (check: inconsistent outside it)
         out.hypotheses_at_value = _hypotheses_hold(And(conditions) if conditions else None, v)
