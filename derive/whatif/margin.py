@@ -269,8 +269,8 @@ class Margin:
             out[0] = (f"{self.id} holds for no {self.vary}: its hypotheses hold for no value of {self.vary} at the "
                       "scenario's other values, so " + ("it is inconsistent at every one (derive check: "
                                                          "inconsistent)" if self.instance else
-                                                         "it says nothing at any of them (derive check: "
-                                                         "inconsistent)"))
+                                                         "it says nothing at any of them (derive check decides "
+                                                         "it where they hold, over every value at once)"))
         if self.integer:
             out.append(f"  ({self.vary} is an integer quantity: only the integers of these intervals count)")
         if self.value is not None:
