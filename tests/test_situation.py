@@ -135,3 +135,39 @@ def test_config_finder_and_reader_are_declared_by_the_lecture(lecture_library, m
     monkeypatch.setattr(configs, "model_values_with_meta", lambda config, **kw: ("read", config, kw), raising=False)
     assert lecture_library.model_config_finder("org/name") == "found org/name"
     assert lecture_library.model_config_reader({"a": 1}, where="w") == ("read", {"a": 1}, {"where": "w"})
+
+
+# a part the values rule out needs no inputs ---------------------------------------------------------------------
+
+def _without(scenario, *names):
+    return dataclasses.replace(scenario, values={k: v for k, v in scenario.values.items() if k not in names})
+
+
+def test_a_dense_models_step_time_needs_no_share_of_experts_read(lecture_library, lecture_scenario):
+    """Nothing is routed in a dense model (its parameters without the embedding are all active), so the share of
+    routed experts a step reads multiplies zero: the step time does not ask for it, and is the same whatever it is."""
+    dense = _without(lecture_scenario, "expert_read_fraction")
+    active = lecture_scenario.values["params_active"]
+    embedding = lecture_scenario.values["params_embedding"]
+    dense.values["params_total"] = dataclasses.replace(
+        active, value=active.value + embedding.value)  # every non-embedding parameter active
+    assert situate(lecture_library, dense).missing(lecture_library.quantities["step_time"].sym) == []
+    step = evaluate(lecture_library, dense, "step_time").exact
+    for share in ("0", "1/3", "1"):
+        given = dataclasses.replace(dense, values=dict(dense.values))
+        given.values["expert_read_fraction"] = dataclasses.replace(active, value=sp.Rational(share))
+        assert evaluate(lecture_library, given, "step_time").exact == step
+    # a mixture of experts routes most of its parameters: there the share is asked for
+    moe = _without(lecture_scenario, "expert_read_fraction")
+    with pytest.raises(MissingValueError, match="expert_read_fraction"):
+        evaluate(lecture_library, moe, "step_time")
+
+
+def test_an_input_the_values_cancel_is_still_asked_where_it_decides_definedness(lecture_library, lecture_scenario):
+    """(x - x0)/y at x = x0 is 0 for every y but y = 0, where it has no value: y is still asked for."""
+    situation = situate(lecture_library, _without(lecture_scenario, "hbm_bandwidth"))
+    flops, bw, batch = (lecture_library.quantities[n].sym for n in ("flops", "hbm_bandwidth", "batch"))
+    at = lecture_scenario.values["flops"].value
+    assert situation.missing((flops - at) / bw) == ["hbm_bandwidth"]
+    assert situation.missing((flops - at) * bw) == []
+    assert situation.missing((flops - at) * bw + batch / bw) == ["hbm_bandwidth"]

@@ -38,6 +38,7 @@ import sympy as sp
 from derive.errors import LibraryError, MissingValueError, UndefinedValueError
 from derive.kernel.logic import And, Formula, Rel, name_of, replace
 from derive.kernel.problem import DEFAULT_RLIMIT, Problem
+from derive.kernel.trusted import side_conditions
 from derive.model.declarations import Assumption, Claim
 from derive.model.library import Library
 from derive.model.numbers import exactify
@@ -96,18 +97,28 @@ class Situation:
         return self.library.expand(expr, frozenset(self.scenario.pinned) | frozenset(pinned))
 
     def missing(self, expr: sp.Expr, keep: Iterable[str] = (), pinned: Iterable[str] = ()) -> list[str]:
-        """The inputs of ``expr`` (expanded) that the scenario gives no value, ``keep`` aside, by name."""
+        """The inputs of ``expr`` (expanded) that the scenario gives no value, ``keep`` aside, by name.
+
+        A part the given values rule out needs no inputs: a branch whose condition they make false (a
+        tensor-parallel all-reduce inside one scale-up domain needs no scale-out link; sympy drops the branch,
+        or keeps only the one whose condition becomes true), a term they make exactly zero (a dense model's
+        share of routed experts read: nothing is routed).  An input still asked for where, with the values
+        put in, it reaches a side condition (a denominator, a root, a logarithm, a branch's condition): the
+        value would not depend on it, but whether there is one would.  A part the values cannot be put into
+        keeps every input."""
         kept = set(keep)
         expanded = self.expand(expr, pinned)
-        if expanded.has(sp.Piecewise):
-            # a branch the given values rule out needs no inputs (a tensor-parallel all-reduce inside one scale-up
-            # domain needs no scale-out link): sympy drops it when its condition becomes false, or keeps only the
-            # branch whose condition becomes true; a condition that cannot be read there keeps every branch
-            try:
-                expanded = expanded.xreplace(self.values_except(kept))
-            except (TypeError, ValueError, ZeroDivisionError):
-                pass
-        return sorted({name_of(s) for s in expanded.free_symbols} - set(self.scenario.values) - kept)
+        absent = {name_of(s) for s in expanded.free_symbols} - set(self.scenario.values) - kept
+        if not absent:
+            return []
+        values = self.values_except(kept)
+        try:
+            left = set(expanded.xreplace(values).free_symbols)
+            for sc in side_conditions(expanded):
+                left |= sc.condition.subs(values).free_symbols()
+        except (TypeError, ValueError, ZeroDivisionError, UndefinedValueError):
+            return sorted(absent)
+        return sorted(absent & {name_of(s) for s in left})
 
     def require(self, expr: sp.Expr, what: str, *, keep: Iterable[str] = (), pinned: Iterable[str] = (),
                 where: str | None = None, hint: str | None = None) -> sp.Expr:
