@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -215,6 +216,16 @@ def test_processes_that_make_the_store_together_all_write_to_it(tmp_path):
         pids.append(pid)
     assert all(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0 for pid in pids)
     assert len(ProofCache(tmp_path).stored_keys()) == 80
+
+
+def test_a_python_without_sqlite_has_no_proof_store_and_no_error(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "sqlite3", None)  # import sqlite3 raises ImportError, as in such a build
+    cache = ProofCache(tmp_path)
+    problem = Problem([logic.ge(x, 1)], logic.ge(x * x, 1))
+    outcome, ran = cache.decide(problem)
+    assert ran and outcome.verdict == "proved" and cache.writes == 0 and cache.stored_keys() == []
+    assert cache.decide(problem) == (outcome, False)  # this process's own layer still answers
+    assert cache_mod.info(tmp_path).entries["proofs"] == 0 and prune(tmp_path, limit=0) == 0
 
 
 def test_an_unusable_store_leaves_every_read_a_miss(tmp_path):

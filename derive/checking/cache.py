@@ -342,11 +342,11 @@ class ProofCache:
 
     def read_entry(self, key: str) -> bytes | None:
         """The stored bytes of the entry ``key`` (sealed, not yet checked), or None."""
-        import sqlite3
-
         db = self._connection()
         if db is None:
             return None
+        import sqlite3  # importable: there is a connection
+
         try:
             row = db.execute("SELECT entry FROM proofs WHERE key = ?", (key,)).fetchone()
         except sqlite3.Error:
@@ -355,11 +355,11 @@ class ProofCache:
 
     def stored_keys(self) -> list[str]:
         """The keys of the entries in the store, in order."""
-        import sqlite3
-
         db = self._connection()
         if db is None:
             return []
+        import sqlite3  # importable: there is a connection
+
         try:
             return [row[0] for row in db.execute("SELECT key FROM proofs ORDER BY key")]
         except sqlite3.Error:
@@ -367,11 +367,11 @@ class ProofCache:
 
     def write_entry(self, key: str, data: bytes) -> bool:
         """Store ``data`` as the entry ``key`` (replacing one there); False when it cannot be written."""
-        import sqlite3
-
         db = self._connection()
         if db is None:
             return False
+        import sqlite3  # importable: there is a connection
+
         try:
             db.execute("INSERT OR REPLACE INTO proofs (key, entry, used) VALUES (?, ?, ?)", (key, data, time.time()))
         except sqlite3.Error:
@@ -379,10 +379,10 @@ class ProofCache:
         return True
 
     def _touch(self, key: str) -> None:
-        import sqlite3
-
         db = self._connection()
         if db is not None:
+            import sqlite3  # importable: there is a connection
+
             try:
                 db.execute("UPDATE proofs SET used = ? WHERE key = ?", (time.time(), key))
             except sqlite3.Error:
@@ -431,7 +431,10 @@ _STORE_TIMEOUT_S = 10.0  # how long a statement waits for another process's writ
 def open_store(path: Path) -> sqlite3.Connection | None:
     """A connection to the proof store at ``path`` (made, with its folder, when missing), or None when
     it cannot be opened.  A file there that is not a SQLite database is removed and the store made anew."""
-    import sqlite3  # here, not at the top: a replayed output never opens the store
+    try:
+        import sqlite3  # here, not at the top: a replayed output never opens the store
+    except ImportError:  # a Python built without SQLite: no proof store, every read a miss
+        return None
 
     for attempt in range(2):
         try:
@@ -946,7 +949,7 @@ def _entries(root: Path, rows: bool = True) -> list[_Entry]:
                 out.append(_Entry(st.st_mtime, st.st_size, kind, path))
     db = _existing_store(root) if rows else None
     if db is not None:
-        import sqlite3
+        import sqlite3  # importable: there is a connection
 
         try:
             found = db.execute("SELECT used, length(key) + length(entry), key FROM proofs").fetchall()
@@ -967,8 +970,6 @@ def info(root: str | os.PathLike) -> CacheInfo:
 
 def _remove(root: Path, entries: Iterable[_Entry]) -> int:
     """Remove ``entries``; the number removed (one another process removed meanwhile is not counted)."""
-    import sqlite3
-
     removed = 0
     keys = []
     for e in entries:
@@ -982,6 +983,8 @@ def _remove(root: Path, entries: Iterable[_Entry]) -> int:
         removed += 1
     db = _existing_store(root) if keys else None
     if db is not None:
+        import sqlite3  # importable: there is a connection
+
         try:
             with db:  # one transaction
                 db.execute("BEGIN")
