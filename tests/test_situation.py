@@ -171,3 +171,14 @@ def test_an_input_the_values_cancel_is_still_asked_where_it_decides_definedness(
     assert situation.missing((flops - at) / bw) == ["hbm_bandwidth"]
     assert situation.missing((flops - at) * bw) == []
     assert situation.missing((flops - at) * bw + batch / bw) == ["hbm_bandwidth"]
+
+
+def test_an_instance_claim_of_a_dense_model_needs_no_share_of_experts_read(lecture_library, lecture_scenario):
+    moe = _without(lecture_scenario, "expert_read_fraction")
+    reading = situate(lecture_library, moe)
+    asking = [c for c in lecture_library.claims() if "expert_read_fraction" in reading.missing_for(c)]
+    assert asking  # the lecture's step-time claims read it for a mixture of experts
+    dense = _without(lecture_scenario, "expert_read_fraction")
+    active, embedding = lecture_scenario.values["params_active"], lecture_scenario.values["params_embedding"]
+    dense.values["params_total"] = dataclasses.replace(active, value=active.value + embedding.value)
+    assert not [c.id for c in asking if "expert_read_fraction" in situate(lecture_library, dense).missing_for(c)]

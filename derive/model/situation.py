@@ -190,9 +190,9 @@ class Situation:
         keep = {q.name for q in claim.forall} | {name_of(s) for s in self.fixed_by_hypotheses(claim)}
         pins = self.pins_for(claim)
         names: set[str] = set()
-        for e in claim.exprs():
-            names |= {name_of(s) for s in self.library.expand(e, pins).free_symbols}
-        return sorted(n for n in names if n not in keep and n not in self.scenario.values)
+        for e in claim.exprs():  # an input none of them depends on at the values needs none (``missing``)
+            names.update(self.missing(e, keep, pins))
+        return sorted(names)
 
     def statement(self, claim: Claim, goal: Formula | None = None, *, keep: Iterable[str] = (),
                   pinned: Iterable[str] = ()) -> Statement:
