@@ -153,6 +153,7 @@ def test_a_dense_models_step_time_needs_no_share_of_experts_read(lecture_library
         active, value=active.value + embedding.value)  # every non-embedding parameter active
     assert situate(lecture_library, dense).missing(lecture_library.quantities["step_time"].sym) == []
     step = evaluate(lecture_library, dense, "step_time").exact
+    assert "expert_read_fraction" not in evaluate(lecture_library, dense, "step_time").inputs
     for share in ("0", "1/3", "1"):
         given = dataclasses.replace(dense, values=dict(dense.values))
         given.values["expert_read_fraction"] = dataclasses.replace(active, value=sp.Rational(share))

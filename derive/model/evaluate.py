@@ -122,10 +122,11 @@ def evaluate(library: Library, scenario: Scenario, text: str, unit: str | None =
     name, expr, dim = _expression(library, text)
     situation = situate(library, scenario)
     expanded = situation.expand(expr)
-    inputs = tuple(sorted(str(s) for s in expanded.free_symbols))
     missing = situation.missing(expr)
     if missing:
         raise MissingValueError(name, missing)
+    # an input the scenario gives no value is one the value does not depend on at its values (``missing``)
+    inputs = tuple(sorted(str(s) for s in expanded.free_symbols if str(s) in scenario.values))
     if any(p.denominator != 1 for _, p in dim.powers):
         raise UnitError(f"{name} has the dimension {format_dimension(dim)}, which no unit expresses", where="eval",
                         hint="take roots and fractional powers of ratios of one dimension, like "
