@@ -7,9 +7,12 @@ from fractions import Fraction
 
 import pytest
 import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from derive.cli import main
 from derive.errors import DeriveError, DimensionError, UnitError
+from derive.model.display import shown
 from derive.model.evaluate import evaluate
 from derive.model.parse import parse_quantity_expression, parse_quantity_relation, parse_value
 from derive.model.scenario import build_scenario
@@ -170,3 +173,40 @@ def test_a_word_that_goes_on_a_unit_is_a_unit_or_a_quantity(text, said):
 def test_a_unit_still_ends_before_a_quantity():
     expr, dim = parse_quantity_expression("2 FLOP/hbm_bandwidth * hbm_bandwidth", NAMES, lookup)
     assert (expr, dim) == parse_quantity_expression("2 FLOP", NAMES, lookup)
+
+
+MONEY_UNITS = ["USD", "USD/s", "USD/token", "USD/FLOP", "USD/(token*s)"]
+
+
+@pytest.mark.parametrize(("text", "unit", "expected"), [
+    ("$1.5/h", "USD/s", Fraction(15, 10) / 3600),
+    ("$1.5 /h", "USD/s", Fraction(15, 10) / 3600),
+    ("$2.19/Mtok", "USD/token", Fraction(219, 100) / 10**6),
+    ("$4.6M", "USD", 4_600_000),
+    ("-$3", "USD", -3),
+])
+def test_money_reads_as_derive_prints_it(text, unit, expected):
+    assert parse_value(text, parse_unit(unit).dimension, si=False) == sp.Rational(expected)
+
+
+@pytest.mark.parametrize("text", ["$1.5 USD/h", "$1.5 GB", "$$1", "$-1/h"])
+def test_money_with_a_second_unit_after_the_dollar_is_refused(text):
+    with pytest.raises(DeriveError) as err:
+        parse_value(text, parse_unit("USD/s").dimension, si=False)
+    assert "cannot read value" in err.value.one_line()
+
+
+PRINTED_UNITS = [*MONEY_UNITS, "byte/s", "FLOP/s", "token/seq", "s", "byte", "param", "1", "seq", "token/s", "FLOP"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.fractions(min_value=Fraction(1, 10**9), max_value=Fraction(10**12)), st.sampled_from(PRINTED_UNITS))
+def test_every_value_derive_prints_reads_back(x, unit):
+    """A value copied from derive's output into --set or a scenario file is the value printed, to its digits
+    (prices with their dollar sign first, thousands grouped with commas, 16.38k, 14.66G param, 20 ms)."""
+    out = shown(x, unit)
+    assert out.money == (unit in MONEY_UNITS)
+    back = Fraction(str(parse_value(out.text, parse_unit(unit).dimension, si=False))) / parse_unit(unit).scale
+    assert abs(back - x) <= x / 1000
+    if out.exact:
+        assert back == x

@@ -160,8 +160,10 @@ _NUMBER_RE = r"(?:[0-9](?:_?[0-9])*(?:\.(?:[0-9](?:_?[0-9])*)?)?|\.[0-9](?:_?[0-
 # "128k", "1M", "1.5G": a multiplier written straight after a number (not the start of a unit word)
 _MULTIPLIERS = {"k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
 _MULT_RE = r"[kKMGT](?![A-Za-z0-9_µ$%])"
+# a value's number may group its thousands as derive prints them ("1,000", "$16,384/h"): three digits a group
+_GROUPED_RE = r"[0-9]{1,3}(?:,[0-9]{3})+(?![0-9])(?:\.(?:[0-9](?:_?[0-9])*)?)?(?:[eE][+-]?[0-9]+)?"
 _VALUE = re.compile(
-    rf"\s*(?P<sign>[+-]?)\s*(?P<num>{_NUMBER_RE})(?P<mult>{_MULT_RE})?"
+    rf"\s*(?P<sign>[+-]?)\s*(?P<cur>\$?)\s*(?P<num>{_GROUPED_RE}|{_NUMBER_RE})(?P<mult>{_MULT_RE})?"
     rf"(?:\s*/\s*(?P<den>{_NUMBER_RE}))?\s*(?P<unit>.*)", re.S
 )
 _QUANTITY_NAME = re.compile(r"[a-z][a-z0-9_]*")  # as in declarations: snake_case
@@ -241,7 +243,7 @@ def parse_value(text: str, dimension: Dimension, *, where: str = "", quantity: s
     if match is None:
         raise ParseError(f"cannot read value '{_show(text)}'", where=where,
                          hint="write a number and an optional unit, like 3.35 TB/s, 80 GiB, 20 ms, 1/3600 USD/s or 50%")
-    number = _decimal(match["num"], where)
+    number = _decimal(match["num"].replace(",", ""), where)
     if match["mult"]:
         number *= _MULTIPLIERS[match["mult"]]
     if match["den"] is not None:
@@ -252,6 +254,17 @@ def parse_value(text: str, dimension: Dimension, *, where: str = "", quantity: s
     if match["sign"] == "-":
         number = -number
     unit_text = match["unit"].strip()
+    if unit_text.startswith(","):
+        raise ParseError(f"cannot read value '{_show(text)}': a comma only groups thousands", where=where,
+                         hint="write decimals with a point, like 1.5, and group thousands in threes, like 16,384")
+    if match["cur"]:  # "$1.5/h", "$2.19/Mtok", "$4.6M": money as derive prints it, the dollar sign first
+        if not match["mult"] and re.match(r"B(?![A-Za-z0-9_])", unit_text):  # "$1.2B": a billion dollars
+            number *= 10**9
+            unit_text = unit_text[1:].strip()
+        if unit_text and not unit_text.startswith("/"):
+            raise ParseError(f"cannot read value '{_show(text)}': after a leading $ only a per-unit may follow",
+                             where=where, hint="write $1.5/h, $2.19/Mtok, or the number first: 1.5 USD/h")
+        unit_text = "$" + unit_text
     if unit_text:
         if unit_text.startswith("/"):
             unit_text = "1" + unit_text  # "5 /s" is five per second
