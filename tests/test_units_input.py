@@ -210,3 +210,25 @@ def test_every_value_derive_prints_reads_back(x, unit):
     assert abs(back - x) <= x / 1000
     if out.exact:
         assert back == x
+
+
+@pytest.mark.parametrize(("text", "same_as"), [
+    ("chip_price <= $3/h", "chip_price <= 3 USD/h"),
+    ("chip_price in [$1/h, $3/h]", "chip_price in [1 USD/h, 3 USD/h]"),
+    ("chip_price * 1 h <= $1.2B", "chip_price * 1 h <= 1.2e9 USD"),
+])
+def test_money_in_relations_reads_as_printed(text, same_as):
+    names = {"chip_price": sp.Symbol("chip_price")}
+    dims = {"chip_price": Dimension.of(USD=1, s=-1)}
+
+    def find(sym):
+        return dims[str(sym)]
+
+    assert parse_quantity_relation(text, names, find) == parse_quantity_relation(same_as, names, find)
+
+
+def test_a_stray_dollar_sign_in_a_relation_says_where_it_goes():
+    names = {"chip_price": sp.Symbol("chip_price")}
+    with pytest.raises(DeriveError) as err:
+        parse_quantity_relation("chip_price <= $x", names, lambda s: Dimension.of(USD=1, s=-1))
+    assert "dollar sign goes straight before a number" in err.value.one_line()

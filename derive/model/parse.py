@@ -95,6 +95,7 @@ _CHAR_HINTS = {
     ":": "lambdas, slices and ':=' are not allowed",
     "%": "'%' is only allowed in a value such as \"50%\"; in an expression write /100",
     "#": "comments are not allowed",
+    "$": "a dollar sign goes straight before a number, like $3/h or $2.19/Mtok (or write 3 USD/h)",
     "&": "write 'and'",
     "|": "write 'or'",
     "~": "write 'not'",
@@ -339,6 +340,10 @@ _INTERVAL_WITH_UNIT = re.compile(
 )  # (a word of the grammar after the bracket is no unit: "x in [1, 5] and y > 2")
 
 
+# money as derive prints it, the dollar sign first: "$3/h" reads as "3 $/h", "$1.2B" as "1.2G $"
+_DOLLAR_FIRST = re.compile(rf"\$\s*(?P<num>{_NUMBER_RE})(?P<mult>{_MULT_RE})?(?P<b>B(?![A-Za-z0-9_µ$%]))?")
+
+
 @dataclass(frozen=True)
 class _Literal:
     value: Fraction  # SI base units
@@ -407,6 +412,7 @@ def _substitute_literals(text: str, names: Mapping[str, object], where: str
     """Replace every ``NUMBER[k|M|G|T] UNIT`` in ``text`` by a fresh placeholder name; a number with a
     multiplier but no unit becomes its plain digits.  ``[128k, 1M] token/seq`` gives its unit to both ends."""
     _check_text(text, where, what="expression")
+    text = _DOLLAR_FIRST.sub(lambda m: f"{m['num']}{m['mult'] or ('G' if m['b'] else '')} $", text)
     text = _INTERVAL_WITH_UNIT.sub(
         lambda m: f"{m['open']}{m['a']} {m['unit']}, {m['b']} {m['unit']}{m['close']}", text)
     tag = "_u"
