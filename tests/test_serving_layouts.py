@@ -106,3 +106,19 @@ def test_a_layout_smaller_than_the_pooled_chips_pools_its_own():
     ratio = Fraction(str(evaluate(LIB, small, "weight_fetch_time").exact)) / Fraction(
         str(evaluate(LIB, whole, "weight_fetch_time").exact))
     assert ratio == 64
+
+
+def test_the_config_reader_gives_the_routed_experts_a_layout_spreads():
+    """params_routed comes from the model (no --set needed): DeepSeek-V3's 58 x 256 experts, Qwen3-30B-A3B's
+    48 x 128 experts of 3 x 2048 x 768 (its config.json), and 0 for a dense model."""
+    assert value("params_routed", model="deepseek-v3") == ROUTED
+    qwen = "tests/fixtures/configs/qwen3-30b-a3b-instruct-2507.json"
+    assert value("params_routed", model=qwen) == 48 * 128 * 3 * 2048 * 768
+    assert value("params_routed", model="tests/fixtures/configs/mistral-7b-v0.1.json") == 0
+
+
+def test_a_dense_models_weights_per_chip_needs_no_expert_degree():
+    sets = ["tp=2", "pp=1"]
+    mistral = "tests/fixtures/configs/mistral-7b-v0.1.json"
+    got = value("weights_per_chip", sets, model=mistral)
+    assert got == value("params_total * bytes_per_param / 2", sets, model=mistral)

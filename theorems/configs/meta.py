@@ -374,6 +374,9 @@ def meta_model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fracti
         if c.experts_total is not None:
             out["experts_total"] = ConfigValue(Fraction(c.experts_total), "1",
                                                f"{read}: routed experts per MoE layer")
+        if c.routed_experts is not None:
+            out["params_routed"] = ConfigValue(Fraction(c.routed_experts), "param",
+                                               f"{read}: parameters of the modules named 'experts'")
         if c.experts_active is not None and c.experts_total is not None:
             out["experts_active"] = ConfigValue(Fraction(c.experts_active), "1",
                                                 f"{read}: the MoE blocks' top_k, routed experts per token")

@@ -219,7 +219,9 @@ def dense_expert_values() -> dict[str, ConfigValue]:
     reach it."""
     return {"experts_total": ConfigValue(Fraction(1), "1", "a dense model: no routed MoE layer, one MLP every "
                                          "token uses (counted as one expert)"),
-            "experts_active": ConfigValue(Fraction(1), "1", "a dense model: its one MLP is active for every token")}
+            "experts_active": ConfigValue(Fraction(1), "1", "a dense model: its one MLP is active for every token"),
+            "params_routed": ConfigValue(Fraction(0), "param", "a dense model: no routed experts, every weight is in "
+                                         "the dense part a layout splits over tensor parallelism")}
 
 
 def bytes_value(value: Any, where: str) -> Fraction:
@@ -458,6 +460,10 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
         dispatch, dispatch_note = dispatch_element_bytes(cfg)
         out["dispatch_bytes_per_element"] = ConfigValue(dispatch, "B", dispatch_note)
         out["experts_active"] = ConfigValue(Fraction(pb.experts_active), "1", "routed experts per token")
+        # what a layout spreads over expert parallelism (the rest, shared experts included, is the dense part)
+        out["params_routed"] = ConfigValue(Fraction(pb.routed_experts), "param",
+                                           f"routed experts, all MoE layers: {bn(pb.routed_experts)} ({pb.moe_layers} "
+                                           f"MoE layers x {pb.experts_total} experts)")
         if pb.experts_shared:
             out["experts_shared"] = ConfigValue(Fraction(pb.experts_shared), "1",
                                                 "shared experts per MoE layer, used by every token")

@@ -106,7 +106,8 @@ dp_q = Quantity("dp", r"d_{\mathrm{DP}}", "1", "data-parallel degree: replicas o
 ep_q = Quantity("ep", r"d_{\mathrm{EP}}", "1", "expert-parallel degree: devices the routed experts are spread over, "
                 "taken from the devices of one stage", integer=True)
 params_routed = Quantity("params_routed", r"N_{\mathrm{exp}}", "param",
-                         "parameters of the routed experts, all layers (the rest of N_tot is dense)")
+                         "parameters of the routed experts, all layers (the rest of N_tot is dense; 0 for a dense "
+                         "model)", domain="nonnegative")
 redundant_experts_q = Quantity("redundant_experts", r"E_{\mathrm{red}}", "1",
                               "expert slots a layout holds beyond the routed experts of one layer: redundant copies of "
                               "busy experts (and DeepSeek-V3's shared-expert slots in decode)", domain="nonnegative",
