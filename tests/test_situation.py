@@ -19,6 +19,7 @@ from derive.kernel.logic import And
 from derive.model.declarations import Claim
 from derive.model.evaluate import evaluate
 from derive.model.loader import load_library
+from derive.model.scenario import build_scenario
 from derive.model.situation import Situation, situate
 
 CLAIMS = load_library(["lecture"]).claims()
@@ -183,3 +184,17 @@ def test_an_instance_claim_of_a_dense_model_needs_no_share_of_experts_read(lectu
     active, embedding = lecture_scenario.values["params_active"], lecture_scenario.values["params_embedding"]
     dense.values["params_total"] = dataclasses.replace(active, value=active.value + embedding.value)
     assert not [c.id for c in asking if "expert_read_fraction" in situate(lecture_library, dense).missing_for(c)]
+
+
+
+@pytest.mark.parametrize(("tp", "asked"), [(2, []), (8, []), (16, ["scaleout_bandwidth"])])
+def test_a_branch_the_values_rule_out_asks_for_nothing_not_even_for_its_side_conditions(tp, asked):
+    """A tensor-parallel all-reduce inside one scale-up domain runs on scale-up links: a chip of one's own that
+    gives no scale-out bandwidth is not asked for it (the other branch's denominator, min(W_up, n·W_out), is a
+    side condition only where that branch is taken), and is asked where the group spans domains."""
+    serving = load_library(["serving"])
+    scenario = build_scenario(serving, hardware="h200", model="llama3-70b", sets=[f"tp={tp}"])
+    scenario = _without(scenario, "scaleout_bandwidth", "scaleout_latency")
+    situation = situate(serving, scenario)
+    missing = situation.missing(serving.quantities["tp_link_allreduce_time"].sym)
+    assert missing == asked + (["scaleout_latency"] if tp > 8 else [])

@@ -36,7 +36,7 @@ from functools import cached_property
 import sympy as sp
 
 from derive.errors import LibraryError, MissingValueError, UndefinedValueError
-from derive.kernel.logic import And, Formula, Rel, name_of, replace
+from derive.kernel.logic import And, Formula, Implies, Rel, name_of, replace
 from derive.kernel.problem import DEFAULT_RLIMIT, Problem
 from derive.kernel.trusted import side_conditions
 from derive.model.declarations import Assumption, Claim
@@ -115,7 +115,7 @@ class Situation:
         try:
             left = set(expanded.xreplace(values).free_symbols)
             for sc in side_conditions(expanded):
-                left |= sc.condition.subs(values).free_symbols()
+                left |= _open_symbols(sc.condition.subs(values))
         except (TypeError, ValueError, ZeroDivisionError, UndefinedValueError):
             return sorted(absent)
         return sorted(absent & {name_of(s) for s in left})
@@ -497,3 +497,15 @@ def situate(library: Library, scenario: Scenario) -> Situation:
     _SITUATIONS.append(s)
     del _SITUATIONS[:-_KEPT]
     return s
+
+
+def _open_symbols(condition: Formula) -> set[sp.Symbol]:
+    """The symbols a side condition, values put in, still depends on: none where it guards a branch the values
+    rule out (its premise, now a closed statement, is false: a scale-out link's bandwidth inside one domain)."""
+    if isinstance(condition, Implies) and not condition.premise.free_symbols():
+        try:
+            if not condition.premise.evaluate({}):
+                return set()
+        except (TypeError, ValueError, ArithmeticError):
+            pass  # a premise without a value keeps every symbol: the caller asks for them all
+    return condition.free_symbols()
