@@ -153,10 +153,14 @@ LIVE_CONFIG_FORMULAS = {
 # the serving library's reading adds what an expert-parallel all-to-all carries (theorems.serving.network): the
 # MoE layers and the dispatch datatype, BF16 here (2 bytes: quantization_config, the file's only FP8 marker, is
 # refused above), as the Python reader gives them for these types
-_EXPERT_PARALLEL = {"mixtral": {"moe_layers": n}, "qwen2_moe": {"moe_layers": _moe_layers},
-                    "qwen3_moe": {"moe_layers": _moe_layers}}
+# and the routed experts' parameters a layout spreads over expert parallelism (0 for a dense model)
+_EXPERT_PARALLEL = {"mixtral": {"moe_layers": n, "params_routed": n * experts * 3 * d * width},
+                    "qwen2_moe": {"moe_layers": _moe_layers,
+                                  "params_routed": _moe_layers * qwen_experts * 3 * d * moe_width},
+                    "qwen3_moe": {"moe_layers": _moe_layers,
+                                  "params_routed": _moe_layers * qwen_experts * 3 * d * moe_width}}
 SERVING_LIVE_CONFIG_FORMULAS = {
     name: {**reading, "values": {**reading["values"], **_EXPERT_PARALLEL[name],
                                  "dispatch_bytes_per_element": sp.Integer(2)}}
-    if name in _EXPERT_PARALLEL else reading
+    if name in _EXPERT_PARALLEL else {**reading, "values": {**reading["values"], "params_routed": ZERO}}
     for name, reading in LIVE_CONFIG_FORMULAS.items()}
