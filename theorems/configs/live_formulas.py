@@ -101,12 +101,13 @@ LLAMA_LIKE = llama_like.FAMILIES[0]
 
 # one gated MLP (gate, up, down) per layer: one expert that every token uses, as the Python reader says
 _dense = _values(n * 3 * d * width, experts_total=sp.Integer(1), experts_active=sp.Integer(1))
-_mixtral = _values(ZERO, routed=n * experts * 3 * d * width, routed_active=n * active * 3 * d * width,
+_mixtral_routed = n * experts * 3 * d * width
+_mixtral = _values(ZERO, routed=_mixtral_routed, routed_active=n * active * 3 * d * width,
                    router=n * d * experts, experts_total=experts, experts_active=active)
 _moe_layers = sp.floor(n / step)  # layers i with (i + 1) % decoder_sparse_step == 0 (base.count_every)
 _shared = sp.Piecewise((0, sp.Eq(shared_width, 0)), (_moe_layers * (3 * d * shared_width + d), True))  # + its gate
-_qwen_moe = _values((n - _moe_layers) * 3 * d * width + _shared,
-                    routed=_moe_layers * qwen_experts * 3 * d * moe_width,
+_qwen_routed = _moe_layers * qwen_experts * 3 * d * moe_width
+_qwen_moe = _values((n - _moe_layers) * 3 * d * width + _shared, routed=_qwen_routed,
                     routed_active=_moe_layers * active * 3 * d * moe_width, router=_moe_layers * d * qwen_experts,
                     experts_total=qwen_experts, experts_active=active)
 
@@ -154,11 +155,9 @@ LIVE_CONFIG_FORMULAS = {
 # MoE layers and the dispatch datatype, BF16 here (2 bytes: quantization_config, the file's only FP8 marker, is
 # refused above), as the Python reader gives them for these types
 # and the routed experts' parameters a layout spreads over expert parallelism (0 for a dense model)
-_EXPERT_PARALLEL = {"mixtral": {"moe_layers": n, "params_routed": n * experts * 3 * d * width},
-                    "qwen2_moe": {"moe_layers": _moe_layers,
-                                  "params_routed": _moe_layers * qwen_experts * 3 * d * moe_width},
-                    "qwen3_moe": {"moe_layers": _moe_layers,
-                                  "params_routed": _moe_layers * qwen_experts * 3 * d * moe_width}}
+_EXPERT_PARALLEL = {"mixtral": {"moe_layers": n, "params_routed": _mixtral_routed},
+                    "qwen2_moe": {"moe_layers": _moe_layers, "params_routed": _qwen_routed},
+                    "qwen3_moe": {"moe_layers": _moe_layers, "params_routed": _qwen_routed}}
 SERVING_LIVE_CONFIG_FORMULAS = {
     name: {**reading, "values": {**reading["values"], **_EXPERT_PARALLEL[name],
                                  "dispatch_bytes_per_element": sp.Integer(2)}}
