@@ -124,20 +124,21 @@ def test_card_cost_rents_every_stage_of_a_layout(capsys) -> None:
 def test_a_long_note_is_a_numbered_marker_in_the_table_and_in_full_below(capsys) -> None:
     # the longest context at batch 1 lies past the model's maximum: the table says so in its cell, short, and
     # the bound in full below it, so the value column stays as wide as the values
+    # (the model's 131k context is past L*: the B* row's caveat is note [1])
     argv = ["card", "--hardware", "h100-sxm", "--model", "llama3-70b", "--set", "batch=1 seq", "--no-cache"]
     code, out, _ = run(capsys, *argv)
     lines = out.splitlines()
     [row] = [ln for ln in lines if ln.strip().startswith("longest context")]
-    assert code == 0 and "1.523M token/seq [1: infeasible]" in row and "max_context" not in row
-    assert "[1] longest context that fits at the scenario's batch: infeasible there: max_context = 131.1k " \
+    assert code == 0 and "1.523M token/seq [2: infeasible]" in row and "max_context" not in row
+    assert "[2] longest context that fits at the scenario's batch: infeasible there: max_context = 131.1k " \
            "token/seq (capacity.context_within_model)" in lines
     table = [ln for ln in lines if ln.startswith("  ")]
     starts = {ln.rindex(ln.rsplit(" (", 1)[0].split()[-1]) for ln in table}  # where the declaration column starts
     widest_label = max(len(ln[2:].split("  ")[0]) for ln in table)
-    assert starts == {2 + widest_label + 2 + len("1.523M token/seq [1: infeasible]") + 2}
+    assert starts == {2 + widest_label + 2 + len("1.523M token/seq [2: infeasible]") + 2}
     code, out, _ = run(capsys, *argv, "--format", "md")
-    assert code == 0 and "| 1.523M token/seq \\[1: infeasible\\] |" in out
-    assert "- \\[1\\] longest context that fits at the scenario's batch: infeasible there: max\\_context" in out
+    assert code == 0 and "| 1.523M token/seq \\[2: infeasible\\] |" in out
+    assert "- \\[2\\] longest context that fits at the scenario's batch: infeasible there: max\\_context" in out
     code, out, _ = run(capsys, *argv, "--json")
     row = {r["name"]: r for r in json.loads(out)["rows"]}["context"]
     assert row["shown"] == "1.523M token/seq" and row["note"].startswith("infeasible there: max_context")
@@ -160,12 +161,12 @@ def test_rows_without_a_note_print_as_before_and_a_short_note_is_numbered_too(ca
     argv = ["card", *NODE, "--set", "context=8192 token/seq", "--no-cache"]
     code, out, _ = run(capsys, *argv, "--json")
     rows = {r["name"]: r for r in json.loads(out)["rows"]}
-    plain = [r for n, r in rows.items() if n != "context"]
+    plain = [r for n, r in rows.items() if n not in ("context", "critical_batch")]  # 8K is past L*: B*'s caveat
     assert code == 0 and all(r["note"] is None and r["shown"] == r["display"] for r in plain)
     assert rows["context"]["note"] == "more than the scenario's 8,192 token/seq, from --set"
     code, out, _ = run(capsys, *argv)
-    assert code == 0 and "23.79k token/seq [1]  capacity.memory_fits_in_hbm" in out and "infeasible" not in out
-    assert "[1] longest context that fits at the scenario's batch: more than the scenario's 8,192 token/seq" in out
+    assert code == 0 and "23.79k token/seq [2]  capacity.memory_fits_in_hbm" in out and "infeasible" not in out
+    assert "[2] longest context that fits at the scenario's batch: more than the scenario's 8,192 token/seq" in out
 
 
 def test_a_row_names_only_the_inputs_its_value_still_needs(capsys, tmp_path) -> None:
@@ -237,3 +238,54 @@ def test_a_row_that_needs_many_inputs_counts_them_and_lists_them_below(capsys) -
     assert rows["layout_chips"]["shown"] == "needs 4 inputs" and rows["layout_chips"]["note"] == \
         rows["layout_chips"]["display"]
     assert rows["ttft_floor"]["shown"] == "needs --set prefill_tokens=..." and rows["ttft_floor"]["note"] is None
+
+
+@pytest.mark.parametrize(("context", "noted"), [("1436 token/seq", False), ("1437 token/seq", True),
+                                                 ("8192 token/seq", True), ("512 token/seq", False)])
+def test_the_b_star_row_says_when_the_context_is_past_the_critical_context(capsys, context, noted) -> None:
+    """B* weighs the weight reads alone; from L* on (1,436.9 token/seq for Llama 3 70B on an H100) the KV reads
+    keep every batch memory-bound, and the row's caveat says so, decided exactly at the threshold."""
+    code, out, _ = run(capsys, "card", *NODE, "--set", f"context={context}", "--json", "--no-cache")
+    assert code == 0
+    row = {r["name"]: r for r in json.loads(out)["rows"]}["critical_batch"]
+    assert row["shown"] == "295.2 seq"  # the value itself does not change with the context
+    said = "context >= critical_context here: B* counts the weight reads only" in (row["note"] or "")
+    assert said is noted
+
+
+CAVEAT_LIBRARY = """
+from derive import Claim, Definition, Quantity, derived, logic
+a = Quantity("a", "a", "s", "one time")
+b = Quantity("b", "b", "s", "another time")
+total_q = Quantity("total", "T", "s", "both times")
+total = Definition("toy.total", title="Total", statement="The sum.", source=derived("a sum"), defines=total_q,
+                   expr=a.sym + b.sym)
+at_least_a = Claim("toy.at_least_a", title="At least a", statement="The total is at least a.",
+                   source=derived("b is nonnegative"), hypotheses=(logic.ge(b.sym, 0),),
+                   goal=logic.ge(total_q.sym, a.sym))
+CARD = [{"label": "total", "value": "total", "decl": "toy.at_least_a", "caveats": CAVEATS}]
+"""
+
+
+def test_a_users_card_row_carries_its_own_caveat(capsys, tmp_path) -> None:
+    lib = tmp_path / "toy.py"
+    lib.write_text(CAVEAT_LIBRARY.replace("CAVEATS", '[{"when": "b > a", "note": "b dominates"}]'))
+    code, out, err = run(capsys, "card", "--library", str(lib), "--set", "a=1 s", "--set", "b=3 s", "--json")
+    assert code == 0, err
+    assert json.loads(out)["rows"][0]["note"] == "b > a here: b dominates"
+    code, out, err = run(capsys, "card", "--library", str(lib), "--set", "a=3 s", "--set", "b=1 s", "--json")
+    assert code == 0 and json.loads(out)["rows"][0]["note"] is None, err
+
+
+@pytest.mark.parametrize(("caveats", "said"), [
+    ('[{"when": "b > a"}]', "'caveats' is a list of tables with 'when'"),
+    ('{"when": "b > a", "note": "x"}', "'caveats' is a list of tables with 'when'"),
+    ('[{"when": "b > 3 byte", "note": "x"}]', "CARD[0] caveats[0]"),
+    ('[{"when": "c > a", "note": "x"}]', "CARD[0] caveats[0]"),
+])
+def test_a_malformed_caveat_is_one_line_naming_the_row(capsys, tmp_path, caveats, said) -> None:
+    lib = tmp_path / "toy.py"
+    lib.write_text(CAVEAT_LIBRARY.replace("CAVEATS", caveats))
+    code, out, err = run(capsys, "card", "--library", str(lib), "--set", "a=1 s", "--set", "b=3 s")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert said in err

@@ -209,7 +209,12 @@ CARD = [
      "unit": "ms",
      "decl": "roofline.latency_floor"},
     {"label": "B* (batch where decode turns compute-bound)", "value": "critical_batch",
-     "decl": "batching.batch_optimum"},
+     "decl": "batching.batch_optimum",
+     # B* weighs the weight reads alone against the multiplies: past L* the KV reads decide
+     "caveats": [{"when": "context >= critical_context",
+                  "note": "B* counts the weight reads only; past the critical context the KV cache's reads "
+                          "alone outweigh each sequence's multiplies, so no batch is compute-bound "
+                          "(batching.kv_memory_bound_past_critical_context)"}]},
     {"label": "critical context L* (past it no batch is compute-bound)", "value": "critical_context",
      "decl": "batching.kv_memory_bound_past_critical_context"},
     # every stage's chips are rented (a layout over pp nodes): equal to roofline.cost_per_token on one stage

@@ -320,7 +320,8 @@ def _feasibility(root: ModuleType, spec: str) -> list[str]:
     return out
 
 
-CARD_KEYS = frozenset({"label", "value", "decl", "vary", "unit"})
+CARD_KEYS = frozenset({"label", "value", "decl", "vary", "unit", "caveats"})
+CAVEAT_KEYS = frozenset({"when", "note"})
 
 
 def _card(root: ModuleType, spec: str) -> list[dict]:
@@ -336,8 +337,26 @@ def _card(root: ModuleType, spec: str) -> list[dict]:
             raise LibraryError(f"CARD[{i}] must be a table with label, decl and one of value or vary",
                                where=f"--library {spec}",
                                hint='write {"label": "B*", "value": "critical_batch", "decl": "claim.id"}')
+        caveats = row.get("caveats", [])
+        if not (isinstance(caveats, list) and all(
+                isinstance(c, dict) and set(c) == CAVEAT_KEYS and isinstance(c["when"], str)
+                and isinstance(c["note"], str) and c["note"].strip() for c in caveats)):
+            raise LibraryError(f"CARD[{i}] ('{row['label']}'): 'caveats' is a list of tables with 'when' (a "
+                               "relation) and 'note' (words)", where=f"--library {spec}",
+                               hint='write "caveats": [{"when": "context >= critical_context", "note": "..."}]')
         out.append(dict(row))
     return out
+
+
+def _parse_card_caveats(library: Library, where: str) -> None:
+    """Each card row's caveats with their relation read once (a card decides it at the scenario's values)."""
+    from derive.model.parse import parse_quantity_relation
+
+    for i, row in enumerate(library.card):
+        if "caveats" in row:
+            row["caveats"] = [{**c, "relation": parse_quantity_relation(
+                c["when"], library.symbols(), library.dimension, where=f"{where}: CARD[{i}] caveats[{j}]")}
+                for j, c in enumerate(row["caveats"])]
 
 
 def _live_config_formulas(root: ModuleType, spec: str) -> dict:
@@ -631,6 +650,7 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
     library.input_constraints = input_constraints
     with _where(f"--library {', '.join(specs)}"):
         _check_inputs(library, specs)
+        _parse_card_caveats(library, f"--library {', '.join(specs)}")
     library.model_config_finder = finder
     if live_formulas:
         from derive.model.config_formulas import check_against

@@ -109,7 +109,7 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
                 shown, note = "undefined", ev.reason
             else:
                 shown, note = format_value(ev.in_unit(), ev.unit, fixed=ev.fixed_unit), "; ".join(ev.notes) or None
-            note = "; ".join(n for n in (note, outside) if n) or None
+            note = "; ".join(n for n in (note, outside, *_caveats(library, scenario, spec)) if n) or None
             rows.append(CardRow(spec["label"], spec["value"], ev.display, None if ev.exact is None else str(ev.exact),
                                 ev.unit, d.id, d.kind, verdict, shown, note))
             continue
@@ -140,10 +140,28 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
             elif own is not None and top > own.value:
                 note = (f"more than the scenario's {format_quantity(own.value, q.dimension, q.display_unit)}"
                         f"{', from ' + own.origin if own.origin else ''}")
-        note = "; ".join(n for n in (note, outside) if n) or None
+        note = "; ".join(n for n in (note, outside, *_caveats(library, scenario, spec)) if n) or None
         display = shown + (f" ({note})" if note else "")
         rows.append(CardRow(spec["label"], name, display, exact, q.unit, d.id, d.kind, verdict, shown, note))
     return Card(scenario, rows, feasibility(library, scenario), sorted(inputs))
+
+
+def _caveats(library: Library, scenario: Scenario, spec: dict) -> list[str]:
+    """The notes of a row's caveats whose relation holds at the scenario's values, decided exactly (one whose
+    quantities the scenario does not all give, or that has no value there, is not decided: no note)."""
+    out = []
+    for c in spec.get("caveats", ()):
+        relation = library.formula_expand(c["relation"], scenario.pinned)
+        names = sorted(library.quantity_of(s).name for s in relation.free_symbols())
+        if any(n not in scenario.values for n in names):
+            continue
+        try:
+            holds = relation.evaluate({library.quantities[n].sym: scenario.values[n].value for n in names})
+        except Exception:  # noqa: BLE001 - not defined at these values: not decided here
+            continue
+        if holds:
+            out.append(f"{c['when']} here: {c['note']}")
+    return out
 
 
 def _outside(library: Library, scenario: Scenario, claim: Claim) -> str | None:
