@@ -112,8 +112,9 @@ prefill_memory_time_q = Quantity("prefill_memory_time", r"t_{\mathrm{mem}}^{\mat
                                  "time to read every weight once and write the new tokens' KV cache",
                                  display_unit="ms")
 ttft_floor_q = Quantity("ttft_floor", r"T_{\mathrm{TTFT}}", "s",
-                        "roofline floor on the time to first token: the slower of a prefill pass's multiplies "
-                        "and its memory traffic", display_unit="ms")
+                        "roofline floor on the time to first token of a prefill pass of the batch's prompts "
+                        "together: the slower of its multiplies and its memory traffic (one request's own: "
+                        "request_ttft_floor)", display_unit="ms")
 compute_bound_tokens_q = Quantity("prefill_compute_bound_tokens", r"N_{\mathrm{cb}}", "token",
                                   "new tokens a prefill pass needs (over all its sequences) to be compute-bound "
                                   "on the weights", display_unit="token")
