@@ -1,5 +1,6 @@
 """Part II, chapter layouts (theorems/serving/layouts.py): chips derived from the degrees (DeepSeek-V3's published
-32- and 320-GPU units), expert parallelism adding no chips, weights per chip, and bad degrees."""
+32- and 320-GPU units), expert parallelism adding no chips, weights and KV cache per chip (the layout's own fit
+against the lecture's pooled one), and bad degrees."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ from hypothesis import strategies as st
 from derive.model.evaluate import evaluate
 from derive.model.loader import load_library
 from derive.model.scenario import build_scenario
+from derive.whatif.card import card
+from derive.whatif.feasibility import feasibility
+from theorems.capacity import memory_capacity_per_gpu
 from theorems.serving import layouts
 
 LIB = load_library(["serving"])
@@ -122,3 +126,92 @@ def test_a_dense_models_weights_per_chip_needs_no_expert_degree():
     mistral = "tests/fixtures/configs/mistral-7b-v0.1.json"
     got = value("weights_per_chip", sets, model=mistral)
     assert got == value("params_total * bytes_per_param / 2", sets, model=mistral)
+
+
+# What a chip of a layout holds: its weights and its KV cache ----------------------------------------------------
+QWEN3_MOE = "tests/fixtures/configs/qwen3-30b-a3b-instruct-2507.json"
+
+
+def test_a_chip_of_dp8_ep8_holds_the_dense_part_whole_and_an_eighth_of_the_experts():
+    """Qwen3-30B-A3B as DP8 x EP8: every chip keeps the attention and embeddings whole, 16 of the 128 experts of each
+    layer, and the KV cache of its own 8 of 64 sequences (4 KV heads of 128, 48 layers, BF16: 98,304 B a token)."""
+    sets = layout(dp=8, ep=8) + ["batch=64 seq", "context=8192 token/seq"]
+    kw = {"hardware": "h200", "model": QWEN3_MOE, "sets": sets}
+    routed = 48 * 128 * 3 * 2048 * 768
+    total = value("params_total", **kw)
+    assert value("weights_per_chip", **kw) == 2 * ((total - routed) + Fraction(routed, 8))
+    assert value("layout_kv_bytes_per_chip", **kw) == Fraction(64 * 8192 * 98304, 8)
+    pooled = value("memory_per_chip", **kw)
+    assert pooled == (2 * total + 64 * 8192 * 98304) / 8
+    assert value("layout_memory_per_chip", **kw) > pooled  # the copied attention and embeddings
+
+
+def test_kv_per_chip_stops_shrinking_past_the_kv_heads():
+    # Llama 3 70B has 8 KV heads: TP16 copies each onto two devices, so a chip holds what it held under TP8
+    kw = {"hardware": "h100-sxm", "model": "llama3-70b"}
+    at = {t: value("layout_kv_bytes_per_chip", layout(tp=t) + ["batch=64 seq", "context=8192 token/seq"], **kw)
+          for t in (4, 8, 16)}
+    assert at[4] == 2 * at[8] and at[16] == at[8]
+
+
+def test_a_latent_cache_is_held_whole_by_every_tensor_parallel_device():
+    # DeepSeek-V3 caches one latent a layer (kv_heads = 1): TP8 copies it onto all eight devices
+    kw = {"hardware": "h200", "model": "deepseek-v3", "sets": layout(tp=8) + ["batch=32 seq", "context=4096 token/seq"]}
+    assert value("kv_heads", **kw) == 1
+    assert value("layout_kv_bytes_per_chip", **kw) == value("sequences_in_flight * kv_bytes_per_sequence", **kw)
+
+
+def test_experts_without_expert_parallelism_are_split_over_the_tensor_parallel_devices():
+    # TP8 with ep = 1 (vLLM and SGLang's default for DeepSeek-V3 on one node): a chip holds an eighth of every expert
+    kw = {"hardware": "h200", "model": "deepseek-v3", "sets": layout(tp=8)}
+    assert value("weights_per_chip", **kw) == value("params_total * bytes_per_param / 8", **kw)
+
+
+@pytest.mark.parametrize(("hardware", "fits"), [("h200", True), ("h100-sxm", False)])
+def test_deepseek_v3_on_one_tp8_node_fits_an_h200_node_not_an_h100_node(hardware, fits):
+    # 671B FP8 weights: 84 GB a chip on TP8, beside the latent KV every chip holds whole
+    sc = build_scenario(LIB, hardware=hardware, model="deepseek-v3",
+                        sets=layout(tp=8) + ["batch=32 seq", "context=4096 token/seq"])
+    broken = {v.claim for v in feasibility(LIB, sc).violations}
+    assert ("layouts.layout_memory_fits_in_hbm" not in broken) is fits
+
+
+@pytest.mark.parametrize(("degrees", "layout_fits"), [({"tp": 8}, True), ({"dp": 8}, False)])
+def test_data_parallel_replicas_of_llama3_70b_fit_no_h100_where_the_pooled_share_fits(degrees, layout_fits):
+    sc = build_scenario(LIB, hardware="h100-sxm", model="llama3-70b",
+                        sets=layout(**degrees) + ["batch=8 seq", "context=4096 token/seq"])
+    broken = {v.claim for v in feasibility(LIB, sc).violations}
+    assert "capacity.memory_fits_in_hbm" not in broken  # the lecture's pooled share: 19 GB a chip either way
+    assert ("layouts.layout_memory_fits_in_hbm" not in broken) is layout_fits
+
+
+def test_the_card_gives_the_layouts_own_longest_context_below_the_pooled_one():
+    rows = {r.decl: r for r in card(LIB, build_scenario(LIB, hardware="h200", model=QWEN3_MOE,
+                                                       sets=layout(dp=8, ep=8) + ["batch=64 seq"])).rows}
+    pooled, own = rows["capacity.memory_fits_in_hbm"], rows["layouts.layout_memory_fits_in_hbm"]
+    assert Fraction(own.exact) < Fraction(pooled.exact)
+    # by hand: (141 GB - the weights a chip holds) over 8 sequences' 98,304 B a token
+    kw = {"hardware": "h200", "model": QWEN3_MOE, "sets": layout(dp=8, ep=8) + ["batch=64 seq"]}
+    assert Fraction(own.exact) == (141 * 10**9 - value("weights_per_chip", **kw)) / (8 * 98304)
+
+
+def test_without_a_layout_the_layouts_fit_is_not_decided():
+    sc = build_scenario(LIB, hardware="h100-sxm", model="llama3-70b")
+    assert "layouts.layout_memory_fits_in_hbm" in feasibility(LIB, sc).undecided
+
+
+@given(tp=st.sampled_from([1, 2, 4, 8, 16]), pp=st.integers(1, 4), cp=st.integers(1, 4), dp=st.integers(1, 8),
+       ep=st.sampled_from([1, 2, 4, 8, 16, 32]), routed=st.fractions(0, 1), kv_heads=st.sampled_from([1, 2, 8, 16]))
+@settings(max_examples=60, deadline=None)
+def test_a_layouts_chip_never_holds_less_than_the_pooled_share(tp, pp, cp, dp, ep, routed, kv_heads):
+    """layouts.layout_memory_at_least_pooled at numbers: the layout's gives (chips = tp·cp·dp, stages = pp)."""
+    if ep > tp * cp * dp:
+        return
+    n_tot, q, s_kv, seqs = 10**12, 1, 10**9, 64
+    subs = {layouts.tp: tp, layouts.pp: pp, layouts.cp: cp, layouts.dp: dp, layouts.ep: ep, layouts.N_tot: n_tot,
+            layouts.N_exp: sp.Rational(routed) * n_tot, layouts.q: q, layouts.S_kv: s_kv, layouts.N_seq: seqs,
+            layouts.h_kv: kv_heads, layouts.chips_q.sym: tp * cp * dp, layouts.stages_q.sym: pp}
+    own = layouts.weights_per_chip.expr + layouts.layout_kv_bytes_per_chip.expr  # layout_memory_per_chip
+    pooled = memory_capacity_per_gpu.expr
+    own, pooled = (Fraction(str(e.subs(subs))) for e in (own, pooled))
+    assert own >= pooled

@@ -20,7 +20,6 @@ from theorems import AUDIT_BOUNDS as LECTURE_AUDIT_BOUNDS
 from theorems import CARD as LECTURE_CARD
 from theorems import (  # noqa: F401
     CEILINGS,
-    FEASIBILITY,
     FIGURES,
     HEADLINES,
     MODEL_CONFIG_FINDER,
@@ -30,6 +29,7 @@ from theorems import (  # noqa: F401
     kv_split,
     weights_noted,
 )
+from theorems import FEASIBILITY as LECTURE_FEASIBILITY
 from theorems import INPUT_CONSTRAINTS as LECTURE_INPUT_CONSTRAINTS
 from theorems import PRESET_DIRS as LECTURE_PRESET_DIRS
 from theorems import TOPICS as LECTURE_TOPICS
@@ -92,6 +92,9 @@ TOPICS = [*LECTURE_TOPICS, *SERVING_TOPICS]
 # A layout also gives the economics chapter its rented chips (every stage's), so the rent counts the whole layout.
 INPUT_TABLES = {"layout": {**layouts.INPUT_TABLE, "gives": {**layouts.INPUT_TABLE["gives"], **economics.LAYOUT_GIVES}}}
 INPUT_CONSTRAINTS = [*LECTURE_INPUT_CONSTRAINTS, *layouts.INPUT_CONSTRAINTS, *economics.INPUT_CONSTRAINTS]
+# a scenario exists only where its chips hold what they must: the lecture's pooled share, and under a layout each
+# chip's own weights and KV cache (data and context parallelism copy weights, tp past the KV heads copies KV heads)
+FEASIBILITY = [*LECTURE_FEASIBILITY, layouts.layout_memory_fits_in_hbm.id]
 # derive card --library serving: the lecture's everyday answers, the TTFT floor, the layout's chips and its all-reduces
 CARD = [
     *LECTURE_CARD,
@@ -101,6 +104,9 @@ CARD = [
      "unit": "ms", "decl": "prefill.ttft_floor_below_measured"},
     {"label": "chips of the layout (tp·pp·cp·dp; ep shares them)", "value": "layout_chips",
      "decl": "layouts.layout_chips"},
+    # the lecture's row above pools a stage's chips; a layout that copies weights or KV heads holds more per chip
+    {"label": "longest context the layout's chips hold (their own weights and KV)", "vary": "context",
+     "decl": "layouts.layout_memory_fits_in_hbm"},
     {"label": "TP all-reduce latency per decode step (scale-up links)", "value": "tp_allreduce_latency", "unit": "ms",
      "decl": "network.tp_allreduce_latency"},
     {"label": "TP all-reduce latency per decode step (the layout's links)", "value": "tp_link_allreduce_latency",

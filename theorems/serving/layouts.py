@@ -22,8 +22,16 @@ Main claims:
   ``layouts.deepseek_v3_decode_ep_as_extra_chips`` (expected ``refuted``): counting EP as a factor gives
   102,400.
 - **Weights per chip** ``layouts.weights_per_chip_shape``: the dense part is split tp·pp ways, the routed
-  experts ep·pp ways; a chip's weights never exceed the dense share plus the expert share, and with
-  ep = tp the split is the model over tp·pp.
+  experts pp·max(tp, ep) ways (whole experts over ep devices; where tp is wider, each expert split as a dense
+  layer is, as vLLM does without expert parallelism); a chip's weights lie between the whole model over
+  pp·max(tp, ep) and over pp·min(tp, ep), and with ep = tp the split is the model over tp·pp.
+- **Layout memory** ``layouts.layout_memory_at_least_pooled``: a chip of a layout holds its weights and its KV
+  cache (``layouts.layout_memory_per_chip``; a KV head is copied onto tp/kv_heads devices once tp passes the KV
+  heads), at least the lecture's pooled share (``capacity.memory_capacity_per_gpu``): data and context
+  parallelism copy the dense weights.  So the lecture's fit is necessary, never sufficient, and the serving
+  library adds ``layouts.layout_memory_fits_in_hbm`` to the feasibility bounds: Llama 3 70B in BF16 as eight
+  data-parallel replicas on one H100 node pools 17.6 GB a chip and fits on no chip
+  (``layouts.llama3_70b_dp8_fits_no_chip``).
 
 Notation: tp, pp, cp, dp, ep the degrees (integers), N_tot total parameters, N_exp the routed experts'
 parameters (all layers), q bytes per parameter.
@@ -58,7 +66,9 @@ Why chips is a stage's and not the replica's: the stages of one token run one af
 lecture's step time over ``chips`` with ``stages`` pipelined is the replica's; pooling all pp stages' bandwidth
 for one token would halve Llama 3 405B's TP8 × PP2 step time, a floor above no measurement but wrong by pp.
 
-Activations and the KV cache per chip are left to a later chapter.
+Activations and workspace are left out of a chip's memory (they only add to it: a fit here is necessary for a
+real deployment).  The lecture's step time still pools a stage's chips' bandwidth as if each weight were read once
+per stage; under data parallelism every replica reads its own copy, so that step time is a floor, loose by up to dp.
 
 References: Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using
 Megatron-LM" (SC '21), section 3.1 (p·t·d = n GPUs); DeepSeek-AI 2024, "DeepSeek-V3 Technical Report",
@@ -73,12 +83,14 @@ from __future__ import annotations
 
 import sympy as sp
 
-from derive import Assumption, Claim, Definition, Quantity, logic, paper, si
+from derive import Assumption, Claim, Definition, Quantity, Step, logic, paper, si, spec
+from theorems.capacity import memory_per_chip_q
 from theorems.context import kv_heads as kv_heads_q
 from theorems.context import query_heads as query_heads_q
 from theorems.moe import scaleup_domain as scaleup_domain_q
+from theorems.pipeline import sequences_in_flight_q
 from theorems.pipeline import stages as stages_q
-from theorems.roofline import N_tot, q
+from theorems.roofline import N_tot, kv_bytes_per_sequence_q, q
 from theorems.roofline import bytes_per_param as bytes_per_param_q
 from theorems.roofline import chips as chips_q
 from theorems.roofline import experts_total as experts_total_q
@@ -94,6 +106,9 @@ _MEGATRON = paper("Narayanan et al. 2021, Efficient Large-Scale Language Model T
 _DSV3 = paper("DeepSeek-AI 2024, DeepSeek-V3 Technical Report, arXiv:2412.19437",
               "sections 3.4.1-3.4.2: prefill unit 32 GPUs (TP4 + SP, DP8, EP32); decode unit 320 GPUs (TP4 + SP, "
               "DP80, EP320)")
+_VLLM_TP = paper("vLLM, vllm/model_executor/layers/linear.py, QKVParallelLinear",
+                 "the query heads and the KV heads are split over the tensor-parallel devices; with more devices "
+                 "than KV heads each KV head is replicated on tp/kv_heads of them, which must be whole")
 
 tp_q = Quantity("tp", r"d_{\mathrm{TP}}", "1", "tensor-parallel degree: devices that split every layer's matrices",
                 integer=True)
@@ -119,6 +134,14 @@ stage_chips_q = Quantity("stage_chips", r"n_{\mathrm{stage}}", "1",
 weights_per_chip_q = Quantity("weights_per_chip", r"M_{\mathrm{w}}", "byte",
                               "weight bytes one chip holds: its share of the dense part and of the routed experts",
                               display_unit="GB")
+layout_kv_bytes_per_chip_q = Quantity(
+    "layout_kv_bytes_per_chip", r"M_{\mathrm{kv,layout}}", "byte",
+    "KV-cache bytes one chip of a layout holds: its stage's layers of its share of the sequences in flight, each "
+    "KV head on tp/kv_heads devices once tp passes the KV heads", display_unit="GB")
+layout_memory_per_chip_q = Quantity(
+    "layout_memory_per_chip", r"M_{\mathrm{layout}}", "byte",
+    "HBM bytes one chip of a layout must hold: its weights and its KV cache (activations and workspace left out)",
+    display_unit="GB")
 
 tp, pp, cp, dp, ep = tp_q.sym, pp_q.sym, cp_q.sym, dp_q.sym, ep_q.sym
 N_exp, n_layout, M_w = params_routed.sym, layout_chips_q.sym, weights_per_chip_q.sym
@@ -152,11 +175,15 @@ stage_chips = Definition(
 )
 weights_per_chip = Definition(
     "layouts.weights_per_chip", title="Weight bytes per chip",
-    statement="The dense part is split over tensor and pipeline parallelism, the routed experts over expert and "
-              "pipeline parallelism; data and context parallelism replicate weights.",
+    statement="The dense part is split over tensor and pipeline parallelism; the routed experts over pipeline "
+              "parallelism and over the wider of expert and tensor parallelism (whole experts over ep devices, "
+              "each expert's matrices split as a dense layer's where tp is wider); data and context parallelism "
+              "replicate weights.",
     source=paper("DeepSeek-AI 2024, DeepSeek-V3 Technical Report, arXiv:2412.19437",
-                 "section 3.4.2: in decoding each GPU hosts one expert"),
-    defines=weights_per_chip_q, expr=q * ((N_tot - N_exp) / (tp * pp) + N_exp / (ep * pp)),
+                 "section 3.4.2: in decoding each GPU hosts one expert; without expert parallelism vLLM's fused MoE "
+                 "layer splits every expert over the tensor-parallel devices (vllm/model_executor/layers/fused_moe)"),
+    defines=weights_per_chip_q,
+    expr=q * ((N_tot - N_exp) / (tp * pp) + N_exp / (pp * sp.Max(tp, ep, evaluate=False))),
 )
 
 expert_parallel_adds_no_chips = Claim(
@@ -194,6 +221,95 @@ weights_per_chip_even = Claim(
     source=_MEGATRON,
     hypotheses=(logic.eq(ep, tp),),
     goal=logic.eq(M_w, q * N_tot / (tp * pp)),
+)
+
+# What a chip of a layout holds: its weights and its KV cache ------------------------------------------------
+M_kv, M_layout, M_pooled = layout_kv_bytes_per_chip_q.sym, layout_memory_per_chip_q.sym, memory_per_chip_q.sym
+N_seq, S_kv, h_kv, C = (sequences_in_flight_q.sym, kv_bytes_per_sequence_q.sym, kv_heads_q.sym,
+                        hbm_capacity_q.sym)
+
+layout_kv_bytes_per_chip = Definition(
+    "layouts.layout_kv_bytes_per_chip", title="KV-cache bytes per chip of a layout",
+    statement="A stage holds the KV cache of its own layers for every sequence in flight; its tensor, context and "
+              "data parallel devices split it, except that past the KV heads tensor parallelism copies each KV "
+              "head onto tp/kv_heads devices (one latent, kv_heads = 1, on every device of a latent-attention "
+              "model).",
+    source=_VLLM_TP,
+    defines=layout_kv_bytes_per_chip_q,
+    expr=N_seq * S_kv * sp.Max(1, tp / h_kv, evaluate=False) / (pp * tp * cp * dp),
+)
+layout_memory_per_chip = Definition(
+    "layouts.layout_memory_per_chip", title="HBM bytes per chip of a layout",
+    statement="A chip of a layout holds its weights and its KV cache; activations and workspace come on top.",
+    source=_DSV3, defines=layout_memory_per_chip_q, expr=M_w + M_kv,
+)
+layout_memory_at_least_pooled = Claim(
+    "layouts.layout_memory_at_least_pooled", title="A layout's chip holds at least the lecture's pooled share",
+    label="Layout memory",
+    statement="Under a layout (a stage of tp·cp·dp chips, pp stages) a chip holds at least the lecture's even share "
+              "of the weights and KV caches: data and context parallelism copy the dense weights, experts spread "
+              "over fewer devices than the stage hold more per device, and KV heads copied past tp = kv_heads "
+              "add more.  So the lecture's memory fit is necessary for a layout, never sufficient.",
+    source=_MEGATRON,
+    hypotheses=(logic.eq(chips_q.sym, tp * cp * dp), logic.eq(stages_q.sym, pp)),
+    goal=logic.ge(M_layout, M_pooled),
+    uses=(experts_share_devices, routed_within_total),
+    steps=(
+        Step(logic.ge(M_w, q * N_tot / (pp * tp * cp * dp)),
+             "tp and ep are each at most tp·cp·dp, so neither share of the weights is below the whole over the "
+             "layout's chips"),
+        Step(logic.ge(M_kv, N_seq * S_kv / (pp * tp * cp * dp)), "each KV head is held at least once"),
+        Step(logic.ge(M_layout, M_pooled), "the two together against the lecture's share"),
+    ),
+)
+pooled_memory_at_least_layout = Claim(
+    "layouts.pooled_memory_at_least_layout", title="False twin: the lecture's pooled share bounds a layout's chip",
+    statement="A layout's chip would hold no more than the lecture's even share of the weights and KV caches.",
+    source=_MEGATRON,
+    hypotheses=layout_memory_at_least_pooled.hypotheses,
+    goal=logic.le(M_layout, M_pooled),
+    uses=(experts_share_devices, routed_within_total),
+    expected="refuted", tags=("inconsistency",),
+    notes="A planted false twin of layouts.layout_memory_at_least_pooled: data parallelism copies the weights.",
+)
+layout_memory_fits_in_hbm = Claim(
+    "layouts.layout_memory_fits_in_hbm", title="The layout's chips hold their weights and KV caches",
+    statement="At the scenario's values, each chip of the layout holds its weights and its KV cache in its HBM.",
+    source=_MEGATRON,
+    goal=logic.le(M_layout, C),
+    instance=True, expected="unknown",
+    notes="A feasibility bound of the serving library, beside the lecture's capacity.memory_fits_in_hbm (which "
+          "pools a stage's chips as if nothing were copied).  The lecture's scenario gives no layout, so there its "
+          "degrees have no values and it is unknown; at a scenario with a layout it is decided at its degrees.",
+)
+
+# Llama 3 70B on one H100 node: eight data-parallel replicas pool the node's HBM, and no chip holds a replica ----------
+_LLAMA3_70B = (logic.eq(N_tot, si("70553706496 param")), logic.eq(N_exp, si("0 param")),
+               logic.eq(q, si("2 byte/param")), logic.eq(C, si("80 GB")),
+               logic.eq(tp, 1), logic.eq(pp, 1), logic.eq(cp, 1), logic.eq(dp, 8), logic.eq(ep, 1))
+_LLAMA3_70B_FORALL = (params_total_q, params_routed, bytes_per_param_q, hbm_capacity_q, tp_q, pp_q, cp_q, dp_q, ep_q)
+_LLAMA3_70B_SOURCE = spec("meta-llama/Meta-Llama-3-70B config.json and the H100 SXM's 80 GB (the h100-sxm preset)",
+                          "2024-04", "80 layers, d_model 8192, 64 query heads, 8 KV heads, FFN 28672, vocabulary "
+                          "128256: 70,553,706,496 parameters, BF16")
+llama3_70b_dp8_fits_no_chip = Claim(
+    "layouts.llama3_70b_dp8_fits_no_chip",
+    title="Llama 3 70B in BF16 on DP8 H100s: the pooled share fits, no chip does", label="Llama 3 70B on DP8",
+    statement="Eight data-parallel replicas of Llama 3 70B on one H100 node pool 17.6 GB of weights a chip, well "
+              "within 80 GB, yet each chip must hold a whole replica's 141.1 GB: the pooled fit says nothing about "
+              "a layout that copies.",
+    source=_LLAMA3_70B_SOURCE,
+    hypotheses=_LLAMA3_70B,
+    goal=logic.And((logic.le(q * N_tot / (tp * pp * cp * dp), C), logic.gt(M_w, C))),
+    instance=True, forall=_LLAMA3_70B_FORALL,
+)
+llama3_70b_dp8_weights_fit = Claim(
+    "layouts.llama3_70b_dp8_weights_fit", title="False twin: Llama 3 70B's weights fit a chip of DP8 H100s",
+    statement="A chip of eight data-parallel Llama 3 70B replicas on H100s would hold its weights.",
+    source=_LLAMA3_70B_SOURCE,
+    hypotheses=_LLAMA3_70B,
+    goal=logic.le(M_w, C),
+    instance=True, forall=_LLAMA3_70B_FORALL, expected="refuted", tags=("inconsistency",),
+    notes="A planted false twin of layouts.llama3_70b_dp8_fits_no_chip: 141.1 GB against 80 GB.",
 )
 
 # DeepSeek-V3's published deployment units (the degrees pinned by hypotheses) ---------------------------
@@ -260,9 +376,6 @@ llama3_405b_one_node = Claim(
 _DS_INFRA = paper("DeepSeek-AI 2025, DeepSeek-V3/R1 Inference System Overview, github.com/deepseek-ai/open-infra-index "
                   "(202502OpenSourceWeek, day 6)", "prefill EP32 with DP32 over 4 nodes, decode EP144 with DP144 over "
                   "18 nodes, 32 redundant routed experts in each unit: 9 and 2 routed experts per GPU")
-_VLLM_TP = paper("vLLM, vllm/model_executor/layers/linear.py, QKVParallelLinear",
-                 "the query heads and the KV heads are split over the tensor-parallel devices; with more devices "
-                 "than KV heads each KV head is replicated on tp/kv_heads of them, which must be whole")
 # derive.model.loader reads these through the library root (INPUT_TABLES, INPUT_CONSTRAINTS): a scenario file's
 # [layout] table (or --set of any member) gives a layout; the members it leaves out take their default.
 # A layout in use gives the lecture's chips (n, the chips a stage pools) and stages (P): the chips a replica pools are
@@ -331,6 +444,12 @@ PROSE = (
     "DeepSeek's published units are the worked example: 32 GPUs for prefill and 320 for decode, where "
     "multiplying the expert-parallel degree in would claim 1,024 and 102,400.",
     "{{result:weights_per_chip_shape}}",
+    "A chip holds its weights and its KV cache.  Data and context parallelism copy the dense weights, and tensor "
+    "parallelism past the KV heads copies KV heads, so a chip of a layout holds at least the lecture's pooled share "
+    "and often more: the lecture's fit is necessary, and the layout's own "
+    "(layouts.layout_memory_fits_in_hbm) is a second feasibility bound of this library.",
+    "{{result:layout_memory_at_least_pooled}}",
+    "{{result:llama3_70b_dp8_fits_no_chip}}",
     "A layout gives the lecture its chips and its stages: a stage pools the bandwidth and capacity of its tp·cp·dp "
     "chips, and the pp stages of one token run one after the other.  A model too large for one scale-up domain "
     "takes a second stage on a second domain.",
