@@ -208,15 +208,19 @@ QWEN3_NEXT = str(Path(__file__).parent / "fixtures" / "configs" / "qwen3-next-80
 
 
 def test_a_row_whose_general_claim_assumes_what_the_scenario_breaks_says_so(capsys) -> None:
-    """Qwen3-Next keeps a fixed recurrent state per sequence in its linear-attention layers: the critical-context
-    claim assumes none (kv_state_bytes == 0), so its row says the claim, proved where that holds, says nothing
-    here; the verdict stays the claim's own."""
-    code, out, _ = run(capsys, "card", "--hardware", "h200", "--model", QWEN3_NEXT, "--json", "--no-cache")
+    """Qwen3-Next at 16 sequences reads about a quarter of its experts a step (uniform routing): B* assumes every
+    expert read (expert_read_fraction == 1), so its row says the claim, proved where that holds, says nothing here;
+    the verdict stays the claim's own.  The critical-context claim holds for its linear-attention layers too
+    (their fixed state only adds reads): no such note."""
+    code, out, _ = run(capsys, "card", "--hardware", "h200", "--model", QWEN3_NEXT, "--set", "batch=16 seq", "--json",
+                       "--no-cache")
     assert code == 0
-    row = {r["name"]: r for r in json.loads(out)["rows"]}["critical_context"]
+    rows = {r["name"]: r for r in json.loads(out)["rows"]}
+    row = rows["critical_batch"]
     assert row["verdict"] == "proved"
-    assert "assumes kv_state_bytes == 0, and here kv_state_bytes = " in row["note"]
+    assert "assumes expert_read_fraction == 1, and here expert_read_fraction = " in row["note"]
     assert "says nothing at this scenario's values" in row["note"]
+    assert "says nothing" not in (rows["critical_context"]["note"] or "")
 
 
 def test_a_row_whose_claim_holds_at_the_scenario_has_no_such_note(capsys) -> None:
@@ -232,7 +236,7 @@ def test_failing_hypotheses_reads_only_what_the_scenario_decides() -> None:
     from derive.whatif.feasibility import failing_hypotheses
 
     lib = load_library(["lecture"])
-    claim = lib.declarations["batching.kv_memory_bound_past_critical_context"]
+    claim = lib.declarations["batching.goldilocks_context_and_mfu"]  # every cached layer attends fully
     hybrid = build_scenario(lib, hardware="h200", model=QWEN3_NEXT)
     assert [v.relation for v in failing_hypotheses(lib, hybrid, claim)] == ["kv_state_bytes == 0"]
     dense = build_scenario(lib, hardware="h100-sxm", model=LLAMA_70B, sets=["context=200000 token/seq"])

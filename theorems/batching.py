@@ -423,9 +423,12 @@ kv_raises_batch_optimum = Claim(
 kv_memory_bound_past_critical_context = Claim(
     "batching.kv_memory_bound_past_critical_context", title="Past the balance context, no batch is compute-bound",
     statement="At or beyond the balance context every sequence's KV reads already take as long as its "
-              "multiplies, so with the weight reads on top the step is memory-bound at every batch.",
+              "multiplies, so with the weight reads on top the step is memory-bound at every batch.  Layers "
+              "that attend over a window or a chunk, or keep a fixed state, only add reads, so this holds for "
+              "a hybrid model too, its balance context counting the full-attention layers' cache alone.",
     source=lecture("00:19", CHAPTER, reconstructed=True),
-    hypotheses=(*FULL_ATTENTION_ONLY, logic.ge(L, Lstar),),
+    # k > 0 alone (not FULL_ATTENTION_ONLY): the other layer kinds' reads only lengthen the memory time
+    hypotheses=(logic.gt(k, 0), logic.ge(L, Lstar),),
     goal=logic.lt(t_c, t_mem),
     uses=(goldilocks_context_and_mfu,),
 )
