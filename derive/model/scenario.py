@@ -1165,6 +1165,22 @@ class BrokenRule(InputRule):
     names: tuple[str, ...]  # the quantities given a value that the rule rests on, expanded
 
 
+def relation_at(library: Library, relation: Formula, values: Mapping[str, ScenarioValue],
+                pinned: Iterable[str] = ()) -> tuple[bool, dict[sp.Symbol, sp.Expr]] | None:
+    """Whether ``relation`` holds at these values, decided exactly (rationals) once expanded through the
+    library's definitions (the ``pinned`` derived quantities cut), with the point it was decided at; None where
+    a quantity it then rests on has no value, or where it is not defined at them: not decided."""
+    expanded = library.formula_expand(relation, frozenset(pinned))
+    names = sorted(library.quantity_of(s).name for s in expanded.free_symbols())
+    if any(n not in values for n in names):
+        return None
+    point = {library.quantities[n].sym: values[n].value for n in names}
+    try:
+        return bool(expanded.evaluate(point)), point
+    except Exception:  # noqa: BLE001 - a value where the relation is not defined: not decided here
+        return None
+
+
 def broken_input_constraints(library: Library, values: Mapping[str, ScenarioValue],
                              pinned: Iterable[str] = ()) -> list[BrokenRule]:
     """The library's ``input_constraints`` that these values break, in the library's order, each decided
@@ -1173,17 +1189,11 @@ def broken_input_constraints(library: Library, values: Mapping[str, ScenarioValu
     pinned = frozenset(pinned)
     out: list[BrokenRule] = []
     for c in library.input_constraints:
-        relation = library.formula_expand(c["relation"], pinned)
-        names = sorted(library.quantity_of(s).name for s in relation.free_symbols())
-        if any(n not in values for n in names):
+        decided = relation_at(library, c["relation"], values, pinned)
+        if decided is None or decided[0]:
             continue
-        point = {library.quantities[n].sym: values[n].value for n in names}
-        try:
-            holds = relation.evaluate(point)
-        except Exception:  # noqa: BLE001 - a value where the rule is not defined: not decided here
-            continue
-        if holds:
-            continue
+        point = decided[1]
+        names = sorted(library.quantity_of(s).name for s in point)
         own = sorted({library.quantity_of(s).name for s in c["relation"].free_symbols()},
                      key=lambda n: (c["rule"].find(n) if n in c["rule"] else len(c["rule"]), n))
         numbers = ", ".join(_shown_with_inputs(library, n, values, point, pinned) for n in own)

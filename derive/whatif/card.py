@@ -16,7 +16,7 @@ import sympy as sp
 from derive.errors import DeriveError, LibraryError
 from derive.model.declarations import Claim
 from derive.model.library import Library
-from derive.model.scenario import Scenario
+from derive.model.scenario import Scenario, relation_at
 from derive.whatif.feasibility import NEGATED, Feasibility, failing_hypotheses, feasibility
 
 
@@ -151,15 +151,8 @@ def _caveats(library: Library, scenario: Scenario, spec: dict) -> list[str]:
     quantities the scenario does not all give, or that has no value there, is not decided: no note)."""
     out = []
     for c in spec.get("caveats", ()):
-        relation = library.formula_expand(c["relation"], scenario.pinned)
-        names = sorted(library.quantity_of(s).name for s in relation.free_symbols())
-        if any(n not in scenario.values for n in names):
-            continue
-        try:
-            holds = relation.evaluate({library.quantities[n].sym: scenario.values[n].value for n in names})
-        except Exception:  # noqa: BLE001 - not defined at these values: not decided here
-            continue
-        if holds:
+        decided = relation_at(library, c["relation"], scenario.values, scenario.pinned)
+        if decided is not None and decided[0]:
             out.append(f"{c['when']} here: {c['note']}")
     return out
 
