@@ -58,12 +58,18 @@ def test_expert_parallel_degree_does_not_change_the_chips():
 ROUTED = 58 * 256 * 3 * 7168 * 2048
 
 
-def test_deepseek_v3_decode_weights_per_chip():
-    sets = layout(tp=4, dp=80, ep=320) + DEPLOYED[320] + [f"params_routed={ROUTED} param",
-                                                          "params_total=671e9 param", "bytes_per_param=1 byte/param"]
-    got = value("weights_per_chip", sets)
-    assert got == Fraction(671 * 10**9 - ROUTED, 4) + Fraction(ROUTED, 320)
-    assert 6 * 10**9 < got < 7 * 10**9  # about 6.3 GB of FP8 weights: a fraction of an H800's 80 GB
+@pytest.mark.parametrize(("degrees", "published", "experts_per_gpu"), [
+    ({"tp": 4, "dp": 80, "ep": 320}, 320, 1),  # report 3.4.2: "each GPU hosts only one expert"
+    ({"tp": 4, "dp": 8, "ep": 32}, 32, 9),     # 3.4.1 and the inference system overview: 256 + 32 slots, 9 a GPU
+])
+def test_deepseek_v3_units_hold_the_published_experts_per_gpu(degrees, published, experts_per_gpu):
+    sets = layout(**degrees) + DEPLOYED[published] + [f"params_routed={ROUTED} param", "params_total=671e9 param",
+                                                      "bytes_per_param=1 byte/param"]
+    kw = {"sets": sets, "model": "deepseek-v3"}
+    got = value("weights_per_chip", **kw)
+    assert got == Fraction(671 * 10**9 - ROUTED, 4) + Fraction(ROUTED * experts_per_gpu, 256)
+    if published == 320:
+        assert 6 * 10**9 < got < 7 * 10**9  # about 6.4 GB of FP8 weights: a fraction of an H800's 80 GB
 
 
 @given(tp=st.integers(1, 16), pp=st.integers(1, 8), ep=st.integers(1, 512),
@@ -72,9 +78,9 @@ def test_deepseek_v3_decode_weights_per_chip():
 def test_weights_per_chip_between_the_two_even_splits(tp, pp, ep, routed):
     n_tot, q = 10**12, 1
     subs = {layouts.tp: tp, layouts.pp: pp, layouts.ep: ep, layouts.N_exp: sp.Rational(routed) * n_tot,
-            layouts.N_tot: n_tot, layouts.q: q}
+            layouts.N_tot: n_tot, layouts.q: q, layouts.E_red: 0, layouts.E_tot: 256}
     m = Fraction(str(LIB.expand(layouts.M_w).subs(subs)))
-    assert Fraction(q * n_tot, pp * max(tp, ep)) <= m <= Fraction(q * n_tot, pp * min(tp, ep))
+    assert Fraction(q * n_tot, pp * max(tp, ep)) <= m <= Fraction(q * n_tot, pp * tp)
 
 
 @pytest.mark.parametrize("bad", ["tp=0", "ep=-4", "pp=0"])
@@ -201,15 +207,17 @@ def test_without_a_layout_the_layouts_fit_is_not_decided():
 
 
 @given(tp=st.sampled_from([1, 2, 4, 8, 16]), pp=st.integers(1, 4), cp=st.integers(1, 4), dp=st.integers(1, 8),
-       ep=st.sampled_from([1, 2, 4, 8, 16, 32]), routed=st.fractions(0, 1), kv_heads=st.sampled_from([1, 2, 8, 16]))
+       ep=st.sampled_from([1, 2, 4, 8, 16, 32]), routed=st.fractions(0, 1), kv_heads=st.sampled_from([1, 2, 8, 16]),
+       redundant=st.sampled_from([0, 32]))
 @settings(max_examples=60, deadline=None)
-def test_a_layouts_chip_never_holds_less_than_the_pooled_share(tp, pp, cp, dp, ep, routed, kv_heads):
+def test_a_layouts_chip_never_holds_less_than_the_pooled_share(tp, pp, cp, dp, ep, routed, kv_heads, redundant):
     """layouts.layout_memory_at_least_pooled at numbers: the layout's gives (chips = tp·cp·dp, stages = pp)."""
     if ep > tp * cp * dp:
         return
     n_tot, q, s_kv, seqs = 10**12, 1, 10**9, 64
     subs = {layouts.tp: tp, layouts.pp: pp, layouts.cp: cp, layouts.dp: dp, layouts.ep: ep, layouts.N_tot: n_tot,
-            layouts.N_exp: sp.Rational(routed) * n_tot, layouts.q: q, layouts.S_kv: s_kv, layouts.N_seq: seqs,
+            layouts.N_exp: sp.Rational(routed) * n_tot, layouts.E_tot: 256, layouts.E_red: redundant,
+            layouts.q: q, layouts.S_kv: s_kv, layouts.N_seq: seqs,
             layouts.h_kv: kv_heads, layouts.chips_q.sym: tp * cp * dp, layouts.stages_q.sym: pp}
     own = layouts.weights_per_chip.expr + layouts.layout_kv_bytes_per_chip.expr  # layout_memory_per_chip
     pooled = memory_capacity_per_gpu.expr

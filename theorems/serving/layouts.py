@@ -22,9 +22,11 @@ Main claims:
   ``layouts.deepseek_v3_decode_ep_as_extra_chips`` (expected ``refuted``): counting EP as a factor gives
   102,400.
 - **Weights per chip** ``layouts.weights_per_chip_shape``: the dense part is split tp·pp ways, the routed
-  experts pp·max(tp, ep) ways (whole experts over ep devices; where tp is wider, each expert split as a dense
-  layer is, as vLLM does without expert parallelism); a chip's weights lie between the whole model over
-  pp·max(tp, ep) and over pp·min(tp, ep), and with ep = tp the split is the model over tp·pp.
+  experts' slots (the experts and the redundant copies a layout hosts) pp·max(tp, ep) ways (whole experts over
+  ep devices; where tp is wider, each expert split as a dense layer is, as vLLM does without expert
+  parallelism); without redundant copies a chip's weights lie between the whole model over pp·max(tp, ep) and
+  over pp·tp, and with ep = tp the split is the model over tp·pp.  DeepSeek-V3's EP320 decode unit hosts 256
+  experts and 64 other slots, one expert a GPU, as published.
 - **Layout memory** ``layouts.layout_memory_at_least_pooled``: a chip of a layout holds its weights and its KV
   cache (``layouts.layout_memory_per_chip``; a KV head is copied onto tp/kv_heads devices once tp passes the KV
   heads), at least the lecture's pooled share (``capacity.memory_capacity_per_gpu``): data and context
@@ -146,7 +148,7 @@ layout_memory_per_chip_q = Quantity(
 tp, pp, cp, dp, ep = tp_q.sym, pp_q.sym, cp_q.sym, dp_q.sym, ep_q.sym
 N_exp, n_layout, M_w = params_routed.sym, layout_chips_q.sym, weights_per_chip_q.sym
 n_stage, n_dom = stage_chips_q.sym, scaleup_domain_q.sym
-E_red = redundant_experts_q.sym
+E_red, E_tot = redundant_experts_q.sym, experts_total_q.sym
 
 experts_share_devices = Assumption(
     "layouts.experts_share_devices", title="Expert parallelism shares the devices of a stage",
@@ -175,15 +177,16 @@ stage_chips = Definition(
 )
 weights_per_chip = Definition(
     "layouts.weights_per_chip", title="Weight bytes per chip",
-    statement="The dense part is split over tensor and pipeline parallelism; the routed experts over pipeline "
-              "parallelism and over the wider of expert and tensor parallelism (whole experts over ep devices, "
-              "each expert's matrices split as a dense layer's where tp is wider); data and context parallelism "
-              "replicate weights.",
+    statement="The dense part is split over tensor and pipeline parallelism; the routed experts' slots (the "
+              "experts and any redundant copies) over pipeline parallelism and over the wider of expert and "
+              "tensor parallelism (whole experts over ep devices, each expert's matrices split as a dense "
+              "layer's where tp is wider); data and context parallelism replicate weights.",
     source=paper("DeepSeek-AI 2024, DeepSeek-V3 Technical Report, arXiv:2412.19437",
                  "section 3.4.2: in decoding each GPU hosts one expert; without expert parallelism vLLM's fused MoE "
                  "layer splits every expert over the tensor-parallel devices (vllm/model_executor/layers/fused_moe)"),
     defines=weights_per_chip_q,
-    expr=q * ((N_tot - N_exp) / (tp * pp) + N_exp / (pp * sp.Max(tp, ep, evaluate=False))),
+    expr=q * ((N_tot - N_exp) / (tp * pp)
+              + N_exp * (E_tot + E_red) / (E_tot * pp * sp.Max(tp, ep, evaluate=False))),
 )
 
 expert_parallel_adds_no_chips = Claim(
@@ -207,19 +210,20 @@ layout_is_stages_of_chips = Claim(
 weights_per_chip_shape = Claim(
     "layouts.weights_per_chip_shape", title="A chip holds its dense share and its expert share",
     label="Weights per chip",
-    statement="A chip's weights are at most the whole model over pp times the smaller of tp and ep, at least "
-              "the whole model over pp times the larger.",
+    statement="Without redundant expert copies, a chip's weights are at most the whole model over pp·tp (the "
+              "dense part's split) and at least the whole model over pp times the larger of tp and ep.",
     source=_DSV3,
-    goal=logic.And((logic.le(M_w, q * N_tot / (pp * sp.Min(tp, ep, evaluate=False))),
+    hypotheses=(logic.eq(E_red, 0),),
+    goal=logic.And((logic.le(M_w, q * N_tot / (pp * tp)),
                     logic.ge(M_w, q * N_tot / (pp * sp.Max(tp, ep, evaluate=False))))),
     uses=(routed_within_total,),
 )
 weights_per_chip_even = Claim(
     "layouts.weights_per_chip_even", title="With ep = tp a chip holds the model over tp·pp",
-    statement="When the experts are spread as widely as the dense part, every chip holds the same share of "
-              "both: the model's bytes over tp·pp.",
+    statement="When the experts are spread as widely as the dense part, with no redundant copies, every chip "
+              "holds the same share of both: the model's bytes over tp·pp.",
     source=_MEGATRON,
-    hypotheses=(logic.eq(ep, tp),),
+    hypotheses=(logic.eq(ep, tp), logic.eq(E_red, 0)),
     goal=logic.eq(M_w, q * N_tot / (tp * pp)),
 )
 
@@ -284,10 +288,11 @@ layout_memory_fits_in_hbm = Claim(
 )
 
 # Llama 3 70B on one H100 node: eight data-parallel replicas pool the node's HBM, and no chip holds a replica ----------
-_LLAMA3_70B = (logic.eq(N_tot, si("70553706496 param")), logic.eq(N_exp, si("0 param")),
-               logic.eq(q, si("2 byte/param")), logic.eq(C, si("80 GB")),
+_LLAMA3_70B = (logic.eq(N_tot, si("70553706496 param")), logic.eq(N_exp, si("0 param")), logic.eq(E_tot, 1),
+               logic.eq(E_red, 0), logic.eq(q, si("2 byte/param")), logic.eq(C, si("80 GB")),
                logic.eq(tp, 1), logic.eq(pp, 1), logic.eq(cp, 1), logic.eq(dp, 8), logic.eq(ep, 1))
-_LLAMA3_70B_FORALL = (params_total_q, params_routed, bytes_per_param_q, hbm_capacity_q, tp_q, pp_q, cp_q, dp_q, ep_q)
+_LLAMA3_70B_FORALL = (params_total_q, params_routed, experts_total_q, redundant_experts_q, bytes_per_param_q,
+                      hbm_capacity_q, tp_q, pp_q, cp_q, dp_q, ep_q)
 _LLAMA3_70B_SOURCE = spec("meta-llama/Meta-Llama-3-70B config.json and the H100 SXM's 80 GB (the h100-sxm preset)",
                           "2024-04", "80 layers, d_model 8192, 64 query heads, 8 KV heads, FFN 28672, vocabulary "
                           "128256: 70,553,706,496 parameters, BF16")
