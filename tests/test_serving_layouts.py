@@ -223,3 +223,30 @@ def test_a_layouts_chip_never_holds_less_than_the_pooled_share(tp, pp, cp, dp, e
     pooled = memory_capacity_per_gpu.expr
     own, pooled = (Fraction(str(e.subs(subs))) for e in (own, pooled))
     assert own >= pooled
+
+
+# The decode floor of a layout: a replica reads its dense weights over its own tp devices --------------------------
+@pytest.mark.parametrize(("degrees", "factor"), [({"tp": 8}, 1), ({"dp": 8}, 8), ({"tp": 2, "dp": 2, "cp": 2}, 4)])
+def test_a_dense_replicas_floor_is_the_pooled_floor_times_cp_dp(degrees, factor):
+    kw = {"hardware": "h100-sxm", "model": "llama3-70b", "sets": layout(**degrees)}
+    assert value("replica_weight_fetch_floor", **kw) == factor * value("weight_fetch_time_floor", **kw)
+    assert value("layout_decode_floor", **kw) == value("replica_weight_fetch_floor", **kw)
+
+
+def test_deepseek_v3_decode_units_floor_reads_the_dense_weights_on_one_gpu():
+    """EP144 with DP144 on H100s (tp = 1): each GPU reads the 16.2B dense parameters a token multiplies (its 8
+    routed experts' share, 8/256 of the 653.9B routed, left out), 4.85 ms at 3.35 TB/s, where the pooled floor
+    spreads the active weights over 144 GPUs (76 us)."""
+    kw = {"hardware": "h100-sxm", "model": "deepseek-v3", "sets": layout(dp=144, ep=144) + ["redundant_experts=32"]}
+    dense = value("params_active", **kw) - Fraction(ROUTED * 8, 256)
+    got = value("replica_weight_fetch_floor", **kw)
+    assert got == value("bytes_per_param", **kw) * dense / Fraction(335 * 10**10)
+    assert Fraction(48, 10**4) < got < Fraction(49, 10**4)
+    assert value("layout_decode_floor", **kw) == got > 60 * value("weight_fetch_time_floor", **kw)
+
+
+@pytest.mark.parametrize(("degrees", "noted"), [({"dp": 8}, True), ({"tp": 8}, False)])
+def test_the_pooled_decode_floor_row_points_to_the_layouts_where_a_replica_reads_more(degrees, noted):
+    sc = build_scenario(LIB, hardware="h100-sxm", model="llama3-70b", sets=layout(**degrees))
+    row = next(r for r in card(LIB, sc).rows if r.decl == "roofline.latency_floor")
+    assert ("layouts.layout_decode_floor" in (row.note or "")) is noted

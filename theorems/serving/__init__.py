@@ -96,14 +96,23 @@ INPUT_CONSTRAINTS = [*LECTURE_INPUT_CONSTRAINTS, *layouts.INPUT_CONSTRAINTS, *ec
 # chip's own weights and KV cache (data and context parallelism copy weights, tp past the KV heads copies KV heads)
 FEASIBILITY = [*LECTURE_FEASIBILITY, layouts.layout_memory_fits_in_hbm.id]
 # derive card --library serving: the lecture's everyday answers, the TTFT floor, the layout's chips and its all-reduces
+# under a layout a replica reads its dense weights over its own tp devices: the lecture's pooled decode floor says so
+_POOLED_FLOOR_CAVEAT = {"when": "layout_decode_floor > weight_fetch_time_floor",
+                        "note": "this floor pools the stage's chips; each replica reads its dense weights over its own "
+                                "tp devices, so the layout's decode floor below is the higher one "
+                                "(layouts.layout_decode_floor)"}
 CARD = [
-    *LECTURE_CARD,
+    *({**row, "caveats": [*row.get("caveats", []), _POOLED_FLOOR_CAVEAT]} if row["decl"] == "roofline.latency_floor"
+      else row for row in LECTURE_CARD),
     # one request's own prefill, whatever the server batched with it: the floor derive audit holds a TTFT to
     # (ttft_floor is a prefill of the scenario's whole batch of prompts, a floor only for such a pass)
     {"label": "time to first token floor (one request's prefill of prefill_tokens)", "value": "request_ttft_floor",
      "unit": "ms", "decl": "prefill.ttft_floor_below_measured"},
     {"label": "chips of the layout (tp·pp·cp·dp; ep shares them)", "value": "layout_chips",
      "decl": "layouts.layout_chips"},
+    # the lecture's decode floor pools a stage's chips; a replica reads its own dense weights over its tp devices
+    {"label": "decode floor on the layout (a replica's tp devices read its dense weights)",
+     "value": "layout_decode_floor", "unit": "ms", "decl": "layouts.layout_decode_floor"},
     # the lecture's row above pools a stage's chips; a layout that copies weights or KV heads holds more per chip
     {"label": "longest context the layout's chips hold (their own weights and KV)", "vary": "context",
      "decl": "layouts.layout_memory_fits_in_hbm"},

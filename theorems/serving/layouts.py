@@ -68,6 +68,12 @@ Why chips is a stage's and not the replica's: the stages of one token run one af
 lecture's step time over ``chips`` with ``stages`` pipelined is the replica's; pooling all pp stages' bandwidth
 for one token would halve Llama 3 405B's TP8 × PP2 step time, a floor above no measurement but wrong by pp.
 
+The decode floor of a layout (``layouts.layout_decode_floor``): every step of a replica reads the dense weights a
+token multiplies over that replica's tp devices (``layouts.replica_weight_fetch_floor``), where the lecture's
+floor spreads them over the whole stage; for a dense model the lecture's floor is low by exactly cp·dp
+(``layouts.data_parallel_floor_is_cp_dp_times_pooled``).  DeepSeek-V3's EP144 decode unit on H100s: 4.85 ms, where
+the pooled floor says 76 us.
+
 Activations and workspace are left out of a chip's memory (they only add to it: a fit here is necessary for a
 real deployment).  The lecture's step time still pools a stage's chips' bandwidth as if each weight were read once
 per stage; under data parallelism every replica reads its own copy, so that step time is a floor, loose by up to dp.
@@ -92,12 +98,15 @@ from theorems.context import query_heads as query_heads_q
 from theorems.moe import scaleup_domain as scaleup_domain_q
 from theorems.pipeline import sequences_in_flight_q
 from theorems.pipeline import stages as stages_q
-from theorems.roofline import N_tot, kv_bytes_per_sequence_q, q
+from theorems.roofline import N_tot, kv_bytes_per_sequence_q, q, weight_fetch_floor_q
 from theorems.roofline import bytes_per_param as bytes_per_param_q
 from theorems.roofline import chips as chips_q
+from theorems.roofline import experts_active as experts_active_q
 from theorems.roofline import experts_total as experts_total_q
+from theorems.roofline import hbm_bandwidth as hbm_bandwidth_q
 from theorems.roofline import hbm_capacity as hbm_capacity_q
 from theorems.roofline import layers as layers_q
+from theorems.roofline import params_active as params_active_q
 from theorems.roofline import params_total as params_total_q
 
 PART = "Beyond the lecture"  # the documents render this library's chapters as part II
@@ -144,6 +153,14 @@ layout_memory_per_chip_q = Quantity(
     "layout_memory_per_chip", r"M_{\mathrm{layout}}", "byte",
     "HBM bytes one chip of a layout must hold: its weights and its KV cache (activations and workspace left out)",
     display_unit="GB")
+replica_weight_fetch_floor_q = Quantity(
+    "replica_weight_fetch_floor", r"t_{\mathrm{w}}^{\mathrm{rep}}", "s",
+    "time one replica's tensor-parallel group takes to read the dense weights a token multiplies (all its active "
+    "weights but the routed experts'), which every decode step of that replica reads", display_unit="ms")
+layout_decode_floor_q = Quantity(
+    "layout_decode_floor", r"t_{\mathrm{w}}^{\mathrm{layout}}", "s",
+    "floor on a decode step under a layout: the slower of the pooled weight fetch floor and one replica's read "
+    "of its dense weights", display_unit="ms")
 
 tp, pp, cp, dp, ep = tp_q.sym, pp_q.sym, cp_q.sym, dp_q.sym, ep_q.sym
 N_exp, n_layout, M_w = params_routed.sym, layout_chips_q.sym, weights_per_chip_q.sym
@@ -285,6 +302,45 @@ layout_memory_fits_in_hbm = Claim(
     notes="A feasibility bound of the serving library, beside the lecture's capacity.memory_fits_in_hbm (which "
           "pools a stage's chips as if nothing were copied).  The lecture's scenario gives no layout, so there its "
           "degrees have no values and it is unknown; at a scenario with a layout it is decided at its degrees.",
+)
+
+# The decode floor of a layout: a replica's tensor-parallel group reads its dense weights at every step -----------
+t_rep, t_layout, t_pool = replica_weight_fetch_floor_q.sym, layout_decode_floor_q.sym, weight_fetch_floor_q.sym
+N_act, E_act, W = params_active_q.sym, experts_active_q.sym, hbm_bandwidth_q.sym
+
+routed_active_within_active = Assumption(
+    "layouts.routed_active_within_active", title="A token multiplies more than its routed experts",
+    statement="The routed experts a token multiplies (their share of all the routed experts' parameters) are part "
+              "of its active weights, which also hold its attention and the output head.",
+    source=_DSV3,
+    relation=logic.lt(N_exp * E_act / E_tot, N_act),
+)
+replica_weight_fetch_floor = Definition(
+    "layouts.replica_weight_fetch_floor", title="A replica's dense weight read",
+    statement="A sequence's decode step runs on one replica: its tensor-parallel devices (each stage's, one "
+              "after the other) read every dense weight the token multiplies, attention, shared experts, dense "
+              "layers and output head, whatever the other replicas do: the layout's dp copies the dense part.  Its "
+              "routed experts may live elsewhere (expert parallelism), so they are left out.  A server that runs "
+              "its dense MLPs tensor-parallel across the data-parallel ranks (SGLang's data-parallel attention) "
+              "copies only the attention: give it as tp over those ranks.",
+    source=_MEGATRON, defines=replica_weight_fetch_floor_q,
+    expr=q * (N_act - N_exp * E_act / E_tot) / (tp * W), uses=(routed_active_within_active,),
+)
+layout_decode_floor = Definition(
+    "layouts.layout_decode_floor", title="Decode floor of a layout",
+    statement="A decode step under a layout lasts at least the lecture's pooled weight fetch floor and at least "
+              "its replica's own read of the dense weights.",
+    source=_MEGATRON, defines=layout_decode_floor_q, expr=sp.Max(t_pool, t_rep, evaluate=False),
+)
+data_parallel_floor_is_cp_dp_times_pooled = Claim(
+    "layouts.data_parallel_floor_is_cp_dp_times_pooled",
+    title="For a dense model the replica's read is cp·dp times the pooled floor", label="Replica floor",
+    statement="For a dense model under a layout (a stage of tp·cp·dp chips), a replica reads its weights over its "
+              "tp devices alone, where the lecture's pooled floor spreads them over all tp·cp·dp chips: the "
+              "pooled floor is low by exactly the data and context parallel degrees.",
+    source=_MEGATRON,
+    hypotheses=(logic.eq(N_exp, 0), logic.eq(chips_q.sym, tp * cp * dp)),
+    goal=logic.eq(t_rep, cp * dp * t_pool),
 )
 
 # Llama 3 70B on one H100 node: eight data-parallel replicas pool the node's HBM, and no chip holds a replica ----------
@@ -455,6 +511,10 @@ PROSE = (
     "(layouts.layout_memory_fits_in_hbm) is a second feasibility bound of this library.",
     "{{result:layout_memory_at_least_pooled}}",
     "{{result:llama3_70b_dp8_fits_no_chip}}",
+    "Copies cost time as well as memory.  Every decode step of a replica reads the dense weights a token multiplies "
+    "over the replica's own tensor-parallel devices, so the lecture's floor, which spreads them over the whole "
+    "stage, is low by the data and context parallel degrees.",
+    "{{result:data_parallel_floor_is_cp_dp_times_pooled}}",
     "A layout gives the lecture its chips and its stages: a stage pools the bandwidth and capacity of its tp·cp·dp "
     "chips, and the pp stages of one token run one after the other.  A model too large for one scale-up domain "
     "takes a second stage on a second domain.",
