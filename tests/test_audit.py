@@ -615,3 +615,27 @@ def test_an_unknown_column_points_to_the_list_of_quantities(tmp_path, capsys):
     path.write_text("id,model,hardware,chips,bogus\nx,,h100-sxm,8,1\n")
     assert main(["audit", str(path)]) == 2
     assert "see `derive list --quantities`" in capsys.readouterr().err
+
+
+# one measured all-to-all (the serving library's alltoall_time and alltoall_busbw columns) -----------------------
+
+def test_a_measured_alltoall_is_held_to_the_shares_it_sends_over_the_scaleup_links(tmp_path):
+    """524,288,000 B a GPU over four H100s (NVIDIA/nccl issue 2169: 1,174.14 us, busbw 334.90 GB/s): at least 0.6 us
+    plus three quarters of the buffer at 450 GB/s, 874.4 us; 0.5 ms is impossible, and so is a bus bandwidth above
+    the links' 450 GB/s; one chip sends nothing, so nothing holds it."""
+    rows = _serving_rows(tmp_path, "id,model,hardware,ep,alltoall_payload,alltoall_time,alltoall_busbw\n"
+                                     "nccl2169,,h100-sxm,4,524288000 byte,1174.14 us,\n"
+                                     "fast,,h100-sxm,4,524288000 byte,0.5 ms,\n"
+                                     "busbw,,h100-sxm,4,524288000 byte,,334.90 GB/s\n"
+                                     "overbus,,h100-sxm,8,1 GiB,,460 GB/s\n"
+                                     "one_chip,,h100-sxm,1,524288000 byte,1 ns,\n")
+    floor = Fraction(6, 10**7) + Fraction(3, 4) * Fraction(524288000, 450 * 10**9)
+    (held,) = rows["nccl2169"].metrics["alltoall_time"]
+    assert rows["nccl2169"].verdict == "consistent" and held.claim == "network.alltoall_floor_below_measured"
+    assert Fraction(held.bound) == floor
+    assert rows["fast"].verdict == "impossible"
+    assert rows["busbw"].verdict == "consistent"
+    (bus,) = rows["busbw"].metrics["alltoall_busbw"]
+    assert Fraction(bus.bound) == Fraction(3, 4) * 524288000 / floor  # the ceiling: the shares over the floor's time
+    assert rows["overbus"].verdict == "impossible"
+    assert rows["one_chip"].verdict == "unchecked" and "no positive value" in rows["one_chip"].reason

@@ -83,6 +83,16 @@ AUDIT_BOUNDS = [
           ("allreduce_busbw", "byte/s", "nccl-tests' bus bandwidth of one all-reduce over tp chips",
            "2 * (tp - 1) / tp * allreduce_payload / allreduce_busbw",
            "nccl-tests reports busbw = 2(tp - 1)/tp x payload / time, whatever the algorithm"))),
+    # one measured all-to-all (an nccl-tests alltoall_perf row): the shares bound for other chips over the scale-up
+    # links, whatever the topology
+    *({"metric": metric, "unit": unit, "meaning": meaning, "claim": "network.alltoall_floor_below_measured",
+       "measured": measured, "reading": reading, "row_inputs": ["ep", "alltoall_payload"]}
+      for metric, unit, meaning, measured, reading in (
+          ("alltoall_time", "s", "time of one all-to-all of alltoall_payload bytes a chip over ep chips",
+           "alltoall_time", "the time of one all-to-all is the claim's measured quantity"),
+          ("alltoall_busbw", "byte/s", "nccl-tests' bus bandwidth of one all-to-all over ep chips",
+           "(ep - 1) / ep * alltoall_payload / alltoall_busbw",
+           "nccl-tests reports busbw = (ep - 1)/ep x size / time for an all-to-all"))),
 ]
 SERVING_TOPICS = [prefill, speculative, layouts, overhead, network, saturation, disaggregation, economics]
 TOPICS = [*LECTURE_TOPICS, *SERVING_TOPICS]

@@ -52,6 +52,10 @@ Main claims:
   held to the ring, is refuted).  ``network.allreduce_floor_below_measured``: a measured all-reduce of
   ``allreduce_payload`` bytes over tp chips takes at least one scale-up message latency and the payload once over
   the scale-up links (``allreduce_payload_floor``; derive audit's ``allreduce_time`` and ``allreduce_busbw``).
+  ``network.alltoall_floor_below_measured``: a measured all-to-all of a buffer over ep chips takes at least one
+  scale-up latency and the (ep - 1)/ep of the buffer bound for other chips over the scale-up links
+  (``alltoall_payload_floor``; derive audit's ``alltoall_time`` and ``alltoall_busbw``); nccl-tests' 524 MB over
+  four H100s in 1.174 ms is above its 874.4 us floor (``network.h100_alltoall_4_gpus_above_floor``).
 - **The all-to-all's bytes from the model** ``network.dispatch_token_bytes`` and ``network.combine_token_bytes``:
   a token sends one hidden vector (d_model elements in the dispatch datatype, ``dispatch_bytes_per_element``,
   scales included) to each routed expert and gets one activation back (``token_activation_bytes``); a model's
@@ -885,6 +889,83 @@ allreduce_floor_below_measured = Claim(
     source=derived("network.measured_allreduce_moves_the_sum"),
     goal=logic.ge(T_ar_meas, T_ar_P),
     uses=(measured_allreduce_moves_the_sum, allreduce_floor_below_ring),
+)
+
+# A measured all-to-all (derive audit's alltoall_time and alltoall_busbw columns) --------------------------------
+alltoall_payload_q = Quantity("alltoall_payload", r"P_{\mathrm{a2a}}", "byte",
+                              "bytes of one measured all-to-all's buffer on each chip (nccl-tests' size): a share "
+                              "for every chip of the group, its own included", display_unit="MB")
+measured_alltoall_time_q = Quantity("measured_alltoall_time", r"T_{\mathrm{a2a}}^{\mathrm{meas}}", "s",
+                                    "a measured time of one all-to-all of alltoall_payload bytes a chip over ep "
+                                    "chips", display_unit="us")
+alltoall_payload_floor_q = Quantity("alltoall_payload_floor", r"T_{\mathrm{a2a}}^{P}", "s",
+                                    "floor on one all-to-all of alltoall_payload bytes a chip over ep chips: one "
+                                    "scale-up message latency and the (ep - 1)/ep of the buffer bound for other chips "
+                                    "over the scale-up links (none with one chip)", domain="nonnegative",
+                                    display_unit="us")
+P_a2a, T_a2a_meas, T_a2a_P = alltoall_payload_q.sym, measured_alltoall_time_q.sym, alltoall_payload_floor_q.sym
+alltoall_payload_floor = Definition(
+    "network.alltoall_payload_floor", title="A floor on one all-to-all of a given buffer",
+    statement="At least one scale-up message latency plus the shares of the buffer bound for the other ep - 1 "
+              "chips, (ep - 1)/ep of it, over the scale-up links, the fastest links a chip has; nothing with one "
+              "chip.",
+    source=paper("NVIDIA/nccl-tests issue 130 (2023-02-03), github.com/NVIDIA/nccl-tests/issues/130",
+                 "the all-to-all bus bandwidth is the algorithm bandwidth times (n - 1)/n, since 1/n of the data is "
+                 "local and (n - 1)/n remote"),
+    defines=alltoall_payload_floor_q,
+    expr=sp.Min(1, ep - 1) * (alpha_up + (ep - 1) / ep * P_a2a / W_up),  # ep is a whole number: 0 or 1
+)
+measured_alltoall_sends_its_shares = Assumption(
+    "network.measured_alltoall_sends_its_shares", title="A measured all-to-all sends every other chip its share",
+    statement="A measured all-to-all hands each other chip of the group its own share of every chip's buffer, "
+              "uncompressed: nothing is reduced or shared on the way, so (ep - 1)/ep of each buffer leaves its chip "
+              "over its links, at most the scale-up links' bandwidth, after at least one message latency.  A buffer "
+              "counted in another datatype than the one sent breaks it.",
+    source=derived("an all-to-all's output on each chip is the other chips' distinct shares (no reduction applies)"),
+    relation=logic.ge(T_a2a_meas, T_a2a_P),
+)
+alltoall_floor_below_measured = Claim(
+    "network.alltoall_floor_below_measured", title="A measured all-to-all takes at least its floor",
+    label="Measured all-to-all floor",
+    statement="A measured all-to-all of a buffer over ep chips takes at least one scale-up message latency and "
+              "the (ep - 1)/ep of the buffer bound for other chips over the scale-up links, whatever the library "
+              "and the topology; derive audit holds a table's alltoall_time and alltoall_busbw columns to it.",
+    source=derived("network.measured_alltoall_sends_its_shares"),
+    goal=logic.ge(T_a2a_meas, T_a2a_P),
+    uses=(measured_alltoall_sends_its_shares,),
+)
+# NCCL issue 2169: alltoall_perf on 4 H100s of one node, 524,288,000 B in 1,174.14 us (busbw 334.90 GB/s)
+_A2A4 = paper("NVIDIA/nccl issue 2169 (2025), github.com/NVIDIA/nccl/issues/2169",
+              "alltoall_perf -b 500M on 4 H100 80GB HBM3 of one node, NCCL 2.23: size 524288000 B, out-of-place time "
+              "1174.14 us, algbw 446.53 GB/s, busbw 334.90 GB/s")
+_A2A4_HYP = (logic.eq(W_up, si("450e9 byte/s")), logic.eq(alpha_up, si("0.6 us")), logic.eq(ep, 4),
+             logic.eq(P_a2a, si("524288000 byte")))
+_A2A4_FORALL = (scaleup_bandwidth, scaleup_latency, ep_q, alltoall_payload_q)
+_A2A4_MEASURED = sp.Rational(117414, 10**8)  # seconds: 1,174.14 us
+h100_alltoall_4_gpus_above_floor = Claim(
+    "network.h100_alltoall_4_gpus_above_floor", title="An all-to-all of 500 MiB on 4 H100s stays above its floor",
+    label="All-to-all against the floor",
+    statement="Four H100s of one node on 450 GB/s of NVLink: nccl-tests all-to-alls 524 MB a GPU in 1.174 ms (a bus "
+              "bandwidth of 334.9 GB/s), above the 874.4 us floor: three quarters of the buffer over the NVLink "
+              "links and one latency.",
+    source=_A2A4,
+    hypotheses=_A2A4_HYP,
+    goal=logic.le(T_a2a_P, _A2A4_MEASURED),
+    instance=True, forall=_A2A4_FORALL, uses=(alltoall_floor_below_measured,),
+    notes="The h100-sxm preset's links: 450 GB/s one direction and NCCL's 0.6 us per step.",
+)
+h100_alltoall_4_gpus_on_the_network = Claim(
+    "network.h100_alltoall_4_gpus_on_the_network",
+    title="False twin: the same all-to-all held to one 400 Gb/s network port",
+    statement="Held to the node's network port instead (50 GB/s a GPU), the same 1.174 ms all-to-all would be "
+              "consistent: three quarters of 524 MB over 50 GB/s.",
+    source=_A2A4,
+    hypotheses=(logic.eq(W_up, si("50e9 byte/s")), logic.eq(alpha_up, si("2.7 us")), logic.eq(ep, 4),
+                logic.eq(P_a2a, si("524288000 byte"))),
+    goal=logic.le(T_a2a_P, _A2A4_MEASURED),
+    instance=True, forall=_A2A4_FORALL, expected="refuted", tags=("inconsistency",),
+    notes="A planted false twin of network.h100_alltoall_4_gpus_above_floor: 7.86 ms over one port, so the "
+          "measurement ran on NVLink; a floor over the slower links would call it impossible.",
 )
 
 tp_on_scaleup_iff = Claim(
