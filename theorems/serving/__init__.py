@@ -59,6 +59,20 @@ def _speculative(bound: dict) -> dict:
                        "(speculative.verify_step_between)"}
 
 
+def _measured_collective(name: str, what: str, group: str, over: str, bus_factor: str,
+                         bus_reading: str) -> list[dict]:
+    """derive audit's two columns of one measured collective (an nccl-tests row of ``name``_payload bytes over the
+    ``group`` degree's chips): its time, the claim's measured quantity, or its bus bandwidth, read as nccl-tests
+    defines it (``bus_factor`` x payload / time)."""
+    return [{"metric": metric, "unit": unit, "meaning": meaning, "claim": f"network.{name}_floor_below_measured",
+             "measured": measured, "reading": reading, "row_inputs": [group, f"{name}_payload"]}
+            for metric, unit, meaning, measured, reading in (
+                (f"{name}_time", "s", f"time of one {what} of {name}_payload bytes {over}", f"{name}_time",
+                 f"the time of one {what} is the claim's measured quantity"),
+                (f"{name}_busbw", "byte/s", f"nccl-tests' bus bandwidth of one {what} {over}",
+                 f"{bus_factor} * {name}_payload / {name}_busbw", f"nccl-tests reports busbw = {bus_reading}"))]
+
+
 AUDIT_BOUNDS = [
     *LECTURE_AUDIT_BOUNDS,
     *(weights_noted(b) for bound in STEP_FLOOR_BOUNDS for b in kv_split(_speculative(bound))),
@@ -75,24 +89,12 @@ AUDIT_BOUNDS = [
                          "KV": "request_sequences * prefill_tokens * kv_bytes_per_token / (chips * hbm_bandwidth)"},
                "row_inputs": ["prefill_tokens", "chips"], "defaults": {"prefill_tokens": "1 token/seq"}})),
     # one measured all-reduce (an nccl-tests row): its payload once over the layout's links, whatever the algorithm
-    *({"metric": metric, "unit": unit, "meaning": meaning, "claim": "network.allreduce_floor_below_measured",
-       "measured": measured, "reading": reading, "row_inputs": ["tp", "allreduce_payload"]}
-      for metric, unit, meaning, measured, reading in (
-          ("allreduce_time", "s", "time of one all-reduce of allreduce_payload bytes over tp chips",
-           "allreduce_time", "the time of one all-reduce is the claim's measured quantity"),
-          ("allreduce_busbw", "byte/s", "nccl-tests' bus bandwidth of one all-reduce over tp chips",
-           "2 * (tp - 1) / tp * allreduce_payload / allreduce_busbw",
-           "nccl-tests reports busbw = 2(tp - 1)/tp x payload / time, whatever the algorithm"))),
+    *_measured_collective("allreduce", "all-reduce", "tp", "over tp chips", "2 * (tp - 1) / tp",
+                          "2(tp - 1)/tp x payload / time, whatever the algorithm"),
     # one measured all-to-all (an nccl-tests alltoall_perf row): the shares bound for other chips over the scale-up
     # links, whatever the topology
-    *({"metric": metric, "unit": unit, "meaning": meaning, "claim": "network.alltoall_floor_below_measured",
-       "measured": measured, "reading": reading, "row_inputs": ["ep", "alltoall_payload"]}
-      for metric, unit, meaning, measured, reading in (
-          ("alltoall_time", "s", "time of one all-to-all of alltoall_payload bytes a chip over ep chips",
-           "alltoall_time", "the time of one all-to-all is the claim's measured quantity"),
-          ("alltoall_busbw", "byte/s", "nccl-tests' bus bandwidth of one all-to-all over ep chips",
-           "(ep - 1) / ep * alltoall_payload / alltoall_busbw",
-           "nccl-tests reports busbw = (ep - 1)/ep x size / time for an all-to-all"))),
+    *_measured_collective("alltoall", "all-to-all", "ep", "a chip over ep chips", "(ep - 1) / ep",
+                          "(ep - 1)/ep x size / time for an all-to-all"),
 ]
 SERVING_TOPICS = [prefill, speculative, layouts, overhead, network, saturation, disaggregation, economics]
 TOPICS = [*LECTURE_TOPICS, *SERVING_TOPICS]
