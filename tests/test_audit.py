@@ -639,3 +639,25 @@ def test_a_measured_alltoall_is_held_to_the_shares_it_sends_over_the_scaleup_lin
     assert Fraction(bus.bound) == Fraction(3, 4) * 524288000 / floor  # the ceiling: the shares over the floor's time
     assert rows["overbus"].verdict == "impossible"
     assert rows["one_chip"].verdict == "unchecked" and "no positive value" in rows["one_chip"].reason
+
+
+def test_a_relative_model_path_in_a_table_is_read_from_the_tables_folder(tmp_path, capsys, monkeypatch):
+    import shutil
+
+    tables = tmp_path / "tables"
+    (tables / "models").mkdir(parents=True)
+    shutil.copy(Path(__file__).parent / "fixtures" / "configs" / "deepseek_v3.json", tables / "models" / "dsv3.json")
+    path = tables / "rows.csv"
+    path.write_text("id,model,hardware,chips,batch,context,tpot\n"
+                    "fast,models/dsv3.json,h200,8,1,1024,1 ms\n")  # 37B active parameters: not in 1 ms on 8 chips
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # the working folder holds no models/ folder: the table's folder is read
+    assert main(["audit", str(path), "--json"]) == 1
+    row = json.loads(capsys.readouterr().out)["rows"][0]
+    assert row["verdict"] == "impossible", row
+    # on standard input the same cell is read from the working folder, where it names no file
+    monkeypatch.setattr("sys.stdin", __import__("io").StringIO(path.read_text()))
+    assert main(["audit", "-", "--format", "csv", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["rows"][0]
+    assert row["verdict"] == "unchecked" and "dsv3.json" in row["reason"], row

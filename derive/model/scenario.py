@@ -1375,8 +1375,15 @@ def _named_preset(data: Mapping, key: str, part: Path, relative_to: Path | None 
     if not isinstance(given, str) or not given.strip():
         raise ScenarioError(f"`{key}` must name a preset (text), got {_toml_type(given)}", where=str(part),
                             hint=f'write {key} = "NAME" (see derive presets)')
-    if relative_to is not None and ("/" in given or given.endswith(".json")) and not Path(given).is_absolute():
-        return str(relative_to / given)
+    return model_path_from(given, relative_to) if relative_to is not None else given
+
+
+def model_path_from(given: str, folder: Path) -> str:
+    """A model named in a file (a scenario file's ``model``, an audited table's ``model`` cell) as the command
+    line reads it: a relative ``config.json`` path (one with a ``/`` or ending ``.json``) is read from the
+    file's ``folder``; a preset name or an absolute path as given."""
+    if ("/" in given or given.endswith(".json")) and not Path(given).is_absolute():
+        return str(folder / given)
     return given
 
 

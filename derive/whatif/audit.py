@@ -537,11 +537,16 @@ def _frac(x: sp.Rational | Fraction) -> Fraction:
 class Auditor:
     """Audits rows against a plan; ``audit(rows)`` yields one ``AuditRow`` per input row, in order."""
 
-    def __init__(self, plan: AuditPlan, header: list[str], where: str = "", exact: bool = False) -> None:
+    def __init__(self, plan: AuditPlan, header: list[str], where: str = "", exact: bool = False,
+                 folder: Path | None = None) -> None:
+        """``folder``: the table's folder, which a relative config.json path in a ``model`` cell is read from
+        (``derive.model.scenario.model_path_from``, as in a scenario file); None (standard input): the
+        working folder."""
         self.plan = plan
         self.library = plan.library
         self.where = where
         self.exact = exact
+        self.folder = folder
         lib = self.library
         self.metric_cols = [h for h in header if h in plan.metrics]
         self.quantity_cols: list[str] = []
@@ -633,8 +638,12 @@ class Auditor:
                     bad.append(f"{col}: {text} is outside its domain ({q.domain}{', integer' if q.integer else ''})")
                     continue
             row[col] = v
-        key = (raw.cells.get("model", ""), raw.cells.get("hardware", ""),
-               tuple(f"{c}={raw.cells[c]}" for c in self.preset_cols if c in row))
+        model = raw.cells.get("model", "")
+        if model and self.folder is not None:
+            from derive.model.scenario import model_path_from
+
+            model = model_path_from(model, self.folder)
+        key = (model, raw.cells.get("hardware", ""), tuple(f"{c}={raw.cells[c]}" for c in self.preset_cols if c in row))
         gid = self.group_ids.get(key)
         if gid is None:
             gid = self.group_ids[key] = len(self.group_list)

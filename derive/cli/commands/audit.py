@@ -58,7 +58,8 @@ def run(args, ctx) -> int:
         raise OutputError("--site is for --html's links", where="--site", hint="add --html DIR")
     plan = plan_audit(ctx.library, checker_for(ctx.library, ctx.cache))
     header, rows = read_rows(args.file, fmt=args.fmt)
-    auditor = Auditor(plan, header, where=args.file, exact=args.exact)
+    auditor = Auditor(plan, header, where=args.file, exact=args.exact,
+                      folder=None if args.file == "-" else Path(args.file).parent)
     temps: list[Path] = []
 
     def temp(near: Path) -> tuple[Path, object]:
