@@ -312,6 +312,25 @@ def test_serving_page_applies_a_layout_as_the_engine_does(page, tmp_path_factory
     assert _assert_matches_evaluate(serving_library, scenario, _derived(page)) > 60
 
 
+def test_serving_page_needs_no_input_that_a_factor_of_zero_multiplies(page, tmp_path_factory, serving_library):
+    """One chip has no all-reduce: its floor is Min(1, tp - 1) times the payload's time, 0 at tp = 1 whatever the
+    payload, as derive eval gives it (sympy's 0 * x = 0); at tp = 2 the payload is needed."""
+    site = _site(tmp_path_factory, serving_library, "live-serving-zero")
+    _open(page, site)
+    _pick(page, hardware="h100-sxm", model="llama3-8b")
+    _type(page, "tp", "1")
+    _, scenario = _scenario_of(page, serving_library)
+    derived = _derived(page)
+    assert evaluate(serving_library, scenario, "allreduce_payload_floor").exact == 0
+    assert derived["allreduce_payload_floor"]["value"] == 0, derived["allreduce_payload_floor"]
+    assert _assert_matches_evaluate(serving_library, scenario, derived) > 60
+    _type(page, "tp", "2")
+    _, scenario = _scenario_of(page, serving_library)
+    derived = _derived(page)
+    assert derived["allreduce_payload_floor"]["text"] == "needs allreduce_payload", derived["allreduce_payload_floor"]
+    assert _assert_matches_evaluate(serving_library, scenario, derived) > 60
+
+
 def test_serving_page_counts_the_pools_in_their_own_units(page, tmp_path_factory, serving_library):
     """Pool sizes typed in prefill_chip and decode_chip (counts the serving library declares) give the rates per
     prefill, decode and deployed chip that derive eval gives, each printed in its unit by the page's formatter."""

@@ -49,6 +49,7 @@ from derive.checking.checker import Checker, Report, resting_claims
 from derive.documents.thresholds import Threshold
 from derive.errors import BuildError, DeriveError
 from derive.kernel.logic import And, Formula, Iff, Implies, IsInteger, Not, Or, Rel
+from derive.kernel.trusted import side_conditions
 from derive.model.config_formulas import TYPE_FIELD
 from derive.model.declarations import Assumption, Claim, Definition, Quantity
 from derive.model.dimensions import dimension_of
@@ -70,6 +71,13 @@ class _Printer(JavascriptCodePrinter):
 
     def _print_Symbol(self, expr: sp.Symbol) -> str:
         return f'g("{expr.name}")'
+
+    def _print_Mul(self, expr: sp.Mul) -> str:
+        # derive eval substitutes values into sympy, where 0 * x is 0: a factor that comes to 0 makes the product
+        # 0 whatever another factor lacks, so the page's product reads its factors lazily (LIVE_PRODUCT, live.js)
+        if sum(1 for a in expr.args if a.free_symbols) < 2:
+            return super()._print_Mul(expr)
+        return "LIVE_PRODUCT(" + ", ".join(f"function(){{return {self._print(a)};}}" for a in expr.args) + ")"
 
 
 _PRINTER = _Printer({"strict": True})
@@ -181,7 +189,10 @@ def _definitions(library: Library, ex: _Exporter) -> dict:
         q = d.defines
         others = frozenset(library.quantities) - {q.name}
         entry: dict[str, object] = {"id": d.id, "expr": ex.expr(d.expr),
-                                    "deps": sorted(str(s) for s in d.expr.free_symbols)}
+                                    "deps": sorted(str(s) for s in d.expr.free_symbols),
+                                    # where the formula is defined (its denominators, roots, branches): derive
+                                    # eval asks for their inputs even where a factor of 0 makes the value 0
+                                    "side": [ex.formula(sc.condition) for sc in side_conditions(d.expr)]}
         if d.domain is not None:
             entry["domain"] = ex.formula(d.domain)
             entry["domain_text"] = str(d.domain)
