@@ -13,7 +13,8 @@ Every engine here is an untrusted proposer; ``derive.kernel.trusted.Kernel`` adm
 3. z3 on the negated goal (a linear integer problem over z3 ``Int`` variables with its QF_LIA procedure,
    see ``translate.linear_integer``): ``unsat`` is a proof (every route's proof gets a searched witness of the
    region when z3 cannot show it non-empty within its budget: ``_admit``); a model is a proposed
-   counterexample (and simple rationals near it, since z3 may answer with algebraic numbers).
+   counterexample (and simple rationals near it, since z3 may answer with algebraic numbers): the first
+   solver's, then, where the kernel confirms none of those, the final solver's (``z3_tactics``).
 4. Constructs z3 cannot express go to the interval engine (bounded boxes), whose proof is a
    certificate the kernel replays, and to a deterministic search for a counterexample inside the
    region; failing both, ``unknown`` with every route's reason.
@@ -79,21 +80,22 @@ def _decide(problem: Problem) -> Outcome:
         if "do not reduce" not in (out.reason or ""):
             reasons.append(out.reason or "sympy identity not admitted")
 
-    status, point, why = k.z3_goal()
+    status, point, why = k.z3_goal(model=False)  # the first model (nlsat's where it runs first)
     if status == "unsat":
         return _admit(k, "z3")
     if status == "sat":
-        for cand in chain((point,), tactics.near(point)):  # lazily: a near point costs nsimplify
-            out = k.refuted(cand, "z3")
-            if out is not None:
-                return out
+        out = _refuted_near(k, tactics, point)
+        if out is None:  # a later solver's model (z3's default tactic: often rational where nlsat's is not)
+            later, better, _ = k.z3_goal(model=True)
+            out = _refuted_near(k, tactics, better) if later == "sat" and better != point else None
+        if out is not None:
+            return out
         conditions = k.goal_side_conditions()
         if conditions:  # z3 may have picked a point where the goal is undefined: ask for a defined one
             st, defined, _ = k.z3_point(And((Not(goal), *conditions)))
-            for cand in chain((defined,), tactics.near(defined)) if st == "sat" else ():
-                out = k.refuted(cand, "z3")
-                if out is not None:
-                    return out
+            out = _refuted_near(k, tactics, defined) if st == "sat" else None
+            if out is not None:
+                return out
         shown, sc_why = k.discharge()
         reasons.append(sc_why if shown is None else
                        f"z3's counterexample is not confirmed by the kernel ({k.counterexample_failure(point)})")
@@ -115,6 +117,16 @@ def _decide(problem: Problem) -> Outcome:
         return found
     reasons.append(f"no counterexample among {SEARCH_STEPS} points searched (search budget)")
     return Outcome("unknown", "z3" if status in ("sat", "unknown") else "none", "; ".join(dict.fromkeys(reasons)))
+
+
+def _refuted_near(k: Kernel, tactics: TacticSolver, point: dict | None) -> Outcome | None:
+    """The kernel's ``refuted`` at z3's ``point`` or at a simple rational near it (z3 may answer with
+    algebraic numbers), or None where it confirms none of them."""
+    for cand in chain((point,), tactics.near(point)):  # lazily: a near point costs nsimplify
+        out = k.refuted(cand, "z3")
+        if out is not None:
+            return out
+    return None
 
 
 def region_shown_nonempty(problem: Problem) -> bool:

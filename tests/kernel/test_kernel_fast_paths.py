@@ -214,13 +214,30 @@ def test_z3s_solver_is_asked_where_its_tactic_gives_up_as_incomplete(monkeypatch
     assert run(POS, logic.ge(a * b, c)).verdict == "refuted"
 
 
-def test_nlsat_answers_unsat_alone_and_a_model_comes_from_the_default_tactic(monkeypatch):
+def test_nlsat_answers_unsat_alone_and_its_model_when_the_kernel_confirms_it(monkeypatch):
     asked = _record_tactics(monkeypatch)
     assert run(POS, logic.ge(a * b + c, c)).verdict == "proved"
     assert asked == ["nlsat"]  # the goal's query: nlsat's unsat is z3's answer
     asked.clear()
     out = run(POS, logic.ge(a * b, c))
-    assert out.verdict == "refuted" and asked[:2] == ["nlsat", "default"]
+    assert out.verdict == "refuted" and asked == ["nlsat"]  # its model re-checked: no second solve
+
+
+def test_the_default_tactics_model_is_asked_for_where_nlsats_is_not_confirmed(monkeypatch):
+    from derive.kernel import z3_tactics
+    from derive.kernel.trusted import Kernel
+
+    asked = _record_tactics(monkeypatch)
+    monkeypatch.setattr(z3_tactics.TacticSolver, "near", lambda self, point: iter(()))
+    real_refuted, seen = Kernel.refuted, []
+
+    def refuted(self, point, engine):  # the kernel turns down the first point it is offered (nlsat's)
+        seen.append(point)
+        return None if len(seen) == 1 else real_refuted(self, point, engine)
+
+    monkeypatch.setattr(Kernel, "refuted", refuted)
+    out = run(POS, logic.ge(a * b, c))
+    assert out.verdict == "refuted" and asked[:3] == ["nlsat", "nlsat", "default"]
 
 
 def test_the_default_tactic_decides_where_nlsat_spends_its_share(monkeypatch):

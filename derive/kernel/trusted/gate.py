@@ -353,9 +353,10 @@ class Kernel(ProofRoutes, Z3Queries):
                         + "; ".join(str(sc) for sc in self.declared))
         return None
 
-    def z3_goal(self) -> tuple[str, dict | None, str | None]:
-        """z3 on region and negated goal.  ``unsat`` is remembered: it is the z3 route's proof."""
-        status, point, why = self._z3_check(Not(self.goal))
+    def z3_goal(self, *, model: bool = True) -> tuple[str, dict | None, str | None]:
+        """z3 on region and negated goal.  ``unsat`` is remembered: it is the z3 route's proof.  ``model``:
+        whether a later solver's model is worth waiting for (else the first ``sat`` is the answer)."""
+        status, point, why = self._z3_check(Not(self.goal), model=model)
         if status == "unsat":
             self._goal_unsat = True
         return status, point, why
