@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from derive.errors import DeriveError, LibraryError
-from derive.model.declarations import Claim
+from derive.errors import DeriveError, LibraryError, MissingValueError
+from derive.model.declarations import Claim, Declaration
 from derive.model.library import Library
 from derive.model.scenario import Scenario, relation_at
 from derive.whatif.feasibility import NEGATED, Feasibility, failing_hypotheses, feasibility
@@ -97,11 +97,7 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
             known = {x: scenario.values[str(x)].value for x in expanded.free_symbols if str(x) in scenario.values}
             missing = sorted(str(x) for x in expanded.xreplace(known).free_symbols)
             if missing:  # an answer that needs an input the chip and the model do not give: say which
-                needs = "needs " + ", ".join(f"--set {n}=..." for n in missing)
-                # more than two: the table says how many and the list goes below it, as a note (JSON: both)
-                shown, note = (f"needs {len(missing)} inputs", needs) if len(missing) > 2 else (needs, None)
-                rows.append(CardRow(spec["label"], spec["value"], needs, None, library.quantities[missing[0]].unit,
-                                    d.id, d.kind, verdict, shown, note))
+                rows.append(_needs_row(library, spec["label"], spec["value"], d, verdict, missing))
                 continue
             ev = evaluate(library, scenario, spec["value"], spec.get("unit"), dependence=True)
             inputs.update(ev.used)
@@ -117,6 +113,9 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
         q = library.quantities[name]
         try:
             m = margin(library, scenario, d.id, name, verify=False)
+        except MissingValueError as err:  # worded as a value row's: which inputs to give
+            rows.append(_needs_row(library, spec["label"], name, d, verdict, sorted(err.names)))
+            continue
         except DeriveError as err:
             rows.append(CardRow(spec["label"], name, f"error: {err.message}", None, q.unit, d.id, d.kind, verdict,
                                 "error", err.message))
@@ -144,6 +143,14 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
         display = shown + (f" ({note})" if note else "")
         rows.append(CardRow(spec["label"], name, display, exact, q.unit, d.id, d.kind, verdict, shown, note))
     return Card(scenario, rows, feasibility(library, scenario), sorted(inputs))
+
+
+def _needs_row(library: Library, label: str, name: str, d: Declaration, verdict: str, missing: list[str]) -> CardRow:
+    """A row whose answer needs inputs the scenario does not give, naming them (more than two: the table says how
+    many and the list goes below it, as a note; JSON: both)."""
+    needs = "needs " + ", ".join(f"--set {n}=..." for n in missing)
+    shown, note = (f"needs {len(missing)} inputs", needs) if len(missing) > 2 else (needs, None)
+    return CardRow(label, name, needs, None, library.quantities[missing[0]].unit, d.id, d.kind, verdict, shown, note)
 
 
 def _caveats(library: Library, scenario: Scenario, spec: dict) -> list[str]:
