@@ -661,3 +661,10 @@ def test_a_relative_model_path_in_a_table_is_read_from_the_tables_folder(tmp_pat
     assert main(["audit", "-", "--format", "csv", "--json"]) == 0
     row = json.loads(capsys.readouterr().out)["rows"][0]
     assert row["verdict"] == "unchecked" and "dsv3.json" in row["reason"], row
+    assert "(in the row's model cell)" in row["reason"], row  # a cell, not the --model option
+    # a path that names no file beside the table is read from the working folder, as --model reads it
+    monkeypatch.chdir(tmp_path)
+    cwd_relative = tables / "from-cwd.csv"
+    cwd_relative.write_text(path.read_text().replace("models/dsv3.json", "tables/models/dsv3.json"))
+    assert main(["audit", str(cwd_relative), "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["rows"][0]["verdict"] == "impossible"

@@ -297,3 +297,25 @@ def test_a_malformed_said_from_presets_table_is_one_error_line(capsys, tmp_path,
                          "--hardware", "h100-sxm", "--model", "llama3-8b")
     assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err
     assert words in err and "deployment.toml" in err
+
+
+def test_a_scenario_files_model_path_is_read_beside_it_else_from_the_working_folder(lecture_library, tmp_path,
+                                                                                     monkeypatch) -> None:
+    """``model = "configs/x.json"`` names a file beside the scenario file where there is one (so a folder of
+    scenarios travels with its configs), else one from the working folder, as ``--model`` reads it."""
+    import shutil
+
+    config = Path(__file__).parent / "fixtures" / "configs" / "deepseek_v3.json"
+    (tmp_path / "scenarios" / "configs").mkdir(parents=True)
+    (tmp_path / "configs").mkdir()
+    shutil.copy(config, tmp_path / "scenarios" / "configs" / "beside.json")
+    shutil.copy(config, tmp_path / "configs" / "cwd.json")
+    monkeypatch.chdir(tmp_path)
+    for name in ("beside", "cwd"):
+        path = tmp_path / "scenarios" / f"{name}.toml"
+        path.write_text(f'hardware = "h200"\nmodel = "configs/{name}.json"\n')
+        sc = build_scenario(lecture_library, scenario=str(path))
+        assert sc.values["params_total"].value > 6 * 10**11, name  # DeepSeek-V3's 671B
+    path.write_text('hardware = "h200"\nmodel = "configs/nowhere.json"\n')
+    with pytest.raises(ScenarioError, match="nowhere.json"):
+        build_scenario(lecture_library, scenario=str(path))

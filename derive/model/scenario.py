@@ -1381,9 +1381,11 @@ def _named_preset(data: Mapping, key: str, part: Path, relative_to: Path | None 
 def model_path_from(given: str, folder: Path) -> str:
     """A model named in a file (a scenario file's ``model``, an audited table's ``model`` cell) as the command
     line reads it: a relative ``config.json`` path (one with a ``/`` or ending ``.json``) is read from the
-    file's ``folder``; a preset name or an absolute path as given."""
+    file's ``folder`` where it names a file there, else from the working folder (as ``--model`` reads it); a
+    preset name or an absolute path as given."""
     if ("/" in given or given.endswith(".json")) and not Path(given).is_absolute():
-        return str(folder / given)
+        beside = folder / given
+        return str(beside) if beside.is_file() or not Path(given).is_file() else given
     return given
 
 

@@ -478,6 +478,8 @@ class _Groups:
         try:
             sc = build_scenario(self.library, hardware=hardware or None, model=model or None, sets=sets, si=True)
         except DeriveError as err:
+            if err.where in ("--model", "--hardware"):  # the row's cell, not an option of the command line
+                err.where = f"the row's {err.where[2:]} cell"
             out: tuple = ({}, err.one_line(), [])
         else:
             vals = {n: _frac(v.value) for n, v in sc.values.items()
