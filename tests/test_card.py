@@ -315,3 +315,16 @@ def test_a_malformed_caveat_is_one_line_naming_the_row(capsys, tmp_path, caveats
     code, out, err = run(capsys, "card", "--library", str(lib), "--set", "a=1 s", "--set", "b=3 s")
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
     assert said in err
+
+
+@pytest.mark.parametrize(("context", "noted"), [("1436 token/seq", False), ("1437 token/seq", True)])
+def test_derive_eval_says_the_cards_caveat_beside_the_value(capsys, context, noted) -> None:
+    """``derive eval critical_batch`` past the critical context says what the card's B* row says: the value counts
+    the weight reads only (text and JSON); short of it, nothing."""
+    code, out, _ = run(capsys, "eval", "critical_batch", *NODE, "--set", f"context={context}", "--no-cache")
+    assert code == 0 and out.startswith("critical_batch ≈ 295.2 seq")
+    said = "caveat: B* (batch where decode turns compute-bound): context >= critical_context here" in out
+    assert said is noted
+    code, out, _ = run(capsys, "eval", "critical_batch", *NODE, "--set", f"context={context}", "--json", "--no-cache")
+    caveats = json.loads(out)["caveats"]
+    assert bool(caveats) is noted and all("batching.kv_memory_bound_past_critical_context" in c for c in caveats)

@@ -153,6 +153,13 @@ def _needs_row(library: Library, label: str, name: str, d: Declaration, verdict:
     return CardRow(label, name, needs, None, library.quantities[missing[0]].unit, d.id, d.kind, verdict, shown, note)
 
 
+def caveats_for(library: Library, scenario: Scenario, name: str) -> list[str]:
+    """The caveats the library's card attaches to the value ``name`` (its rows whose value it is) that hold at
+    the scenario, each with the row's label: ``derive eval`` says them beside the value, as the card does."""
+    return [f"{spec['label']}: {note}" for spec in getattr(library, "card", ()) or ()
+            if spec.get("value") == name for note in _caveats(library, scenario, spec)]
+
+
 def _caveats(library: Library, scenario: Scenario, spec: dict) -> list[str]:
     """The notes of a row's caveats whose relation holds at the scenario's values, decided exactly (one whose
     quantities the scenario does not all give, or that has no value there, is not decided: no note)."""

@@ -8,12 +8,13 @@ DESCRIPTION = """\
 The value of each NAME (a quantity, a definition id, or an expression such as
 "hbm_bandwidth * 20 ms") under the scenario, with a unit and a sensible prefix.  A value computed
 through a definition outside its declared domain is `undefined`, with the reason; a derived quantity
-whose value breaks its declared domain (positive, non-negative) or integrality is noted beside the value.
+whose value breaks its declared domain (positive, non-negative) or integrality is noted beside the value, and
+so is a caveat the library's card attaches to the value where it holds (B* past the critical context).
 
 --json: one name gives {"name", "value", "exact", "unit", "display", "inputs", "pinned", "notes"} ("value"
 is null, with "reason" and "hint", when undefined; "declaration_notes" when a value breaks a declaration); several
-names give {"values": [...], "scenario", "pinned", "notes"}.  --explain adds each input's value, unit and
-the layer that set it ("explain" in --json).
+names give {"values": [...], "scenario", "pinned", "notes"}; both "caveats" (a list).  --explain adds each
+input's value, unit and the layer that set it ("explain" in --json).
 
 Examples:
   derive eval critical_batch step_time cost_per_token
@@ -52,14 +53,17 @@ def run(args, ctx) -> int:
         check_value_name(ctx.library, text)
     evs = [evaluate(ctx.library, ctx.scenario, text, args.unit, dependence=True) for text in args.exprs]
     inputs = {n for ev in evs for n in ev.used}
+    from derive.whatif.card import caveats_for
     from derive.whatif.feasibility import feasibility
 
     infeasible = feasibility(ctx.library, ctx.scenario).violations  # a value where the scenario cannot exist says so
+    caveats = [c for ev in evs for c in caveats_for(ctx.library, ctx.scenario, ev.name)]  # the card's, where they hold
     pinned = pinned_notes(ctx.library, ctx.scenario, only=inputs)
     ceilings = [c for c in ctx.scenario.ceilings if c.name in inputs]  # which peak or measured rates were used
     if args.json:
         extra = {"pinned": pinned, "ceilings": [c.to_json() for c in ceilings],
-                 "notes": scenario_notes(ctx.scenario, inputs), "infeasible": [v.to_json() for v in infeasible]}
+                 "notes": scenario_notes(ctx.scenario, inputs), "infeasible": [v.to_json() for v in infeasible],
+                 "caveats": caveats}
         if args.explain:
             extra["explain"] = ctx.scenario.explain(ctx.library, sorted(inputs))
         if len(evs) == 1:
@@ -73,6 +77,8 @@ def run(args, ctx) -> int:
         if ev.exact is None and ev.hint:
             emit(f"hint: {ev.name}: {ev.hint}" if len(evs) > 1 else f"hint: {ev.hint}")
     emit(f"(scenario {ctx.scenario.name})")
+    for c in caveats:
+        emit(f"caveat: {c}")
     for v in infeasible:
         emit(v.note)
     if pinned:
