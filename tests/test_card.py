@@ -328,3 +328,22 @@ def test_derive_eval_says_the_cards_caveat_beside_the_value(capsys, context, not
     code, out, _ = run(capsys, "eval", "critical_batch", *NODE, "--set", f"context={context}", "--json", "--no-cache")
     caveats = json.loads(out)["caveats"]
     assert bool(caveats) is noted and all("batching.kv_memory_bound_past_critical_context" in c for c in caveats)
+
+
+def test_a_row_whose_denominators_lack_values_says_so_where_a_factor_is_zero(capsys, tmp_path) -> None:
+    """One chip per replica (tp = 1) has no all-reduce, yet the all-reduce floor's formula divides by the scale-up
+    links' bandwidth, which derive eval asks for (a side condition): on a chip of the user's own that gives no
+    scale-up links the row says what it needs, and the card is printed (it ended with an error)."""
+    path = tmp_path / "box.toml"
+    path.write_text('model = "mixtral-8x7b"\n'
+                    '[values.flops]\nvalue = "362 TFLOP/s"\nsource = "spec sheet"\n'
+                    '[values.hbm_bandwidth]\nvalue = "864 GB/s"\nsource = "spec sheet"\n'
+                    '[values.hbm_capacity]\nvalue = "48 GB"\nsource = "spec sheet"\n'
+                    '[values.chips]\nvalue = "2"\nsource = "our box"\n')
+    code, out, err = run(capsys, "card", "--library", "serving", "--scenario", str(path), "--set", "dp=2",
+                         "--set", "ep=2", "--json", "--no-cache")
+    assert code == 0, err
+    rows = {r["name"]: r for r in json.loads(out)["rows"]}
+    assert rows["tp_link_allreduce_floor"]["shown"] == "needs 3 inputs"
+    assert "--set scaleup_bandwidth=..." in rows["tp_link_allreduce_floor"]["note"]
+    assert rows["tp_allreduce_latency"]["display"] == "0 ms"  # no side condition reads the missing links

@@ -99,7 +99,11 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
             if missing:  # an answer that needs an input the chip and the model do not give: say which
                 rows.append(_needs_row(library, spec["label"], spec["value"], d, verdict, missing))
                 continue
-            ev = evaluate(library, scenario, spec["value"], spec.get("unit"), dependence=True)
+            try:
+                ev = evaluate(library, scenario, spec["value"], spec.get("unit"), dependence=True)
+            except MissingValueError as err:  # an input a side condition reads (a denominator) though a factor is 0
+                rows.append(_needs_row(library, spec["label"], spec["value"], d, verdict, sorted(err.names)))
+                continue
             inputs.update(ev.used)
             if ev.exact is None:
                 shown, note = "undefined", ev.reason
