@@ -489,3 +489,19 @@ def test_chapter_graphs_print_at_a_legible_size(built, lecture_library):
         info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
         width_pt = float(re.search(r"Page size:\s+([\d.]+) x", info).group(1))
         assert width_pt / 72 <= text_width_in, f"{pdf.name} is {width_pt / 72:.2f} in wide: it would be shrunk"
+
+
+def test_a_build_at_the_readers_chip_and_model_shows_instance_answers_not_surprises(tmp_path, cache_dir, monkeypatch,
+                                                                                    capsys):
+    """The lecture's instance claims read at another chip and model are answers at those values (derive check
+    counts them apart): the document marks none of them "expected proved", and counts no claim not as expected."""
+    monkeypatch.setenv("DERIVE_CACHE_DIR", str(cache_dir))
+    code = main(["build", "--format", "md", "--out", str(tmp_path / "b"), "--hardware", "h100-sxm", "--model",
+                 "llama3-8b"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "instance claims answered at these values" in captured.out
+    md = (tmp_path / "b" / "derivation.md").read_text()
+    assert "**refuted**" in md  # the lecture's numbers do not hold for this chip and model
+    assert "(**expected " not in md and "; **expected " not in md
+    assert "0 claims not as expected." in md
