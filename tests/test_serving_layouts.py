@@ -250,3 +250,43 @@ def test_the_pooled_decode_floor_row_points_to_the_layouts_where_a_replica_reads
     sc = build_scenario(LIB, hardware="h100-sxm", model="llama3-70b", sets=layout(**degrees))
     row = next(r for r in card(LIB, sc).rows if r.decl == "roofline.latency_floor")
     assert ("layouts.layout_decode_floor" in (row.note or "")) is noted
+
+
+# the step time of a layout: each replica's own step ------------------------------------------------------------
+
+@pytest.mark.parametrize(("tp", "dp"), [(1, 8), (2, 4), (8, 1)])
+@pytest.mark.parametrize("context", ["512 token/seq", "32768 token/seq"])
+def test_a_data_parallel_layouts_step_is_one_replicas_lecture_step_at_its_share(tp, dp, context):
+    """Llama 3 8B on an H100 node at 64 sequences: under TP·DP the layout's step time is the lecture's step time of
+    one replica alone (tp chips, 64/dp sequences), compute-bound or memory-bound; the lecture's pooled step is
+    shorter by the copies' reads whenever dp > 1."""
+    base = ("context=" + context,)
+    layout = value("layout_step_time", (*base, f"tp={tp}", f"dp={dp}", "batch=64 seq"), hardware="h100-sxm",
+                   model="llama3-8b")
+    replica = value("step_time", (*base, f"chips={tp}", f"batch={64 // dp} seq"), hardware="h100-sxm",
+                    model="llama3-8b")
+    pooled = value("step_time", (*base, f"tp={tp}", f"dp={dp}", "batch=64 seq"), hardware="h100-sxm",
+                   model="llama3-8b")
+    assert layout == replica
+    assert (pooled < layout) is (dp > 1)
+
+
+def test_tp_past_the_kv_heads_reads_each_copied_kv_head():
+    """Llama 3 8B has 8 KV heads: at tp = 16 each is read on two devices, so the layout's step adds the KV reads
+    once more over the pooled step (memory-bound: a long context, no data parallelism)."""
+    sets = ("context=32768 token/seq", "batch=64 seq", "chips=16")
+    kv = value("kv_fetch_time", (*sets, "tp=16"), hardware="h100-sxm", model="llama3-8b")
+    pooled = value("step_time", (*sets, "tp=16"), hardware="h100-sxm", model="llama3-8b")
+    layout = value("layout_step_time", (*sets, "tp=16"), hardware="h100-sxm", model="llama3-8b")
+    assert kv > 0 and layout == pooled + kv
+
+
+def test_the_serving_card_says_the_pooled_step_is_short_under_data_parallelism():
+    sc = build_scenario(LIB, hardware="h100-sxm", model="llama3-8b", sets=["dp=8", "batch=64 seq"])
+    rows = {r.label: r for r in card(LIB, sc).rows}
+    lecture = rows["step time at the scenario's batch"]
+    assert "layouts.layout_step_time" in (lecture.note or "")
+    assert rows["step time on the layout (each replica reads its own dense weights)"].exact is not None
+    sc = build_scenario(LIB, hardware="h100-sxm", model="llama3-8b", sets=["tp=8", "batch=64 seq"])
+    assert "layouts.layout_step_time" not in ({r.label: r for r in card(LIB, sc).rows}
+                                              ["step time at the scenario's batch"].note or "")

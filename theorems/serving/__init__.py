@@ -113,9 +113,15 @@ _POOLED_FLOOR_CAVEAT = {"when": "layout_decode_floor > weight_fetch_time_floor",
                         "note": "this floor pools the stage's chips; each replica reads its dense weights over its own "
                                 "tp devices, so the layout's decode floor below is the higher one "
                                 "(layouts.layout_decode_floor)"}
+# and reads its own KV heads' copies: the lecture's pooled step time says so
+_POOLED_STEP_CAVEAT = {"when": "layout_step_time > step_time",
+                       "note": "this step pools the stage's chips; each replica reads its own copy of the dense "
+                               "weights (and tp past the KV heads copies KV heads), so the layout's step time below is "
+                               "the longer one (layouts.layout_step_time)"}
+_CAVEATS = {"roofline.latency_floor": _POOLED_FLOOR_CAVEAT, "roofline.roofline_step_time": _POOLED_STEP_CAVEAT}
 CARD = [
-    *({**row, "caveats": [*row.get("caveats", []), _POOLED_FLOOR_CAVEAT]} if row["decl"] == "roofline.latency_floor"
-      else row for row in LECTURE_CARD),
+    *({**row, "caveats": [*row.get("caveats", []), _CAVEATS[row["decl"]]]} if row["decl"] in _CAVEATS else row
+      for row in LECTURE_CARD),
     # one request's own prefill, whatever the server batched with it: the floor derive audit holds a TTFT to
     # (ttft_floor is a prefill of the scenario's whole batch of prompts, a floor only for such a pass)
     {"label": "time to first token floor (one request's prefill of prefill_tokens)", "value": "request_ttft_floor",
@@ -125,6 +131,8 @@ CARD = [
     # the lecture's decode floor pools a stage's chips; a replica reads its own dense weights over its tp devices
     {"label": "decode floor on the layout (a replica's tp devices read its dense weights)",
      "value": "layout_decode_floor", "unit": "ms", "decl": "layouts.layout_decode_floor"},
+    {"label": "step time on the layout (each replica reads its own dense weights)", "value": "layout_step_time",
+     "unit": "ms", "decl": "layouts.layout_step_time"},
     # the lecture's row above pools a stage's chips; a layout that copies weights or KV heads holds more per chip
     {"label": "longest context the layout's chips hold (their own weights and KV)", "vary": "context",
      "decl": "layouts.layout_memory_fits_in_hbm"},

@@ -75,8 +75,10 @@ floor spreads them over the whole stage; for a dense model the lecture's floor i
 the pooled floor says 76 us.
 
 Activations and workspace are left out of a chip's memory (they only add to it: a fit here is necessary for a
-real deployment).  The lecture's step time still pools a stage's chips' bandwidth as if each weight were read once
-per stage; under data parallelism every replica reads its own copy, so that step time is a floor, loose by up to dp.
+real deployment).  The lecture's step time pools a stage's chips' bandwidth as if each weight were read once per
+stage; under data parallelism every replica reads its own copy, so ``layouts.layout_step_time`` adds the copies'
+reads (for a dense model it is one replica's own step at its share of the batch), and
+``layouts.layout_step_at_least_replica_read`` proves it never below the replica's dense read.
 
 References: Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using
 Megatron-LM" (SC '21), section 3.1 (p·t·d = n GPUs); DeepSeek-AI 2024, "DeepSeek-V3 Technical Report",
@@ -98,7 +100,15 @@ from theorems.context import query_heads as query_heads_q
 from theorems.moe import scaleup_domain as scaleup_domain_q
 from theorems.pipeline import sequences_in_flight_q
 from theorems.pipeline import stages as stages_q
-from theorems.roofline import N_tot, kv_bytes_per_sequence_q, q, weight_fetch_floor_q
+from theorems.roofline import (
+    N_tot,
+    compute_time_q,
+    kv_bytes_per_sequence_q,
+    kv_fetch_time_q,
+    memory_time_q,
+    q,
+    weight_fetch_floor_q,
+)
 from theorems.roofline import bytes_per_param as bytes_per_param_q
 from theorems.roofline import chips as chips_q
 from theorems.roofline import experts_active as experts_active_q
@@ -161,6 +171,10 @@ layout_decode_floor_q = Quantity(
     "layout_decode_floor", r"t_{\mathrm{w}}^{\mathrm{layout}}", "s",
     "floor on a decode step under a layout: the slower of the pooled weight fetch floor and one replica's read "
     "of its dense weights", display_unit="ms")
+layout_step_time_q = Quantity(
+    "layout_step_time", r"T_{\mathrm{layout}}", "s",
+    "roofline time of a decode step under a layout: the lecture's step with each replica's read of its dense weights "
+    "and each copied KV head's read counted", display_unit="ms")
 
 tp, pp, cp, dp, ep = tp_q.sym, pp_q.sym, cp_q.sym, dp_q.sym, ep_q.sym
 N_exp, n_layout, M_w = params_routed.sym, layout_chips_q.sym, weights_per_chip_q.sym
@@ -331,6 +345,37 @@ layout_decode_floor = Definition(
     statement="A decode step under a layout lasts at least the lecture's pooled weight fetch floor and at least "
               "its replica's own read of the dense weights.",
     source=_MEGATRON, defines=layout_decode_floor_q, expr=sp.Max(t_pool, t_rep, evaluate=False),
+)
+# The step time of a layout: the lecture's roofline step, with what the layout copies read by every copy ----------
+t_c, t_mem, t_kv = compute_time_q.sym, memory_time_q.sym, kv_fetch_time_q.sym
+T_layout, n_kv = layout_step_time_q.sym, kv_heads_q.sym
+_COPIED_DENSE = t_rep * (cp * dp - 1) / (cp * dp)  # what the other cp·dp - 1 copies of the dense part read, pooled
+_COPIED_KV = t_kv * (sp.Max(1, tp / n_kv) - 1)  # past tp = kv_heads each KV head is read on tp/kv_heads devices
+layout_step_time = Definition(
+    "layouts.layout_step_time", title="Step time on a layout",
+    statement="The lecture's roofline step pools a stage's chips as if each weight and each KV head were read once; "
+              "under a layout each of the cp·dp replicas of a stage reads its own copy of the dense weights, and "
+              "past tp = kv_heads each KV head is read on tp/kv_heads devices, so those reads are added to its "
+              "memory time.  For a dense model with tp at most the KV heads it is one replica's step: its dense "
+              "weights and its share of the sequences' KV caches over its tp devices.",
+    source=_MEGATRON, defines=layout_step_time_q,
+    expr=sp.Max(t_c, t_mem + _COPIED_DENSE + _COPIED_KV, evaluate=False),
+)
+layout_step_at_least_replica_read = Claim(
+    "layouts.layout_step_at_least_replica_read", title="A layout's step lasts at least its replica's dense read",
+    label="Layout step time",
+    statement="Under a layout (a stage of tp·cp·dp chips) the step time is never below one replica's read of its "
+              "dense weights over its tp devices, where the lecture's pooled step time can be, by up to cp·dp.",
+    source=_MEGATRON,
+    hypotheses=(logic.eq(chips_q.sym, tp * cp * dp),),
+    goal=logic.ge(T_layout, t_rep),
+    uses=(routed_active_within_active,),
+    steps=(
+        Step(logic.ge(t_mem, q * N_act / (chips_q.sym * W)),
+             "a step reads at least one token's active weights over the stage's chips"),
+        Step(logic.ge(t_mem + _COPIED_DENSE, t_rep),
+             "the pooled read holds the replica's dense part once over tp·cp·dp chips; the copies add the rest"),
+    ),
 )
 data_parallel_floor_is_cp_dp_times_pooled = Claim(
     "layouts.data_parallel_floor_is_cp_dp_times_pooled",
