@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from derive.cli import main
-from derive.errors import DeriveError, DimensionError, UnitError
+from derive.errors import DeriveError, DimensionError, ParseError, UnitError
 from derive.model.display import shown
 from derive.model.evaluate import evaluate
 from derive.model.parse import parse_quantity_expression, parse_quantity_relation, parse_value
@@ -75,6 +75,10 @@ def test_sub_unit_prefixes_only_on_time():
     ("experts_active in [4, 16]", "(experts_active >= 4) and (experts_active <= 16)"),
     ("hbm_bandwidth > 0", "hbm_bandwidth > 0"),
     ("hbm_bandwidth >= 30GBps", "hbm_bandwidth >= 30000000000"),
+    # thousands grouped as derive prints them, where a unit follows: one number
+    ("context >= 131,072 token/seq", "context >= 131072"),
+    ("hbm_bandwidth >= 1,200 GB/s", "hbm_bandwidth >= 1200000000000"),
+    ("context <= 1,000,000.5 token/seq", "context <= 2000001/2"),
 ])
 def test_relations_with_units(text, expected):
     assert str(parse_quantity_relation(text, NAMES, lookup, where="--assume")) == expected
@@ -91,6 +95,20 @@ def test_relations_with_units(text, expected):
 def test_relations_refused(text, error):
     with pytest.raises(error):
         parse_quantity_relation(text, NAMES, lookup, where="--assume")
+
+
+def test_grouped_thousands_without_a_unit_are_one_line_with_the_reason():
+    """``context >= 1,000`` reads as a list in the expression grammar; said in so many words, with the fix."""
+    with pytest.raises(ParseError) as err:
+        parse_quantity_relation("context >= 1,000", NAMES, lookup, where="--assume")
+    assert "'1,000' without a unit reads as a list" in err.value.one_line()
+    assert "give the number its unit (2,400 seq)" in err.value.one_line()
+
+
+def test_a_comma_between_arguments_stays_one():
+    """Commas between a function's arguments are not thousands: ``max(2,300 ...)`` is never read as 2300."""
+    f = parse_quantity_relation("context >= max(2, 300) * 1 token/seq", NAMES, lookup, where="--assume")
+    assert str(f) == "context >= 300"
 
 
 def test_relation_bare_number_with_si():

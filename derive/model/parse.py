@@ -333,7 +333,10 @@ DimensionLookup = Callable[[sp.Symbol], Dimension]
 
 # a unit right after a number: words, '/', '·', '^', digits and parentheses, no spaces inside
 _UNIT_CHARS = re.compile(r"[A-Za-zµ$%][A-Za-zµ$%0-9/·^()]*")
-_LITERAL = re.compile(rf"(?<![A-Za-z0-9_.])(?P<num>{_NUMBER_RE})(?P<mult>{_MULT_RE})?")
+# a number with its thousands grouped as derive prints them ("2,400 seq") is one number where a unit follows it;
+# without a unit its commas stay commas ("max(1,000)" reads as before)
+_LITERAL = re.compile(rf"(?<![A-Za-z0-9_.])(?P<num>{_GROUPED_RE}|{_NUMBER_RE})(?P<mult>{_MULT_RE})?")
+_PLAIN_LITERAL = re.compile(rf"(?<![A-Za-z0-9_.])(?P<num>{_NUMBER_RE})(?P<mult>{_MULT_RE})?")
 _INTERVAL_WITH_UNIT = re.compile(
     rf"(?P<open>[\[(])\s*(?P<a>[+-]?\s*{_NUMBER_RE}(?:{_MULT_RE})?)\s*,\s*(?P<b>[+-]?\s*{_NUMBER_RE}(?:{_MULT_RE})?)"
     rf"\s*(?P<close>[\])])[ \t]*(?P<unit>(?!(?:and|or|not|in)\b)[A-Za-zµ$%][A-Za-zµ$%0-9/·^()]*)"
@@ -424,10 +427,13 @@ def _substitute_literals(text: str, names: Mapping[str, object], where: str
     for m in _LITERAL.finditer(text):
         if m.start() < pos:
             continue
-        number = _decimal(m["num"], where)
+        unit = _unit_at(text, m.end(), names, where)
+        if unit is None and "," in m["num"]:  # no unit: the first digits alone, the rest read on as before
+            m = _PLAIN_LITERAL.match(text, m.start())
+            unit = _unit_at(text, m.end(), names, where)
+        number = _decimal(m["num"].replace(",", ""), where)
         if m["mult"]:
             number *= _MULTIPLIERS[m["mult"]]
-        unit = _unit_at(text, m.end(), names, where)
         out.append(text[pos:m.start()])
         if unit is None:
             # a plain number stays as written; "128k" becomes its digits
@@ -790,7 +796,13 @@ class _Builder:
             raise self.fail(f"a relation ('{self.segment(node)}') cannot be part of an arithmetic expression",
                             hint="relations belong in --assume; an expression computes a number")
         words = _NODE_WORDS.get(type(node), type(node).__name__)
-        raise self.fail(f"{words} not allowed in '{self.segment(node)}'")
+        segment = self.segment(node)
+        grouped = re.search(r"(?<![\w.])[0-9]{1,3}(?:,[0-9]{3})+(?![\w.])", segment)
+        if isinstance(node, ast.Tuple) and grouped:  # "batch >= 1,000": derive prints thousands so, with a unit
+            raise self.fail(f"'{grouped.group(0)}' without a unit reads as a list, not one number with its thousands "
+                            f"grouped (in '{segment}')",
+                            hint="give the number its unit (2,400 seq), or write it without commas (2400)")
+        raise self.fail(f"{words} not allowed in '{segment}'")
 
     def number(self, node: ast.Constant) -> sp.Expr:
         value = node.value
