@@ -662,6 +662,15 @@ def test_a_relative_model_path_in_a_table_is_read_from_the_tables_folder(tmp_pat
     row = json.loads(capsys.readouterr().out)["rows"][0]
     assert row["verdict"] == "unchecked" and "dsv3.json" in row["reason"], row
     assert "(in the row's model cell)" in row["reason"], row  # a cell, not the --model option
+    # a table read from a file, whose path names a file neither beside it nor in the working folder: both said
+    assert main(["audit", str(path), "--json"]) == 1  # (as above: beside the table it is found)
+    capsys.readouterr()
+    elsewhere_table = elsewhere / "rows.csv"
+    elsewhere_table.write_text(path.read_text())
+    assert main(["audit", str(elsewhere_table), "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["rows"][0]
+    assert "models/dsv3.json is neither beside the table" in row["reason"] and "nor in the working folder" in \
+        row["reason"], row
     # a path that names no file beside the table is read from the working folder, as --model reads it
     monkeypatch.chdir(tmp_path)
     cwd_relative = tables / "from-cwd.csv"

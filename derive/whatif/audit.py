@@ -640,18 +640,22 @@ class Auditor:
                     bad.append(f"{col}: {text} is outside its domain ({q.domain}{', integer' if q.integer else ''})")
                     continue
             row[col] = v
-        model = raw.cells.get("model", "")
+        model = cell = raw.cells.get("model", "")
         if model and self.folder is not None:
             from derive.model.scenario import model_path_from
 
             model = model_path_from(model, self.folder)
+        nowhere = model != cell and not Path(model).is_file()  # neither beside the table nor in the working folder
         key = (model, raw.cells.get("hardware", ""), tuple(f"{c}={raw.cells[c]}" for c in self.preset_cols if c in row))
         gid = self.group_ids.get(key)
         if gid is None:
             gid = self.group_ids[key] = len(self.group_list)
             vals, err, _ = self.groups.values(*key)
             self.group_list.append((vals, err, {n: float(v) for n, v in vals.items()}))
-        if self.group_list[gid][1]:
+        if nowhere:
+            bad.append(f"model/hardware: config file not found: {cell} is neither beside the table ({model}) nor in "
+                       "the working folder")
+        elif self.group_list[gid][1]:
             bad.append(f"model/hardware: {self.group_list[gid][1]}")
         return row, gid, bad
 
