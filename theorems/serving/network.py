@@ -54,7 +54,7 @@ Main claims:
   the scale-up links (``allreduce_payload_floor``; derive audit's ``allreduce_time`` and ``allreduce_busbw``).
   ``network.alltoall_floor_below_measured``: a measured all-to-all of a buffer over ep chips takes at least one
   scale-up latency and the (ep - 1)/ep of the buffer bound for other chips over the scale-up links
-  (derive audit's ``alltoall_time`` and ``alltoall_busbw``); nccl-tests' 524 MB over
+  (``alltoall_payload_floor``; derive audit's ``alltoall_time`` and ``alltoall_busbw``); nccl-tests' 524 MB over
   four H100s in 1.174 ms is above its 874.4 us floor (``network.h100_alltoall_4_gpus_above_floor``).
 - **The all-to-all's bytes from the model** ``network.dispatch_token_bytes`` and ``network.combine_token_bytes``:
   a token sends one hidden vector (d_model elements in the dispatch datatype, ``dispatch_bytes_per_element``,
@@ -898,11 +898,22 @@ alltoall_payload_q = Quantity("alltoall_payload", r"P_{\mathrm{a2a}}", "byte",
 measured_alltoall_time_q = Quantity("measured_alltoall_time", r"T_{\mathrm{a2a}}^{\mathrm{meas}}", "s",
                                     "a measured time of one all-to-all of alltoall_payload bytes a chip over ep "
                                     "chips", display_unit="us")
-P_a2a, T_a2a_meas = alltoall_payload_q.sym, measured_alltoall_time_q.sym
-# The floor is a formula of the claims, not a derived quantity: a quantity would be shown on the live page, which
-# reads every input of a definition (alltoall_payload, an audit column, is never given there), while derive eval
-# needs none at ep = 1 (the factor Min(1, ep - 1) is then 0), and the two must agree.
-T_a2a_P = sp.Min(1, ep - 1) * (alpha_up + (ep - 1) / ep * P_a2a / W_up)  # ep is a whole number: the factor is 0 or 1
+alltoall_payload_floor_q = Quantity("alltoall_payload_floor", r"T_{\mathrm{a2a}}^{P}", "s",
+                                    "floor on one all-to-all of alltoall_payload bytes a chip over ep chips, "
+                                    "whatever the library: one scale-up message latency and the shares bound for "
+                                    "other chips over the scale-up links (none with one chip)", domain="nonnegative",
+                                    display_unit="us")
+P_a2a, T_a2a_meas, T_a2a_P = alltoall_payload_q.sym, measured_alltoall_time_q.sym, alltoall_payload_floor_q.sym
+# In min only, as the all-reduce's: ep is a whole number, so Min(1, ep - 1) is 0 or 1 (one chip sends nothing)
+alltoall_payload_floor = Definition(
+    "network.alltoall_payload_floor", title="A floor on one all-to-all of a given buffer",
+    statement="At least one scale-up message latency plus the (ep - 1)/ep of the buffer bound for other chips over "
+              "the scale-up links; nothing with one chip.",
+    source=derived("network.measured_alltoall_sends_its_shares: the shares leave their chip over links no faster "
+                   "than the scale-up links"),
+    defines=alltoall_payload_floor_q,
+    expr=sp.Min(1, ep - 1) * (alpha_up + (ep - 1) / ep * P_a2a / W_up),
+)
 measured_alltoall_sends_its_shares = Assumption(
     "network.measured_alltoall_sends_its_shares", title="A measured all-to-all sends every other chip its share",
     statement="A measured all-to-all hands each other chip of the group its own share of every chip's buffer, "
