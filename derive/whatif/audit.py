@@ -549,6 +549,7 @@ class Auditor:
         self.where = where
         self.exact = exact
         self.folder = folder
+        self.model_paths: dict[str, tuple[str, bool]] = {}  # a model cell's path and whether it names no file, once
         lib = self.library
         self.metric_cols = [h for h in header if h in plan.metrics]
         self.quantity_cols: list[str] = []
@@ -640,12 +641,8 @@ class Auditor:
                     bad.append(f"{col}: {text} is outside its domain ({q.domain}{', integer' if q.integer else ''})")
                     continue
             row[col] = v
-        model = cell = raw.cells.get("model", "")
-        if model and self.folder is not None:
-            from derive.model.scenario import model_path_from
-
-            model = model_path_from(model, self.folder)
-        nowhere = model != cell and not Path(model).is_file()  # neither beside the table nor in the working folder
+        cell = raw.cells.get("model", "")
+        model, nowhere = self.model_paths.get(cell) or self._model_path(cell)
         key = (model, raw.cells.get("hardware", ""), tuple(f"{c}={raw.cells[c]}" for c in self.preset_cols if c in row))
         gid = self.group_ids.get(key)
         if gid is None:
@@ -658,6 +655,19 @@ class Auditor:
         elif self.group_list[gid][1]:
             bad.append(f"model/hardware: {self.group_list[gid][1]}")
         return row, gid, bad
+
+    def _model_path(self, cell: str) -> tuple[str, bool]:
+        """A model cell as the scenario reads it (``model_path_from``: beside the table, else the working folder)
+        and whether it names a file in neither; looked up once per cell text, not once per row."""
+        model = cell
+        if cell and self.folder is not None:
+            from derive.model.scenario import model_path_from
+
+            model = model_path_from(cell, self.folder)
+        if len(self.model_paths) > CACHE_ENTRIES:
+            self.model_paths.clear()
+        self.model_paths[cell] = (model, model != cell and not Path(model).is_file())
+        return self.model_paths[cell]
 
     def exact_inputs(self, bound: Bound, raw: RawRow, gid: int) -> list[Fraction]:
         """The bound's inputs at a row, exactly (read again from the cells)."""
