@@ -385,7 +385,7 @@ class Checker:
                                          hint="`derive show` displays it")
         needed = self._closure(wanted)
         todo = [d for d in lib.topological() if d.id in needed and isinstance(d, Claim)]
-        names = self.obligation_names(needed)
+        names = self.obligation_names(needed if wanted is not None else None)  # a whole check: every definition
         if meanwhile is not None:
             meanwhile = _once(meanwhile)
         self.alongside_values = {}

@@ -153,6 +153,15 @@ def test_the_command_line_eval_says_the_note_beside_the_value():
     assert ev.to_json()["declaration_notes"] == ["d = -1 is outside its declared domain (positive)"]
 
 
+def test_a_whole_check_holds_every_definition_to_its_declaration():
+    # d (a - b, declared positive) is used by no claim: a check of the whole library still reports it, a check of
+    # named claims only the definitions they use
+    s = Q("s")
+    lib = library(a, b, d, d_def, s, D("s", s, a.sym + b.sym), C("c", logic.gt(s.sym, a.sym)))
+    assert [(f.definition, f.verdict) for f in check(lib).findings] == [("t.d", "refuted")]
+    assert check(lib, ids=["t.c"]).findings == []
+
+
 def test_a_definition_meeting_its_declaration_is_no_finding():
     s = Q("s")
     lib = library(a, b, s, D("s", s, a.sym + b.sym), C("c", logic.gt(s.sym, a.sym)))

@@ -127,7 +127,10 @@ iid_accepted_tokens = Definition(
     "speculative.iid_accepted_tokens", title="Tokens per verification under i.i.d. acceptance",
     statement=r"The first \(i\) drafted tokens are all accepted with probability \(a^i\); summing over "
               r"\(i = 0, \dots, k\) gives the geometric series \((1 - a^{k+1})/(1 - a)\).",
-    source=_LEVIATHAN, defines=iid_accepted_tokens_q, expr=(1 - a ** (k + 1)) / (1 - a),
+    # at a = 0 only the target's own token comes: the series' first term, 1 (written as its own branch, since
+    # the engines read a power with a symbolic exponent on a positive base only)
+    source=_LEVIATHAN, defines=iid_accepted_tokens_q,
+    expr=sp.Piecewise((1, sp.Eq(a, 0)), ((1 - a ** (k + 1)) / (1 - a), True)),
     domain=logic.lt(a, 1), uses=(iid_acceptance,),
 )
 verify_compute_time = Definition(
