@@ -70,7 +70,7 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
     """The library's CARD rows at ``scenario``; ``checker`` (a ``derive.checking.checker.Checker``) gives the
     verdicts of the claims (none checked when it is None: the verdict reads ``not checked``)."""
     from derive.model.display import format_quantity, format_value
-    from derive.model.evaluate import evaluate, expression_for
+    from derive.model.evaluate import evaluate
     from derive.whatif.margin import margin
 
     rows_spec = list(getattr(library, "card", ()) or ())
@@ -90,18 +90,10 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
         # a general claim whose own hypotheses fail here is proved for other values: its row says so
         outside = _outside(library, scenario, d) if isinstance(d, Claim) and not d.instance else None
         if "value" in spec:
-            _, expr = expression_for(library, spec["value"])
-            # read at the values given first: an input multiplied by a given zero (the share of skipped experts
-            # read, for a dense model) is not needed
-            expanded = library.expand(expr, scenario.pinned)
-            known = {x: scenario.values[str(x)].value for x in expanded.free_symbols if str(x) in scenario.values}
-            missing = sorted(str(x) for x in expanded.xreplace(known).free_symbols)
-            if missing:  # an answer that needs an input the chip and the model do not give: say which
-                rows.append(_needs_row(library, spec["label"], spec["value"], d, verdict, missing))
-                continue
             try:
                 ev = evaluate(library, scenario, spec["value"], spec.get("unit"), dependence=True)
-            except MissingValueError as err:  # an input a side condition reads (a denominator) though a factor is 0
+            except MissingValueError as err:  # an input the chip and the model do not give: say which (one a
+                # given zero multiplies is not needed, one a side condition reads, a denominator, is: ``evaluate``'s)
                 rows.append(_needs_row(library, spec["label"], spec["value"], d, verdict, sorted(err.names)))
                 continue
             inputs.update(ev.used)
