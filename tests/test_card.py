@@ -262,7 +262,7 @@ def test_a_row_that_needs_many_inputs_counts_them_and_lists_them_below(capsys) -
     assert rows["request_ttft_floor"]["note"] is None
     # a margin row (the longest context the layout's chips hold) words what it lacks alike, not as an error
     by_label = {r["label"]: r for r in json.loads(out)["rows"]}
-    held = by_label["longest context the layout's chips hold (their own weights and KV)"]
+    held = by_label["longest context the layout's chips hold (their own weights, KV and hidden states)"]
     assert held["shown"] == "needs 7 inputs" and "--set tp=..." in held["display"] and held["note"] == held["display"]
 
 

@@ -150,6 +150,10 @@ def test_a_chip_of_dp8_ep8_holds_the_dense_part_whole_and_an_eighth_of_the_exper
     pooled = value("memory_per_chip", **kw)
     assert pooled == (2 * total + 64 * 8192 * 98304) / 8
     assert value("layout_memory_per_chip", **kw) > pooled  # the copied attention and embeddings
+    # and its 8 sequences' hidden states, d_model 2,048 in BF16: a floor on its activations
+    assert value("layout_activation_bytes_per_chip", **kw) == 8 * 2 * 2048
+    assert value("layout_memory_per_chip", **kw) == sum(
+        value(n, **kw) for n in ("weights_per_chip", "layout_kv_bytes_per_chip", "layout_activation_bytes_per_chip"))
 
 
 def test_kv_per_chip_stops_shrinking_past_the_kv_heads():
@@ -196,9 +200,10 @@ def test_the_card_gives_the_layouts_own_longest_context_below_the_pooled_one():
                                                        sets=layout(dp=8, ep=8) + ["batch=64 seq"])).rows}
     pooled, own = rows["capacity.memory_fits_in_hbm"], rows["layouts.layout_memory_fits_in_hbm"]
     assert Fraction(own.exact) < Fraction(pooled.exact)
-    # by hand: (141 GB - the weights a chip holds) over 8 sequences' 98,304 B a token
+    # by hand: (141 GB - the weights a chip holds - 8 sequences' hidden states, 2 x 2,048 B a token) over the 8
+    # sequences' 98,304 B a token
     kw = {"hardware": "h200", "model": QWEN3_MOE, "sets": layout(dp=8, ep=8) + ["batch=64 seq"]}
-    assert Fraction(own.exact) == (141 * 10**9 - value("weights_per_chip", **kw)) / (8 * 98304)
+    assert Fraction(own.exact) == (141 * 10**9 - value("weights_per_chip", **kw) - 8 * 4096) / (8 * 98304)
 
 
 def test_without_a_layout_the_layouts_fit_is_not_decided():
@@ -219,7 +224,9 @@ def test_a_layouts_chip_never_holds_less_than_the_pooled_share(tp, pp, cp, dp, e
             layouts.N_exp: sp.Rational(routed) * n_tot, layouts.E_tot: 256, layouts.E_red: redundant,
             layouts.q: q, layouts.S_kv: s_kv, layouts.N_seq: seqs,
             layouts.h_kv: kv_heads, layouts.chips_q.sym: tp * cp * dp, layouts.stages_q.sym: pp}
-    own = layouts.weights_per_chip.expr + layouts.layout_kv_bytes_per_chip.expr  # layout_memory_per_chip
+    own = layouts.weights_per_chip.expr + layouts.layout_kv_bytes_per_chip.expr  # layout_memory_per_chip without
+    own += layouts.layout_activation_bytes_per_chip.expr.subs(  # its hidden states: 64 sequences of 16 KB tokens
+        {layouts.B: seqs, layouts.tau: 1, layouts.a_tok: 16384})
     pooled = memory_capacity_per_gpu.expr
     own, pooled = (Fraction(str(e.subs(subs))) for e in (own, pooled))
     assert own >= pooled

@@ -134,7 +134,7 @@ CARD = [
     {"label": "step time on the layout (each replica reads its own dense weights)", "value": "layout_step_time",
      "unit": "ms", "decl": "layouts.layout_step_time"},
     # the lecture's row above pools a stage's chips; a layout that copies weights or KV heads holds more per chip
-    {"label": "longest context the layout's chips hold (their own weights and KV)", "vary": "context",
+    {"label": "longest context the layout's chips hold (their own weights, KV and hidden states)", "vary": "context",
      "decl": "layouts.layout_memory_fits_in_hbm"},
     {"label": "TP all-reduce latency per decode step (scale-up links)", "value": "tp_allreduce_latency", "unit": "ms",
      "decl": "network.tp_allreduce_latency"},

@@ -74,8 +74,9 @@ floor spreads them over the whole stage; for a dense model the lecture's floor i
 (``layouts.data_parallel_floor_is_cp_dp_times_pooled``).  DeepSeek-V3's EP144 decode unit on H100s: 4.85 ms, where
 the pooled floor says 76 us.
 
-Activations and workspace are left out of a chip's memory (they only add to it: a fit here is necessary for a
-real deployment).  The lecture's step time pools a stage's chips' bandwidth as if each weight were read once per
+Activations enter a chip's memory at their least (``layouts.layout_activation_bytes_per_chip``): the hidden state
+of every token of a decode step, held once somewhere on its stage; the kernels' intermediates and workspace are left
+out (they only add to it: a fit here is necessary for a real deployment, never sufficient).  The lecture's step time pools a stage's chips' bandwidth as if each weight were read once per
 stage; under data parallelism every replica reads its own copy, so ``layouts.layout_step_time`` adds the copies'
 reads (for a dense model it is one replica's own step at its share of the batch), and
 ``layouts.layout_step_at_least_replica_read`` proves it never below the replica's dense read.
@@ -98,6 +99,7 @@ from theorems.capacity import memory_per_chip_q
 from theorems.context import kv_heads as kv_heads_q
 from theorems.context import query_heads as query_heads_q
 from theorems.moe import scaleup_domain as scaleup_domain_q
+from theorems.moe import token_activation_bytes as token_activation_bytes_q
 from theorems.pipeline import sequences_in_flight_q
 from theorems.pipeline import stages as stages_q
 from theorems.roofline import (
@@ -109,6 +111,7 @@ from theorems.roofline import (
     q,
     weight_fetch_floor_q,
 )
+from theorems.roofline import batch as batch_q
 from theorems.roofline import bytes_per_param as bytes_per_param_q
 from theorems.roofline import chips as chips_q
 from theorems.roofline import experts_active as experts_active_q
@@ -118,6 +121,7 @@ from theorems.roofline import hbm_capacity as hbm_capacity_q
 from theorems.roofline import layers as layers_q
 from theorems.roofline import params_active as params_active_q
 from theorems.roofline import params_total as params_total_q
+from theorems.roofline import tokens_per_step as tokens_per_step_q
 
 PART = "Beyond the lecture"  # the documents render this library's chapters as part II
 CHAPTER = "Parallel layouts and chip counts"
@@ -159,10 +163,14 @@ layout_kv_bytes_per_chip_q = Quantity(
     "layout_kv_bytes_per_chip", r"M_{\mathrm{kv,layout}}", "byte",
     "KV-cache bytes one chip of a layout holds: its stage's layers of its share of the sequences in flight, each "
     "KV head on tp/kv_heads devices once tp passes the KV heads", display_unit="GB")
+layout_activation_bytes_per_chip_q = Quantity(
+    "layout_activation_bytes_per_chip", r"M_{\mathrm{act}}", "byte",
+    "activation bytes one chip of a layout holds at least during a decode step: its share of the step's tokens' "
+    "hidden states (the kernels' intermediates and workspace come on top)", display_unit="GB")
 layout_memory_per_chip_q = Quantity(
     "layout_memory_per_chip", r"M_{\mathrm{layout}}", "byte",
-    "HBM bytes one chip of a layout must hold: its weights and its KV cache (activations and workspace left out)",
-    display_unit="GB")
+    "HBM bytes one chip of a layout must hold: its weights, its KV cache and its share of the step's hidden states "
+    "(the kernels' intermediates and workspace left out)", display_unit="GB")
 replica_weight_fetch_floor_q = Quantity(
     "replica_weight_fetch_floor", r"t_{\mathrm{w}}^{\mathrm{rep}}", "s",
     "time one replica's tensor-parallel group takes to read the dense weights a token multiplies (all its active "
@@ -260,6 +268,8 @@ weights_per_chip_even = Claim(
 
 # What a chip of a layout holds: its weights and its KV cache ------------------------------------------------
 M_kv, M_layout, M_pooled = layout_kv_bytes_per_chip_q.sym, layout_memory_per_chip_q.sym, memory_per_chip_q.sym
+M_act, B, tau, a_tok = (layout_activation_bytes_per_chip_q.sym, batch_q.sym, tokens_per_step_q.sym,
+                        token_activation_bytes_q.sym)
 N_seq, S_kv, h_kv, C = (sequences_in_flight_q.sym, kv_bytes_per_sequence_q.sym, kv_heads_q.sym,
                         hbm_capacity_q.sym)
 
@@ -273,10 +283,20 @@ layout_kv_bytes_per_chip = Definition(
     defines=layout_kv_bytes_per_chip_q,
     expr=N_seq * S_kv * sp.Max(1, tp / h_kv, evaluate=False) / (pp * tp * cp * dp),
 )
+layout_activation_bytes_per_chip = Definition(
+    "layouts.layout_activation_bytes_per_chip", title="Activation bytes per chip of a layout, at least",
+    statement="A decode step of a stage carries one new token of each of its sequences through every layer, and "
+              "each token's hidden state is held somewhere on the stage while it does: at least the batch's hidden "
+              "states over the stage's tp·cp·dp devices, however a layout shards them (sequence parallelism "
+              "included).  The kernels' intermediates (an MLP's wider activations, attention's workspace) come on "
+              "top and depend on the kernels, so they are left out: this share is a floor.",
+    source=_MEGATRON, defines=layout_activation_bytes_per_chip_q, expr=B * tau * a_tok / (tp * cp * dp),
+)
 layout_memory_per_chip = Definition(
     "layouts.layout_memory_per_chip", title="HBM bytes per chip of a layout",
-    statement="A chip of a layout holds its weights and its KV cache; activations and workspace come on top.",
-    source=_DSV3, defines=layout_memory_per_chip_q, expr=M_w + M_kv,
+    statement="A chip of a layout holds its weights, its KV cache and its share of the step's hidden states; the "
+              "kernels' intermediates and workspace come on top.",
+    source=_DSV3, defines=layout_memory_per_chip_q, expr=M_w + M_kv + M_act,
 )
 layout_memory_at_least_pooled = Claim(
     "layouts.layout_memory_at_least_pooled", title="A layout's chip holds at least the lecture's pooled share",
@@ -294,7 +314,8 @@ layout_memory_at_least_pooled = Claim(
              "tp and ep are each at most tp·cp·dp, so neither share of the weights is below the whole over the "
              "layout's chips"),
         Step(logic.ge(M_kv, N_seq * S_kv / (pp * tp * cp * dp)), "each KV head is held at least once"),
-        Step(logic.ge(M_layout, M_pooled), "the two together against the lecture's share"),
+        Step(logic.ge(M_layout, M_pooled), "the two together against the lecture's share (the hidden states only "
+                                            "add to them)"),
     ),
 )
 pooled_memory_at_least_layout = Claim(
@@ -309,7 +330,8 @@ pooled_memory_at_least_layout = Claim(
 )
 layout_memory_fits_in_hbm = Claim(
     "layouts.layout_memory_fits_in_hbm", title="The layout's chips hold their weights and KV caches",
-    statement="At the scenario's values, each chip of the layout holds its weights and its KV cache in its HBM.",
+    statement="At the scenario's values, each chip of the layout holds its weights, its KV cache and its share of "
+              "the step's hidden states in its HBM.",
     source=_MEGATRON,
     goal=logic.le(M_layout, C),
     instance=True, expected="unknown",
@@ -550,7 +572,8 @@ PROSE = (
     "DeepSeek's published units are the worked example: 32 GPUs for prefill and 320 for decode, where "
     "multiplying the expert-parallel degree in would claim 1,024 and 102,400.",
     "{{result:weights_per_chip_shape}}",
-    "A chip holds its weights and its KV cache.  Data and context parallelism copy the dense weights, and tensor "
+    "A chip holds its weights, its KV cache and its share of the step's hidden states.  Data and context "
+    "parallelism copy the dense weights, and tensor "
     "parallelism past the KV heads copies KV heads, so a chip of a layout holds at least the lecture's pooled share "
     "and often more: the lecture's fit is necessary, and the layout's own "
     "(layouts.layout_memory_fits_in_hbm) is a second feasibility bound of this library.",
