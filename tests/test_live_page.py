@@ -331,6 +331,52 @@ def test_serving_page_needs_no_input_that_a_factor_of_zero_multiplies(page, tmp_
     assert _assert_matches_evaluate(serving_library, scenario, derived) > 60
 
 
+_OWN_CHIP = """model = "llama3-8b"
+[values.flops]
+value = "312 TFLOP/s"
+source = "a chip of the reader's own: scale-up links, no scale-out values"
+[values.hbm_bandwidth]
+value = "2 TB/s"
+source = "the reader's"
+[values.hbm_capacity]
+value = "80 GB"
+source = "the reader's"
+[values.scaleup_domain]
+value = "8"
+source = "the reader's"
+[values.scaleup_bandwidth]
+value = "300 GB/s"
+source = "the reader's"
+[values.scaleup_latency]
+value = "3 us"
+source = "the reader's"
+"""
+
+
+def test_serving_page_reads_a_branch_without_the_inputs_of_the_other(page, tmp_path_factory, serving_library):
+    """A site built at the reader's own chip, which gives scale-up links and no scale-out values: a tensor-parallel
+    group inside its 8-chip domain is priced on the scale-up links alone (the branch the page reads, as derive eval
+    does), and one past it needs the scale-out bandwidth, on the page as in derive eval."""
+    folder = tmp_path_factory.mktemp("live-serving-branch")
+    (folder / "own.toml").write_text(_OWN_CHIP)
+    scenario_file = str(folder / "own.toml")
+    site = folder / "site"
+    build(serving_library, build_scenario(serving_library, scenario=scenario_file), site, ("html",))
+    _open(page, site)
+    for tp, inside in (("8", True), ("16", False)):
+        _type(page, "tp", tp)
+        state = page.js("DeriveLive.state()")
+        scenario = build_scenario(serving_library, scenario=scenario_file, sets=state["sets"])
+        assert "scaleout_bandwidth" not in scenario.values
+        derived = _derived(page)
+        link = derived["tp_link_bandwidth"]
+        if inside:
+            assert link["value"] == float(scenario.value("scaleup_bandwidth")), link
+        else:
+            assert link["value"] is None and "scaleout_bandwidth" in link["text"], link
+        assert _assert_matches_evaluate(serving_library, scenario, derived) > 40
+
+
 def test_serving_page_counts_the_pools_in_their_own_units(page, tmp_path_factory, serving_library):
     """Pool sizes typed in prefill_chip and decode_chip (counts the serving library declares) give the rates per
     prefill, decode and deployed chip that derive eval gives, each printed in its unit by the page's formatter."""
