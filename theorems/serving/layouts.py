@@ -76,10 +76,11 @@ the pooled floor says 76 us.
 
 Activations enter a chip's memory at their least (``layouts.layout_activation_bytes_per_chip``): the hidden state
 of every token of a decode step, held once somewhere on its stage; the kernels' intermediates and workspace are left
-out (they only add to it: a fit here is necessary for a real deployment, never sufficient).  The lecture's step time pools a stage's chips' bandwidth as if each weight were read once per
-stage; under data parallelism every replica reads its own copy, so ``layouts.layout_step_time`` adds the copies'
-reads (for a dense model it is one replica's own step at its share of the batch), and
-``layouts.layout_step_at_least_replica_read`` proves it never below the replica's dense read.
+out (they only add to it: a fit here is necessary for a real deployment, never sufficient).  The lecture's step
+time pools a stage's chips' bandwidth as if each weight were read once per stage; under data parallelism every
+replica reads its own copy, so ``layouts.layout_step_time`` adds the copies' reads (for a dense model it is one
+replica's own step at its share of the batch), and ``layouts.layout_step_at_least_replica_read`` proves it never
+below the replica's dense read.
 
 References: Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using
 Megatron-LM" (SC '21), section 3.1 (p·t·d = n GPUs); DeepSeek-AI 2024, "DeepSeek-V3 Technical Report",
@@ -131,6 +132,10 @@ _MEGATRON = paper("Narayanan et al. 2021, Efficient Large-Scale Language Model T
 _DSV3 = paper("DeepSeek-AI 2024, DeepSeek-V3 Technical Report, arXiv:2412.19437",
               "sections 3.4.1-3.4.2: prefill unit 32 GPUs (TP4 + SP, DP8, EP32); decode unit 320 GPUs (TP4 + SP, "
               "DP80, EP320)")
+_KORTHIKANTI = paper("Korthikanti et al. 2023, Reducing Activation Recomputation in Large Transformer Models "
+                     "(MLSys 2023), arXiv:2205.05198",
+                     "section 4: a transformer layer's activations are s·b·h·(34 + 5·a·s/h) bytes in 16-bit precision, "
+                     "of which its input, every token's hidden state, is 2·s·b·h")
 _VLLM_TP = paper("vLLM, vllm/model_executor/layers/linear.py, QKVParallelLinear",
                  "the query heads and the KV heads are split over the tensor-parallel devices; with more devices "
                  "than KV heads each KV head is replicated on tp/kv_heads of them, which must be whole")
@@ -266,7 +271,7 @@ weights_per_chip_even = Claim(
     goal=logic.eq(M_w, q * N_tot / (tp * pp)),
 )
 
-# What a chip of a layout holds: its weights and its KV cache ------------------------------------------------
+# What a chip of a layout holds: its weights, its KV cache and its tokens' hidden states ----------------------
 M_kv, M_layout, M_pooled = layout_kv_bytes_per_chip_q.sym, layout_memory_per_chip_q.sym, memory_per_chip_q.sym
 M_act, B, tau, a_tok = (layout_activation_bytes_per_chip_q.sym, batch_q.sym, tokens_per_step_q.sym,
                         token_activation_bytes_q.sym)
@@ -290,7 +295,7 @@ layout_activation_bytes_per_chip = Definition(
               "states over the stage's tp·cp·dp devices, however a layout shards them (sequence parallelism "
               "included).  The kernels' intermediates (an MLP's wider activations, attention's workspace) come on "
               "top and depend on the kernels, so they are left out: this share is a floor.",
-    source=_MEGATRON, defines=layout_activation_bytes_per_chip_q, expr=B * tau * a_tok / (tp * cp * dp),
+    source=_KORTHIKANTI, defines=layout_activation_bytes_per_chip_q, expr=B * tau * a_tok / (tp * cp * dp),
 )
 layout_memory_per_chip = Definition(
     "layouts.layout_memory_per_chip", title="HBM bytes per chip of a layout",
