@@ -16,8 +16,10 @@ $(STAMP): pyproject.toml
 build: $(STAMP)
 	$(BIN)/derive build
 
+# the suite on the machine's CPUs (at most 4 processes), each test file whole on one of them: its module fixtures
+# (a built site, a checked library) are made once
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check derive theorems tests bench

@@ -52,7 +52,10 @@ FILES = {
         'measured = "measured_time"\nvalue = "3 s"\nsource = "s"\nas_of = "2026-01-01"\nset = ["widget_count=2"]\n'
     ),
     "json/__init__.py": GOOD,
-    "recursion.py": "import sys\nsys.setrecursionlimit(60)\n",
+    # a limit far below derive's own, yet above the frames already on the stack (more of them under a test runner's
+    # worker process), so that the library itself loads
+    "recursion.py": "import sys\nframe, depth = sys._getframe(), 0\nwhile frame is not None:\n"
+                    "    frame, depth = frame.f_back, depth + 1\nsys.setrecursionlimit(depth + 60)\n",
     "spoof.py": (  # a carriage return in a title rewrote the terminal line of a refuted claim as "proved"
         "from derive import Claim, Quantity, derived, logic\n"
         "count = Quantity('widget_count', 'm', '1', 'widgets in one batch')\n"

@@ -102,6 +102,13 @@ def serving_library():
     return load_library(["serving"])
 
 
+@pytest.fixture(scope="module")
+def serving_site(tmp_path_factory, serving_library):
+    """The serving library's serving_site at its default scenario, built once: the tests only read it (each in a browser
+    of its own)."""
+    return _site(tmp_path_factory, serving_library, "live-serving")
+
+
 @pytest.fixture
 def page(chromium):
     browser = headless.Browser(chromium)
@@ -283,28 +290,26 @@ def test_an_input_outside_its_domain_is_refused(page, lecture_site):
     assert page.js("document.querySelector('tr[data-input=batch]').getAttribute('data-invalid')") == "not a number"
 
 
-def test_serving_library_page_follows_presets(page, tmp_path_factory, serving_library):
-    site = _site(tmp_path_factory, serving_library, "live-serving")
-    _open(page, site)
+def test_serving_library_page_follows_presets(page, serving_site, serving_library):
+    _open(page, serving_site)
     _pick(page, hardware="h100-sxm", model="deepseek-v3")
     _type(page, "batch", "64")
     _, scenario = _scenario_of(page, serving_library)
     assert _assert_matches_evaluate(serving_library, scenario, _derived(page)) > 60
 
 
-def test_serving_page_applies_a_layout_as_the_engine_does(page, tmp_path_factory, serving_library):
+def test_serving_page_applies_a_layout_as_the_engine_does(page, serving_site, serving_library):
     """A degree typed on the page fills the layout's other degrees and gives chips and stages from it, as
     ``--set tp=8`` does (Llama 3 405B's TP8 x PP2 over two H100 nodes); the shares of experts read follow the
     batch of an MoE model (its link to the uniform-routing formula)."""
-    site = _site(tmp_path_factory, serving_library, "live-serving-layout")
-    _open(page, site)
+    _open(page, serving_site)
     _pick(page, hardware="h100-sxm", model="llama3-405b")
     _type(page, "tp", "8")
     _type(page, "pp", "2")
     state, scenario = _scenario_of(page, serving_library)
     assert scenario.value("chips") == 8 and scenario.value("stages") == 2
     assert _assert_matches_evaluate(serving_library, scenario, _derived(page)) > 60
-    _open(page, site)
+    _open(page, serving_site)
     _pick(page, hardware="h200", model="deepseek-v3")
     _type(page, "batch", "32")
     _, scenario = _scenario_of(page, serving_library)
@@ -312,11 +317,10 @@ def test_serving_page_applies_a_layout_as_the_engine_does(page, tmp_path_factory
     assert _assert_matches_evaluate(serving_library, scenario, _derived(page)) > 60
 
 
-def test_serving_page_needs_no_input_that_a_factor_of_zero_multiplies(page, tmp_path_factory, serving_library):
+def test_serving_page_needs_no_input_that_a_factor_of_zero_multiplies(page, serving_site, serving_library):
     """One chip has no all-reduce: its floor is Min(1, tp - 1) times the payload's time, 0 at tp = 1 whatever the
     payload, as derive eval gives it (sympy's 0 * x = 0); at tp = 2 the payload is needed."""
-    site = _site(tmp_path_factory, serving_library, "live-serving-zero")
-    _open(page, site)
+    _open(page, serving_site)
     _pick(page, hardware="h100-sxm", model="llama3-8b")
     _type(page, "tp", "1")
     _, scenario = _scenario_of(page, serving_library)
@@ -377,11 +381,10 @@ def test_serving_page_reads_a_branch_without_the_inputs_of_the_other(page, tmp_p
         assert _assert_matches_evaluate(serving_library, scenario, derived) > 40
 
 
-def test_serving_page_counts_the_pools_in_their_own_units(page, tmp_path_factory, serving_library):
+def test_serving_page_counts_the_pools_in_their_own_units(page, serving_site, serving_library):
     """Pool sizes typed in prefill_chip and decode_chip (counts the serving library declares) give the rates per
     prefill, decode and deployed chip that derive eval gives, each printed in its unit by the page's formatter."""
-    site = _site(tmp_path_factory, serving_library, "live-serving-pools")
-    _open(page, site)
+    _open(page, serving_site)
     # DeepSeek's published units (4 prefill nodes, 18 decode nodes of 8 H800) at its average rates per node
     for name, text in (("prefill_chips", "32"), ("decode_chips", "144"), ("input_token_rate", "294800"),
                        ("output_token_rate", "266400")):
