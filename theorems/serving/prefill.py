@@ -219,9 +219,10 @@ prefill_memory_time = Definition(
     defines=prefill_memory_time_q, expr=(N_act * q + B * ell * k) / (n * W),
 )
 ttft_floor = Definition(
-    "prefill.ttft_floor", title="Time-to-first-token floor",
-    statement="A prefill pass can be no faster than the slower of its multiplies and its memory traffic; the "
-              "first token comes out of it.",
+    "prefill.ttft_floor", title="Time-to-first-token floor of a whole prefill pass",
+    statement="A prefill pass of the batch's prompts together can be no faster than the slower of its multiplies "
+              "and its memory traffic; their first tokens come out of it.  One request's own floor, whatever the "
+              "server batches with it, is request_ttft_floor.",
     source=paper("Williams et al. 2009, Roofline: an insightful visual performance model", "roofline bound"),
     defines=ttft_floor_q, expr=sp.Max(t_cpa, t_pm, evaluate=False),
 )
