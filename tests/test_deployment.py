@@ -168,6 +168,8 @@ def test_scenario_file_preset_name_must_be_text(lecture_library, tmp_path) -> No
     ("tpu-v6e", "deepseek-v3", (), 1836, "flops_int8", False),     # 8-bit weights: INT8 1,836 beats FP8 918
     ("tpu-v5e", "deepseek-v3", (), 393, "flops_int8", False),      # no FP8 rate on a v5e: its INT8 one
     ("tpu-v5p", "deepseek-v3", (), 918, "flops_int8", False),      # FP8 no faster than BF16 on a v5p: INT8
+    ("trn2", "deepseek-v3", (), 1299, "flops_fp8", False),         # Trainium2's FP8 1,299 (not 2 x 667)
+    ("trn2", "gpt-oss-120b", (), 1299, "flops_fp8", True),         # no FP4 rate on Trainium2: FP8, and the note
 ])
 def test_weights_narrower_than_the_flops_datatype_take_the_chips_rate_or_get_a_note(
         lecture_library, hardware, model, sets, tflops, taken, noted) -> None:
@@ -319,3 +321,20 @@ def test_a_scenario_files_model_path_is_read_beside_it_else_from_the_working_fol
     path.write_text('hardware = "h200"\nmodel = "configs/nowhere.json"\n')
     with pytest.raises(ScenarioError, match="nowhere.json"):
         build_scenario(lecture_library, scenario=str(path))
+
+
+def test_trainium2_decode_floor_by_hand(lecture_library, capsys) -> None:
+    """Four Trainium2 chips (AWS's chip page: 2.9 TB/s each) read Llama 3.1 70B's 69,501,714,432 active BF16 weights
+    in 2 x 69.50e9 B / 11.6 TB/s = 11.98 ms; the preset gives no NeuronLink latency, so a tensor-parallel latency
+    asks for it in one line."""
+    sc = build_scenario(lecture_library, hardware="trn2", model="llama3-70b", sets=["chips=4"])
+    assert sc.value("hbm_capacity") == 96 * 2**30
+    assert main(["eval", "weight_fetch_time", "--json", "--hardware", "trn2", "--model", "llama3-70b",
+                 "--set", "chips=4"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert sp.Rational(got["exact"]) == sp.Rational(2 * 69_501_714_432, 4 * 29 * 10**11) and got["unit"] == "s"
+    assert got["display"] == "11.98 ms"
+    assert main(["eval", "tp_allreduce_latency", "--library", "serving", "--hardware", "trn2", "--model", "llama3-70b",
+                 "--set", "tp=4"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "scaleup_latency" in err

@@ -162,13 +162,16 @@ def _variants() -> list[tuple[Path, Path]]:
 
 @pytest.mark.parametrize("base,variant", _variants(), ids=lambda p: p.stem)
 def test_precision_variants(base: Path, variant: Path) -> None:
-    """A low-precision variant is the same chip: same memory and links, FLOPs scaled by the byte ratio."""
+    """A low-precision variant is the same chip: same memory and links, its FLOP/s the base preset's rate for its
+    datatype, faster than BF16 by at most the byte ratio (2x for FP8 on NVIDIA and AMD; Trainium2's FP8 is 1,299
+    against 667, 1.95x)."""
     b, v = _load(base), _load(variant)
     assert b["precision"] == "bf16"
     for key in set(b["values"]) - {"flops", "bytes_per_param", "bytes_per_kv_element", "flops_datatype_bytes"}:
         assert b["values"][key]["value"] == v["values"][key]["value"], f"{variant.stem} differs in {key}"
+    assert _si(v, "flops") == _si(b, f"flops_{v['precision']}")
     speedup = _si(b, "bytes_per_param") / _si(v, "bytes_per_param")
-    assert float(_si(v, "flops") / _si(b, "flops")) == pytest.approx(float(speedup), rel=0.01)
+    assert 1 < _si(v, "flops") / _si(b, "flops") <= speedup * Fraction(101, 100)
 
 
 def test_dense_not_sparse() -> None:
@@ -345,12 +348,17 @@ def test_latencies_are_positive_times(path: Path) -> None:
 
 
 def test_every_gpu_preset_has_its_link_latencies() -> None:
-    # a floor on a multi-chip layout needs both; only the TPUs' data-centre network has no published figure
+    # a floor on a multi-chip layout needs both; only the TPUs' data-centre network and Trainium2's links have no
+    # published figure, and a preset that leaves one out says so in its note (a layout then asks for it: --set)
     for path in HARDWARE:
-        values = _load(path)["values"]
-        assert "scaleup_latency" in values, path.stem
-        if not path.stem.startswith("tpu"):
+        data = _load(path)
+        values, note = data["values"], data.get("note", "")
+        assert "scaleup_latency" in values or "Scale-up latency omitted" in note, path.stem
+        if not path.stem.startswith(("tpu", "trn")):
             assert "scaleout_latency" in values, path.stem
+        elif "scaleout_latency" not in values:
+            assert "latency omitted" in note, path.stem
+    assert {p.stem for p in HARDWARE if "scaleup_latency" not in _load(p)["values"]} == {"trn2", "trn2-fp8"}
 
 
 def test_amd_latencies_are_the_smallest_published() -> None:
