@@ -9,9 +9,11 @@ import pytest
 from hypothesis import settings
 
 # CI runs the property tests from a fixed seed (HYPOTHESIS_PROFILE=ci in .ci/run), so a red run is one anyone can
-# rerun; by hand they explore afresh each time
-settings.register_profile("ci", derandomize=True, print_blob=True)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+# rerun; by hand they explore afresh each time.  Neither has a per-example deadline: the suite runs on every CPU
+# (make test), so an example's wall time depends on what runs beside it, and speed is bench/'s to measure
+settings.register_profile("ci", derandomize=True, print_blob=True, deadline=None)
+settings.register_profile("dev", deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 # Tests that run commands in-process must not write the proof cache into the work tree.
 os.environ.setdefault("DERIVE_CACHE_DIR", tempfile.mkdtemp(prefix="derive-test-cache-"))
