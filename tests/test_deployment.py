@@ -170,6 +170,8 @@ def test_scenario_file_preset_name_must_be_text(lecture_library, tmp_path) -> No
     ("tpu-v5p", "deepseek-v3", (), 918, "flops_int8", False),      # FP8 no faster than BF16 on a v5p: INT8
     ("trn2", "deepseek-v3", (), 1299, "flops_fp8", False),         # Trainium2's FP8 1,299 (not 2 x 667)
     ("trn2", "gpt-oss-120b", (), 1299, "flops_fp8", True),         # no FP4 rate on Trainium2: FP8, and the note
+    ("trn3", "gpt-oss-120b", (), 2517, "flops_fp4", False),        # MXFP4 experts on Trainium3: its MXFP4 rate
+    ("trn3-fp8", "deepseek-v3", (), 2517, None, False),            # the FP8 preset: nothing to replace
 ])
 def test_weights_narrower_than_the_flops_datatype_take_the_chips_rate_or_get_a_note(
         lecture_library, hardware, model, sets, tflops, taken, noted) -> None:

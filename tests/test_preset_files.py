@@ -139,7 +139,7 @@ def test_hardware_plausible_ranges(path: Path) -> None:
     assert _si(data, "scaleup_domain") == chips
     for key in ("scaleup_bandwidth", "scaleout_bandwidth"):
         if key in data["values"]:
-            assert 1e9 <= _si(data, key) <= 2e12
+            assert 1e9 <= _si(data, key) <= 3e12  # Trainium3's NeuronLink-v4: 2.56 TB/s a device
     if "scaleout_bandwidth" in data["values"] and "scaleup_bandwidth" in data["values"]:
         assert _si(data, "scaleout_bandwidth") < _si(data, "scaleup_bandwidth")
     for key in ("scaleup_latency", "scaleout_latency"):  # a message step: tenths of a microsecond to tens
@@ -162,16 +162,15 @@ def _variants() -> list[tuple[Path, Path]]:
 
 @pytest.mark.parametrize("base,variant", _variants(), ids=lambda p: p.stem)
 def test_precision_variants(base: Path, variant: Path) -> None:
-    """A low-precision variant is the same chip: same memory and links, its FLOP/s the base preset's rate for its
-    datatype, faster than BF16 by at most the byte ratio (2x for FP8 on NVIDIA and AMD; Trainium2's FP8 is 1,299
-    against 667, 1.95x)."""
+    """A low-precision variant is the same chip: same memory and links, its FLOP/s the base preset's own rate for its
+    datatype, faster than BF16 (2x for FP8 on NVIDIA and AMD; Trainium2's FP8 is 1,299 against 667, 1.95x;
+    Trainium3's MXFP8 2,517 against 671, 3.75x)."""
     b, v = _load(base), _load(variant)
     assert b["precision"] == "bf16"
     for key in set(b["values"]) - {"flops", "bytes_per_param", "bytes_per_kv_element", "flops_datatype_bytes"}:
         assert b["values"][key]["value"] == v["values"][key]["value"], f"{variant.stem} differs in {key}"
     assert _si(v, "flops") == _si(b, f"flops_{v['precision']}")
-    speedup = _si(b, "bytes_per_param") / _si(v, "bytes_per_param")
-    assert 1 < _si(v, "flops") / _si(b, "flops") <= speedup * Fraction(101, 100)
+    assert _si(v, "flops") > _si(b, "flops") and _si(v, "bytes_per_param") < _si(b, "bytes_per_param")
 
 
 def test_dense_not_sparse() -> None:
@@ -358,7 +357,8 @@ def test_every_gpu_preset_has_its_link_latencies() -> None:
             assert "scaleout_latency" in values, path.stem
         elif "scaleout_latency" not in values:
             assert "latency omitted" in note, path.stem
-    assert {p.stem for p in HARDWARE if "scaleup_latency" not in _load(p)["values"]} == {"trn2", "trn2-fp8"}
+    assert {p.stem for p in HARDWARE if "scaleup_latency" not in _load(p)["values"]} == {
+        "trn2", "trn2-fp8", "trn3", "trn3-fp8"}
 
 
 def test_amd_latencies_are_the_smallest_published() -> None:
