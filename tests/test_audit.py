@@ -234,6 +234,15 @@ def test_file_over_the_cap_is_refused_before_reading(tmp_path, capsys, monkeypat
     assert "over the 100-byte limit" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("where", "words"), [("missing.csv", "file not found: "),
+                                              (".", "not a regular file: "), ("/dev/null", "not a regular file: ")])
+def test_a_table_that_is_no_file_is_one_line_naming_what_is_there(tmp_path, capsys, monkeypatch, where, words):
+    monkeypatch.chdir(tmp_path)
+    assert main(["audit", where]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and words + where in err
+
+
 def test_a_bound_that_is_not_proved_leaves_its_metric_unchecked(tmp_path, capsys):
     lib = tmp_path / "mylib.py"
     lib.write_text(
