@@ -3,6 +3,7 @@ reports with escaped text, dataframes, diffs that say what moved."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -108,3 +109,24 @@ def test_declaration_reprs_escape_and_show_the_formula():
     assert "%" not in latex.replace(r"\%", "")
     r = derive.check("hw_ratio_a100")["hw_ratio_a100"]
     assert r._repr_latex_().count("$") == 2 and "counterexample" in r._repr_latex_()
+
+
+@pytest.mark.parametrize("domain", ["nonnegative", "positive"])
+def test_a_user_claim_with_ne_is_refuted_exactly_where_it_fails(tmp_path, capsys, domain):
+    """``logic.ne``: 2u != 1 fails only at u = 1/2, which the counterexample names exactly; bounded away from it the
+    same relation is proved (the planted true twin)."""
+    from derive.cli import main
+
+    lib = tmp_path / "mine.py"
+    lib.write_text(
+        "from derive import Claim, Quantity, derived, logic\n"
+        f"u = Quantity('mine_u', 'u', '1', 'a share', domain='{domain}')\n"
+        "half = Claim('mine.not_half', title='u is never one half', statement='s', source=derived('test'),\n"
+        "             goal=logic.ne(2 * u.sym, 1), expected='refuted')\n"
+        "above = Claim('mine.not_half_above_one', title='past one, never one half', statement='s',\n"
+        "              source=derived('test'), hypotheses=(logic.ge(u.sym, 1),), goal=logic.ne(2 * u.sym, 1))\n")
+    assert main(["check", "--library", str(lib), "--json", "--no-cache"]) == 0
+    got = {c["id"]: c for c in json.loads(capsys.readouterr().out)["claims"]}
+    assert got["mine.not_half"]["verdict"] == "refuted"
+    assert got["mine.not_half"]["counterexample"] == {"mine_u": "1/2"}
+    assert got["mine.not_half_above_one"]["verdict"] == "proved"

@@ -487,6 +487,10 @@ def eq(lhs: sp.Expr, rhs: sp.Expr) -> Rel:
     return Rel(lhs, "==", rhs)
 
 
+def ne(lhs: sp.Expr, rhs: sp.Expr) -> Rel:
+    return Rel(lhs, "!=", rhs)
+
+
 def le(lhs: sp.Expr, rhs: sp.Expr) -> Rel:
     return Rel(lhs, "<=", rhs)
 
