@@ -104,8 +104,8 @@ def serving_library():
 
 @pytest.fixture(scope="module")
 def serving_site(tmp_path_factory, serving_library):
-    """The serving library's serving_site at its default scenario, built once: the tests only read it (each in a browser
-    of its own)."""
+    """The serving library's site at its default scenario, built once: the tests only read it (each in a browser of
+    its own)."""
     return _site(tmp_path_factory, serving_library, "live-serving")
 
 

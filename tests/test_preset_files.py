@@ -347,7 +347,7 @@ def test_latencies_are_positive_times(path: Path) -> None:
 
 
 def test_every_gpu_preset_has_its_link_latencies() -> None:
-    # a floor on a multi-chip layout needs both; only the TPUs' data-centre network and Trainium2's links have no
+    # a floor on a multi-chip layout needs both; only the TPUs' data-centre network and AWS Trainium's links have no
     # published figure, and a preset that leaves one out says so in its note (a layout then asks for it: --set)
     for path in HARDWARE:
         data = _load(path)

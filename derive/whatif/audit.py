@@ -314,10 +314,11 @@ def _open(path: str, stdin: IO[str] | None) -> tuple[IO[str], str]:
 
         return (stdin or sys.stdin), "<stdin>"
     p = Path(path)
-    if not p.is_file():  # a folder or a device is there, but no table to read
-        what = "file not found" if not p.exists() else "not a regular file"
-        raise AuditInputError(f"{what}: {path}", where=path,
-                              hint=None if not p.exists() else "give a .csv or .jsonl file, or - for standard input")
+    if not p.exists():
+        raise AuditInputError(f"file not found: {path}", where=path)
+    if not p.is_file():  # a folder or a device: no table to read
+        raise AuditInputError(f"not a regular file: {path}", where=path,
+                              hint="give a .csv or .jsonl file, or - for standard input")
     size = p.stat().st_size
     if size > MAX_AUDIT_BYTES:
         raise AuditInputError(f"{path} is {size:,} bytes, over the {MAX_AUDIT_BYTES:,}-byte limit", where=path,
