@@ -227,6 +227,29 @@ def test_refuted_counterexample_is_exactly_rechecked():
     assert v * v >= 2
 
 
+def test_a_counterexample_only_at_an_irrational_point_is_unknown_and_says_so():
+    """x**2 != 2 fails only at x = sqrt(2): z3 finds it, the kernel re-checks rationals only, so the verdict is
+    unknown and the reason names the irrational value (not "the goal holds there" alone, which read as if z3's
+    point were no counterexample); the rational twin x**2 != 4 is refuted at exactly 2."""
+    irrational = decide(Problem(positive(X), logic.ne(X**2, 2)))
+    assert irrational.verdict == "unknown"
+    assert "irrational (x ≈ 1.414213562)" in irrational.reason and "exact rationals only" in irrational.reason
+    rational = decide(Problem(positive(X), logic.ne(X**2, 4)))
+    assert rational.verdict == "refuted" and rational.counterexample == {"x": 2}
+
+
+def test_a_rational_model_point_is_never_called_rounded():
+    from derive.kernel.trusted import Kernel
+
+    k = Kernel(Problem(positive(X), logic.lt(X, 3)))
+    status, point, _ = k.z3_goal()
+    assert status == "sat" and k.rounded(point) == [] and k.rounded({X: sp.Integer(7)}) == []
+    k = Kernel(Problem(positive(X), logic.ne(X**2, 2)))
+    status, point, _ = k.z3_goal()
+    assert status == "sat" and k.rounded(point) == [X]
+    assert k.rounded({X: sp.Integer(1)}) == []  # another point: not z3's
+
+
 def test_z3_translation_is_exact():
     from derive.kernel.translate import Translator, make_variables
 

@@ -127,6 +127,7 @@ class Kernel(ProofRoutes, Z3Queries):
         self._z3 = None  # the goal's z3 context, made at its first query (``Z3Queries._context``)
         self.tactics: Tactics = tactics if tactics is not None else PlainZ3()
         self._goal_unsat = False
+        self._rounded: dict[frozenset, frozenset[sp.Symbol]] = {}  # z3 points with irrational values (``rounded``)
         self._consistency: tuple[str, str | None] | None = None
         self._discharged: tuple[tuple[str, ...] | None, str | None] | None = None
         self._pos, self._nonneg = self._signed_symbols()

@@ -128,6 +128,10 @@ def _assert_all(solver: z3.Solver, assertions: list) -> None:
             solver.add(a)
 
 
+def _point_key(point: Mapping[sp.Symbol, sp.Rational]) -> frozenset:
+    return frozenset(point.items())
+
+
 def _has_integrality(f: Formula) -> bool:
     return isinstance(f, IsInteger) or any(_has_integrality(a) for a in children(f))
 
@@ -142,6 +146,7 @@ class Z3Queries:
     region: list[Formula]
     tactics: Tactics
     _z3: _Z3 | None | str
+    _rounded: dict[frozenset, frozenset[sp.Symbol]]
 
 
     def _context(self) -> _Z3 | str:
@@ -207,9 +212,21 @@ class Z3Queries:
         if found is None:
             return "unknown", None, self.tactics.why_unknown(last, self.problem.rlimit)
         values = found.model()
-        point = {sym: z3_value_to_rational(values.eval(var, model_completion=True))[0]
-                 for sym, var in zs.variables.items()}
+        read = {sym: z3_value_to_rational(values.eval(var, model_completion=True))
+                for sym, var in zs.variables.items()}
+        point = {sym: value for sym, (value, _) in read.items()}
+        rounded = frozenset(sym for sym, (_, exact) in read.items() if not exact)
+        if rounded:  # words only (``rounded``): the point is re-checked like any other
+            self._rounded[_point_key(point)] = rounded
         return "sat", point, None
+
+    def rounded(self, point: Mapping[sp.Symbol, sp.Rational] | None) -> list[sp.Symbol]:
+        """The quantities of ``point``, a model point this kernel read from z3, whose z3 value was an
+        irrational (algebraic) number, rounded here to a rational: the kernel's exact re-check is then of a
+        point near z3's, not of z3's own.  Empty for any other point.  For the words of a reason only."""
+        if not point:
+            return []
+        return sorted(self._rounded.get(_point_key(point), ()), key=name_of)
 
     def region_answer(self, *, model: bool) -> tuple[str, dict | None, str | None]:
         """z3's answer on the region alone (``_z3_check`` with no goal), asked in a context of its own.
