@@ -363,6 +363,17 @@ def test_value_unit_errors(text: str, dimension: Dimension, fragments: tuple[str
         assert fragment in str(info.value)
 
 
+@pytest.mark.parametrize(("text", "bare"), [("8 chips", "8"), ("1 chip", "1"), ("64 experts", "64"), ("2k gpus", "2k")])
+def test_a_count_in_words_for_a_plain_number_says_to_write_the_number_alone(text: str, bare: str) -> None:
+    """``chips = "8 chips"``: chips is dimensionless, so the word is no unit; the hint names the number to write."""
+    with pytest.raises(UnitError) as info:
+        parse_value(text, DIMENSIONLESS, where="--set", quantity="chips")
+    assert f"chips is a plain number: write {bare} alone, without '{text.split()[1]}'" in str(info.value)
+    with pytest.raises(UnitError) as info:  # a quantity with a unit keeps the unit grammar's hint
+        parse_value(text, BYTE, where="--set", quantity="hbm_capacity")
+    assert "units are built from" in str(info.value)
+
+
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [("", "empty"), ("abc", "cannot read value"), ("GB", "cannot read value"), ("1/0 GB", "division by zero"),

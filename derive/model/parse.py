@@ -269,7 +269,15 @@ def parse_value(text: str, dimension: Dimension, *, where: str = "", quantity: s
     if unit_text:
         if unit_text.startswith("/"):
             unit_text = "1" + unit_text  # "5 /s" is five per second
-        unit = _read_unit(unit_text, where)
+        try:
+            unit = _read_unit(unit_text, where)
+        except UnitError as exc:
+            if not (dimension.is_dimensionless and exc.message.startswith("unknown unit")):
+                raise
+            # "8 chip", "64 experts": a count in words, for a quantity that is a plain number
+            bare = _show(text[:match.start("unit")].strip())
+            raise UnitError(exc.message, where=where, hint=f"{quantity or 'the value'} is a plain number: write "
+                                                           f"{bare} alone, without '{_show(unit_text)}'") from None
         if unit.dimension != dimension and _is_rate_spelling(unit_text, unit) and \
                 unit.dimension / Dimension.of(s=1) == dimension:
             unit = Unit(dimension, unit.scale, unit.text)  # "989 TFLOPs" for a FLOP/s quantity
