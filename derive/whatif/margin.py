@@ -425,9 +425,41 @@ def _value_of(library: Library, scenario: Scenario, expr: sp.Expr) -> sp.Expr:
 
 # the solver --------------------------------------------------------------------------------------------
 
+MAX_SOLVE_DEGREE = 8  # solveset on a polynomial of higher degree in the input: refused (``_zeros``)
+
+
+def _degree_bound(e: sp.Expr, x: sp.Symbol) -> int | None:
+    """An upper bound on the degree in ``x`` of ``e``, read from its tree without expanding it; None where ``e`` is
+    no polynomial in ``x`` as written (a negative or fractional power of it, a function of it)."""
+    if not e.has(x):
+        return 0
+    if e == x:
+        return 1
+    if isinstance(e, sp.Add):
+        parts = [_degree_bound(a, x) for a in e.args]
+        return None if None in parts else max(parts)  # type: ignore[type-var]
+    if isinstance(e, sp.Mul):
+        parts = [_degree_bound(a, x) for a in e.args]
+        return None if None in parts else sum(parts)  # type: ignore[arg-type]
+    if isinstance(e, sp.Pow) and e.exp.is_Integer and e.exp >= 0 and not e.exp.has(x):
+        inner = _degree_bound(e.base, x)
+        return None if inner is None else inner * int(e.exp)
+    return None
+
+
 def _zeros(e: sp.Expr, x: sp.Symbol) -> set[sp.Expr]:
     if not e.has(x):
         return set()
+    # A deterministic budget before solveset, whose time grows with the degree (a degree-17 polynomial of one
+    # deployment's expert reads, (1 - k/E)**B at a batch of 16: 16 s; of 32 sequences: past the wall-clock
+    # net), and whose roots past the quartic are CRootOf numbers the kernel does not evaluate, so no margin
+    # came of them anyway.
+    degree = _degree_bound(sp.numer(sp.together(e)), x)
+    if degree is not None and degree > MAX_SOLVE_DEGREE:
+        raise MarginError(f"no margin over {x}: the claim changes truth at the roots of a polynomial of degree up to "
+                          f"{degree} in {x}, past the margin's budget of degree {MAX_SOLVE_DEGREE} (sympy's exact "
+                          "roots of such polynomials are slow and rarely closed forms)",
+                          hint="derive sweep evaluates it point by point")
     try:
         sol = sp.solveset(e, x, domain=sp.S.Reals)
     except (NotImplementedError, ValueError, TypeError) as err:

@@ -13,6 +13,8 @@ import sys
 
 import pytest
 import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from derive import Claim, Quantity, derived, logic
 from derive.errors import DeriveError, MarginError
@@ -106,6 +108,41 @@ def test_margin_solveset_runs_within_its_wall_clock_net(monkeypatch):
     f = logic.Not(logic.Rel(-sp.sqrt(X) - sp.Abs(X + 2) + sp.Max(6, X) + 1 / (X - 3), "<=", R(2, 3)))
     with pytest.raises(MarginError, match="wall-clock"):
         margin_mod.solve_intervals(f, X, "real", [])
+
+
+def test_margin_refuses_a_high_degree_polynomial_by_its_degree_not_by_the_clock():
+    """A deployment's expert reads, 1 - (1 - k/E)**B at a batch of 32, made a degree-32 polynomial in E: solveset
+    ran into the 30 s wall-clock net (twice in one build's thresholds, a minute of a 72 s build), so whether a
+    document printed the margin depended on the machine.  Past degree 8 it is refused at once, a budget that
+    is the same everywhere; degree 8 itself is still solved."""
+    import time
+
+    from derive.whatif.margin import MAX_SOLVE_DEGREE, solve_intervals
+
+    e = sp.Symbol("E")
+    reads = logic.Rel(1 - (1 - 8 / e) ** 32, "<=", R(9, 10))
+    start = time.perf_counter()
+    with pytest.raises(MarginError, match="degree up to 32 in E, past the margin's budget of degree 8"):
+        solve_intervals(reads, e, "positive", [])
+    assert time.perf_counter() - start < 5  # the budget is read from the tree: no solving before it
+    assert MAX_SOLVE_DEGREE == 8
+    with pytest.raises(MarginError, match="degree up to 9"):
+        solve_intervals(logic.Rel((X - 8) ** 9 - 3 * X**9, "<", 0), X, "positive", [])
+    intervals, points = solve_intervals(logic.Rel(X**8, "<=", 5), X, "positive", [])
+    assert points == [R(5) ** R(1, 8)] and intervals[0].high == R(5) ** R(1, 8)
+
+
+@settings(max_examples=60)
+@given(st.lists(st.integers(-3, 3), min_size=1, max_size=4), st.integers(0, 5), st.integers(0, 4))
+def test_margin_degree_bound_never_reads_below_the_expanded_degree(coefficients, power, shift):
+    """The budget reads a bound from the unexpanded tree: never below the degree sympy finds expanded."""
+    from derive.whatif.margin import _degree_bound
+
+    poly = sum(c * X**i for i, c in enumerate(coefficients))
+    e = poly**power * (X - shift) + poly
+    expanded = sp.Poly(sp.expand(e), X).degree() if sp.expand(e) != 0 else 0
+    assert _degree_bound(e, X) >= max(expanded, 0)
+    assert _degree_bound(1 / (X + 1), X) is None and _degree_bound(sp.sqrt(X), X) is None
 
 
 # margins read a claim's bounds as the hypotheses they are --------------------------------------------------
