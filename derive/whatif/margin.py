@@ -425,7 +425,9 @@ def _value_of(library: Library, scenario: Scenario, expr: sp.Expr) -> sp.Expr:
 
 # the solver --------------------------------------------------------------------------------------------
 
-MAX_SOLVE_DEGREE = 8  # solveset on a polynomial of higher degree in the input: refused (``_zeros``)
+MAX_SOLVE_DEGREE = 8  # above this degree in the input, a polynomial's zeros come from its factors (``_zeros``)
+MAX_FACTOR_DEGREE = 32  # and above this one, a margin is refused (a budget: factoring took 1.5 s a polynomial at 64)
+CLOSED_FORM_DEGREE = 4  # a factor of at most this degree is solved in closed form (radicals)
 
 
 def _degree_bound(e: sp.Expr, x: sp.Symbol) -> int | None:
@@ -447,19 +449,51 @@ def _degree_bound(e: sp.Expr, x: sp.Symbol) -> int | None:
     return None
 
 
-def _zeros(e: sp.Expr, x: sp.Symbol) -> set[sp.Expr]:
+def _factor_zeros(numerator: sp.Expr, x: sp.Symbol, degree: int, above: sp.Expr | None = None) -> set[sp.Expr]:
+    """The real zeros of a polynomial of high degree in ``x`` with rational coefficients, from its factors over the
+    rationals: a factor of low degree solved in closed form, one without real roots (Sturm's count) skipped.  A
+    deployment's expected expert reads, 1 - (1 - k/E)**B, are of degree B in E, and their polynomials split into
+    a few small factors and large ones without real roots (B = 16 and 32: under a second), where sympy's
+    solveset on the whole ran past the wall-clock net from degree 32 on.  ``above``: the low end of the input's
+    domain (zeros at or below it are not wanted).  An irreducible factor of higher degree with a real root above
+    it ends the margin: such roots are CRootOf numbers, which the kernel does not evaluate."""
+    if degree > MAX_FACTOR_DEGREE:
+        raise MarginError(f"no margin over {x}: the claim changes truth at the roots of a polynomial of degree up to "
+                          f"{degree} in {x}, past the margin's budget of degree {MAX_FACTOR_DEGREE}",
+                          hint="derive sweep evaluates it point by point")
+    try:
+        poly = sp.Poly(numerator, x)
+    except sp.PolynomialError:
+        poly = None
+    if poly is None or not (poly.domain.is_ZZ or poly.domain.is_QQ):
+        raise MarginError(f"no margin over {x}: the claim changes truth at the roots of a polynomial of degree up to "
+                          f"{degree} in {x} whose coefficients are not rational numbers",
+                          hint="derive sweep evaluates it point by point")
+    zeros: set[sp.Expr] = set()
+    for factor, _ in poly.factor_list()[1]:
+        if factor.degree() <= CLOSED_FORM_DEGREE or len(factor.terms()) == 2:  # a binomial's roots are radicals
+            zeros |= _solved_zeros(factor.as_expr(), x)
+        elif factor.count_roots(inf=above) > 0:  # Sturm's exact count of the real roots (at or above ``above``)
+            raise MarginError(f"no margin over {x}: the claim changes truth at a real root of an irreducible "
+                              f"polynomial of degree {factor.degree()} in {x}, a number with no closed form that the "
+                              "kernel evaluates", hint="derive sweep evaluates it point by point")
+    return zeros
+
+
+def _zeros(e: sp.Expr, x: sp.Symbol, above: sp.Expr | None = None) -> set[sp.Expr]:
+    """Real zeros of ``e`` in ``x`` (a superset; ``above``: the low end of the input's domain, for the zeros of a
+    polynomial of high degree, whose roots at or below it are not looked for)."""
     if not e.has(x):
         return set()
-    # A deterministic budget before solveset, whose time grows with the degree (a degree-17 polynomial of one
-    # deployment's expert reads, (1 - k/E)**B at a batch of 16: 16 s; of 32 sequences: past the wall-clock
-    # net), and whose roots past the quartic are CRootOf numbers the kernel does not evaluate, so no margin
-    # came of them anyway.
-    degree = _degree_bound(sp.numer(sp.together(e)), x)
-    if degree is not None and degree > MAX_SOLVE_DEGREE:
-        raise MarginError(f"no margin over {x}: the claim changes truth at the roots of a polynomial of degree up to "
-                          f"{degree} in {x}, past the margin's budget of degree {MAX_SOLVE_DEGREE} (sympy's exact "
-                          "roots of such polynomials are slow and rarely closed forms)",
-                          hint="derive sweep evaluates it point by point")
+    numerator = sp.numer(sp.together(e))
+    degree = _degree_bound(numerator, x)
+    if degree is not None and degree > MAX_SOLVE_DEGREE:  # solveset's time grows with the degree: factors first
+        return _factor_zeros(numerator, x, degree, above)
+    return _solved_zeros(e, x)
+
+
+def _solved_zeros(e: sp.Expr, x: sp.Symbol) -> set[sp.Expr]:
+    """The real zeros of ``e`` by sympy's solveset (a superset where it gives a set with a finite part)."""
     try:
         sol = sp.solveset(e, x, domain=sp.S.Reals)
     except (NotImplementedError, ValueError, TypeError) as err:
@@ -498,8 +532,9 @@ def _finite_superset(sol: sp.Set) -> sp.FiniteSet | None:
     return None
 
 
-def critical_points(formula: Formula, x: sp.Symbol) -> list[sp.Expr]:
-    """Real points where some relation of ``formula`` may change truth value, sorted, distinct."""
+def critical_points(formula: Formula, x: sp.Symbol, above: sp.Expr | None = None) -> list[sp.Expr]:
+    """Real points where some relation of ``formula`` may change truth value, sorted, distinct (``above``: the low
+    end of the input's domain, below which points are not needed; some may still be given)."""
     pts: set[sp.Expr] = set()
     for rel in relations(formula):
         d = rel.lhs - rel.rhs
@@ -510,14 +545,14 @@ def critical_points(formula: Formula, x: sp.Symbol) -> list[sp.Expr]:
         d = sp.piecewise_fold(d)
         pieces = d.args if isinstance(d, sp.Piecewise) else ((d, sp.true),)
         for expr, cond in pieces:
-            pts |= _zeros(expr, x)
-            pts |= _zeros(sp.denom(sp.together(expr)), x)
+            pts |= _zeros(expr, x, above)
+            pts |= _zeros(sp.denom(sp.together(expr)), x, above)
             for sc in side_conditions(expr):  # where a radicand, logarithm or denominator changes sign
                 for r in relations(sc.condition):
-                    pts |= _zeros(r.lhs - r.rhs, x)
+                    pts |= _zeros(r.lhs - r.rhs, x, above)
             if isinstance(cond, sp.Basic) and cond not in (sp.true, sp.false):
                 for r in cond.atoms(sp.core.relational.Relational):
-                    pts |= _zeros(r.lhs - r.rhs, x)
+                    pts |= _zeros(r.lhs - r.rhs, x, above)
     real = [p for p in pts if p.is_real is not False and not p.free_symbols]
     if any(p.has(sp.I, sp.re, sp.im) for p in real):  # real roots written through complex radicals
         raise MarginError("critical points that sympy writes only through complex numbers (the three real "
@@ -686,7 +721,7 @@ def _solve_intervals(formula: Formula, x: sp.Symbol, domain: str,
     if extra:
         raise MarginError(f"the formula still has {', '.join(sorted(map(str, extra)))} free")
     lo, lo_closed = _domain_bounds(domain)
-    pts = [p for p in critical_points(formula, x) if lo is None or p > lo]
+    pts = [p for p in critical_points(formula, x, lo) if lo is None or p > lo]
     # the sequence: (open cell), point, (open cell), point, ..., (open cell)
     elements: list[tuple[str, sp.Expr | None, sp.Expr | None, bool]] = []
     bounds = [lo, *pts, None]
