@@ -97,7 +97,7 @@ def _decide(problem: Problem) -> Outcome:
             if out is not None:
                 return out
         shown, sc_why = k.discharge()
-        reasons.append(sc_why if shown is None else _unconfirmed(k, point))
+        reasons.append(sc_why if shown is None else _unconfirmed(k, point))  # type: ignore[arg-type]
         if not _symbolic_powers(problem):
             return Outcome("unknown", "z3", "; ".join(dict.fromkeys(reasons)))
         # z3 read each power with a symbolic exponent through a few facts only (translate._symbolic_power):
@@ -128,14 +128,14 @@ def _refuted_near(k: Kernel, tactics: TacticSolver, point: dict | None) -> Outco
     return None
 
 
-def _unconfirmed(k: Kernel, point: dict | None) -> str:
+def _unconfirmed(k: Kernel, point: dict) -> str:
     """Why z3's counterexample ``point`` is no verdict: the kernel's words for the point, and where z3's values
     were irrational, that what the kernel checked was that point rounded (it re-checks rationals only)."""
-    failure = k.counterexample_failure(point) if point is not None else "no point"
+    failure = k.counterexample_failure(point)
     rounded = k.rounded(point)
     if not rounded:
         return f"z3's counterexample is not confirmed by the kernel ({failure})"
-    shown = ", ".join(f"{name_of(s)} ≈ {sp.Float(point[s], 10)}" for s in rounded)  # type: ignore[index]
+    shown = ", ".join(f"{name_of(s)} ≈ {sp.Float(point[s], 10)}" for s in rounded)
     return (f"z3's counterexample is irrational ({shown}) and the kernel re-checks exact rationals only: none tried "
             f"near it is a counterexample (at it rounded: {failure})")
 

@@ -457,26 +457,26 @@ def _factor_zeros(numerator: sp.Expr, x: sp.Symbol, degree: int, above: sp.Expr 
     solveset on the whole ran past the wall-clock net from degree 32 on.  ``above``: the low end of the input's
     domain (zeros at or below it are not wanted).  An irreducible factor of higher degree with a real root above
     it ends the margin: such roots are CRootOf numbers, which the kernel does not evaluate."""
+    def refuse(what: str) -> MarginError:
+        return MarginError(f"no margin over {x}: the claim changes truth at {what}",
+                           hint="derive sweep evaluates it point by point")
+
     if degree > MAX_FACTOR_DEGREE:
-        raise MarginError(f"no margin over {x}: the claim changes truth at the roots of a polynomial of degree up to "
-                          f"{degree} in {x}, past the margin's budget of degree {MAX_FACTOR_DEGREE}",
-                          hint="derive sweep evaluates it point by point")
+        raise refuse(f"the roots of a polynomial of degree up to {degree} in {x}, past the margin's budget of degree "
+                     f"{MAX_FACTOR_DEGREE}")
     try:
         poly = sp.Poly(numerator, x)
     except sp.PolynomialError:
         poly = None
     if poly is None or not (poly.domain.is_ZZ or poly.domain.is_QQ):
-        raise MarginError(f"no margin over {x}: the claim changes truth at the roots of a polynomial of degree up to "
-                          f"{degree} in {x} whose coefficients are not rational numbers",
-                          hint="derive sweep evaluates it point by point")
+        raise refuse(f"the roots of a polynomial of degree up to {degree} in {x} whose coefficients are not rational")
     zeros: set[sp.Expr] = set()
     for factor, _ in poly.factor_list()[1]:
         if factor.degree() <= CLOSED_FORM_DEGREE or len(factor.terms()) == 2:  # a binomial's roots are radicals
             zeros |= _solved_zeros(factor.as_expr(), x)
         elif factor.count_roots(inf=above) > 0:  # Sturm's exact count of the real roots (at or above ``above``)
-            raise MarginError(f"no margin over {x}: the claim changes truth at a real root of an irreducible "
-                              f"polynomial of degree {factor.degree()} in {x}, a number with no closed form that the "
-                              "kernel evaluates", hint="derive sweep evaluates it point by point")
+            raise refuse(f"a real root of an irreducible polynomial of degree {factor.degree()} in {x}, a number "
+                         "with no closed form that the kernel evaluates")
     return zeros
 
 
