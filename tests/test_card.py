@@ -223,6 +223,23 @@ def test_a_row_whose_general_claim_assumes_what_the_scenario_breaks_says_so(caps
     assert "says nothing" not in (rows["critical_context"]["note"] or "")
 
 
+def test_the_inputs_a_rows_note_reads_have_their_origin_said_too(capsys, tmp_path) -> None:
+    """A chip of the user's own (its rates and memory typed in a scenario file, no chip count) with Qwen3-Next: no
+    step time can be printed, yet B*'s row says "expert_read_fraction = 0" (its claim assumes 1) and that the
+    context is past L*.  The context (the model's maximum) and the share of experts (a deployment default) were
+    read by those words only, so where they came from went unsaid below the card; now it is said."""
+    scenario = tmp_path / "mine.toml"
+    scenario.write_text(f'model = "{QWEN3_NEXT}"\n'
+                        '[values.flops]\nvalue = "148 TFLOP/s"\nsource = "a spec sheet"\n'
+                        '[values.hbm_bandwidth]\nvalue = "4 TB/s"\nsource = "a spec sheet"\n'
+                        '[values.hbm_capacity]\nvalue = "96 GB"\nsource = "a spec sheet"\n')
+    code, out, _ = run(capsys, "card", "--scenario", str(scenario), "--no-cache")
+    assert code == 0
+    assert "needs --set chips=..." in out  # no value row read the context or the share of experts
+    assert "here expert_read_fraction = 0" in out and "context >= critical_context here" in out
+    assert "note: context: 262,144 token/seq from the model" in out and "note: expert_read_fraction = 0" in out
+
+
 def test_a_row_whose_claim_holds_at_the_scenario_has_no_such_note(capsys) -> None:
     code, out, _ = run(capsys, "card", *NODE, "--json", "--no-cache")
     assert code == 0

@@ -89,6 +89,8 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
         verdict = verdicts.get(d.id, "not checked") if isinstance(d, Claim) else d.kind
         # a general claim whose own hypotheses fail here is proved for other values: its row says so
         outside = _outside(library, scenario, d) if isinstance(d, Claim) and not d.instance else None
+        if outside:  # its words name the scenario's values of the failing hypothesis: their notes go below
+            inputs |= _read_inputs(library, scenario, d.hypotheses)
         if "value" in spec:
             try:
                 ev = evaluate(library, scenario, spec["value"], spec.get("unit"), dependence=True)
@@ -101,7 +103,7 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
                 shown, note = "undefined", ev.reason
             else:
                 shown, note = format_value(ev.in_unit(), ev.unit, fixed=ev.fixed_unit), "; ".join(ev.notes) or None
-            note = "; ".join(n for n in (note, outside, *_caveats(library, scenario, spec)) if n) or None
+            note = "; ".join(n for n in (note, outside, *_caveats(library, scenario, spec, inputs)) if n) or None
             rows.append(CardRow(spec["label"], spec["value"], ev.display, None if ev.exact is None else str(ev.exact),
                                 ev.unit, d.id, d.kind, verdict, shown, note))
             continue
@@ -135,7 +137,7 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
             elif own is not None and top > own.value:
                 note = (f"more than the scenario's {format_quantity(own.value, q.dimension, q.display_unit)}"
                         f"{', from ' + own.origin if own.origin else ''}")
-        note = "; ".join(n for n in (note, outside, *_caveats(library, scenario, spec)) if n) or None
+        note = "; ".join(n for n in (note, outside, *_caveats(library, scenario, spec, inputs)) if n) or None
         display = shown + (f" ({note})" if note else "")
         rows.append(CardRow(spec["label"], name, display, exact, q.unit, d.id, d.kind, verdict, shown, note))
     return Card(scenario, rows, feasibility(library, scenario), sorted(inputs))
@@ -156,15 +158,26 @@ def caveats_for(library: Library, scenario: Scenario, name: str) -> list[str]:
             if spec.get("value") == name for note in _caveats(library, scenario, spec)]
 
 
-def _caveats(library: Library, scenario: Scenario, spec: dict) -> list[str]:
+def _caveats(library: Library, scenario: Scenario, spec: dict, used: set[str] | None = None) -> list[str]:
     """The notes of a row's caveats whose relation holds at the scenario's values, decided exactly (one whose
-    quantities the scenario does not all give, or that has no value there, is not decided: no note)."""
+    quantities the scenario does not all give, or that has no value there, is not decided: no note).  ``used``
+    receives the inputs a note rests on, so that where they came from is said too."""
     out = []
     for c in spec.get("caveats", ()):
         decided = relation_at(library, c["relation"], scenario.values, scenario.pinned)
         if decided is not None and decided[0]:
             out.append(f"{c['when']} here: {c['note']}")
+            if used is not None:
+                used.update(library.quantity_of(sym).name for sym in decided[1])
     return out
+
+
+def _read_inputs(library: Library, scenario: Scenario, formulas) -> set[str]:
+    """The scenario's inputs that ``formulas`` rest on once expanded through the definitions."""
+    pinned = frozenset(scenario.pinned)
+    names = {library.quantity_of(sym).name for f in formulas
+             for sym in library.formula_expand(f, pinned).free_symbols()}
+    return {n for n in names if n in scenario.values}
 
 
 def _outside(library: Library, scenario: Scenario, claim: Claim) -> str | None:
