@@ -364,3 +364,16 @@ def test_a_row_whose_denominators_lack_values_says_so_where_a_factor_is_zero(cap
     assert rows["tp_link_allreduce_floor"]["shown"] == "needs 3 inputs"
     assert "--set scaleup_bandwidth=..." in rows["tp_link_allreduce_floor"]["note"]
     assert rows["tp_allreduce_latency"]["display"] == "0 ms"  # no side condition reads the missing links
+
+
+def test_eval_says_where_the_inputs_of_a_caveat_it_prints_came_from(capsys) -> None:
+    """``derive eval critical_batch`` of a model past L* prints B*'s caveat, which reads the context; the context
+    (the model's maximum, replacing the lecture's 200K) is no input of B* itself, so its origin went unsaid."""
+    code, out, _ = run(capsys, "eval", "critical_batch", "--hardware", "h100-sxm", "--model", LLAMA_70B,
+                       "--set", "chips=2", "--no-cache")
+    assert code == 0
+    assert "caveat: B* (batch where decode turns compute-bound): context >= critical_context here" in out
+    assert "note: context: 131,072 token/seq from the model" in out
+    code, out, _ = run(capsys, "eval", "critical_batch", "--hardware", "h100-sxm", "--model", LLAMA_70B,
+                       "--set", "chips=2", "--set", "context=64 token/seq", "--no-cache")
+    assert code == 0 and "caveat:" not in out and "note: context" not in out  # short context: no caveat, no note

@@ -151,11 +151,12 @@ def _needs_row(library: Library, label: str, name: str, d: Declaration, verdict:
     return CardRow(label, name, needs, None, library.quantities[missing[0]].unit, d.id, d.kind, verdict, shown, note)
 
 
-def caveats_for(library: Library, scenario: Scenario, name: str) -> list[str]:
+def caveats_for(library: Library, scenario: Scenario, name: str, used: set[str] | None = None) -> list[str]:
     """The caveats the library's card attaches to the value ``name`` (its rows whose value it is) that hold at
-    the scenario, each with the row's label: ``derive eval`` says them beside the value, as the card does."""
+    the scenario, each with the row's label: ``derive eval`` says them beside the value, as the card does.
+    ``used`` receives the inputs they rest on (as ``_caveats``)."""
     return [f"{spec['label']}: {note}" for spec in getattr(library, "card", ()) or ()
-            if spec.get("value") == name for note in _caveats(library, scenario, spec)]
+            if spec.get("value") == name for note in _caveats(library, scenario, spec, used)]
 
 
 def _caveats(library: Library, scenario: Scenario, spec: dict, used: set[str] | None = None) -> list[str]:

@@ -57,7 +57,8 @@ def run(args, ctx) -> int:
     from derive.whatif.feasibility import feasibility
 
     infeasible = feasibility(ctx.library, ctx.scenario).violations  # a value where the scenario cannot exist says so
-    caveats = [c for ev in evs for c in caveats_for(ctx.library, ctx.scenario, ev.name)]  # the card's, where they hold
+    # the card's caveats, where they hold; the inputs their words read get their origin notes too
+    caveats = [c for ev in evs for c in caveats_for(ctx.library, ctx.scenario, ev.name, inputs)]
     pinned = pinned_notes(ctx.library, ctx.scenario, only=inputs)
     ceilings = [c for c in ctx.scenario.ceilings if c.name in inputs]  # which peak or measured rates were used
     if args.json:
