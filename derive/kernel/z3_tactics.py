@@ -77,6 +77,9 @@ class TacticSolver:
 
     def __init__(self) -> None:
         self.spent_ms = 0.0  # wall clock z3 spent on this goal's queries (see Z3_SAFETY_MS)
+        # the last solver made: its wall-clock cap and when it was made.  z3 says "canceled" both where
+        # its rlimit and where its timeout stopped it, so why_unknown tells them apart by the clock
+        self._last: tuple[z3.Solver, float, float] | None = None
 
     def attempts(self, *, rlimit: int, integer: bool, linear_integer: bool, roots: bool,
                  alone: bool) -> Iterator[tuple[Callable[[z3.Context], z3.Solver], str]]:
@@ -96,10 +99,12 @@ class TacticSolver:
             def make(ctx: z3.Context) -> z3.Solver:
                 solver = build(ctx)
                 solver.set("rlimit", share)
-                solver.set("timeout", max(1, int(min(cap_ms, left_ms - 1000 * (time.perf_counter() - start)))))
+                timeout_ms = max(1, int(min(cap_ms, left_ms - 1000 * (time.perf_counter() - start))))
+                solver.set("timeout", timeout_ms)
                 if push:
                     solver.push()
                 made[:] = [solver]
+                self._last = (solver, timeout_ms, time.perf_counter())
                 return solver
             return make
 
@@ -123,9 +128,18 @@ class TacticSolver:
         if solver is None:
             return f"z3's wall-clock safety net ({Z3_SAFETY_MS // 1000} s for a goal) is spent"
         why = solver.reason_unknown()
-        if "timeout" in why:
+        if "timeout" in why or (_out_of_budget(why) and self._clock_ran_out(solver)):
             return f"z3's wall-clock safety net ({Z3_SAFETY_MS // 1000} s for a goal) reached"
         return f"z3 resource limit (rlimit {rlimit}) reached" if _out_of_budget(why) else f"z3 gave up ({why})"
+
+    def _clock_ran_out(self, solver: z3.Solver) -> bool:
+        """Whether ``solver``, the last one made, ran for its whole wall-clock cap: then its "canceled" was
+        the clock's, not the rlimit's (a cap cut short by the clock is the safety net's only where it is
+        the net: NLSAT_MS never ends an attempt on its own, a later solver follows it)."""
+        if self._last is None or self._last[0] is not solver:
+            return False
+        _, timeout_ms, made_at = self._last
+        return 1000 * (time.perf_counter() - made_at) >= 0.95 * timeout_ms
 
     def near(self, point: Mapping[sp.Symbol, sp.Rational] | None) -> Iterator[dict]:
         """Simple rationals near an (approximated) point: z3 may answer with algebraic numbers."""

@@ -96,3 +96,24 @@ def test_a_provisional_sat_never_refutes_a_true_claim(monkeypatch):
     k = Kernel(Problem(list(hyps), goal, set(integer)), Lying())
     assert k.z3_goal()[0] == "unsat"
     assert k.proved("z3").verdict == "proved"
+
+
+# n² + n is even for every whole n: true, but beyond what z3 settles on nonlinear integers (Mod read as a floor)
+PARITY = Problem([logic.gt(n, 0)], logic.eq(sp.Mod(n**2 + n, 2), 0), {n})
+
+
+def test_an_unknown_stopped_by_the_wall_clock_says_so(monkeypatch):
+    """z3 answers "canceled" both where its rlimit and where its wall clock stopped it; the reason names the one
+    that did (it said "resource limit reached" for the safety net, so a user would raise --rlimit for nothing)."""
+    import derive.kernel.z3_tactics as tactics
+
+    monkeypatch.setattr(tactics, "Z3_SAFETY_MS", 3_000)
+    out = decide(PARITY)
+    assert out.verdict == "unknown"
+    assert "z3's wall-clock safety net (3 s for a goal) reached" in out.reason and "rlimit" not in out.reason
+
+
+def test_an_unknown_stopped_by_the_rlimit_says_so():
+    out = decide(Problem(PARITY.hypotheses, PARITY.goal, PARITY.integer, rlimit=300_000))
+    assert out.verdict == "unknown"
+    assert "z3 resource limit (rlimit 300000) reached" in out.reason and "wall-clock" not in out.reason
