@@ -686,3 +686,30 @@ def test_a_relative_model_path_in_a_table_is_read_from_the_tables_folder(tmp_pat
     cwd_relative.write_text(path.read_text().replace("models/dsv3.json", "tables/models/dsv3.json"))
     assert main(["audit", str(cwd_relative), "--json"]) == 1
     assert json.loads(capsys.readouterr().out)["rows"][0]["verdict"] == "impossible"
+
+
+SPREADSHEET_ROW = ("model", "hardware", "chips", "batch", "context", "tpot"), \
+    ("llama3-8b", "h100-sxm", "1", "1", "1024", "1 ms")
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("bom.csv", "\ufeff" + "\n".join(",".join(r) for r in SPREADSHEET_ROW) + "\n"),  # Excel's "CSV UTF-8"
+    ("semicolons.csv", "\n".join(";".join(r) for r in SPREADSHEET_ROW) + "\n"),  # where the comma is decimal
+    ("tabs.tsv", "\n".join("\t".join(r) for r in SPREADSHEET_ROW) + "\n"),
+    ("tabs.csv", "\n".join("\t".join(r) for r in SPREADSHEET_ROW) + "\n"),
+    ("bom.jsonl", "\ufeff" + json.dumps(dict(zip(*SPREADSHEET_ROW, strict=True))) + "\n"),
+], ids=lambda v: v if v.count(".") == 1 and "\n" not in v else "")
+def test_a_table_as_spreadsheets_save_it_is_read(name, text, tmp_path):
+    """A byte-order mark before the header was read as part of the first column's name ("unknown column
+    '\\ufeffmodel'"), and a header separated by semicolons or tabs as one column; each is read as written."""
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    rows = audit_file(path)
+    assert [r.verdict for r in rows.values()] == ["impossible"]  # 1 ms is below Llama 3 8B's floor on one H100
+
+
+def test_a_number_beyond_floating_point_is_unchecked_with_its_reason(tmp_path):
+    path = tmp_path / "huge.csv"
+    path.write_text("model,hardware,chips,tpot\nllama3-8b,h100-sxm,1e400,5 ms\n")
+    row = audit_file(path)["2"]
+    assert row.verdict == "unchecked" and "1e400 is beyond the audit's floating-point range" in row.reason

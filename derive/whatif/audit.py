@@ -336,6 +336,14 @@ def _format_of(path: str, first: str, fmt: str | None) -> str:
     return "jsonl" if first.lstrip().startswith("{") else "csv"
 
 
+def _delimiter(path: str, header: str) -> str:
+    """A comma, or the tab of a ``.tsv`` file or of a header with tabs and no comma, or the semicolon of a header
+    with semicolons and no comma (a spreadsheet's export where the comma is the decimal mark)."""
+    if path.endswith(".tsv") or ("," not in header and "\t" in header):
+        return "\t"
+    return ";" if "," not in header and ";" in header else ","
+
+
 def _cell(value: object, line: int, column: str, where: str) -> str:
     if value is None:
         return ""
@@ -354,6 +362,7 @@ def read_rows(path: str, *, fmt: str | None = None, stdin: IO[str] | None = None
     except UnicodeDecodeError:
         stream.close()
         raise AuditInputError("the file is not UTF-8 text", where=where) from None
+    first = first.removeprefix("\ufeff")  # the byte-order mark a spreadsheet writes before UTF-8 text
     while first and not first.strip():
         first = stream.readline()
     if not first:
@@ -362,7 +371,8 @@ def read_rows(path: str, *, fmt: str | None = None, stdin: IO[str] | None = None
         raise AuditInputError("the table is empty", where=where, hint="give a header line and one row per line")
     kind = _format_of(path, first, fmt)
     if kind == "csv":
-        header = next(csv.reader([first]))
+        delimiter = _delimiter(path, first)
+        header = next(csv.reader([first], delimiter=delimiter))
         header = [h.strip() for h in header]
         if len(set(header)) != len(header):
             dup = next(h for h in header if header.count(h) > 1)
@@ -370,7 +380,7 @@ def read_rows(path: str, *, fmt: str | None = None, stdin: IO[str] | None = None
 
         def rows() -> Iterator[RawRow]:
             try:
-                reader = csv.reader(stream)
+                reader = csv.reader(stream, delimiter=delimiter)
                 for values in reader:
                     line = reader.line_num + 1
                     if not values or all(not v.strip() for v in values):
@@ -640,7 +650,10 @@ class Auditor:
                     continue
             else:
                 q = lib.quantities[col]
-                if not math.isfinite(v) or q.outside_domain(v) or (q.integer and not v.is_integer()):
+                if not math.isfinite(v):  # 1e400: the vectorised pass reads cells as 64-bit floats
+                    bad.append(f"{col}: {text} is beyond the audit's floating-point range (about 1.8e308)")
+                    continue
+                if q.outside_domain(v) or (q.integer and not v.is_integer()):
                     bad.append(f"{col}: {text} is outside its domain ({q.domain}{', integer' if q.integer else ''})")
                     continue
             row[col] = v
