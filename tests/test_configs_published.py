@@ -60,10 +60,11 @@ def _qwen25_vl_vision() -> int:
 MODELS = {
     # model: (config, reader's total, norms and biases not counted (None: no exact published count),
     #         published total, its rounding, published active with the embedding (or None), KV full, KV window)
-    "google/gemma-2-2b": (  # 2,614,341,888 (its Hugging Face page); float32 weights; alternate layers local
+    # 2,614,341,888 (its Hugging Face page); float32 weights (a 16-bit cache, as served); alternate layers local
+    "google/gemma-2-2b": (
         _cfg("gemma2", "Gemma2ForCausalLM", 2304, 26, 8, 4, 9216, 256000, head_dim=256, sliding_window=4096,
              torch_dtype="float32", hidden_activation="gelu_pytorch_tanh"),
-        2_614_099_968, 26 * 4 * 2304 + 2304, 2_614_341_888, 0, None, _gqa_kv(13, 4, 256, 4), _gqa_kv(13, 4, 256, 4)),
+        2_614_099_968, 26 * 4 * 2304 + 2304, 2_614_341_888, 0, None, _gqa_kv(13, 4, 256), _gqa_kv(13, 4, 256)),
     "google/gemma-3-1b-it": (  # 999,885,952; five local layers (512 tokens) to one global: 4 of 26 global
         _cfg("gemma3_text", "Gemma3ForCausalLM", 1152, 26, 4, 1, 6912, 262144, head_dim=256, sliding_window=512,
              sliding_window_pattern=6, max_position_embeddings=32768),
@@ -122,9 +123,10 @@ MODELS = {
         _load("phi-2.json"),
         2_778_726_400, 32 * (2 * 2560 + 4 * 2560 + 10240 + 2560) + 2 * 2560 + 51200, 2_779_683_840, 0, None,
         _gqa_kv(32, 32, 80), 0),
-    "bigcode/starcoder2-15b": (  # "16B" on its Hugging Face page: untied, float32 weights, a 4,096 window
+    # "16B" on its Hugging Face page: untied, float32 weights (served in 16 bits, so a 2-byte cache), a 4,096 window
+    "bigcode/starcoder2-15b": (
         _load("starcoder2-15b.json"),
-        15_955_132_416, None, 16e9, 0.004, None, 0, _gqa_kv(40, 4, 128, 4)),
+        15_955_132_416, None, 16e9, 0.004, None, 0, _gqa_kv(40, 4, 128)),
 }
 
 
@@ -172,7 +174,9 @@ def test_starcoder2_15b_reads_its_untied_head() -> None:
     untied = model_values(config)["params_total"].value
     tied = model_values({k: v for k, v in config.items() if k != "tie_word_embeddings"})["params_total"].value
     assert untied - tied == vocab * d
-    assert model_values(config)["bytes_per_param"].value == 4  # float32 as published
+    # float32 as published, served in 16 bits as every serving engine runs it: a floor never counts 4-byte weights
+    assert model_values(config)["bytes_per_param"].value == 2
+    assert any("torch_dtype float32: weights and KV cache counted at 2 bytes" in n for n in model_values(config).notes)
 
 
 @pytest.mark.parametrize("change, words", [

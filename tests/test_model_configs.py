@@ -255,9 +255,10 @@ ARCHITECTURES = {
     "falcon-7b.json": (7 * B, 7 * B, "compute", 0.02, lambda L: _gqa(32, 1, 64) * L),
     # TII: Falcon-40B "a 40B parameters causal decoder-only model" (8 KV groups); 41.3B counted, a rounded name
     "falcon-40b.json": (40 * B, 40 * B, "compute", 0.035, lambda L: _gqa(60, 8, 64) * L),
-    # Google, Gemma 2 report (arXiv:2408.00118): 9B (9.24B); alternate layers local (4,096), float32 weights
+    # Google, Gemma 2 report (arXiv:2408.00118): 9B (9.24B); alternate layers local (4,096), float32 weights, served
+    # (and cached) in 16 bits
     "gemma-2-9b.json": (9.24 * B, 9.24 * B, "compute", 0.002,
-                        lambda L: _gqa(21, 8, 256, 4) * L + _gqa(21, 8, 256, 4) * min(L, 4096)),
+                        lambda L: _gqa(21, 8, 256) * L + _gqa(21, 8, 256) * min(L, 4096)),
     # Mistral AI: "Mistral 7B is a 7.3B parameter model"; every layer on a 4,096 window
     "mistral-7b-v0.1.json": (7.3 * B, 7.3 * B, "with_embedding", 0.01, lambda L: _gqa(32, 8, 128) * min(L, 4096)),
     # Meta: Llama 3.1 8B (8.03B)
@@ -787,17 +788,30 @@ def test_glm45_air_published() -> None:
 def test_gemma2_9b_it_is_the_base_file_in_bfloat16() -> None:
     # google/gemma-2-9b-it's config.json (printed in vllm-project/vllm#10548; mlc-ai/mlc-llm model_preset.py
     # `gemma2_9b` @ 01ced331) has every key and value of google/gemma-2-9b's (the fixture, verbatim) except
-    # "torch_dtype": "bfloat16" for "float32": the same weights, counted and cached at half the bytes
+    # "torch_dtype": "bfloat16" for "float32": the same weights, and served alike, in 16 bits (vLLM's --dtype auto
+    # runs a float32 checkpoint in FP16), so both are counted and cached at 2 bytes; only the base says so
     base = _config("gemma-2-9b.json")
     assert base["torch_dtype"] == "float32"
     it = base | {"torch_dtype": "bfloat16"}
     assert param_breakdown(it).total == param_breakdown(base).total
     vb, vi = model_values(base), model_values(it)
-    assert (vb["bytes_per_param"].value, vi["bytes_per_param"].value) == (4, 2)
-    assert (vb["bytes_per_kv_element"].value, vi["bytes_per_kv_element"].value) == (4, 2)
+    assert (vb["bytes_per_param"].value, vi["bytes_per_param"].value) == (2, 2)
+    assert (vb["bytes_per_kv_element"].value, vi["bytes_per_kv_element"].value) == (2, 2)
+    assert [n for n in vb.notes if "float32" in n] and not [n for n in vi.notes if "float32" in n]
     for context in (1, 4096, 4097, 8192):
-        assert kv_layout(it).bytes_per_sequence(context, 2) * 2 == kv_layout(base).bytes_per_sequence(context, 4)
+        assert kv_layout(it).bytes_per_sequence(context, 2) == kv_layout(base).bytes_per_sequence(context, 2)
         assert kv_layout(it).bytes_per_sequence(context, 2) == _gqa(21, 8, 256) * (context + min(context, 4096))
+
+
+def test_a_float32_run_is_one_set_away(capsys) -> None:
+    """A float32 checkpoint is counted as it is served (16 bits); a run that keeps 4 bytes says so with --set."""
+    from derive.cli import main
+
+    path = str(CONFIGS / "gemma-2-9b.json")
+    code = main(["eval", "bytes_per_param", "bytes_per_kv_element", "--model", path,
+                 "--set", "bytes_per_param=4 byte/param", "--set", "bytes_per_kv_element=4 byte", "--no-cache"])
+    out = capsys.readouterr().out
+    assert code == 0 and "bytes_per_param      = 4 byte/param" in out and "bytes_per_kv_element = 4 byte" in out
 
 
 def test_context_chapter_reads_the_latent_cache(lecture_library) -> None:

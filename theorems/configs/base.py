@@ -47,6 +47,12 @@ DTYPE_BYTES: dict[str, Fraction] = {
     "bfloat16": Fraction(2), "bf16": Fraction(2), "float16": Fraction(2), "half": Fraction(2), "fp16": Fraction(2),
     "float8_e4m3fn": Fraction(1), "float8_e5m2": Fraction(1), "fp8": Fraction(1), "int8": Fraction(1),
 }
+# The bytes a serving engine keeps a checkpoint's weights and KV cache in, by the config's datatype: its own, but
+# a float32 checkpoint runs in 16 bits (vLLM's --dtype auto: "FP16 precision for FP32 and FP16 models"; SGLang and
+# TGI alike), so a floor never counts 4-byte weights a server does not read.  A recurrent state a config keeps
+# in a datatype of its own (``state_dtype_bytes``) is kept as named.
+SERVED_WIDEST = Fraction(2)
+SERVED_BYTES: dict[str, Fraction] = {k: min(v, SERVED_WIDEST) for k, v in DTYPE_BYTES.items()}
 
 
 # --------------------------------------------------------------------------------------------------

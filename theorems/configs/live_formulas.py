@@ -24,7 +24,7 @@ from __future__ import annotations
 import sympy as sp
 
 from . import dense, llama_like, mixtral, qwen_moe
-from .base import DTYPE_BYTES, MAX_LAYERS, MAX_SIZE
+from .base import MAX_LAYERS, MAX_SIZE, SERVED_BYTES
 
 d, n, vocab, tie, heads, kv_heads, head_dim, e, ctx = sp.symbols(
     "hidden_size num_hidden_layers vocab_size tie_word_embeddings num_attention_heads num_key_value_heads head_dim "
@@ -50,7 +50,7 @@ COMMON_FIELDS = {
     "num_key_value_heads": _whole(aliases=["num_kv_heads", "n_head_kv"], default=heads),  # absent: multi-head
     "head_dim": _whole(default=d / heads),  # absent: hidden_size / num_attention_heads, a whole number
     # the datatype: bytes per weight and per cached element (precision.dtype); required here, see above
-    "torch_dtype": {"choices": dict(DTYPE_BYTES), "strip": "torch.", "aliases": ["dtype"]},
+    "torch_dtype": {"choices": dict(SERVED_BYTES), "strip": "torch.", "aliases": ["dtype"]},
     "max_position_embeddings": _whole(optional=True),
     "sliding_window": _whole(optional=True),  # read and checked by every family, placed only by a window pattern
 }

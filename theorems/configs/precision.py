@@ -1,6 +1,7 @@
 """Bytes per weight and per cached element from ``torch_dtype`` and ``quantization_config``.
 
-``torch_dtype`` (or ``dtype``) sets the bytes of a weight and of a cached element; ``quantization_config``
+``torch_dtype`` (or ``dtype``) sets the bytes of a weight and of a cached element, as a serving engine keeps them
+(a float32 checkpoint in 16 bits: ``base.SERVED_BYTES``); ``quantization_config``
 refines the weights: ``fp8`` (1 byte, plus one FP32 scale per ``weight_block_size`` block), ``mxfp4``
 (4.25 bits: 32 four-bit values share an 8-bit scale, OCP Microscaling Formats v1.0; on the routed experts,
 as gpt-oss ships it), ``awq``/``gptq`` (``bits`` plus an FP16 scale and a ``bits`` zero point per
@@ -23,7 +24,7 @@ from typing import Any
 
 from derive.errors import ScenarioError
 
-from .base import DTYPE_BYTES, ParamBreakdown, num
+from .base import DTYPE_BYTES, SERVED_BYTES, ParamBreakdown, num
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,8 @@ class Precision:
 
 
 def dtype(cfg: Mapping[str, Any], where: str) -> tuple[str | None, Fraction | None]:
+    """The config's datatype, and the bytes a serving engine keeps its weights and KV cache in (``SERVED_BYTES``:
+    a float32 checkpoint's in 16 bits; ``served_note`` says so)."""
     for key in ("torch_dtype", "dtype"):
         value = cfg.get(key)
         if value is None:
@@ -46,8 +49,18 @@ def dtype(cfg: Mapping[str, Any], where: str) -> tuple[str | None, Fraction | No
         if name not in DTYPE_BYTES:
             raise ScenarioError(f"field '{key}' names an unknown datatype {value!r}", where=where,
                                 hint=f"known: {', '.join(sorted(DTYPE_BYTES))}")
-        return name, DTYPE_BYTES[name]
+        return name, SERVED_BYTES[name]
     return None, None
+
+
+def served_note(name: str | None) -> str | None:
+    """The note for a datatype a serving engine runs narrower than named (``SERVED_BYTES``), else None."""
+    if name is None or SERVED_BYTES[name] == DTYPE_BYTES[name]:
+        return None
+    wide = num(DTYPE_BYTES[name])
+    return (f"torch_dtype {name}: weights and KV cache counted at {num(SERVED_BYTES[name])} bytes, as serving engines "
+            f"run a {name} checkpoint in 16 bits (vLLM's --dtype auto, SGLang, TGI); --set bytes_per_param={wide} "
+            f"and bytes_per_kv_element={wide} for a {name} run")
 
 
 def _not_converted(q: Mapping[str, Any], where: str) -> set[str]:
@@ -84,7 +97,7 @@ def _not_converted(q: Mapping[str, Any], where: str) -> set[str]:
 
 def precision(cfg: Mapping[str, Any], pb: ParamBreakdown, where: str) -> Precision:
     name, base = dtype(cfg, where)
-    notes: list[str] = []
+    notes: list[str] = [n for n in (served_note(name),) if n]
     q = cfg.get("quantization_config")
     if q is not None and not isinstance(q, Mapping):
         raise ScenarioError(f"field 'quantization_config' must be an object, got {q!r}", where=where)
