@@ -110,3 +110,31 @@ def test_check_carries_the_infeasible_note(capsys) -> None:
     assert json.loads(out)["infeasible"][0]["claim"] == "capacity.memory_fits_in_hbm"
     code, out, _ = run(capsys, "check", "latency_floor", "--json")
     assert json.loads(out)["infeasible"] == []
+
+
+# Llama 3 70B's BF16 weights (141 GB) on one 80 GB H100: no such deployment exists
+NO_FIT = ["--hardware", "h100-sxm", "--model", "llama3-70b", "--set", "chips=1", "--no-cache"]
+
+
+@pytest.mark.parametrize("argv", [["diff"], ["diff", "--format", "md"],
+                                  ["margin", "roofline.latency_floor", "--vary", "hbm_bandwidth"],
+                                  ["margin", "roofline.latency_floor", "--vary", "hbm_bandwidth", "--vary", "batch",
+                                   "--grid", "4"]], ids=["diff", "diff-md", "margin", "region"])
+def test_diff_and_margin_say_when_the_scenario_cannot_exist(argv, capsys):
+    """Both print values at the scenario (headline values, the scenario's own value of the varied input), so an
+    infeasible scenario says so there too, as eval, card and check do; their JSON carries it."""
+    assert main([*argv, *NO_FIT]) == 0
+    assert "infeasible: memory_per_chip = " in capsys.readouterr().out
+    if argv[0] == "diff" and len(argv) == 1:
+        assert main(["diff", "--json", *NO_FIT]) == 0
+        side = json.loads(capsys.readouterr().out)["infeasible"]["scenario"]
+        assert side[0]["claim"] == "capacity.memory_fits_in_hbm"
+    elif argv[0] == "margin" and len(argv) == 4:
+        assert main([*argv, "--json", *NO_FIT]) == 0
+        assert json.loads(capsys.readouterr().out)["infeasible"][0]["claim"] == "capacity.memory_fits_in_hbm"
+
+
+def test_a_feasible_scenario_has_no_such_line(capsys):
+    assert main(["margin", "roofline.latency_floor", "--vary", "hbm_bandwidth", "--hardware", "h100-sxm",
+                 "--model", "llama3-8b", "--set", "chips=1", "--set", "batch=1 seq", "--no-cache"]) == 0
+    assert "infeasible" not in capsys.readouterr().out

@@ -208,6 +208,8 @@ class DiffReport:
     headlines: list[dict] = field(default_factory=list)  # explain.headlines_compared
     explanations: dict[str, dict] = field(default_factory=dict)  # id -> what moved (see ``explain_flips``)
     conflicts: list = field(default_factory=list)  # explain.Conflict, when the scenario is inconsistent
+    # feasibility.Violation of each side ("baseline", "scenario"): bounds no deployment there can meet
+    infeasible: dict[str, list] = field(default_factory=dict)
 
     def changed(self) -> list[str]:
         return [i for i in self.order if self.before[i].verdict != self.after[i].verdict]
@@ -235,7 +237,13 @@ class DiffReport:
                         self.value_text(n, a)} for n, (b, a) in sorted(self.change.values.items())}},
             "pinned": self.pinned,
             "headlines": self.headlines, "conflicts": [c.to_json() for c in self.conflicts],
+            "infeasible": {side: [v.to_json() for v in vs] for side, vs in self.infeasible.items()},
         }
+
+    def infeasible_lines(self) -> list[str]:
+        """Each bound a side's deployment cannot meet (the memory does not fit), under its values."""
+        out = [v.note for v in self.infeasible.get("scenario", ())]
+        return out + [f"in baseline {self.baseline.name}, {v.note}" for v in self.infeasible.get("baseline", ())]
 
     def value_text(self, name: str, si_text: str | None) -> str:
         """A scenario value for people (``20 TB/s``); raw when the library is not at hand."""
@@ -303,6 +311,7 @@ class DiffReport:
                 out.append(f"pinned{'' if same else ' in ' + side}: " + ", ".join(
                     f"{n['quantity']} = {n.get('display', n['value'])} (definition cut)" for n in notes))
         out += self.headline_lines()
+        out += self.infeasible_lines()
         inst, general = self.groups()
         out.append(f"the lecture's own numbers that moved ({len(inst)} instance claim{'s' if len(inst) != 1 else ''}):"
                    if inst else "the lecture's own numbers: no instance claim changes verdict")
@@ -334,6 +343,8 @@ class DiffReport:
         if self.headlines:
             lines += ["", "## Headline quantities", "", "| quantity | before | after |", "| --- | --- | --- |"]
             lines += [f"| {h['label']} | {h['before']['display']} | {h['after']['display']} |" for h in self.headlines]
+        if self.infeasible_lines():
+            lines += [""] + [f"- {_md_code(line)}" for line in self.infeasible_lines()]
         if self.conflicts:
             lines += ["", "## The scenario contradicts itself", ""]
             lines += [f"- {_md_code(line.strip())}" for c in self.conflicts for line in c.lines()]
