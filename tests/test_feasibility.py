@@ -138,3 +138,11 @@ def test_a_feasible_scenario_has_no_such_line(capsys):
     assert main(["margin", "roofline.latency_floor", "--vary", "hbm_bandwidth", "--hardware", "h100-sxm",
                  "--model", "llama3-8b", "--set", "chips=1", "--set", "batch=1 seq", "--no-cache"]) == 0
     assert "infeasible" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", ["batching.batch_optimum_lecture", "critical_batch", "batching.critical_batch"])
+def test_show_says_when_the_scenario_of_its_value_or_verdict_cannot_exist(name, capsys):
+    assert main(["show", name, *NO_FIT]) == 0
+    assert "infeasible: memory_per_chip = " in capsys.readouterr().out
+    assert main(["show", name, "--json", *NO_FIT]) == 0
+    assert json.loads(capsys.readouterr().out)["infeasible"][0]["claim"] == "capacity.memory_fits_in_hbm"

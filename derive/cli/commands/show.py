@@ -26,8 +26,10 @@ def run(args, ctx) -> int:
         rules = [f"{c['rule']} ({c['id']})" for c in lib.input_constraints
                  if any(q.name in lib.reaches(e) for e in c["relation"].exprs())]
         value = _value(lib, ctx.scenario, q.name)
+        infeasible = _infeasible(lib, ctx.scenario) if value is not None else []
         if args.json:
-            emit_json({**info, "rules": rules, "value": None if value is None else value.to_json()})
+            emit_json({**info, "rules": rules, "value": None if value is None else value.to_json(),
+                       "infeasible": [v.to_json() for v in infeasible]})
         else:
             for k, v in info.items():
                 if v is not None:
@@ -36,6 +38,8 @@ def run(args, ctx) -> int:
                 emit(f"rule: {rule}")
             if value is not None:
                 emit(f"value: {value.display}   (scenario {ctx.scenario.name})")
+            for v in infeasible:
+                emit(v.note)
         return 0
     d = lib.resolve(args.id)
     info: dict = {"id": d.id, "kind": d.kind, "title": d.title, "statement": d.statement, "source": str(d.source)}
@@ -66,8 +70,11 @@ def run(args, ctx) -> int:
         info["steps"] = [{"step": str(s.formula), "why": s.why, "verdict": s.outcome.verdict,
                           "engine": s.outcome.engine} for s in result.steps]
         info["notes"] = scenario_notes(ctx.scenario)
+    # a value or a verdict at the scenario is printed: where no deployment can exist there, say so
+    infeasible = _infeasible(lib, ctx.scenario) if "value" in info or "verdict" in info else []
     if args.json:
-        emit_json(info)
+        printed = "value" in info or "verdict" in info
+        emit_json({**info, "infeasible": [v.to_json() for v in infeasible]} if printed else info)
         return 0
     from derive.cli.commands.output import assignment_lines, formula_text
 
@@ -96,9 +103,18 @@ def run(args, ctx) -> int:
             emit(f"{k}: {', '.join(map(str, v))}")
         elif v not in (None, [], ""):
             emit(f"{k}: {v}")
+    for v in infeasible:
+        emit(v.note)
     if "notes" in info:
         emit_notes(ctx.scenario)
     return 0
+
+
+def _infeasible(lib, scenario) -> list:
+    """The feasibility bounds the scenario breaks (``derive.whatif.feasibility``)."""
+    from derive.whatif.feasibility import feasibility
+
+    return feasibility(lib, scenario).violations
 
 
 def _value(lib, scenario, name: str):
