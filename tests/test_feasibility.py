@@ -146,3 +146,14 @@ def test_show_says_when_the_scenario_of_its_value_or_verdict_cannot_exist(name, 
     assert "infeasible: memory_per_chip = " in capsys.readouterr().out
     assert main(["show", name, "--json", *NO_FIT]) == 0
     assert json.loads(capsys.readouterr().out)["infeasible"][0]["claim"] == "capacity.memory_fits_in_hbm"
+
+
+def test_the_python_apis_margin_and_diff_carry_it_too():
+    import derive
+
+    sc = {"hardware": "h100-sxm", "model": "llama3-70b", "set": {"chips": "1"}}
+    m = derive.margin("roofline.latency_floor", "hbm_bandwidth", **sc)
+    assert "infeasible: memory_per_chip = " in repr(m) and m.to_json()["infeasible"]
+    d = derive.diff(**sc)
+    assert "infeasible: memory_per_chip = " in "\n".join(d.report.text_lines())
+    assert d.to_json()["infeasible"]["scenario"]

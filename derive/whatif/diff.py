@@ -34,6 +34,7 @@ from derive.model.declarations import Assumption, Claim, free_symbols_of
 from derive.model.library import Library
 from derive.model.prose import markdown_escape
 from derive.model.scenario import Scenario, linked
+from derive.whatif.feasibility import feasibility
 
 
 @dataclass(frozen=True)
@@ -420,6 +421,9 @@ def diff(library: Library, baseline: Scenario, current: Scenario, *, rlimit: int
         before={i: before[i] for i in order}, after={i: after[i] for i in order},
         rechecked=reach, prover_calls=base_checker.prover_calls + cur_checker.prover_calls,
         baseline_cached=cached, library=library,
+        # the headline values are printed at both sides: a side no deployment can meet says so
+        infeasible={side: v for side, sc in (("scenario", current), ("baseline", baseline))
+                    if (v := feasibility(library, sc).violations)},
     )
     return report
 

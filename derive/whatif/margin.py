@@ -56,6 +56,7 @@ from derive.model.evaluate import DomainBreak, domain_breaks
 from derive.model.library import Library
 from derive.model.scenario import Scenario, broken_input_constraints, follow_links, with_input_table_defaults
 from derive.model.situation import eliminate_forall, relations, situate
+from derive.whatif.feasibility import feasibility
 from derive.whatif.rules import names_a_rule, refused_at
 
 
@@ -152,6 +153,9 @@ class Margin:
     # the claim holds nowhere because its hypotheses (the varied quantity's domain included) hold for no value
     # of it at the scenario's other values: a general claim then says nothing anywhere (check: inconsistent)
     hypotheses_nowhere: bool = False
+    # the feasibility bounds the scenario breaks (derive.whatif.feasibility.Violation): its value is printed, and no
+    # deployment exists there
+    infeasible: list = field(default_factory=list)
 
     @property
     def reading_at_value(self) -> str | None:
@@ -226,6 +230,7 @@ class Margin:
             "method": "sympy solveset critical points + exact evaluation per cell; endpoints cross-checked by z3",
             "notes": self.notes, "hypotheses_nowhere": self.hypotheses_nowhere,
             "input_rules_at_ends": [r.to_json(s) for r in self.rule_ends],
+            "infeasible": [v.to_json() for v in self.infeasible],
             "display": {"holds_on": [self.interval_text(i) for i in self.intervals],
                         "value": None if self.value is None else self.shown(self.value)},
         }
@@ -296,7 +301,7 @@ class Margin:
                        + ("  <-- DISAGREEMENT" if self.verified is False else ""))
         out += [f"  note: {n}" for n in self.notes]
         out += [f"  note: {self._rule_end_text(r)}" for r in self.rule_ends]
-        return out
+        return out + [v.note for v in self.infeasible]
 
     def _rule_end_text(self, r: RuleEnd) -> str:
         """``at tp = 28, the largest integer below the end 28.57: impossible there: ...; the largest tp below it
@@ -994,7 +999,8 @@ def _margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, u
     else:
         scale, unit_text = sp.Integer(1), format_dimension(v.dimension)
     out = Margin(claim.id, vary, unit_text, scale, intervals, v.domain, v.integer, formula, v.symbol,
-                 value=v.value, eliminated=v.eliminated, instance=claim.instance)
+                 value=v.value, eliminated=v.eliminated, instance=claim.instance,
+                 infeasible=feasibility(library, scenario).violations)
     out.notes.extend(table_notes)
     out.notes.extend(undefined)
     if not v.replace and names_a_rule(library, scenario, v.text):

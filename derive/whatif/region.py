@@ -14,6 +14,7 @@ from derive.errors import MarginError
 from derive.model.declarations import Claim
 from derive.model.library import Library
 from derive.model.scenario import Scenario, with_input_table_defaults
+from derive.whatif.feasibility import feasibility
 from derive.whatif.rules import grid_rules
 
 
@@ -30,6 +31,7 @@ class Region:
     # None when no rule names either quantity
     refused: object = None
     notes: list[str] = field(default_factory=list)  # the table defaults used, and each broken rule with its count
+    infeasible: list = field(default_factory=list)  # feasibility.Violation of the scenario (its values are printed)
 
     @property
     def fraction(self) -> float:
@@ -47,6 +49,7 @@ class Region:
             "note": "sampled on a grid (numeric evaluation per point, not a proof); one --vary gives exact intervals",
             "refused_by_input_rules": None if self.refused is None else int(self.refused.sum()),
             "notes": self.notes,
+            "infeasible": [v.to_json() for v in self.infeasible],
         }
 
 
@@ -81,7 +84,8 @@ def region(library: Library, scenario: Scenario, claim_id: str, axes: Sequence) 
     if rules is not None:
         refused = rules.broken.reshape(holds.shape)
         notes += rules.notes(int(holds.size), marked="hatched in the figure")
-    return Region(claim.id, list(axes), holds, values, refused=refused, notes=notes)
+    return Region(claim.id, list(axes), holds, values, refused=refused, notes=notes,
+                  infeasible=feasibility(library, scenario).violations)
 
 
 def region_figure(reg: Region, path: str) -> None:

@@ -65,11 +65,6 @@ def run(args, ctx) -> int:
                   ids=args.ids or None)
     explain_flips(report, rlimit=ctx.rlimit)
     report.pinned = {"baseline": pinned_notes(lib, baseline), "scenario": pinned_notes(lib, current)}
-    from derive.whatif.feasibility import feasibility
-
-    # the headline values are printed at both sides: a side no deployment can meet says so
-    report.infeasible = {side: v for side, sc in (("scenario", current), ("baseline", baseline))
-                         if (v := feasibility(lib, sc).violations)}
     if fmt == "json":
         emit_json(report.to_json())
     elif fmt == "md":

@@ -50,13 +50,11 @@ def add_arguments(p) -> None:
 def run(args, ctx) -> int:
     from derive.cli.commands.output import emit, emit_json, pinned_line, pinned_notes
     from derive.errors import MarginError
-    from derive.whatif.feasibility import feasibility
     from derive.whatif.margin import margin
     from derive.whatif.region import region, region_figure
 
     lib, scen = ctx.library, ctx.scenario
     pinned = pinned_notes(lib, scen)
-    infeasible = feasibility(lib, scen).violations  # the scenario's value is printed: where none can exist, say so
     if len(args.vary) == 1:
         if args.out:
             raise MarginError("--out draws a region: give two --vary")
@@ -65,13 +63,10 @@ def run(args, ctx) -> int:
                               hint="one --vary gives exact intervals, computed without a grid")
         m = margin(lib, scen, args.id, args.vary[0], unit=args.unit, verify=not args.no_verify, rlimit=ctx.rlimit)
         if args.json:
-            emit_json({**m.to_json(), "scenario": scen.name, "pinned": pinned,
-                       "infeasible": [v.to_json() for v in infeasible]})
+            emit_json({**m.to_json(), "scenario": scen.name, "pinned": pinned})
         else:
             for line in m.text_lines():
                 emit(line)
-            for v in infeasible:
-                emit(v.note)
             if pinned:
                 emit(pinned_line(pinned))
         return 0 if m.verified is not False else 1
@@ -98,15 +93,14 @@ def run(args, ctx) -> int:
         region_figure(reg, args.out)
     axis_notes = [a.note for a in axes if a.note]
     if args.json:
-        emit_json({**reg.to_json(), "scenario": scen.name, "pinned": pinned, "axis_notes": axis_notes,
-                   "infeasible": [v.to_json() for v in infeasible]})
+        emit_json({**reg.to_json(), "scenario": scen.name, "pinned": pinned, "axis_notes": axis_notes})
     else:
         a, b = reg.axes
         emit(f"{reg.id} holds on {reg.fraction:.1%} of a {len(a.values)} x {len(b.values)} grid of "
              f"{a.name} [{a.unit}] x {b.name} [{b.unit}] (sampled numerically, not a proof)")
         if reg.out:
             emit(f"figure: {reg.out}")
-        for v in infeasible:
+        for v in reg.infeasible:
             emit(v.note)
         if pinned:
             emit(pinned_line(pinned))
