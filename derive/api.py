@@ -410,13 +410,15 @@ class ClaimView:
     result: ClaimResult | None = None
     lines: list[str] = field(default_factory=list)  # LaTeX lines
     values: dict[str, str] = field(default_factory=dict)  # the quantities it is about, at the scenario
+    infeasible: list[str] = field(default_factory=list)  # the scenario's violated feasibility bounds, as notes
 
     def __repr__(self) -> str:
         d = self.declaration
         out = f"{d.kind} {d.id}: {d.title}"
         if self.result is not None:
             out += f"  [{self.result.verdict}]"
-        return out + "".join(f"\n  {n} = {v}" for n, v in self.values.items())
+        return out + "".join(f"\n  {n} = {v}" for n, v in self.values.items()) + "".join(
+            f"\n{n}" for n in self.infeasible)
 
     def _repr_latex_(self) -> str:
         d = self.declaration
@@ -432,8 +434,9 @@ class ClaimView:
         math = "".join(f"<div>$${_h(line)}$$</div>" for line in self.lines)
         values = "".join(f"<tr><td><code>{_h(n)}</code></td><td>{_h(v)}</td></tr>" for n, v in self.values.items())
         table = f"<table><tbody>{values}</tbody></table>" if values else ""
+        notes = "".join(f"<p style='color:{VERDICT_COLOURS['refuted']}'>{_h(n)}</p>" for n in self.infeasible)
         return (f"<p><b>{_h(d.title)}</b> <code>{_h(d.id)}</code>{verdict}</p><p>{_h(d.statement)}</p>{math}"
-                f"{table}")
+                f"{table}{notes}")
 
 
 def _value_latex(library: Library, sc: Scenario, sym: sp.Symbol) -> str | None:
@@ -521,7 +524,11 @@ def claim(claim_id: str, *, library: Library | None = None, scenario: Scenario |
             values[name] = _evaluate_one(lib, sc, name).display
         except DeriveError:
             continue  # a quantity the scenario gives no value is shown in the formula only
-    return ClaimView(d, lib, sc, result, lines, values)
+    from derive.whatif.feasibility import feasibility
+
+    shown = bool(values) or result is not None  # values or a verdict at the scenario: where none can exist, say so
+    infeasible = feasibility(lib, sc).notes if shown else []
+    return ClaimView(d, lib, sc, result, lines, values, infeasible)
 
 
 # the speed-of-light predictor ----------------------------------------------------------------------------------------

@@ -157,3 +157,6 @@ def test_the_python_apis_margin_and_diff_carry_it_too():
     d = derive.diff(**sc)
     assert "infeasible: memory_per_chip = " in "\n".join(d.report.text_lines())
     assert d.to_json()["infeasible"]["scenario"]
+    v = derive.claim("batch_optimum_lecture", **sc)
+    assert "infeasible: memory_per_chip = " in repr(v) and "infeasible: memory_per_chip" in v._repr_html_()
+    assert "infeasible" not in repr(derive.claim("batch_optimum_lecture"))  # the lecture's own scenario fits
