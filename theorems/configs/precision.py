@@ -53,6 +53,11 @@ def dtype(cfg: Mapping[str, Any], where: str) -> tuple[str | None, Fraction | No
     return None, None
 
 
+def served_name(name: str | None) -> str | None:
+    """``name`` as the values' notes say it: ``float32, served in 16 bits`` where a server runs it narrower."""
+    return f"{name}, served in 16 bits" if served_note(name) else name
+
+
 def served_note(name: str | None) -> str | None:
     """The note for a datatype a serving engine runs narrower than named (``SERVED_BYTES``), else None."""
     if name is None or SERVED_BYTES[name] == DTYPE_BYTES[name]:
@@ -98,6 +103,7 @@ def _not_converted(q: Mapping[str, Any], where: str) -> set[str]:
 def precision(cfg: Mapping[str, Any], pb: ParamBreakdown, where: str) -> Precision:
     name, base = dtype(cfg, where)
     notes: list[str] = [n for n in (served_note(name),) if n]
+    name = served_name(name)  # as the notes below say it
     q = cfg.get("quantization_config")
     if q is not None and not isinstance(q, Mapping):
         raise ScenarioError(f"field 'quantization_config' must be an object, got {q!r}", where=where)
