@@ -344,8 +344,8 @@ class DiffReport:
         if self.headlines:
             lines += ["", "## Headline quantities", "", "| quantity | before | after |", "| --- | --- | --- |"]
             lines += [f"| {h['label']} | {h['before']['display']} | {h['after']['display']} |" for h in self.headlines]
-        if self.infeasible_lines():
-            lines += [""] + [f"- {_md_code(line)}" for line in self.infeasible_lines()]
+        if infeasible := self.infeasible_lines():
+            lines += [""] + [f"- {_md_code(line)}" for line in infeasible]
         if self.conflicts:
             lines += ["", "## The scenario contradicts itself", ""]
             lines += [f"- {_md_code(line.strip())}" for c in self.conflicts for line in c.lines()]

@@ -71,9 +71,9 @@ def run(args, ctx) -> int:
                           "engine": s.outcome.engine} for s in result.steps]
         info["notes"] = scenario_notes(ctx.scenario)
     # a value or a verdict at the scenario is printed: where no deployment can exist there, say so
-    infeasible = _infeasible(lib, ctx.scenario) if "value" in info or "verdict" in info else []
+    printed = "value" in info or "verdict" in info
+    infeasible = _infeasible(lib, ctx.scenario) if printed else []
     if args.json:
-        printed = "value" in info or "verdict" in info
         emit_json({**info, "infeasible": [v.to_json() for v in infeasible]} if printed else info)
         return 0
     from derive.cli.commands.output import assignment_lines, formula_text
