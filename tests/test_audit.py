@@ -713,3 +713,12 @@ def test_a_number_beyond_floating_point_is_unchecked_with_its_reason(tmp_path):
     path.write_text("model,hardware,chips,tpot\nllama3-8b,h100-sxm,1e400,5 ms\n")
     row = audit_file(path)["2"]
     assert row.verdict == "unchecked" and "1e400 is beyond the audit's floating-point range" in row.reason
+
+
+def test_a_utf16_table_is_one_line_saying_how_to_save_it(tmp_path, capsys):
+    """A spreadsheet's "Unicode text" export (UTF-16, tabs) is refused in one line that says which export to use."""
+    table = tmp_path / "export.txt"
+    table.write_text("\n".join("\t".join(r) for r in SPREADSHEET_ROW) + "\n", encoding="utf-16")
+    assert main(["audit", str(table)]) == 2
+    err = capsys.readouterr().err
+    assert "the file is not UTF-8 text" in err and "CSV UTF-8" in err and err.count("\n") == 1

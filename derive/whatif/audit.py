@@ -336,6 +336,10 @@ def _format_of(path: str, first: str, fmt: str | None) -> str:
     return "jsonl" if first.lstrip().startswith("{") else "csv"
 
 
+# a spreadsheet's "Unicode text" export is UTF-16; its "CSV UTF-8" is what the audit reads
+NOT_UTF8_HINT = "save the table as UTF-8 (a spreadsheet's \"CSV UTF-8\"; its \"Unicode text\" is UTF-16)"
+
+
 def _delimiter(path: str, header: str) -> str:
     """A comma, or the tab of a ``.tsv`` file or of a header with tabs and no comma, or the semicolon of a header
     with semicolons and no comma (a spreadsheet's export where the comma is the decimal mark)."""
@@ -361,7 +365,7 @@ def read_rows(path: str, *, fmt: str | None = None, stdin: IO[str] | None = None
         first = stream.readline()
     except UnicodeDecodeError:
         stream.close()
-        raise AuditInputError("the file is not UTF-8 text", where=where) from None
+        raise AuditInputError("the file is not UTF-8 text", where=where, hint=NOT_UTF8_HINT) from None
     first = first.removeprefix("\ufeff")  # the byte-order mark a spreadsheet writes before UTF-8 text
     while first and not first.strip():
         first = stream.readline()
@@ -392,7 +396,7 @@ def read_rows(path: str, *, fmt: str | None = None, stdin: IO[str] | None = None
             except csv.Error as err:
                 raise AuditInputError(f"line {reader.line_num + 1}: not CSV ({err})", where=where) from None
             except UnicodeDecodeError:
-                raise AuditInputError("the file is not UTF-8 text", where=where) from None
+                raise AuditInputError("the file is not UTF-8 text", where=where, hint=NOT_UTF8_HINT) from None
             finally:
                 if path != "-":
                     stream.close()
@@ -418,7 +422,7 @@ def read_rows(path: str, *, fmt: str | None = None, stdin: IO[str] | None = None
                 if text.strip():
                     yield RawRow(n, parse(text, n))
         except UnicodeDecodeError:
-            raise AuditInputError("the file is not UTF-8 text", where=where) from None
+            raise AuditInputError("the file is not UTF-8 text", where=where, hint=NOT_UTF8_HINT) from None
         finally:
             if path != "-":
                 stream.close()
