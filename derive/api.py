@@ -24,14 +24,15 @@ line; it is exported lazily from ``derive`` so ``derive --help`` stays instant.
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, wraps
+from typing import TypeVar, cast
 
 import sympy as sp
 
 from derive.checking.checker import Checker, ClaimResult, Report
-from derive.errors import DeriveError, MissingExtraError, UsageError
+from derive.errors import DeriveError, MissingExtraError, MissingValueError, UsageError
 from derive.model.declarations import Claim, Declaration, Definition
 from derive.model.display import format_quantity, format_value, tex_text
 from derive.model.evaluate import Evaluation
@@ -45,6 +46,25 @@ __all__ = ["CheckReport", "ClaimView", "DiffView", "MarginView", "Values", "chec
 
 VERDICT_COLOURS = {"proved": "#1a7f37", "refuted": "#cf222e", "unknown": "#9a6700", "inconsistent": "#8250df",
                    "assumed": "#57606a", "blocked": "#bc4c00"}
+
+
+_F = TypeVar("_F", bound=Callable[..., object])
+
+
+def _python_hints(fn: _F) -> _F:
+    """``fn`` with a missing value's hint in this API's words: the library's names the command line's ``--set``,
+    where a caller here gives ``set={...}``."""
+    @wraps(fn)
+    def call(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except MissingValueError as err:
+            if err.hint != MissingValueError.default_hint(err.names):
+                raise
+            raise MissingValueError(err.what, err.names, where=err.where,
+                                    hint=f"give set={{{err.names[0]!r}: VALUE}}, or hardware= and model= presets "
+                                         "(the command line's derive presets lists them)") from None
+    return cast(_F, call)
 
 
 # library and scenario -----------------------------------------------------------------------------------------
@@ -218,6 +238,7 @@ def _quantity(library: Library, name: str, si_text: object) -> str:
     return format_value(value, "1") if q is None else format_quantity(value, q.dimension, q.display_unit)
 
 
+@_python_hints
 def check(ids: str | Sequence[str] | None = None, *, library: Library | None = None,
           scenario: Scenario | None = None, workers: int = 1, **scenario_kwargs) -> CheckReport:
     """Check claims (all, or ``ids`` and what they rest on) under the scenario."""
@@ -280,6 +301,7 @@ class Values:
                 f"<th>value</th></tr></thead><tbody>{rows}</tbody></table>{notes}")
 
 
+@_python_hints
 def evaluate(*names: str, library: Library | None = None, scenario: Scenario | None = None,
              unit: str | None = None, **scenario_kwargs) -> Values:
     """The values of quantities, definition ids or expressions (``"hbm_bandwidth * 20 ms"``).  A value
@@ -357,6 +379,7 @@ class DiffView:
         return "".join(parts)
 
 
+@_python_hints
 def diff(baseline: Scenario | str | None = None, *, library: Library | None = None,
          scenario: Scenario | None = None, ids: Sequence[str] | None = None, **scenario_kwargs) -> DiffView:
     """What changes from ``baseline`` (a Scenario, a scenario name or TOML path; default the lecture) to
@@ -388,6 +411,7 @@ class MarginView:
         return "<pre>" + _h(repr(self)) + "</pre>"
 
 
+@_python_hints
 def margin(claim_id: str, vary: str, *, library: Library | None = None, scenario: Scenario | None = None,
            unit: str | None = None, verify: bool = True, **scenario_kwargs) -> MarginView:
     """The exact set of values of ``vary`` on which the claim holds, other values from the scenario."""
@@ -484,6 +508,7 @@ def _handcalc(library: Library, sc: Scenario, d: Definition) -> list[str]:
     return lines
 
 
+@_python_hints
 def claim(claim_id: str, *, library: Library | None = None, scenario: Scenario | None = None, check: bool = True,
           **scenario_kwargs) -> ClaimView:
     """A declaration shown with its formula; a definition with its values substituted and its result; a
@@ -537,6 +562,7 @@ def _listed(value: object) -> list[object]:
     return [None] if value is None else list(value) if isinstance(value, (list, tuple)) else [value]
 
 
+@_python_hints
 def predict(*, batch: object = None, context: object = None, library: Library | None = None,
             scenario: Scenario | None = None, **scenario_kwargs):
     """The proved floor on one decode step (the library's ``PREDICT_METRIC``), split into its terms, with the

@@ -130,3 +130,12 @@ def test_a_user_claim_with_ne_is_refuted_exactly_where_it_fails(tmp_path, capsys
     assert got["mine.not_half"]["verdict"] == "refuted"
     assert got["mine.not_half"]["counterexample"] == {"mine_u": "1/2"}
     assert got["mine.not_half_above_one"]["verdict"] == "proved"
+
+
+def test_a_missing_value_says_how_to_give_it_in_python():
+    """The library's hint names the command line's --set; from Python the value is given with set={...}."""
+    from derive.errors import MissingValueError
+
+    with pytest.raises(MissingValueError, match=r"give set=\{'prefill_tokens': VALUE\}") as err:
+        derive.evaluate("request_ttft_floor", library=derive.load("serving"), hardware="h100-sxm", model="llama3-8b")
+    assert "--set" not in str(err.value)
