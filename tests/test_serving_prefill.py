@@ -163,3 +163,37 @@ def test_no_global_attention_layer_is_a_value_and_a_negative_count_is_refused():
     out = subprocess.run([sys.executable, "-m", "derive", "eval", "ttft_floor", "--library", "serving", "--set",
                           "global_attention_layers=-1"], capture_output=True, text=True)
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
+
+
+# Llama 3 405B in BF16 as Meta served it (TP8 x PP2 on two H100 nodes) against the same 16 GPUs as TP16
+PIPELINE = {"hardware": "h100-sxm", "model": "llama3-405b"}
+PROMPT = ["batch=1 seq", "context=32768 token/seq"]
+
+
+@pytest.mark.parametrize("name", ["request_ttft_floor", "ttft_floor"])
+def test_a_pipeline_prefills_on_every_stages_chips(name):
+    """A pipeline passes a prompt through its stages in chunks, so a long prompt's multiplies share every stage's
+    chips: TP8 x PP2 has the floor of TP16, where the floor once pooled one stage's eight chips only and sat twice
+    as high, above what the sixteen GPUs can do (a floor above a possible measurement)."""
+    sets = [*PROMPT, "prefill_tokens=32768 token/seq"]
+    pipelined = value(name, [*sets, "tp=8", "pp=2"], **PIPELINE)
+    flat = value(name, [*sets, "tp=16"], **PIPELINE)
+    one_stage = value(name, [*sets, "tp=8"], **PIPELINE)
+    assert pipelined == flat and one_stage == 2 * pipelined
+
+
+def test_a_short_prompt_still_reads_every_stage_in_turn():
+    """One token's prefill cannot overlap the stages: its floor on TP8 x PP2 is one read of its weights over one
+    stage's chips (the last token's pass through the stages), not half of it."""
+    sets = [*PROMPT, "prefill_tokens=1 token/seq"]
+    pipelined = value("request_ttft_floor", [*sets, "tp=8", "pp=2"], **PIPELINE)
+    assert pipelined == value("weight_fetch_time_floor", [*sets, "tp=8", "pp=2"], **PIPELINE)
+    assert pipelined > value("request_ttft_floor", [*sets, "tp=16"], **PIPELINE)
+
+
+def test_the_lectures_prefill_compute_on_one_stage_is_no_floor_for_a_pipeline():
+    """The planted twin of prefill.ttft_floor_ge_lecture_prefill: the lecture's prefill compute over one stage's
+    chips is above the pipelined floor, so it could sit above a measurement; the claim divides it by the stages."""
+    sets = [*PROMPT, "prefill_tokens=32768 token/seq", "tp=8", "pp=2"]
+    assert value("prefill_compute_time", sets, **PIPELINE) > value("ttft_floor", sets, **PIPELINE)
+    assert value("prefill_compute_time / stages", sets, **PIPELINE) <= value("ttft_floor", sets, **PIPELINE)

@@ -64,6 +64,7 @@ from theorems.context import (
     head_dim,
     query_heads,
 )
+from theorems.pipeline import stages
 from theorems.pricing import prefill_compute_time_q, prefill_tokens
 from theorems.roofline import (
     B,
@@ -90,6 +91,7 @@ c_attn, n_attn, n_q, d_head = (attention_flops_per_context_token.sym, global_att
                                query_heads.sym, head_dim.sym)
 c_train = train_flops_per_param_token.sym
 t_w, t_cp_lecture = weight_fetch_floor_q.sym, prefill_compute_time_q.sym
+P = stages.sym
 
 # Quantities -------------------------------------------------------------------------------------------
 prefill_weight_flops_q = Quantity("prefill_weight_flops", r"C_{\mathrm{w}}^{\mathrm{pre}}", "FLOP/seq",
@@ -107,10 +109,11 @@ attention_crossover_q = Quantity("prefill_attention_crossover", r"\ell_{\mathrm{
                                  "one token, attention outweighs the weights at every prompt)", domain="real")
 prefill_compute_time_attn_q = Quantity("prefill_compute_time_with_attention", r"t_{\mathrm{compute}}^{\mathrm{ttft}}",
                                        "s", "time for all the multiplies of a prefill pass, attention included, "
-                                       "at peak FLOP/s", display_unit="ms")
+                                       "at the peak FLOP/s of every pipeline stage's chips", display_unit="ms")
 prefill_memory_time_q = Quantity("prefill_memory_time", r"t_{\mathrm{mem}}^{\mathrm{ttft}}", "s",
-                                 "time to read every weight once and write the new tokens' KV cache",
-                                 display_unit="ms")
+                                 "time to read one token's active weights once and write the new tokens' KV cache, "
+                                 "over every pipeline stage's chips, and at least the last prompt token's pass "
+                                 "through the stages' weights one after the other", display_unit="ms")
 ttft_floor_q = Quantity("ttft_floor", r"T_{\mathrm{TTFT}}", "s",
                         "roofline floor on the time to first token of a prefill pass of the batch's prompts "
                         "together: the slower of its multiplies and its memory traffic (one request's own: "
@@ -205,18 +208,24 @@ attention_crossover = Definition(
 )
 prefill_compute_time_attn = Definition(
     "prefill.prefill_compute_time_with_attention", title="Compute time of a prefill pass with attention",
-    statement="The FLOPs of all B sequences' prompts over the pooled peak FLOP/s of the chips.",
+    statement="The FLOPs of all B sequences' prompts over the pooled peak FLOP/s of the chips of every pipeline "
+              "stage: a pipeline passes the prompts through its stages in chunks, so all its stages can multiply at "
+              "once (one stage: the chips of the scale-up domain alone).",
     source=paper("Williams et al. 2009, Roofline: an insightful visual performance model", "compute roof"),
-    defines=prefill_compute_time_attn_q, expr=B * C_pre / (n * F),
+    defines=prefill_compute_time_attn_q, expr=B * C_pre / (n * P * F),
 )
 prefill_memory_time = Definition(
     "prefill.prefill_memory_time", title="Memory time of a prefill pass",
     statement="At least the weights every token multiplies are read once (a short prompt of a mixture of "
               "experts reaches only some experts, so only these are sure to be read; a long one reads them "
-              "all); each new token's KV cache is written once (scores stay on chip with flash attention).",
+              "all); each new token's KV cache is written once (scores stay on chip with flash attention), over "
+              "the chips of every pipeline stage, which work on chunks of the prompts at once.  And the chunk "
+              "holding the last prompt token passes through the stages one after the other, each reading its "
+              "share of those weights over its own chips: at least one read of them over one stage's chips.",
     source=paper("Dao et al. 2022, FlashAttention: Fast and Memory-Efficient Exact Attention with IO-Awareness",
                  "section 3.1: the score matrix is never written to HBM"),
-    defines=prefill_memory_time_q, expr=(N_act * q + B * ell * k) / (n * W),
+    defines=prefill_memory_time_q,
+    expr=sp.Max(N_act * q / (n * W), (N_act * q + B * ell * k) / (n * P * W), evaluate=False),
 )
 ttft_floor = Definition(
     "prefill.ttft_floor", title="Time-to-first-token floor of a whole prefill pass",
@@ -282,20 +291,24 @@ attention_dominates_iff = Claim(
 )
 prefill_compute_bound = Claim(
     "prefill.prefill_compute_bound", title="A long enough prefill is compute-bound", label="Prefill compute-bound",
-    statement="If the pass's new tokens are at least \\(N_{\\mathrm{cb}}\\) (and a token's weight multiplies "
-              "outlast writing its KV), the time to first token is the pass's compute time, attention "
-              "included: even a pass that reads every weight of the model is compute-bound there.",
+    statement="If the pass's new tokens are at least \\(N_{\\mathrm{cb}}\\) for each pipeline stage (and a token's "
+              "weight multiplies outlast writing its KV), the time to first token is the pass's compute time, "
+              "attention included: even a pass that reads every weight of the model is compute-bound there.  A "
+              "pipeline of P stages needs P times the tokens of one stage, since the last prompt token still reads "
+              "every stage's weights one stage after another.",
     source=paper("Agrawal et al. 2024, Taming Throughput-Latency Tradeoff in LLM Inference with Sarathi-Serve "
                  "(OSDI '24)", "section 2"),
-    hypotheses=(logic.gt(c_fwd * N_act * W, k * F), logic.ge(B * ell, N_cb), logic.le(N_act, N_tot)),
+    hypotheses=(logic.gt(c_fwd * N_act * W, k * F), logic.ge(B * ell, P * N_cb), logic.le(N_act, N_tot)),
     goal=logic.eq(T_ttft, t_cpa),
     steps=(
-        Step(logic.ge(B * ell * (c_fwd * N_act * W - k * F), N_tot * q * F),
+        Step(logic.ge(B * ell * (c_fwd * N_act * W - k * F), P * N_tot * q * F),
              r"multiply the hypothesis by the positive \(c_{\mathrm{fwd}} N_{\mathrm{act}} W - k F\)",
              link="implies"),
-        Step(logic.ge(c_fwd * N_act * B * ell / (n * F), (N_tot * q + B * ell * k) / (n * W)),
-             "rearrange: the weight multiplies outlast the memory traffic", link="implies"),
-        Step(logic.ge(c_fwd * N_act * B * ell / (n * F), t_pm),
+        Step(logic.And((logic.ge(c_fwd * N_act * B * ell / (n * P * F), (N_tot * q + B * ell * k) / (n * P * W)),
+                        logic.ge(c_fwd * N_act * B * ell / (n * P * F), N_tot * q / (n * W)))),
+             "rearrange, with at least one stage: the weight multiplies outlast the memory traffic, and the last "
+             "token's pass through the stages' weights", link="implies"),
+        Step(logic.ge(c_fwd * N_act * B * ell / (n * P * F), t_pm),
              "the pass reads at least one token's active weights and at most every weight", link="implies"),
         Step(logic.ge(t_cpa, t_pm), "attention only adds compute", link="implies"),
         Step(logic.eq(T_ttft, t_cpa), "the roofline takes the larger", link="implies"),
@@ -312,9 +325,10 @@ ttft_floor_ge_weight_fetch = Claim(
 ttft_floor_ge_lecture_prefill = Claim(
     "prefill.ttft_floor_ge_lecture_prefill", title="The TTFT floor is above the lecture's prefill compute",
     statement="Counting attention can only lengthen a prefill: the time to first token is at least the "
-              "lecture's prefill compute time, which leaves attention out.",
+              "lecture's prefill compute time, which leaves attention out, shared by the pipeline's stages (on one "
+              "stage, the lecture's time itself).",
     source=paper("Kaplan et al. 2020, Scaling Laws for Neural Language Models", "table 1"),
-    goal=logic.ge(T_ttft, t_cp_lecture),
+    goal=logic.ge(T_ttft, t_cp_lecture / P),
     uses=(prefill_flops_ge_weight_flops,),
 )
 chunk_memory_bound_iff = Claim(
@@ -353,14 +367,18 @@ request_ttft_floor_q = Quantity("request_ttft_floor", r"T_{\mathrm{TTFT}}^{\math
                                 "reading its active weights once and writing its KV, whichever is slower",
                                 display_unit="ms")
 b_req, T_ttft_meas, T_req = request_sequences.sym, measured_ttft.sym, request_ttft_floor_q.sym
-# the request's two roofline sides: its prompt's weight multiplies, and its weight read plus KV write
-_req_compute = c_fwd * N_act * b_req * ell / (n * F)
-_req_memory = (N_act * q + b_req * ell * k) / (n * W)
+# the request's two roofline sides over its replica's chips (n a stage's, P stages, which a pipeline keeps busy at
+# once on chunks of the prompt): its prompt's weight multiplies, and its weight read plus KV write, the read at
+# least once over one stage's chips (the last prompt token passes through the stages one after the other)
+_req_compute = c_fwd * N_act * b_req * ell / (n * P * F)
+_req_memory = sp.Max(N_act * q / (n * W), (N_act * q + b_req * ell * k) / (n * P * W), evaluate=False)
 request_ttft_floor = Definition(
     "prefill.request_ttft_floor", title="Floor on one request's time to first token",
     statement="However a server batches, one request's first token comes out of a prefill of its own prompt: "
-              "at least its tokens' weight multiplies at the chips' peak FLOP/s, and at least one read of the "
-              "weights a token multiplies plus one write of the prompt's KV cache at their peak bandwidth.",
+              "at least its tokens' weight multiplies at the peak FLOP/s of its replica's chips (every pipeline "
+              "stage's), and at least one read of the weights a token multiplies plus one write of the prompt's KV "
+              "cache at their peak bandwidth, the read at least once over one stage's chips, since the last prompt "
+              "token passes through the stages one after the other.",
     source=paper("Williams et al. 2009, Roofline: an insightful visual performance model", "roofline bound"),
     defines=request_ttft_floor_q,
     expr=sp.Max(_req_compute, _req_memory, evaluate=False),
@@ -368,15 +386,18 @@ request_ttft_floor = Definition(
 prefill_does_its_flops = Assumption(
     "prefill.prefill_does_its_flops", title="A measured prefill does its prompt's multiplies",
     statement="A request's first token needs every prompt token it prefills multiplied by every active weight "
-              "(2 FLOPs each) at no more than the peak FLOP/s of the replica's chips.  A prompt prefix served "
-              "from a cache is not prefilled: prefill_tokens counts the tokens that are.",
+              "(2 FLOPs each) at no more than the peak FLOP/s of the replica's chips, the chips of every pipeline "
+              "stage.  A prompt prefix served from a cache is not prefilled: prefill_tokens counts the tokens that "
+              "are.",
     source=paper("Williams et al. 2009, Roofline: an insightful visual performance model", "applied to a prefill"),
     relation=logic.ge(T_ttft_meas, _req_compute),
 )
 prefill_reads_its_bytes = Assumption(
     "prefill.prefill_reads_its_bytes", title="A measured prefill reads its weights and writes its KV",
     statement="A request's prefill reads at least the weights one token multiplies once, and writes its prompt's "
-              "KV cache once, at no more than the peak bandwidth of the replica's chips.",
+              "KV cache once, at no more than the peak bandwidth of the replica's chips (every pipeline stage's); "
+              "and the last prompt token passes through the stages one after the other, each reading its share of "
+              "those weights over its own chips.",
     source=paper("Dao et al. 2022, FlashAttention: Fast and Memory-Efficient Exact Attention with IO-Awareness",
                  "section 3.1: scores stay on chip, so the KV written and the weights read are the least traffic"),
     relation=logic.ge(T_ttft_meas, _req_memory),
