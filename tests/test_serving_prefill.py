@@ -197,3 +197,17 @@ def test_the_lectures_prefill_compute_on_one_stage_is_no_floor_for_a_pipeline():
     sets = [*PROMPT, "prefill_tokens=32768 token/seq", "tp=8", "pp=2"]
     assert value("prefill_compute_time", sets, **PIPELINE) > value("ttft_floor", sets, **PIPELINE)
     assert value("prefill_compute_time / stages", sets, **PIPELINE) <= value("ttft_floor", sets, **PIPELINE)
+
+
+def test_the_audit_holds_a_pipelined_ttft_to_every_stages_chips(tmp_path, capsys):
+    """2.5 s for a 32K prompt of Llama 3 405B on TP8 x PP2 H100s is possible (the floor is 1.67 s, as on TP16); on
+    one stage of eight it is not (3.34 s); the row's terms read the same chips."""
+    from derive.cli import main
+
+    table = tmp_path / "pp.csv"
+    table.write_text("model,hardware,chips,stages,prefill_tokens,ttft\n"
+                     "llama3-405b,h100-sxm,8,2,32768,2.5 s\nllama3-405b,h100-sxm,8,1,32768,2.5 s\n")
+    assert main(["audit", str(table), "--library", "serving", "--no-cache"]) == 1
+    out = capsys.readouterr().out
+    assert "line 3  ttft    2.5 s   floor 3.344 s" in out and "line 2  ttft    2.5 s   floor 1.672 s" in out
+    assert "compute 67%" in out

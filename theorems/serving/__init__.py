@@ -83,10 +83,12 @@ AUDIT_BOUNDS = [
                "reading": "a request's first token comes out of a prefill of its own prompt, whatever else the "
                           "server batches; prefill_tokens counts the prompt tokens prefilled (a prefix served from "
                           "a cache is not)",
+               # over every pipeline stage's chips, the weights once over one stage's (the last token's pass)
                "terms": {"compute": "flops_per_param_token * params_active * request_sequences * prefill_tokens "
-                                    "/ (chips * flops)",
+                                    "/ (chips * stages * flops)",
                          "weights": "params_active * bytes_per_param / (chips * hbm_bandwidth)",
-                         "KV": "request_sequences * prefill_tokens * kv_bytes_per_token / (chips * hbm_bandwidth)"},
+                         "KV": "request_sequences * prefill_tokens * kv_bytes_per_token / (chips * stages * "
+                               "hbm_bandwidth)"},
                "row_inputs": ["prefill_tokens", "chips"], "defaults": {"prefill_tokens": "1 token/seq"}})),
     # one measured all-reduce (an nccl-tests row): its payload once over the layout's links, whatever the algorithm
     *_measured_collective("allreduce", "all-reduce", "tp", "over tp chips", "2 * (tp - 1) / tp",
