@@ -56,7 +56,7 @@ from typing import Any
 from derive.errors import MissingExtraError, ScenarioError
 
 from .base import MAX_SIZE, ConfigValue, ModelValues, bn, count_text, num
-from .precision import dtype, served_name, served_note
+from .precision import dtype, served
 from .reader import bytes_value, dense_expert_values, hidden_values, kv_layout, model_values, param_breakdown
 from .registry import ALIASES, ARCHITECTURES, FAMILY_OF, WRAPPERS
 
@@ -384,9 +384,9 @@ def meta_model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fracti
                      "experts on the meta device (which weights a token uses is the forward pass's, not the "
                      "modules'): --set params_active=...")
     name, size = _datatype(config, where)
-    if (narrower := served_note(name)) is not None:
+    name, narrower = served(name)
+    if narrower is not None:
         notes.append(narrower)
-        name = served_name(name)
     if bytes_per_kv_element is not None:
         e, e_note = bytes_value(bytes_per_kv_element, where), "bytes per cached element: set by the user"
     elif size is not None:

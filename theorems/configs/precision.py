@@ -38,7 +38,7 @@ class Precision:
 
 def dtype(cfg: Mapping[str, Any], where: str) -> tuple[str | None, Fraction | None]:
     """The config's datatype, and the bytes a serving engine keeps its weights and KV cache in (``SERVED_BYTES``:
-    a float32 checkpoint's in 16 bits; ``served_note`` says so)."""
+    a float32 checkpoint's in 16 bits; ``served`` says so)."""
     for key in ("torch_dtype", "dtype"):
         value = cfg.get(key)
         if value is None:
@@ -53,19 +53,16 @@ def dtype(cfg: Mapping[str, Any], where: str) -> tuple[str | None, Fraction | No
     return None, None
 
 
-def served_name(name: str | None) -> str | None:
-    """``name`` as the values' notes say it: ``float32, served in 16 bits`` where a server runs it narrower."""
-    return f"{name}, served in 16 bits" if served_note(name) else name
-
-
-def served_note(name: str | None) -> str | None:
-    """The note for a datatype a serving engine runs narrower than named (``SERVED_BYTES``), else None."""
+def served(name: str | None) -> tuple[str | None, str | None]:
+    """``name`` as the values' notes say it (``float32, served in 16 bits`` where a serving engine runs it narrower
+    than named, ``SERVED_BYTES``), and the note saying so (None where it runs as named)."""
     if name is None or SERVED_BYTES[name] == DTYPE_BYTES[name]:
-        return None
+        return name, None
     wide = num(DTYPE_BYTES[name])
-    return (f"torch_dtype {name}: weights and KV cache counted at {num(SERVED_BYTES[name])} bytes, as serving engines "
-            f"run a {name} checkpoint in 16 bits (vLLM's --dtype auto, SGLang, TGI); --set bytes_per_param={wide} "
-            f"and bytes_per_kv_element={wide} for a {name} run")
+    return f"{name}, served in 16 bits", (
+        f"torch_dtype {name}: weights and KV cache counted at {num(SERVED_BYTES[name])} bytes, as serving engines run "
+        f"a {name} checkpoint in 16 bits (vLLM's --dtype auto, SGLang, TGI); --set bytes_per_param={wide} and "
+        f"bytes_per_kv_element={wide} for a {name} run")
 
 
 def _not_converted(q: Mapping[str, Any], where: str) -> set[str]:
@@ -102,8 +99,8 @@ def _not_converted(q: Mapping[str, Any], where: str) -> set[str]:
 
 def precision(cfg: Mapping[str, Any], pb: ParamBreakdown, where: str) -> Precision:
     name, base = dtype(cfg, where)
-    notes: list[str] = [n for n in (served_note(name),) if n]
-    name = served_name(name)  # as the notes below say it
+    name, narrower = served(name)  # the name as the notes below say it
+    notes: list[str] = [narrower] if narrower else []
     q = cfg.get("quantization_config")
     if q is not None and not isinstance(q, Mapping):
         raise ScenarioError(f"field 'quantization_config' must be an object, got {q!r}", where=where)
