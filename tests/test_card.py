@@ -67,17 +67,44 @@ def test_api_evaluate_of_a_claim_says_the_same() -> None:
     assert "weight_fetch_time" in (info.value.hint or "")
 
 
-def test_longest_context_past_the_models_maximum_says_so(capsys) -> None:
-    # at batch 1 on one node a 70B model fits far more than its 131,072-token maximum: the card names the
-    # feasibility bound the margin's end breaks, so nobody reads it as usable context
+def test_longest_context_ends_at_the_models_maximum_and_says_what_memory_alone_holds(capsys) -> None:
+    # at batch 1 on one node a 70B model's memory holds far more than its 131,072-token maximum: the answer is the
+    # maximum (the longest context that fits and that the model serves), the note names the bound that ends it and
+    # what the memory claim alone would allow, so nobody reads 1.5M tokens as usable context
     code, out, _ = run(capsys, "card", "--hardware", "h100-sxm", "--model", "llama3-70b", "--set", "batch=1 seq",
                        "--json", "--no-cache")
     row = {r["name"]: r for r in json.loads(out)["rows"]}["context"]
-    assert code == 0 and ("infeasible there: max_context = 131.1k token/seq (capacity.context_within_model)"
-                          in row["display"])
+    assert code == 0 and row["shown"] == "131.1k token/seq" and row["exact"] == "131072"
+    assert row["note"] == ("ends at a feasibility bound, context <= max_context with max_context = 131.1k token/seq "
+                           "(capacity.context_within_model); capacity.memory_fits_in_hbm alone holds up to "
+                           "1.523M token/seq")
     code, out, _ = run(capsys, "card", *NODE, "--json", "--no-cache")  # 23.79k is below the model's maximum
     display = {r["name"]: r for r in json.loads(out)["rows"]}["context"]["display"]
-    assert "infeasible" not in display and "more than" not in display
+    assert "feasibility bound" not in display and "more than" not in display
+
+
+def test_a_memory_with_no_upper_end_is_capped_by_the_models_maximum(capsys) -> None:
+    # a model whose cache is a fixed state per sequence (a made-up recurrent one) fits any context in memory: the
+    # margin has no upper end, and the card answers with the model's maximum, not "no limit"
+    code, out, _ = run(capsys, "card", "--hardware", "h100-sxm", "--model", "llama3-8b", "--set", "batch=1 seq",
+                       "--set", "kv_bytes_per_token=0 B/token", "--set", "kv_state_bytes=1 MB/seq", "--json",
+                       "--no-cache")
+    row = {r["name"]: r for r in json.loads(out)["rows"]}["context"]
+    assert code == 0 and row["exact"] == "131072", row
+    assert row["note"].endswith("capacity.memory_fits_in_hbm alone holds with no upper end")
+
+
+def test_the_cap_is_each_feasibility_bound_on_the_quantity_itself() -> None:
+    from derive.model.loader import load_library
+    from derive.model.scenario import build_scenario
+    from derive.whatif.feasibility import upper_limits
+
+    lib = load_library(["lecture"])
+    sc = build_scenario(lib, hardware="h100-sxm", model="llama3-70b")
+    [limit] = upper_limits(lib, sc, "context")
+    assert (limit.claim, limit.relation, limit.value, limit.strict) == \
+        ("capacity.context_within_model", "context <= max_context", 131072, False)
+    assert upper_limits(lib, sc, "batch") == []  # memory bounds batch only through a sum: not solved for
 
 
 def test_longest_context_past_the_scenarios_own_context_within_the_model_maximum(capsys) -> None:
@@ -139,26 +166,28 @@ def test_card_cost_rents_every_stage_of_a_layout(capsys) -> None:
 
 
 def test_a_long_note_is_a_numbered_marker_in_the_table_and_in_full_below(capsys) -> None:
-    # the longest context at batch 1 lies past the model's maximum: the table says so in its cell, short, and
-    # the bound in full below it, so the value column stays as wide as the values
+    # the longest context at batch 1 ends at the model's maximum: the table says the value with a marker, short,
+    # and the bound in full below it, so the value column stays as wide as the values
     # (the model's 131k context is past L*: the B* row's caveat is note [1])
     argv = ["card", "--hardware", "h100-sxm", "--model", "llama3-70b", "--set", "batch=1 seq", "--no-cache"]
     code, out, _ = run(capsys, *argv)
     lines = out.splitlines()
     [row] = [ln for ln in lines if ln.strip().startswith("longest context")]
-    assert code == 0 and "1.523M token/seq [2: infeasible]" in row and "max_context" not in row
-    assert "[2] longest context that fits at the scenario's batch: infeasible there: max_context = 131.1k " \
-           "token/seq (capacity.context_within_model)" in lines
+    assert code == 0 and "131.1k token/seq [2]" in row and "max_context" not in row
+    assert "[2] longest context that fits at the scenario's batch: ends at a feasibility bound, context <= " \
+           "max_context with max_context = 131.1k token/seq (capacity.context_within_model); " \
+           "capacity.memory_fits_in_hbm alone holds up to 1.523M token/seq" in lines
     table = [ln for ln in lines if ln.startswith("  ")]
     starts = {ln.rindex(ln.rsplit(" (", 1)[0].split()[-1]) for ln in table}  # where the declaration column starts
     widest_label = max(len(ln[2:].split("  ")[0]) for ln in table)
-    assert starts == {2 + widest_label + 2 + len("1.523M token/seq [2: infeasible]") + 2}
+    widest_value = max(len(ln[2 + widest_label + 2:].split("  ")[0]) for ln in table)
+    assert starts == {2 + widest_label + 2 + widest_value + 2}
     code, out, _ = run(capsys, *argv, "--format", "md")
-    assert code == 0 and "| 1.523M token/seq \\[2: infeasible\\] |" in out
-    assert "- \\[2\\] longest context that fits at the scenario's batch: infeasible there: max\\_context" in out
+    assert code == 0 and "| 131.1k token/seq \\[2\\] |" in out
+    assert "- \\[2\\] longest context that fits at the scenario's batch: ends at a feasibility bound" in out
     code, out, _ = run(capsys, *argv, "--json")
     row = {r["name"]: r for r in json.loads(out)["rows"]}["context"]
-    assert row["shown"] == "1.523M token/seq" and row["note"].startswith("infeasible there: max_context")
+    assert row["shown"] == "131.1k token/seq" and row["note"].startswith("ends at a feasibility bound")
     assert row["display"] == f"{row['shown']} ({row['note']})"
 
 

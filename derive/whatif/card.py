@@ -17,7 +17,7 @@ from derive.errors import DeriveError, LibraryError, MissingValueError
 from derive.model.declarations import Claim, Declaration
 from derive.model.library import Library
 from derive.model.scenario import Scenario, relation_at
-from derive.whatif.feasibility import NEGATED, Feasibility, failing_hypotheses, feasibility
+from derive.whatif.feasibility import NEGATED, Feasibility, Limit, failing_hypotheses, feasibility, upper_limits
 
 
 @dataclass
@@ -123,8 +123,17 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
                       if n in library.quantities and library.quantities[n].sym in goal_inputs)
         highs = [iv.high for iv in m.intervals]
         note = None
+        capped = _capped(library, scenario, name, m.intervals) if highs else None
         if not highs:
             shown, exact = "none: it fits at no value", None
+        elif capped is not None:  # a feasibility bound on the quantity itself ends the answer first (the model's
+            # maximum context before the memory's): the longest value that fits and can exist, and what ends it
+            top = None if any(h is None for h in highs) else max(highs)
+            alone = "with no upper end" if top is None else \
+                f"up to {format_quantity(top, q.dimension, q.display_unit)}"
+            shown, exact = format_quantity(capped.value, q.dimension, q.display_unit), str(capped.value)
+            note = (f"ends {'just below' if capped.strict else 'at'} a feasibility bound, {capped.relation} with "
+                    f"{capped.shown} ({capped.claim}); {d.id} alone holds {alone}")
         elif any(h is None for h in highs):
             shown, exact = "no limit", None
         else:
@@ -190,6 +199,19 @@ def _outside(library: Library, scenario: Scenario, claim: Claim) -> str | None:
     more = f" (and {len(failing) - 1} more)" if len(failing) > 1 else ""
     return (f"{claim.id} assumes {v.relation}{more}, and here {v.lhs} {NEGATED.get(v.op, '?')} {v.rhs}: proved where "
             "its hypotheses hold, it says nothing at this scenario's values")
+
+
+def _capped(library: Library, scenario: Scenario, name: str, intervals: list) -> Limit | None:
+    """The tightest feasibility bound on ``name`` itself (``upper_limits``) that ends the claim's intervals
+    sooner than they end, where the claim still holds up to it; None where none does."""
+    limits = upper_limits(library, scenario, name)
+    if not limits:
+        return None
+    lim = limits[0]
+    ends_sooner = any(iv.high is None or iv.high > lim.value for iv in intervals)
+    holds_there = any(iv.contains(lim.value) or (lim.strict and iv.high is not None and iv.high == lim.value
+                                                  and (iv.low is None or iv.low < lim.value)) for iv in intervals)
+    return lim if ends_sooner and holds_there else None
 
 
 def _infeasible_at(library: Library, scenario: Scenario, name: str, value: sp.Expr) -> list:

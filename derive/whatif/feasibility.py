@@ -117,6 +117,45 @@ def feasibility(library: Library, scenario: Scenario) -> Feasibility:
     return Feasibility(tuple(found), tuple(dict.fromkeys(undecided)))
 
 
+@dataclass(frozen=True)
+class Limit:
+    """An upper bound one feasibility constraint puts on a quantity by itself (``context <= max_context``), its
+    other side a number at the scenario's values."""
+
+    claim: str
+    relation: str  # as written: "context <= max_context"
+    value: sp.Expr  # the bound, SI
+    shown: str  # "max_context = 131.1k token/seq"
+    strict: bool  # "<": the bound itself is outside
+
+
+def upper_limits(library: Library, scenario: Scenario, name: str) -> list[Limit]:
+    """The upper bounds the library's feasibility constraints put on ``name`` directly, tightest first: each
+    relation a constraint asserts (alone or in a conjunction) of the form ``name <= X`` or ``name < X`` (or
+    ``X >= name``, ``X > name``) whose X, once expanded, has a value at the scenario and does not rest on
+    ``name``.  A bound of any other shape is not solved for: ``feasibility`` still reports it."""
+    situation = situate(library, scenario)
+    sym = library.quantities[name].sym
+    found: list[Limit] = []
+    for decl in constraints(library):
+        statement = constraint_statement(decl)
+        for rel in _conjuncts(statement) if isinstance(statement, Formula) else []:
+            if rel.op in ("<=", "<") and rel.lhs == sym:
+                bound = rel.rhs
+            elif rel.op in (">=", ">") and rel.rhs == sym:
+                bound = rel.lhs
+            else:
+                continue
+            expanded = situation.expand(bound)
+            if sym in expanded.free_symbols:
+                continue
+            value = replace(expanded, situation.substitution)
+            if value.is_number and value.is_real:
+                found.append(Limit(decl.id, f"{rel.lhs} {rel.op} {rel.rhs}", sp.nsimplify(value),
+                                   _shown(library, bound, value), rel.op in ("<", ">")))
+    return sorted(found, key=lambda lim: (lim.value, not lim.strict))
+
+
 def _conjuncts(f: Formula) -> list[Rel]:
     """The relations a formula asserts together (a relation, or a conjunction of them); [] for anything else,
     whose truth one failing relation does not settle."""

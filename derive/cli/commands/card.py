@@ -7,7 +7,9 @@ HELP = "the everyday answers for a chip and a model, each with its claim and ver
 DESCRIPTION = """\
 One screen of the library's everyday answers (its CARD) for the scenario: for the lecture library the
 decode floor, the critical batch B*, the critical context L*, the cost per token and the step time at
-the scenario's batch, and the longest context that fits in HBM at that batch.  Each value carries its
+the scenario's batch, and the longest context that fits in HBM at that batch (no longer than the model's
+maximum context: a feasibility bound on the value itself ends it, and the note says what memory alone holds).
+Each value carries its
 unit, the claim or definition it rests on and that claim's verdict at the scenario.  A scenario that
 cannot exist (the memory does not fit) is marked infeasible, with the bound and its numbers.  What is said
 of a value (why it is undefined, a bound it breaks, "more than the scenario's") is a numbered marker in its
