@@ -56,6 +56,14 @@ FILES = {
     # worker process), so that the library itself loads
     "recursion.py": "import sys\nframe, depth = sys._getframe(), 0\nwhile frame is not None:\n"
                     "    frame, depth = frame.f_back, depth + 1\nsys.setrecursionlimit(depth + 60)\n",
+    # a keyword derive's Definition does not take, and a library that fails on its own line: the error names the
+    # file and line, and for a declaration's keyword the keywords it takes
+    "wrongkw.py": (
+        "from derive import Definition, Quantity, derived\n"
+        "t = Quantity('widget_time', 't', 's', 'time for one widget')\n"
+        "d = Definition('mine.t', title='t', statement='s', source=derived('x'), name='widget_time', expr=1)\n"
+    ),
+    "mylib/fails.py": "x = 1\ny = {}['missing']\n",
     "spoof.py": (  # a carriage return in a title rewrote the terminal line of a refuted claim as "proved"
         "from derive import Claim, Quantity, derived, logic\n"
         "count = Quantity('widget_count', 'm', '1', 'widgets in one batch')\n"
@@ -159,6 +167,10 @@ BAD = [
     # (lambdify's NameError was an internal error)
     (["sweep", "critical_batch", "--vary", "batch=-1 seq:10 seq:3"], ["batch must be positive", "--vary batch"]),
     (["sweep", "mine.u", "--vary", "widget_count=1:3:3", "--library", "undef.py"], ["function without a definition"]),
+    (["check", "--library", "wrongkw.py"], ["unexpected keyword argument 'name'", "(in wrongkw.py:3)",
+                                            "derive.Definition takes id, title, statement, source, tags, defines, "
+                                            "expr, uses, domain"]),
+    (["check", "--library", "mylib"], ["could not load library mylib: KeyError: 'missing'", "(in mylib/fails.py:2)"]),
     (["check", "--library", "spoof.py"], ["title contains the control character '\\r'", "plain text"]),
     (["ledger", "--hardware", "nosuch"], ["unknown hardware preset 'nosuch'"]),
     (["ledger", "--figures", "afile"], ["afile is not a folder", "in --figures afile"]),

@@ -96,11 +96,19 @@ def test_the_library_example_of_the_docs_is_a_library_that_checks(tmp_path, caps
     """The Python example of "Your own claims" is a whole library: written to a file, it loads and its claim is
     proved."""
     text = (DOCS / "own-claims.md").read_text(encoding="utf-8")
-    (example,) = re.findall(r"```python\n(.*?)```", text, re.S)
+    example, definition = re.findall(r"```python\n(.*?)```", text, re.S)
     (tmp_path / "mine.py").write_text(example, encoding="utf-8")
     assert main(["check", "--library", str(tmp_path / "mine.py")]) == 0
     out = capsys.readouterr().out
     assert "proved" in out and "mine.time_positive" in out
+    # the Definition example, on top of the lecture: its domain shown, its value computed
+    (tmp_path / "transfer.py").write_text(definition, encoding="utf-8")
+    libs = ["--library", "lecture", "--library", str(tmp_path / "transfer.py")]
+    assert main(["check", *libs, "--no-cache"]) == 0
+    assert "kv_transfer_time is declared positive" not in capsys.readouterr().out
+    assert main(["eval", "kv_transfer_time", *libs, "--hardware", "h200", "--model", "llama3-70b",
+                 "--set", "link_bandwidth=64 GB/s", "--set", "prompt_len=8192 token"]) == 0
+    assert "kv_transfer_time ≈ 41.94 ms" in capsys.readouterr().out  # 8192 x 327,680 B / 64 GB/s
 
 
 def test_the_pages_show_commands():

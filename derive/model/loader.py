@@ -33,6 +33,7 @@ import contextlib
 import importlib
 import importlib.util
 import io
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -104,8 +105,36 @@ def _import_path(path: Path) -> list[ModuleType]:
                            hint="a library declares quantities and claims; it must not exit") from None
     except RecursionError:
         raise LibraryError(f"could not load library {path}: recursion too deep", where="--library") from None
-    except Exception as err:  # the user's own code failed to import: report it in one line
-        raise LibraryError(f"could not load library {path}: {type(err).__name__}: {err}", where="--library") from None
+    except Exception as err:  # the user's own code failed to import: report it in one line, at its line
+        raise LibraryError(f"could not load library {path}: {type(err).__name__}: {err}",
+                           where=_failing_line(err, path) or "--library", hint=_signature_hint(err)) from None
+
+
+def _failing_line(err: BaseException, path: Path) -> str | None:
+    """``file.py:LINE`` of the library's own line that raised (the innermost frame in its file or folder)."""
+    root = path.resolve()
+    found = None
+    tb = err.__traceback__
+    while tb is not None:
+        name = Path(tb.tb_frame.f_code.co_filename)
+        if name.suffix == ".py" and (name == root or root in name.parents):
+            found = f"{path if name == root else path / name.relative_to(root)}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return found
+
+
+def _signature_hint(err: BaseException) -> str | None:
+    """For a declaration of derive's given a keyword it does not take (or missing one): the keywords it takes."""
+    import dataclasses
+
+    import derive.model.declarations as declarations
+
+    m = re.match(r"(\w+)\.__init__\(\) (got an unexpected keyword argument|missing)", str(err))
+    cls = getattr(declarations, m.group(1), None) if isinstance(err, TypeError) and m else None
+    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+        return None
+    names = [f.name for f in dataclasses.fields(cls) if f.init]
+    return f"derive.{cls.__name__} takes {', '.join(names)} (docs/own-claims.md)"
 
 
 def _check_package_name(path: Path) -> None:
