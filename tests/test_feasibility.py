@@ -160,3 +160,21 @@ def test_the_python_apis_margin_and_diff_carry_it_too():
     v = derive.claim("batch_optimum_lecture", **sc)
     assert "infeasible: memory_per_chip = " in repr(v) and "infeasible: memory_per_chip" in v._repr_html_()
     assert "infeasible" not in repr(derive.claim("batch_optimum_lecture"))  # the lecture's own scenario fits
+
+
+def test_margin_says_where_a_bound_on_the_varied_quantity_ends_the_feasible_part(capsys) -> None:
+    # one sequence of Llama 3 70B on an H100 node fits 1.523M tokens in memory; past the model's 131,072 the
+    # margin's values describe no deployment, and it says so (text and JSON), once
+    argv = ["margin", "capacity.memory_fits_in_hbm", "--vary", "context", "--hardware", "h100-sxm", "--model",
+            "llama3-70b", "--set", "batch=1 seq", "--no-verify"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.count("infeasible past 131.1k token/seq: context <= max_context with max_context = 131.1k "
+                     "token/seq (capacity.context_within_model)") == 1
+    assert main([*argv, "--json"]) == 0
+    [limit] = json.loads(capsys.readouterr().out)["feasible_up_to"]
+    assert limit == {"claim": "capacity.context_within_model", "relation": "context <= max_context",
+                     "value": 131072.0, "exact": "131072", "strict": False}
+    # at 64 sequences the memory ends the set first (23.79k tokens): no such note
+    assert main([*argv[:-3], "--set", "batch=64 seq", "--no-verify"]) in (0, 1)
+    assert "infeasible past" not in capsys.readouterr().out

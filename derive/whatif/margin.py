@@ -56,7 +56,7 @@ from derive.model.evaluate import DomainBreak, domain_breaks
 from derive.model.library import Library
 from derive.model.scenario import Scenario, broken_input_constraints, follow_links, with_input_table_defaults
 from derive.model.situation import eliminate_forall, relations, situate
-from derive.whatif.feasibility import feasibility
+from derive.whatif.feasibility import feasibility, upper_limits
 from derive.whatif.rules import names_a_rule, refused_at
 
 
@@ -156,6 +156,10 @@ class Margin:
     # the feasibility bounds the scenario breaks (derive.whatif.feasibility.Violation): its value is printed, and no
     # deployment exists there
     infeasible: list = field(default_factory=list)
+    # the feasibility bounds on the varied quantity itself (derive.whatif.feasibility.Limit) that end an interval
+    # sooner than the claim does: past one, the claim's values describe no deployment (a context past the model's
+    # maximum)
+    limits: list = field(default_factory=list)
 
     @property
     def reading_at_value(self) -> str | None:
@@ -231,6 +235,8 @@ class Margin:
             "notes": self.notes, "hypotheses_nowhere": self.hypotheses_nowhere,
             "input_rules_at_ends": [r.to_json(s) for r in self.rule_ends],
             "infeasible": [v.to_json() for v in self.infeasible],
+            "feasible_up_to": [{"claim": lim.claim, "relation": lim.relation, "value": float(lim.value / s),
+                                "exact": str(lim.value / s), "strict": lim.strict} for lim in self.limits],
             "display": {"holds_on": [self.interval_text(i) for i in self.intervals],
                         "value": None if self.value is None else self.shown(self.value)},
         }
@@ -301,6 +307,8 @@ class Margin:
                        + ("  <-- DISAGREEMENT" if self.verified is False else ""))
         out += [f"  note: {n}" for n in self.notes]
         out += [f"  note: {self._rule_end_text(r)}" for r in self.rule_ends]
+        out += [f"  note: infeasible {'from' if lim.strict else 'past'} {self.shown(lim.value)}: {lim.relation} "
+                f"with {lim.shown} ({lim.claim})" for lim in self.limits]
         return out + [v.note for v in self.infeasible]
 
     def _rule_end_text(self, r: RuleEnd) -> str:
@@ -1001,6 +1009,9 @@ def _margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, u
     out = Margin(claim.id, vary, unit_text, scale, intervals, v.domain, v.integer, formula, v.symbol,
                  value=v.value, eliminated=v.eliminated, instance=claim.instance,
                  infeasible=feasibility(library, scenario).violations)
+    if vary in library.quantities:  # a bound on the quantity itself that ends the claim's set sooner
+        out.limits = [lim for lim in upper_limits(library, scenario, vary)
+                      if any(i.high is None or i.high > lim.value for i in intervals)]
     out.notes.extend(table_notes)
     out.notes.extend(undefined)
     if not v.replace and names_a_rule(library, scenario, v.text):
