@@ -167,10 +167,11 @@ BAD = [
     # (lambdify's NameError was an internal error)
     (["sweep", "critical_batch", "--vary", "batch=-1 seq:10 seq:3"], ["batch must be positive", "--vary batch"]),
     (["sweep", "mine.u", "--vary", "widget_count=1:3:3", "--library", "undef.py"], ["function without a definition"]),
-    (["check", "--library", "wrongkw.py"], ["unexpected keyword argument 'name'", "(in wrongkw.py:3)",
+    (["check", "--library", "wrongkw.py"], ["unexpected keyword argument 'name'", "(in --library wrongkw.py:3)",
                                             "derive.Definition takes id, title, statement, source, tags, defines, "
                                             "expr, uses, domain"]),
-    (["check", "--library", "mylib"], ["could not load library mylib: KeyError: 'missing'", "(in mylib/fails.py:2)"]),
+    (["check", "--library", "mylib"], ["could not load library mylib: KeyError: 'missing'",
+                                       "(in --library mylib/fails.py:2)"]),
     (["check", "--library", "spoof.py"], ["title contains the control character '\\r'", "plain text"]),
     (["ledger", "--hardware", "nosuch"], ["unknown hardware preset 'nosuch'"]),
     (["ledger", "--figures", "afile"], ["afile is not a folder", "in --figures afile"]),

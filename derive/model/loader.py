@@ -107,7 +107,7 @@ def _import_path(path: Path) -> list[ModuleType]:
         raise LibraryError(f"could not load library {path}: recursion too deep", where="--library") from None
     except Exception as err:  # the user's own code failed to import: report it in one line, at its line
         raise LibraryError(f"could not load library {path}: {type(err).__name__}: {err}",
-                           where=_failing_line(err, path) or "--library", hint=_signature_hint(err)) from None
+                           where=f"--library {_failing_line(err, path) or path}", hint=_signature_hint(err)) from None
 
 
 def _failing_line(err: BaseException, path: Path) -> str | None:
