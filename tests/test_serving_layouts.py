@@ -259,6 +259,50 @@ def test_the_pooled_decode_floor_row_points_to_the_layouts_where_a_replica_reads
     assert ("layouts.layout_decode_floor" in (row.note or "")) is noted
 
 
+# One request's time to first token on a layout: its replica reads and multiplies its dense weights -----------------
+PROMPT = ["prefill_tokens=8192 token/seq"]
+
+
+@pytest.mark.parametrize(("degrees", "factor"), [({"tp": 8}, 1), ({"tp": 8, "dp": 4}, 4),
+                                                 ({"tp": 2, "dp": 2, "cp": 2}, 2), ({"tp": 4, "pp": 2, "dp": 2}, 2)])
+def test_a_dense_requests_ttft_floor_on_a_layout_is_dp_times_the_pooled(degrees, factor):
+    """Llama 3 70B, an 8K prompt (compute-bound): the pooled request floor spreads its multiplies over every chip of
+    the stages, the replica's over its tp·cp devices of each stage only, dp times fewer."""
+    kw = {"hardware": "h100-sxm", "model": "llama3-70b", "sets": layout(**degrees) + PROMPT}
+    pooled = value("request_ttft_floor", **kw)
+    assert value("replica_prefill_compute_floor", **kw) == factor * pooled
+    assert value("layout_ttft_floor", **kw) == factor * pooled
+
+
+def test_llama3_70b_on_tp8_dp4_needs_a_replicas_eight_gpus_for_its_prompt():
+    """TP8 x DP4 on 32 H100s: an 8K prompt's 2 x 69.5B x 8192 FLOPs on one replica's eight GPUs at 989.4 TFLOP/s
+    take 143.9 ms; the pooled floor said 36 ms, a quarter, which no replica can reach."""
+    kw = {"hardware": "h100-sxm", "model": "llama3-70b", "sets": layout(tp=8, dp=4) + PROMPT}
+    by_hand = 2 * value("params_active", **kw) * 8192 / (8 * value("flops", **kw))
+    assert value("layout_ttft_floor", **kw) == by_hand
+    assert Fraction(1438, 10**4) < by_hand < Fraction(1440, 10**4)
+
+
+def test_deepseek_v3_prefill_units_replica_multiplies_its_dense_weights_on_four_gpus():
+    """The prefill unit (TP4, DP8, EP32, DeepSeek-V3 report 3.4.1): a request's attention, shared expert and dense
+    layers run on its rank's four GPUs, its 8 routed experts (8/256 of the 653.9B routed) on any of the 32."""
+    kw = {"hardware": "h100-sxm", "model": "deepseek-v3", "sets": layout(tp=4, dp=8, ep=32) + DEPLOYED[32] + PROMPT}
+    dense = value("params_active", **kw) - Fraction(ROUTED * 8, 256)
+    got = value("replica_prefill_compute_floor", **kw)
+    assert got == 2 * dense * 8192 / (4 * value("flops", **kw))
+    assert value("layout_ttft_floor", **kw) == max(got, value("request_ttft_floor", **kw),
+                                                    value("replica_weight_fetch_floor", **kw))
+    assert got > value("request_ttft_floor", **kw)
+
+
+@pytest.mark.parametrize(("degrees", "noted"), [({"tp": 8, "dp": 4}, True), ({"tp": 8}, False)])
+def test_the_pooled_ttft_row_points_to_the_layouts_where_a_replica_does_more(degrees, noted):
+    sc = build_scenario(LIB, hardware="h100-sxm", model="llama3-70b", sets=layout(**degrees) + PROMPT)
+    rows = {r.decl: r for r in card(LIB, sc).rows}
+    assert ("layouts.layout_ttft_floor" in (rows["prefill.ttft_floor_below_measured"].note or "")) is noted
+    assert rows["layouts.layout_ttft_floor"].shown.endswith("ms")
+
+
 # the step time of a layout: each replica's own step ------------------------------------------------------------
 
 @pytest.mark.parametrize(("tp", "dp"), [(1, 8), (2, 4), (8, 1)])

@@ -120,6 +120,11 @@ _POOLED_STEP_CAVEAT = {"when": "layout_step_time > step_time",
                        "note": "this step pools the stage's chips; each replica reads its own copy of the dense "
                                "weights (and tp past the KV heads copies KV heads), so the layout's step time below is "
                                "the longer one (layouts.layout_step_time)"}
+# and a request's prefill runs on its own replica: the pooled TTFT floor says so
+_POOLED_TTFT_CAVEAT = {"when": "layout_ttft_floor > request_ttft_floor",
+                       "note": "this floor pools the stage's chips; a request runs on one replica, whose devices read "
+                               "and multiply its dense weights, so the layout's TTFT floor below is the higher one "
+                               "(layouts.layout_ttft_floor)"}
 _CAVEATS = {"roofline.latency_floor": _POOLED_FLOOR_CAVEAT, "roofline.roofline_step_time": _POOLED_STEP_CAVEAT}
 CARD = [
     *({**row, "caveats": [*row.get("caveats", []), _CAVEATS[row["decl"]]]} if row["decl"] in _CAVEATS else row
@@ -127,7 +132,7 @@ CARD = [
     # one request's own prefill, whatever the server batched with it: the floor derive audit holds a TTFT to
     # (ttft_floor is a prefill of the scenario's whole batch of prompts, a floor only for such a pass)
     {"label": "time to first token floor (one request's prefill of prefill_tokens)", "value": "request_ttft_floor",
-     "unit": "ms", "decl": "prefill.ttft_floor_below_measured"},
+     "unit": "ms", "decl": "prefill.ttft_floor_below_measured", "caveats": [_POOLED_TTFT_CAVEAT]},
     {"label": "chips of the layout (tp·pp·cp·dp; ep shares them)", "value": "layout_chips",
      "decl": "layouts.layout_chips"},
     # the lecture's decode floor pools a stage's chips; a replica reads its own dense weights over its tp devices
@@ -135,6 +140,8 @@ CARD = [
      "value": "layout_decode_floor", "unit": "ms", "decl": "layouts.layout_decode_floor"},
     {"label": "step time on the layout (each replica reads its own dense weights)", "value": "layout_step_time",
      "unit": "ms", "decl": "layouts.layout_step_time"},
+    {"label": "time to first token floor on the layout (one request on its replica)", "value": "layout_ttft_floor",
+     "unit": "ms", "decl": "layouts.layout_ttft_floor"},
     # the lecture's row above pools a stage's chips; a layout that copies weights or KV heads holds more per chip
     {"label": "longest context the layout's chips hold (their own weights, KV and hidden states)", "vary": "context",
      "decl": "layouts.layout_memory_fits_in_hbm"},

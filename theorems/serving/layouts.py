@@ -103,8 +103,10 @@ from theorems.moe import scaleup_domain as scaleup_domain_q
 from theorems.moe import token_activation_bytes as token_activation_bytes_q
 from theorems.pipeline import sequences_in_flight_q
 from theorems.pipeline import stages as stages_q
+from theorems.pricing import prefill_tokens as prefill_tokens_q
 from theorems.roofline import (
     N_tot,
+    c_fwd,
     compute_time_q,
     kv_bytes_per_sequence_q,
     kv_fetch_time_q,
@@ -117,12 +119,16 @@ from theorems.roofline import bytes_per_param as bytes_per_param_q
 from theorems.roofline import chips as chips_q
 from theorems.roofline import experts_active as experts_active_q
 from theorems.roofline import experts_total as experts_total_q
+from theorems.roofline import flops as flops_q
 from theorems.roofline import hbm_bandwidth as hbm_bandwidth_q
 from theorems.roofline import hbm_capacity as hbm_capacity_q
 from theorems.roofline import layers as layers_q
 from theorems.roofline import params_active as params_active_q
 from theorems.roofline import params_total as params_total_q
 from theorems.roofline import tokens_per_step as tokens_per_step_q
+
+from .prefill import request_sequences as request_sequences_q
+from .prefill import request_ttft_floor_q
 
 PART = "Beyond the lecture"  # the documents render this library's chapters as part II
 CHAPTER = "Parallel layouts and chip counts"
@@ -415,6 +421,75 @@ data_parallel_floor_is_cp_dp_times_pooled = Claim(
     goal=logic.eq(t_rep, cp * dp * t_pool),
 )
 
+# One request's time to first token under a layout: its prefill runs on its own replica --------------------------
+replica_prefill_compute_floor_q = Quantity(
+    "replica_prefill_compute_floor", r"t_{\mathrm{pre}}^{\mathrm{rep}}", "s",
+    "time one request's dense multiplies take on its replica's chips (the tp·cp devices of every stage): its "
+    "prompt's tokens times the active weights but the routed experts', at the chips' peak FLOP/s",
+    display_unit="ms")
+layout_ttft_floor_q = Quantity(
+    "layout_ttft_floor", r"T_{\mathrm{TTFT}}^{\mathrm{layout}}", "s",
+    "floor on one request's time to first token under a layout: the request's floor over the stage's pooled chips, "
+    "its replica's read of its dense weights and its replica's dense multiplies, whichever is slowest",
+    display_unit="ms")
+t_pre_rep, T_ttft_layout, T_req = replica_prefill_compute_floor_q.sym, layout_ttft_floor_q.sym, request_ttft_floor_q.sym
+b_req, ell, F = request_sequences_q.sym, prefill_tokens_q.sym, flops_q.sym
+
+replica_prefill_compute_floor = Definition(
+    "layouts.replica_prefill_compute_floor", title="A replica's dense multiplies of one prompt",
+    statement="A request is served by one replica: its prompt's tokens are multiplied by the dense weights a token "
+              "multiplies (attention, shared experts, dense layers, output head) on that replica's devices alone, "
+              "the tp·cp devices of each of its pp stages (a pipeline passes the prompt through its stages in "
+              "chunks), whatever the other data-parallel replicas do.  Its routed experts may run elsewhere (expert "
+              "parallelism), so they are left out.  A server that runs its dense MLPs tensor-parallel across the "
+              "data-parallel ranks (SGLang's data-parallel attention) copies only the attention: give it as tp over "
+              "those ranks.",
+    source=_MEGATRON, defines=replica_prefill_compute_floor_q,
+    expr=c_fwd * (N_act - N_exp * E_act / E_tot) * b_req * ell / (tp * cp * pp * F),
+    uses=(routed_active_within_active,),
+)
+layout_ttft_floor = Definition(
+    "layouts.layout_ttft_floor", title="Time-to-first-token floor of a layout",
+    statement="One request's first token under a layout comes no sooner than the request's own floor over the "
+              "stage's pooled chips, than its replica's read of the dense weights a token multiplies, and than its "
+              "replica's multiplies of its prompt by them.",
+    source=_MEGATRON, defines=layout_ttft_floor_q, expr=sp.Max(T_req, t_rep, t_pre_rep, evaluate=False),
+)
+layout_ttft_at_least_pooled_and_replica = Claim(
+    "layouts.layout_ttft_at_least_pooled_and_replica",
+    title="A layout's TTFT floor is at least the pooled floor and the replica's dense work",
+    label="Layout TTFT floor",
+    statement="Under a layout, one request's time-to-first-token floor is never below the request's pooled floor "
+              "(every chip of the stage at work on it) nor below its replica's read and multiplies of the dense "
+              "weights; with data parallelism the replica's side is the higher one.",
+    source=_MEGATRON,
+    goal=logic.And((logic.ge(T_ttft_layout, T_req), logic.ge(T_ttft_layout, t_rep),
+                    logic.ge(T_ttft_layout, t_pre_rep))),
+)
+dense_prefill_is_dp_times_pooled = Claim(
+    "layouts.dense_prefill_is_dp_times_pooled",
+    title="For a dense model a replica multiplies a prompt dp times slower than the pooled chips",
+    label="Replica prefill",
+    statement="For a dense model under a layout (a stage of tp·cp·dp chips over pp stages), a request's prompt is "
+              "multiplied on its replica's tp·cp devices of each stage, where the pooled request floor spreads it "
+              "over all tp·cp·dp: the pooled compute side is low by exactly the data-parallel degree.",
+    source=_MEGATRON,
+    hypotheses=(logic.eq(N_exp, 0), logic.eq(chips_q.sym, tp * cp * dp), logic.eq(stages_q.sym, pp)),
+    goal=logic.eq(t_pre_rep, dp * c_fwd * N_act * b_req * ell / (chips_q.sym * stages_q.sym * F)),
+)
+
+pooled_prefill_is_replica_false_twin = Claim(
+    "layouts.pooled_prefill_is_replica_false_twin",
+    title="False twin: a replica multiplies a prompt as fast as the pooled chips",
+    statement="For a dense model under any layout, a request's prompt would be multiplied as fast on its replica as "
+              "on every chip of the stage: false wherever dp > 1.",
+    source=_MEGATRON,
+    hypotheses=(logic.eq(N_exp, 0), logic.eq(chips_q.sym, tp * cp * dp), logic.eq(stages_q.sym, pp)),
+    goal=logic.eq(t_pre_rep, c_fwd * N_act * b_req * ell / (chips_q.sym * stages_q.sym * F)),
+    expected="refuted", tags=("inconsistency",),
+    notes="A planted false twin of layouts.dense_prefill_is_dp_times_pooled.",
+)
+
 # Llama 3 70B on one H100 node: eight data-parallel replicas pool the node's HBM, and no chip holds a replica ----------
 _LLAMA3_70B = (logic.eq(N_tot, si("70553706496 param")), logic.eq(N_exp, si("0 param")), logic.eq(E_tot, 1),
                logic.eq(E_red, 0), logic.eq(q, si("2 byte/param")), logic.eq(C, si("80 GB")),
@@ -588,6 +663,12 @@ PROSE = (
     "over the replica's own tensor-parallel devices, so the lecture's floor, which spreads them over the whole "
     "stage, is low by the data and context parallel degrees.",
     "{{result:data_parallel_floor_is_cp_dp_times_pooled}}",
+    "A request's first token is the same story.  The server hands the request to one replica, whose devices read "
+    "and multiply the dense weights for every token of its prompt; the other replicas serve other requests.  The "
+    "prefill chapter's floor of one request pools the stage's chips, so under data parallelism the layout's own "
+    "floor is the higher one, and for a dense model its compute side is exactly dp times the pooled one.",
+    "{{result:layout_ttft_at_least_pooled_and_replica}}",
+    "{{result:dense_prefill_is_dp_times_pooled}}",
     "A layout gives the lecture its chips and its stages: a stage pools the bandwidth and capacity of its tp·cp·dp "
     "chips, and the pp stages of one token run one after the other.  A model too large for one scale-up domain "
     "takes a second stage on a second domain.",
