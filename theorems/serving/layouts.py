@@ -461,7 +461,7 @@ layout_ttft_at_least_pooled_and_replica = Claim(
     label="Layout TTFT floor",
     statement="Under a layout, one request's time-to-first-token floor is never below the request's pooled floor "
               "(every chip of the stage at work on it) nor below its replica's read and multiplies of the dense "
-              "weights; with data parallelism the replica's side is the higher one.",
+              "weights; for a dense model under data parallelism the replica's side is the higher one.",
     source=_MEGATRON,
     goal=logic.And((logic.ge(T_ttft_layout, T_req), logic.ge(T_ttft_layout, t_rep),
                     logic.ge(T_ttft_layout, t_pre_rep))),
@@ -666,7 +666,8 @@ PROSE = (
     "A request's first token is the same story.  The server hands the request to one replica, whose devices read "
     "and multiply the dense weights for every token of its prompt; the other replicas serve other requests.  The "
     "prefill chapter's floor of one request pools the stage's chips, so under data parallelism the layout's own "
-    "floor is the higher one, and for a dense model its compute side is exactly dp times the pooled one.",
+    "floor can be the higher one: for a dense model its compute side is exactly dp times the pooled one, while a "
+    "mixture of experts spreads its routed experts' multiplies over the expert-parallel devices.",
     "{{result:layout_ttft_at_least_pooled_and_replica}}",
     "{{result:dense_prefill_is_dp_times_pooled}}",
     "A layout gives the lecture its chips and its stages: a stage pools the bandwidth and capacity of its tp·cp·dp "
