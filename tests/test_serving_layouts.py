@@ -4,6 +4,7 @@ against the lecture's pooled one), and bad degrees."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from fractions import Fraction
@@ -341,3 +342,24 @@ def test_the_serving_card_says_the_pooled_step_is_short_under_data_parallelism()
     sc = build_scenario(LIB, hardware="h100-sxm", model="llama3-8b", sets=["tp=8", "batch=64 seq"])
     assert "layouts.layout_step_time" not in ({r.label: r for r in card(LIB, sc).rows}
                                               ["step time at the scenario's batch"].note or "")
+
+
+def test_a_diff_between_two_layouts_reports_the_layouts_own_floors(tmp_path, capsys):
+    """Gemma 3 27B on eight TPU v6e chips, TP8 against TP4 x DP2: the lecture's pooled numbers do not move (the same
+    eight chips), the layout's decode floor and TTFT floor double (a replica has half the chips), its step grows."""
+    from derive.cli import main
+
+    for name, degrees in (("tp8", "tp = 8"), ("tp4dp2", "tp = 4\ndp = 2")):
+        (tmp_path / f"{name}.toml").write_text(
+            f'hardware = "tpu-v6e"\nmodel = "gemma3-27b"\n[layout]\n{degrees}\n'
+            '[values.prefill_tokens]\nvalue = "4096 token/seq"\nsource = "a workload"\n')
+    code = main(["diff", "--library", "serving", "--scenario", str(tmp_path / "tp4dp2.toml"), "--against",
+                 str(tmp_path / "tp8.toml"), "--json", "--cache-dir", str(tmp_path / "cache")])
+    heads = {h["label"]: h for h in json.loads(capsys.readouterr().out)["headlines"]}
+    assert code == 0
+    assert heads["weight fetch per step"]["before"] == heads["weight fetch per step"]["after"]
+    before, after = ({label: Fraction(heads[label][side]["exact"]) for label in heads if "layout" in label}
+                     for side in ("before", "after"))
+    assert after["decode floor on the layout"] == 2 * before["decode floor on the layout"]
+    assert after["TTFT floor on the layout"] == 2 * before["TTFT floor on the layout"]
+    assert after["step time on the layout"] > before["step time on the layout"]

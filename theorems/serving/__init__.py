@@ -21,7 +21,6 @@ from theorems import CARD as LECTURE_CARD
 from theorems import (  # noqa: F401
     CEILINGS,
     FIGURES,
-    HEADLINES,
     MODEL_CONFIG_FINDER,
     MODEL_CONFIG_READER,
     PREDICT_METRIC,
@@ -30,6 +29,7 @@ from theorems import (  # noqa: F401
     weights_noted,
 )
 from theorems import FEASIBILITY as LECTURE_FEASIBILITY
+from theorems import HEADLINES as LECTURE_HEADLINES
 from theorems import INPUT_CONSTRAINTS as LECTURE_INPUT_CONSTRAINTS
 from theorems import PRESET_DIRS as LECTURE_PRESET_DIRS
 from theorems import TOPICS as LECTURE_TOPICS
@@ -39,6 +39,10 @@ from theorems.configs.live_formulas import SERVING_LIVE_CONFIG_FORMULAS as LIVE_
 
 from . import disaggregation, economics, layouts, network, overhead, prefill, saturation, speculative
 
+# derive diff reports these before and after every what-if: the lecture's, and a layout's own floors and step, which
+# move with its degrees where the lecture's pooled numbers do not (n/a on a side without a layout or a prompt)
+HEADLINES = [*LECTURE_HEADLINES, ("decode floor on the layout", "layout_decode_floor"),
+             ("step time on the layout", "layout_step_time"), ("TTFT floor on the layout", "layout_ttft_floor")]
 # the whole document's title when this library is loaded (its part II is "Beyond the lecture")
 TITLE = ("The math behind how LLMs are trained and served, and beyond: the lecture and the serving library "
          "as checked math")
