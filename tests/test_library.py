@@ -97,6 +97,18 @@ def test_duplicate_quantity_names_refused():
         make_library(cap, other)
 
 
+def test_a_quantity_named_twice_in_two_topics_names_both_and_how_to_mend_it():
+    from derive.model.declarations import Topic
+    from derive.model.library import Library
+
+    other = Quantity("cap", "C'", "byte", "another capacity")
+    with pytest.raises(LibraryError) as info:
+        Library([Topic("mine", "mine", "", (cap,), ()), Topic("yours", "yours", "", (other,), ())])
+    assert "topic mine declares one, topic yours another" in info.value.message
+    assert "import the other's quantity instead of declaring it again (from the module of topic mine)" in \
+        info.value.hint
+
+
 @pytest.mark.parametrize("bad", [
     lambda: Claim("nodot", title="c", statement="s", source=SRC, goal=logic.ge(cap.sym, 0)),
     lambda: Claim("t.c", title="", statement="s", source=SRC, goal=logic.ge(cap.sym, 0)),

@@ -77,9 +77,10 @@ class Library:
         self.quantities: dict[str, Quantity] = {}
         self.declarations: dict[str, Declaration] = {}
         self._by_symbol: dict[sp.Symbol, Quantity] = {}
+        self._topic_of_quantity: dict[str, str] = {}  # the first topic to declare each quantity, for errors
         for topic in self.topics:
             for q in topic.quantities:
-                self._add_quantity(q)
+                self._add_quantity(q, topic.name)
             for d in topic.declarations:
                 if d.id in self.declarations and self.declarations[d.id] is not d:
                     raise LibraryError(f"duplicate declaration id '{d.id}'")
@@ -118,12 +119,19 @@ class Library:
 
     # construction --------------------------------------------------------------------------------
 
-    def _add_quantity(self, q: Quantity) -> None:
+    def _add_quantity(self, q: Quantity, topic: str | None = None) -> None:
         known = self.quantities.get(q.name)
         if known is not None and known is not q:
-            raise LibraryError(f"two different quantities are named '{q.name}'")
+            first = self._topic_of_quantity.get(q.name)
+            raise LibraryError(
+                f"two different quantities are named '{q.name}'"
+                + (f": topic {first} declares one, topic {topic} another" if first and topic else ""),
+                hint=f"rename one of them, or import the other's quantity instead of declaring it again"
+                     f"{f' (from the module of topic {first})' if first else ''}")
         self.quantities[q.name] = q
         self._by_symbol[q.sym] = q
+        if topic is not None:
+            self._topic_of_quantity.setdefault(q.name, topic)
 
     def _symbol_quantity(self, sym: sp.Symbol, where: str) -> Quantity:
         q = self._by_symbol.get(sym)
