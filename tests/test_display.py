@@ -202,3 +202,34 @@ def test_shown_reads_back_within_rounding(value, unit):
     lv = latex_value(value, unit)
     assert lv.num is not None and math.isfinite(float(lv.num))
     assert parse_unit(lv.unit).dimension == parse_unit(unit).dimension
+
+
+def _read(text: str, unit: str) -> Fraction:
+    """A printed count back to a number: ``23.789k token/seq`` -> 23789."""
+    number = text.split()[0].replace(",", "")
+    scale = {"k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}.get(number[-1], 1)
+    return Fraction(number.rstrip("kMGT")) * scale
+
+
+@pytest.mark.parametrize(("value", "upper", "printed"), [
+    (Fraction(7612537, 320), True, "23.789k token/seq"),  # 23.79k would be a context that does not fit
+    (Fraction(7612537, 320), False, "23.79k token/seq"),
+    (131072, True, "131.07k token/seq"),
+    (355400, True, "355.4k token/seq"),  # exact at four figures: nothing added
+    (Fraction(7612537, 5), True, "1.5225M token/seq"),
+])
+def test_a_bound_is_printed_on_its_sets_side(value, upper, printed):
+    from derive.model.display import format_bound
+
+    assert format_bound(value, parse_unit("token/seq").dimension, upper=upper) == printed
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.fractions(min_value=Fraction(1, 10**3), max_value=Fraction(10**12)), st.booleans())
+def test_a_printed_bound_never_reads_past_its_value_within_eight_figures(value, upper):
+    from derive.model.display import format_bound, shown
+
+    text = format_bound(value, parse_unit("token/seq").dimension, upper=upper)
+    on_its_side = (_read(text, "token/seq") <= value) if upper else (_read(text, "token/seq") >= value)
+    # on the set's side, or at the most figures it takes (eight): never fewer figures on the wrong side
+    assert on_its_side or text == shown(value, "token/seq", sig=8).text, text

@@ -502,6 +502,25 @@ def format_quantity(si_value: Value, dimension: Dimension, display_unit: str | N
     return format_value(si_value, unit, sig=sig)
 
 
+def format_bound(si_value: Value, dimension: Dimension, display_unit: str | None = None, *, upper: bool,
+                 sig: int = 4) -> str:
+    """``format_quantity`` for the end of a set of values a reader acts on (the longest context that fits): where
+    ``sig`` figures would read past the end (an upper end printed higher, a lower end lower, so that the printed
+    value lies outside the set), more figures, up to eight, until it reads on the set's side."""
+    x = to_fraction(si_value)
+    if not isinstance(x, Fraction):
+        return format_quantity(si_value, dimension, display_unit, sig=sig)
+    binary = bool(display_unit) and any(p in _BINARY[1:] for p, _, _ in unit_factors(display_unit))
+    unit = display_unit if binary else format_dimension(dimension)
+    value = x / parse_unit(unit).scale
+    for figures in range(sig, 9):
+        out = shown(value, unit, sig=figures)
+        back = _reads_back(out, unit)
+        if back is None or (back <= value if upper else back >= value):
+            break
+    return out.text
+
+
 def input_text(value: Value, unit: UnitLike, *, sig: int = 6) -> str:
     """The value as a user would type it back (``--set``): ``40 TB/s``, ``128k token/seq``,
     ``2.3 USD/Mtok``; no digit grouping, no ``$``, unit in the engine's grammar."""

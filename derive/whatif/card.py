@@ -69,7 +69,7 @@ class Card:
 def card(library: Library, scenario: Scenario, checker=None) -> Card:
     """The library's CARD rows at ``scenario``; ``checker`` (a ``derive.checking.checker.Checker``) gives the
     verdicts of the claims (none checked when it is None: the verdict reads ``not checked``)."""
-    from derive.model.display import format_quantity, format_value
+    from derive.model.display import format_bound, format_quantity, format_value
     from derive.model.evaluate import evaluate
     from derive.whatif.margin import margin
 
@@ -130,15 +130,15 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
             # maximum context before the memory's): the longest value that fits and can exist, and what ends it
             top = None if any(h is None for h in highs) else max(highs)
             alone = "with no upper end" if top is None else \
-                f"up to {format_quantity(top, q.dimension, q.display_unit)}"
-            shown, exact = format_quantity(capped.value, q.dimension, q.display_unit), str(capped.value)
+                f"up to {format_bound(top, q.dimension, q.display_unit, upper=True)}"
+            shown, exact = format_bound(capped.value, q.dimension, q.display_unit, upper=True), str(capped.value)
             note = (f"ends {'just below' if capped.strict else 'at'} a feasibility bound, {capped.relation} with "
                     f"{capped.shown} ({capped.claim}); {d.id} alone holds {alone}")
         elif any(h is None for h in highs):
             shown, exact = "no limit", None
         else:
-            top = max(highs)
-            shown, exact = format_quantity(top, q.dimension, q.display_unit), str(sp.nsimplify(top))
+            top = max(highs)  # the largest value that fits: printed no higher than it is
+            shown, exact = format_bound(top, q.dimension, q.display_unit, upper=True), str(sp.nsimplify(top))
             own = scenario.values.get(name)
             beyond = _infeasible_at(library, scenario, name, top) if own is not None else []
             if beyond:  # the largest value that fits breaks another bound (a context past the model's maximum)
