@@ -217,6 +217,8 @@ def _read(text: str, unit: str) -> Fraction:
     (131072, True, "131.07k token/seq"),
     (355400, True, "355.4k token/seq"),  # exact at four figures: nothing added
     (Fraction(7612537, 5), True, "1.5225M token/seq"),
+    (Fraction(40, 3), False, "13.34 token/seq"),  # a repeating decimal: four figures rounded inward
+    (Fraction(40, 3), True, "13.33 token/seq"),
 ])
 def test_a_bound_is_printed_on_its_sets_side(value, upper, printed):
     from derive.model.display import format_bound
@@ -226,10 +228,8 @@ def test_a_bound_is_printed_on_its_sets_side(value, upper, printed):
 
 @settings(max_examples=200, deadline=None)
 @given(st.fractions(min_value=Fraction(1, 10**3), max_value=Fraction(10**12)), st.booleans())
-def test_a_printed_bound_never_reads_past_its_value_within_eight_figures(value, upper):
-    from derive.model.display import format_bound, shown
+def test_a_printed_bound_never_reads_past_its_value(value, upper):
+    from derive.model.display import format_bound
 
     text = format_bound(value, parse_unit("token/seq").dimension, upper=upper)
-    on_its_side = (_read(text, "token/seq") <= value) if upper else (_read(text, "token/seq") >= value)
-    # on the set's side, or at the most figures it takes (eight): never fewer figures on the wrong side
-    assert on_its_side or text == shown(value, "token/seq", sig=8).text, text
+    assert (_read(text, "token/seq") <= value) if upper else (_read(text, "token/seq") >= value), text

@@ -23,9 +23,10 @@ number reads ``∞``, ``-∞`` or ``undefined``; JSON gets ``None`` and a reason
 
 from __future__ import annotations
 
+import contextvars
 import math
 from dataclasses import dataclass, replace
-from decimal import ROUND_HALF_UP, Decimal, localcontext
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Decimal, localcontext
 from fractions import Fraction
 from numbers import Rational as _RationalABC
 
@@ -40,10 +41,12 @@ __all__ = [
     "canonical_factors",
     "display_json",
     "format_assignment",
+    "format_bound",
     "format_number",
     "format_quantity",
     "format_range",
     "format_value",
+    "format_value_bound",
     "formatter_tables",
     "input_text",
     "latex_value",
@@ -194,13 +197,17 @@ def to_fraction(value: Value) -> Fraction | float | None:
     return None
 
 
+# how _round_sig rounds: half-up, except while format_value_bound prints an end of a set toward its inside
+_ROUNDING: contextvars.ContextVar[str] = contextvars.ContextVar("derive_display_rounding", default=ROUND_HALF_UP)
+
+
 def _round_sig(x: Fraction, sig: int) -> Decimal:
     """``x`` rounded half-up to ``sig`` significant figures, computed in decimal (exactly)."""
     if x == 0:
         return Decimal(0)
     with localcontext() as ctx:
         ctx.prec = max(sig, 1)
-        ctx.rounding = ROUND_HALF_UP
+        ctx.rounding = _ROUNDING.get()
         return Decimal(x.numerator) / Decimal(x.denominator)
 
 
@@ -502,23 +509,36 @@ def format_quantity(si_value: Value, dimension: Dimension, display_unit: str | N
     return format_value(si_value, unit, sig=sig)
 
 
+def format_value_bound(value: Value, unit: UnitLike, *, upper: bool, sig: int = 4, fixed: bool = False) -> str:
+    """``format_value`` for the end of a set of values a reader acts on (the longest context that fits, the end of
+    a margin): where ``sig`` figures would read past the end (an upper end printed higher, a lower end lower, so
+    that the printed value lies outside the set), one or two figures more where that reads on the set's side,
+    else ``sig`` figures rounded toward the inside."""
+    x = to_fraction(value)
+    if not isinstance(x, Fraction):
+        return format_value(value, unit, sig=sig, fixed=fixed)
+    unit_text = _unit_of(unit).strip() or "1"
+    for figures in range(sig, sig + 3):  # a figure or two more where that is enough (23.789k, not 23.79k)
+        out = shown(x, unit, sig=figures, fixed=fixed)
+        back = _reads_back(out, unit_text)
+        if back is None or (back <= x if upper else back >= x):
+            return out.text
+    token = _ROUNDING.set(ROUND_FLOOR if upper else ROUND_CEILING)  # else rounded inward (13.34, not 13.33333)
+    try:
+        return shown(x, unit, sig=sig, fixed=fixed).text
+    finally:
+        _ROUNDING.reset(token)
+
+
 def format_bound(si_value: Value, dimension: Dimension, display_unit: str | None = None, *, upper: bool,
                  sig: int = 4) -> str:
-    """``format_quantity`` for the end of a set of values a reader acts on (the longest context that fits): where
-    ``sig`` figures would read past the end (an upper end printed higher, a lower end lower, so that the printed
-    value lies outside the set), more figures, up to eight, until it reads on the set's side."""
+    """``format_quantity`` printed on the set's side of an end (``format_value_bound``)."""
     x = to_fraction(si_value)
     if not isinstance(x, Fraction):
         return format_quantity(si_value, dimension, display_unit, sig=sig)
     binary = bool(display_unit) and any(p in _BINARY[1:] for p, _, _ in unit_factors(display_unit))
     unit = display_unit if binary else format_dimension(dimension)
-    value = x / parse_unit(unit).scale
-    for figures in range(sig, 9):
-        out = shown(value, unit, sig=figures)
-        back = _reads_back(out, unit)
-        if back is None or (back <= value if upper else back >= value):
-            break
-    return out.text
+    return format_value_bound(x / parse_unit(unit).scale, unit, upper=upper, sig=sig)
 
 
 def input_text(value: Value, unit: UnitLike, *, sig: int = 6) -> str:

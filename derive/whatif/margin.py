@@ -267,9 +267,17 @@ class Margin:
         note = f" (exactly {exact} {self.unit})" if exact.is_Rational and len(str(exact)) <= 40 else ""
         return f"≈ {self.shown(si_value)}{note}"
 
+    def _end_text(self, si_value: sp.Expr, *, upper: bool) -> str:
+        """An end of an interval, printed inside it (a value read off the page holds): ``254.9 seq``, not ``255``."""
+        from derive.model.display import format_value_bound
+        from derive.model.units import parse_unit
+
+        return format_value_bound(si_value / self.scale, self.unit, upper=upper,
+                                  fixed=parse_unit(self.unit).scale != 1)
+
     def interval_text(self, i: Interval) -> str:
-        lo = "-∞" if i.low is None else self.shown(i.low)
-        hi = "∞" if i.high is None else self.shown(i.high)
+        lo = "-∞" if i.low is None else self._end_text(i.low, upper=False)
+        hi = "∞" if i.high is None else self._end_text(i.high, upper=True)
         return f"{'[' if i.low_closed and i.low is not None else '('}{lo}, {hi}" \
                f"{']' if i.high_closed and i.high is not None else ')'}"
 
