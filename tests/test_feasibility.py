@@ -169,7 +169,7 @@ def test_margin_says_where_a_bound_on_the_varied_quantity_ends_the_feasible_part
             "llama3-70b", "--set", "batch=1 seq", "--no-verify"]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert out.count("infeasible past 131.1k token/seq: context <= max_context with max_context = 131.1k "
+    assert out.count("infeasible past 131.07k token/seq: context <= max_context with max_context = 131.1k "
                      "token/seq (capacity.context_within_model)") == 1
     assert main([*argv, "--json"]) == 0
     [limit] = json.loads(capsys.readouterr().out)["feasible_up_to"]

@@ -315,7 +315,8 @@ class Margin:
                        + ("  <-- DISAGREEMENT" if self.verified is False else ""))
         out += [f"  note: {n}" for n in self.notes]
         out += [f"  note: {self._rule_end_text(r)}" for r in self.rule_ends]
-        out += [f"  note: infeasible {'from' if lim.strict else 'past'} {self.shown(lim.value)}: {lim.relation} "
+        out += [f"  note: infeasible {'from' if lim.strict else 'past'} {self._end_text(lim.value, upper=True)}: "
+                f"{lim.relation} "
                 f"with {lim.shown} ({lim.claim})" for lim in self.limits]
         return out + [v.note for v in self.infeasible]
 
