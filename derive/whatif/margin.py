@@ -695,19 +695,34 @@ def _wall_clock_net(seconds: float) -> Iterator[None]:
         yield  # not the main thread, or an alarm of the caller's own is running: leave it alone
         return
 
+    fired: list[bool] = []
+    leaving: list[bool] = []
+
     def fire(signum, frame):
+        if leaving:
+            return
+        # an exception raised where Python cannot pass it on (a garbage-collector callback, a __del__) is dropped:
+        # the alarm comes again a second later (time enough to unwind the block), and a block that ends after it
+        # fired is over time too
+        fired.append(True)
+        signal.setitimer(signal.ITIMER_REAL, 1)
         raise _OverTime
 
+    over = MarginError(f"no margin: solving the claim took longer than the margin's wall-clock net of {seconds} s "
+                       "(sympy's solveset has no budget of its own)")
     previous = signal.signal(signal.SIGALRM, fire)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
     except _OverTime:
-        raise MarginError(f"no margin: solving the claim took longer than the margin's wall-clock net of {seconds} s "
-                          "(sympy's solveset has no budget of its own)") from None
+        leaving.append(True)
+        raise over from None
     finally:
+        leaving.append(True)
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+    if fired:
+        raise over
 
 
 def solve_intervals(formula: Formula, x: sp.Symbol, domain: str = "real",
