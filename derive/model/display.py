@@ -501,12 +501,17 @@ def format_range(lo: Value, hi: Value, unit: UnitLike, *, lo_closed: bool = True
 def format_quantity(si_value: Value, dimension: Dimension, display_unit: str | None = None, *, sig: int = 4) -> str:
     """A quantity's value given in SI base units: in its display unit's family when that has a binary
     prefix (GiB), else with the prefix the formatter picks for the SI unit."""
-    unit = format_dimension(dimension)
+    return format_value(*_in_display_unit(si_value, dimension, display_unit), sig=sig)
+
+
+def _in_display_unit(si_value: Value, dimension: Dimension, display_unit: str | None) -> tuple[Value, str]:
+    """The value and unit ``format_quantity`` prints in: the display unit's where it has a binary prefix (GiB),
+    else the SI unit (the formatter picks its prefix)."""
     if display_unit and any(p in _BINARY[1:] for p, _, _ in unit_factors(display_unit)):
         x = to_fraction(si_value)
         if isinstance(x, Fraction):
-            return format_value(x / parse_unit(display_unit).scale, display_unit, sig=sig)
-    return format_value(si_value, unit, sig=sig)
+            return x / parse_unit(display_unit).scale, display_unit
+    return si_value, format_dimension(dimension)
 
 
 def format_value_bound(value: Value, unit: UnitLike, *, upper: bool, sig: int = 4, fixed: bool = False) -> str:
@@ -533,12 +538,7 @@ def format_value_bound(value: Value, unit: UnitLike, *, upper: bool, sig: int = 
 def format_bound(si_value: Value, dimension: Dimension, display_unit: str | None = None, *, upper: bool,
                  sig: int = 4) -> str:
     """``format_quantity`` printed on the set's side of an end (``format_value_bound``)."""
-    x = to_fraction(si_value)
-    if not isinstance(x, Fraction):
-        return format_quantity(si_value, dimension, display_unit, sig=sig)
-    binary = bool(display_unit) and any(p in _BINARY[1:] for p, _, _ in unit_factors(display_unit))
-    unit = display_unit if binary else format_dimension(dimension)
-    return format_value_bound(x / parse_unit(unit).scale, unit, upper=upper, sig=sig)
+    return format_value_bound(*_in_display_unit(si_value, dimension, display_unit), upper=upper, sig=sig)
 
 
 def input_text(value: Value, unit: UnitLike, *, sig: int = 6) -> str:

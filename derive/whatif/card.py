@@ -17,7 +17,7 @@ from derive.errors import DeriveError, LibraryError, MissingValueError
 from derive.model.declarations import Claim, Declaration
 from derive.model.library import Library
 from derive.model.scenario import Scenario, relation_at
-from derive.whatif.feasibility import NEGATED, Feasibility, Limit, failing_hypotheses, feasibility, upper_limits
+from derive.whatif.feasibility import NEGATED, Feasibility, Limit, failing_hypotheses, feasibility
 
 
 @dataclass
@@ -123,7 +123,7 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
                       if n in library.quantities and library.quantities[n].sym in goal_inputs)
         highs = [iv.high for iv in m.intervals]
         note = None
-        capped = _capped(library, scenario, name, m.intervals) if highs else None
+        capped = _capped(m) if highs else None
         if not highs:
             shown, exact = "none: it fits at no value", None
         elif capped is not None:  # a feasibility bound on the quantity itself ends the answer first (the model's
@@ -201,17 +201,15 @@ def _outside(library: Library, scenario: Scenario, claim: Claim) -> str | None:
             "its hypotheses hold, it says nothing at this scenario's values")
 
 
-def _capped(library: Library, scenario: Scenario, name: str, intervals: list) -> Limit | None:
-    """The tightest feasibility bound on ``name`` itself (``upper_limits``) that ends the claim's intervals
-    sooner than they end, where the claim still holds up to it; None where none does."""
-    limits = upper_limits(library, scenario, name)
-    if not limits:
+def _capped(m) -> Limit | None:
+    """The tightest feasibility bound on the varied quantity itself that ends the margin's intervals sooner than
+    they end (the margin's ``limits``), where the claim still holds up to it; None where none does."""
+    if not m.limits:
         return None
-    lim = limits[0]
-    ends_sooner = any(iv.high is None or iv.high > lim.value for iv in intervals)
+    lim = m.limits[0]
     holds_there = any(iv.contains(lim.value) or (lim.strict and iv.high is not None and iv.high == lim.value
-                                                  and (iv.low is None or iv.low < lim.value)) for iv in intervals)
-    return lim if ends_sooner and holds_there else None
+                                                  and (iv.low is None or iv.low < lim.value)) for iv in m.intervals)
+    return lim if holds_there else None
 
 
 def _infeasible_at(library: Library, scenario: Scenario, name: str, value: sp.Expr) -> list:
