@@ -104,6 +104,40 @@ def test_region_and_figure_are_deterministic(lecture_library, lecture_scenario, 
     assert reg.to_json()["sampled"] is True
 
 
+def test_region_marks_the_points_a_feasibility_bound_rules_out(lecture_library):
+    """A grid past the model's maximum context (131,072 tokens for Llama 3 70B) or past the memory describes no
+    deployment: the region counts those points per constraint, says where the claim holds among the others,
+    and a grid inside every bound has none."""
+    import numpy as np
+
+    scen = build_scenario(lecture_library, hardware="h100-sxm", model="llama3-70b", sets=["batch=1 seq"])
+    axes = [parse_axis(lecture_library, "context=1000:262144:64"),
+            parse_axis(lecture_library, "hbm_bandwidth=1 TB/s:4 TB/s:5")]
+    reg = region(lecture_library, scen, "latency_floor", axes)
+    past = np.broadcast_to(axes[0].values[:, None] > 131072, reg.holds.shape)
+    assert (reg.unfit["capacity.context_within_model"] == past).all() and past.any() and not past.all()
+    assert not reg.feasible[past].any()
+    data = reg.to_json()
+    assert data["infeasible_points"]["capacity.context_within_model"] == int(past.sum())
+    assert data["fraction_holding_feasible"] == pytest.approx(reg.holds[reg.feasible].mean())
+    assert any(line.startswith(f"{int(past.sum()):,} of the 320 points are infeasible: capacity.context_within_model")
+               for line in reg.unfit_lines())
+    inside = region(lecture_library, scen, "latency_floor", [parse_axis(lecture_library, "context=1000:8192:8"),
+                                                              axes[1]])
+    assert inside.unfit_lines() == [] and inside.feasible.all()
+
+
+def test_cli_region_names_its_ranges_and_its_infeasible_points(capsys, tmp_path):
+    code = main(["margin", "latency_floor", "--hardware", "h100-sxm", "--model", "llama3-70b", "--set", "batch=1 seq",
+                 "--vary", "context=1000:262144", "--vary", "hbm_bandwidth=1 TB/s:4 TB/s", "--grid", "20",
+                 "--cache-dir", str(tmp_path)])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 0
+    assert "grid of context in [1,000 token/seq, 262.1k token/seq] x hbm_bandwidth in [1 TB/s, 4 TB/s]" in out[0]
+    assert out[1] == "  on its feasible points: holds on 100.0%"
+    assert any(line.endswith("points are infeasible: capacity.context_within_model fails there") for line in out)
+
+
 def test_robustness_table(tmp_path):
     lib = load(tmp_path)
     scen = build_scenario(lib, sets=list(BASE_SETS))

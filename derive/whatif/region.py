@@ -32,10 +32,42 @@ class Region:
     refused: object = None
     notes: list[str] = field(default_factory=list)  # the table defaults used, and each broken rule with its count
     infeasible: list = field(default_factory=list)  # feasibility.Violation of the scenario (its values are printed)
+    # per feasibility constraint of the library the grid decides, where it fails (same shape as ``holds``): such a
+    # point describes no deployment (the memory does not fit, a context past the model's maximum)
+    unfit: dict = field(default_factory=dict)
 
     @property
     def fraction(self) -> float:
         return float(self.holds.mean()) if self.holds.size else 0.0
+
+    @property
+    def feasible(self):  # noqa: ANN201 - a numpy bool array
+        """Where every feasibility constraint the grid decides holds."""
+        import numpy as np
+
+        out = np.ones(self.holds.shape, dtype=bool)
+        for failing in self.unfit.values():
+            out &= ~failing
+        return out
+
+    @property
+    def feasible_fraction(self) -> float | None:
+        """The share of the feasible points where the claim holds; None when no point is feasible."""
+        ok = self.feasible
+        return float((self.holds & ok).sum() / ok.sum()) if ok.any() else None
+
+    def ranges_text(self) -> str:
+        """The grid's two axes with their ranges: ``context in [3.277k token/seq, 327.7k token/seq] (log)``."""
+        from derive.model.display import format_range
+
+        return " x ".join(f"{a.name} in {format_range(float(a.printed[0]), float(a.printed[-1]), a.unit)}"
+                          f"{' (log)' if a.log else ''}" for a in self.axes)
+
+    def unfit_lines(self) -> list[str]:
+        """One line per feasibility constraint that fails on part of the grid, with its count."""
+        size = int(self.holds.size)
+        return [f"{int(failing.sum()):,} of the {size:,} points are infeasible: {cid} fails there"
+                for cid, failing in self.unfit.items() if failing.any()]
 
     def to_json(self) -> dict:
         a, b = self.axes
@@ -50,6 +82,8 @@ class Region:
             "refused_by_input_rules": None if self.refused is None else int(self.refused.sum()),
             "notes": self.notes,
             "infeasible": [v.to_json() for v in self.infeasible],
+            "infeasible_points": {cid: int(failing.sum()) for cid, failing in self.unfit.items() if failing.any()},
+            "fraction_holding_feasible": None if (f := self.feasible_fraction) is None else round(f, 6),
         }
 
 
@@ -57,7 +91,7 @@ def region(library: Library, scenario: Scenario, claim_id: str, axes: Sequence) 
     """The claim evaluated on the full grid of two ``derive.whatif.sweep.Axis`` (vectorised, numeric)."""
     import numpy as np
 
-    from derive.whatif.sweep import Target, check_grid_size, compiled_claim
+    from derive.whatif.sweep import Target, check_grid_size, compiled_claim, infeasible_by_constraint
 
     claim = library.resolve(claim_id)
     if not isinstance(claim, Claim):
@@ -84,8 +118,11 @@ def region(library: Library, scenario: Scenario, claim_id: str, axes: Sequence) 
     if rules is not None:
         refused = rules.broken.reshape(holds.shape)
         notes += rules.notes(int(holds.size), marked="hatched in the figure")
+    unfit = infeasible_by_constraint(library, scenario, [*names, *carried],
+                                     [*symbols, *(library.quantities[n].sym for n in carried)],
+                                     [*mesh, *(c.reshape(mesh[0].shape) for c in carried.values())])
     return Region(claim.id, list(axes), holds, values, refused=refused, notes=notes,
-                  infeasible=feasibility(library, scenario).violations)
+                  infeasible=feasibility(library, scenario).violations, unfit=unfit)
 
 
 def region_figure(reg: Region, path: str) -> None:
@@ -102,6 +139,9 @@ def region_figure(reg: Region, path: str) -> None:
                   cmap=ListedColormap(["#f4c7c3", "#b7e1cd"]), vmin=0, vmax=1)
     if reg.holds.any() and not reg.holds.all():
         ax.contour(b.printed, a.printed, reg.holds.astype(float), levels=[0.5], colors="#333333", linewidths=0.8)
+    unfit = ~reg.feasible
+    if unfit.any():  # where the point describes no deployment (a feasibility bound fails): greyed
+        ax.contourf(b.printed, a.printed, unfit.astype(float), levels=[0.5, 1.5], colors=["#9e9e9e"], alpha=0.45)
     if reg.refused is not None and reg.refused.any():  # where an input rule refuses the point: hatched
         ax.contourf(b.printed, a.printed, reg.refused.astype(float), levels=[0.5, 1.5], colors="none", hatches=["xx"])
     va, vb = reg.values
@@ -115,7 +155,8 @@ def region_figure(reg: Region, path: str) -> None:
         ax.set_xscale("log")
     ax.set_xlabel(f"{b.name} [{b.unit}]")
     ax.set_ylabel(f"{a.name} [{a.unit}]")
-    ax.set_title(f"{reg.id}: holds (green) / fails (red), {np.mean(reg.holds):.0%} of the grid", fontsize=9)
+    grey = ", infeasible (grey)" if unfit.any() else ""
+    ax.set_title(f"{reg.id}: holds (green) / fails (red){grey}, {np.mean(reg.holds):.0%} of the grid", fontsize=9)
     save_figure(fig, path)
     plt.close(fig)
     reg.out = str(path)

@@ -607,6 +607,34 @@ def _feasible_grid(library: Library, scenario: Scenario, names: Sequence[str], s
     """1 where every feasibility constraint of the library holds at the point, 0 where one fails, NaN where
     one cannot be evaluated (a float comparison per point, like the claim columns); None without constraints."""
     from derive.kernel.logic import And
+
+    goals = _feasibility_goals(library, scenario, names, symbols)
+    if goals is None:
+        return None
+    if not goals:
+        return np.full(flat[0].shape, np.nan)
+    goal = And(tuple(goals.values())) if len(goals) > 1 else next(iter(goals.values()))
+    with np.errstate(all="ignore"):
+        return np.broadcast_to(numpy_formula(goal, symbols)(*flat), flat[0].shape).astype(float)
+
+
+def infeasible_by_constraint(library: Library, scenario: Scenario, names: Sequence[str],
+                             symbols: Sequence[sp.Symbol], flat: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
+    """Per feasibility constraint of the library that the grid's values decide, where it fails (a bool array of
+    the grid's shape; a point where it cannot be evaluated is not counted as failing), in the library's order."""
+    goals = _feasibility_goals(library, scenario, names, symbols) or {}
+    out: dict[str, np.ndarray] = {}
+    for cid, goal in goals.items():
+        with np.errstate(all="ignore"):
+            held = np.broadcast_to(numpy_formula(goal, symbols)(*flat), flat[0].shape).astype(float)
+        out[cid] = held < 0.5
+    return out
+
+
+def _feasibility_goals(library: Library, scenario: Scenario, names: Sequence[str],
+                       symbols: Sequence[sp.Symbol]) -> dict | None:
+    """Each feasibility constraint's statement with every value but the grid's put in, by constraint id, for those
+    the grid's quantities decide; None without constraints."""
     from derive.whatif.feasibility import constraint_statement, constraints
 
     claims = constraints(library)
@@ -615,15 +643,10 @@ def _feasible_grid(library: Library, scenario: Scenario, names: Sequence[str], s
     # a varied derived quantity is a leaf at each point (--set layout_chips=16 pins it), as in the rules and targets
     pins = (frozenset(scenario.pinned) - set(names)) | {n for n in names if library.is_derived(n)}
     subst = situate(library, scenario).values_except(names)
-    every = [library.formula_expand(constraint_statement(c), pins).subs(subst) for c in claims]
+    every = {c.id: library.formula_expand(constraint_statement(c), pins).subs(subst) for c in claims}
     # a bound the scenario gives no inputs for (the model's maximum context at the lecture's scenario) is
     # undecided, as in ``feasibility``: the others still mark the points
-    goals = [g for g in every if not (g.free_symbols() - set(symbols))]
-    if not goals:
-        return np.full(flat[0].shape, np.nan)
-    goal = And(tuple(goals)) if len(goals) > 1 else goals[0]
-    with np.errstate(all="ignore"):
-        return np.broadcast_to(numpy_formula(goal, symbols)(*flat), flat[0].shape).astype(float)
+    return {cid: g for cid, g in every.items() if not (g.free_symbols() - set(symbols))}
 
 
 # preset sweeps ------------------------------------------------------------------------------------------

@@ -97,7 +97,13 @@ def run(args, ctx) -> int:
     else:
         a, b = reg.axes
         emit(f"{reg.id} holds on {reg.fraction:.1%} of a {len(a.values)} x {len(b.values)} grid of "
-             f"{a.name} [{a.unit}] x {b.name} [{b.unit}] (sampled numerically, not a proof)")
+             f"{reg.ranges_text()} (sampled numerically, not a proof)")
+        unfit = reg.unfit_lines()
+        if unfit:
+            share = reg.feasible_fraction
+            emit(f"  on its feasible points: {'none is feasible' if share is None else f'holds on {share:.1%}'}")
+            for line in unfit:
+                emit(f"  {line}")
         if reg.out:
             emit(f"figure: {reg.out}")
         for v in reg.infeasible:
