@@ -400,14 +400,16 @@ def _serving_rows(tmp_path: Path, text: str) -> dict[str, object]:
 
 
 def test_a_time_to_first_token_is_held_to_its_requests_own_prefill(tmp_path):
-    """Llama 3 70B on eight H100s, an 8,192-token prompt: at least 2 x 69.5B x 8,192 FLOPs at 8 x 989 TFLOP/s
-    (about 144 ms, worked out here from the preset's values), however the server batched; with no prompt length
-    the weakest form, one token: the weights read once (about 5.2 ms)."""
+    """Llama 3 70B on eight H100s, an 8,192-token prompt: at least 2 x 68.45B x 8,192 FLOPs (the 1.05B output head
+    once, for the last token) at 8 x 989 TFLOP/s (about 142 ms, worked out here from the preset's values), however
+    the server batched; with no prompt length the weakest form, one token: the weights read once (about 5.2 ms)."""
     from derive.model.scenario import build_scenario
 
     sc = build_scenario(SERVING, hardware="h100-sxm", model="llama3-70b")
-    n_act, q, k = (Fraction(str(sc.value(x))) for x in ("params_active", "bytes_per_param", "kv_bytes_per_token"))
-    compute = 2 * n_act * 8192 / (8 * Fraction(989 * 10**12))
+    n_act, head, q, k = (Fraction(str(sc.value(x)))
+                         for x in ("params_active", "params_output_head", "bytes_per_param", "kv_bytes_per_token"))
+    assert head == 128256 * 8192  # the untied LM head
+    compute = 2 * ((n_act - head) * 8192 + head) / (8 * Fraction(989 * 10**12))
     memory = (n_act * q + 8192 * k) / (8 * Fraction(335 * 10**10))
     rows = _serving_rows(tmp_path, "id,model,hardware,chips,prefill_tokens,bytes_per_kv_element,ttft\n"
                                 "slow,llama3-70b,h100-sxm,8,8192,2 byte,500 ms\n"

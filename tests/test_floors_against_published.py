@@ -281,8 +281,8 @@ def test_ttft_floor_counts_no_more_attention_than_an_mla_prefill_does(serving):
     assert _value(serving, sc, "attention_flops_per_context_token") * _value(serving, sc, "head_dim") == 2 * (576 + 512)
     # by hand: 2 x 37.55B active weights per token plus 61 layers x 128 heads x 640 FLOPs x 32,768 x 32,769 / 2,
     # over 8 chips at the FP8 rate (h200-fp8's 1,979 TFLOP/s)
-    active = _value(serving, sc, "params_active")
-    flops = 2 * active * 32768 + 61 * 128 * 640 * 32768 * 32769 / 2
+    active, head = _value(serving, sc, "params_active"), _value(serving, sc, "params_output_head")
+    flops = 2 * (active - head) * 32768 + 2 * head + 61 * 128 * 640 * 32768 * 32769 / 2
     assert _value(serving, sc, "ttft_floor") == pytest.approx(flops / (8 * 1979e12), rel=1e-12)
 
 

@@ -192,7 +192,8 @@ def test_units_parse_with_the_right_dimension() -> None:
                 "attention_chunk": parse_unit("token/seq").dimension,
                 "context": parse_unit("token/seq").dimension, "kv_state_bytes": parse_unit("B/seq").dimension,
                 "max_context": parse_unit("token/seq").dimension,
-                "per_layer_row_params": Dimension.of(param=1, token=-1), "params_routed": Dimension.of(param=1)}
+                "per_layer_row_params": Dimension.of(param=1, token=-1), "params_routed": Dimension.of(param=1),
+                "params_output_head": Dimension.of(param=1)}
     expected["kv_elements_per_layer"] = Dimension.of(token=-1)
     for fixture in CASES:
         for name, cv in load_config_json(FIXTURES / fixture).items():

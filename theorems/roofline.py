@@ -101,6 +101,10 @@ params_active = Quantity("params_active", r"N_{\mathrm{act}}", "param",
 params_embedding = Quantity("params_embedding", r"N_{\mathrm{emb}}", "param",
                             "parameters of the input token embedding (a model config gives it); params_active + "
                             "params_embedding is the count with every weight on a token's path", domain="nonnegative")
+params_output_head = Quantity("params_output_head", r"N_{\mathrm{head}}", "param",
+                              "parameters of the output head (the LM head, or the tied embedding matrix serving as "
+                              "it): counted in params_active, but a prefill multiplies them for a prompt's last "
+                              "token only (a model config gives it)", domain="nonnegative")
 bytes_per_param = Quantity("bytes_per_param", "q", "byte/param", "bytes per stored weight (FP4 = 1/2, FP8 = 1)")
 flops_datatype_bytes = Quantity(
     "flops_datatype_bytes", r"q_{F}", "byte/param",

@@ -209,7 +209,8 @@ def prefill_ledger_toml(result: Mapping, *, hardware: str, date: str, source: st
     title = f"{result.get('device', hardware)}: time to first token (derive.probe)"
     lines = [f"title = {_q(title)}", f"source = {_q(source)}", f"as_of = {_q(date)}", f"hardware = {_q(hardware)}",
              f"check = {_q(PREFILL_CHECK)}", 'relation = ">="',
-             f'set = ["chips=1", "params_total={n} param", "params_active={n} param", '
+             # the head (run on each last token) is left out of the count, so none is taken off it
+             f'set = ["chips=1", "params_total={n} param", "params_active={n} param", "params_output_head=0 param", '
              f'"kv_bytes_per_token={kv_bytes_per_token(model)} byte/token", '
              f'"global_attention_layers={int(model["layers"])}", "query_heads={int(model["heads"])}", '
              f'"head_dim={int(model["head_dim"])}"]', ""]

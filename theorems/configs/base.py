@@ -113,6 +113,11 @@ class ParamBreakdown:
                 - self.position_embedding)
 
     @property
+    def output_head(self) -> int:
+        """The weights of the output head: its own matrix, or the embedding matrix where tied to it."""
+        return self.embedding if self.tied else self.lm_head
+
+    @property
     def total_non_embedding(self) -> int:
         return self.total - self.embedding - self.lm_head - self.per_layer_embedding - self.position_embedding
 

@@ -75,6 +75,7 @@ def _values(mlp: sp.Expr, routed: sp.Expr = ZERO, routed_active: sp.Expr = ZERO,
         # without the input embedding (a lookup), the output head kept; routed experts a token skips left out
         "params_active": total - routed + routed_active - LM_HEAD,
         "params_embedding": EMBEDDING,
+        "params_output_head": EMBEDDING,  # vocab x d: the head's own matrix or the tied embedding, the same size
         "layers": n,
         "kv_bytes_per_token": 2 * kv_heads * head_dim * n * kv_element,
         "kv_window_bytes_per_token": zero, "attention_window": zero, "kv_chunk_bytes_per_token": zero,

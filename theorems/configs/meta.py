@@ -97,6 +97,7 @@ class MetaCount:
     kv_reason: str  # why kv_elements_per_token is None ("" when it is known)
     layers_accounted: bool  # every layer's mixer recognized as attention or state-space (else KV and state unread)
     text_only: bool  # the language model of a multimodal config (its vision tower not built)
+    params_output_head: int | None = None  # the output embeddings' weight (None: the model has none)
 
     @property
     def version_words(self) -> str:
@@ -259,6 +260,8 @@ def _count(model: Any, cfg: Any, torch: Any) -> dict[str, Any]:
         "params_all": sum(p.numel() for p in params.values()),
         "params_matrices": sum(p.numel() for n, p in params.items() if _matrix(n, p)),
         "params_embedding": emb.numel(), "params_lookup": lookup, "tied": tied, "attention_modules": len(attention),
+        "params_output_head": (out_mod.weight.numel() if out_mod is not None and getattr(out_mod, "weight", None)
+                               is not None else None),
         "state_modules": state, "module_kinds": tuple(sorted(kinds.items())),
         "moe": moe_named, "routed_experts": routed if moe_named else 0,
         "experts_total": e_total, "experts_active": e_active, "kv_elements_per_token": kv, "kv_reason": reason,
@@ -357,6 +360,11 @@ def meta_model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fracti
         out["per_layer_row_params"] = ConfigValue(Fraction(0), "param/token", f"{read}: no other embedding table")
     kinds = ", ".join(f"{n} {k}" for k, n in c.module_kinds) or "none"
     notes.append(f"{read}: {c.attention_modules} attention and {c.state_modules} state-space module(s) ({kinds})")
+    if c.params_output_head is not None:
+        out["params_output_head"] = ConfigValue(Fraction(c.params_output_head), "param",
+                                                f"{read}: the output embeddings' weight"
+                                                + (" (tied to the input embedding)" if c.tied else "")
+                                                + ", multiplied for a prompt's last token only")
     if not c.moe:
         active = c.params_matrices - (0 if c.tied else c.params_embedding) - c.params_lookup
         lookup = ("the embedding matrix counted once, as the tied output head" if c.tied

@@ -350,6 +350,11 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
                                         + (f", + the learned position embedding {num(pb.position_embedding)}, "
                                            "also looked up per token, not multiplied"
                                            if pb.position_embedding else "")),
+        "params_output_head": ConfigValue(
+            Fraction(pb.output_head), "param",
+            (f"the embedding matrix, tied as the output head ({num(pb.output_head)})" if pb.tied
+             else f"the LM head ({num(pb.output_head)})")
+            + ": in params_active, and multiplied for a prompt's last token only"),
         "layers": ConfigValue(Fraction(L), "1", f"num_hidden_layers = {L}"),
         "kv_bytes_per_token": ConfigValue(k_full, "B/token", kv_note),
         "kv_window_bytes_per_token": ConfigValue(Fraction(kv.window_elements) * e, "B/token",

@@ -88,7 +88,9 @@ AUDIT_BOUNDS = [
                           "server batches; prefill_tokens counts the prompt tokens prefilled (a prefix served from "
                           "a cache is not)",
                # over every pipeline stage's chips, the weights once over one stage's (the last token's pass)
-               "terms": {"compute": "flops_per_param_token * params_active * request_sequences * prefill_tokens "
+               # (the output head multiplies the last prompt token only)
+               "terms": {"compute": "flops_per_param_token * ((params_active - params_output_head) * prefill_tokens "
+                                    "+ params_output_head * tokens_per_step) * request_sequences "
                                     "/ (chips * stages * flops)",
                          "weights": "params_active * bytes_per_param / (chips * hbm_bandwidth)",
                          "KV": "request_sequences * prefill_tokens * kv_bytes_per_token / (chips * stages * "

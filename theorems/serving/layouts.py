@@ -124,6 +124,7 @@ from theorems.roofline import hbm_bandwidth as hbm_bandwidth_q
 from theorems.roofline import hbm_capacity as hbm_capacity_q
 from theorems.roofline import layers as layers_q
 from theorems.roofline import params_active as params_active_q
+from theorems.roofline import params_output_head as params_output_head_q
 from theorems.roofline import params_total as params_total_q
 from theorems.roofline import tokens_per_step as tokens_per_step_q
 
@@ -353,14 +354,14 @@ layout_memory_fits_in_hbm = Claim(
 
 # The decode floor of a layout: a replica's tensor-parallel group reads its dense weights at every step -----------
 t_rep, t_layout, t_pool = replica_weight_fetch_floor_q.sym, layout_decode_floor_q.sym, weight_fetch_floor_q.sym
-N_act, E_act, W = params_active_q.sym, experts_active_q.sym, hbm_bandwidth_q.sym
+N_act, E_act, W, H = params_active_q.sym, experts_active_q.sym, hbm_bandwidth_q.sym, params_output_head_q.sym
 
 routed_active_within_active = Assumption(
-    "layouts.routed_active_within_active", title="A token multiplies more than its routed experts",
-    statement="The routed experts a token multiplies (their share of all the routed experts' parameters) are part "
-              "of its active weights, which also hold its attention and the output head.",
+    "layouts.routed_active_within_active", title="A token multiplies more than its routed experts and its head",
+    statement="The routed experts a token multiplies (their share of all the routed experts' parameters) and the "
+              "output head are parts of its active weights, which also hold its attention.",
     source=_DSV3,
-    relation=logic.lt(N_exp * E_act / E_tot, N_act),
+    relation=logic.lt(N_exp * E_act / E_tot + H, N_act),
 )
 replica_weight_fetch_floor = Definition(
     "layouts.replica_weight_fetch_floor", title="A replica's dense weight read",
@@ -425,7 +426,8 @@ data_parallel_floor_is_cp_dp_times_pooled = Claim(
 replica_prefill_compute_floor_q = Quantity(
     "replica_prefill_compute_floor", r"t_{\mathrm{pre}}^{\mathrm{rep}}", "s",
     "time one request's dense multiplies take on its replica's chips (the tp·cp devices of every stage): its "
-    "prompt's tokens times the active weights but the routed experts', at the chips' peak FLOP/s",
+    "prompt's tokens times the active weights but the routed experts' (the output head for its last token only), "
+    "at the chips' peak FLOP/s",
     display_unit="ms")
 layout_ttft_floor_q = Quantity(
     "layout_ttft_floor", r"T_{\mathrm{TTFT}}^{\mathrm{layout}}", "s",
@@ -438,14 +440,15 @@ b_req, ell, F = request_sequences_q.sym, prefill_tokens_q.sym, flops_q.sym
 replica_prefill_compute_floor = Definition(
     "layouts.replica_prefill_compute_floor", title="A replica's dense multiplies of one prompt",
     statement="A request is served by one replica: its prompt's tokens are multiplied by the dense weights a token "
-              "multiplies (attention, shared experts, dense layers, output head) on that replica's devices alone, "
+              "multiplies (attention, shared experts, dense layers; the output head for the last token only) on "
+              "that replica's devices alone, "
               "the tp·cp devices of each of its pp stages (a pipeline passes the prompt through its stages in "
               "chunks), whatever the other data-parallel replicas do.  Its routed experts may run elsewhere (expert "
               "parallelism), so they are left out.  A server that runs its dense MLPs tensor-parallel across the "
               "data-parallel ranks (SGLang's data-parallel attention) copies only the attention: give it as tp over "
               "those ranks.",
     source=_MEGATRON, defines=replica_prefill_compute_floor_q,
-    expr=c_fwd * (N_act - N_exp * E_act / E_tot) * b_req * ell / (tp * cp * pp * F),
+    expr=c_fwd * ((N_act - N_exp * E_act / E_tot - H) * ell + H * tau) * b_req / (tp * cp * pp * F),
     uses=(routed_active_within_active,),
 )
 layout_ttft_floor = Definition(
@@ -475,7 +478,7 @@ dense_prefill_is_dp_times_pooled = Claim(
               "over all tp·cp·dp: the pooled compute side is low by exactly the data-parallel degree.",
     source=_MEGATRON,
     hypotheses=(logic.eq(N_exp, 0), logic.eq(chips_q.sym, tp * cp * dp), logic.eq(stages_q.sym, pp)),
-    goal=logic.eq(t_pre_rep, dp * c_fwd * N_act * b_req * ell / (chips_q.sym * stages_q.sym * F)),
+    goal=logic.eq(t_pre_rep, dp * c_fwd * ((N_act - H) * ell + H * tau) * b_req / (chips_q.sym * stages_q.sym * F)),
 )
 
 pooled_prefill_is_replica_false_twin = Claim(
@@ -485,7 +488,7 @@ pooled_prefill_is_replica_false_twin = Claim(
               "on every chip of the stage: false wherever dp > 1.",
     source=_MEGATRON,
     hypotheses=(logic.eq(N_exp, 0), logic.eq(chips_q.sym, tp * cp * dp), logic.eq(stages_q.sym, pp)),
-    goal=logic.eq(t_pre_rep, c_fwd * N_act * b_req * ell / (chips_q.sym * stages_q.sym * F)),
+    goal=logic.eq(t_pre_rep, c_fwd * ((N_act - H) * ell + H * tau) * b_req / (chips_q.sym * stages_q.sym * F)),
     expected="refuted", tags=("inconsistency",),
     notes="A planted false twin of layouts.dense_prefill_is_dp_times_pooled.",
 )

@@ -77,6 +77,7 @@ from theorems.roofline import (
     k,
     n,
     params_active,
+    params_output_head,
     q,
     tau,
     weight_fetch_floor_q,
@@ -110,6 +111,10 @@ attention_crossover_q = Quantity("prefill_attention_crossover", r"\ell_{\mathrm{
 prefill_compute_time_attn_q = Quantity("prefill_compute_time_with_attention", r"t_{\mathrm{compute}}^{\mathrm{ttft}}",
                                        "s", "time for all the multiplies of a prefill pass, attention included, "
                                        "at the peak FLOP/s of every pipeline stage's chips", display_unit="ms")
+prefill_floor_compute_time_q = Quantity("prefill_floor_compute_time", r"t_{\mathrm{compute}}^{\min}", "s",
+                                       "time for the multiplies a prefill pass cannot skip: all of them, attention "
+                                       "included, but the output head's for every prompt token before the last, at "
+                                       "the peak FLOP/s of every pipeline stage's chips", display_unit="ms")
 prefill_memory_time_q = Quantity("prefill_memory_time", r"t_{\mathrm{mem}}^{\mathrm{ttft}}", "s",
                                  "time to read one token's active weights once and write the new tokens' KV cache, "
                                  "over every pipeline stage's chips, and at least the last prompt token's pass "
@@ -137,6 +142,7 @@ prefill_head_dim_q = Quantity("prefill_head_dim", r"d_{\mathrm{head}}^{\mathrm{p
 
 C_w, C_attn, C_pre = prefill_weight_flops_q.sym, prefill_attention_flops_q.sym, prefill_flops_q.sym
 ell_attn, t_cpa, t_pm = attention_crossover_q.sym, prefill_compute_time_attn_q.sym, prefill_memory_time_q.sym
+H, t_cf = params_output_head.sym, prefill_floor_compute_time_q.sym
 T_ttft, N_cb, c_chunk, c_star = ttft_floor_q.sym, compute_bound_tokens_q.sym, prefill_chunk.sym, chunk_budget_q.sym
 C_train_tok = train_flops_causal_q.sym
 d_pre = prefill_head_dim_q.sym
@@ -214,6 +220,24 @@ prefill_compute_time_attn = Definition(
     source=paper("Williams et al. 2009, Roofline: an insightful visual performance model", "compute roof"),
     defines=prefill_compute_time_attn_q, expr=B * C_pre / (n * P * F),
 )
+output_head_within_active = Assumption(
+    "prefill.output_head_within_active", title="A token multiplies more than the output head",
+    statement="The output head is one of the weights a token multiplies, not all of them: its attention and MLPs "
+              "are the others.",
+    source=derived("a decoder's layers precede its output head"),
+    relation=logic.lt(H, N_act),
+)
+prefill_floor_compute_time = Definition(
+    "prefill.prefill_floor_compute_time", title="Compute time a prefill pass cannot skip",
+    statement="The pass's multiplies, attention included, less the output head's for every prompt token but the "
+              "last: a server needs logits only where it samples, the last prompt token of each sequence (vLLM, "
+              "SGLang and TensorRT-LLM compute no others by default), so a floor leaves the others out.  For a "
+              "small model with a large vocabulary the head is a large share of the active weights (Gemma 3 "
+              "270M: 168M of 268M).",
+    source=paper("Kwon et al. 2023, Efficient Memory Management for Large Language Model Serving with "
+                 "PagedAttention (vLLM)", "the logits are computed at the sampled positions only"),
+    defines=prefill_floor_compute_time_q, expr=B * (C_pre - c_fwd * H * (ell - tau)) / (n * P * F),
+)
 prefill_memory_time = Definition(
     "prefill.prefill_memory_time", title="Memory time of a prefill pass",
     statement="At least the weights every token multiplies are read once (a short prompt of a mixture of "
@@ -229,19 +253,20 @@ prefill_memory_time = Definition(
 )
 ttft_floor = Definition(
     "prefill.ttft_floor", title="Time-to-first-token floor of a whole prefill pass",
-    statement="A prefill pass of the batch's prompts together can be no faster than the slower of its multiplies "
-              "and its memory traffic; their first tokens come out of it.  One request's own floor, whatever the "
-              "server batches with it, is request_ttft_floor.",
+    statement="A prefill pass of the batch's prompts together can be no faster than the slower of the multiplies "
+              "it cannot skip and its memory traffic; their first tokens come out of it.  One request's own floor, "
+              "whatever the server batches with it, is request_ttft_floor.",
     source=paper("Williams et al. 2009, Roofline: an insightful visual performance model", "roofline bound"),
-    defines=ttft_floor_q, expr=sp.Max(t_cpa, t_pm, evaluate=False),
+    defines=ttft_floor_q, expr=sp.Max(t_cf, t_pm, evaluate=False),
 )
 compute_bound_tokens = Definition(
     "prefill.prefill_compute_bound_tokens", title="Tokens that make a prefill compute-bound",
-    statement="Where the weight multiplies of the pass's tokens outlast the weight read and the KV writes.",
+    statement="Where the weight multiplies of the pass's tokens (the output head left out: a server runs it on "
+              "each sequence's last token only) outlast the weight read and the KV writes.",
     source=paper("Agrawal et al. 2024, Taming Throughput-Latency Tradeoff in LLM Inference with Sarathi-Serve "
                  "(OSDI '24)", "section 2: prefill is compute-bound, decode memory-bound"),
-    defines=compute_bound_tokens_q, expr=N_tot * q * F / (c_fwd * N_act * W - k * F),
-    domain=logic.gt(c_fwd * N_act * W, k * F),
+    defines=compute_bound_tokens_q, expr=N_tot * q * F / (c_fwd * (N_act - H) * W - k * F),
+    domain=logic.gt(c_fwd * (N_act - H) * W, k * F),
 )
 chunk_budget = Definition(
     "prefill.prefill_chunk_budget", title="Prefill chunk a decode step can carry",
@@ -292,26 +317,27 @@ attention_dominates_iff = Claim(
 prefill_compute_bound = Claim(
     "prefill.prefill_compute_bound", title="A long enough prefill is compute-bound", label="Prefill compute-bound",
     statement="If the pass's new tokens are at least \\(N_{\\mathrm{cb}}\\) for each pipeline stage (and a token's "
-              "weight multiplies outlast writing its KV), the time to first token is the pass's compute time, "
-              "attention included: even a pass that reads every weight of the model is compute-bound there.  A "
-              "pipeline of P stages needs P times the tokens of one stage, since the last prompt token still reads "
-              "every stage's weights one stage after another.",
+              "weight multiplies, the output head left out, outlast writing its KV), the time to first token is the "
+              "compute time the pass cannot skip, attention included: even a pass that reads every weight of the "
+              "model is compute-bound there.  A pipeline of P stages needs P times the tokens of one stage, since "
+              "the last prompt token still reads every stage's weights one stage after another.",
     source=paper("Agrawal et al. 2024, Taming Throughput-Latency Tradeoff in LLM Inference with Sarathi-Serve "
                  "(OSDI '24)", "section 2"),
-    hypotheses=(logic.gt(c_fwd * N_act * W, k * F), logic.ge(B * ell, P * N_cb), logic.le(N_act, N_tot)),
-    goal=logic.eq(T_ttft, t_cpa),
+    hypotheses=(logic.gt(c_fwd * (N_act - H) * W, k * F), logic.ge(B * ell, P * N_cb), logic.le(N_act, N_tot)),
+    goal=logic.eq(T_ttft, t_cf),
     steps=(
-        Step(logic.ge(B * ell * (c_fwd * N_act * W - k * F), P * N_tot * q * F),
-             r"multiply the hypothesis by the positive \(c_{\mathrm{fwd}} N_{\mathrm{act}} W - k F\)",
-             link="implies"),
-        Step(logic.And((logic.ge(c_fwd * N_act * B * ell / (n * P * F), (N_tot * q + B * ell * k) / (n * P * W)),
-                        logic.ge(c_fwd * N_act * B * ell / (n * P * F), N_tot * q / (n * W)))),
+        Step(logic.ge(B * ell * (c_fwd * (N_act - H) * W - k * F), P * N_tot * q * F),
+             r"multiply the hypothesis by the positive \(c_{\mathrm{fwd}} (N_{\mathrm{act}} - N_{\mathrm{head}}) W "
+             r"- k F\)", link="implies"),
+        Step(logic.And((logic.ge(c_fwd * (N_act - H) * B * ell / (n * P * F),
+                                 (N_tot * q + B * ell * k) / (n * P * W)),
+                        logic.ge(c_fwd * (N_act - H) * B * ell / (n * P * F), N_tot * q / (n * W)))),
              "rearrange, with at least one stage: the weight multiplies outlast the memory traffic, and the last "
              "token's pass through the stages' weights", link="implies"),
-        Step(logic.ge(c_fwd * N_act * B * ell / (n * P * F), t_pm),
+        Step(logic.ge(c_fwd * (N_act - H) * B * ell / (n * P * F), t_pm),
              "the pass reads at least one token's active weights and at most every weight", link="implies"),
-        Step(logic.ge(t_cpa, t_pm), "attention only adds compute", link="implies"),
-        Step(logic.eq(T_ttft, t_cpa), "the roofline takes the larger", link="implies"),
+        Step(logic.ge(t_cf, t_pm), "attention and the last tokens' output head only add compute", link="implies"),
+        Step(logic.eq(T_ttft, t_cf), "the roofline takes the larger", link="implies"),
     ),
     uses=(prefill_flops_ge_weight_flops,),
 )
@@ -326,9 +352,11 @@ ttft_floor_ge_lecture_prefill = Claim(
     "prefill.ttft_floor_ge_lecture_prefill", title="The TTFT floor is above the lecture's prefill compute",
     statement="Counting attention can only lengthen a prefill: the time to first token is at least the "
               "lecture's prefill compute time, which leaves attention out, shared by the pipeline's stages (on one "
-              "stage, the lecture's time itself).",
+              "stage, the lecture's time itself), less the output head's multiplies of every prompt token but the "
+              "last, which the lecture counts and a server skips (none where the head is not counted apart, as in "
+              "the lecture's model).",
     source=paper("Kaplan et al. 2020, Scaling Laws for Neural Language Models", "table 1"),
-    goal=logic.ge(T_ttft, t_cp_lecture / P),
+    goal=logic.ge(T_ttft, (t_cp_lecture - c_fwd * H * B * (ell - tau) / (n * F)) / P),
     uses=(prefill_flops_ge_weight_flops,),
 )
 chunk_memory_bound_iff = Claim(
@@ -370,13 +398,15 @@ b_req, T_ttft_meas, T_req = request_sequences.sym, measured_ttft.sym, request_tt
 # the request's two roofline sides over its replica's chips (n a stage's, P stages, which a pipeline keeps busy at
 # once on chunks of the prompt): its prompt's weight multiplies, and its weight read plus KV write, the read at
 # least once over one stage's chips (the last prompt token passes through the stages one after the other)
-_req_compute = c_fwd * N_act * b_req * ell / (n * P * F)
+# the output head multiplies the last prompt token only: a server computes no other logits
+_req_compute = c_fwd * ((N_act - H) * ell + H * tau) * b_req / (n * P * F)
 _req_memory = sp.Max(N_act * q / (n * W), (N_act * q + b_req * ell * k) / (n * P * W), evaluate=False)
 request_ttft_floor = Definition(
     "prefill.request_ttft_floor", title="Floor on one request's time to first token",
     statement="However a server batches, one request's first token comes out of a prefill of its own prompt: "
-              "at least its tokens' weight multiplies at the peak FLOP/s of its replica's chips (every pipeline "
-              "stage's), and at least one read of the weights a token multiplies plus one write of the prompt's KV "
+              "at least its tokens' weight multiplies (the output head's for its last token only) at the peak "
+              "FLOP/s of its replica's chips (every pipeline stage's), and at least one read of the weights a token "
+              "multiplies plus one write of the prompt's KV "
               "cache at their peak bandwidth, the read at least once over one stage's chips, since the last prompt "
               "token passes through the stages one after the other.",
     source=paper("Williams et al. 2009, Roofline: an insightful visual performance model", "roofline bound"),
@@ -386,7 +416,8 @@ request_ttft_floor = Definition(
 prefill_does_its_flops = Assumption(
     "prefill.prefill_does_its_flops", title="A measured prefill does its prompt's multiplies",
     statement="A request's first token needs every prompt token it prefills multiplied by every active weight "
-              "(2 FLOPs each) at no more than the peak FLOP/s of the replica's chips, the chips of every pipeline "
+              "but the output head, and its last token by the head too (2 FLOPs each), at no more than the peak "
+              "FLOP/s of the replica's chips, the chips of every pipeline "
               "stage.  A prompt prefix served from a cache is not prefilled: prefill_tokens counts the tokens that "
               "are.",
     source=paper("Williams et al. 2009, Roofline: an insightful visual performance model", "applied to a prefill"),
@@ -412,6 +443,20 @@ ttft_floor_below_measured = Claim(
                  "a lower bound; derive audit holds a table's ttft column to it"),
     goal=logic.ge(T_ttft_meas, T_req),
     uses=(prefill_does_its_flops, prefill_reads_its_bytes),
+)
+request_floor_head_every_token_false_twin = Claim(
+    "prefill.request_floor_head_every_token_false_twin",
+    title="False twin: a request's floor is its prompt times every active weight",
+    statement="One request's time-to-first-token floor would be at least its prompt's tokens multiplied by every "
+              "active weight, the output head included, at the peak FLOP/s of its chips: false wherever the head "
+              "is counted apart and the prompt is longer than one token, since a server runs the head on the last "
+              "token only (for Gemma 3 270M the head is 168M of its 268M multiplied weights, so such a floor could "
+              "sit above a measurement).",
+    source=paper("Kwon et al. 2023, Efficient Memory Management for Large Language Model Serving with "
+                 "PagedAttention (vLLM)", "the logits are computed at the sampled positions only"),
+    goal=logic.ge(T_req, c_fwd * N_act * b_req * ell / (n * P * F)),
+    uses=(output_head_within_active,), expected="refuted", tags=("inconsistency",),
+    notes="A planted false twin of prefill.request_ttft_floor's compute side.",
 )
 
 # Worked examples against published training FLOPs (the models pinned by hypotheses) --------------------
