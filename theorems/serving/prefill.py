@@ -220,6 +220,9 @@ prefill_compute_time_attn = Definition(
     source=paper("Williams et al. 2009, Roofline: an insightful visual performance model", "compute roof"),
     defines=prefill_compute_time_attn_q, expr=B * C_pre / (n * P * F),
 )
+# a server computes logits only where it samples: a prompt's last token
+_LOGITS_AT_SAMPLES = paper("Kwon et al. 2023, Efficient Memory Management for Large Language Model Serving with "
+                           "PagedAttention (vLLM)", "the logits are computed at the sampled positions only")
 output_head_within_active = Assumption(
     "prefill.output_head_within_active", title="A token multiplies more than the output head",
     statement="The output head is one of the weights a token multiplies, not all of them: its attention and MLPs "
@@ -234,8 +237,7 @@ prefill_floor_compute_time = Definition(
               "SGLang and TensorRT-LLM compute no others by default), so a floor leaves the others out.  For a "
               "small model with a large vocabulary the head is a large share of the active weights (Gemma 3 "
               "270M: 168M of 268M).",
-    source=paper("Kwon et al. 2023, Efficient Memory Management for Large Language Model Serving with "
-                 "PagedAttention (vLLM)", "the logits are computed at the sampled positions only"),
+    source=_LOGITS_AT_SAMPLES,
     defines=prefill_floor_compute_time_q, expr=B * (C_pre - c_fwd * H * (ell - tau)) / (n * P * F),
 )
 prefill_memory_time = Definition(
@@ -452,8 +454,7 @@ request_floor_head_every_token_false_twin = Claim(
               "is counted apart and the prompt is longer than one token, since a server runs the head on the last "
               "token only (for Gemma 3 270M the head is 168M of its 268M multiplied weights, so such a floor could "
               "sit above a measurement).",
-    source=paper("Kwon et al. 2023, Efficient Memory Management for Large Language Model Serving with "
-                 "PagedAttention (vLLM)", "the logits are computed at the sampled positions only"),
+    source=_LOGITS_AT_SAMPLES,
     goal=logic.ge(T_req, c_fwd * N_act * b_req * ell / (n * P * F)),
     uses=(output_head_within_active,), expected="refuted", tags=("inconsistency",),
     notes="A planted false twin of prefill.request_ttft_floor's compute side.",
