@@ -408,3 +408,57 @@ def test_eval_says_where_the_inputs_of_a_caveat_it_prints_came_from(capsys) -> N
     code, out, _ = run(capsys, "eval", "critical_batch", "--hardware", "h100-sxm", "--model", LLAMA_70B,
                        "--set", "chips=2", "--set", "context=64 token/seq", "--no-cache")
     assert code == 0 and "caveat:" not in out and "note: context" not in out  # short context: no caveat, no note
+
+
+# One chip in one stage: the layout is every degree 1 ------------------------------------------------------------
+ONE_CHIP = ["card", "--library", "serving", "--hardware", "h100-sxm", "--model", "llama3-8b", "--set", "chips=1",
+            "--set", "prefill_tokens=2048 token/seq", "--json", "--no-cache"]
+
+
+def test_a_card_on_one_chip_in_one_stage_reads_the_layout_at_its_defaults(capsys) -> None:
+    """With no layout given, one chip in one stage fits one layout only (tp·cp·dp = 1 and pp = 1): the layout rows
+    are answered at the layout's defaults, with one note saying so, and equal the rows that need no layout; the
+    claim rows on the layout are checked at it (not left unknown for want of tp)."""
+    code, out, _ = run(capsys, *ONE_CHIP)
+    data = json.loads(out)
+    rows = {r["name"]: r for r in data["rows"]}
+    assert code == 0 and rows["layout_chips"]["exact"] == "1"
+    assert rows["layout_decode_floor"]["exact"] == rows["weight_fetch_time_floor"]["exact"]
+    assert rows["layout_ttft_floor"]["exact"] == rows["request_ttft_floor"]["exact"]
+    held = next(r for r in data["rows"] if r["decl"] == "layouts.layout_memory_fits_in_hbm")
+    assert held["verdict"] in ("proved", "refuted") and held["exact"] is not None
+    said = [n for n in data["notes"] if n.startswith("layout: none given")]
+    assert len(said) == 1 and "chips = 1" in said[0] and "stages = 1" in said[0] and "tp = 1, pp = 1" in said[0]
+
+
+@pytest.mark.parametrize("extra", [["--set", "chips=8"], ["--set", "stages=2"]])
+def test_no_layout_is_read_where_the_chips_fit_more_than_one(capsys, extra) -> None:
+    """Eight chips (or one chip a stage over two stages) fit several layouts: none is guessed, the rows ask."""
+    code, out, _ = run(capsys, *ONE_CHIP, *extra)
+    data = json.loads(out)
+    rows = {r["name"]: r for r in data["rows"]}
+    assert code == 0 and rows["layout_chips"]["exact"] is None and "--set tp=..." in rows["layout_chips"]["display"]
+    assert not [n for n in data["notes"] if n.startswith("layout: none given")]
+
+
+def test_the_layout_read_for_the_card_leaves_a_margin_over_the_chips_free(capsys) -> None:
+    """The card's reading is not the scenario's: a margin over the chips at one chip still moves the chips alone
+    (no layout rule ties them to tp·cp·dp)."""
+    code, out, _ = run(capsys, "margin", "roofline.latency_floor", "--library", "serving", "--hardware", "h100-sxm",
+                       "--model", "llama3-8b", "--set", "chips=1", "--vary", "chips", "--no-cache")
+    assert code == 0 and "chips_are_the_stage" not in out and "layout" not in out
+
+
+def test_implied_input_tables_is_the_same_scenario_where_a_table_is_given_or_not_implied() -> None:
+    from derive.model.loader import load_library
+    from derive.model.scenario import build_scenario, with_implied_input_tables
+
+    lib = load_library(["serving"])
+    for sets in (["chips=1", "tp=1"], ["chips=2"]):
+        sc = build_scenario(lib, hardware="h100-sxm", model="llama3-8b", sets=sets)
+        assert with_implied_input_tables(lib, sc) is sc
+    sc = build_scenario(lib, hardware="h100-sxm", model="llama3-8b", sets=["chips=1"])
+    implied = with_implied_input_tables(lib, sc)
+    assert implied is not sc and {n: implied.values[n].value for n in ("tp", "pp", "cp", "dp", "ep")} == \
+        dict.fromkeys(("tp", "pp", "cp", "dp", "ep"), 1)
+    assert "tp" not in sc.values and sc.links == implied.links

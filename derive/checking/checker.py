@@ -149,6 +149,14 @@ class Checker:
         # called as progress(done, total) while check() runs (the command line draws a progress bar)
         self.progress: Callable[[int, int], None] | None = None
 
+    def at(self, scenario: Scenario) -> Checker:
+        """A checker of the same library, limits, cache and workers at another scenario (this one's if the same)."""
+        if scenario is self.scenario:
+            return self
+        other = Checker(self.library, scenario, rlimit=self.rlimit, cache=self.cache, workers=self.workers)
+        other.progress = self.progress
+        return other
+
     def decide(self, problem: Problem) -> Outcome:
         """``prover.decide`` through the proof cache, when there is one."""
         if self.cache is None:

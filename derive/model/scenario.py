@@ -1091,6 +1091,30 @@ def _table_defaults(library: Library, values: dict[str, ScenarioValue], layers: 
     return notes
 
 
+def _implied_by_gives(library: Library, spec: Mapping, values: Mapping[str, ScenarioValue]) -> str | None:
+    """Why a table the scenario does not use is in use at its defaults, or None: every member has a default, and
+    every quantity the table gives (``gives``) already has that value at the scenario, given or worked out from
+    its own definition (one chip in one stage: a layout's tp·cp·dp = 1 and pp = 1, every degree 1).  Otherwise a
+    table not given stays unused (eight chips fit many layouts; none is guessed)."""
+    from derive.model.parse import parse_value
+
+    gives = spec.get("gives") or {}
+    if not gives or any("default" not in entry for entry in spec["members"].values()):
+        return None
+    trial = dict(values)
+    for member, entry in spec["members"].items():
+        q = library.quantities[member]
+        trial[member] = ScenarioValue(member, parse_value(entry["default"], q.dimension, quantity=member),
+                                      entry["source"], None, "default")
+    said = []
+    for given, source in sorted(gives.items()):
+        now = values[given].value if given in values else _value_at(library, given, values, frozenset())[0]
+        if now is None or _value_at(library, source, trial, frozenset())[0] != now:
+            return None
+        said.append(f"{given} = {_plain_q(library, given, now)}")
+    return ", ".join(said[:-1]) + (" and " if len(said) > 1 else "") + said[-1]
+
+
 def _table_gives(library: Library, values: dict[str, ScenarioValue], layers: list[str],
                  keep: Callable[[ScenarioValue], bool]) -> tuple[list[tuple[str, str]], tuple[tuple[str, str], ...]]:
     """An input table in use gives the quantities it names (``gives``) their value from its members: ``chips``
@@ -1308,6 +1332,41 @@ def check_input_constraints(library: Library, values: Mapping[str, ScenarioValue
         raise ScenarioError(f"impossible {c['what']}: {c['rule']} does not hold ({broken.numbers}); {c['reason']} "
                             f"[{c['id']}]", where=where, hint=c.get("hint") or None)
     return notes
+
+
+def with_implied_input_tables(library: Library, scenario: Scenario) -> Scenario:
+    """``scenario`` with each input table it does not use read at its defaults where those give exactly what the
+    scenario already says (``_implied_by_gives``: one chip in one stage is the layout tp = pp = cp = dp = 1), with
+    one note a table; the same scenario where no table is so implied.  For the answers a command prints (the
+    card's layout rows), not for a what-if: the quantities a table gives stay free (no link), so a margin over
+    ``chips`` still moves the chips and no layout."""
+    import dataclasses
+
+    from derive.model.parse import parse_value
+
+    values = dict(scenario.values)
+    notes: list[tuple[str, str]] = []
+    layers: list[str] = []
+    for table, spec in library.input_tables.items():
+        if any(m in values for m in spec["members"]):
+            continue
+        implied = _implied_by_gives(library, spec, values)
+        if implied is None:
+            continue
+        for member, entry in spec["members"].items():
+            q = library.quantities[member]
+            value = parse_value(entry["default"], q.dimension, where=f"{table} default", quantity=member)
+            values[member] = ScenarioValue(member, value, entry["source"], None, f"{table} default")
+        shown = ", ".join(f"{m} = {_plain_q(library, m, values[m].value)}" for m in spec["members"])
+        first = next(iter(spec["members"]))
+        notes.append((first, f"{table}: none given; at its defaults it gives {implied}, the scenario's own, so the "
+                             f"{table} is {shown}; --set {first}=... for another"))
+        layers.append(f"{table} default")
+    if not notes:
+        return scenario
+    return dataclasses.replace(scenario, values=values, layers=scenario.layers + tuple(layers),
+                               notes=scenario.notes + tuple(t for _, t in notes),
+                               subjects=scenario.subjects + tuple(q for q, _ in notes))
 
 
 def with_input_table_defaults(library: Library, scenario: Scenario,

@@ -16,7 +16,7 @@ import sympy as sp
 from derive.errors import DeriveError, LibraryError, MissingValueError
 from derive.model.declarations import Claim, Declaration
 from derive.model.library import Library
-from derive.model.scenario import Scenario, relation_at
+from derive.model.scenario import Scenario, relation_at, with_implied_input_tables
 from derive.whatif.feasibility import NEGATED, Feasibility, Limit, failing_hypotheses, feasibility
 
 
@@ -67,12 +67,17 @@ class Card:
 
 
 def card(library: Library, scenario: Scenario, checker=None) -> Card:
-    """The library's CARD rows at ``scenario``; ``checker`` (a ``derive.checking.checker.Checker``) gives the
-    verdicts of the claims (none checked when it is None: the verdict reads ``not checked``)."""
+    """The library's CARD rows at ``scenario`` (with an input table it does not use read at its defaults where
+    those are what the scenario says: ``with_implied_input_tables``); ``checker`` (a
+    ``derive.checking.checker.Checker``) gives the verdicts of the claims (none checked when it is None: the
+    verdict reads ``not checked``)."""
     from derive.model.display import format_bound, format_quantity, format_value
     from derive.model.evaluate import evaluate
     from derive.whatif.margin import margin
 
+    # one chip in one stage is one layout (every degree 1): its rows are answered, not asked for, with a note
+    scenario = with_implied_input_tables(library, scenario)
+    checker = None if checker is None else checker.at(scenario)
     rows_spec = list(getattr(library, "card", ()) or ())
     if not rows_spec:
         raise LibraryError("this library declares no card (a root's CARD)", where="card",
