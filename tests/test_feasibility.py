@@ -178,3 +178,20 @@ def test_margin_says_where_a_bound_on_the_varied_quantity_ends_the_feasible_part
     # at 64 sequences the memory ends the set first (23.79k tokens): no such note
     assert main([*argv[:-3], "--set", "batch=64 seq", "--no-verify"]) in (0, 1)
     assert "infeasible past" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("batch", "infeasible"), [("2000 seq", True), ("1 seq", False)])
+def test_a_document_at_an_infeasible_scenario_says_so_first_and_marks_every_value(capsys, tmp_path, batch,
+                                                                                    infeasible) -> None:
+    """The title says which bound the scenario breaks; each value the prose prints under it carries a dagger and
+    each declaration's "Under ..." line says (infeasible); a scenario that can exist has neither."""
+    code, _, err = run(capsys, "build", "--hardware", "h100-sxm", "--model", LLAMA_70B, "--set", f"batch={batch}",
+                       "--format", "md", "--out", str(tmp_path / "b"), "--cache-dir", str(tmp_path / "c"))
+    assert code == 0, err
+    md = (tmp_path / "b" / "derivation.md").read_text()
+    head = md.split("## Contents")[0]
+    assert ("**This scenario cannot exist as given**: memory\\_per\\_chip" in head) is infeasible
+    prose_values = md.count("ms†")
+    assert (prose_values > 3) is infeasible and (prose_values == 0) is not infeasible
+    unders = [line for line in md.splitlines() if line.startswith("**Under `")]
+    assert unders and all(("*(infeasible)*" in line) is infeasible for line in unders)

@@ -98,6 +98,7 @@ def evaluate_expr(library: Library, scenario: Scenario, expr: sp.Expr, unit: str
 
 DISPLAY_WIDTH = 58  # rough width of a display line, in characters of math (see ``latex_width``)
 INLINE_WIDTH = 16  # the widest expression repeated inline next to its value
+INFEASIBLE_MARK = "†"  # after each value printed under a scenario that cannot exist (the title says why)
 
 
 def latex_width(latex: str) -> float:
@@ -548,9 +549,7 @@ class ModelBuilder:
                          "pinned": name in sc.pinned})
         # model-reader notes (``Scenario.notes``, from the config helper) when the scenario has them
         notes = [str(n) for n in (getattr(sc, "notes", None) or ())]
-        from derive.whatif.feasibility import feasibility
-
-        notes = feasibility(lib, sc).notes + notes  # a scenario that cannot exist says so first, with its bound
+        notes = self.infeasible + notes  # a scenario that cannot exist says so first, with its bound
         ceilings = []
         for c in getattr(sc, "ceilings", ()) or ():
             q = lib.quantities.get(c.name)
@@ -558,7 +557,8 @@ class ModelBuilder:
             ceilings.append({"name": c.name, "symbol": q.latex if q is not None else c.name,
                              "value": si_value_text(c.value, unit), "kind": c.kind, "source": c.source,
                              "as_of": c.as_of or "", "method": c.method or ""})
-        return {"name": sc.name, "layers": list(sc.layers), "rows": rows, "notes": notes, "ceilings": ceilings,
+        return {"name": sc.name, "infeasible": bool(self.infeasible), "layers": list(sc.layers), "rows": rows,
+                "notes": notes, "ceilings": ceilings,
                 "measured_ceilings": any(c["kind"] == "measured" for c in ceilings),
                 "assumptions": [{"text": t, "latex": self.formula_latex(f)} for t, f in sc.assumptions],
                 "pinned": sorted(sc.pinned)}
@@ -760,12 +760,23 @@ class ModelBuilder:
                 raise LibraryError(f"{{{{{kind}:{ref}}}}} must be a paragraph on its own")
         return ResolvedProse(parts)
 
+    @cached_property
+    def infeasible(self) -> list[str]:
+        """The library's feasibility bounds the scenario breaks, one line each ("infeasible: ..."); empty where
+        it can exist.  The title says them and every value printed under the scenario is marked."""
+        from derive.whatif.feasibility import feasibility
+
+        return feasibility(self.library, self.scenario).notes
+
     def placeholder_value(self, name: str) -> dict[str, str]:
         """``{{value:NAME}}``: the quantity's value under the scenario (the path of ``derive eval``), or,
-        when the scenario gives it none, a visible note saying why (never a blank)."""
+        when the scenario gives it none, a visible note saying why (never a blank).  At a scenario that cannot
+        exist the value carries a dagger, which the title explains."""
         q = self.library.quantity(name)
         value, missing = evaluate_expr(self.library, self.scenario, q.sym, quantity_unit(q))
         if value is not None:
+            if self.infeasible:
+                value = {**value, "md": value["md"] + INFEASIBLE_MARK, "tex": value["tex"] + r"\textsuperscript{\dag}"}
             return value
         why = f"needs {', '.join(missing)}" if missing else "not a real number"
         text = f"[{name}: no value under scenario {self.scenario.name}, {why}]"
@@ -776,7 +787,8 @@ class ModelBuilder:
 
         dates = sorted({v.as_of for v in self.scenario.values.values() if v.as_of})
         return {"version": __version__, "scenario": self.scenario.name, "inputs_date": dates[-1] if dates else None,
-                "inputs_from": dates[0] if len(dates) > 1 else None}
+                "inputs_from": dates[0] if len(dates) > 1 else None, "mark": INFEASIBLE_MARK,
+                "infeasible": [n.removeprefix("infeasible: ") for n in self.infeasible]}
 
     @staticmethod
     def figure_model(f: FigureResult) -> dict:
