@@ -462,3 +462,18 @@ def test_implied_input_tables_is_the_same_scenario_where_a_table_is_given_or_not
     assert implied is not sc and {n: implied.values[n].value for n in ("tp", "pp", "cp", "dp", "ep")} == \
         dict.fromkeys(("tp", "pp", "cp", "dp", "ep"), 1)
     assert "tp" not in sc.values and sc.links == implied.links
+
+
+def test_diff_headlines_read_one_chip_as_the_card_does_and_say_so(capsys) -> None:
+    """`derive diff`'s headline rows on the layout read one chip in one stage as the card does (every degree 1),
+    with the same note once; in JSON too."""
+    argv = ["diff", "--library", "serving", "--hardware", "h100-sxm", "--model", "llama3-8b", "--set", "chips=1",
+            "--set", "hbm_bandwidth=2 TB/s", "--against", "lecture"]
+    code, out, _ = run(capsys, *argv, "--json")
+    data = json.loads(out)
+    rows = {h["label"]: h for h in data["headlines"]}
+    assert code == 0 and rows["decode floor on the layout"]["after"]["exact"] == \
+        rows["weight fetch per step"]["after"]["exact"]
+    assert len(data["headline_notes"]) == 1 and data["headline_notes"][0].startswith("layout: none given")
+    code, out, _ = run(capsys, *argv)
+    assert out.count("note: layout: none given") == 1

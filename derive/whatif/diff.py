@@ -207,6 +207,7 @@ class DiffReport:
     pinned: dict[str, list[dict]] = field(default_factory=dict)
     library: Library | None = None
     headlines: list[dict] = field(default_factory=list)  # explain.headlines_compared
+    headline_notes: list[str] = field(default_factory=list)  # how the headlines read a side (an implied layout)
     explanations: dict[str, dict] = field(default_factory=dict)  # id -> what moved (see ``explain_flips``)
     conflicts: list = field(default_factory=list)  # explain.Conflict, when the scenario is inconsistent
     # feasibility.Violation of each side ("baseline", "scenario"): bounds no deployment there can meet
@@ -237,7 +238,8 @@ class DiffReport:
             "changes": {**self.change.to_json(), "display": {n: {"before": self.value_text(n, b), "after":
                         self.value_text(n, a)} for n, (b, a) in sorted(self.change.values.items())}},
             "pinned": self.pinned,
-            "headlines": self.headlines, "conflicts": [c.to_json() for c in self.conflicts],
+            "headlines": self.headlines, "headline_notes": self.headline_notes,
+            "conflicts": [c.to_json() for c in self.conflicts],
             "infeasible": {side: [v.to_json() for v in vs] for side, vs in self.infeasible.items()},
         }
 
@@ -285,7 +287,7 @@ class DiffReport:
             after = "" if not h["changed"] else h["after"]["display"]
             out.append(f"  {h['label']:<{width}}  {h['before']['display']:<{bw}} -> {after or h['before']['display']}"
                        f"{mark}")
-        return out
+        return out + [f"  note: {n}" for n in self.headline_notes]
 
     def claim_lines(self, cid: str) -> list[str]:
         e = self.entry(cid)
@@ -344,6 +346,7 @@ class DiffReport:
         if self.headlines:
             lines += ["", "## Headline quantities", "", "| quantity | before | after |", "| --- | --- | --- |"]
             lines += [f"| {h['label']} | {h['before']['display']} | {h['after']['display']} |" for h in self.headlines]
+            lines += [""] * bool(self.headline_notes) + [f"- note: {_md_code(n)}" for n in self.headline_notes]
         if infeasible := self.infeasible_lines():
             lines += [""] + [f"- {_md_code(line)}" for line in infeasible]
         if self.conflicts:

@@ -20,7 +20,7 @@ from derive.model.dimensions import dimension_of
 from derive.model.display import display_json, format_value, input_text
 from derive.model.evaluate import Evaluation, evaluate, value_of
 from derive.model.library import Library
-from derive.model.scenario import Scenario
+from derive.model.scenario import Scenario, with_implied_input_tables
 from derive.model.situation import situate
 from derive.model.units import format_dimension
 
@@ -107,7 +107,9 @@ def headline_values(library: Library, scenario: Scenario) -> list[tuple[str, str
 
 
 def headlines_compared(library: Library, before: Scenario, after: Scenario) -> list[dict]:
-    """Each headline's value before and after (display and exact, JSON-safe)."""
+    """Each headline's value before and after (display and exact, JSON-safe), each side read as the card reads
+    it (an input table it does not use at its defaults where those are what it says: one chip, one layout)."""
+    before, after = with_implied_input_tables(library, before), with_implied_input_tables(library, after)
     rows = []
     for (label, text, b), (_, _, a) in zip(headline_values(library, before), headline_values(library, after),
                                            strict=True):
@@ -303,6 +305,11 @@ def explain_flips(report, *, rlimit: int | None = None) -> None:
     lib = report.library
     assert lib is not None
     report.headlines = headlines_compared(lib, report.baseline, report.current)
+    said = []  # the notes of each side's implied input tables, once each (the headlines read them)
+    for sc in (report.baseline, report.current):
+        read = with_implied_input_tables(lib, sc)
+        said += [n for n in read.notes[len(sc.notes):] if n not in said]
+    report.headline_notes = said
     one_value = (len(report.change.values) == 1 and not report.change.pinned_added
                  and not report.change.pinned_removed and not report.change.assumptions_added
                  and not report.change.assumptions_removed)
