@@ -378,10 +378,12 @@ def test_derive_eval_says_the_cards_caveat_beside_the_value(capsys, context, not
     assert bool(caveats) is noted and all("batching.kv_memory_bound_past_critical_context" in c for c in caveats)
 
 
-def test_a_row_whose_denominators_lack_values_says_so_where_a_factor_is_zero(capsys, tmp_path) -> None:
-    """One chip per replica (tp = 1) has no all-reduce, yet the all-reduce floor's formula divides by the scale-up
-    links' bandwidth, which derive eval asks for (a side condition): on a chip of the user's own that gives no
-    scale-up links the row says what it needs, and the card is printed (it ended with an error)."""
+def test_a_row_whose_denominators_are_declared_positive_needs_them_not_where_a_factor_is_zero(capsys,
+                                                                                             tmp_path) -> None:
+    """One chip per replica (tp = 1) has no all-reduce, and the all-reduce floor's formula divides by the links'
+    bandwidths, which are declared positive: no value of theirs makes the floor undefined, so on a chip of the
+    user's own that gives no links the row is 0 ms, not a list of inputs (it asked for three; before that, the
+    card ended with an error)."""
     path = tmp_path / "box.toml"
     path.write_text('model = "mixtral-8x7b"\n'
                     '[values.flops]\nvalue = "362 TFLOP/s"\nsource = "spec sheet"\n'
@@ -392,9 +394,13 @@ def test_a_row_whose_denominators_lack_values_says_so_where_a_factor_is_zero(cap
                          "--set", "ep=2", "--json", "--no-cache")
     assert code == 0, err
     rows = {r["name"]: r for r in json.loads(out)["rows"]}
-    assert rows["tp_link_allreduce_floor"]["shown"] == "needs 3 inputs"
-    assert "--set scaleup_bandwidth=..." in rows["tp_link_allreduce_floor"]["note"]
+    assert rows["tp_link_allreduce_floor"]["display"] == "0 ms"
     assert rows["tp_allreduce_latency"]["display"] == "0 ms"  # no side condition reads the missing links
+    code, out, err = run(capsys, "card", "--library", "serving", "--scenario", str(path), "--set", "tp=2",
+                         "--json", "--no-cache")
+    rows = {r["name"]: r for r in json.loads(out)["rows"]}
+    assert code == 0 and rows["tp_link_allreduce_floor"]["exact"] is None  # two chips do all-reduce: it asks
+    assert "--set scaleup_bandwidth=..." in rows["tp_link_allreduce_floor"]["display"]
 
 
 def test_eval_says_where_the_inputs_of_a_caveat_it_prints_came_from(capsys) -> None:
@@ -477,3 +483,17 @@ def test_diff_headlines_read_one_chip_as_the_card_does_and_say_so(capsys) -> Non
     assert len(data["headline_notes"]) == 1 and data["headline_notes"][0].startswith("layout: none given")
     code, out, _ = run(capsys, *argv)
     assert out.count("note: layout: none given") == 1
+
+
+def test_eval_answers_a_layout_value_on_one_chip_with_the_note(capsys) -> None:
+    """`derive eval` reads one chip in one stage as the card does: the layout's chips are 1 and its decode floor the
+    pooled one, with the note; on eight chips it still asks for the layout."""
+    base = ["eval", "layout_decode_floor", "weight_fetch_time_floor", "--library", "serving", "--hardware",
+            "h100-sxm", "--model", "llama3-8b", "--json"]
+    code, out, _ = run(capsys, *base, "--set", "chips=1")
+    data = json.loads(out)
+    values = {v["name"]: v for v in data["values"]}
+    assert code == 0 and values["layout_decode_floor"]["exact"] == values["weight_fetch_time_floor"]["exact"]
+    assert any(n.startswith("layout: none given") for n in data["notes"])
+    assert main([*base, "--set", "chips=8"]) == 2
+    assert "no value for tp" in capsys.readouterr().err

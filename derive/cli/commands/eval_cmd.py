@@ -48,52 +48,55 @@ def run(args, ctx) -> int:
     )
     from derive.model.evaluate import evaluate
     from derive.model.names import check_value_name
+    from derive.model.scenario import with_implied_input_tables
 
     for text in args.exprs:
         check_value_name(ctx.library, text)
-    evs = [evaluate(ctx.library, ctx.scenario, text, args.unit, dependence=True) for text in args.exprs]
+    # one chip in one stage is one layout: its values are answered (with the note), as the card answers them
+    scenario = with_implied_input_tables(ctx.library, ctx.scenario)
+    evs = [evaluate(ctx.library, scenario, text, args.unit, dependence=True) for text in args.exprs]
     inputs = {n for ev in evs for n in ev.used}
     from derive.whatif.card import caveats_for
     from derive.whatif.feasibility import feasibility
 
-    infeasible = feasibility(ctx.library, ctx.scenario).violations  # a value where the scenario cannot exist says so
+    infeasible = feasibility(ctx.library, scenario).violations  # a value where the scenario cannot exist says so
     # the card's caveats, where they hold; the inputs their words read get their origin notes too
-    caveats = [c for ev in evs for c in caveats_for(ctx.library, ctx.scenario, ev.name, inputs)]
-    pinned = pinned_notes(ctx.library, ctx.scenario, only=inputs)
-    ceilings = [c for c in ctx.scenario.ceilings if c.name in inputs]  # which peak or measured rates were used
+    caveats = [c for ev in evs for c in caveats_for(ctx.library, scenario, ev.name, inputs)]
+    pinned = pinned_notes(ctx.library, scenario, only=inputs)
+    ceilings = [c for c in scenario.ceilings if c.name in inputs]  # which peak or measured rates were used
     if args.json:
         extra = {"pinned": pinned, "ceilings": [c.to_json() for c in ceilings],
-                 "notes": scenario_notes(ctx.scenario, inputs), "infeasible": [v.to_json() for v in infeasible],
+                 "notes": scenario_notes(scenario, inputs), "infeasible": [v.to_json() for v in infeasible],
                  "caveats": caveats}
         if args.explain:
-            extra["explain"] = ctx.scenario.explain(ctx.library, sorted(inputs))
+            extra["explain"] = scenario.explain(ctx.library, sorted(inputs))
         if len(evs) == 1:
             emit_json({**evs[0].to_json(), **extra})
         else:
-            emit_json({"values": [ev.to_json() for ev in evs], "scenario": ctx.scenario.name, **extra})
+            emit_json({"values": [ev.to_json() for ev in evs], "scenario": scenario.name, **extra})
         return 0
     for line in eval_lines(evs):
         emit(line)
     for ev in evs:  # which layer gave the values that leave a definition undefined
         if ev.exact is None and ev.hint:
             emit(f"hint: {ev.name}: {ev.hint}" if len(evs) > 1 else f"hint: {ev.hint}")
-    emit(f"(scenario {ctx.scenario.name})")
+    emit(f"(scenario {scenario.name})")
     for c in caveats:
         emit(f"caveat: {c}")
     for v in infeasible:
         emit(v.note)
     if pinned:
         emit(pinned_line(pinned))
-    if ctx.scenario.measured and ceilings:
+    if scenario.measured and ceilings:
         from derive.model.display import format_value
 
         emit("ceilings: " + ", ".join(
             f"{c.name} {format_value(c.value, ctx.library.quantities[c.name].unit)} ({c.kind}"
             + (f" {c.as_of}" if c.kind == "measured" else "") + ")" for c in ceilings))
     if args.explain:
-        for line in explain_lines(ctx.scenario.explain(ctx.library, sorted(inputs))):
+        for line in explain_lines(scenario.explain(ctx.library, sorted(inputs))):
             emit(line)
-    emit_notes(ctx.scenario, inputs)
+    emit_notes(scenario, inputs)
     return 0
 
 
