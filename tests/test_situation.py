@@ -166,11 +166,13 @@ def test_a_dense_models_step_time_needs_no_share_of_experts_read(lecture_library
 
 
 def test_an_input_the_values_cancel_is_still_asked_where_it_decides_definedness(lecture_library, lecture_scenario):
-    """(x - x0)/y at x = x0 is 0 for every y but y = 0, where it has no value: y is still asked for."""
+    """(x - x0)/(y - z) at x = x0 is 0 for every y and z but y = z, where it has no value: y is still asked for;
+    over y alone, declared positive (never 0), it is not (tests/test_missing_inputs.py: a quantity of any sign)."""
     situation = situate(lecture_library, _without(lecture_scenario, "hbm_bandwidth"))
     flops, bw, batch = (lecture_library.quantities[n].sym for n in ("flops", "hbm_bandwidth", "batch"))
     at = lecture_scenario.values["flops"].value
-    assert situation.missing((flops - at) / bw) == ["hbm_bandwidth"]
+    assert situation.missing((flops - at) / (bw - 3)) == ["hbm_bandwidth"]
+    assert situation.missing((flops - at) / bw) == []
     assert situation.missing((flops - at) * bw) == []
     assert situation.missing((flops - at) * bw + batch / bw) == ["hbm_bandwidth"]
 

@@ -56,7 +56,7 @@ from derive.model.dimensions import dimension_of
 from derive.model.display import canonical_factors, format_value, formatter_tables
 from derive.model.library import Library
 from derive.model.scenario import ModelLayer, PresetStore, Scenario, build_scenario, model_may_replace
-from derive.model.situation import bound_relations, relations
+from derive.model.situation import bound_relations, holds_by_declared_signs, relations
 from derive.model.units import Dimension, format_dimension, parse_unit, unit_factors
 from derive.whatif.feasibility import NEGATED, constraint_statement, constraints
 
@@ -191,8 +191,10 @@ def _definitions(library: Library, ex: _Exporter) -> dict:
         entry: dict[str, object] = {"id": d.id, "expr": ex.expr(d.expr),
                                     "deps": sorted(str(s) for s in d.expr.free_symbols),
                                     # where the formula is defined (its denominators, roots, branches): derive
-                                    # eval asks for their inputs even where a factor of 0 makes the value 0
-                                    "side": [ex.formula(sc.condition) for sc in side_conditions(d.expr)]}
+                                    # eval asks for their inputs even where a factor of 0 makes the value 0,
+                                    # save one the declared signs settle (a positive bandwidth is never 0)
+                                    "side": [ex.formula(sc.condition) for sc in side_conditions(d.expr)
+                                             if not holds_by_declared_signs(library, sc.condition)]}
         if d.domain is not None:
             entry["domain"] = ex.formula(d.domain)
             entry["domain_text"] = str(d.domain)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -96,16 +96,6 @@ class Situation:
         """``expr`` expanded through the definitions, the scenario's pins (and ``pinned``) kept as leaves."""
         return self.library.expand(expr, frozenset(self.scenario.pinned) | frozenset(pinned))
 
-    def _declared_sign(self, s: sp.Symbol) -> sp.Symbol:
-        """``s`` as a sympy symbol of its quantity's declared sign (positive, non-negative, a share in [0, 1]:
-        non-negative), real in any case; for ``missing``'s sign rules only, never in a statement."""
-        try:
-            domain = self.library.quantity_of(s).domain
-        except LibraryError:  # not a quantity of the library: no sign known
-            return s
-        return sp.Dummy(s.name, real=True, positive=True if domain == "positive" else None,
-                        nonnegative=True if domain in ("nonnegative", "fraction") else None)
-
     def missing(self, expr: sp.Expr, keep: Iterable[str] = (), pinned: Iterable[str] = ()) -> list[str]:
         """The inputs of ``expr`` (expanded) that the scenario gives no value, ``keep`` aside, by name.
 
@@ -125,7 +115,8 @@ class Situation:
         try:
             left = set(expanded.xreplace(values).free_symbols)
             for sc in side_conditions(expanded):
-                left |= _open_symbols(sc.condition.subs(values), self._declared_sign)
+                if not holds_by_declared_signs(self.library, sc.condition):
+                    left |= _open_symbols(sc.condition.subs(values))
         except (TypeError, ValueError, ZeroDivisionError, UndefinedValueError):
             return sorted(absent)
         return sorted(absent & {name_of(s) for s in left})
@@ -509,35 +500,48 @@ def situate(library: Library, scenario: Scenario) -> Situation:
     return s
 
 
-def _open_symbols(condition: Formula, sign: Callable[[sp.Symbol], sp.Symbol] | None = None) -> set[sp.Symbol]:
+def _open_symbols(condition: Formula) -> set[sp.Symbol]:
     """The symbols a side condition, values put in, still depends on: none where it guards a branch the values
-    rule out (its premise, now a closed statement, is false: a scale-out link's bandwidth inside one domain), or
-    where its conclusion holds for every value the declared domains of its symbols allow (``sign``: each symbol
-    as a sympy symbol carrying its declared sign; a link's bandwidth, positive, is never a zero denominator)."""
+    rule out (its premise, now a closed statement, is false: a scale-out link's bandwidth inside one domain)."""
     if isinstance(condition, Implies) and not condition.premise.free_symbols():
         try:
             if not condition.premise.evaluate({}):
                 return set()
         except (TypeError, ValueError, ArithmeticError):
             pass  # a premise without a value keeps every symbol: the caller asks for them all
-    if sign is not None and _holds_by_sign(condition.conclusion if isinstance(condition, Implies) else condition,
-                                           sign):
-        return set()
     return condition.free_symbols()
+
+
+def holds_by_declared_signs(library: Library, condition: Formula) -> bool:
+    """Whether a side condition (or the conclusion of a guarded one) holds for every value the declared domains of
+    its quantities allow, whatever the scenario: a link's bandwidth, positive, is never a zero denominator.  Decided
+    by sympy's sign rules on sums, products, powers, Min and Max of symbols carrying their declared sign; False
+    where they do not tell.  Such a condition reads no input: ``Situation.missing`` asks for none of its
+    quantities, and the live page leaves it out alike (``derive.documents.live``)."""
+    relation = condition.conclusion if isinstance(condition, Implies) else condition
+    symbols = relation.free_symbols()
+    signed = {s: _declared_sign(library, s) for s in symbols}
+    return _holds_by_sign(relation, signed)
+
+
+def _declared_sign(library: Library, s: sp.Symbol) -> sp.Symbol:
+    """``s`` as a sympy symbol of its quantity's declared sign (positive; non-negative, a share in [0, 1]:
+    non-negative), real in any case; for the sign rules only, never in a statement."""
+    q = library.quantity_or_none(s)
+    domain = q.domain if q is not None else "real"
+    return sp.Dummy(s.name, real=True, positive=True if domain == "positive" else None,
+                    nonnegative=True if domain in ("nonnegative", "fraction") else None)
 
 
 _SIGN_TESTS = {"!=": "is_nonzero", ">": "is_positive", ">=": "is_nonnegative", "<": "is_negative",
                "<=": "is_nonpositive", "==": "is_zero"}
 
 
-def _holds_by_sign(condition: Formula, sign: Callable[[sp.Symbol], sp.Symbol]) -> bool:
-    """Whether a relation (or a conjunction of them) holds for every value of its symbols within their declared
-    signs, by sympy's sign rules on sums, products, powers, Min and Max of signed symbols; False where they do
-    not tell (the caller then asks for the symbols' values)."""
+def _holds_by_sign(condition: Formula, signed: Mapping[sp.Symbol, sp.Symbol]) -> bool:
+    """Whether a relation (or a conjunction of them) holds with its symbols replaced by ``signed``'s."""
     if isinstance(condition, And):
-        return all(_holds_by_sign(c, sign) for c in condition.args)
+        return all(_holds_by_sign(c, signed) for c in condition.args)
     if not isinstance(condition, Rel) or condition.op not in _SIGN_TESTS:
         return False
-    difference = condition.lhs - condition.rhs
-    signed = difference.xreplace({s: sign(s) for s in difference.free_symbols})
-    return getattr(signed, _SIGN_TESTS[condition.op]) is True
+    difference = (condition.lhs - condition.rhs).xreplace(signed)
+    return getattr(difference, _SIGN_TESTS[condition.op]) is True
