@@ -187,6 +187,7 @@ def test_units_parse_with_the_right_dimension() -> None:
                 "params_embedding": Dimension.of(param=1), "bytes_per_param": parse_unit("B/param").dimension,
                 "kv_bytes_per_token": per_token, "kv_window_bytes_per_token": per_token,
                 "kv_chunk_bytes_per_token": per_token, "token_activation_bytes": per_token,
+                "kv_sparse_bytes_per_token": per_token, "attention_topk": parse_unit("token/seq").dimension,
                 "bytes_per_kv_element": Dimension.of(byte=1), "dispatch_bytes_per_element": Dimension.of(byte=1),
                 "attention_window": parse_unit("token/seq").dimension,
                 "attention_chunk": parse_unit("token/seq").dimension,

@@ -56,11 +56,13 @@ CEILINGS = {"flops": "gap.peak_flops_is_ceiling", "hbm_bandwidth": "gap.peak_ban
 # taken from a preset (the row states them, else `defaults`, the values that give the weakest bound, apply); a
 # default of another input applies where neither the row nor its presets give it.
 # the terms of the strict floor (roofline.step_time_floor): one token's active weights, however the batch routes
-_STEP_TERMS = {"compute": "compute_time", "weights": "weight_fetch_time_floor", "KV": "kv_fetch_time",
+_STEP_TERMS = {"compute": "compute_time", "weights": "weight_fetch_time_floor", "KV": "kv_read_time_floor",
                "embedding rows": "embedding_fetch_time"}
 _STEP_INPUTS = ["batch", "context", "chips"]
 # a row that names no model and gives no per-layer embedding row reads none (Gemma 4 E2B/E4B's tables add to it)
-_NO_PER_LAYER_ROW = {"per_layer_row_params": "0 param/token"}
+_NO_PER_LAYER_ROW = {"per_layer_row_params": "0 param/token",
+                     # nor sparse attention: its KV columns are what a step reads (DeepSeek-V3.2 gives a model)
+                     "kv_sparse_bytes_per_token": "0 byte/token", "attention_topk": "0 token/seq"}
 # a row that gives its mean tokens per verification step (speculative decoding, multi-token prediction; the serving
 # library's column) gains more than one token per step: it is held to the serving library's form of the step floor
 _SPECULATIVE = ["accepted_tokens_per_step"]
@@ -161,6 +163,12 @@ INPUT_CONSTRAINTS = [
      "reason": "the output head is one of the weights a token multiplies: it cannot outnumber them",
      "hint": "give the output head's parameters (vocab_size x hidden_size), fewer than params_active",
      "source": "counting (a model config's lm_head, or its tied embedding matrix)"},
+    {"id": "roofline.sparse_kv_within_kv", "what": "sparse attention",
+     "rule": "kv_sparse_bytes_per_token <= kv_bytes_per_token",
+     "relation": logic.le(roofline.kv_sparse_bytes_per_token.sym, roofline.kv_bytes_per_token.sym),
+     "reason": "the sparse-attention layers' cache is part of the KV cache: a step cannot skip more than it holds",
+     "hint": "give kv_bytes_per_token every cached byte per token, the sparse part included",
+     "source": "counting (roofline.kv_read_bytes_per_sequence)"},
     {"id": "roofline.weights_not_narrower_than_flops", "what": "precision",
      "rule": "bytes_per_param >= flops_datatype_bytes",
      "relation": logic.ge(roofline.bytes_per_param.sym, roofline.flops_datatype_bytes.sym), "refuse": False,

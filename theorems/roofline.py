@@ -132,6 +132,16 @@ attention_chunk = Quantity("attention_chunk", r"L_{\mathrm{chunk}}", "token/seq"
 kv_state_bytes = Quantity("kv_state_bytes", r"s_{\mathrm{state}}", "byte/seq",
                           "bytes per sequence of fixed-size state (linear-attention and recurrent layers), whatever "
                           "the context", domain="nonnegative", display_unit="MB/seq")
+# Sparse attention (DeepSeek-V3.2's DSA): the cache holds every token, but each query reads only the top-k tokens an
+# indexer selects.  kv_bytes_per_token counts those bytes (the cache holds them); kv_sparse_bytes_per_token says how
+# many of them a decode step reads for attention_topk tokens only.  The lecture's model has none (0).
+kv_sparse_bytes_per_token = Quantity("kv_sparse_bytes_per_token", r"k_{\mathrm{sp}}", "byte/token",
+                                     "of kv_bytes_per_token, the bytes per token of the sparse-attention layers' "
+                                     "cache, of which a decode step reads attention_topk tokens only",
+                                     domain="nonnegative")
+attention_topk = Quantity("attention_topk", r"L_{\mathrm{top}}", "token/seq",
+                          "tokens a sparse-attention query reads of its cache (the indexer's top k)",
+                          domain="nonnegative")
 kv_bytes_per_sequence_q = Quantity("kv_bytes_per_sequence", r"S_{\mathrm{kv}}", "byte/seq",
                                    "KV-cache bytes one sequence holds at the scenario's context, every layer kind "
                                    "counted", display_unit="GB/seq")
@@ -203,6 +213,12 @@ step_time_uniform_q = Quantity("step_time_uniform", r"T^{\mathrm{unif}}", "s",
 weight_fetch_floor_q = Quantity("weight_fetch_time_floor", r"t_{\mathrm{w}}^{\min}", "s",
                                 "time to read the weights one token multiplies: no routing reads fewer",
                                 display_unit="ms")
+kv_read_bytes_q = Quantity("kv_read_bytes_per_sequence", r"S_{\mathrm{kv}}^{\mathrm{read}}", "byte/seq",
+                          "KV-cache bytes of one sequence a decode step cannot skip: all it holds, less what a "
+                          "sparse-attention layer does not select", display_unit="GB/seq", domain="nonnegative")
+kv_read_floor_q = Quantity("kv_read_time_floor", r"t_{\mathrm{kv}}^{\min}", "s",
+                           "time to read the KV-cache bytes the batch's decode step cannot skip", display_unit="ms",
+                           domain="nonnegative")
 step_time_floor_q = Quantity("step_time_floor", r"T^{\min}", "s",
                              "the roofline step time with the fewest weight reads any routing allows (the strict "
                              "floor a measurement is held to)", display_unit="ms")
@@ -226,6 +242,7 @@ batch_other = Quantity("batch_other", "B'", "seq", "a second batch size, for com
 k_win, L_win, k_chunk, L_chunk, s_state = (kv_window_bytes_per_token.sym, attention_window.sym,
                                            kv_chunk_bytes_per_token.sym, attention_chunk.sym, kv_state_bytes.sym)
 S_kv = kv_bytes_per_sequence_q.sym
+k_sp, L_top, S_read = kv_sparse_bytes_per_token.sym, attention_topk.sym, kv_read_bytes_q.sym
 F, W, C, n = flops.sym, hbm_bandwidth.sym, hbm_capacity.sym, chips.sym
 N_tot, N_act, q, B, L, k = (params_total.sym, params_active.sym, bytes_per_param.sym, batch.sym,
                             context.sym, kv_bytes_per_token.sym)
@@ -376,6 +393,52 @@ kv_fetch_time = Definition(
     source=lecture("00:06", CHAPTER),
     defines=kv_fetch_time_q, expr=B * S_kv / (n * W),
 )
+sparse_within_kv = Assumption(
+    "roofline.sparse_kv_part_of_kv", title="Sparse attention's cache is part of the KV cache",
+    statement="The bytes per token of the sparse-attention layers' cache are among the KV bytes per token the cache "
+              "holds: a decode step skips no more than the cache holds.",
+    source=derived("roofline.kv_bytes_per_sequence counts every layer's cache, sparse attention's included"),
+    relation=logic.le(k_sp, k),
+)
+kv_read_bytes = Definition(
+    "roofline.kv_read_bytes_per_sequence", title="KV-cache bytes a decode step cannot skip",
+    statement="All of a sequence's KV cache, less the tokens a sparse-attention layer leaves unread: each query "
+              r"reads \(L_{\mathrm{top}}\) tokens of that cache (DeepSeek-V3.2's indexer selects its top 2,048), so "
+              r"past \(L_{\mathrm{top}}\) the rest of \(k_{\mathrm{sp}}\) per token is never read.  The indexer's "
+              "own keys are read for every token.  Without sparse attention it is the whole cache.",
+    source=paper("DeepSeek-AI 2025, DeepSeek-V3.2-Exp: Boosting Long-Context Efficiency with DeepSeek Sparse "
+                 "Attention, github.com/deepseek-ai/DeepSeek-V3.2-Exp (DeepSeek_V3_2.pdf)",
+                 "DeepSeek Sparse Attention: a lightning indexer scores every preceding token and each query attends "
+                 "to the top-k of them (index_topk = 2,048 in the released config.json)"),
+    defines=kv_read_bytes_q, expr=S_kv - (L - sp.Min(L, L_top, evaluate=False)) * k_sp,
+)
+kv_read_within_cache = Claim(
+    "roofline.kv_read_within_cache", title="A step's unskippable KV read is at most the cache, all of it without "
+    "sparse attention",
+    statement="The KV-cache bytes a decode step cannot skip are never more than the sequence holds, and are all of "
+              "it when no layer attends sparsely or the context is within the top k: the strict floor's KV term is "
+              "then the lecture's whole-cache read.",
+    source=derived("roofline.kv_read_bytes_per_sequence"),
+    goal=logic.And((logic.le(S_read, S_kv),
+                    logic.Implies(logic.Or((logic.eq(k_sp, 0), logic.le(L, L_top))), logic.eq(S_read, S_kv)))),
+    uses=(kv_read_bytes, sparse_within_kv),
+)
+kv_read_whole_cache_false_twin = Claim(
+    "roofline.kv_read_whole_cache_false_twin", title="False twin: a sparse-attention step reads its whole cache",
+    statement="A decode step would read every byte of its KV cache whatever its attention: false for a "
+              "sparse-attention layer past its top k (DeepSeek-V3.2 at 128K tokens reads about a seventh of its "
+              "cache per step), so a floor that read it all could sit above a measurement.",
+    source=derived("roofline.kv_read_bytes_per_sequence"),
+    goal=logic.eq(S_read, S_kv),
+    uses=(kv_read_bytes, sparse_within_kv), expected="refuted", tags=("inconsistency",),
+    notes="A planted false twin of roofline.kv_read_within_cache.",
+)
+kv_read_floor = Definition(
+    "roofline.kv_read_time_floor", title="KV-cache read a decode step cannot skip",
+    statement="Every sequence in the batch reads at least the KV-cache bytes it cannot skip once per step.",
+    source=derived("roofline.kv_fetch_time with what sparse attention leaves unread left out"),
+    defines=kv_read_floor_q, expr=B * S_read / (n * W),
+)
 memory_time = Definition(
     "roofline.memory_time", title="Memory time of a decode step",
     statement="Weights, KV cache and embedding rows share the same HBM bandwidth, so their fetch times add.",
@@ -392,10 +455,12 @@ step_time = Definition(
 step_time_floor = Definition(
     "roofline.step_time_floor", title="Strict floor on the step time",
     statement="The roofline step time with the fewest weight reads any routing allows: compute, or one token's "
-              "active weights plus the KV caches and embedding rows, whichever is slower.",
-    source=derived("roofline.roofline_step_time at expert_read_fraction 0"),
+              "active weights plus the KV-cache bytes no attention skips and the embedding rows, whichever is "
+              "slower.",
+    source=derived("roofline.roofline_step_time at expert_read_fraction 0, its KV reads at "
+                   "roofline.kv_read_time_floor"),
     defines=step_time_floor_q,
-    expr=sp.Max(compute_time_q.sym, weight_fetch_floor_q.sym + kv_fetch_time_q.sym + embedding_fetch_time_q.sym,
+    expr=sp.Max(compute_time_q.sym, weight_fetch_floor_q.sym + kv_read_floor_q.sym + embedding_fetch_time_q.sym,
                 evaluate=False),
 )
 params_read_uniform = Definition(

@@ -204,6 +204,16 @@ def _refuse_unplaced(config: Mapping[str, Any], cfg: Mapping[str, Any], f: Field
                                                          + SUPPORTED_HINT)
 
 
+def _topk(cfg: Mapping[str, Any], where: str = "config") -> int:
+    """A sparse-attention model's ``index_topk``: the tokens each query reads of its cache (DeepSeek-V3.2: 2,048)."""
+    topk = cfg.get("index_topk")
+    if isinstance(topk, bool) or not isinstance(topk, int) or topk < 1:
+        raise ScenarioError(f"field 'index_topk' must be a whole number of tokens >= 1 for a model with a sparse-"
+                            f"attention indexer, got {topk!r}", where=where,
+                            hint="it sets how many cached tokens a decode step reads")
+    return topk
+
+
 def hidden_values(d: int) -> dict[str, ConfigValue]:
     """What the hidden size gives, for every reader: ``d_model``, and what a link carries per token (all-reduces,
     all-to-alls, pipeline hand-overs), the hidden vector in BF16, the usual datatype on the wire (an FP8
@@ -369,6 +379,15 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
         "attention_chunk": ConfigValue(Fraction(kv.chunk), "token/seq",
                                        f"attention_chunk_size = {kv.chunk}" if kv.chunk_layers else
                                        "no chunked-attention layers"),
+        # sparse attention (DeepSeek-V3.2): the latent cache holds every token, a decode step reads the top k of it
+        "kv_sparse_bytes_per_token": ConfigValue(
+            Fraction(kv.full_elements) * e if kv.indexer_bytes_per_token else Fraction(0), "B/token",
+            "sparse attention: of kv_bytes_per_token, the latent cache's bytes, of which a decode step reads the "
+            "indexer's top attention_topk tokens only (the indexer's own keys are read for every token)"
+            if kv.indexer_bytes_per_token else "no sparse attention: a decode step reads every cached token"),
+        "attention_topk": ConfigValue(
+            Fraction(_topk(cfg, a.where) if kv.indexer_bytes_per_token else 0), "token/seq",
+            f"index_topk = {_topk(cfg, a.where):,}" if kv.indexer_bytes_per_token else "no sparse attention"),
         "kv_state_bytes": ConfigValue(kv.state_bytes_at(e), "B/seq",
                                       f"{kv.state_layers} layers with a fixed-size recurrent state (linear "
                                       "attention or Mamba), one per sequence whatever the context"
