@@ -84,3 +84,15 @@ def test_an_audit_row_of_a_long_context_decode_is_held_to_what_it_reads(tmp_path
     code = main(["audit", str(rows), "--json"])
     data = json.loads(capsys.readouterr().out)
     assert code == 0 and data["rows"][0]["verdict"] == "consistent"
+
+
+def test_a_row_that_states_no_kv_width_is_held_without_its_kv_reads_sparse_part_included(tmp_path, capsys) -> None:
+    """Without bytes_per_kv_element the row's KV columns are zero (the weakest form): the sparse part too, so the
+    KV term is 0, never negative (a sparse part above a zeroed cache read as a negative read)."""
+    rows = tmp_path / "v32.csv"
+    rows.write_text(f"id,model,hardware,chips,batch,context,tpot\nr,{V32},h200,8,64,131072,10 ms\n")
+    code = main(["audit", str(rows), "--json"])
+    row = json.loads(capsys.readouterr().out)["rows"][0]
+    floor = row["metrics"]["tpot"][0]
+    assert code == 0 and row["verdict"] == "consistent" and floor["terms"]["KV"]["value"] == 0
+    assert floor["bound"] >= floor["terms"]["weights"]["value"]

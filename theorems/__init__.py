@@ -71,7 +71,8 @@ _SPECULATIVE = ["accepted_tokens_per_step"]
 # not is held to the floor without them, the bound's weakest form (its KV columns, if it gives them, still count).
 KV_STATED = ["bytes_per_kv_element"]
 _KV_UNSTATED = {"kv_bytes_per_token": "0 byte/token", "kv_window_bytes_per_token": "0 byte/token",
-                "kv_chunk_bytes_per_token": "0 byte/token", "kv_state_bytes": "0 byte/seq"}
+                "kv_chunk_bytes_per_token": "0 byte/token", "kv_state_bytes": "0 byte/seq",
+                "kv_sparse_bytes_per_token": "0 byte/token"}
 
 
 def kv_split(bound: dict) -> list[dict]:
