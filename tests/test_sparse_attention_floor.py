@@ -96,3 +96,12 @@ def test_a_row_that_states_no_kv_width_is_held_without_its_kv_reads_sparse_part_
     floor = row["metrics"]["tpot"][0]
     assert code == 0 and row["verdict"] == "consistent" and floor["terms"]["KV"]["value"] == 0
     assert floor["bound"] >= floor["terms"]["weights"]["value"]
+
+
+@pytest.mark.parametrize(("context", "noted"), [(131_072, True), (2_048, False)])
+def test_the_cards_step_time_says_a_sparse_step_reads_less(capsys, context, noted) -> None:
+    """The roofline step time (an estimate) reads the whole cache; past the top k the card says a step reads less."""
+    assert main(["card", "--hardware", "h200", "--model", V32, "--set", f"context={context} token/seq",
+                 "--set", "batch=32 seq", "--json", "--no-cache"]) == 0
+    row = next(r for r in json.loads(capsys.readouterr().out)["rows"] if r["name"] == "step_time")
+    assert ("roofline.kv_read_time_floor" in (row["note"] or "")) is noted
