@@ -340,3 +340,30 @@ def test_trainium2_decode_floor_by_hand(lecture_library, capsys) -> None:
                  "--set", "tp=4"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "scaleup_latency" in err
+
+
+_OWN_CHIP = """model = "{model}"
+[values.flops]
+value = "1835 TFLOP/s"
+source = "a chip typed from its spec sheet: the BF16 dense rate"
+[values.hbm_bandwidth]
+value = "3.7 TB/s"
+source = "spec sheet"
+[values.hbm_capacity]
+value = "128 GB"
+source = "spec sheet"
+"""
+
+
+@pytest.mark.parametrize(("extra", "warned"), [("", True), ('[values.flops_datatype_bytes]\nvalue = "1 B/param"\n'
+                                                           'source = "my flops is the FP8 rate"\n', False)])
+def test_a_chip_typed_by_hand_with_narrower_weights_is_told_its_flops_may_be_the_bf16_rate(capsys, tmp_path, extra,
+                                                                                            warned) -> None:
+    """A chip typed by hand gives flops without its datatype: the deployment reads it as the BF16 rate, so FP8
+    weights (DeepSeek-V3's published FP8 checkpoint) get the note that a compute floor at that rate may sit above
+    a measurement; saying the rate is FP8 (flops_datatype_bytes = 1) answers it."""
+    path = tmp_path / "chip.toml"
+    path.write_text(_OWN_CHIP.format(model="deepseek-v3") + extra)  # the preset: FP8 weights (quantization_config)
+    assert main(["card", "--scenario", str(path), "--set", "chips=8", "--json", "--no-cache"]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert any("bytes_per_param >= flops_datatype_bytes does not hold" in n for n in notes) is warned

@@ -176,7 +176,8 @@ INPUT_CONSTRAINTS = [
      "reason": "the model's weights are narrower than the datatype the chip's flops is quoted at, and kernels at "
                "the narrower datatype can run faster than flops: a compute time read at flops, and a floor that "
                "rests on it, may sit above a measurement",
-     "hint": "use the chip's preset for the weights' datatype (h100-sxm-fp8, b200-fp4, ...) or --set flops=...",
+     "hint": "use the chip's preset for the weights' datatype (h100-sxm-fp8, b200-fp4, ...) or --set flops=... at "
+             "that datatype (and --set flops_datatype_bytes=1 for an FP8 rate)",
      "source": "the chips' spec sheets give a rate per datatype (hardware presets: flops_bf16, flops_fp8, "
                "flops_fp4, flops_int8)",
      # A chip preset that quotes the narrower datatype's rate gives it in place of flops (a floor reads the
