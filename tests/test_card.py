@@ -497,3 +497,14 @@ def test_eval_answers_a_layout_value_on_one_chip_with_the_note(capsys) -> None:
     assert any(n.startswith("layout: none given") for n in data["notes"])
     assert main([*base, "--set", "chips=8"]) == 2
     assert "no value for tp" in capsys.readouterr().err
+
+
+def test_a_document_on_one_chip_prints_the_layouts_values_with_the_note(capsys, tmp_path) -> None:
+    """`derive build` reads one chip in one stage as the card does: the scenario appendix says the layout once and
+    no value of the layout is left asking for tp."""
+    code = main(["build", "--library", "serving", "--hardware", "h100-sxm", "--model", "llama3-8b", "--set",
+                 "chips=1", "--format", "md", "--out", str(tmp_path / "b"), "--cache-dir", str(tmp_path / "c")])
+    capsys.readouterr()
+    md = (tmp_path / "b" / "derivation.md").read_text()
+    assert code == 0 and md.count("layout: none given") == 1
+    assert "needs tp" not in md and "tp = 1, pp = 1" in md

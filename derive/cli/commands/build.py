@@ -48,13 +48,14 @@ def run(args, ctx) -> int:
     from derive.cli.commands.output import check_output_folder, emit
     from derive.documents.build import build, parse_formats
     from derive.documents.render import check_templates
-    from derive.model.scenario import build_scenario
+    from derive.model.scenario import build_scenario, with_implied_input_tables
 
     formats = parse_formats(args.format)
     check_output_folder(args.out, "--out")
     check_templates()  # a broken installation fails here, before any proving
     library = ctx.library
-    scenario = ctx.scenario
+    # one chip in one stage is one layout: the documents print its values (with the note), as the card does
+    scenario = with_implied_input_tables(library, ctx.scenario)
     baseline = build_scenario(library)
 
     result = build(library, scenario, args.out, formats, baseline=baseline, rlimit=getattr(args, "rlimit", None),
