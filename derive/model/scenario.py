@@ -1096,16 +1096,10 @@ def _implied_by_gives(library: Library, spec: Mapping, values: Mapping[str, Scen
     every quantity the table gives (``gives``) already has that value at the scenario, given or worked out from
     its own definition (one chip in one stage: a layout's tp·cp·dp = 1 and pp = 1, every degree 1).  Otherwise a
     table not given stays unused (eight chips fit many layouts; none is guessed)."""
-    from derive.model.parse import parse_value
-
     gives = spec.get("gives") or {}
     if not gives or any("default" not in entry for entry in spec["members"].values()):
         return None
-    trial = dict(values)
-    for member, entry in spec["members"].items():
-        q = library.quantities[member]
-        trial[member] = ScenarioValue(member, parse_value(entry["default"], q.dimension, quantity=member),
-                                      entry["source"], None, "default")
+    trial = {**values, **_default_values(library, "", spec)}
     said = []
     for given, source in sorted(gives.items()):
         now = values[given].value if given in values else _value_at(library, given, values, frozenset())[0]
@@ -1113,6 +1107,18 @@ def _implied_by_gives(library: Library, spec: Mapping, values: Mapping[str, Scen
             return None
         said.append(f"{given} = {_plain_q(library, given, now)}")
     return ", ".join(said[:-1]) + (" and " if len(said) > 1 else "") + said[-1]
+
+
+def _default_values(library: Library, table: str, spec: Mapping) -> dict[str, ScenarioValue]:
+    """Every member of an input table (each has a default) at its declared default."""
+    from derive.model.parse import parse_value
+
+    out = {}
+    for member, entry in spec["members"].items():
+        value = parse_value(entry["default"], library.quantities[member].dimension, where=f"{table} default",
+                            quantity=member)
+        out[member] = ScenarioValue(member, value, entry["source"], None, f"{table} default")
+    return out
 
 
 def _table_gives(library: Library, values: dict[str, ScenarioValue], layers: list[str],
@@ -1342,8 +1348,6 @@ def with_implied_input_tables(library: Library, scenario: Scenario) -> Scenario:
     ``chips`` still moves the chips and no layout."""
     import dataclasses
 
-    from derive.model.parse import parse_value
-
     values = dict(scenario.values)
     notes: list[tuple[str, str]] = []
     layers: list[str] = []
@@ -1353,10 +1357,7 @@ def with_implied_input_tables(library: Library, scenario: Scenario) -> Scenario:
         implied = _implied_by_gives(library, spec, values)
         if implied is None:
             continue
-        for member, entry in spec["members"].items():
-            q = library.quantities[member]
-            value = parse_value(entry["default"], q.dimension, where=f"{table} default", quantity=member)
-            values[member] = ScenarioValue(member, value, entry["source"], None, f"{table} default")
+        values.update(_default_values(library, table, spec))
         shown = ", ".join(f"{m} = {_plain_q(library, m, values[m].value)}" for m in spec["members"])
         first = next(iter(spec["members"]))
         notes.append((first, f"{table}: none given; at its defaults it gives {implied}, the scenario's own, so the "
