@@ -508,3 +508,20 @@ def test_a_document_on_one_chip_prints_the_layouts_values_with_the_note(capsys, 
     md = (tmp_path / "b" / "derivation.md").read_text()
     assert code == 0 and md.count("layout: none given") == 1
     assert "needs tp" not in md and "tp = 1, pp = 1" in md
+
+
+ONE_CHIP_SCENARIO = ["--library", "serving", "--hardware", "h100-sxm", "--model", "llama3-8b", "--set", "chips=1"]
+
+
+def test_what_ifs_on_one_chip_read_its_layout_unless_they_move_the_chips(capsys) -> None:
+    """A sweep over the batch and a margin over the context read one chip's layout (every degree 1) with the note;
+    a sweep over the chips moves what the layout would give, so it reads none and asks for the layout."""
+    assert main(["sweep", "layout_step_time", *ONE_CHIP_SCENARIO, "--vary", "batch=1:64:3"]) == 0
+    out, err = capsys.readouterr()
+    assert "layout: none given" in out + err and len(out.strip().splitlines()) >= 4
+    assert main(["margin", "layouts.layout_memory_fits_in_hbm", *ONE_CHIP_SCENARIO, "--vary", "context",
+                 "--no-cache"]) in (0, 1)
+    out, err = capsys.readouterr()
+    assert "holds for context in" in out and (out + err).count("layout: none given") == 1
+    assert main(["sweep", "layout_step_time", *ONE_CHIP_SCENARIO, "--vary", "chips=1:8:3"]) == 2
+    assert "no value for cp, dp, tp" in capsys.readouterr().err

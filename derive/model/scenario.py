@@ -1340,19 +1340,24 @@ def check_input_constraints(library: Library, values: Mapping[str, ScenarioValue
     return notes
 
 
-def with_implied_input_tables(library: Library, scenario: Scenario) -> Scenario:
+def with_implied_input_tables(library: Library, scenario: Scenario, varied: Iterable[str] = ()) -> Scenario:
     """``scenario`` with each input table it does not use read at its defaults where those give exactly what the
     scenario already says (``_implied_by_gives``: one chip in one stage is the layout tp = pp = cp = dp = 1), with
-    one note a table; the same scenario where no table is so implied.  For the answers a command prints (the
-    card's layout rows), not for a what-if: the quantities a table gives stay free (no link), so a margin over
-    ``chips`` still moves the chips and no layout."""
+    one note a table; the same scenario where no table is so implied.  The quantities a table gives stay free (no
+    link); a table a what-if moves (``varied`` names a member, a quantity it gives or one those are worked out
+    from: a sweep over ``chips``) is left unused, since the defaults hold at the scenario's own values only."""
     import dataclasses
 
     values = dict(scenario.values)
     notes: list[tuple[str, str]] = []
     layers: list[str] = []
+    varied = set(varied)
     for table, spec in library.input_tables.items():
         if any(m in values for m in spec["members"]):
+            continue
+        gives = spec.get("gives") or {}
+        reads = {str(x) for g in gives for x in library.expand(library.quantities[g].sym).free_symbols}
+        if varied & (set(spec["members"]) | set(gives) | reads):
             continue
         implied = _implied_by_gives(library, spec, values)
         if implied is None:
