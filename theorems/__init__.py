@@ -59,10 +59,10 @@ CEILINGS = {"flops": "gap.peak_flops_is_ceiling", "hbm_bandwidth": "gap.peak_ban
 _STEP_TERMS = {"compute": "compute_time", "weights": "weight_fetch_time_floor", "KV": "kv_read_time_floor",
                "embedding rows": "embedding_fetch_time"}
 _STEP_INPUTS = ["batch", "context", "chips"]
-# a row that names no model and gives no per-layer embedding row reads none (Gemma 4 E2B/E4B's tables add to it)
-_NO_PER_LAYER_ROW = {"per_layer_row_params": "0 param/token",
-                     # nor sparse attention: its KV columns are what a step reads (DeepSeek-V3.2 gives a model)
-                     "kv_sparse_bytes_per_token": "0 byte/token", "attention_topk": "0 token/seq"}
+# a row that names no model reads no per-layer embedding row (Gemma 4 E2B/E4B's tables add to it) and attends
+# to none of its cache sparsely (its KV columns are what a step reads; DeepSeek-V3.2 gives a model)
+_MODELLESS_ROW = {"per_layer_row_params": "0 param/token", "kv_sparse_bytes_per_token": "0 byte/token",
+                  "attention_topk": "0 token/seq"}
 # a row that gives its mean tokens per verification step (speculative decoding, multi-token prediction; the serving
 # library's column) gains more than one token per step: it is held to the serving library's form of the step floor
 _SPECULATIVE = ["accepted_tokens_per_step"]
@@ -121,17 +121,17 @@ STEP_FLOOR_BOUNDS = [
      "reading": "each sequence gains one token per decode step, so its time per output token is a step time "
                 "(a row of speculative decoding gives accepted_tokens_per_step, with --library serving)",
      "terms": _STEP_TERMS, "row_inputs": _STEP_INPUTS, "unless_given": _SPECULATIVE,
-     "defaults": {"batch": "1 seq", "context": "1 token/seq", **_NO_PER_LAYER_ROW}},  # never falls as either grows
+     "defaults": {"batch": "1 seq", "context": "1 token/seq", **_MODELLESS_ROW}},  # never falls as either grows
     {"metric": "tokens_per_s", "unit": "token/s", "meaning": "output tokens per second of all the row's chips",
      "claim": "gap.roofline_floor_below_measured", "measured": "batch * tokens_per_step / tokens_per_s",
      "reading": "at most batch sequences are in flight, each gaining one token per step, and batch over the step "
                 "floor never falls as the batch grows: batch/tokens_per_s is at least a step time",
-     "terms": _STEP_TERMS, "row_inputs": _STEP_INPUTS, "defaults": {"context": "1 token/seq", **_NO_PER_LAYER_ROW},
+     "terms": _STEP_TERMS, "row_inputs": _STEP_INPUTS, "defaults": {"context": "1 token/seq", **_MODELLESS_ROW},
      "unless_given": _SPECULATIVE},
     {"metric": "tokens_per_s_per_chip", "unit": "token/s", "claim": "gap.roofline_floor_below_measured",
      "measured": "batch * tokens_per_step / (tokens_per_s_per_chip * chips)",
      "reading": "all chips together output chips times the per-chip rate; read as tokens_per_s",
-     "terms": _STEP_TERMS, "row_inputs": _STEP_INPUTS, "defaults": {"context": "1 token/seq", **_NO_PER_LAYER_ROW},
+     "terms": _STEP_TERMS, "row_inputs": _STEP_INPUTS, "defaults": {"context": "1 token/seq", **_MODELLESS_ROW},
      "unless_given": _SPECULATIVE},
 ]
 _TPOT, _TOKENS_PER_S, _TOKENS_PER_S_PER_CHIP = STEP_FLOOR_BOUNDS

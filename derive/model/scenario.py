@@ -1380,10 +1380,20 @@ def with_input_table_defaults(library: Library, scenario: Scenario,
     """``scenario`` as a command that varies the quantities ``names`` sees it: when one of them is a member of
     an input table the scenario does not use yet (``--vary tp`` with no layout given), the table's other members
     take their declared defaults, as ``--set tp=...`` would give them; and one line per table so filled
-    (``--vary tp uses the layout table: ...``).  The same scenario and no line when no name is such a member."""
+    (``--vary tp uses the layout table: ...``).  A table the names leave alone whose defaults give what the
+    scenario already says (one chip in one stage) is read at them, its note the first line
+    (``with_implied_input_tables``).  The same scenario and no line when neither applies."""
+    names = list(names)
+    implied = with_implied_input_tables(library, scenario, names)
+    scenario_lines = list(implied.notes[len(scenario.notes):])
+    scenario, lines = _varied_table_defaults(library, implied, names)
+    return scenario, [*scenario_lines, *lines]
+
+
+def _varied_table_defaults(library: Library, scenario: Scenario, names: list[str]) -> tuple[Scenario, list[str]]:
+    """``with_input_table_defaults`` for the tables a varied name is a member of."""
     import dataclasses
 
-    names = list(names)
     values = dict(scenario.values)
     placeholders = [n for n in names if n not in values
                     and any(n in t["members"] for t in library.input_tables.values())]

@@ -107,9 +107,7 @@ def headline_values(library: Library, scenario: Scenario) -> list[tuple[str, str
 
 
 def headlines_compared(library: Library, before: Scenario, after: Scenario) -> list[dict]:
-    """Each headline's value before and after (display and exact, JSON-safe), each side read as the card reads
-    it (an input table it does not use at its defaults where those are what it says: one chip, one layout)."""
-    before, after = with_implied_input_tables(library, before), with_implied_input_tables(library, after)
+    """Each headline's value before and after (display and exact, JSON-safe)."""
     rows = []
     for (label, text, b), (_, _, a) in zip(headline_values(library, before), headline_values(library, after),
                                            strict=True):
@@ -304,12 +302,11 @@ def explain_flips(report, *, rlimit: int | None = None) -> None:
     instance/general, violations before/now, threshold, conflicts) and ``conflicts``."""
     lib = report.library
     assert lib is not None
-    report.headlines = headlines_compared(lib, report.baseline, report.current)
-    said = []  # the notes of each side's implied input tables, once each (the headlines read them)
-    for sc in (report.baseline, report.current):
-        read = with_implied_input_tables(lib, sc)
-        said += [n for n in read.notes[len(sc.notes):] if n not in said]
-    report.headline_notes = said
+    # each side's headlines read as the card reads them (one chip in one stage: its layout), the notes once each
+    before, after = (with_implied_input_tables(lib, sc) for sc in (report.baseline, report.current))
+    report.headlines = headlines_compared(lib, before, after)
+    said = [*before.notes[len(report.baseline.notes):], *after.notes[len(report.current.notes):]]
+    report.headline_notes = list(dict.fromkeys(said))
     one_value = (len(report.change.values) == 1 and not report.change.pinned_added
                  and not report.change.pinned_removed and not report.change.assumptions_added
                  and not report.change.assumptions_removed)

@@ -54,13 +54,7 @@ from derive.kernel.trusted import side_conditions
 from derive.model.declarations import Assumption, Claim, Quantity
 from derive.model.evaluate import DomainBreak, domain_breaks
 from derive.model.library import Library
-from derive.model.scenario import (
-    Scenario,
-    broken_input_constraints,
-    follow_links,
-    with_implied_input_tables,
-    with_input_table_defaults,
-)
+from derive.model.scenario import Scenario, broken_input_constraints, follow_links, with_input_table_defaults
 from derive.model.situation import eliminate_forall, relations, situate
 from derive.whatif.feasibility import feasibility, upper_limits
 from derive.whatif.rules import names_a_rule, refused_at
@@ -974,10 +968,7 @@ def _margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, u
         raise MarginError(f"'{claim.id}' is {article} {claim.kind}, not a claim", hint="margins are for claims")
     table_notes: list[str] = []
     if vary.strip() in library.quantities:  # --vary tp uses the layout as --set tp=... would (pp = 1, ...)
-        implied = with_implied_input_tables(library, scenario, [vary.strip()])  # one chip in one stage: its layout
-        layout_notes = list(implied.notes[len(scenario.notes):])
-        scenario, table_notes = with_input_table_defaults(library, implied, [vary.strip()])
-        table_notes = [*layout_notes, *table_notes]
+        scenario, table_notes = with_input_table_defaults(library, scenario, [vary.strip()])
     v = _varied(library, scenario, vary)
     situation = situate(library, scenario)
     goal, hyps = situation.statement(claim, keep=v.keep, pinned=v.pinned).formula()

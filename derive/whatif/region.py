@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from derive.errors import MarginError
 from derive.model.declarations import Claim
 from derive.model.library import Library
-from derive.model.scenario import Scenario, with_implied_input_tables, with_input_table_defaults
+from derive.model.scenario import Scenario, with_input_table_defaults
 from derive.whatif.feasibility import feasibility
 from derive.whatif.rules import grid_rules
 
@@ -103,10 +103,7 @@ def region(library: Library, scenario: Scenario, claim_id: str, axes: Sequence) 
     symbols = [library.quantities[n].sym for n in names]
     check_grid_size([len(a.values) for a in axes], 3)  # before the grid is allocated
     # a varied layout degree takes the layout's other degrees from their defaults, as --set would
-    implied = with_implied_input_tables(library, scenario, names)  # one chip in one stage: its layout, said once
-    layout_notes = list(implied.notes[len(scenario.notes):])
-    scenario, notes = with_input_table_defaults(library, implied, names)
-    notes = [*layout_notes, *notes]
+    scenario, notes = with_input_table_defaults(library, scenario, names)
     mesh = np.meshgrid(axes[0].values, axes[1].values, indexing="ij")
     # a value an input rule's remedy gives that follows an axis (the chip's FP8 rate along the weights' bytes) is
     # carried per point, as --set of the point's values gives it (as in a sweep)

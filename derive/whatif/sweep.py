@@ -32,7 +32,7 @@ from derive.kernel.logic import Formula, Rel
 from derive.model.declarations import Claim
 from derive.model.evaluate import definitions_used, domain_breaks, formula_words
 from derive.model.library import Library
-from derive.model.scenario import Scenario, with_implied_input_tables, with_input_table_defaults
+from derive.model.scenario import Scenario, with_input_table_defaults
 from derive.model.situation import eliminate_forall, situate
 from derive.whatif.rules import grid_rules, pair_rule_notes
 
@@ -448,11 +448,8 @@ def sweep_grid(library: Library, scenario: Scenario, targets: Sequence[Target], 
         raise SweepError("each quantity may be swept once")
     check_grid_size([len(a.values) for a in axes], len(axes) + len(targets))
     # a swept member of an input table (--vary tp) uses the table as --set tp=... would: its other members
-    # take their defaults (pp = 1), each said in a note
-    implied = with_implied_input_tables(library, scenario, names)  # one chip in one stage: its layout, said once
-    layout_notes = list(implied.notes[len(scenario.notes):])
-    scenario, defaults_notes = with_input_table_defaults(library, implied, names)
-    defaults_notes = [*layout_notes, *defaults_notes]
+    # take their defaults (pp = 1), each said in a note; one chip in one stage reads its layout alike
+    scenario, defaults_notes = with_input_table_defaults(library, scenario, names)
     symbols = [library.quantities[n].sym for n in names]
     mesh = np.meshgrid(*[a.values for a in axes], indexing="ij")
     flat = [m.reshape(-1) for m in mesh]
