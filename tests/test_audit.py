@@ -724,3 +724,26 @@ def test_a_utf16_table_is_one_line_saying_how_to_save_it(tmp_path, capsys):
     assert main(["audit", str(table)]) == 2
     err = capsys.readouterr().err
     assert "the file is not UTF-8 text" in err and "CSV UTF-8" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("whole,needs", [(True, "needs n >= 4 (row: 1)"), (False, "needs n >= 3.34 (row: 1)")])
+def test_a_count_is_suggested_in_whole_units(tmp_path, capsys, whole, needs):
+    # n workers share w of work at rate r each: 3 s for 10 units at 1 a second needs 3.34 workers, that is 4
+    lib = tmp_path / "countlib.py"
+    lib.write_text(
+        "from derive import Assumption, Claim, Quantity, logic, derived\n"
+        "w = Quantity('w', 'w', 'FLOP', 'work of the job')\n"
+        f"n = Quantity('n', 'n', '1', 'workers sharing it', whole={whole})\n"
+        "r = Quantity('r', 'r', 'FLOP/s', 'rate of one worker')\n"
+        "t = Quantity('t', 't', 's', 'measured time of the job')\n"
+        "does = Assumption('countlib.does', title='The job does its work', statement='No faster than its work.',\n"
+        "                  source=derived('a model'), relation=logic.ge(t.sym, w.sym / (n.sym * r.sym)))\n"
+        "floor = Claim('countlib.floor', title='A floor', statement='At least the work over the workers.',\n"
+        "              source=derived('the assumption'), goal=logic.ge(t.sym, w.sym / (n.sym * r.sym)), uses=(does,))\n"
+        "AUDIT_BOUNDS = [{'metric': 'latency', 'unit': 's', 'claim': 'countlib.floor', 'measured': 'latency'}]\n")
+    table = tmp_path / "t.csv"
+    table.write_text("model,hardware,w,n,r,latency\n,,10 FLOP,1,1 FLOP/s,3 s\n")
+    assert main(["audit", str(table), "--library", str(lib), "--json"]) == 1
+    row = json.loads(capsys.readouterr().out)["rows"][0]
+    assert row["verdict"] == "impossible"
+    assert row["metrics"]["latency"][0]["changes"][0]["text"] == needs

@@ -82,7 +82,7 @@ def test_page_counts_and_marks_the_impossible_rows():
     assert html.count('class="impossible-row"') == 3
     assert html.count('class="point impossible"') == 3  # one red point per impossible row, each a link
     assert html.count('<figure class="plot"') == 3  # one per chip (three chips, one model, one metric)
-    assert "needs chips &gt;= 4.45" in html
+    assert "needs chips &gt;= 5" in html
     assert "tokens_per_s: missing chips" in html  # the unchecked rows' reason, counted
 
 

@@ -28,6 +28,7 @@ from theorems.configs import (
     model_values_with_meta,
 )
 from theorems.configs import meta as meta_module
+from theorems.configs.meta import cache_unsure_fields
 
 ROOT = Path(__file__).parent.parent
 CONFIGS = Path(__file__).parent / "fixtures" / "configs"
@@ -39,7 +40,11 @@ NOT_BUILT = {"llama-3.3-nemotron-super-49b-v1.json": "nemotron-nas (DeciLM) exis
                                                      "code; transformers has no class for it",
              # its auto_map names configuration_mimo_v2.py; transformers 5.7 read the config through that code and
              # built no model ("当前 transformers 版本不支持实例化", gogongxt/python scripts/models/mimo_v2.5.md)
-             "mimo-v2.5.json": "mimo_v2 (MiMo-V2.5) exists only as the repository's own code"}
+             "mimo-v2.5.json": "mimo_v2 (MiMo-V2.5) exists only as the repository's own code",
+             # transformers 5.24 has hunyuan_v1_moe, whose config class reads other fields (built as it, this file
+             # fails in its rotary setup), and bailing_hybrid, not Ling 1.5's bailing_moe
+             "hunyuan-a13b-instruct.json": "hunyuan (Hunyuan-A13B's own code) is not a type transformers knows",
+             "ling-lite-1.5.json": "bailing_moe (Ling 1.5's own code) is not a type transformers knows"}
 # fixtures whose model_type names the repository's code, read by the hand reader through their architectures
 READ_AS = {"kimi-k2-instruct.json": "deepseek_v3"}  # kimi_k2, architectures DeepseekV3ForCausalLM
 # counts where the hand reader and the meta device differ for a documented reason: none found (see the docs)
@@ -215,6 +220,21 @@ def test_a_field_that_may_window_some_layers_leaves_kv_out() -> None:
     values = model_values_with_meta(MOE | {"sliding_window": 16})
     assert "kv_bytes_per_token" not in values and "kv_window_bytes_per_token" not in values
     assert any("sliding_window" in n and "--set kv_bytes_per_token" in n for n in values.notes)
+
+
+@pytest.mark.parametrize("field,value", [("index_topk", 2048), ("sparse_config", {"topk": 64}),
+                                         ("use_sparse_attention", True)])
+def test_a_field_that_may_read_part_of_the_cache_leaves_kv_out(field: str, value: object) -> None:
+    # a sparse attention reads its top k tokens of a whole cache: a whole-cache read would be no floor
+    _meta()
+    values = model_values_with_meta(MOE | {field: value})
+    assert "kv_bytes_per_token" not in values and "kv_sparse_bytes_per_token" not in values
+    assert any(field in n and "attention_topk" in n for n in values.notes)
+
+
+def test_a_moe_layer_step_field_is_not_read_as_sparse_attention() -> None:
+    # Qwen2-MoE's decoder_sparse_step and Hunyuan's moe_topk say which layers are MoE, not what attention reads
+    assert cache_unsure_fields({"decoder_sparse_step": 1, "moe_topk": 8, "index_topk": 2048}) == ["index_topk"]
 
 
 def test_a_type_transformers_does_not_know_either_is_refused_in_one_line(capsys, tmp_path) -> None:

@@ -28,6 +28,12 @@ def test_a_constant_breaking_its_declaration_is_refused(value, domain, integer, 
         Quantity("k", "k", "1", "k", domain=domain, integer=integer, value=value, source=SRC)
 
 
+def test_a_whole_constant_that_is_not_whole_is_refused():
+    with pytest.raises(LibraryError, match="is not an integer, but it is declared whole=True"):
+        Quantity("k", "k", "1", "k", whole=True, value=Fraction(5, 2), source=SRC)
+    assert Quantity("k", "k", "1", "k", whole=True, value=3, source=SRC).counted
+
+
 @pytest.mark.parametrize(("value", "domain", "integer"), [
     (3, "positive", True), (0, "nonnegative", False), (1, "fraction", False), (0, "fraction", False),
     (-2, "real", True), ("0.25", "fraction", False),

@@ -78,7 +78,7 @@ hbm_bandwidth = Quantity("hbm_bandwidth", "W", "byte/s", "HBM bandwidth of one c
 hbm_capacity = Quantity("hbm_capacity", r"C_{\mathrm{HBM}}", "byte", "HBM capacity of one chip",
                         display_unit="GB")
 chips = Quantity("chips", "n", "1", "chips whose bandwidth and capacity are pooled (the scale-up domain "
-                 "serving one replica)")
+                 "serving one replica)", whole=True)
 # A hardware preset's spec-sheet fields beside the ones the lecture's formulas read (flops is the rate at the
 # preset's own precision): the dense peak per datatype, and the power a chip is provisioned for.
 flops_bf16 = Quantity("flops_bf16", r"F_{\mathrm{bf16}}", "FLOP/s", "peak dense BF16 FLOP/s of one chip (spec sheet)",
@@ -110,8 +110,8 @@ flops_datatype_bytes = Quantity(
     "flops_datatype_bytes", r"q_{F}", "byte/param",
     "bytes per value of the datatype the chip's flops is quoted at (BF16 = 2, FP8 = 1, FP4 = 1/2): a model stored "
     "narrower may run faster kernels than flops")
-batch = Quantity("batch", "B", "seq", "sequences decoded together in one step")
-context = Quantity("context", "L", "token/seq", "tokens of context per sequence")
+batch = Quantity("batch", "B", "seq", "sequences decoded together in one step", whole=True)
+context = Quantity("context", "L", "token/seq", "tokens of context per sequence", whole=True)
 kv_bytes_per_token = Quantity("kv_bytes_per_token", "k", "byte/token",
                               "KV-cache bytes per token of context at long context, summed over the layers whose "
                               "cache grows with the context (full attention, latent attention, indexer keys)",

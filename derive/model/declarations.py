@@ -102,6 +102,9 @@ class Quantity:
     ``latex`` is given explicitly (sympy would guess subscripts).  The sympy symbol carries *no*
     assumptions: positivity is a hypothesis handed to the prover, never something sympy can use
     silently.  A quantity with ``value`` is a constant of the theory (substituted everywhere).
+    ``integer``: the proofs read it as a whole number.  ``whole``: a count the proofs read as a real (so that
+    their problems stay in real arithmetic) but a user sets in whole units: a threshold a what-if suggests for it
+    (``derive audit``'s "needs ...") is rounded to a whole number.
     """
 
     name: str
@@ -113,6 +116,7 @@ class Quantity:
     value: sp.Rational | None = None
     source: Source | None = None
     display_unit: str | None = None
+    whole: bool = False
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
@@ -128,9 +132,9 @@ class Quantity:
             if self.outside_domain(value):
                 raise LibraryError(f"constant '{self.name}': value {value} is outside its declared domain "
                                    f"({self.domain_words})", hint="fix the value or declare domain='real'")
-            if self.integer and not value.is_integer:
+            if (self.integer or self.whole) and not value.is_integer:
                 raise LibraryError(f"constant '{self.name}': value {value} is not an integer, but it is declared "
-                                   "integer=True")
+                                   f"{'integer' if self.integer else 'whole'}=True")
             if self.source is None:
                 raise LibraryError(f"constant '{self.name}' needs a source")
         _ = self.parsed_unit  # fail early on a bad unit string
@@ -146,6 +150,11 @@ class Quantity:
     @property
     def dimension(self) -> Dimension:
         return self.parsed_unit.dimension
+
+    @property
+    def counted(self) -> bool:
+        """Whether it takes whole values (``integer`` or ``whole``)."""
+        return self.integer or self.whole
 
     def domain_formula(self) -> Formula | None:
         if self.domain == "positive":

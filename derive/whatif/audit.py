@@ -905,7 +905,7 @@ class Auditor:
         for r in np.flatnonzero(sure):
             j = int(best[r])
             q = lib.quantity(bound.inputs[j])
-            if q.integer and not float(target[r]).is_integer():
+            if q.counted and not float(target[r]).is_integer():
                 sure[r] = False
                 continue
             results[r].changes = [_change(q, ">=" if f_best[r] > 1 else "<=", Fraction(f"{target[r]:.3e}"),
@@ -918,7 +918,7 @@ class Auditor:
             for _, j, factor in candidates:
                 name = bound.inputs[j]
                 q = lib.quantity(name)
-                target = _round_out(Fraction(row[j]) * Fraction(factor), up=factor > 1, integer=q.integer)
+                target = _round_out(Fraction(row[j]) * Fraction(factor), up=factor > 1, integer=q.counted)
                 if target is None or target <= 0:
                     continue
                 trial = list(row)

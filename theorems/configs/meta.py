@@ -64,8 +64,18 @@ from .registry import ALIASES, ARCHITECTURES, FAMILY_OF, WRAPPERS
 MAX_META_LAYERS = 4096
 INSTALL_HINT = 'pip install "derive-llm[meta]" (torch and transformers)'
 # config fields whose name says some layers may keep less than a full cache (a window, a chunk, a cache shared
-# with another layer, a layer run more than once): the modules alone cannot say which, so KV is left out
-_KV_UNSURE = re.compile(r"window|chunk|kv_shar|shared_kv|share_kv|cross_layer|loop|recur")
+# with another layer, a layer run more than once) or read less of it than they keep (a sparse attention's top-k
+# selection, DeepSeek-V3.2's index_topk, MiniCPM4's sparse_config): the modules alone cannot say which, so KV is
+# left out (a whole-cache read would put the step floor above a real step)
+_KV_UNSURE = re.compile(r"window|chunk|kv_shar|shared_kv|share_kv|cross_layer|loop|recur|sparse_?att|sparse_config"
+                        r"|^index_|moba|topk_blocks")
+
+
+def cache_unsure_fields(fields: Mapping[str, object]) -> list[str]:
+    """The set fields of a config whose names say some layers may keep, or read, less than a full cache."""
+    return sorted(k for k, v in fields.items() if _KV_UNSURE.search(k) and v not in (None, False, 0, [], {}))
+
+
 # layer_types entries: full attention, and layers that keep no cache growing with the context
 _FULL_TYPES = frozenset({"full_attention", "attention", "global"})
 _OTHER_TYPES = frozenset({"linear_attention", "mamba", "mamba2", "moe", "mlp"})
@@ -230,8 +240,7 @@ def _count(model: Any, cfg: Any, torch: Any) -> dict[str, Any]:
         e_active = None
 
     kv, reason = None, ""
-    unsure = sorted(k for k, v in cfg.to_dict().items()
-                    if _KV_UNSURE.search(k) and v not in (None, False, 0, [], {}))
+    unsure = cache_unsure_fields(cfg.to_dict())
     types = getattr(cfg, "layer_types", None)
     full_types = [t for t in types or () if t in _FULL_TYPES]
     layers = getattr(cfg, "num_hidden_layers", None)
@@ -246,7 +255,8 @@ def _count(model: Any, cfg: Any, torch: Any) -> dict[str, Any]:
     elif not attention:
         kv = 0  # nothing keeps a cache that grows with the context
     elif unsure:
-        reason = f"field(s) {', '.join(unsure)} may window, chunk, share or repeat some layers' cache"
+        reason = (f"field(s) {', '.join(unsure)} may window, chunk, share or repeat some layers' cache, or read "
+                  "only part of it")
     elif types is not None and (any(t not in _FULL_TYPES | _OTHER_TYPES for t in types)
                                 or len(full_types) != len(attention)):
         reason = (f"layer_types names layers other than full attention ({', '.join(sorted(set(types)))}) for "
@@ -417,7 +427,8 @@ def meta_model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fracti
         out["bytes_per_kv_element"] = ConfigValue(e, "B", e_note, native=bytes_per_kv_element is None)
     else:
         notes.append(f"KV not read on the meta device: {c.kv_reason}; --set kv_bytes_per_token=... (and "
-                     "kv_window_bytes_per_token, attention_window) for this model")
+                     "kv_window_bytes_per_token, attention_window; kv_sparse_bytes_per_token, attention_topk for "
+                     "a sparse attention) for this model")
     if not c.state_modules and c.kv_elements_per_token is not None:  # every mixer a plain attention module
         out["kv_state_bytes"] = ConfigValue(Fraction(0), "B/seq", f"{read}: no state-space layer")
     elif c.state_modules:
