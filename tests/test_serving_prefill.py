@@ -113,11 +113,25 @@ def test_chunk_budget_fills_the_memory_time_exactly():
     budget = value("prefill_chunk_budget", **kw)
     assert budget > 0
     kw["sets"] = kw["sets"] + [f"prefill_chunk={budget.numerator}/{budget.denominator} token"]
-    compute = value("flops_per_param_token * params_active * (batch * tokens_per_step + prefill_chunk)"
-                    " / (chips * flops)", **kw)
+    # the decode tokens are sampled and multiply the output head; the chunk's prompt tokens do not
+    compute = value("flops_per_param_token * (params_active * batch * tokens_per_step + (params_active - "
+                    "params_output_head) * prefill_chunk) / (chips * flops)", **kw)
     memory = value("(params_total * bytes_per_param + batch * kv_bytes_per_sequence + prefill_chunk"
                    " * kv_bytes_per_token) / (chips * hbm_bandwidth)", **kw)
     assert compute == memory
+
+
+def test_chunk_budget_leaves_the_output_head_out_of_the_chunk():
+    # Gemma 3 27B's 262K-token vocabulary: a head of 1.41B of 27B active weights; a budget that counted it for every
+    # chunk token would be short by that share (and by most of the budget for a small model)
+    kw = {"hardware": "h100-sxm", "model": "gemma3-27b", "sets": ["batch=8 seq", "context=4096 token/seq"]}
+    budget = value("prefill_chunk_budget", **kw)
+    head_every_token = value("((params_total * bytes_per_param + batch * kv_bytes_per_sequence) * flops - "
+                             "flops_per_param_token * params_active * batch * tokens_per_step * hbm_bandwidth) / "
+                             "(flops_per_param_token * params_active * hbm_bandwidth - kv_bytes_per_token * flops)",
+                             **kw)
+    head = value("params_output_head / params_active", **kw)
+    assert 0.04 < head < 0.06 and budget > head_every_token * (1 + head)
 
 
 def test_chunk_budget_below_zero_when_the_decode_batch_is_already_compute_bound():

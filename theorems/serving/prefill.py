@@ -273,12 +273,16 @@ compute_bound_tokens = Definition(
 chunk_budget = Definition(
     "prefill.prefill_chunk_budget", title="Prefill chunk a decode step can carry",
     statement="The chunk c whose weight multiplies, with the decode batch's, just fill the step's memory time "
-              "(weights, the decode batch's KV reads and the chunk's KV writes).",
+              "(weights, the decode batch's KV reads and the chunk's KV writes).  The decode tokens are sampled, "
+              "so each multiplies the output head; the chunk's tokens are not, so theirs leave it out (a chunk "
+              "that ends its prompt samples one token more, one token's multiplies).  For a small model with a "
+              "large vocabulary the head is much of the active weights (Gemma 3 270M: 168M of 268M), so a budget "
+              "that counted it for every chunk token would be a fraction of the real one.",
     source=paper("Agrawal et al. 2024, Taming Throughput-Latency Tradeoff in LLM Inference with Sarathi-Serve "
                  "(OSDI '24)", "section 4: chunked prefills within a token budget per iteration"),
     defines=chunk_budget_q,
-    expr=((N_tot * q + B * S_kv) * F - c_fwd * N_act * B * tau * W) / (c_fwd * N_act * W - k * F),
-    domain=logic.gt(c_fwd * N_act * W, k * F),
+    expr=((N_tot * q + B * S_kv) * F - c_fwd * N_act * B * tau * W) / (c_fwd * (N_act - H) * W - k * F),
+    domain=logic.gt(c_fwd * (N_act - H) * W, k * F),
 )
 train_flops_causal = Definition(
     "prefill.train_flops_per_token_causal", title="Training FLOPs per token with causal attention",
@@ -364,22 +368,24 @@ ttft_floor_ge_lecture_prefill = Claim(
 chunk_memory_bound_iff = Claim(
     "prefill.chunk_memory_bound_iff", title="A decode step carries a prefill chunk up to the chunk budget",
     label="Chunk budget",
-    statement="A decode step of B sequences that also runs c prefill tokens keeps its weight multiplies within "
-              "its memory time (weights, KV reads, the chunk's KV writes) exactly when c is at most the chunk "
-              "budget \\(c^{*}\\).",
+    statement="A decode step of B sequences that also runs c prefill tokens (the output head on the sampled "
+              "decode tokens only) keeps its weight multiplies within its memory time (weights, KV reads, the "
+              "chunk's KV writes) exactly when c is at most the chunk budget \\(c^{*}\\).",
     source=paper("Agrawal et al. 2024, Taming Throughput-Latency Tradeoff in LLM Inference with Sarathi-Serve "
                  "(OSDI '24)", "section 4: stall-free batching"),
-    hypotheses=(logic.gt(c_fwd * N_act * W, k * F),),
-    goal=logic.Iff(logic.le(c_fwd * N_act * (B * tau + c_chunk) / (n * F),
+    hypotheses=(logic.gt(c_fwd * (N_act - H) * W, k * F),),
+    goal=logic.Iff(logic.le(c_fwd * (N_act * B * tau + (N_act - H) * c_chunk) / (n * F),
                             (N_tot * q + B * S_kv + c_chunk * k) / (n * W)),
                    logic.le(c_chunk, c_star)),
     steps=(
-        Step(logic.le(c_fwd * N_act * (B * tau + c_chunk) / (n * F), (N_tot * q + B * S_kv + c_chunk * k) / (n * W)),
+        Step(logic.le(c_fwd * (N_act * B * tau + (N_act - H) * c_chunk) / (n * F),
+                      (N_tot * q + B * S_kv + c_chunk * k) / (n * W)),
              "the mixed step's multiplies within its memory time", link="iff"),
-        Step(logic.le(c_chunk * (c_fwd * N_act * W - k * F), (N_tot * q + B * S_kv) * F - c_fwd * N_act * B * tau * W),
+        Step(logic.le(c_chunk * (c_fwd * (N_act - H) * W - k * F),
+                      (N_tot * q + B * S_kv) * F - c_fwd * N_act * B * tau * W),
              r"multiply by \(n F W\) and collect the chunk's terms", link="iff"),
-        Step(logic.le(c_chunk, c_star), r"divide by the positive \(c_{\mathrm{fwd}} N_{\mathrm{act}} W - k F\)",
-             link="iff"),
+        Step(logic.le(c_chunk, c_star),
+             r"divide by the positive \(c_{\mathrm{fwd}} (N_{\mathrm{act}} - H) W - k F\)", link="iff"),
     ),
 )
 
