@@ -201,3 +201,34 @@ def test_a_margin_that_holds_nowhere_says_whether_the_hypotheses_ever_hold(tmp_p
     assert main([*argv, "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["holds_on"] == [] and doc["hypotheses_nowhere"] is nowhere
+
+
+def test_margin_of_a_count_names_its_whole_values(capsys):
+    # chips and batch are counts the proofs read as reals: the margin's real ends, then the whole values inside
+    base = ["margin", "capacity.memory_fits_in_hbm", "--model", "llama3-70b", "--hardware", "h100-sxm",
+            "--set", "context=8192 token/seq"]
+    assert main([*base, "--vary", "chips", "--set", "batch=64 seq"]) == 0
+    out = capsys.readouterr().out
+    assert "holds for chips in [3.9113, ∞)" in out and "(chips is counted in whole units: 4 and more)" in out
+    assert main([*base, "--vary", "batch", "--set", "chips=8", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["whole"] == [[1, 185]] and data["integer"] is False  # (0, 185.85 seq]
+    # an integer quantity keeps its own line, and no whole ranges
+    assert main(["margin", "scaleout_viability", "--vary", "experts_active", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["whole"] is None
+
+
+@pytest.mark.parametrize("low, low_closed, high, high_closed, expected", [
+    (0, False, sp.Rational(371, 2), True, [(1, 185)]),
+    (3, False, 7, False, [(4, 6)]),
+    (3, True, 7, True, [(3, 7)]),
+    (sp.Rational(1, 3), True, sp.Rational(2, 3), True, []),
+    (sp.Rational(39, 10), True, None, False, [(4, None)]),
+])
+def test_whole_values_of_an_interval(low, low_closed, high, high_closed, expected):
+    from derive.whatif.margin import Interval, Margin
+
+    lo, hi = (None if x is None else sp.sympify(x) for x in (low, high))
+    m = Margin("c", "n", "1", sp.Integer(1), [Interval(lo, hi, low_closed, high_closed)], "positive", False,
+               None, sp.Symbol("n"), whole_unit=sp.Integer(1))
+    assert m.whole_ranges() == expected

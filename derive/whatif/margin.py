@@ -153,6 +153,8 @@ class Margin:
     # the claim holds nowhere because its hypotheses (the varied quantity's domain included) hold for no value
     # of it at the scenario's other values: a general claim then says nothing anywhere (check: inconsistent)
     hypotheses_nowhere: bool = False
+    # the varied quantity is a count the proofs read as a real (``Quantity.whole``): SI value per whole unit, or None
+    whole_unit: sp.Rational | None = None
     # the feasibility bounds the scenario breaks (derive.whatif.feasibility.Violation): its value is printed, and no
     # deployment exists there
     infeasible: list = field(default_factory=list)
@@ -176,6 +178,27 @@ class Margin:
         """What ``derive check`` says at the scenario value, for an instance claim (``reading_at_value``); None for a
         general claim, which the check decides for every value at once."""
         return self.reading_at_value if self.instance else None
+
+    def whole_ranges(self) -> list[tuple[int, int | None]]:
+        """The whole numbers of a count inside the intervals, as (first, last) with None for no end (empty
+        unless the varied quantity is ``whole``)."""
+        if self.whole_unit is None:
+            return []
+        out: list[tuple[int, int | None]] = []
+        for i in self.intervals:
+            low = None if i.low is None else i.low / self.whole_unit
+            high = None if i.high is None else i.high / self.whole_unit
+            first = 0 if low is None else int(sp.ceiling(low)) + (1 if low.is_integer and not i.low_closed else 0)
+            first = max(first, 0)  # a count is never negative
+            last = None if high is None else int(sp.floor(high)) - (1 if high.is_integer and not i.high_closed else 0)
+            if last is None or first <= last:
+                out.append((first, last))
+        return out
+
+    def _whole_text(self) -> str:
+        words = [f"{a:,} and more" if b is None else (f"{a:,}" if a == b else f"{a:,} to {b:,}")
+                 for a, b in self.whole_ranges()]
+        return f"  ({self.vary} is counted in whole units: " + (", ".join(words) if words else "none") + ")"
 
     @property
     def verified(self) -> bool | None:
@@ -227,6 +250,7 @@ class Margin:
                       for i in self.intervals],
             "closed": [[i.low_closed, i.high_closed] for i in self.intervals],
             "domain": self.domain, "integer": self.integer,
+            "whole": None if self.whole_unit is None else [[a, b] for a, b in self.whole_ranges()],
             "value": None if self.value is None else float(self.value / s),
             "holds_at_value": self.holds_at_value, "verdict_at_value": self.verdict_at_value,
             "formula": str(self.formula), "eliminated": self.eliminated,
@@ -292,6 +316,8 @@ class Margin:
                                                          "it where they hold, over every value at once)"))
         if self.integer:
             out.append(f"  ({self.vary} is an integer quantity: only the integers of these intervals count)")
+        elif self.whole_unit is not None:
+            out.append(self._whole_text())
         if self.value is not None:
             state = {"proved": "holds", "refuted": "does NOT hold",
                      "inconsistent": "does NOT hold: its assumptions contradict each other there "
@@ -1033,6 +1059,9 @@ def _margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, u
     out = Margin(claim.id, vary, unit_text, scale, intervals, v.domain, v.integer, formula, v.symbol,
                  value=v.value, eliminated=v.eliminated, instance=claim.instance,
                  infeasible=feasibility(library, scenario).violations)
+    if vary in library.quantities and library.quantities[vary].whole and not v.integer:
+        u = library.quantities[vary].parsed_unit.scale
+        out.whole_unit = sp.Rational(u.numerator, u.denominator)
     if vary in library.quantities:  # a bound on the quantity itself that ends the claim's set sooner
         out.limits = [lim for lim in upper_limits(library, scenario, vary)
                       if any(i.high is None or i.high > lim.value for i in intervals)]
