@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 import sympy as sp
@@ -301,3 +302,58 @@ def test_an_output_head_as_large_as_the_active_weights_is_refused(capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1
     assert "params_output_head < params_active does not hold" in err[0] and "output_head_within_active" in err[0]
+
+
+# sliding-window and chunked layers -------------------------------------------------------------------------------
+CONFIGS = Path(__file__).parent / "fixtures" / "configs"
+
+
+@pytest.mark.parametrize(("config", "window", "chunk", "global_layers"), [
+    ("gemma-3-27b-it.json", 52 * 32 * 128, 0, 10),    # 5 local layers to 1 global, 32 heads of 128
+    ("gpt-oss-120b.json", 18 * 64 * 64, 0, 18),       # alternating 128-token windows, 64 heads of 64
+    ("mistral-7b-v0.1.json", 32 * 32 * 128, 0, 0),    # every layer a 4,096-token window
+    ("llama-4-scout-17b-16e.json", 0, 36 * 40 * 128, 12),  # 3 of 4 layers attend within 8,192-token chunks
+    ("llama3_70b.json", 0, 0, 80),
+    ("deepseek_v3.json", 0, 0, 61),
+])
+def test_config_reader_gives_the_local_layers_query_dims(config, window, chunk, global_layers):
+    kw = {"model": str(CONFIGS / config)}
+    assert value("window_attention_dims", **kw) == window
+    assert value("chunk_attention_dims", **kw) == chunk
+    assert value("global_attention_layers", **kw) == global_layers
+
+
+def test_sliding_window_prefill_flops_of_mistral_7b_by_hand():
+    # 4 FLOPs x 32 layers x 32 heads x 128 x sum of min(i, 4096) over 32,768 tokens = 4096 (2 x 32768 - 4096 + 1) / 2
+    kw = {"model": str(CONFIGS / "mistral-7b-v0.1.json"), "sets": ["prefill_tokens=32768 token/seq"]}
+    per_dim = 4096 * (2 * 32768 - 4096 + 1) // 2
+    assert per_dim == sum(min(i, 4096) for i in range(1, 32769))
+    assert value("prefill_window_attention_flops", **kw) == 4 * 131072 * per_dim
+    assert value("prefill_attention_flops", **kw) == 0  # no layer attends over the whole context
+    total, weights = value("prefill_flops", **kw), value("prefill_weight_flops", **kw)
+    assert total == weights + 4 * 131072 * per_dim and 0.12 < 1 - weights / total < 0.13  # 12 % the old count missed
+
+
+def _local_sums(length: int, window: int, chunk: int) -> tuple[Fraction, Fraction]:
+    subs = {prefill.c_attn: 1, prefill.D_win: 1, prefill.D_chunk: 1, prefill.tau: 1, prefill.ell: length,
+            prefill.L_win: window, prefill.L_chunk: chunk}
+    return (Fraction(str(prefill.prefill_window_attention_flops.expr.subs(subs))),
+            Fraction(str(prefill.prefill_chunk_attention_flops.expr.subs(subs))))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 3000), st.integers(1, 700), st.integers(1, 700))
+def test_local_attention_counts_against_the_token_by_token_sums(length, window, chunk):
+    win, chk = _local_sums(length, window, chunk)
+    assert win == sum(min(i, window) for i in range(1, length + 1))  # exact
+    exact_chunk = sum((i - 1) % chunk + 1 for i in range(1, length + 1))
+    assert 0 <= chk <= exact_chunk  # never above what a chunked kernel computes
+    if length <= chunk:
+        assert chk == exact_chunk  # exact within one chunk
+
+
+def test_chunked_prefill_flops_of_llama_4_scout_within_6_percent():
+    kw = {"model": str(CONFIGS / "llama-4-scout-17b-16e.json"), "sets": ["prefill_tokens=32768 token/seq"]}
+    exact = 4 * 184320 * sum((i - 1) % 8192 + 1 for i in range(1, 32769))
+    counted = value("prefill_chunk_attention_flops", **kw)
+    assert 0.93 * exact < counted <= exact

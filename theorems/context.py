@@ -277,6 +277,12 @@ query_heads = Quantity("query_heads", r"n_{q}", "1", "query heads per attention 
 global_attention_layers = Quantity("global_attention_layers", r"n_{\mathrm{attn}}", "1",
                                    "layers whose attention spans the whole context (0 where every layer's attention "
                                    "is windowed, chunked or sparse)", domain="nonnegative")
+window_attention_dims = Quantity("window_attention_dims", r"D_{\mathrm{win}}", "1",
+                                 "query-head dimensions of the sliding-window layers, summed over them (layers x "
+                                 "query heads x head dimension; 0 without such layers)", domain="nonnegative")
+chunk_attention_dims = Quantity("chunk_attention_dims", r"D_{\mathrm{chunk}}", "1",
+                                "query-head dimensions of the chunked-attention layers, summed over them (layers x "
+                                "query heads x head dimension; 0 without such layers)", domain="nonnegative")
 attention_flops_per_context_token = Quantity(
     "attention_flops_per_context_token", r"c_{\mathrm{attn}}", "FLOP/token",
     "FLOPs per query head and head dimension for each token of context: 2 for the score q·k, 2 for "

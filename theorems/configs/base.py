@@ -157,6 +157,10 @@ class KVLayout:
     # kind of their attention: counted in no element above
     shared_full_layers: int = 0
     shared_window_layers: int = 0
+    # query-head dimensions (layers x query heads x head dimension) of the sliding-window and chunked layers, those
+    # reusing a cache included: their attention's FLOPs per context token, over 4 (None: head dimension not read)
+    window_query_dims: int | Fraction | None = 0
+    chunk_query_dims: int | Fraction | None = 0
 
     def state_bytes_at(self, bytes_per_element: int | Fraction) -> Fraction:
         """Bytes of the fixed-size linear-attention state of one sequence."""

@@ -172,6 +172,10 @@ def _analyse_as(config: Mapping[str, Any], where: str, mtype: str, type_notes: l
     if shared_full or shared_window:
         formulas.append(f"reusing an earlier layer's cache: {shared_full} global and {shared_window} sliding-window "
                         "layers * 0")
+    def query_dims(layers: int, a: Attention) -> int | Fraction | None:
+        dim = a.prefill_head_dim if a.prefill_head_dim is not None else a.head_dim
+        return 0 if not layers else (None if dim is None else layers * a.query_heads * dim)
+
     kv = KVLayout(full_layers=counts["full"], full_elements=full_elements,
                   window_layers=counts["window"], window=window,
                   window_elements=counts["window"] * win_att.kv_elements_per_layer,
@@ -180,7 +184,9 @@ def _analyse_as(config: Mapping[str, Any], where: str, mtype: str, type_notes: l
                   state_elements=counts["linear"] * linear.state_elements_per_layer if linear else 0,
                   state_bytes=counts["linear"] * linear.state_bytes_per_layer if linear else Fraction(0),
                   indexer_bytes_per_token=indexer_bytes, formulas=tuple(formulas),
-                  shared_full_layers=shared_full, shared_window_layers=shared_window)
+                  shared_full_layers=shared_full, shared_window_layers=shared_window,
+                  window_query_dims=query_dims(counts["window"] + shared_window, win_att),
+                  chunk_query_dims=query_dims(counts["chunk"], att))
     return _Analysis(pb, kv, cfg, d, att, where, list(f.notes))
 
 
@@ -472,9 +478,17 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
                 "layers whose attention spans the whole context" + (
                     f" ({kv.shared_full_layers} of them reusing an earlier layer's cache)"
                     if kv.shared_full_layers else "") + (
-                    "; none: every layer's attention is windowed, chunked or linear, so no attention FLOPs grow "
-                    "with the context (a floor leaves them out)" if not kv.full_layers + kv.shared_full_layers
-                    else ""))
+                    "; none: every layer's attention is windowed, chunked or linear (a window's or a chunk's "
+                    "attention FLOPs are window_attention_dims' and chunk_attention_dims')"
+                    if not kv.full_layers + kv.shared_full_layers else ""))
+        for key, dims, kind, layers in (
+                ("window_attention_dims", kv.window_query_dims, "sliding-window", kv.window_layers
+                 + kv.shared_window_layers),
+                ("chunk_attention_dims", kv.chunk_query_dims, "chunked-attention", kv.chunk_layers)):
+            if dims is not None:
+                out[key] = ConfigValue(Fraction(dims), "1", (
+                    f"{layers} {kind} layers x query heads x head dimension = {num(dims)}" if layers else
+                    f"no {kind} layer"))
     if pb.is_moe:
         out["experts_total"] = ConfigValue(Fraction(pb.experts_total), "1",
                                            f"routed experts per MoE layer ({pb.moe_layers} of {L} layers are MoE)")

@@ -11,8 +11,10 @@ adds to the training FLOPs per token that 6N leaves out.
 
 Main claims:
 - ``prefill.prefill_flops``: prefill FLOPs per sequence = weight multiplies c_fwd·N_act·ℓ plus causal
-  attention c_attn·n_attn·n_q·d_pre·ℓ(ℓ + τ)/(2τ); ``prefill.prefill_flops_ge_weight_flops``: never less
-  than the lecture's count.
+  attention c_attn·n_attn·n_q·d_pre·ℓ(ℓ + τ)/(2τ) over the layers spanning the whole context, plus the
+  sliding-window layers' (exact: Σ min(i, L_win) over D_win query-head dimensions) and the chunked layers'
+  (a lower count of Σ ((i − 1) mod L_chunk) + 1, exact within one chunk, over D_chunk);
+  ``prefill.prefill_flops_ge_weight_flops``: never less than the lecture's count.
 - **Attention crossover** ``prefill.attention_dominates_iff``: attention FLOPs of a prefill reach its
   weight FLOPs exactly when ℓ ≥ ℓ_attn = 2·c_fwd·N_act·τ/(c_attn·n_attn·n_q·d_pre) − τ, which is
   2·L_quad − τ (``context.quadratic_context``) where the prefill's head dimension is the decode step's: a
@@ -60,9 +62,11 @@ import sympy as sp
 from derive import Assumption, Claim, Definition, Quantity, Step, derived, logic, paper, si
 from theorems.context import (
     attention_flops_per_context_token,
+    chunk_attention_dims,
     global_attention_layers,
     head_dim,
     query_heads,
+    window_attention_dims,
 )
 from theorems.pipeline import stages
 from theorems.pricing import prefill_compute_time_q, prefill_tokens
@@ -82,6 +86,8 @@ from theorems.roofline import (
     tau,
     weight_fetch_floor_q,
 )
+from theorems.roofline import attention_chunk as attention_chunk_q
+from theorems.roofline import attention_window as attention_window_q
 from theorems.scaling import train_flops_per_param_token
 
 PART = "Beyond the lecture"  # the documents render this library's chapters as part II
@@ -90,6 +96,8 @@ CHAPTER = "Prefill and time to first token"
 ell = prefill_tokens.sym
 c_attn, n_attn, n_q, d_head = (attention_flops_per_context_token.sym, global_attention_layers.sym,
                                query_heads.sym, head_dim.sym)
+D_win, D_chunk = window_attention_dims.sym, chunk_attention_dims.sym
+L_win, L_chunk = attention_window_q.sym, attention_chunk_q.sym
 c_train = train_flops_per_param_token.sym
 t_w, t_cp_lecture = weight_fetch_floor_q.sym, prefill_compute_time_q.sym
 P = stages.sym
@@ -102,9 +110,17 @@ prefill_attention_flops_q = Quantity("prefill_attention_flops", r"C_{\mathrm{att
                                      "FLOPs of the causal attention (scores and weighted values) of one "
                                      "sequence's prefill from an empty cache (over the layers attending over the "
                                      "whole context)", domain="nonnegative", display_unit="TFLOP/seq")
+prefill_window_attention_flops_q = Quantity(
+    "prefill_window_attention_flops", r"C_{\mathrm{win}}^{\mathrm{pre}}", "FLOP/seq",
+    "FLOPs of the sliding-window layers' attention in one sequence's prefill from an empty cache",
+    domain="nonnegative", display_unit="TFLOP/seq")
+prefill_chunk_attention_flops_q = Quantity(
+    "prefill_chunk_attention_flops", r"C_{\mathrm{chunk}}^{\mathrm{pre}}", "FLOP/seq",
+    "FLOPs the chunked-attention layers' attention in one sequence's prefill does at least (exact up to one "
+    "chunk's prompt)", domain="nonnegative", display_unit="TFLOP/seq")
 prefill_flops_q = Quantity("prefill_flops", r"C^{\mathrm{pre}}", "FLOP/seq",
-                           "FLOPs of one sequence's prefill: weight multiplies plus causal attention",
-                           display_unit="TFLOP/seq")
+                           "FLOPs of one sequence's prefill: weight multiplies plus causal attention (whole-context, "
+                           "sliding-window and chunked layers)", display_unit="TFLOP/seq")
 attention_crossover_q = Quantity("prefill_attention_crossover", r"\ell_{\mathrm{attn}}", "token/seq",
                                  "prompt length at which a prefill's attention FLOPs equal its weight FLOPs (below "
                                  "one token, attention outweighs the weights at every prompt)", domain="real")
@@ -145,6 +161,7 @@ ell_attn, t_cpa, t_pm = attention_crossover_q.sym, prefill_compute_time_attn_q.s
 H, t_cf = params_output_head.sym, prefill_floor_compute_time_q.sym
 T_ttft, N_cb, c_chunk, c_star = ttft_floor_q.sym, compute_bound_tokens_q.sym, prefill_chunk.sym, chunk_budget_q.sym
 C_train_tok = train_flops_causal_q.sym
+C_win, C_chk = prefill_window_attention_flops_q.sym, prefill_chunk_attention_flops_q.sym
 d_pre = prefill_head_dim_q.sym
 A = n_attn * n_q * d_pre  # query-head dimensions attending over the whole context, summed over layers
 
@@ -195,11 +212,46 @@ prefill_attention_flops = Definition(
                  "appendix F, counts the weighted sum of values alike; causal masking halves the square"),
     defines=prefill_attention_flops_q, expr=c_attn * A * ell * (ell + tau) / (2 * tau),
 )
+# the causal triangle less the tokens past the window's reach: l(l+1)/2 - m(m+1)/2 with m = l - w', w' = min(l, L_win),
+# which is w'(2l - w' + 1)/2, a product of two non-negative factors
+_w_win = sp.Min(ell, L_win, evaluate=False)
+_WIN_TERM = _w_win * (2 * ell - _w_win + tau) / (2 * tau)
+# the first chunk's triangle, then (C+1)/2 a token past it, less at most an eighth of a chunk's square (and never
+# more than C/2 a token past the first chunk): exact within one chunk, never above the exact sum
+_u_chk = sp.Min(ell, L_chunk, evaluate=False)
+_CHUNK_TERM = (_u_chk * (_u_chk + tau) + (ell - _u_chk) * (L_chunk + tau)
+               - sp.Min((ell - _u_chk) * L_chunk, L_chunk ** 2 / 4, evaluate=False)) / (2 * tau)
+prefill_window_attention_flops = Definition(
+    "prefill.prefill_window_attention_flops", title="Sliding-window attention FLOPs of a prefill",
+    statement=r"A sliding-window layer's i-th new token attends to the \(\min(i, L_{\mathrm{win}})\) tokens of its "
+              r"window up to itself: the causal triangle \(\ell(\ell+1)/2\) less the tokens past the window's "
+              r"reach, \(m(m+1)/2\) with \(m = \max(\ell - L_{\mathrm{win}}, 0)\), at \(c_{\mathrm{attn}}\) FLOPs per "
+              "query-head dimension of those layers.  A kernel that skips the blocks outside the window still "
+              "computes every score inside it, so the count is one a floor may take.",
+    source=paper("Beltagy et al. 2020, Longformer: The Long-Document Transformer",
+                 "section 3.1: a sliding window of fixed size w around each token, O(n·w) computation"),
+    defines=prefill_window_attention_flops_q, expr=c_attn * D_win * _WIN_TERM,
+)
+prefill_chunk_attention_flops = Definition(
+    "prefill.prefill_chunk_attention_flops", title="Chunked attention FLOPs of a prefill, at least",
+    statement=r"A chunked-attention layer's i-th new token attends to the tokens of its chunk up to itself, "
+              r"\(((i-1) \bmod C) + 1\) of them, with \(C = L_{\mathrm{chunk}}\).  Over a prompt of "
+              r"\(\ell = qC + r\) tokens they sum to \(\ell(C+1)/2 - r(C-r)/2\).  Counted: the first chunk's "
+              r"triangle \(u(u+1)/2\), \(u = \min(\ell, C)\), then \((C+1)/2\) a token past it, less "
+              r"\(\min(\ell - u, C/4)\, C/2\), which is at least \(r(C-r)/2\) (at most \(C^2/8\), and at most "
+              r"\(rC/2\) where \(\ell - C \ge r\)): exact within one chunk, never above the exact sum (6 % below it "
+              "for a 32K prompt in 8K chunks), so a floor stays one without reading the remainder.",
+    source=paper("meta-llama/Llama-4-Scout-17B-16E config.json and transformers' Llama 4 attention mask",
+                 "attention_chunk_size 8192: a chunked layer's causal mask stays within chunks of 8,192 tokens"),
+    defines=prefill_chunk_attention_flops_q, expr=c_attn * D_chunk * _CHUNK_TERM,
+)
 prefill_flops = Definition(
     "prefill.prefill_flops", title="FLOPs of a prefill, attention included",
-    statement="The weight multiplies plus the causal attention of one sequence's prompt.",
+    statement="The weight multiplies plus the causal attention of one sequence's prompt: the layers attending over "
+              "the whole context, the sliding-window layers and the chunked-attention layers (a sparse or linear "
+              "layer's attention is left out: it only adds work).",
     source=paper("Kaplan et al. 2020, Scaling Laws for Neural Language Models", "section 2.1, table 1"),
-    defines=prefill_flops_q, expr=C_w + C_attn,
+    defines=prefill_flops_q, expr=C_w + C_attn + C_win + C_chk,
 )
 attention_crossover = Definition(
     "prefill.prefill_attention_crossover", title="Prompt length where attention matches the weights",
@@ -297,9 +349,11 @@ train_flops_causal = Definition(
 prefill_flops_ge_weight_flops = Claim(
     "prefill.prefill_flops_ge_weight_flops", title="Attention only adds to a prefill's FLOPs",
     statement="A prefill's FLOPs are never below the weight multiplies the lecture counts, and exceed them by "
-              "a term quadratic in the prompt.",
+              "a term quadratic in the prompt (the sliding-window and chunked layers' terms grow linearly once the "
+              "prompt passes their window or chunk).",
     source=paper("Kaplan et al. 2020, Scaling Laws for Neural Language Models", "table 1"),
-    goal=logic.And((logic.ge(C_pre, C_w), logic.eq(C_pre - C_w, c_attn * A * ell * (ell + tau) / (2 * tau)))),
+    goal=logic.And((logic.ge(C_pre, C_w), logic.eq(C_pre - C_w, c_attn * A * ell * (ell + tau) / (2 * tau)
+                                                   + c_attn * D_win * _WIN_TERM + c_attn * D_chunk * _CHUNK_TERM))),
 )
 attention_dominates_iff = Claim(
     "prefill.attention_dominates_iff", title="Attention dominates a prefill past twice the quadratic context",
@@ -468,10 +522,14 @@ request_floor_head_every_token_false_twin = Claim(
 
 # Worked examples against published training FLOPs (the models pinned by hypotheses) --------------------
 def _pinned(active: str, attn_layers: int, heads: int, dim: int, length: int) -> tuple:
+    # every layer attends over the whole context: no sliding-window or chunked layer
     return (logic.eq(N_act, si(active)), logic.eq(n_attn, attn_layers), logic.eq(n_q, heads),
-            logic.eq(d_head, dim), logic.eq(ell, si(f"{length} token/seq")))
+            logic.eq(d_head, dim), logic.eq(ell, si(f"{length} token/seq")), logic.eq(D_win, 0),
+            logic.eq(D_chunk, 0))
 
 
+_FORALL = (params_active, global_attention_layers, query_heads, head_dim, prefill_tokens, window_attention_dims,
+           chunk_attention_dims)
 _DSV3 = _pinned("37e9 param", 61, 128, 160, 4096)
 _DSV2 = _pinned("21e9 param", 60, 128, 160, 4096)
 _L405 = _pinned("405e9 param", 126, 128, 128, 4096)
@@ -483,7 +541,7 @@ six_n_low_deepseek_v3 = Claim(
     source=_ISCA,
     hypotheses=_DSV3,
     goal=logic.ge(published_train_flops_dsv3.sym, sp.Rational(112, 100) * c_train * N_act),
-    instance=True, forall=(params_active, global_attention_layers, query_heads, head_dim, prefill_tokens),
+    instance=True, forall=_FORALL,
 )
 train_flops_deepseek_v3 = Claim(
     "prefill.train_flops_deepseek_v3", title="With causal attention, DeepSeek-V3 at 4K is 250 GFLOP per token",
@@ -493,7 +551,7 @@ train_flops_deepseek_v3 = Claim(
     source=_ISCA,
     hypotheses=_DSV3,
     goal=logic.within_percent(C_train_tok, published_train_flops_dsv3.sym, 2),
-    instance=True, forall=(params_active, global_attention_layers, query_heads, head_dim, prefill_tokens),
+    instance=True, forall=_FORALL,
     uses=(six_n_low_deepseek_v3,),
     notes="MLA's non-absorbed prefill form: score head dimension 128 + 64 = 192, value 128 "
           "(deepseek-ai/DeepSeek-V3 config.json: qk_nope_head_dim, qk_rope_head_dim, v_head_dim).",
@@ -505,7 +563,7 @@ train_flops_deepseek_v2 = Claim(
     source=_ISCA,
     hypotheses=_DSV2,
     goal=logic.within_percent(C_train_tok, published_train_flops_dsv2.sym, 2),
-    instance=True, forall=(params_active, global_attention_layers, query_heads, head_dim, prefill_tokens),
+    instance=True, forall=_FORALL,
     notes="deepseek-ai/DeepSeek-V2 config.json: num_hidden_layers 60, num_attention_heads 128.",
 )
 train_flops_llama3_405b = Claim(
@@ -515,7 +573,7 @@ train_flops_llama3_405b = Claim(
     source=_ISCA,
     hypotheses=_L405,
     goal=logic.within_percent(C_train_tok, published_train_flops_405b.sym, 2),
-    instance=True, forall=(params_active, global_attention_layers, query_heads, head_dim, prefill_tokens),
+    instance=True, forall=_FORALL,
     notes="meta-llama/Llama-3.1-405B config.json: num_hidden_layers 126, num_attention_heads 128, head_dim 128.",
 )
 train_flops_deepseek_v3_full_square = Claim(
@@ -527,7 +585,7 @@ train_flops_deepseek_v3_full_square = Claim(
     hypotheses=_DSV3,
     goal=logic.within_percent((c_train / c_fwd) * (c_fwd * N_act * ell + c_attn * A * ell * ell / tau) / ell,
                               published_train_flops_dsv3.sym, 10),
-    instance=True, forall=(params_active, global_attention_layers, query_heads, head_dim, prefill_tokens),
+    instance=True, forall=_FORALL,
     expected="refuted", tags=("inconsistency",),
     notes="A planted false twin of prefill.train_flops_deepseek_v3: the full square gives about 283 GFLOP.",
 )
