@@ -315,12 +315,34 @@ CONFIGS = Path(__file__).parent / "fixtures" / "configs"
     ("llama-4-scout-17b-16e.json", 0, 36 * 40 * 128, 12),  # 3 of 4 layers attend within 8,192-token chunks
     ("llama3_70b.json", 0, 0, 80),
     ("deepseek_v3.json", 0, 0, 61),
+    ("deepseek-v3.2.json", 0, 0, 0),  # sparse: every layer over its top 2,048 tokens (below)
 ])
 def test_config_reader_gives_the_local_layers_query_dims(config, window, chunk, global_layers):
     kw = {"model": str(CONFIGS / config)}
     assert value("window_attention_dims", **kw) == window
     assert value("chunk_attention_dims", **kw) == chunk
     assert value("global_attention_layers", **kw) == global_layers
+    if config != "deepseek-v3.2.json":
+        assert value("sparse_attention_dims", **kw) == value("indexer_dims", **kw) == 0
+
+
+def test_sparse_attention_prefill_flops_of_deepseek_v3_2_by_hand():
+    # 61 layers x 128 heads at the prefill's head dimension 160 over min(i, 2048) tokens; the indexer's 64 heads of
+    # 128 score every earlier token (2 FLOPs a dimension) for the queries past the first 2,048
+    kw = {"model": str(CONFIGS / "deepseek-v3.2.json"), "sets": ["prefill_tokens=131072 token/seq"]}
+    assert value("sparse_attention_dims", **kw) == 61 * 128 * 160 and value("indexer_dims", **kw) == 61 * 64 * 128
+    selected = 2048 * (2 * 131072 - 2048 + 1) // 2
+    scored = (131072 * 131073 - 2048 * 2049) // 2
+    assert selected == sum(min(i, 2048) for i in range(1, 131073))
+    sparse = 4 * 61 * 128 * 160 * selected + 2 * 61 * 64 * 128 * scored
+    assert value("prefill_sparse_attention_flops", **kw) == sparse  # 9.914 PFLOP, about the weights' 9.824
+    assert value("prefill_flops", **kw) == value("prefill_weight_flops", **kw) + sparse
+    # the floor's compute leaves it out (a floor may count less): its multiplies less the head's, per chip
+    chips = ["chips=8", "batch=1 seq"]
+    floor = value("prefill_floor_compute_time * chips * flops", **{**kw, "sets": kw["sets"] + chips})
+    head = value("flops_per_param_token * params_output_head * (prefill_tokens - tokens_per_step)",
+                 **{**kw, "sets": kw["sets"] + chips})
+    assert floor == value("prefill_weight_flops", **kw) - head
 
 
 def test_sliding_window_prefill_flops_of_mistral_7b_by_hand():
@@ -334,18 +356,23 @@ def test_sliding_window_prefill_flops_of_mistral_7b_by_hand():
     assert total == weights + 4 * 131072 * per_dim and 0.12 < 1 - weights / total < 0.13  # 12 % the old count missed
 
 
-def _local_sums(length: int, window: int, chunk: int) -> tuple[Fraction, Fraction]:
-    subs = {prefill.c_attn: 1, prefill.D_win: 1, prefill.D_chunk: 1, prefill.tau: 1, prefill.ell: length,
-            prefill.L_win: window, prefill.L_chunk: chunk}
+def _local_sums(length: int, window: int, chunk: int) -> tuple[Fraction, Fraction, Fraction, Fraction]:
+    subs = {prefill.c_attn: 1, prefill.c_idx: 1, prefill.D_win: 1, prefill.D_chunk: 1, prefill.tau: 1,
+            prefill.ell: length, prefill.L_win: window, prefill.L_chunk: chunk, prefill.L_top: window}
+    sparse = prefill.prefill_sparse_attention_flops.expr
     return (Fraction(str(prefill.prefill_window_attention_flops.expr.subs(subs))),
-            Fraction(str(prefill.prefill_chunk_attention_flops.expr.subs(subs))))
+            Fraction(str(prefill.prefill_chunk_attention_flops.expr.subs(subs))),
+            Fraction(str(sparse.subs({**subs, prefill.D_sp: 1, prefill.D_idx: 0}))),
+            Fraction(str(sparse.subs({**subs, prefill.D_sp: 0, prefill.D_idx: 1}))))
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 3000), st.integers(1, 700), st.integers(1, 700))
 def test_local_attention_counts_against_the_token_by_token_sums(length, window, chunk):
-    win, chk = _local_sums(length, window, chunk)
+    win, chk, selected, scored = _local_sums(length, window, chunk)
     assert win == sum(min(i, window) for i in range(1, length + 1))  # exact
+    assert selected == win  # a query's top k: a window's count
+    assert scored == sum(i for i in range(window + 1, length + 1))  # the indexer, past the first k queries
     exact_chunk = sum((i - 1) % chunk + 1 for i in range(1, length + 1))
     assert 0 <= chk <= exact_chunk  # never above what a chunked kernel computes
     if length <= chunk:

@@ -283,6 +283,14 @@ window_attention_dims = Quantity("window_attention_dims", r"D_{\mathrm{win}}", "
 chunk_attention_dims = Quantity("chunk_attention_dims", r"D_{\mathrm{chunk}}", "1",
                                 "query-head dimensions of the chunked-attention layers, summed over them (layers x "
                                 "query heads x head dimension; 0 without such layers)", domain="nonnegative")
+sparse_attention_dims = Quantity("sparse_attention_dims", r"D_{\mathrm{sp}}", "1",
+                                 "query-head dimensions of the sparse-attention layers, summed over them (layers x "
+                                 "query heads x the prefill's head dimension; 0 without such layers): each query "
+                                 "attends to its top attention_topk tokens", domain="nonnegative")
+indexer_dims = Quantity("indexer_dims", r"D_{\mathrm{idx}}", "1",
+                        "dimensions a sparse attention's indexer scores each context token over, summed over its "
+                        "heads and layers (layers x indexer heads x indexer head dimension; 0 without an indexer)",
+                        domain="nonnegative")
 attention_flops_per_context_token = Quantity(
     "attention_flops_per_context_token", r"c_{\mathrm{attn}}", "FLOP/token",
     "FLOPs per query head and head dimension for each token of context: 2 for the score q·k, 2 for "

@@ -161,6 +161,10 @@ class KVLayout:
     # reusing a cache included: their attention's FLOPs per context token, over 4 (None: head dimension not read)
     window_query_dims: int | Fraction | None = 0
     chunk_query_dims: int | Fraction | None = 0
+    # a sparse attention's (DeepSeek-V3.2): its layers' query-head dimensions at the prefill's head dimension, and
+    # the dimensions its indexer scores every context token over (layers x indexer heads x indexer head dimension)
+    sparse_query_dims: int | Fraction | None = 0
+    indexer_dims: int = 0
 
     def state_bytes_at(self, bytes_per_element: int | Fraction) -> Fraction:
         """Bytes of the fixed-size linear-attention state of one sequence."""

@@ -422,7 +422,8 @@ def meta_model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fracti
         for key, unit in (("kv_window_bytes_per_token", "B/token"), ("attention_window", "token/seq"),
                           ("kv_chunk_bytes_per_token", "B/token"), ("attention_chunk", "token/seq"),
                           ("kv_sparse_bytes_per_token", "B/token"), ("attention_topk", "token/seq"),
-                          ("window_attention_dims", "1"), ("chunk_attention_dims", "1")):
+                          ("window_attention_dims", "1"), ("chunk_attention_dims", "1"),
+                          ("sparse_attention_dims", "1"), ("indexer_dims", "1")):
             out[key] = ConfigValue(Fraction(0), unit, f"{read}: no sliding-window, chunked or sparse attention "
                                                       "layer")
         out["bytes_per_kv_element"] = ConfigValue(e, "B", e_note, native=bytes_per_kv_element is None)

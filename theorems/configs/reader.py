@@ -125,13 +125,14 @@ def _analyse_as(config: Mapping[str, Any], where: str, mtype: str, type_notes: l
     if linear is not None:
         attention += counts["linear"] * linear.params_per_layer
 
-    indexer_bytes = Fraction(0)
+    indexer_bytes, indexer_dims = Fraction(0), 0
     if mtype == "deepseek_v32" or f.has("index_head_dim"):
         idx_heads = f.need("index_n_heads", why="sparse-attention indexer")
         idx_dim = f.need("index_head_dim", why="sparse-attention indexer")
         q_rank = f.optional("q_lora_rank", None, minimum=1) or d
         attention += n_layers * (q_rank * idx_heads * idx_dim + d * idx_dim + d * idx_heads)  # wq_b, wk, weights
         indexer_bytes = n_layers * (Fraction(idx_dim) + 4 * Fraction(-(-idx_dim // 128)))
+        indexer_dims = n_layers * idx_heads * idx_dim
         f.notes.append(f"sparse-attention indexer: {idx_dim} FP8 keys + one FP32 scale per 128 per token and "
                        f"layer ({n_layers} layers), as in DeepSeek's reference inference code")
 
@@ -186,7 +187,9 @@ def _analyse_as(config: Mapping[str, Any], where: str, mtype: str, type_notes: l
                   indexer_bytes_per_token=indexer_bytes, formulas=tuple(formulas),
                   shared_full_layers=shared_full, shared_window_layers=shared_window,
                   window_query_dims=query_dims(counts["window"] + shared_window, win_att),
-                  chunk_query_dims=query_dims(counts["chunk"], att))
+                  chunk_query_dims=query_dims(counts["chunk"], att),
+                  # every layer of a sparse attention selects its top k (DeepSeek-V3.2: all 61)
+                  sparse_query_dims=query_dims(n_layers if indexer_dims else 0, att), indexer_dims=indexer_dims)
     return _Analysis(pb, kv, cfg, d, att, where, list(f.notes))
 
 
@@ -470,8 +473,8 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
             out["global_attention_layers"] = ConfigValue(
                 Fraction(0), "1", "sparse attention: each query attends to the indexer's top "
                 + (f"{topk:,} tokens (index_topk)" if isinstance(topk, int) else "k tokens")
-                + ", not the whole context: no layer's attention grows with it, so the attention FLOPs of a floor "
-                  "leave it out (the cache still holds every token)")
+                + ", not the whole context: no layer's attention spans it (sparse_attention_dims and indexer_dims "
+                  "count the work it does; the cache still holds every token)")
         else:
             out["global_attention_layers"] = ConfigValue(
                 Fraction(kv.full_layers + kv.shared_full_layers), "1",
@@ -481,14 +484,19 @@ def model_values(config: Mapping[str, Any], *, bytes_per_kv_element: Fraction | 
                     "; none: every layer's attention is windowed, chunked or linear (a window's or a chunk's "
                     "attention FLOPs are window_attention_dims' and chunk_attention_dims')"
                     if not kv.full_layers + kv.shared_full_layers else ""))
+        sparse_layers = kv.full_layers + kv.shared_full_layers if kv.indexer_bytes_per_token else 0
         for key, dims, kind, layers in (
                 ("window_attention_dims", kv.window_query_dims, "sliding-window", kv.window_layers
                  + kv.shared_window_layers),
-                ("chunk_attention_dims", kv.chunk_query_dims, "chunked-attention", kv.chunk_layers)):
+                ("chunk_attention_dims", kv.chunk_query_dims, "chunked-attention", kv.chunk_layers),
+                ("sparse_attention_dims", kv.sparse_query_dims, "sparse-attention", sparse_layers)):
             if dims is not None:
                 out[key] = ConfigValue(Fraction(dims), "1", (
                     f"{layers} {kind} layers x query heads x head dimension = {num(dims)}" if layers else
                     f"no {kind} layer"))
+        out["indexer_dims"] = ConfigValue(Fraction(kv.indexer_dims), "1", (
+            f"the sparse-attention indexer: layers x index_n_heads x index_head_dim = {num(kv.indexer_dims)}"
+            if kv.indexer_dims else "no sparse-attention indexer"))
     if pb.is_moe:
         out["experts_total"] = ConfigValue(Fraction(pb.experts_total), "1",
                                            f"routed experts per MoE layer ({pb.moe_layers} of {L} layers are MoE)")

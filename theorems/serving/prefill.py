@@ -65,7 +65,9 @@ from theorems.context import (
     chunk_attention_dims,
     global_attention_layers,
     head_dim,
+    indexer_dims,
     query_heads,
+    sparse_attention_dims,
     window_attention_dims,
 )
 from theorems.pipeline import stages
@@ -87,6 +89,7 @@ from theorems.roofline import (
     weight_fetch_floor_q,
 )
 from theorems.roofline import attention_chunk as attention_chunk_q
+from theorems.roofline import attention_topk as attention_topk_q
 from theorems.roofline import attention_window as attention_window_q
 from theorems.scaling import train_flops_per_param_token
 
@@ -97,7 +100,8 @@ ell = prefill_tokens.sym
 c_attn, n_attn, n_q, d_head = (attention_flops_per_context_token.sym, global_attention_layers.sym,
                                query_heads.sym, head_dim.sym)
 D_win, D_chunk = window_attention_dims.sym, chunk_attention_dims.sym
-L_win, L_chunk = attention_window_q.sym, attention_chunk_q.sym
+L_win, L_chunk, L_top = attention_window_q.sym, attention_chunk_q.sym, attention_topk_q.sym
+D_sp, D_idx = sparse_attention_dims.sym, indexer_dims.sym
 c_train = train_flops_per_param_token.sym
 t_w, t_cp_lecture = weight_fetch_floor_q.sym, prefill_compute_time_q.sym
 P = stages.sym
@@ -118,9 +122,20 @@ prefill_chunk_attention_flops_q = Quantity(
     "prefill_chunk_attention_flops", r"C_{\mathrm{chunk}}^{\mathrm{pre}}", "FLOP/seq",
     "FLOPs the chunked-attention layers' attention in one sequence's prefill does at least (exact up to one "
     "chunk's prompt)", domain="nonnegative", display_unit="TFLOP/seq")
+prefill_sparse_attention_flops_q = Quantity(
+    "prefill_sparse_attention_flops", r"C_{\mathrm{sp}}^{\mathrm{pre}}", "FLOP/seq",
+    "FLOPs of a sparse attention in one sequence's prefill: each query over its top-k tokens, and the indexer's "
+    "scores of every earlier token for the queries past the first k", domain="nonnegative", display_unit="TFLOP/seq")
+indexer_flops_per_context_token = Quantity(
+    "indexer_flops_per_context_token", r"c_{\mathrm{idx}}", "FLOP/token",
+    "FLOPs per indexer head and dimension for each context token a sparse attention's indexer scores: the score "
+    "q·k only, no values", value=2,
+    source=paper("DeepSeek-AI 2025, DeepSeek-V3.2-Exp: Boosting Long-Context Efficiency with DeepSeek Sparse "
+                 "Attention", "section 2.1, the lightning indexer: the index score is the sum over indexer heads "
+                 "of w · ReLU(q · k), one dot product per head and preceding token"))
 prefill_flops_q = Quantity("prefill_flops", r"C^{\mathrm{pre}}", "FLOP/seq",
                            "FLOPs of one sequence's prefill: weight multiplies plus causal attention (whole-context, "
-                           "sliding-window and chunked layers)", display_unit="TFLOP/seq")
+                           "sliding-window, chunked and sparse layers)", display_unit="TFLOP/seq")
 attention_crossover_q = Quantity("prefill_attention_crossover", r"\ell_{\mathrm{attn}}", "token/seq",
                                  "prompt length at which a prefill's attention FLOPs equal its weight FLOPs (below "
                                  "one token, attention outweighs the weights at every prompt)", domain="real")
@@ -129,8 +144,9 @@ prefill_compute_time_attn_q = Quantity("prefill_compute_time_with_attention", r"
                                        "at the peak FLOP/s of every pipeline stage's chips", display_unit="ms")
 prefill_floor_compute_time_q = Quantity("prefill_floor_compute_time", r"t_{\mathrm{compute}}^{\min}", "s",
                                        "time for the multiplies a prefill pass cannot skip: all of them, attention "
-                                       "included, but the output head's for every prompt token before the last, at "
-                                       "the peak FLOP/s of every pipeline stage's chips", display_unit="ms")
+                                       "included (a sparse attention's left out), but the output head's for every "
+                                       "prompt token before the last, at the peak FLOP/s of every pipeline stage's "
+                                       "chips", display_unit="ms")
 prefill_memory_time_q = Quantity("prefill_memory_time", r"t_{\mathrm{mem}}^{\mathrm{ttft}}", "s",
                                  "time to read one token's active weights once and write the new tokens' KV cache, "
                                  "over every pipeline stage's chips, and at least the last prompt token's pass "
@@ -162,6 +178,7 @@ H, t_cf = params_output_head.sym, prefill_floor_compute_time_q.sym
 T_ttft, N_cb, c_chunk, c_star = ttft_floor_q.sym, compute_bound_tokens_q.sym, prefill_chunk.sym, chunk_budget_q.sym
 C_train_tok = train_flops_causal_q.sym
 C_win, C_chk = prefill_window_attention_flops_q.sym, prefill_chunk_attention_flops_q.sym
+C_sp, c_idx = prefill_sparse_attention_flops_q.sym, indexer_flops_per_context_token.sym
 d_pre = prefill_head_dim_q.sym
 A = n_attn * n_q * d_pre  # query-head dimensions attending over the whole context, summed over layers
 
@@ -245,13 +262,32 @@ prefill_chunk_attention_flops = Definition(
                  "attention_chunk_size 8192: a chunked layer's causal mask stays within chunks of 8,192 tokens"),
     defines=prefill_chunk_attention_flops_q, expr=c_attn * D_chunk * _CHUNK_TERM,
 )
+# a query of a sparse attention attends to min(i, k) tokens (a window's count, over the top k); the indexer scores
+# the i tokens before every query past the first k (a query within the first k selects them all: a server may skip
+# the indexer there), the triangle's part past k, (l - v)(l + v + 1)/2 with v = min(l, k)
+_w_sp = sp.Min(ell, L_top, evaluate=False)
+_SPARSE_TERM = c_attn * D_sp * _w_sp * (2 * ell - _w_sp + tau) / (2 * tau) \
+    + c_idx * D_idx * (ell - _w_sp) * (ell + _w_sp + tau) / (2 * tau)
+prefill_sparse_attention_flops = Definition(
+    "prefill.prefill_sparse_attention_flops", title="Sparse attention FLOPs of a prefill",
+    statement=r"A sparse attention's i-th new token attends to the \(\min(i, k)\) tokens its indexer selects, "
+              r"\(k\) = attention_topk, in every such layer: a window's count over the top k, at the prefill's "
+              "head dimension (the cheaper form a kernel may run: DeepSeek-V3.2's 160, not the absorbed 544).  "
+              "Its indexer scores every earlier token for each query past the first k, two FLOPs per indexer "
+              "dimension; a query within the first k selects every token, so a server may skip the indexer there, "
+              "and the count leaves it out.  Both are work a prefill at that k cannot skip.",
+    source=paper("DeepSeek-AI 2025, DeepSeek-V3.2-Exp: Boosting Long-Context Efficiency with DeepSeek Sparse "
+                 "Attention", "section 2.1: the lightning indexer scores the preceding tokens and each query "
+                 "attends to the top-k of them (k = 2,048)"),
+    defines=prefill_sparse_attention_flops_q, expr=_SPARSE_TERM,
+)
 prefill_flops = Definition(
     "prefill.prefill_flops", title="FLOPs of a prefill, attention included",
     statement="The weight multiplies plus the causal attention of one sequence's prompt: the layers attending over "
-              "the whole context, the sliding-window layers and the chunked-attention layers (a sparse or linear "
-              "layer's attention is left out: it only adds work).",
+              "the whole context, the sliding-window, chunked-attention and sparse-attention layers (a linear "
+              "layer's fixed-size state work is left out: it only adds work).",
     source=paper("Kaplan et al. 2020, Scaling Laws for Neural Language Models", "section 2.1, table 1"),
-    defines=prefill_flops_q, expr=C_w + C_attn + C_win + C_chk,
+    defines=prefill_flops_q, expr=C_w + C_attn + C_win + C_chk + C_sp,
 )
 attention_crossover = Definition(
     "prefill.prefill_attention_crossover", title="Prompt length where attention matches the weights",
@@ -288,9 +324,10 @@ prefill_floor_compute_time = Definition(
               "last: a server needs logits only where it samples, the last prompt token of each sequence (vLLM, "
               "SGLang and TensorRT-LLM compute no others by default), so a floor leaves the others out.  For a "
               "small model with a large vocabulary the head is a large share of the active weights (Gemma 3 "
-              "270M: 168M of 268M).",
+              "270M: 168M of 268M).  A sparse attention's work (its selected tokens and its indexer) is left out "
+              "too: it only adds to the multiplies, and a floor may count less than a pass does.",
     source=_LOGITS_AT_SAMPLES,
-    defines=prefill_floor_compute_time_q, expr=B * (C_pre - c_fwd * H * (ell - tau)) / (n * P * F),
+    defines=prefill_floor_compute_time_q, expr=B * (C_pre - C_sp - c_fwd * H * (ell - tau)) / (n * P * F),
 )
 prefill_memory_time = Definition(
     "prefill.prefill_memory_time", title="Memory time of a prefill pass",
@@ -353,7 +390,8 @@ prefill_flops_ge_weight_flops = Claim(
               "prompt passes their window or chunk).",
     source=paper("Kaplan et al. 2020, Scaling Laws for Neural Language Models", "table 1"),
     goal=logic.And((logic.ge(C_pre, C_w), logic.eq(C_pre - C_w, c_attn * A * ell * (ell + tau) / (2 * tau)
-                                                   + c_attn * D_win * _WIN_TERM + c_attn * D_chunk * _CHUNK_TERM))),
+                                                   + c_attn * D_win * _WIN_TERM + c_attn * D_chunk * _CHUNK_TERM
+                                                   + _SPARSE_TERM))),
 )
 attention_dominates_iff = Claim(
     "prefill.attention_dominates_iff", title="Attention dominates a prefill past twice the quadratic context",
@@ -527,11 +565,11 @@ def _pinned(active: str, attn_layers: int, heads: int, dim: int, length: int) ->
     # every layer attends over the whole context: no sliding-window or chunked layer
     return (logic.eq(N_act, si(active)), logic.eq(n_attn, attn_layers), logic.eq(n_q, heads),
             logic.eq(d_head, dim), logic.eq(ell, si(f"{length} token/seq")), logic.eq(D_win, 0),
-            logic.eq(D_chunk, 0))
+            logic.eq(D_chunk, 0), logic.eq(D_sp, 0), logic.eq(D_idx, 0))
 
 
 _FORALL = (params_active, global_attention_layers, query_heads, head_dim, prefill_tokens, window_attention_dims,
-           chunk_attention_dims)
+           chunk_attention_dims, sparse_attention_dims, indexer_dims)
 _DSV3 = _pinned("37e9 param", 61, 128, 160, 4096)
 _DSV2 = _pinned("21e9 param", 60, 128, 160, 4096)
 _L405 = _pinned("405e9 param", 126, 128, 128, 4096)
