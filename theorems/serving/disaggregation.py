@@ -123,8 +123,10 @@ kv_transfer_time = Definition(
 )
 prefill_stall = Definition(
     "disaggregation.prefill_stall", title="Stall of a co-located prefill",
-    statement="A prefill of the request's prompt on the replica's n chips, at its compute floor: every prompt "
-              "token times every active weight at peak FLOP/s.",
+    statement="A prefill of the request's prompt on the replica's n chips at peak FLOP/s: every prompt token "
+              "times every active weight, as the lecture counts a prefill (the output head too, which a server "
+              "runs on the last prompt token only: a few percent of a large model's active weights, so the "
+              "stall reads that much high; attention left out, which adds to it).",
     source=_DISTSERVE, defines=prefill_stall_q, expr=c_fwd * N_act * ell / (n * F),
 )
 interference = Definition(
