@@ -134,6 +134,18 @@ def test_serving_card_gives_the_ttft_floor_or_names_the_input_it_needs(capsys) -
     assert 0.1415 < seconds < 0.1420
 
 
+def test_serving_card_gives_one_prompts_flops_with_its_attention(capsys) -> None:
+    """Beside the floor (attention left out), what the prompt multiplies: Llama 3 8B's 512 tokens, 2 x 7.505B x
+    512 for the weights and 4 x 32 layers x 32 heads x 128 x 512 x 513 / 2 for causal attention, 7.754 TFLOP."""
+    argv = ["card", "--library", "serving", "--hardware", "h100-sxm", "--model", "llama3-8b", "--set", "chips=1",
+            "--set", "prefill_tokens=512 token/seq", "--json"]
+    code, out, _ = run(capsys, *argv)
+    row = {r["name"]: r for r in json.loads(out)["rows"]}["prefill_flops"]
+    params = 7_504_658_432  # params_active of the preset: no input embedding, the output head kept
+    assert code == 0 and row["decl"] == "prefill.prefill_flops" and row["display"] == "7.754 TFLOP/seq"
+    assert sp.Rational(row["exact"]) == 2 * params * 512 + 4 * 32 * 32 * 128 * 512 * 513 // 2
+
+
 def test_the_cards_ttft_floor_is_one_requests_whatever_the_batch(capsys) -> None:
     """The scenario's batch is the sequences in flight, not prompts prefilled together: at 16 sequences the
     card's TTFT floor stays one request's (Llama 3 70B on an H100 node: 143.9 ms for 8K tokens), not the
