@@ -13,7 +13,8 @@ Main claims:
 - ``prefill.prefill_flops``: prefill FLOPs per sequence = weight multiplies c_fwd·N_act·ℓ plus causal
   attention c_attn·n_attn·n_q·d_pre·ℓ(ℓ + τ)/(2τ) over the layers spanning the whole context, plus the
   sliding-window layers' (exact: Σ min(i, L_win) over D_win query-head dimensions) and the chunked layers'
-  (a lower count of Σ ((i − 1) mod L_chunk) + 1, exact within one chunk, over D_chunk);
+  (a lower count of Σ ((i − 1) mod L_chunk) + 1, exact within one chunk, over D_chunk), plus a sparse
+  attention's (Σ min(i, k) over D_sp, and its indexer's Σ i over the queries past the first k, over D_idx);
   ``prefill.prefill_flops_ge_weight_flops``: never less than the lecture's count.
 - **Attention crossover** ``prefill.attention_dominates_iff``: attention FLOPs of a prefill reach its
   weight FLOPs exactly when ℓ ≥ ℓ_attn = 2·c_fwd·N_act·τ/(c_attn·n_attn·n_q·d_pre) − τ, which is
@@ -386,8 +387,9 @@ train_flops_causal = Definition(
 prefill_flops_ge_weight_flops = Claim(
     "prefill.prefill_flops_ge_weight_flops", title="Attention only adds to a prefill's FLOPs",
     statement="A prefill's FLOPs are never below the weight multiplies the lecture counts, and exceed them by "
-              "a term quadratic in the prompt (the sliding-window and chunked layers' terms grow linearly once the "
-              "prompt passes their window or chunk).",
+              "a term quadratic in the prompt (the sliding-window, chunked and sparse layers' own attention grows "
+              "linearly once the prompt passes their window, chunk or top k; a sparse attention's indexer stays "
+              "quadratic).",
     source=paper("Kaplan et al. 2020, Scaling Laws for Neural Language Models", "table 1"),
     goal=logic.And((logic.ge(C_pre, C_w), logic.eq(C_pre - C_w, c_attn * A * ell * (ell + tau) / (2 * tau)
                                                    + c_attn * D_win * _WIN_TERM + c_attn * D_chunk * _CHUNK_TERM
@@ -562,7 +564,7 @@ request_floor_head_every_token_false_twin = Claim(
 
 # Worked examples against published training FLOPs (the models pinned by hypotheses) --------------------
 def _pinned(active: str, attn_layers: int, heads: int, dim: int, length: int) -> tuple:
-    # every layer attends over the whole context: no sliding-window or chunked layer
+    # every layer attends over the whole context: no sliding-window, chunked or sparse layer
     return (logic.eq(N_act, si(active)), logic.eq(n_attn, attn_layers), logic.eq(n_q, heads),
             logic.eq(d_head, dim), logic.eq(ell, si(f"{length} token/seq")), logic.eq(D_win, 0),
             logic.eq(D_chunk, 0), logic.eq(D_sp, 0), logic.eq(D_idx, 0))
