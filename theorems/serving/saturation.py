@@ -26,7 +26,9 @@ mean wait in queue.
 Implementation notes: the capacity model is static batching with equal lengths (a batch is prefilled, then
 decoded to its end, every request of the mix alike); continuous batching refills a slot as soon as a request
 ends and has the same capacity for equal lengths.  The step times are the lecture's (``roofline.step_time``,
-``pricing.prefill_step_time``), so every floor of theirs is a ceiling on the capacity.  M/M/1 (Poisson
+``pricing.prefill_step_time``), so the capacity is the lecture's reading, an estimate rather than a proved ceiling:
+its prefill counts the output head for every prompt token (a server runs it on the last) and no attention, and its
+decode step reads each sequence's whole cache (a sparse attention reads less).  M/M/1 (Poisson
 arrivals, exponential service, one server of rate μ, first come first served) is an assumption a user can
 see: it ignores that a batch serves B requests at once, and is the textbook baseline, not a fit.
 
