@@ -6,6 +6,8 @@ import json
 
 import pytest
 import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from whatif_fixture import BASE_SETS, load
 
 from derive.cli import main
@@ -232,3 +234,18 @@ def test_whole_values_of_an_interval(low, low_closed, high, high_closed, expecte
     m = Margin("c", "n", "1", sp.Integer(1), [Interval(lo, hi, low_closed, high_closed)], "positive", False,
                None, sp.Symbol("n"), whole_unit=sp.Integer(1))
     assert m.whole_ranges() == expected
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.fractions(0, 60, max_denominator=7), st.fractions(0, 60, max_denominator=7), st.booleans(), st.booleans(),
+       st.booleans())
+def test_whole_values_are_the_integers_inside(a, b, low_closed, high_closed, unbounded):
+    from derive.whatif.margin import Interval, Margin
+
+    low, high = sorted((sp.Rational(a.numerator, a.denominator), sp.Rational(b.numerator, b.denominator)))
+    interval = Interval(low, None if unbounded else high, low_closed, high_closed)
+    m = Margin("c", "n", "1", sp.Integer(1), [interval], "positive", False, None, sp.Symbol("n"),
+               whole_unit=sp.Integer(1))
+    inside = [k for k in range(0, 80) if interval.contains(sp.Integer(k))]
+    listed = [k for first, last in m.whole_ranges() for k in range(first, 80 if last is None else last + 1)]
+    assert listed == inside
