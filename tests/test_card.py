@@ -449,6 +449,18 @@ def test_a_card_on_one_chip_in_one_stage_reads_the_layout_at_its_defaults(capsys
     assert len(said) == 1 and "chips = 1" in said[0] and "stages = 1" in said[0] and "tp = 1, pp = 1" in said[0]
 
 
+def test_check_decides_the_layout_claims_the_card_decides_on_one_chip(capsys) -> None:
+    """derive check reads the scenario as the card and the documents do: on one chip in one stage the layout's
+    claims are decided at its defaults (check said unknown for want of tp while the card and build decided them)."""
+    code, out, _ = run(capsys, *ONE_CHIP)
+    held = next(r for r in json.loads(out)["rows"] if r["decl"] == "layouts.layout_memory_fits_in_hbm")
+    argv = [a for a in ONE_CHIP if a not in ("card", "--json")]
+    code, out, _ = run(capsys, "check", "layouts.layout_memory_fits_in_hbm", *argv, "--json")
+    result = json.loads(out)["claims"][0]
+    assert result["verdict"] == held["verdict"] and result["verdict"] in ("proved", "refuted")
+    assert any(n.startswith("layout: none given") for n in json.loads(out)["notes"])
+
+
 @pytest.mark.parametrize("extra", [["--set", "chips=8"], ["--set", "stages=2"]])
 def test_no_layout_is_read_where_the_chips_fit_more_than_one(capsys, extra) -> None:
     """Eight chips (or one chip a stage over two stages) fit several layouts: none is guessed, the rows ask."""

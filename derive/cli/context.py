@@ -40,6 +40,15 @@ class Context:
                               assumes=getattr(a, "assumes", []), si=getattr(a, "si", False),
                               measured=getattr(a, "measured", False), measurements=getattr(a, "measurements", []))
 
+    @cached_property
+    def read_scenario(self) -> Scenario:
+        """The scenario as the commands that check and evaluate read it (check, eval, build; the card and the
+        what-ifs do the same in the library): an input table it does not use is read at its defaults where those
+        are what it says (one chip in one stage is one layout, with a note), so every command answers alike."""
+        from derive.model.scenario import with_implied_input_tables
+
+        return with_implied_input_tables(self.library, self.scenario)
+
     @property
     def rlimit(self) -> int:
         from derive.kernel.problem import DEFAULT_RLIMIT

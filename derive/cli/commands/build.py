@@ -48,14 +48,13 @@ def run(args, ctx) -> int:
     from derive.cli.commands.output import check_output_folder, emit
     from derive.documents.build import build, parse_formats
     from derive.documents.render import check_templates
-    from derive.model.scenario import build_scenario, with_implied_input_tables
+    from derive.model.scenario import build_scenario
 
     formats = parse_formats(args.format)
     check_output_folder(args.out, "--out")
     check_templates()  # a broken installation fails here, before any proving
     library = ctx.library
-    # one chip in one stage is one layout: the documents print its values (with the note), as the card does
-    scenario = with_implied_input_tables(library, ctx.scenario)
+    scenario = ctx.read_scenario  # one chip in one stage is one layout: its values printed, with the note
     baseline = build_scenario(library)
 
     result = build(library, scenario, args.out, formats, baseline=baseline, rlimit=getattr(args, "rlimit", None),

@@ -34,14 +34,14 @@ def run(args, ctx) -> int:
     from derive.model.scenario import DEFAULT_SCENARIO
 
     ids = list(dict.fromkeys(ctx.library.resolve(i).id for i in args.ids))  # each claim once, in the order given
-    checker = ctx.checker(workers=default_workers())
+    checker = ctx.checker(ctx.read_scenario, workers=default_workers())
     notes: dict[str, object] = {}
 
     def read_notes() -> None:  # needs no verdict: done while the worker processes check
         try:
             from derive.whatif.feasibility import feasibility  # imported here too: 10 ms
 
-            notes["infeasible"] = feasibility(ctx.library, ctx.scenario).violations  # no deployment can exist
+            notes["infeasible"] = feasibility(ctx.library, ctx.read_scenario).violations  # no deployment can exist
         except Exception as err:  # noqa: BLE001 - raised below, after the check, as it always was
             notes["error"] = err
 
@@ -50,7 +50,7 @@ def run(args, ctx) -> int:
         # workers checked, the notes' expansions were a tenth of the serving library's check's CPU), and
         # where the counterexample's lines are written without holding up the output (281 values there)
         try:
-            inputs: set[str] | Exception = claim_inputs(ctx.library, ctx.scenario, [claim.id])
+            inputs: set[str] | Exception = claim_inputs(ctx.library, ctx.read_scenario, [claim.id])
         except Exception as err:  # noqa: BLE001 - raised below, after the check, as it always was
             inputs = err
         ready = display = None
@@ -73,12 +73,12 @@ def run(args, ctx) -> int:
         if isinstance(part, Exception):
             raise part
         inputs |= part
-    notes["pinned"] = pinned_notes(ctx.library, ctx.scenario, only=inputs)  # its error before feasibility's
+    notes["pinned"] = pinned_notes(ctx.library, ctx.read_scenario, only=inputs)  # its error before feasibility's
     if "error" in notes:
         raise notes["error"]  # type: ignore[misc]
     notes["inputs"] = inputs
     rechecked = _certify(args, checker, report) if args.certificates or args.recheck else 0
-    elsewhere = expectations_elsewhere(ctx.library, ctx.scenario, report.results)
+    elsewhere = expectations_elsewhere(ctx.library, ctx.read_scenario, report.results)
     ok = all(r.meets_expectation or r.id in elsewhere for r in report.results)
     inputs = notes["inputs"]  # notes: only what the claims read
     pinned = notes["pinned"]
@@ -90,7 +90,7 @@ def run(args, ctx) -> int:
                 display = written[claim["id"]][2]  # type: ignore[index]
                 claim["counterexample_display"] = display if display is not None else {
                     k: quantity_text(ctx.library, k, v) for k, v in claim["counterexample"].items()}
-        emit_json({**data, "pinned": pinned, "notes": scenario_notes(ctx.scenario, inputs),
+        emit_json({**data, "pinned": pinned, "notes": scenario_notes(ctx.read_scenario, inputs),
                    "expectations_elsewhere": sorted(elsewhere),
                    "infeasible": [v.to_json() for v in infeasible]})
         return 0 if ok and not rechecked else 1
@@ -118,7 +118,7 @@ def run(args, ctx) -> int:
 
         seen: dict[str, object] = {}
         for cid in inconsistent:
-            for c in conflicts(ctx.library, ctx.scenario, ctx.library.declarations[cid]):
+            for c in conflicts(ctx.library, ctx.read_scenario, ctx.library.declarations[cid]):
                 seen.setdefault(f"{c.origin} {c.relation}", c)
         if seen:
             emit("inconsistent: the scenario's values contradict")
@@ -133,8 +133,8 @@ def run(args, ctx) -> int:
         emit(pinned_line(pinned))
     for v in infeasible:
         emit(v.note)
-    emit_notes(ctx.scenario, inputs)
-    emit(f"scenario {ctx.scenario.name}: {verdict_summary(report.results, elsewhere, DEFAULT_SCENARIO)}")
+    emit_notes(ctx.read_scenario, inputs)
+    emit(f"scenario {ctx.read_scenario.name}: {verdict_summary(report.results, elsewhere, DEFAULT_SCENARIO)}")
     return 0 if ok and not rechecked else 1
 
 

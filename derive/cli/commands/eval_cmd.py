@@ -48,12 +48,10 @@ def run(args, ctx) -> int:
     )
     from derive.model.evaluate import evaluate
     from derive.model.names import check_value_name
-    from derive.model.scenario import with_implied_input_tables
 
     for text in args.exprs:
         check_value_name(ctx.library, text)
-    # one chip in one stage is one layout: its values are answered (with the note), as the card answers them
-    scenario = with_implied_input_tables(ctx.library, ctx.scenario)
+    scenario = ctx.read_scenario  # one chip in one stage is one layout: answered with the note, as the card does
     evs = [evaluate(ctx.library, scenario, text, args.unit, dependence=True) for text in args.exprs]
     inputs = {n for ev in evs for n in ev.used}
     from derive.whatif.card import caveats_for
