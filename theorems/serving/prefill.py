@@ -230,10 +230,17 @@ prefill_attention_flops = Definition(
                  "appendix F, counts the weighted sum of values alike; causal masking halves the square"),
     defines=prefill_attention_flops_q, expr=c_attn * A * ell * (ell + tau) / (2 * tau),
 )
-# the causal triangle less the tokens past the window's reach: l(l+1)/2 - m(m+1)/2 with m = l - w', w' = min(l, L_win),
-# which is w'(2l - w' + 1)/2, a product of two non-negative factors
-_w_win = sp.Min(ell, L_win, evaluate=False)
-_WIN_TERM = _w_win * (2 * ell - _w_win + tau) / (2 * tau)
+
+
+def _window_count(reach: sp.Expr) -> sp.Expr:
+    """Context tokens a prompt's queries meet when each meets at most ``reach`` (a window, a top k): the causal
+    triangle l(l+1)/2 less the part past the reach, m(m+1)/2 with m = l - w', w' = min(l, reach), which is
+    w'(2l - w' + 1)/2, a product of two non-negative factors (z3 sees the sign)."""
+    w = sp.Min(ell, reach, evaluate=False)
+    return w * (2 * ell - w + tau) / (2 * tau)
+
+
+_WIN_TERM = _window_count(L_win)
 # the first chunk's triangle, then (C+1)/2 a token past it, less at most an eighth of a chunk's square (and never
 # more than C/2 a token past the first chunk): exact within one chunk, never above the exact sum
 _u_chk = sp.Min(ell, L_chunk, evaluate=False)
@@ -267,8 +274,7 @@ prefill_chunk_attention_flops = Definition(
 # the i tokens before every query past the first k (a query within the first k selects them all: a server may skip
 # the indexer there), the triangle's part past k, (l - v)(l + v + 1)/2 with v = min(l, k)
 _w_sp = sp.Min(ell, L_top, evaluate=False)
-_SPARSE_TERM = c_attn * D_sp * _w_sp * (2 * ell - _w_sp + tau) / (2 * tau) \
-    + c_idx * D_idx * (ell - _w_sp) * (ell + _w_sp + tau) / (2 * tau)
+_SPARSE_TERM = c_attn * D_sp * _window_count(L_top) + c_idx * D_idx * (ell - _w_sp) * (ell + _w_sp + tau) / (2 * tau)
 prefill_sparse_attention_flops = Definition(
     "prefill.prefill_sparse_attention_flops", title="Sparse attention FLOPs of a prefill",
     statement=r"A sparse attention's i-th new token attends to the \(\min(i, k)\) tokens its indexer selects, "
