@@ -345,6 +345,22 @@ def test_sparse_attention_prefill_flops_of_deepseek_v3_2_by_hand():
     assert floor == value("prefill_weight_flops", **kw) - head
 
 
+@pytest.mark.parametrize("config", ["llama-3.1-8b.json", "gemma-3-27b-it.json", "deepseek-v3.2.json",
+                                    "gpt-oss-120b.json"])
+def test_served_prefill_samples_logits_at_the_last_token_only(config):
+    # prefill_flops counts the output head at every prompt token, as training does; a server's prefill at the
+    # last one: the difference is the head's multiplies at the others, and the floor's compute is the served count
+    # less a sparse attention's work, over the pooled FLOP/s
+    sets = ["prefill_tokens=8192 token/seq", "chips=8", "batch=1 seq"]
+    kw = {"model": str(CONFIGS / config), "sets": sets}
+    head = value("params_output_head", **kw)
+    assert head > 0
+    served, full = value("served_prefill_flops", **kw), value("prefill_flops", **kw)
+    assert full - served == 2 * head * 8191
+    floor = value("prefill_floor_compute_time * chips * flops", **kw)
+    assert floor == served - value("prefill_sparse_attention_flops", **kw)
+
+
 def test_sliding_window_prefill_flops_of_mistral_7b_by_hand():
     # 4 FLOPs x 32 layers x 32 heads x 128 x sum of min(i, 4096) over 32,768 tokens = 4096 (2 x 32768 - 4096 + 1) / 2
     kw = {"model": str(CONFIGS / "mistral-7b-v0.1.json"), "sets": ["prefill_tokens=32768 token/seq"]}

@@ -140,9 +140,10 @@ CARD = [
     {"label": "time to first token floor (one request's prefill of prefill_tokens)", "value": "request_ttft_floor",
      "unit": "ms", "decl": "prefill.ttft_floor_below_measured", "caveats": [_POOLED_TTFT_CAVEAT]},
     # what that prefill multiplies, attention of every kind the config reader knows included (the floor above
-    # leaves attention out: which form a kernel runs is the serving stack's choice)
-    {"label": "prefill FLOPs of one request's prompt (attention included)", "value": "prefill_flops",
-     "decl": "prefill.prefill_flops"},
+    # leaves attention out: which form a kernel runs is the serving stack's choice), the output head at the
+    # sampled token only, as a server runs it
+    {"label": "prefill FLOPs of one request's prompt (attention included, logits at its last token)",
+     "value": "served_prefill_flops", "decl": "prefill.served_prefill_flops"},
     {"label": "chips of the layout (tp·pp·cp·dp; ep shares them)", "value": "layout_chips",
      "decl": "layouts.layout_chips"},
     # the lecture's decode floor pools a stage's chips; a replica reads its own dense weights over its tp devices

@@ -137,6 +137,10 @@ indexer_flops_per_context_token = Quantity(
 prefill_flops_q = Quantity("prefill_flops", r"C^{\mathrm{pre}}", "FLOP/seq",
                            "FLOPs of one sequence's prefill: weight multiplies plus causal attention (whole-context, "
                            "sliding-window, chunked and sparse layers)", display_unit="TFLOP/seq")
+served_prefill_flops_q = Quantity("served_prefill_flops", r"C^{\mathrm{pre}}_{\mathrm{serve}}", "FLOP/seq",
+                                  "FLOPs a server's prefill of one sequence's prompt does: prefill_flops less the "
+                                  "output head's for every prompt token before the last (logits only where it "
+                                  "samples)", display_unit="TFLOP/seq")
 attention_crossover_q = Quantity("prefill_attention_crossover", r"\ell_{\mathrm{attn}}", "token/seq",
                                  "prompt length at which a prefill's attention FLOPs equal its weight FLOPs (below "
                                  "one token, attention outweighs the weights at every prompt)", domain="real")
@@ -175,7 +179,7 @@ prefill_head_dim_q = Quantity("prefill_head_dim", r"d_{\mathrm{head}}^{\mathrm{p
 
 C_w, C_attn, C_pre = prefill_weight_flops_q.sym, prefill_attention_flops_q.sym, prefill_flops_q.sym
 ell_attn, t_cpa, t_pm = attention_crossover_q.sym, prefill_compute_time_attn_q.sym, prefill_memory_time_q.sym
-H, t_cf = params_output_head.sym, prefill_floor_compute_time_q.sym
+H, t_cf, C_srv = params_output_head.sym, prefill_floor_compute_time_q.sym, served_prefill_flops_q.sym
 T_ttft, N_cb, c_chunk, c_star = ttft_floor_q.sym, compute_bound_tokens_q.sym, prefill_chunk.sym, chunk_budget_q.sym
 C_train_tok = train_flops_causal_q.sym
 C_win, C_chk = prefill_window_attention_flops_q.sym, prefill_chunk_attention_flops_q.sym
@@ -324,6 +328,15 @@ output_head_within_active = Assumption(
               "are the others.",
     source=derived("a decoder's layers precede its output head"),
     relation=logic.lt(H, N_act),
+)
+served_prefill_flops = Definition(
+    "prefill.served_prefill_flops", title="FLOPs of a served prefill",
+    statement="A prefill's FLOPs as a server does them: the output head multiplies the last prompt token only, "
+              "where the first output token is sampled (training computes logits at every token, and "
+              "prefill_flops counts them so).  For Llama 3 8B's 512-token prompt the difference is 2 x 525M x 511 "
+              "FLOPs, 7 % of the pass; for a small model with a large vocabulary, most of it.",
+    source=_LOGITS_AT_SAMPLES,
+    defines=served_prefill_flops_q, expr=C_pre - c_fwd * H * (ell - tau),
 )
 prefill_floor_compute_time = Definition(
     "prefill.prefill_floor_compute_time", title="Compute time a prefill pass cannot skip",
