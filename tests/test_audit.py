@@ -379,6 +379,34 @@ def test_a_speculative_row_is_held_to_the_floor_over_its_tokens_per_step(tmp_pat
     assert any(c.get("quantity") == "accepted_tokens_per_step" for c in rows["eagle_low"].metrics["tpot"][0].changes)
 
 
+def test_a_row_without_an_acceptance_length_is_said_to_be_read_as_plain_decoding(tmp_path):
+    # an EAGLE run's 244 token/s (SGLang's documentation, Llama 3.1 8B on one H100) beats the one-token ceiling of
+    # 223 token/s: the note says what the empty column was read as, where a row leaves it empty, and only there
+    def notes(text: str) -> list[str]:
+        path = tmp_path / "rows.csv"
+        path.write_text(text)
+        header, rows = read_rows(str(path))
+        auditor = Auditor(SERVING_PLAN, header, where=str(path))
+        list(auditor.audit(rows))
+        return auditor.notes
+
+    head = "id,model,hardware,chips,batch,bytes_per_param,accepted_tokens_per_step,tokens_per_s\n"
+    said = [n for n in notes(head + "eagle2,llama3-8b,h100-sxm,1,1,2 byte/param,,244.10\n")
+            if "accepted_tokens_per_step" in n]
+    assert len(said) == 1 and "plain decoding" in said[0] and "speculative decoding" in said[0]
+    assert not any("plain decoding" in n for n in notes(head + "eagle2,llama3-8b,h100-sxm,1,1,2 byte/param,3,244.10\n"))
+
+
+def test_a_bound_repeated_with_notes_of_its_own_is_taken_once_whatever_the_order():
+    # the serving library repeats the lecture's plain step-floor bounds with a note on the acceptance length
+    both, reverse, serving = (load_library(s).audit_bounds for s in (["lecture", "serving"], ["serving", "lecture"],
+                                                                     ["serving"]))
+    assert sorted(map(repr, both)) == sorted(map(repr, reverse)) == sorted(map(repr, serving))
+    plain = [b for b in both if b["metric"] == "tpot" and "accepted_tokens_per_step" in b.get("unless_given", [])]
+    assert len(plain) == len({repr({k: v for k, v in b.items() if k != "notes_when_missing"}) for b in plain})
+    assert all("accepted_tokens_per_step" in b["notes_when_missing"] for b in plain)
+
+
 def test_the_lecture_alone_refuses_the_speculative_column(tmp_path, capsys):
     path = tmp_path / "spec.csv"
     path.write_text(SPECULATIVE)

@@ -326,6 +326,20 @@ def _audit_bounds(root: ModuleType, spec: str) -> list[dict[str, object]]:
     return out
 
 
+def _add_bound(bounds: list[dict[str, object]], bound: dict[str, object]) -> None:
+    """``bound`` added to ``bounds``, once: a bound that repeats one already there, or repeats it with notes of its
+    own on empty columns (a library that builds on another says more about the same reading), is merged into it."""
+    def reading(b: dict[str, object]) -> dict[str, object]:
+        return {k: v for k, v in b.items() if k != "notes_when_missing"}
+
+    for i, there in enumerate(bounds):
+        if reading(there) == reading(bound):
+            notes = {**dict(there.get("notes_when_missing", {})), **dict(bound.get("notes_when_missing", {}))}  # type: ignore[arg-type]
+            bounds[i] = {**there, **({"notes_when_missing": notes} if notes else {})}
+            return
+    bounds.append(bound)
+
+
 def _predict_metric(root: ModuleType, spec: str, bounds: list[dict[str, object]]) -> str | None:
     """A root's PREDICT_METRIC: the name of an AUDIT_BOUNDS metric declared with a claim and its terms."""
     value = _attribute(root, "PREDICT_METRIC", None, spec)
@@ -632,7 +646,8 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
                     # a library that builds on another lists its parts again (the serving library lists the
                     # lecture's topics, figures and presets): each is taken once
                     headlines.extend(h for h in _headlines(root, spec) if h not in headlines)
-                    audit_bounds.extend(b for b in _audit_bounds(root, spec) if b not in audit_bounds)
+                    for b in _audit_bounds(root, spec):
+                        _add_bound(audit_bounds, b)
                     feasibility.extend(f for f in _feasibility(root, spec) if f not in feasibility)
                     card.extend(c for c in _card(root, spec) if c not in card)
                     predict_metric = _predict_metric(root, spec, audit_bounds) or predict_metric
