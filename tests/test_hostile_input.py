@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 from libtools import one_error_line, run_cli
@@ -252,3 +253,162 @@ def test_diff_markdown_shows_a_title_verbatim(tmp_path, capsys):
     assert code in (0, 1), err
     (row,) = [line for line in out.splitlines() if line.startswith("| `ev.fast`")]
     assert r"(Fast \| pipe \<b\>x\</b\> \*s\* <span>$</span>5)" in row, row
+
+
+# found by feeding derive damaged files and odd paths (session of 2026-11-30) -----------------------------------
+
+PLANTED = os.path.join(os.path.dirname(__file__), "..", "examples", "audit", "planted.csv")
+
+
+def test_audit_out_refuses_a_fifo_and_writes_through_a_link(tmp_path, capsys):
+    # the atomic write renamed its temporary file over whatever the path was: a FIFO, a device, a link
+    fifo = tmp_path / "ff.csv"
+    os.mkfifo(fifo)
+    code, out, err = run(capsys, ["audit", PLANTED, "--out", str(fifo)])
+    one_error_line(code, err)
+    assert "not a regular file" in err and fifo.is_fifo()
+    real, link = tmp_path / "real.csv", tmp_path / "link.csv"
+    real.write_text("old\n")
+    link.symlink_to(real.name)
+    code, out, err = run(capsys, ["audit", PLANTED, "--out", str(link)])
+    assert code in (0, 1), err
+    assert link.is_symlink() and real.read_text().startswith("id,model,hardware")
+    assert real.stat().st_mode & 0o044  # the usual mode of a user's file, not the temporary file's 0600
+
+
+@pytest.mark.parametrize("argv", [["audit", PLANTED, "--out", ""], ["sweep", "step_time", "--vary", "batch=1:10:3",
+                                                                     "--out", ""],
+                                  ["sweep", "step_time", "--vary", "batch=1:10:3", "--figure", ""],
+                                  ["check", "batch_optimum", "--certificates", ""], ["eval", "batch", "--unit", ""],
+                                  ["audit", PLANTED, "--top", "0"]])
+def test_an_empty_output_name_or_no_rows_to_show_is_refused(capsys, argv):
+    code, out, err = run(capsys, argv)
+    one_error_line(code, err)
+
+
+def test_a_fifo_beside_a_scenario_file_does_not_hang_the_check(tmp_path):
+    # the output cache digested every *.toml beside the scenario file, and opening a FIFO waits for a writer
+    (tmp_path / "mine.toml").write_text('[values.batch]\nvalue = "64 seq"\nsource = "ours"\n')
+    os.mkfifo(tmp_path / "zz.toml")
+    proc = subprocess.run([sys.executable, "-m", "derive", "check", "batch_optimum", "--scenario",
+                           str(tmp_path / "mine.toml")],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode in (0, 1), proc.stderr
+
+
+def test_ledger_since_reads_no_fifo_or_device(tmp_path, capsys):
+    fifo = tmp_path / "f.json"
+    os.mkfifo(fifo)
+    for path in (str(fifo), "/dev/zero"):
+        code, out, err = run(capsys, ["ledger", "--since", path])
+        one_error_line(code, err)
+        assert "not a regular file" in err
+
+
+@pytest.mark.parametrize(("quant", "words"), [
+    ({"quant_method": "bitsandbytes", "load_in_4bit": "no"}, "must be true or false"),
+    ({"quant_method": "compressed-tensors", "config_groups": {"g": [1]}}, "config group must be an object"),
+    ({"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": [1]}}}, "config group must be")])
+def test_a_quantization_field_of_the_wrong_type_is_refused_not_read_loosely(tmp_path, capsys, quant, words):
+    # "load_in_4bit": "no" read as 4-bit weights (a string is true), a group that is a list as no group at all
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**LLAMA, "quantization_config": quant}))
+    code, out, err = run(capsys, ["eval", "bytes_per_param", "--hardware", "h100-sxm", "--model", str(path)])
+    one_error_line(code, err)
+    assert words in err
+
+
+@pytest.mark.parametrize("cell", ["1e400", "1e999 ms"])
+def test_an_audited_number_beyond_a_float_leaves_its_row_unchecked(tmp_path, capsys, cell):
+    path = tmp_path / "huge.csv"
+    path.write_text(f"id,model,hardware,chips,batch,context,bytes_per_param,tpot\nr,llama3-70b,h100-sxm,8,1,1024,2,"
+                    f"{cell}\n")
+    code, out, err = run(capsys, ["audit", str(path)])
+    assert code == 0 and "internal error" not in err, err
+    assert "beyond the audit's floating-point range" in out and "0 impossible, 0 consistent, 1 unchecked" in out
+
+
+def test_a_jsonl_row_naming_a_column_twice_is_refused(tmp_path, capsys):
+    path = tmp_path / "dup.jsonl"
+    path.write_text('{"id": "a", "model": "llama3-70b", "hardware": "h100-sxm", "chips": 8, "chips": 4, '
+                    '"tpot": "12 ms"}\n')
+    code, out, err = run(capsys, ["audit", str(path)])
+    one_error_line(code, err)
+    assert "'chips' appears twice" in err
+
+
+@pytest.mark.parametrize("argv", [["eval", "floor(exp(10**7))"], ["eval", "ceil(exp(1000))"],
+                                  ["check", "batch_optimum", "--assume", "batch*floor(exp(10**7)) >= 1 seq"]])
+def test_rounding_a_number_too_large_is_refused_at_once(capsys, argv):
+    # sympy searched millions of digits for floor(exp(10**7)) (no end in sight) or gave up with PrecisionExhausted
+    code, out, err = run(capsys, argv)
+    one_error_line(code, err)
+    assert "too large to round exactly" in err
+
+
+def test_rounding_a_value_too_large_says_so_where_it_is_evaluated(capsys):
+    code, out, err = run(capsys, ["eval", "floor(exp(sparsity))", "--set", "sparsity=10000000"])
+    assert code == 0 and "internal error" not in err, err
+    assert "is not rounded exactly at the values given" in out
+    code, out, err = run(capsys, ["eval", "floor(exp(sparsity))", "--set", "sparsity=100"])
+    assert "2.688e43" in out
+
+
+@pytest.mark.parametrize("inner", [[1], {"a": 1}])
+def test_a_multimodal_config_whose_inner_type_is_not_text_is_refused(tmp_path, capsys, inner):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "mistral3", "text_config": {"model_type": inner}}))
+    code, out, err = run(capsys, ["eval", "step_time", "--hardware", "h100-sxm", "--model", str(path)])
+    one_error_line(code, err)
+    assert "text_config.model_type' must be text" in err and "config reader failed" not in err
+
+
+def test_a_hub_cache_ref_that_is_not_text_falls_back_to_the_snapshots(tmp_path, capsys, monkeypatch):
+    repo = tmp_path / "models--a--b"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_bytes(b"\xff\xfe")
+    (repo / "snapshots" / "abc").mkdir(parents=True)
+    (repo / "snapshots" / "abc" / "config.json").write_text(json.dumps(LLAMA))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    code, out, err = run(capsys, ["eval", "params_total", "--model", "a/b"])
+    assert code == 0 and "internal error" not in err, err
+    assert "params_total" in out
+
+
+def test_recheck_of_a_damaged_certificate_folder(tmp_path, capsys):
+    code, out, err = run(capsys, ["check", "batch_optimum", "chinchilla_equalisation_at_chinchilla_budget",
+                                  "--certificates", str(tmp_path / "c")])
+    assert code == 0, err
+    index = json.loads((tmp_path / "c" / "index.json").read_text())
+    by_kind = {e["kind"]: e["file"] for e in index["certificates"]}
+    (tmp_path / "c" / by_kind["interval"]).write_text("[1, 2, 3]")  # JSON, not an interval certificate
+    (tmp_path / "c" / by_kind["smt2"]).write_text("(assert (= 1 (")  # cut short: cvc5 warned on the terminal
+    code, out, err = run(capsys, ["recheck", str(tmp_path / "c")])
+    assert code == 0 and err.count("\n") <= 1 and "internal error" not in err, err
+    assert "0 confirmed, 2 not confirmed, 0 disagrees" in out
+    (tmp_path / "c" / by_kind["smt2"]).write_bytes(b"\xff\xfe")
+    code, out, err = run(capsys, ["recheck", str(tmp_path / "c")])
+    one_error_line(code, err)
+    assert "not UTF-8" in err
+    (tmp_path / "c" / by_kind["smt2"]).unlink()
+    os.mkfifo(tmp_path / "c" / by_kind["smt2"])
+    code, out, err = run(capsys, ["recheck", str(tmp_path / "c")])
+    one_error_line(code, err)
+    assert "not a regular file" in err
+
+
+@pytest.mark.parametrize("source", ["3", '""'])
+def test_a_scenario_value_without_a_source_in_words_is_refused(tmp_path, capsys, source):
+    path = tmp_path / "mine.toml"
+    path.write_text(f'[values.batch]\nvalue = "64 seq"\nsource = {source}\n')
+    code, out, err = run(capsys, ["eval", "batch", "--scenario", str(path)])
+    one_error_line(code, err)
+    assert "source must be text" in err
+
+
+def test_an_unknown_chip_named_in_a_scenario_file_is_said_to_be_the_files(tmp_path, capsys):
+    path = tmp_path / "mine.toml"
+    path.write_text('hardware = "h100-sx"\n')
+    code, out, err = run(capsys, ["eval", "step_time", "--scenario", str(path)])
+    one_error_line(code, err)
+    assert f"(in {path}: hardware)" in err and "did you mean h100-sxm" in err

@@ -139,8 +139,8 @@ def test_since_the_same_ledger_flags_nothing(ledger_json, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("text,words", [
-    (None, "file not found"),
-    ("{not json", "is not JSON"),
+    (None, "not found"),
+    ("{not json", "invalid JSON"),
     ('{"rows": []}', "no list of entries"),
     ('{"entries": [{"id": "x", "ratio": "1.2"}]}', "entry 0 has no text id and numeric ratio"),
 ])

@@ -88,6 +88,8 @@ def run_cvc5_capped(text: str, rlimit: int = CVC5_RLIMIT, seconds: float | None 
     if pid == 0:  # the child: answer through the pipe, then leave without running the parent's cleanup
         try:
             os.close(read)
+            quiet = os.open(os.devnull, os.O_WRONLY)  # cvc5's warnings on a damaged script: the detail says why
+            os.dup2(quiet, 2)
             os.write(write, json.dumps(run_cvc5(text, rlimit)).encode())
         finally:
             os._exit(0)
@@ -162,21 +164,40 @@ def recheck_one(claim: str, kind: str, text: str, have_cvc5: bool) -> Recheck:
     return Recheck(claim, "not confirmed", "none", f"no re-check for a certificate of kind {kind!r}")
 
 
+CERTIFICATE_BYTES = 1 << 28  # a certificate or index file's size at most (an interval tree can be large)
+
+
+def read_certificate_text(path: Path) -> str:
+    """A certificate folder's file as text: a regular file (a FIFO or a device never hangs the read) of at most
+    ``CERTIFICATE_BYTES``, UTF-8; else one ``CertificateError`` naming it."""
+    from derive.errors import ScenarioError
+    from derive.model.scenario import read_file_bytes
+
+    try:
+        return read_file_bytes(path, what="certificate file", limit=CERTIFICATE_BYTES).decode("utf-8")
+    except ScenarioError as err:
+        raise CertificateError(err.message, where=str(path), hint=err.hint) from None
+    except UnicodeDecodeError as err:
+        raise CertificateError(f"certificate file is not UTF-8 text (byte {err.start})", where=str(path),
+                               hint="certificates are written as UTF-8 by derive check --certificates") from None
+
+
 def entries(folder: str | Path) -> tuple[list[dict], dict[str, str]]:
     """The index of a certificate folder: its certificates, and the claims without one (with why)."""
     path = Path(folder) / INDEX
+    if not path.exists() and not path.is_symlink():
+        raise CertificateError("no certificate index", where=str(path),
+                               hint="write one with derive check --certificates DIR")
+    text = read_certificate_text(path)
     try:
-        index = json.loads(path.read_text(encoding="utf-8"))
+        index = json.loads(text)
         certs = [dict(e) for e in index["certificates"]]
         for e in certs:
             if not all(isinstance(e.get(k), str) for k in ("claim", "kind", "file")) or "/" in e["file"] \
                     or e["file"].startswith("."):
                 raise ValueError(f"malformed entry {e!r}")
         return certs, dict(index.get("skipped", {}))
-    except FileNotFoundError:
-        raise CertificateError("no certificate index", where=str(path),
-                               hint="write one with derive check --certificates DIR") from None
-    except (OSError, ValueError, KeyError, TypeError) as err:
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as err:
         raise CertificateError(f"unreadable certificate index: {err}", where=str(path)) from None
 
 
@@ -190,11 +211,7 @@ def recheck(folder: str | Path, workers: int = 1) -> list[Recheck]:
     have = cvc5_available()
     tasks = []
     for e in certs:
-        try:
-            text = (Path(folder) / e["file"]).read_text(encoding="utf-8")
-        except OSError as err:
-            raise CertificateError(f"cannot read certificate: {err.strerror or err}",
-                                   where=str(Path(folder) / e["file"])) from None
+        text = read_certificate_text(Path(folder) / e["file"])
         tasks.append(functools.partial(recheck_one, e["claim"], e["kind"], text, have))
     out = [r for r in run_tasks(tasks, workers) if isinstance(r, Recheck)]
     return out + [Recheck(claim, "not confirmed", "none", f"no certificate: {why}")

@@ -213,7 +213,7 @@ def replay(text: str) -> Replay:
     iv.prec = PRECISION
     try:
         return _replay(json.loads(text))
-    except (ValueError, KeyError, TypeError, IndexError) as err:
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError) as err:
         return Replay("not confirmed", f"the replayer cannot read the certificate ({type(err).__name__}: {err})")
     finally:
         iv.prec = saved

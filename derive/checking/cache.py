@@ -530,11 +530,25 @@ def path_kind(path: str) -> str:
 
 
 def file_digest(path: str) -> str | None:
+    """SHA-256 of a regular file's bytes, read in chunks; None for anything else (missing, a folder, a FIFO or a
+    device beside a scenario file, which an open would wait on or read without end)."""
+    import stat
+
     try:
-        with open(path, "rb") as fh:
-            return _sha(fh.read())
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        h = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            h.update(chunk)
+        return h.hexdigest()
     except OSError:
         return None
+    finally:
+        os.close(fd)
 
 
 def dir_digest(path: str) -> str | None:

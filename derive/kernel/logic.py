@@ -91,6 +91,20 @@ def _replaced_values(expr: sp.Basic, held: tuple, strict: bool) -> sp.Basic | No
     return None if out is expr else out
 
 
+ROUNDING_DIGITS = 100  # ceil/floor of an irrational number this large: sympy finds its integer part quickly
+
+
+def _beyond_rounding(x: sp.Basic) -> bool:
+    """Whether ``x`` is an irrational number (no free symbols, not a ratio of integers) past ``ROUNDING_DIGITS``
+    digits, judged at five digits of precision (sympy's floats carry any exponent); unreadable counts as past."""
+    if not isinstance(x, sp.Expr) or x.free_symbols or x.is_Rational:
+        return False
+    try:
+        return bool(abs(x).evalf(5) > sp.Float(10) ** ROUNDING_DIGITS)
+    except Exception:  # noqa: BLE001 - sympy may raise anything on a number it cannot evaluate
+        return True
+
+
 def _replace(expr: sp.Basic, mapping: Mapping[sp.Basic, sp.Basic], strict: bool) -> sp.Basic:
     """``replace`` itself, on a mapping whose values are sympy objects."""
     memo: dict[sp.Basic, sp.Basic] = {}
@@ -147,6 +161,11 @@ def _replace(expr: sp.Basic, mapping: Mapping[sp.Basic, sp.Basic], strict: bool)
         if all(new is old for new, old in zip(args, e.args, strict=True)):
             out = e
         elif isinstance(e, (sp.Max, sp.Min)) and not all(a.is_number for a in args):
+            out = e.func(*args, evaluate=False)
+        elif isinstance(e, (sp.floor, sp.ceiling)) and _beyond_rounding(args[0]):
+            if strict:  # sympy would search millions of digits for the integer part of exp(10**7)
+                raise UndefinedValueError(f"{sp.sstr(e)} is not rounded exactly at the values given (its argument "
+                                          f"is past {ROUNDING_DIGITS} digits)")
             out = e.func(*args, evaluate=False)
         else:
             try:

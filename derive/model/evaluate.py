@@ -131,6 +131,8 @@ def evaluate(library: Library, scenario: Scenario, text: str, unit: str | None =
         raise UnitError(f"{name} has the dimension {format_dimension(dim)}, which no unit expresses", where="eval",
                         hint="take roots and fractional powers of ratios of one dimension, like "
                              "sqrt(flops/hbm_bandwidth * 1 byte/FLOP)")
+    if unit is not None and not unit.strip():
+        raise UnitError("the unit is empty", where="--unit", hint='name a unit, like "ms" or "TB/s" (or omit --unit)')
     if unit:
         u = parse_unit(unit)
         if u.dimension != dim:

@@ -521,6 +521,10 @@ def _value_table(library: Library, data: Mapping, where: str, origin: str) -> di
                                 hint='every value is a table: value = "3.35 TB/s", source = "...", as_of = "..."')
         if "source" not in entry:
             raise ScenarioError(f"values.{name} has no source", where=where, hint="every preset value carries source")
+        if not isinstance(entry["source"], str) or not entry["source"].strip():  # 3 or "" is no source
+            raise ScenarioError(f"values.{name}.source must be text naming where the value comes from, got "
+                                f"{entry['source']!r}", where=where,
+                                hint='a spec sheet, a paper with its section, a measurement: source = "..."')
         raw = entry["value"]
         if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
             raise ScenarioError(f"values.{name}.value must be text such as \"3.35 TB/s\" or a number, got "
@@ -847,6 +851,9 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
             assumptions.extend(_assumption_table(library, data, str(part)))
             # a deployment's file names its chip and model; --hardware and --model still override them
             named = (_named_preset(data, "hardware", part), _named_preset(data, "model", part, relative_to=part.parent))
+            if named[0] is not None and hardware is None and named[0] not in store.files.get("hardware", {}):
+                raise UnknownNameError("hardware preset", named[0], store.files.get("hardware", {}),
+                                       where=f"{part}: hardware")  # the file's name, not --hardware's
             file_names_presets = file_names_presets or any(named)
             # a file that names its chip (or model) is a deployment: its own values win over any chip (or model)
             # preset, the one it names or one --hardware (--model) puts in its place

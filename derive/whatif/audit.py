@@ -357,6 +357,22 @@ def _cell(value: object, line: int, column: str, where: str) -> str:
     return value if isinstance(value, str) else repr(value)
 
 
+class _TwiceError(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_cells(pairs: list[tuple[str, object]]) -> dict:
+    """A JSON object's pairs as a dict, refusing a key named twice."""
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise _TwiceError(key)
+        out[key] = value
+    return out
+
+
 def read_rows(path: str, *, fmt: str | None = None, stdin: IO[str] | None = None) -> tuple[list[str], Iterator[RawRow]]:
     """The header and a stream of rows of a CSV or JSON-lines table (``-``: standard input).  Malformed lines
     are ``AuditInputError`` when the stream reaches them (the caller writes nothing until the end)."""
@@ -405,7 +421,10 @@ def read_rows(path: str, *, fmt: str | None = None, stdin: IO[str] | None = None
 
     def parse(text: str, line: int) -> dict[str, str]:
         try:
-            obj = json.loads(text)
+            obj = json.loads(text, object_pairs_hook=_unique_cells)
+        except _TwiceError as err:  # json keeps the last of two values silently; a CSV refuses a column twice
+            raise AuditInputError(f"line {line}: key '{err.key}' appears twice", where=where,
+                                  hint="give each column once per row") from None
         except (json.JSONDecodeError, RecursionError):
             raise AuditInputError(f"line {line}: not a JSON object", where=where) from None
         if not isinstance(obj, dict):
@@ -648,15 +667,15 @@ class Auditor:
             except ParseError as err:
                 bad.append(f"{col}: {err.message}")
                 continue
+            if not math.isfinite(v) and v >= 0:  # 1e400: the vectorised pass reads cells as 64-bit floats
+                bad.append(f"{col}: {text} is beyond the audit's floating-point range (about 1.8e308)")
+                continue
             if metric is not None:
                 if not v >= 0:
                     bad.append(f"{col}: {text} is negative")
                     continue
             else:
                 q = lib.quantities[col]
-                if not math.isfinite(v):  # 1e400: the vectorised pass reads cells as 64-bit floats
-                    bad.append(f"{col}: {text} is beyond the audit's floating-point range (about 1.8e308)")
-                    continue
                 if q.outside_domain(v) or (q.integer and not v.is_integer()):
                     bad.append(f"{col}: {text} is outside its domain ({q.domain}{', integer' if q.integer else ''})")
                     continue
@@ -847,7 +866,10 @@ class Auditor:
             return
         res.bound = exact
         ratio = measured / exact
-        res.ratio = float(ratio)
+        try:
+            res.ratio = float(ratio)
+        except OverflowError:  # a bound some 300 decades below the number: the ratio is past a float's range
+            res.ratio = math.inf
         res.status = "impossible" if (ratio < 1 if bound.kind == "floor" else ratio > 1) else "consistent"
 
     def _changes(self, bound: Bound, metric: Metric, arrays: list[np.ndarray], measured: np.ndarray,

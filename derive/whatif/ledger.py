@@ -479,19 +479,14 @@ def moved(before: float | Fraction, after: float | Fraction) -> bool:
 
 def read_previous_ledger(path: str | Path) -> dict[str, float]:
     """``{id: ratio}`` of a previous ``derive ledger --json``; a file that is not one is a ``ScenarioError``."""
-    import json
+    from derive.model.scenario import read_json
 
     where = f"--since {path}"
     hint = "give the output of derive ledger --json"
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ScenarioError(f"file not found: {path}", where=where) from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise ScenarioError(f"cannot read {path}: {getattr(err, 'strerror', None) or type(err).__name__}",
-                            where=where) from None
-    except (json.JSONDecodeError, RecursionError):
-        raise ScenarioError(f"{path} is not JSON", where=where, hint=hint) from None
+    try:  # under the input files' bounds: a regular file of at most their size, UTF-8, nesting, digits
+        data = read_json(Path(path), what="ledger JSON")
+    except ScenarioError as err:
+        raise ScenarioError(err.message, where=where, hint=err.hint or hint) from None
     entries = data.get("entries") if isinstance(data, dict) else None
     if not isinstance(entries, list):
         raise ScenarioError(f"{path} has no list of entries", where=where, hint=hint)

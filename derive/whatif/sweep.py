@@ -790,25 +790,44 @@ def save_figure(fig, path: str | os.PathLike) -> None:
     write_output_file(path, buf.getvalue(), where=f"figure {path}")
 
 
-def write_output_file(path: str | os.PathLike, data: bytes, *, where: str) -> None:
-    """Write a user-named output file atomically; ``OutputError`` (one line, ``where``) when it cannot be.
-    A path that exists and is not a regular file (a folder, ``/dev/null``, a FIFO) is refused: the atomic
+def output_target(path: str | os.PathLike, *, where: str) -> Path:
+    """The file a user-named output path writes: the path itself, or where a symbolic link points (the link is
+    kept and its target replaced, as a plain ``> FILE`` would); ``OutputError`` (one line, ``where``) for an empty
+    name and for a path that exists and is not a regular file (a folder, ``/dev/null``, a FIFO): the atomic
     write renames over its target and would replace a device file."""
-    from derive.checking.cache import atomic_write
     from derive.errors import OutputError
 
+    if not str(path).strip():
+        raise OutputError("the file name is empty", where=where, hint="name a file to write")
     path = Path(path)
     try:
-        special = (path.exists() or path.is_symlink()) and not path.is_file()
-    except OSError as err:
-        raise OutputError(f"cannot write {path}: {err.strerror or type(err).__name__}", where=where) from None
+        target = path.resolve() if path.is_symlink() else path
+        special = target.exists() and not target.is_file()
+    except (OSError, RuntimeError) as err:  # a link that loops: RuntimeError
+        why = getattr(err, "strerror", None) or "a symbolic link that loops"
+        raise OutputError(f"cannot write {path}: {why}", where=where) from None
     if special:
         raise OutputError(f"{path} exists and is not a regular file", where=where,
                           hint="name a file to write (omit the option to print to stdout)")
-    if not atomic_write(path, data):
+    return target
+
+
+def write_output_file(path: str | os.PathLike, data: bytes, *, where: str) -> None:
+    """Write a user-named output file atomically (``output_target``: a link's target); ``OutputError`` (one
+    line, ``where``) when it cannot be."""
+    from derive.checking.cache import atomic_write
+    from derive.errors import OutputError
+
+    target = output_target(path, where=where)
+    if not atomic_write(target, data):
         raise OutputError(f"cannot write {path}", where=where,
                           hint="check that its folder exists or can be created, is writable and has space")
-    try:  # the atomic write's temporary file is private (0600); a user's output gets the usual mode
+    user_mode(target)
+
+
+def user_mode(path: Path) -> None:
+    """The atomic write's temporary file is private (0600); a user's output gets the usual mode."""
+    try:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(path, 0o666 & ~umask)

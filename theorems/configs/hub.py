@@ -47,14 +47,20 @@ def find_cached_config(model_id: str) -> pathlib.Path:
     try:
         if ref.is_file():
             candidates.append(snapshots / ref.read_text(encoding="utf-8").strip() / "config.json")
+    except (OSError, ValueError):  # ValueError: a ref that is not UTF-8 text; the snapshots are still tried
+        pass
+    try:
         if snapshots.is_dir():
             candidates.extend(sorted(snapshots.glob("*/config.json"), key=lambda p: p.stat().st_mtime,
                                      reverse=True))
     except OSError:
         pass
     for path in candidates:
-        if path.is_file():
-            return path
+        try:
+            if path.is_file():
+                return path
+        except (OSError, ValueError):  # a name the file system refuses (a NUL in the ref)
+            continue
     raise ScenarioError(f"model {model_id} is not in the local Hugging Face cache ({cache})", where="--model",
                         hint=f"download it first (huggingface-cli download {model_id} config.json) or give "
                              "a path to its config.json")

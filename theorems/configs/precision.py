@@ -160,6 +160,10 @@ def precision(cfg: Mapping[str, Any], pb: ParamBreakdown, where: str) -> Precisi
     elif method == "modelopt":
         quant_bytes, what = _modelopt(q, where)
     elif method == "bitsandbytes":
+        for flag in ("load_in_4bit", "load_in_8bit", "bnb_4bit_use_double_quant"):
+            if q.get(flag) is not None and not isinstance(q[flag], bool):  # "no" would read as true
+                raise ScenarioError(f"quantization_config: bitsandbytes {flag} must be true or false, got "
+                                    f"{q[flag]!r}", where=where, hint="write a JSON boolean, unquoted")
         if q.get("load_in_4bit"):
             # NF4/FP4 in blocks of 64, each with its absmax: one FP32, or with double quantization one byte plus
             # an FP32 per 256 blocks (bitsandbytes' serialized quant_state; per-tensor constants not counted)
@@ -179,9 +183,14 @@ def precision(cfg: Mapping[str, Any], pb: ParamBreakdown, where: str) -> Precisi
         if not isinstance(q.get("config_groups") or {}, Mapping):
             raise ScenarioError(f"quantization_config: config_groups must be an object, got {q['config_groups']!r}",
                                 where=where)
+        config_groups = (q.get("config_groups") or {}).values()
+        odd = next((g for g in config_groups
+                    if not (isinstance(g, Mapping) and isinstance(g.get("weights"), (Mapping, type(None))))), None)
+        if odd is not None:  # a group read as none at all would leave the weights at the checkpoint's datatype
+            raise ScenarioError(f"quantization_config: a compressed-tensors config group must be an object whose "
+                                f"weights is an object, got {odd!r}", where=where)
         schemes = {_compressed_weights(g["weights"], weight_base, where)
-                   for g in (q.get("config_groups") or {}).values()
-                   if isinstance(g, Mapping) and isinstance(g.get("weights"), Mapping)}
+                   for g in config_groups if isinstance(g.get("weights"), Mapping)}
         if len(schemes) > 1:
             raise ScenarioError("quantization_config: compressed-tensors config_groups quantize weights in "
                                 f"{len(schemes)} different ways ({'; '.join(sorted(w for _, w in schemes))}): "

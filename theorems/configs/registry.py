@@ -126,7 +126,10 @@ def _wrapped(config: Mapping[str, Any], wrapper: str, where: str) -> tuple[str, 
         raise ScenarioError(f"a {wrapper} config keeps its language model in 'text_config', got {text!r}",
                             where=where, hint="the file's text_config holds the language model's sizes")
     inner = text.get("model_type", WRAPPERS[wrapper])
-    inner = ALIASES.get(inner, inner) if isinstance(inner, str) else inner
+    if not isinstance(inner, str):  # a list or an object would not even be looked up
+        raise ScenarioError(f"field 'text_config.model_type' must be text, got {inner!r}", where=where,
+                            hint="the language model's type, like \"mistral\"")
+    inner = ALIASES.get(inner, inner)
     if inner not in FAMILY_OF:
         raise ScenarioError(f"unsupported architecture: a {wrapper} config whose text_config has model_type "
                             f"{inner!r}", where=where,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from derive.cli import terminal
+from derive.cli import positive_int, terminal
 
 HELP = ("hold a table of measured or predicted numbers (CSV or JSON lines) against the proved bounds: per row "
         "impossible, consistent or unchecked; exit 1 when a row is impossible")
@@ -21,7 +21,8 @@ def add_arguments(p) -> None:
                    "and model, impossible rows linked to the bounds' derivations (written atomically)")
     p.add_argument("--site", default=None, metavar="URL", help="where the derivation site (derive build --format "
                    "html) is, relative to DIR or as a URL, for --html's links (default: .., DIR inside the site)")
-    p.add_argument("--top", type=int, default=10, metavar="N", help="rows shown per section of the table (default 10)")
+    p.add_argument("--top", type=positive_int, default=10, metavar="N",
+                   help="rows shown per section of the table (default 10)")
     p.add_argument("--exact", action="store_true", help="decide every row in exact arithmetic (slower)")
     p.add_argument("--library", dest="libraries", action="append", default=[], metavar="PATH",
                    help="load declarations (and their AUDIT_BOUNDS) from PATH")
@@ -48,10 +49,11 @@ def run(args, ctx) -> int:
         row_csv,
         row_json,
     )
+    from derive.whatif.sweep import output_target, user_mode
 
-    out_path = Path(args.out) if args.out else None
-    if out_path is not None and (not args.out.strip() or out_path.is_dir()):
-        raise OutputError(f"--out {args.out} is not a file name", where="--out", hint="name a .csv file")
+    out_path = None
+    if args.out is not None:  # said before the rows' work: an empty name, a folder, a device (a link: its target)
+        out_path = output_target(args.out, where=f"--out {args.out}" if args.out.strip() else "--out")
     if args.html is not None:
         check_output_folder(args.html, "--html")
     elif args.site is not None:
@@ -124,6 +126,7 @@ def run(args, ctx) -> int:
             csv_file.close()
             os.replace(csv_tmp, out_path)
             temps.remove(csv_tmp)
+            user_mode(out_path)
         if json_file is not None:
             tail = {"summary": {"rows": total, **counts}, "notes": list(auditor.notes), "metrics": plan_json(plan)}
             json_file.write("\n], " + dumps_json(tail, indent=None)[1:] + "\n")

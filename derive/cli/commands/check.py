@@ -22,6 +22,7 @@ def run(args, ctx) -> int:
     from derive.checking.summary import expectations_elsewhere, verdict_summary
     from derive.cli.commands.output import (
         assignment_lines,
+        check_output_folder,
         claim_inputs,
         emit,
         emit_json,
@@ -33,6 +34,8 @@ def run(args, ctx) -> int:
     )
     from derive.model.scenario import DEFAULT_SCENARIO
 
+    if args.certificates is not None:  # said before the check's work
+        check_output_folder(args.certificates, "--certificates")
     ids = list(dict.fromkeys(ctx.library.resolve(i).id for i in args.ids))  # each claim once, in the order given
     checker = ctx.checker(ctx.read_scenario, workers=default_workers())
     notes: dict[str, object] = {}

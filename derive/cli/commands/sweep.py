@@ -67,6 +67,7 @@ def run(args, ctx) -> int:
     from derive.errors import SweepError
     from derive.whatif.matrix import check_matrix, matrix_csv
     from derive.whatif.sweep import (
+        output_target,
         parse_axis,
         resolve_target,
         sweep_figure,
@@ -74,7 +75,10 @@ def run(args, ctx) -> int:
         sweep_presets,
     )
 
-    if args.figure and Path(args.figure).suffix.lower() not in (".png", ".svg", ".pdf"):
+    for option, value in (("--out", args.out), ("--figure", args.figure)):
+        if value is not None:  # said before the sweep's work: an empty name, a folder, a device
+            output_target(value, where=f"{option} {value}" if value.strip() else option)
+    if args.figure is not None and Path(args.figure).suffix.lower() not in (".png", ".svg", ".pdf"):
         raise SweepError(f"figure format '{Path(args.figure).suffix.lstrip('.')}' is not supported",
                          where=f"--figure {args.figure}", hint="use .png, .svg or .pdf")
     lib = ctx.library
@@ -155,7 +159,7 @@ def _write(text: str, out: str | None, atomic_write=None) -> None:
 
     from derive.whatif.sweep import write_output_file
 
-    if out:
+    if out is not None:
         write_output_file(out, text.encode(), where=f"--out {out}")
     else:
         terminal.write_out(text)
