@@ -412,3 +412,13 @@ def test_an_unknown_chip_named_in_a_scenario_file_is_said_to_be_the_files(tmp_pa
     code, out, err = run(capsys, ["eval", "step_time", "--scenario", str(path)])
     one_error_line(code, err)
     assert f"(in {path}: hardware)" in err and "did you mean h100-sxm" in err
+
+
+def test_an_audit_header_without_a_line_end_is_refused_not_read_to_the_end():
+    # `derive audit - < /dev/zero` read one endless line into memory
+    import io
+
+    from derive.whatif.audit import MAX_HEADER_CHARS, AuditInputError, read_rows
+
+    with pytest.raises(AuditInputError, match="header line is longer"):
+        read_rows("-", stdin=io.StringIO("\0" * (MAX_HEADER_CHARS + 10)))

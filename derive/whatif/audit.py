@@ -373,18 +373,29 @@ def _unique_cells(pairs: list[tuple[str, object]]) -> dict:
     return out
 
 
+MAX_HEADER_CHARS = 1 << 20  # a header (or a JSON-lines table's first row) this long is no table
+
+
 def read_rows(path: str, *, fmt: str | None = None, stdin: IO[str] | None = None) -> tuple[list[str], Iterator[RawRow]]:
     """The header and a stream of rows of a CSV or JSON-lines table (``-``: standard input).  Malformed lines
     are ``AuditInputError`` when the stream reaches them (the caller writes nothing until the end)."""
     stream, where = _open(path, stdin)
-    try:
-        first = stream.readline()
-    except UnicodeDecodeError:
-        stream.close()
-        raise AuditInputError("the file is not UTF-8 text", where=where, hint=NOT_UTF8_HINT) from None
-    first = first.removeprefix("\ufeff")  # the byte-order mark a spreadsheet writes before UTF-8 text
+
+    def head_line() -> str:  # bounded: /dev/zero on standard input has no line end
+        try:
+            line = stream.readline(MAX_HEADER_CHARS + 1)
+        except UnicodeDecodeError:
+            stream.close()
+            raise AuditInputError("the file is not UTF-8 text", where=where, hint=NOT_UTF8_HINT) from None
+        if len(line) > MAX_HEADER_CHARS:
+            stream.close()
+            raise AuditInputError(f"the header line is longer than {MAX_HEADER_CHARS:,} characters", where=where,
+                                  hint="give a header line of column names and one row per line")
+        return line
+
+    first = head_line().removeprefix("\ufeff")  # the byte-order mark a spreadsheet writes before UTF-8 text
     while first and not first.strip():
-        first = stream.readline()
+        first = head_line()
     if not first:
         if path != "-":
             stream.close()
