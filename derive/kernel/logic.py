@@ -95,12 +95,10 @@ ROUNDING_DIGITS = 100  # ceil/floor of an irrational number this large: sympy fi
 
 
 def _beyond_rounding(x: sp.Basic) -> bool:
-    """Whether ``x`` is an irrational number (no free symbols, not a ratio of integers) past ``ROUNDING_DIGITS``
-    digits, judged at five digits of precision (sympy's floats carry any exponent); unreadable counts as past."""
-    if not isinstance(x, sp.Expr) or x.free_symbols or x.is_Rational:
-        return False
+    """Whether ``x`` is a number, not a ratio of integers, past ``ROUNDING_DIGITS`` digits (judged at five digits:
+    sympy's floats carry any exponent); unreadable counts as past."""
     try:
-        return bool(abs(x).evalf(5) > sp.Float(10) ** ROUNDING_DIGITS)
+        return x.is_number and not x.is_Rational and bool(abs(x).evalf(5) > sp.Float(10) ** ROUNDING_DIGITS)
     except Exception:  # noqa: BLE001 - sympy may raise anything on a number it cannot evaluate
         return True
 
