@@ -422,3 +422,38 @@ def test_an_audit_header_without_a_line_end_is_refused_not_read_to_the_end():
 
     with pytest.raises(AuditInputError, match="header line is longer"):
         read_rows("-", stdin=io.StringIO("\0" * (MAX_HEADER_CHARS + 10)))
+
+
+# found by writing hostile user libraries (session of 2026-11-30) --------------------------------------------
+
+HEAD = ("from derive import Claim, Quantity, Definition, derived, logic\nS = derived('t')\n"
+        "x = Quantity('xr', 'x', '1', 'a real', domain='real')\nX = x.sym\n")
+
+
+@pytest.mark.parametrize(("body", "words"), [
+    ("raise BaseException('x')\n", "BaseException: x"),
+    ("raise GeneratorExit()\n", "GeneratorExit"),
+    ("class E(Exception):\n    def __str__(self):\n        raise RuntimeError('nested')\nraise E()\n",
+     "its message cannot be printed"),
+    ("c = Claim('b.c', title='t', statement='s', source=S, goal=logic.gt(X, 0), forall=(X,))\n", "forall holds xr"),
+    ("q = Quantity('qq', 'q', '1', 'm', value=2, source=S)\n"
+     "d = Definition('b.d', title='t', statement='s', source=S, defines=q, expr=X + 1)\n", "is a constant (2)")])
+def test_a_library_that_fails_in_any_way_is_one_line(tmp_path, capsys, body, words):
+    # a BaseException was a traceback, an unprintable exception an internal error, forall=(a symbol,) an internal
+    # error in the verdict, and a constant with a definition a refuted restatement of that definition
+    path = tmp_path / "mine.py"
+    path.write_text(HEAD + body)
+    code, out, err = run(capsys, ["check", "--library", str(path)])
+    one_error_line(code, err)
+    assert words in err
+
+
+def test_a_claim_of_shared_parts_is_refused_by_its_size_at_once(tmp_path, capsys):
+    # e*(e + 1) nested 24 deep: 50 distinct parts, a tree of 2**24 nodes; the node budget refused it, then listing
+    # the claim's inputs walked the whole tree (sympy's free_symbols and atoms read shared parts again)
+    path = tmp_path / "mine.py"
+    path.write_text(HEAD + "e = X\nfor i in range(24):\n    e = e * (e + 1)\n"
+                           "c = Claim('b.c', title='t', statement='s', source=S, goal=logic.gt(e, -1))\n")
+    code, out, err = run(capsys, ["check", "--library", str(path)])
+    assert code == 1, err
+    assert "too large for the engines" in out

@@ -53,7 +53,7 @@ def test_split_and_placement_use_one_regex():
     (("{{value:run_time}",), "malformed placeholder"),
     (("see {{result:total_ge_run}} here",), "must be a paragraph on its own"),
     (("{{result:total_le_run}}",), "only claims with a label or the tag 'inconsistency'"),
-    (("{{result:money.balance}}",), "belongs to another chapter"),
+    (("{{result:money.balance}}",), "belongs to chapter 'money', not to this one"),
     (("{{result:total_ge_run}}", "{{result:total_ge_run}}"), "placed twice"),
     (("{{figure:no_such_figure}}",), "unknown figure 'no_such_figure'"),
     (("{{figure:cost_vs_size}}",), "belongs to topic 'money'"),

@@ -352,6 +352,23 @@ class Claim(Declaration):
             if not isinstance(h, Formula):
                 raise LibraryError(f"claim '{self.id}': hypotheses must be Formulas, got {h!r}")
         object.__setattr__(self, "bounds", _bounds_triples(self.id, self.bounds))
+        try:
+            forall = tuple(self.forall)
+        except TypeError:
+            forall = (self.forall,)
+        odd = next((q for q in forall if not isinstance(q, Quantity)), None)
+        if odd is not None or not all(isinstance(u, Declaration) for u in self._uses_tuple()):
+            what = f"forall holds {odd!r}" if odd is not None else "uses holds something that is no declaration"
+            raise LibraryError(f"claim '{self.id}': {what}", where=f"claim {self.id}",
+                               hint="forall=(quantity, ...) names Quantity objects (not their .sym); "
+                                    "uses=(declaration, ...) names Assumption, Definition and Claim objects")
+        object.__setattr__(self, "forall", forall)
+
+    def _uses_tuple(self) -> tuple:
+        try:
+            return tuple(self.uses)
+        except TypeError:
+            return (self.uses,)
 
     def exprs(self) -> list[sp.Expr]:
         out = list(self.goal.exprs())

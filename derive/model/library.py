@@ -98,6 +98,10 @@ class Library:
                     raise LibraryError(
                         f"quantity '{name}' is defined twice: {self.definition_of[name].id} and {d.id}"
                     )
+                if d.defines.value is not None:  # its value would win wherever it is read, the definition nowhere
+                    raise LibraryError(f"quantity '{name}' is a constant ({d.defines.value}) and is also defined by "
+                                       f"{d.id}", where=f"definition {d.id}",
+                                       hint="a quantity has a value or a definition, not both")
                 self._add_quantity(d.defines)
                 self.definition_of[name] = d
         self._edges = self._build_edges()

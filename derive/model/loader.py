@@ -105,9 +105,20 @@ def _import_path(path: Path) -> list[ModuleType]:
                            hint="a library declares quantities and claims; it must not exit") from None
     except RecursionError:
         raise LibraryError(f"could not load library {path}: recursion too deep", where="--library") from None
-    except Exception as err:  # the user's own code failed to import: report it in one line, at its line
-        raise LibraryError(f"could not load library {path}: {type(err).__name__}: {err}",
+    except KeyboardInterrupt:
+        raise
+    except BaseException as err:  # noqa: BLE001 - the user's own code failed to import (BaseException, GeneratorExit
+        # included): report it in one line, at its line
+        raise LibraryError(f"could not load library {path}: {type(err).__name__}: {_said(err)}",
                            where=f"--library {_failing_line(err, path) or path}", hint=_signature_hint(err)) from None
+
+
+def _said(err: BaseException) -> str:
+    """``str(err)``, or what stands for it where the library's exception cannot say itself."""
+    try:
+        return str(err)
+    except Exception:  # noqa: BLE001 - a user's __str__ that raises
+        return "(its message cannot be printed)"
 
 
 def _failing_line(err: BaseException, path: Path) -> str | None:
@@ -129,7 +140,7 @@ def _signature_hint(err: BaseException) -> str | None:
 
     import derive.model.declarations as declarations
 
-    m = re.match(r"(\w+)\.__init__\(\) (got an unexpected keyword argument|missing)", str(err))
+    m = re.match(r"(\w+)\.__init__\(\) (got an unexpected keyword argument|missing)", _said(err))
     cls = getattr(declarations, m.group(1), None) if isinstance(err, TypeError) and m else None
     if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
         return None
@@ -684,7 +695,8 @@ def load_library(specs: Iterable[str] = ("lecture",)) -> Library:
         raise LibraryError("a declaration of the library is nested too deeply",
                            where=f"--library {', '.join(specs)}") from None
     except Exception as err:  # a malformed declaration the checks above do not name
-        raise LibraryError(f"malformed library: {type(err).__name__}: {err}", where=f"--library {', '.join(specs)}",
+        raise LibraryError(f"malformed library: {type(err).__name__}: {_said(err)}",
+                           where=f"--library {', '.join(specs)}",
                            hint="declarations are derive.Quantity, Definition, Claim, ... values") from None
     library.notices.extend(notices)
     library.feasibility = list(dict.fromkeys(feasibility))

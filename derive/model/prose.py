@@ -121,8 +121,10 @@ def check_topic_prose(topic, resolve_claim, quantities: Mapping[str, object], fi
                                        where=where)
                 if kind == "result":
                     if decl.topic != topic.name:
-                        raise LibraryError(f"{{{{result:{ref}}}}}: '{decl.id}' belongs to another chapter",
-                                           where=where)
+                        raise LibraryError(f"{{{{result:{ref}}}}}: '{decl.id}' belongs to chapter '{decl.topic}', "
+                                           f"not to this one, '{topic.name}'", where=where,
+                                           hint=f"a claim's chapter is its id before the last dot: name it "
+                                                f"'{topic.name}.{decl.short}' to show it here")
                     if not decl.label and "inconsistency" not in decl.tags:
                         raise LibraryError(f"{{{{result:{ref}}}}}: part I shows only claims with a label or "
                                            f"the tag 'inconsistency'; '{decl.id}' has neither", where=where)
