@@ -437,7 +437,15 @@ HEAD = ("from derive import Claim, Quantity, Definition, derived, logic\nS = der
      "its message cannot be printed"),
     ("c = Claim('b.c', title='t', statement='s', source=S, goal=logic.gt(X, 0), forall=(X,))\n", "forall holds xr"),
     ("q = Quantity('qq', 'q', '1', 'm', value=2, source=S)\n"
-     "d = Definition('b.d', title='t', statement='s', source=S, defines=q, expr=X + 1)\n", "is a constant (2)")])
+     "d = Definition('b.d', title='t', statement='s', source=S, defines=q, expr=X + 1)\n", "is a constant (2)"),
+    # accepted before: tags read letter by letter, a number as a title, text as a flag, a time shown in bytes,
+    # LaTeX that no .tex would compile
+    ("c = Claim('b.c', title='t', statement='s', source=S, goal=logic.gt(X, 0), tags='inconsistency')\n",
+     "tags is a tuple of words"),
+    ("c = Claim('b.c', title=5, statement='s', source=S, goal=logic.gt(X, 0))\n", "title must be text"),
+    ("n = Quantity('nn', 'n', '1', 'a count', integer='yes')\n", "integer must be True or False"),
+    ("t = Quantity('tt', 't', 's', 'a time', display_unit='byte')\n", "does not measure s"),
+    ("t = Quantity('tt', '\\\\frac{', 's', 'a time')\n", "unbalanced braces")])
 def test_a_library_that_fails_in_any_way_is_one_line(tmp_path, capsys, body, words):
     # a BaseException was a traceback, an unprintable exception an internal error, forall=(a symbol,) an internal
     # error in the verdict, and a constant with a definition a refuted restatement of that definition

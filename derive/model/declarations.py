@@ -48,6 +48,13 @@ def _check_text(owner: str, prose: tuple[str, ...] = (), **fields: object) -> No
                                         "direction marks)")
 
 
+def _check_types(owner: str, kind: type, **fields: object) -> None:
+    """Each field of the type ``kind`` (a title 5 or ``integer="yes"`` is refused at construction)."""
+    for name, value in fields.items():
+        if not isinstance(value, kind):
+            raise LibraryError(f"{owner}: {name} must be {'text' if kind is str else 'True or False'}, got {value!r}")
+
+
 def _plain_latex(expr: sp.Expr) -> str:
     """LaTeX with each symbol by its name (``\\mathit{critical\\_batch}``): sympy's own guesses turn
     ``critical_batch`` into a calligraphic subscript.  The library-aware form is ``derive.claim``."""
@@ -125,6 +132,12 @@ class Quantity:
             raise LibraryError(f"quantity '{self.name}': domain must be one of {DOMAINS}")
         _check_text(f"quantity '{self.name}'", latex=self.latex, meaning=self.meaning, unit=self.unit,
                     display_unit=self.display_unit)
+        _check_types(f"quantity '{self.name}'", str, latex=self.latex, meaning=self.meaning, unit=self.unit)
+        _check_types(f"quantity '{self.name}'", bool, integer=self.integer, whole=self.whole)
+        if self.display_unit is not None:
+            _check_types(f"quantity '{self.name}'", str, display_unit=self.display_unit)
+        if self.latex.count("{") != self.latex.count("}"):  # copied into every .tex: unbalanced, none compiles
+            raise LibraryError(f"quantity '{self.name}': latex {self.latex!r} has unbalanced braces")
         if self.value is not None:
             value = _exact_value(self.name, self.value)
             object.__setattr__(self, "value", value)
@@ -138,6 +151,9 @@ class Quantity:
             if self.source is None:
                 raise LibraryError(f"constant '{self.name}' needs a source")
         _ = self.parsed_unit  # fail early on a bad unit string
+        if self.display_unit is not None and parse_unit(self.display_unit).dimension != self.dimension:
+            raise LibraryError(f"quantity '{self.name}': display_unit {self.display_unit!r} does not measure "
+                               f"{self.unit}", hint=f"give a unit of the same kind as {self.unit}, or none")
 
     @cached_property
     def sym(self) -> sp.Symbol:
@@ -209,6 +225,13 @@ class Declaration:
             raise LibraryError(f"declaration id '{self.id}' must look like 'topic.name' in snake_case")
         if not self.title or not self.statement:
             raise LibraryError(f"declaration '{self.id}' needs a title and a statement")
+        if isinstance(self.tags, str):  # tags="inconsistency" would read as thirteen one-letter tags
+            raise LibraryError(f"declaration '{self.id}': tags is a tuple of words, got the text {self.tags!r}",
+                               hint=f"write tags=({self.tags!r},)")
+        object.__setattr__(self, "tags", tuple(self.tags))
+        _check_types(f"declaration '{self.id}'", str, title=self.title, statement=self.statement,
+                     **{f"tag {i + 1}": t for i, t in enumerate(self.tags)},
+                     **{k: getattr(self, k) for k in ("label", "notes") if getattr(self, k, None) is not None})
         _check_text(f"declaration '{self.id}'", ("statement",), title=self.title, statement=self.statement,
                     label=getattr(self, "label", None), notes=getattr(self, "notes", None),
                     **{f"tag {t!r}": t for t in self.tags if isinstance(t, str)})
