@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -195,3 +196,6 @@ def test_a_document_at_an_infeasible_scenario_says_so_first_and_marks_every_valu
     assert (prose_values > 3) is infeasible and (prose_values == 0) is not infeasible
     unders = [line for line in md.splitlines() if line.startswith("**Under `")]
     assert unders and all(("*(infeasible)*" in line) is infeasible for line in unders)
+    # the lecture's numbers set beside their computed values: those are printed under the scenario too
+    computed = re.findall(r"computed ([0-9][^;|:)]*?)(?=[;|:)]| \|)", md)  # a number: not the title's words
+    assert computed and all(c.strip().endswith("†") is infeasible for c in computed), computed

@@ -616,7 +616,7 @@ class ModelBuilder:
             low, high = si_value_text(band.low, unit), si_value_text(band.high, unit)
             tol_tex, tol_md = f"between {low['tex']} and {high['tex']}", f"between {low['md']} and {high['md']}"
         # the scenario's value of the expression is what the claim is about only when no hypothesis re-pins it
-        computed = None if claim.hypotheses else evaluate_expr(self.library, self.scenario, expr, unit)[0]
+        computed = None if claim.hypotheses else self.marked(evaluate_expr(self.library, self.scenario, expr, unit)[0])
         latex = self.printer(expr)
         return {"lhs": latex if latex_width(latex) <= 2 * INLINE_WIDTH else None, "stated": stated,
                 "tol_tex": tol_tex, "tol_md": tol_md, "computed": computed, "range": band.kind == "between"}
@@ -768,6 +768,13 @@ class ModelBuilder:
 
         return feasibility(self.library, self.scenario).notes
 
+    def marked(self, value: dict[str, str] | None) -> dict[str, str] | None:
+        """A value as printed in the text: at a scenario that cannot exist it carries a dagger, which the title
+        explains."""
+        if value is None or not self.infeasible:
+            return value
+        return {**value, "md": value["md"] + INFEASIBLE_MARK, "tex": value["tex"] + r"\textsuperscript{\dag}"}
+
     def placeholder_value(self, name: str) -> dict[str, str]:
         """``{{value:NAME}}``: the quantity's value under the scenario (the path of ``derive eval``), or,
         when the scenario gives it none, a visible note saying why (never a blank).  At a scenario that cannot
@@ -775,9 +782,7 @@ class ModelBuilder:
         q = self.library.quantity(name)
         value, missing = evaluate_expr(self.library, self.scenario, q.sym, quantity_unit(q))
         if value is not None:
-            if self.infeasible:
-                value = {**value, "md": value["md"] + INFEASIBLE_MARK, "tex": value["tex"] + r"\textsuperscript{\dag}"}
-            return value
+            return self.marked(value)
         why = f"needs {', '.join(missing)}" if missing else "not a real number"
         text = f"[{name}: no value under scenario {self.scenario.name}, {why}]"
         return {"tex": latex_escape(text), "md": text, "num": "", "unit": ""}
