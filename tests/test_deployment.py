@@ -367,3 +367,18 @@ def test_a_chip_typed_by_hand_with_narrower_weights_is_told_its_flops_may_be_the
     assert main(["card", "--scenario", str(path), "--set", "chips=8", "--json", "--no-cache"]) == 0
     notes = json.loads(capsys.readouterr().out)["notes"]
     assert any("bytes_per_param >= flops_datatype_bytes does not hold" in n for n in notes) is warned
+
+
+@pytest.mark.parametrize("name", ["cost_per_token", "chip_price"])
+def test_show_says_which_lecture_value_a_printed_value_read(capsys, name) -> None:
+    """`derive show` printed the cost per token under an H100 and Llama 3 70B from the lecture's $2/h rent without
+    the note `derive eval` gives; a definition and a quantity alike now carry the notes of the inputs they read."""
+    argv = ["show", name, "--hardware", "h100-sxm", "--model", "llama3-70b"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "value: $" in out and "note: chip_price = 2 USD/h is the lecture's value" in out
+    assert main([*argv, "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert any(n.startswith("chip_price = 2 USD/h is the lecture's value") for n in notes)
+    assert main(["show", "critical_batch", "--hardware", "h100-sxm", "--model", "llama3-70b"]) == 0
+    assert "chip_price" not in capsys.readouterr().out  # a value that does not read the rent says nothing of it

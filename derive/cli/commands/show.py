@@ -29,7 +29,8 @@ def run(args, ctx) -> int:
         infeasible = _infeasible(lib, ctx.scenario) if value is not None else []
         if args.json:
             emit_json({**info, "rules": rules, "value": None if value is None else value.to_json(),
-                       "infeasible": [v.to_json() for v in infeasible]})
+                       "infeasible": [v.to_json() for v in infeasible],
+                       "notes": scenario_notes(ctx.scenario, set(value.used)) if value is not None else []})
         else:
             for k, v in info.items():
                 if v is not None:
@@ -40,6 +41,8 @@ def run(args, ctx) -> int:
                 emit(f"value: {value.display}   (scenario {ctx.scenario.name})")
             for v in infeasible:
                 emit(v.note)
+            if value is not None:  # the defaults and lecture values the value read, as derive eval says them
+                emit_notes(ctx.scenario, set(value.used))
         return 0
     d = lib.resolve(args.id)
     info: dict = {"id": d.id, "kind": d.kind, "title": d.title, "statement": d.statement, "source": str(d.source)}
@@ -50,6 +53,8 @@ def run(args, ctx) -> int:
         value = _value(lib, ctx.scenario, d.defines.name)
         if value is not None:
             info["value"] = value.display if not args.json else value.to_json()
+            info["notes"] = scenario_notes(ctx.scenario, set(value.used))  # the inputs it read, as eval says
+            info["_used"] = set(value.used)
     elif isinstance(d, Assumption):
         info["formula"] = str(d.relation) if d.relation is not None else None
     info["depends_on"] = sorted(lib.predecessors(d.id))
@@ -73,6 +78,7 @@ def run(args, ctx) -> int:
     # a value or a verdict at the scenario is printed: where no deployment can exist there, say so
     printed = "value" in info or "verdict" in info
     infeasible = _infeasible(lib, ctx.scenario) if printed else []
+    used = info.pop("_used", None)  # the inputs a definition's value read (its notes are for those only)
     if args.json:
         emit_json({**info, "infeasible": [v.to_json() for v in infeasible]} if printed else info)
         return 0
@@ -106,7 +112,7 @@ def run(args, ctx) -> int:
     for v in infeasible:
         emit(v.note)
     if "notes" in info:
-        emit_notes(ctx.scenario)
+        emit_notes(ctx.scenario, used)
     return 0
 
 
@@ -118,12 +124,13 @@ def _infeasible(lib, scenario) -> list:
 
 
 def _value(lib, scenario, name: str):
-    """The quantity's value under the scenario (``derive eval``'s), or None when it has none there."""
+    """The quantity's value under the scenario (``derive eval``'s, with the inputs it read), or None when it has
+    none there."""
     from derive.errors import DeriveError
     from derive.model.evaluate import evaluate
 
     try:
-        return evaluate(lib, scenario, name)
+        return evaluate(lib, scenario, name, dependence=True)
     except DeriveError:
         return None
 
