@@ -24,6 +24,7 @@ line; it is exported lazily from ``derive`` so ``derive --help`` stays instant.
 from __future__ import annotations
 
 import html
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache, wraps
@@ -51,9 +52,55 @@ VERDICT_COLOURS = {"proved": "#1a7f37", "refuted": "#cf222e", "unknown": "#9a670
 _F = TypeVar("_F", bound=Callable[..., object])
 
 
+def _accepts(annotation: str, value: object) -> bool:
+    """Whether ``value`` fits a public function's annotation (as written, ``from __future__ import annotations``):
+    each ``|`` part a type this API names; a part it does not know accepts anything."""
+    seq = (list, tuple)
+    checks = {"None": lambda v: v is None, "str": lambda v: isinstance(v, str),
+              "bool": lambda v: isinstance(v, bool), "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+              "Library": lambda v: isinstance(v, Library), "Scenario": lambda v: isinstance(v, Scenario),
+              "os.PathLike": lambda v: isinstance(v, os.PathLike),
+              "Sequence[str]": lambda v: isinstance(v, seq) and all(isinstance(x, str) for x in v),
+              "Iterable[str]": lambda v: isinstance(v, seq) and all(isinstance(x, str) for x in v),
+              "Mapping[str, object]": lambda v: isinstance(v, Mapping) and all(isinstance(k, str) for k in v)}
+    parts = [p.strip() for p in annotation.split("|")]
+    return any(p not in checks or checks[p](value) for p in parts)
+
+
+def _checked(fn: _F) -> _F:
+    """``fn`` whose arguments are held to its annotations first: a wrong type is one ``UsageError`` naming the
+    parameter (not a TypeError from deep inside)."""
+    import inspect
+
+    sig = inspect.signature(fn)
+
+    @wraps(fn)
+    def call(*args, **kwargs):
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as err:
+            raise UsageError(f"{fn.__name__}(): {err}") from None
+        for name, value in bound.arguments.items():
+            param = sig.parameters[name]
+            if not isinstance(param.annotation, str):
+                continue
+            values = value if param.kind is param.VAR_POSITIONAL else (value,)
+            bad = next((v for v in values if not _accepts(param.annotation, v)), _OK)
+            if bad is not _OK:
+                raise UsageError(f"{fn.__name__}(): {name} takes {param.annotation}, got {type(bad).__name__} "
+                                 f"{bad!r:.60}", hint=f"see help(derive.{fn.__name__})")
+        return fn(*args, **kwargs)
+    return cast(_F, call)
+
+
+_OK = object()
+
+
 def _python_hints(fn: _F) -> _F:
     """``fn`` with a missing value's hint in this API's words: the library's names the command line's ``--set``,
-    where a caller here gives ``set={...}``."""
+    where a caller here gives ``set={...}``; its arguments held to its annotations (``_checked``)."""
+    fn = _checked(fn)
+
     @wraps(fn)
     def call(*args, **kwargs):
         try:
@@ -101,11 +148,12 @@ def _source_stamp(specs: tuple[str, ...]) -> tuple:
     return tuple(out)
 
 
-def load(*libraries: str) -> Library:
+@_checked
+def load(*libraries: str | os.PathLike) -> Library:
     """A library: ``load()`` is the lecture; ``load("path/to/lib")`` a user's; several are merged in order.
     Loaded once per process and argument list while the files of the libraries given as paths are
     unchanged (an edited library is loaded again; a data file it reads from elsewhere is not watched)."""
-    specs = tuple(libraries) or ("lecture",)
+    specs = tuple(os.fspath(x) for x in libraries) or ("lecture",)
     return _load(specs, _source_stamp(specs))
 
 
@@ -125,6 +173,7 @@ def _sets(values: Mapping[str, object] | Iterable[str] | None) -> list[str]:
                          hint="numbers must stay within 1e-400 .. 1e400") from None
 
 
+@_checked
 def scenario(library: Library | None = None, *, base: str | None = None, hardware: str | None = None,
              model: str | None = None, set: Mapping[str, object] | Iterable[str] | None = None,  # noqa: A002
              assume: str | Iterable[str] | None = None, si: bool = False) -> Scenario:
@@ -141,6 +190,15 @@ def _resolve(library: Library | None, sc: Scenario | None, kwargs: dict) -> tupl
     lib = library or load()
     if sc is not None and kwargs:
         raise UsageError("give either scenario= or scenario keywords (hardware, model, set, ...), not both")
+    if sc is not None:
+        if not isinstance(sc, Scenario):
+            raise UsageError(f"scenario= takes a Scenario (derive.scenario(...)), got {type(sc).__name__}",
+                             hint="build one with derive.scenario(library, hardware=..., model=..., set=...)")
+        foreign = sorted(n for n in sc.values if n not in lib.quantities)
+        if foreign:  # built with another library: its values would be read where this one declares nothing
+            raise UsageError(f"scenario {sc.name} gives {', '.join(foreign[:3])}, which this library does not "
+                             "declare: it was built with another library",
+                             hint="build the scenario with the library you pass: derive.scenario(library, ...)")
     return lib, sc if sc is not None else scenario(lib, **kwargs)
 
 
@@ -171,6 +229,7 @@ class CheckReport:
 
     report: Report
     library: Library
+    _infeasible: list[str] | None = field(default=None, repr=False)
 
     @property
     def results(self) -> list[ClaimResult]:
@@ -189,7 +248,22 @@ class CheckReport:
         return expectations_elsewhere(self.library, self.report.scenario, self.results)
 
     def __getitem__(self, claim_id: str) -> ClaimResult:
-        return self.report.by_id()[self.library.resolve(claim_id).id]
+        found = self.report.by_id().get(self.library.resolve(claim_id).id)
+        if found is None:
+            from derive.errors import UnknownNameError
+
+            raise UnknownNameError("checked claim", claim_id, self.report.by_id(), where="CheckReport")
+        return found
+
+    @property
+    def infeasible(self) -> list[str]:
+        """The scenario's violated feasibility bounds, as notes: where no deployment can exist, the verdicts at
+        its values describe none (``derive check`` says so too)."""
+        from derive.whatif.feasibility import feasibility
+
+        if self._infeasible is None:
+            self._infeasible = feasibility(self.library, self.report.scenario).notes
+        return self._infeasible
 
     def summary(self) -> dict[str, int]:
         return self.report.summary()
@@ -205,7 +279,7 @@ class CheckReport:
         return out
 
     def to_json(self) -> dict:
-        return self.report.to_json()
+        return {**self.report.to_json(), "infeasible": list(self.infeasible)}
 
     def to_dataframe(self):
         """One row per claim (pandas; ``pip install pandas``)."""
@@ -216,11 +290,12 @@ class CheckReport:
         from derive.model.scenario import DEFAULT_SCENARIO
 
         summary = verdict_summary(self.results, self._elsewhere, DEFAULT_SCENARIO)
-        return f"<CheckReport {self.report.scenario.name}: {summary}>"
+        return "\n".join([f"<CheckReport {self.report.scenario.name}: {summary}>", *self.infeasible])
 
     def _repr_html_(self) -> str:
         head = (f"<p><b>scenario {_h(self.report.scenario.name)}</b>: "
                 + ", ".join(f"{n} {_verdict_html(v)}" for v, n in self.summary().items()) + "</p>")
+        head += "".join(f"<p style='color:{VERDICT_COLOURS['refuted']}'>{_h(n)}</p>" for n in self.infeasible)
         rows = []
         for row in self.rows():
             mark = "" if row["as_expected"] else f" (expected {_h(row['expected'])})"
@@ -261,7 +336,9 @@ class Values:
         for ev in self.evaluations:
             if ev.name == name:
                 return ev
-        raise KeyError(name)
+        from derive.errors import UnknownNameError
+
+        raise UnknownNameError("evaluated name", name, [ev.name for ev in self.evaluations], where="Values")
 
     def __iter__(self):
         return iter(self.evaluations)
@@ -278,12 +355,15 @@ class Values:
         return out + self.scenario.notes_for({n for ev in self.evaluations for n in ev.used})
 
     def rows(self) -> list[dict]:
+        """One row per value; ``infeasible``: the bounds the scenario breaks (the same for every row), or None."""
+        infeasible = "; ".join(self.infeasible) or None
         return [{"name": ev.name, "display": ev.display, "value": ev.value, "unit": ev.unit,
-                 "exact": None if ev.exact is None else str(ev.exact), "reason": ev.reason}
+                 "exact": None if ev.exact is None else str(ev.exact), "reason": ev.reason, "infeasible": infeasible}
                 for ev in self.evaluations]
 
     def to_json(self) -> list[dict]:
-        return [ev.to_json() for ev in self.evaluations]
+        """Each value as ``derive eval --json`` gives one, with the bounds the scenario breaks (``infeasible``)."""
+        return [{**ev.to_json(), "infeasible": list(self.infeasible)} for ev in self.evaluations]
 
     def to_dataframe(self):
         return _dataframe(self.rows())
@@ -376,12 +456,14 @@ class DiffView:
                      f"<tbody>{''.join(rows)}</tbody></table>" if rows else "<p>No claim changes verdict.</p>")
         for c in r.conflicts:  # type: ignore[attr-defined]
             parts.append("<p>" + "<br>".join(_h(line) for line in c.lines()) + "</p>")
+        parts += [f"<p style='color:{VERDICT_COLOURS['refuted']}'>{_h(n)}</p>"
+                  for n in r.infeasible_lines()]  # type: ignore[attr-defined]
         return "".join(parts)
 
 
 @_python_hints
 def diff(baseline: Scenario | str | None = None, *, library: Library | None = None,
-         scenario: Scenario | None = None, ids: Sequence[str] | None = None, **scenario_kwargs) -> DiffView:
+         scenario: Scenario | None = None, ids: str | Sequence[str] | None = None, **scenario_kwargs) -> DiffView:
     """What changes from ``baseline`` (a Scenario, a scenario name or TOML path; default the lecture) to
     the scenario: verdict flips with the bound each now violates and the flipping value, headline
     quantities before and after, and any contradiction in the scenario with ``--set`` suggestions."""
@@ -389,8 +471,8 @@ def diff(baseline: Scenario | str | None = None, *, library: Library | None = No
     from derive.whatif.explain import explain_flips
 
     lib, sc = _resolve(library, scenario, scenario_kwargs)
-    base = baseline if isinstance(baseline, Scenario) else build_scenario(lib, scenario=baseline)
-    report = _diff(lib, base, sc, ids=ids)
+    base = _resolve(lib, baseline, {})[1] if isinstance(baseline, Scenario) else build_scenario(lib, scenario=baseline)
+    report = _diff(lib, base, sc, ids=[ids] if isinstance(ids, str) else ids)  # one id, not its letters
     explain_flips(report)
     return DiffView(report)
 
@@ -449,7 +531,7 @@ class ClaimView:
         title = rf"\textbf{{{tex_text(d.title)}}}\ \ \text{{({tex_text(d.id)})}}"
         if self.result is not None:
             title += rf"\ \ \text{{{tex_text(self.result.verdict)}}}"
-        body = r" \\ ".join(self.lines)
+        body = r" \\ ".join([*self.lines, *(rf"\text{{{tex_text(n)}}}" for n in self.infeasible)])
         return r"$$\begin{array}{l}" + title + (r" \\ " + body if body else "") + r"\end{array}$$"
 
     def _repr_html_(self) -> str:

@@ -139,3 +139,61 @@ def test_a_missing_value_says_how_to_give_it_in_python():
     with pytest.raises(MissingValueError, match=r"give set=\{'prefill_tokens': VALUE\}") as err:
         derive.evaluate("request_ttft_floor", library=derive.load("serving"), hardware="h100-sxm", model="llama3-8b")
     assert "--set" not in str(err.value)
+
+
+# arguments of the wrong type, and results at a scenario that cannot exist ---------------------------------------
+
+@pytest.mark.parametrize(("call", "words"), [
+    (lambda: derive.load(None), "libraries takes str"),
+    (lambda: derive.scenario(hardware=5), "hardware takes str | None"),
+    (lambda: derive.scenario("h100-sxm"), "library takes Library | None"),
+    (lambda: derive.scenario(set=5), "set takes"),
+    (lambda: derive.check(5), "ids takes"),
+    (lambda: derive.check([None]), "ids takes"),
+    (lambda: derive.check("batch_optimum", workers="a"), "workers takes int"),
+    (lambda: derive.claim(None), "claim_id takes str"),
+    (lambda: derive.evaluate(None), "names takes str"),
+    (lambda: derive.evaluate("hbm_bandwidth", unit=5), "unit takes str | None"),
+    (lambda: derive.margin("batch_optimum_lecture", None), "vary takes str"),
+    (lambda: derive.diff(5), "baseline takes"),
+    (lambda: derive.check(scenario=5), "scenario takes Scenario")])
+def test_an_argument_of_the_wrong_type_is_a_usage_error_naming_it(call, words):
+    # each was a TypeError or AttributeError from deep inside (pathlib, difflib, the scenario builder)
+    with pytest.raises(derive.errors.UsageError, match=words.replace("|", r"\|")):
+        call()
+
+
+def test_a_scenario_of_another_library_is_refused():
+    serving = derive.load("serving")
+    sc = derive.scenario(serving, hardware="h100-sxm", model="llama3-70b", set={"tp": "8"})
+    for call in (lambda: derive.check("batch_optimum_lecture", scenario=sc),
+                 lambda: derive.margin("batch_optimum_lecture", "hbm_bandwidth", scenario=sc),  # was KeyError
+                 lambda: derive.diff(sc)):
+        with pytest.raises(derive.errors.UsageError, match="built with another library"):
+            call()
+    assert derive.check("batch_optimum_lecture", scenario=sc, library=serving).results[0].verdict == "refuted"
+
+
+def test_diff_takes_one_id_as_text_and_lookups_name_what_is_there():
+    view = derive.diff(ids="batch_optimum_lecture", set={"hbm_bandwidth": "40 TB/s"})  # was read letter by letter
+    assert view.changed() == ["batching.batch_optimum_lecture"]
+    report = derive.check("batch_optimum_lecture")
+    with pytest.raises(derive.errors.UnknownNameError, match="checked claim"):
+        report["latency_floor"]  # a claim of the library that was not checked: was a bare KeyError
+    with pytest.raises(derive.errors.UnknownNameError, match="known: critical_batch"):
+        derive.evaluate("critical_batch")["x"]
+
+
+def test_every_rendering_of_a_result_says_the_scenario_cannot_exist():
+    sc = derive.scenario(hardware="h100-sxm", model="llama3-70b", set={"chips": "1"})
+    words = "memory_per_chip <= hbm_capacity fails"
+    report = derive.check("latency_floor", scenario=sc)
+    shown = words.replace("<", "&lt;")  # as HTML writes it
+    assert words in repr(report) and shown in report._repr_html_() and words in report.to_json()["infeasible"][0]
+    values = derive.evaluate("step_time", scenario=sc)
+    assert words in values.to_json()[0]["infeasible"][0] and words in values.rows()[0]["infeasible"]
+    assert shown in derive.diff(scenario=sc)._repr_html_()
+    assert "memory" in derive.claim("latency_floor", scenario=sc)._repr_latex_()
+    assert words in repr(derive.predict(hardware="h100-sxm", model="llama3-70b", set={"chips": "1"}))
+    fits = derive.check("latency_floor", hardware="h100-sxm", model="llama3-70b")
+    assert fits.to_json()["infeasible"] == [] and "fails" not in repr(fits)

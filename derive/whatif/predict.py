@@ -85,6 +85,7 @@ class Floors:
             where = ", ".join(f"{k} = {v.display}" for k, v in p.inputs.items())
             terms = ", ".join(f"{k} {v.display}" for k, v in p.terms.items())
             lines.append(f"  {where}: {p.floor.display} ({terms})")
+            lines += [f"    {n}" for n in p.infeasible]  # a floor where no deployment can exist says so
         return "\n".join(lines)
 
 
