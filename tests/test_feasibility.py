@@ -199,3 +199,12 @@ def test_a_document_at_an_infeasible_scenario_says_so_first_and_marks_every_valu
     # the lecture's numbers set beside their computed values: those are printed under the scenario too
     computed = re.findall(r"computed ([0-9][^;|:)]*?)(?=[;|:)]| \|)", md)  # a number: not the title's words
     assert computed and all(c.strip().endswith("†") is infeasible for c in computed), computed
+
+
+def test_a_failed_bound_shows_its_sides_with_the_figures_that_tell_them_apart(capsys) -> None:
+    """Just past Llama 3 70B's longest context on eight H100s the note read "80 GB > 80 GB"."""
+    code, out, err = run(capsys, "check", "memory_fits_in_hbm", "--hardware", "h100-sxm", "--model", LLAMA_70B,
+                         "--set", "context=1522508 token/seq")
+    line = next(x for x in out.splitlines() if "memory_per_chip =" in x and x.startswith("infeasible"))
+    shown = re.match(r"infeasible: memory_per_chip = (.+?) > hbm_capacity = (.+?), so", line)
+    assert shown and shown.group(1) != shown.group(2) and shown.group(2) == "80 GB", line

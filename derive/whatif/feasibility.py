@@ -82,7 +82,7 @@ def constraint_statement(decl: Claim | Assumption) -> Formula | None:
     return decl.relation if isinstance(decl, Assumption) else decl.goal
 
 
-def _shown(library: Library, expr: sp.Expr, value: sp.Expr) -> str:
+def _shown(library: Library, expr: sp.Expr, value: sp.Expr, sig: int = 4) -> str:
     from derive.model.dimensions import dimension_of
     from derive.model.display import format_quantity
 
@@ -90,10 +90,20 @@ def _shown(library: Library, expr: sp.Expr, value: sp.Expr) -> str:
     q = library.quantities.get(name)
     try:
         dim = q.dimension if q is not None else dimension_of(expr, library.dimension, where="feasibility")
-        text = format_quantity(value, dim, q.display_unit if q is not None else None)
+        text = format_quantity(value, dim, q.display_unit if q is not None else None, sig=sig)
     except Exception:  # noqa: BLE001 - a side no unit reader places is shown as a plain number
-        text = f"{float(value):.4g}"
+        text = f"{float(value):.{sig}g}"
     return f"{name} = {text}" if name else text
+
+
+def _both_shown(library: Library, rel: object, sides: list[sp.Expr]) -> tuple[str, str]:
+    """Both sides of a failed bound, with as many figures as it takes for them to read apart (``80 GB > 80 GB``
+    said nothing: 80.000000001 GB against 80 GB), up to 16."""
+    for sig in (4, 8, 12, 16):
+        shown = tuple(_shown(library, side, value, sig) for side, value in zip((rel.lhs, rel.rhs), sides, strict=True))
+        if shown[0].rpartition("= ")[2] != shown[1].rpartition("= ")[2]:
+            break
+    return shown
 
 
 def feasibility(library: Library, scenario: Scenario) -> Feasibility:
@@ -112,8 +122,8 @@ def feasibility(library: Library, scenario: Scenario) -> Feasibility:
                 undecided.append(claim.id)
                 break
             if _holds(sides[0], rel.op, sides[1]) is False:
-                found.append(Violation(claim.id, f"{rel.lhs} {rel.op} {rel.rhs}", _shown(library, rel.lhs, sides[0]),
-                                       _shown(library, rel.rhs, sides[1]), claim.title, rel.op))
+                found.append(Violation(claim.id, f"{rel.lhs} {rel.op} {rel.rhs}", *_both_shown(library, rel, sides),
+                                       claim.title, rel.op))
     return Feasibility(tuple(found), tuple(dict.fromkeys(undecided)))
 
 
@@ -177,8 +187,8 @@ def failing_hypotheses(library: Library, scenario: Scenario, claim: Claim) -> li
         for rel in _conjuncts(hypothesis):
             sides = [replace(situation.expand(side), situation.substitution) for side in (rel.lhs, rel.rhs)]
             if all(s.is_number for s in sides) and _holds(sides[0], rel.op, sides[1]) is False:
-                found.append(Violation(claim.id, f"{rel.lhs} {rel.op} {rel.rhs}", _shown(library, rel.lhs, sides[0]),
-                                       _shown(library, rel.rhs, sides[1]), claim.title, rel.op))
+                found.append(Violation(claim.id, f"{rel.lhs} {rel.op} {rel.rhs}", *_both_shown(library, rel, sides),
+                                       claim.title, rel.op))
     return found
 
 
