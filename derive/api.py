@@ -55,7 +55,7 @@ _F = TypeVar("_F", bound=Callable[..., object])
 def _accepts(annotation: str, value: object) -> bool:
     """Whether ``value`` fits a public function's annotation (as written, ``from __future__ import annotations``):
     each ``|`` part a type this API names; a part it does not know accepts anything."""
-    seq = (list, tuple)
+    seq = (list, tuple, set, frozenset)  # a generator would be used up by the check
     checks = {"None": lambda v: v is None, "str": lambda v: isinstance(v, str),
               "bool": lambda v: isinstance(v, bool), "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
               "Library": lambda v: isinstance(v, Library), "Scenario": lambda v: isinstance(v, Scenario),

@@ -372,7 +372,7 @@ def read_json(path: Path, *, what: str = "JSON file", constants: bool = False) -
     text = _decode(read_file_bytes(path, what=what), path, what)
     _check_nesting(text, path, what)
     try:
-        return json.loads(text, parse_constant=None if constants else _no_constant, object_pairs_hook=_unique_keys)
+        return json.loads(text, parse_constant=None if constants else _no_constant, object_pairs_hook=unique_keys)
     except json.JSONDecodeError as err:
         raise ScenarioError(f"invalid JSON: {err}", where=str(path)) from None
     except DuplicateKeyError as err:
@@ -391,7 +391,9 @@ class DuplicateKeyError(ValueError):
         self.key = key
 
 
-def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+def unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    """``json.loads``'s ``object_pairs_hook``: an object's pairs as a dict, ``DuplicateKeyError`` for a key
+    named twice (the audit's JSON-lines rows read theirs so too)."""
     out: dict = {}
     for key, value in pairs:
         if key in out:

@@ -357,22 +357,6 @@ def _cell(value: object, line: int, column: str, where: str) -> str:
     return value if isinstance(value, str) else repr(value)
 
 
-class _TwiceError(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _unique_cells(pairs: list[tuple[str, object]]) -> dict:
-    """A JSON object's pairs as a dict, refusing a key named twice."""
-    out: dict = {}
-    for key, value in pairs:
-        if key in out:
-            raise _TwiceError(key)
-        out[key] = value
-    return out
-
-
 MAX_HEADER_CHARS = 1 << 20  # a header (or a JSON-lines table's first row) this long is no table
 
 
@@ -430,10 +414,12 @@ def read_rows(path: str, *, fmt: str | None = None, stdin: IO[str] | None = None
 
         return header, rows()
 
+    from derive.model.scenario import DuplicateKeyError, unique_keys
+
     def parse(text: str, line: int) -> dict[str, str]:
         try:
-            obj = json.loads(text, object_pairs_hook=_unique_cells)
-        except _TwiceError as err:  # json keeps the last of two values silently; a CSV refuses a column twice
+            obj = json.loads(text, object_pairs_hook=unique_keys)
+        except DuplicateKeyError as err:  # json keeps the last of two values silently; a CSV refuses a column twice
             raise AuditInputError(f"line {line}: key '{err.key}' appears twice", where=where,
                                   hint="give each column once per row") from None
         except (json.JSONDecodeError, RecursionError):
