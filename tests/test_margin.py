@@ -249,3 +249,14 @@ def test_whole_values_are_the_integers_inside(a, b, low_closed, high_closed, unb
     inside = [k for k in range(0, 80) if interval.contains(sp.Integer(k))]
     listed = [k for first, last in m.whole_ranges() for k in range(first, 80 if last is None else last + 1)]
     assert listed == inside
+
+
+def test_a_margin_over_an_expression_the_claim_does_not_read_says_so(capsys) -> None:
+    """Over hbm_capacity the note said the lecture's batch optimum does not depend on it; over hbm_capacity*2 it
+    did not (the inverse relation the margin adds reads the expression's value)."""
+    from derive.cli import main
+
+    for vary, said in (("hbm_capacity*2", True), ("hbm_bandwidth*2", False)):
+        assert main(["margin", "batch_optimum_lecture", "--vary", vary, "--no-verify"]) == 0
+        out = capsys.readouterr().out
+        assert (f"the claim does not depend on {vary}" in out) is said, out

@@ -1009,7 +1009,11 @@ def _margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, u
         back = _inverse_checked(library, v, solved, subst, rlimit)
         solved_at = solved
         goal = goal.subs(v.replace).subs(subst)
-        hyps = [h.subs(v.replace).subs(subst) for h in [*hyps, *v.extra]] + back
+        own = [h.subs(v.replace).subs(subst) for h in hyps]
+        reads = v.symbol in goal.free_symbols().union(*(h.free_symbols() for h in own))
+        hyps = [*own, *(h.subs(v.replace).subs(subst) for h in v.extra)] + back
+    else:
+        reads = v.symbol in goal.free_symbols().union(*(h.free_symbols() for h in hyps))
     goal, hyps, eliminated = eliminate_forall(library, claim, goal, hyps, v.symbol)
     free = set(goal.free_symbols())
     for h in hyps:
@@ -1073,7 +1077,7 @@ def _margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, u
         out.rule_ends = expression_rule_ends(library, scenario, v, solved_at, subst, intervals)
     if not claim.instance:
         out.notes.append("a general claim, read at the scenario's values (instance semantics)")
-    if v.symbol not in formula.free_symbols():
+    if not reads or v.symbol not in formula.free_symbols():  # the statement's own reading, not the inverse's
         out.notes.append(f"the claim does not depend on {vary} (with the other values fixed)")
     if v.eliminated and library.quantities[v.eliminated].integer:
         out.notes.append(f"{v.eliminated} is an integer quantity: only the values of {vary} at which it is an "
