@@ -27,7 +27,7 @@ import html
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache, wraps
+from functools import cached_property, lru_cache, wraps
 from typing import TypeVar, cast
 
 import sympy as sp
@@ -52,19 +52,22 @@ VERDICT_COLOURS = {"proved": "#1a7f37", "refuted": "#cf222e", "unknown": "#9a670
 _F = TypeVar("_F", bound=Callable[..., object])
 
 
+def _names(v: object) -> bool:
+    return isinstance(v, (list, tuple, set, frozenset)) and all(isinstance(x, str) for x in v)  # not a generator:
+    # the check would use it up
+
+
+_KINDS = {"None": lambda v: v is None, "str": lambda v: isinstance(v, str), "bool": lambda v: isinstance(v, bool),
+          "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+          "Library": lambda v: isinstance(v, Library), "Scenario": lambda v: isinstance(v, Scenario),
+          "os.PathLike": lambda v: isinstance(v, os.PathLike), "Sequence[str]": _names, "Iterable[str]": _names,
+          "Mapping[str, object]": lambda v: isinstance(v, Mapping) and all(isinstance(k, str) for k in v)}
+
+
 def _accepts(annotation: str, value: object) -> bool:
     """Whether ``value`` fits a public function's annotation (as written, ``from __future__ import annotations``):
     each ``|`` part a type this API names; a part it does not know accepts anything."""
-    seq = (list, tuple, set, frozenset)  # a generator would be used up by the check
-    checks = {"None": lambda v: v is None, "str": lambda v: isinstance(v, str),
-              "bool": lambda v: isinstance(v, bool), "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
-              "Library": lambda v: isinstance(v, Library), "Scenario": lambda v: isinstance(v, Scenario),
-              "os.PathLike": lambda v: isinstance(v, os.PathLike),
-              "Sequence[str]": lambda v: isinstance(v, seq) and all(isinstance(x, str) for x in v),
-              "Iterable[str]": lambda v: isinstance(v, seq) and all(isinstance(x, str) for x in v),
-              "Mapping[str, object]": lambda v: isinstance(v, Mapping) and all(isinstance(k, str) for k in v)}
-    parts = [p.strip() for p in annotation.split("|")]
-    return any(p not in checks or checks[p](value) for p in parts)
+    return any(p not in _KINDS or _KINDS[p](value) for p in (p.strip() for p in annotation.split("|")))
 
 
 def _checked(fn: _F) -> _F:
@@ -84,16 +87,12 @@ def _checked(fn: _F) -> _F:
             param = sig.parameters[name]
             if not isinstance(param.annotation, str):
                 continue
-            values = value if param.kind is param.VAR_POSITIONAL else (value,)
-            bad = next((v for v in values if not _accepts(param.annotation, v)), _OK)
-            if bad is not _OK:
-                raise UsageError(f"{fn.__name__}(): {name} takes {param.annotation}, got {type(bad).__name__} "
-                                 f"{bad!r:.60}", hint=f"see help(derive.{fn.__name__})")
+            for v in value if param.kind is param.VAR_POSITIONAL else (value,):
+                if not _accepts(param.annotation, v):
+                    raise UsageError(f"{fn.__name__}(): {name} takes {param.annotation}, got {type(v).__name__} "
+                                     f"{v!r:.60}", hint=f"see help(derive.{fn.__name__})")
         return fn(*args, **kwargs)
     return cast(_F, call)
-
-
-_OK = object()
 
 
 def _python_hints(fn: _F) -> _F:
@@ -190,10 +189,7 @@ def _resolve(library: Library | None, sc: Scenario | None, kwargs: dict) -> tupl
     lib = library or load()
     if sc is not None and kwargs:
         raise UsageError("give either scenario= or scenario keywords (hardware, model, set, ...), not both")
-    if sc is not None:
-        if not isinstance(sc, Scenario):
-            raise UsageError(f"scenario= takes a Scenario (derive.scenario(...)), got {type(sc).__name__}",
-                             hint="build one with derive.scenario(library, hardware=..., model=..., set=...)")
+    if sc is not None:  # its type held to the annotation by the public function (``_checked``)
         foreign = sorted(n for n in sc.values if n not in lib.quantities)
         if foreign:  # built with another library: its values would be read where this one declares nothing
             raise UsageError(f"scenario {sc.name} gives {', '.join(foreign[:3])}, which this library does not "
@@ -229,7 +225,6 @@ class CheckReport:
 
     report: Report
     library: Library
-    _infeasible: list[str] | None = field(default=None, repr=False)
 
     @property
     def results(self) -> list[ClaimResult]:
@@ -255,15 +250,13 @@ class CheckReport:
             raise UnknownNameError("checked claim", claim_id, self.report.by_id(), where="CheckReport")
         return found
 
-    @property
+    @cached_property
     def infeasible(self) -> list[str]:
         """The scenario's violated feasibility bounds, as notes: where no deployment can exist, the verdicts at
         its values describe none (``derive check`` says so too)."""
         from derive.whatif.feasibility import feasibility
 
-        if self._infeasible is None:
-            self._infeasible = feasibility(self.library, self.report.scenario).notes
-        return self._infeasible
+        return feasibility(self.library, self.report.scenario).notes
 
     def summary(self) -> dict[str, int]:
         return self.report.summary()

@@ -95,9 +95,9 @@ def _replaced_values(expr: sp.Basic, held: tuple, strict: bool) -> sp.Basic | No
 ROUNDING_DIGITS = 100  # ceil/floor of an irrational number this large: sympy finds its integer part quickly
 
 
-def _beyond_rounding(x: sp.Basic) -> bool:
+def beyond_rounding(x: sp.Basic) -> bool:
     """Whether ``x`` is a number, not a ratio of integers, past ``ROUNDING_DIGITS`` digits (judged at five digits:
-    sympy's floats carry any exponent); unreadable counts as past."""
+    sympy's floats carry any exponent); unreadable counts as past.  The expression parser refuses such roundings."""
     try:
         return x.is_number and not x.is_Rational and bool(abs(x).evalf(5) > sp.Float(10) ** ROUNDING_DIGITS)
     except Exception:  # noqa: BLE001 - sympy may raise anything on a number it cannot evaluate
@@ -161,7 +161,7 @@ def _replace(expr: sp.Basic, mapping: Mapping[sp.Basic, sp.Basic], strict: bool)
             out = e
         elif isinstance(e, (sp.Max, sp.Min)) and not all(a.is_number for a in args):
             out = e.func(*args, evaluate=False)
-        elif isinstance(e, (sp.floor, sp.ceiling)) and _beyond_rounding(args[0]):
+        elif isinstance(e, (sp.floor, sp.ceiling)) and beyond_rounding(args[0]):
             if strict:  # sympy would search millions of digits for the integer part of exp(10**7)
                 raise UndefinedValueError(f"{sp.sstr(e)} is not rounded exactly at the values given (its argument "
                                           f"is past {ROUNDING_DIGITS} digits)")

@@ -375,23 +375,14 @@ class Claim(Declaration):
             if not isinstance(h, Formula):
                 raise LibraryError(f"claim '{self.id}': hypotheses must be Formulas, got {h!r}")
         object.__setattr__(self, "bounds", _bounds_triples(self.id, self.bounds))
-        try:
-            forall = tuple(self.forall)
-        except TypeError:
-            forall = (self.forall,)
+        forall = _items(self.forall)
         odd = next((q for q in forall if not isinstance(q, Quantity)), None)
-        if odd is not None or not all(isinstance(u, Declaration) for u in self._uses_tuple()):
+        if odd is not None or not all(isinstance(u, Declaration) for u in _items(self.uses)):
             what = f"forall holds {odd!r}" if odd is not None else "uses holds something that is no declaration"
             raise LibraryError(f"claim '{self.id}': {what}", where=f"claim {self.id}",
                                hint="forall=(quantity, ...) names Quantity objects (not their .sym); "
                                     "uses=(declaration, ...) names Assumption, Definition and Claim objects")
         object.__setattr__(self, "forall", forall)
-
-    def _uses_tuple(self) -> tuple:
-        try:
-            return tuple(self.uses)
-        except TypeError:
-            return (self.uses,)
 
     def exprs(self) -> list[sp.Expr]:
         out = list(self.goal.exprs())
@@ -406,6 +397,14 @@ class Claim(Declaration):
 
     def explicit_uses(self) -> tuple[Declaration, ...]:
         return tuple(self.uses)
+
+
+def _items(value: object) -> tuple:
+    """A declaration's tuple field as a tuple; one item given alone (``forall=x``) as a tuple of it."""
+    try:
+        return tuple(value)  # type: ignore[arg-type]
+    except TypeError:
+        return (value,)
 
 
 def _bounds_triples(claim_id: str, bounds: object) -> tuple:

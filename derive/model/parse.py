@@ -80,7 +80,6 @@ MAX_LITERAL_EXPONENT = 400  # |e| in a literal like 1e12
 MAX_EXPONENT = 64  # |p/q| of a power's exponent, and its denominator q
 MAX_NUMBER_DIGITS = 1000  # digits of any number built along the way (numerator or denominator)
 MAX_ROOT_SIZE = 400  # digits of a number times the order of a root taken of it (exact roots are slow beyond)
-MAX_ROUND_DIGITS = 100  # ceil/floor of an irrational number: sympy finds the integer part of one this large
 MAX_EXP_DIGITS = 100  # numbers inside exp(...) (comparing exp(10**400) with anything takes sympy seconds)
 MAX_SYMBOL_POWER = 256  # |exponent| of any power left in a result, e.g. after (x**64)**64
 
@@ -905,21 +904,15 @@ class _Builder:
         return self.sympy(node, lambda: build(*args))
 
     def rounded(self, node: ast.AST, build: Callable[[sp.Expr], sp.Expr], arg: sp.Expr) -> sp.Expr:
-        """``ceil``/``floor`` of ``arg``; a number past ``MAX_ROUND_DIGITS`` digits that is not a ratio of
-        integers is refused before sympy rounds it (finding the integer part of exp(10**7) takes millions of
-        digits), and one sympy leaves unrounded too."""
-        if not arg.free_symbols and not isinstance(arg, sp.Rational):
-            try:
-                size = sp.Abs(arg).evalf(5)
-                large = bool(size > sp.Float(10) ** MAX_ROUND_DIGITS)
-            except Exception:  # noqa: BLE001 - sympy may raise anything; refused below as unreadable
-                large = True
-            if large:
-                raise self.fail(f"'{self.segment(node)}' rounds a number too large to round exactly (beyond "
-                                f"{MAX_ROUND_DIGITS} digits)", hint="use smaller numbers")
-        result = self.sympy(node, lambda: build(arg))
-        if not result.free_symbols and isinstance(result, (sp.floor, sp.ceiling)):
-            raise self.fail(f"'{self.segment(node)}' cannot be rounded exactly", hint="use smaller numbers")
+        """``ceil``/``floor`` of ``arg``; an irrational number past the kernel's ``ROUNDING_DIGITS`` is refused
+        before sympy rounds it (the integer part of exp(10**7) takes millions of digits), as is one it leaves
+        unrounded."""
+        from derive.kernel.logic import ROUNDING_DIGITS, beyond_rounding
+
+        result = None if beyond_rounding(arg) else self.sympy(node, lambda: build(arg))
+        if result is None or (not result.free_symbols and isinstance(result, (sp.floor, sp.ceiling))):
+            raise self.fail(f"'{self.segment(node)}' rounds a number too large to round exactly (beyond "
+                            f"{ROUNDING_DIGITS} digits)", hint="use smaller numbers")
         return result
 
     def sympy(self, node: ast.AST, build: Callable[[], sp.Expr]) -> sp.Expr:

@@ -1000,6 +1000,7 @@ def _margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, u
     goal, hyps = situation.statement(claim, keep=v.keep, pinned=v.pinned).formula()
     solved_at: sp.Expr | None = None
     subst: dict = {}
+    reads = True  # whether the statement itself reads the varied value (else: the formula below says)
     if v.replace:  # an expression: eliminate the quantity solved for, then give the others their values
         subst = situation.values_except({*v.keep, *(q.name for q in claim.forall)})
         (solved,) = [e.subs(subst) for e in v.replace.values()]
@@ -1010,10 +1011,8 @@ def _margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, u
         solved_at = solved
         goal = goal.subs(v.replace).subs(subst)
         own = [h.subs(v.replace).subs(subst) for h in hyps]
-        reads = v.symbol in goal.free_symbols().union(*(h.free_symbols() for h in own))
+        reads = v.symbol in goal.free_symbols().union(*(h.free_symbols() for h in own))  # before the inverse's
         hyps = [*own, *(h.subs(v.replace).subs(subst) for h in v.extra)] + back
-    else:
-        reads = v.symbol in goal.free_symbols().union(*(h.free_symbols() for h in hyps))
     goal, hyps, eliminated = eliminate_forall(library, claim, goal, hyps, v.symbol)
     free = set(goal.free_symbols())
     for h in hyps:
@@ -1077,7 +1076,7 @@ def _margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, u
         out.rule_ends = expression_rule_ends(library, scenario, v, solved_at, subst, intervals)
     if not claim.instance:
         out.notes.append("a general claim, read at the scenario's values (instance semantics)")
-    if not reads or v.symbol not in formula.free_symbols():  # the statement's own reading, not the inverse's
+    if not reads or v.symbol not in formula.free_symbols():
         out.notes.append(f"the claim does not depend on {vary} (with the other values fixed)")
     if v.eliminated and library.quantities[v.eliminated].integer:
         out.notes.append(f"{v.eliminated} is an integer quantity: only the values of {vary} at which it is an "

@@ -797,6 +797,7 @@ def output_target(path: str | os.PathLike, *, where: str) -> Path:
     write renames over its target and would replace a device file."""
     from derive.errors import OutputError
 
+    where = where.rstrip()  # "--out " for an empty name: the option alone
     if not str(path).strip():
         raise OutputError("the file name is empty", where=where, hint="name a file to write")
     path = Path(path)

@@ -53,7 +53,7 @@ def run(args, ctx) -> int:
 
     out_path = None
     if args.out is not None:  # said before the rows' work: an empty name, a folder, a device (a link: its target)
-        out_path = output_target(args.out, where=f"--out {args.out}" if args.out.strip() else "--out")
+        out_path = output_target(args.out, where=f"--out {args.out}")
     if args.html is not None:
         check_output_folder(args.html, "--html")
     elif args.site is not None:

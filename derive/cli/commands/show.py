@@ -45,6 +45,7 @@ def run(args, ctx) -> int:
                 emit_notes(ctx.scenario, set(value.used))
         return 0
     d = lib.resolve(args.id)
+    used: set[str] | None = None
     info: dict = {"id": d.id, "kind": d.kind, "title": d.title, "statement": d.statement, "source": str(d.source)}
     if isinstance(d, Definition):
         info["formula"] = f"{d.defines.name} = {sp.sstr(d.expr)}"
@@ -53,8 +54,8 @@ def run(args, ctx) -> int:
         value = _value(lib, ctx.scenario, d.defines.name)
         if value is not None:
             info["value"] = value.display if not args.json else value.to_json()
-            info["notes"] = scenario_notes(ctx.scenario, set(value.used))  # the inputs it read, as eval says
-            info["_used"] = set(value.used)
+            used = set(value.used)  # the notes are of the inputs it read, as derive eval says them
+            info["notes"] = scenario_notes(ctx.scenario, used)
     elif isinstance(d, Assumption):
         info["formula"] = str(d.relation) if d.relation is not None else None
     info["depends_on"] = sorted(lib.predecessors(d.id))
@@ -78,7 +79,6 @@ def run(args, ctx) -> int:
     # a value or a verdict at the scenario is printed: where no deployment can exist there, say so
     printed = "value" in info or "verdict" in info
     infeasible = _infeasible(lib, ctx.scenario) if printed else []
-    used = info.pop("_used", None)  # the inputs a definition's value read (its notes are for those only)
     if args.json:
         emit_json({**info, "infeasible": [v.to_json() for v in infeasible]} if printed else info)
         return 0

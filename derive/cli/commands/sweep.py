@@ -77,7 +77,7 @@ def run(args, ctx) -> int:
 
     for option, value in (("--out", args.out), ("--figure", args.figure)):
         if value is not None:  # said before the sweep's work: an empty name, a folder, a device
-            output_target(value, where=f"{option} {value}" if value.strip() else option)
+            output_target(value, where=f"{option} {value}")
     if args.figure is not None and Path(args.figure).suffix.lower() not in (".png", ".svg", ".pdf"):
         raise SweepError(f"figure format '{Path(args.figure).suffix.lstrip('.')}' is not supported",
                          where=f"--figure {args.figure}", hint="use .png, .svg or .pdf")
