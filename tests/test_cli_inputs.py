@@ -26,6 +26,9 @@ FILES = {
     "value_bool.toml": '[values.hbm_bandwidth]\nvalue = true\nsource = "me"\n',
     "value_array.toml": '[values.hbm_bandwidth]\nvalue = [1, 2]\nsource = "me"\n',
     "value_flat.toml": '[values]\nhbm_bandwidth = "3 TB/s"\n',
+    "name_number.toml": 'name = 3\n',
+    "notes_mixed.toml": 'notes = ["fine", 2]\n',
+    "as_of_number.toml": 'as_of = 2024\n',
     "value_extra.toml": '[values.hbm_bandwidth]\nvalue = "3 TB/s"\nsource = "me"\nunit = "TB/s"\n',
     "ok.toml": '[values.hbm_bandwidth]\nvalue = "3 TB/s"\nsource = "me"\n',
     "afile": "not a folder\n",
@@ -116,6 +119,15 @@ BAD = [
     (["eval", "hbm_bandwidth", "--scenario", "value_array.toml"], ["got an array"]),
     (["eval", "hbm_bandwidth", "--scenario", "value_flat.toml"], ["must be a table", "[values.hbm_bandwidth]"]),
     (["eval", "hbm_bandwidth", "--scenario", "empty_scenario"], ["has no .toml files"]),
+    # what describes a scenario file is text (a date for as_of): `name = 3` was accepted and never read
+    (["eval", "hbm_bandwidth", "--scenario", "name_number.toml"], ["`name` must be text, got a number",
+                                                                   "name_number.toml"]),
+    (["eval", "hbm_bandwidth", "--scenario", "notes_mixed.toml"], ["`notes` must be text", 'notes = ["...",']),
+    (["eval", "hbm_bandwidth", "--scenario", "as_of_number.toml"], ["as_of must be a date", "as_of_number.toml"]),
+    # a cache folder that cannot be one turned the cache off without a word
+    (["check", "batch_optimum", "--cache-dir", "afile"], ["--cache-dir", "'afile' is not a folder"]),
+    (["cache", "info", "--cache-dir", "afile"], ["--cache-dir", "'afile' is not a folder"]),
+    (["check", "batch_optimum", "--cache-dir", ""], ["--cache-dir", "is empty"]),
     (["diff", "--against", "nosuch"], ["unknown scenario 'nosuch'", "in --against", "known: lecture"]),
     (["diff", "--against", ""], ["--against is empty"]),
     # --assume: a relation that constrains nothing, or leaves no value

@@ -86,6 +86,15 @@ def positive_int(text: str) -> int:
     return value
 
 
+def cache_folder(text: str) -> str:
+    """An argparse type: the cache folder, where one can be (a file there would turn the cache off silently)."""
+    if not text:
+        raise argparse.ArgumentTypeError("is empty; name a folder (it is created when missing)")
+    if os.path.lexists(text) and not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a folder; name a folder (it is created when missing)")
+    return text
+
+
 def scenario_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("scenario")
     g.add_argument("--hardware", metavar="NAME", help="hardware preset (see derive presets)")
@@ -106,7 +115,7 @@ def scenario_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--rlimit", type=positive_int, default=None, metavar="N", help="z3 resource limit per query")
     g.add_argument("--no-cache", action="store_true",
                    help="bypass the proof and output caches (also DERIVE_NO_CACHE=1)")
-    g.add_argument("--cache-dir", metavar="DIR", default=None,
+    g.add_argument("--cache-dir", metavar="DIR", default=None, type=cache_folder,
                    help="cache folder (default: the per-user cache folder, or $DERIVE_CACHE_DIR)")
 
 

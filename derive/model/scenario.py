@@ -432,6 +432,8 @@ VALUE_KEYS = frozenset({"value", "source", "as_of", "note", "method", "date", "f
 # the top-level keys of a scenario file: its values, its assumptions and what describes it
 SCENARIO_KEYS = frozenset({"values", "assume", "name", "title", "description", "source", "as_of", "date", "note",
                            "notes", "kind", "hardware", "model"})
+# the top-level keys that describe a scenario file to its reader (text; `as_of` and `date` dates)
+_DESCRIBING = frozenset({"name", "title", "description", "source", "as_of", "date", "note", "notes", "kind"})
 # a preset folder's neutral values for a user's own chip and model (see build_scenario)
 DEPLOYMENT_FILE = "deployment.toml"
 
@@ -455,6 +457,16 @@ def _check_scenario_keys(library: Library, data: Mapping, where: str) -> None:
     """A scenario file's top level holds ``[values.NAME]`` tables and ``assume``; anything else is a
     mistake that would otherwise be ignored silently (``hbm_bandwidth = "3 TB/s"`` at the top level)."""
     for key in data:
+        if key in _DESCRIBING:  # read by people, never by a command: still a mistake when it is no text
+            given = data[key]
+            if key in ("as_of", "date"):
+                _as_of(given, where, key)
+            elif not (isinstance(given, str) or key == "notes" and isinstance(given, list)
+                      and all(isinstance(n, str) for n in given)):
+                raise ScenarioError(f"`{key}` must be text, got {_toml_type(given)}", where=where,
+                                    hint=f'write {key} = "..."' + (' or notes = ["...", "..."]' if key == "notes"
+                                                                   else ""))
+            continue
         if key in SCENARIO_KEYS or key in library.input_tables:
             continue
         if key in library.quantities:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from derive.cli import terminal
+from derive.cli import cache_folder, terminal
 
 HELP = "the proof cache: where it is, how big (info), empty it (clear), shrink it to its bound (prune)"
 SCENARIO = False
@@ -10,7 +10,7 @@ SCENARIO = False
 
 def add_arguments(p) -> None:
     p.add_argument("action", choices=("info", "clear", "prune"), help="what to do")
-    p.add_argument("--cache-dir", metavar="DIR", default=None,
+    p.add_argument("--cache-dir", metavar="DIR", default=None, type=cache_folder,
                    help="cache folder (default: the per-user cache folder, or $DERIVE_CACHE_DIR)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
