@@ -564,8 +564,22 @@ def _glm_45v_not_counted() -> int:
     return vision + 46 * (2 * d + 12288 + 2 * 1024) + d + 45 * 128  # norms, q/k/v biases, e_score_correction_bias
 
 
+def _glm_5_not_counted(indexer_layers: int) -> int:
+    """GLM-5.x (glm_moe_dsa): the norms of 78 layers and the multi-token-prediction layer 78 (the indexer's
+    k_norm weight and bias where a layer has an indexer), e_score_correction_bias, and layer 78 itself (its
+    attention, indexer, experts, router, shared expert and eh_proj; it shares the embedding and head)."""
+    d = 6144
+    norms = 79 * (2 * d + 512 + 2048) + indexer_layers * 2 * 128 + 4 * d
+    mtp = (2048 * d + 16384 * 2048 + 576 * d + 28672 * 512 + d * 16384 + 4096 * 2048 + 128 * d + 32 * d
+           + 256 * 3 * 2048 * d + 256 * d + 3 * 2048 * d + d * 12288)
+    return norms + 76 * 256 + mtp
+
+
 CHECKPOINTS = {
     # (config, the report's tensor total, what the reader does not count, report path @ commit)
+    # GLM-5.2's indexer on 21 layers and layer 78, as its indexer_types and the tensors list them
+    "glm-5.1": ("glm-5.1.json", 753_864_139_008, _glm_5_not_counted(79), "scripts/models/glm_5.1.md@ec99626"),
+    "glm-5.2": ("glm-5.2.json", 753_329_940_480, _glm_5_not_counted(22), "scripts/models/glm_5.2.md@b521199"),
     "glm-4.5v": (_GLM_45V, 107_710_933_120, _glm_45v_not_counted(), "scripts/models/glm_4.5v.md@cbff706"),
     "qwen3-vl-8b": (_QWEN3_VL_8B, 8_767_123_696, _qwen3_vl_not_counted(4096, 36),
                     "scripts/models/qwen3_vl_8b_instruct.md@cbff706"),
@@ -866,3 +880,24 @@ def test_the_lazy_package_gives_every_public_name():
         assert getattr(configs, name) is not None, name
     with pytest.raises(AttributeError):
         configs.no_such_name  # noqa: B018
+
+
+def test_glm_5_caches_the_indexer_keys_only_where_a_layer_runs_it() -> None:
+    # 576 latent bf16 elements per layer, and 128 FP8 keys + one FP32 scale on the indexer's layers
+    assert model_values(_config("glm-5.1.json"))["kv_bytes_per_token"].value == 78 * 576 * 2 + 78 * 132
+    assert model_values(_config("glm-5.2.json"))["kv_bytes_per_token"].value == 78 * 576 * 2 + 21 * 132
+
+
+@pytest.mark.parametrize(("edit", "words"), [
+    ({"indexer_types": ["full"] * 77 + ["mixed"]}, ["indexer_types", "unknown kind 'mixed'"]),
+    ({"indexer_types": ["shared"] + ["full"] * 77}, ["indexer_types", "first layer that shares"]),
+    ({"indexer_types": None}, ["index_topk_freq", "without 'indexer_types'"]),
+    ({"index_topk_pattern": "FSSS" * 19 + "FS"}, ["both say which layers share"]),
+    ({"qk_head_dim": None}, ["head_dim", "is not qk_rope_head_dim (64)"]),
+])
+def test_glm_5_layouts_the_reader_cannot_place_are_refused(edit, words) -> None:
+    config = {k: v for k, v in {**_config("glm-5.2.json"), **edit}.items() if v is not None}
+    with pytest.raises(ScenarioError) as err:
+        model_values(config)
+    for w in words:
+        assert w in str(err.value), str(err.value)

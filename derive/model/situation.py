@@ -36,9 +36,9 @@ from functools import cached_property
 import sympy as sp
 
 from derive.errors import LibraryError, MissingValueError, UndefinedValueError
-from derive.kernel.logic import And, Formula, Implies, Rel, name_of, replace
+from derive.kernel.logic import And, Formula, Implies, Not, Or, Rel, name_of, replace
 from derive.kernel.problem import DEFAULT_RLIMIT, Problem
-from derive.kernel.trusted import side_conditions
+from derive.kernel.trusted import lost_side_conditions, side_conditions
 from derive.model.declarations import Assumption, Claim
 from derive.model.library import Library
 from derive.model.numbers import exactify
@@ -316,7 +316,15 @@ class Statement:
         formulas = [self.goal, *self.hypotheses, *self.assumptions, *self.boxed, *outside, *declared]
         values = self.substituted
         if values:
-            formulas = [f.subs(values, strict=True) for f in formulas]
+            substituted = [f.subs(values, strict=True) for f in formulas]
+            if _folds_a_condition(formulas, substituted, values):
+                # sympy's folding would drop a side condition (y/x at y = 0 is 0, x**y at y = 3 is x**3): the
+                # values go in as hypotheses, which the kernel substitutes only where definedness is kept
+                used = set().union(*(f.free_symbols() for f in formulas))
+                formulas.insert(1, And(tuple(Rel(v, "==", values[v]) for v in sorted(used & set(values),
+                                                                                    key=name_of))))
+            else:
+                formulas = substituted
         goal, hyps = formulas[0], formulas[1:len(formulas) - len(declared)]
         conditions = [(label, c) for (label, _), c in zip(self.declared, formulas[len(formulas) - len(declared):],
                                                           strict=True)]
@@ -348,7 +356,42 @@ class Statement:
         values = {**self.values, **self.fixed} if self.claim.instance else self.values
         if not values:
             return self.goal, hyps
-        return self.goal.subs(values), [h.subs(values) for h in hyps]
+        goal, read = self.goal.subs(values), [h.subs(values) for h in hyps]
+        # what sympy's folding drops (y/x at y = 0 is 0) stays: a hypothesis' conditions as hypotheses, the
+        # goal's as a guard that leaves it undefined where they fail, as the goal is as written
+        lost = _lost(self.goal, goal, values)
+        if lost:  # 0 where they hold, no value where they fail (a Piecewise without an otherwise branch)
+            goal = And((Rel(sp.Piecewise((sp.Integer(0), sp.And(*(_relational(c) for c in lost)))), "==", 0), goal))
+        return goal, [*read, *(c for h, r in zip(hyps, read, strict=True) for c in _lost(h, r, values))]
+
+
+def _lost(old: Formula, new: Formula, values: dict) -> list[Formula]:
+    """The side conditions of ``old`` that substituting ``values`` folded away (the kernel's reading), each
+    at the values; one with no value there is false (the formula is undefined at the values)."""
+    try:
+        return lost_side_conditions(old, new, values)
+    except UndefinedValueError:
+        return [Rel(sp.Integer(0), "!=", 0)]
+
+
+def _folds_a_condition(olds: list[Formula], news: list[Formula], values: dict) -> bool:
+    return any(_lost(o, n, values) for o, n in zip(olds, news, strict=True))
+
+
+_RELATIONAL = {"==": sp.Eq, "!=": sp.Ne, "<": sp.Lt, "<=": sp.Le, ">": sp.Gt, ">=": sp.Ge}
+
+
+def _relational(f: Formula) -> sp.Basic:
+    """A side condition as sympy's relational (a Piecewise condition): a relation, or an Or of them."""
+    if isinstance(f, Rel):
+        return _RELATIONAL[f.op](f.lhs, f.rhs)
+    if isinstance(f, Or):
+        return sp.Or(*(_relational(a) for a in f.args))
+    if isinstance(f, And):
+        return sp.And(*(_relational(a) for a in f.args))
+    if isinstance(f, Not):
+        return sp.Not(_relational(f.arg))
+    raise TypeError(f"no relational form for {f}")
 
 
 def _bounds(library: Library, claim: Claim, pins: frozenset[str], fixed: set) -> tuple[dict, list[Formula]]:

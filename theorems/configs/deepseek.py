@@ -25,6 +25,15 @@ def mla(f: Fields, mtype: str, d: int) -> Attention:
     if f.has("qk_head_dim") and f.need("qk_head_dim", why=why) != nope + rope:  # transformers 5 writes the sum
         raise ScenarioError(f"field 'qk_head_dim' ({f.config['qk_head_dim']}) is not qk_nope_head_dim + "
                             f"qk_rope_head_dim ({nope} + {rope})", where=f.where)
+    if f.has("head_dim") and f.need("head_dim", why=why) != rope:
+        # transformers reads head_dim as qk_rope_head_dim (GLM-5.1 writes 64 for both); GLM-5.2 writes 192, its
+        # checkpoint's kv_a_proj (576 = 512 + 64) and qk_head_dim (256 = 192 + 64) agree with qk_rope_head_dim
+        if not f.has("qk_head_dim"):
+            raise ScenarioError(f"field 'head_dim' ({f.config['head_dim']}) is not qk_rope_head_dim ({rope}), "
+                                "which transformers reads it as", where=f.where,
+                                hint="a file whose 'qk_head_dim' is qk_nope_head_dim + qk_rope_head_dim is read")
+        f.notes.append(f"head_dim ({f.config['head_dim']}) differs from qk_rope_head_dim ({rope}); qk_head_dim = "
+                       f"{nope} + {rope} places the rotary dimensions, so qk_rope_head_dim is read")
     q_rank = f.optional("q_lora_rank", None, minimum=1)
     if q_rank is None:
         q = d * heads * (nope + rope)  # plain q_proj (DeepSeek-V2-Lite)
@@ -116,11 +125,14 @@ def _notes(f: Fields, mtype: str, att: Attention) -> None:
 
 FAMILIES = (
     Family("deepseek", {"deepseek_v2": False, "deepseek_v3": False, "deepseek_v32": False, "kimi_k2": False,
-                        "glm4_moe_lite": False},
+                        "glm4_moe_lite": False, "glm_moe_dsa": False},
            {"DeepseekV2ForCausalLM": "deepseek_v2", "DeepseekV3ForCausalLM": "deepseek_v3",
-            "DeepseekV32ForCausalLM": "deepseek_v32", "Glm4MoeLiteForCausalLM": "glm4_moe_lite"},
+            "DeepseekV32ForCausalLM": "deepseek_v32", "Glm4MoeLiteForCausalLM": "glm4_moe_lite",
+            "GlmMoeDsaForCausalLM": "glm_moe_dsa"},
            mlp=deepseek_moe_mlp, attention=mla, notes=_notes, latent=True,
-           # latent attention has no KV heads (the files repeat num_attention_heads); the indexer's top-k and the
-           # expert-parallel size set no weight
-           known=frozenset({"num_key_value_heads", "index_topk", "ep_size"})),
+           # latent attention has no KV heads (the files repeat num_attention_heads); the indexer's top-k, the
+           # expert-parallel size, the rotary layout of the indexer's keys and whether the multi-token-prediction
+           # layer reuses the indexer set no weight
+           known=frozenset({"num_key_value_heads", "index_topk", "ep_size", "indexer_rope_interleave",
+                            "index_share_for_mtp_iteration"})),
 )

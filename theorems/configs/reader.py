@@ -126,15 +126,16 @@ def _analyse_as(config: Mapping[str, Any], where: str, mtype: str, type_notes: l
         attention += counts["linear"] * linear.params_per_layer
 
     indexer_bytes, indexer_dims = Fraction(0), 0
-    if mtype == "deepseek_v32" or f.has("index_head_dim"):
+    if mtype in ("deepseek_v32", "glm_moe_dsa") or f.has("index_head_dim"):
         idx_heads = f.need("index_n_heads", why="sparse-attention indexer")
         idx_dim = f.need("index_head_dim", why="sparse-attention indexer")
         q_rank = f.optional("q_lora_rank", None, minimum=1) or d
-        attention += n_layers * (q_rank * idx_heads * idx_dim + d * idx_dim + d * idx_heads)  # wq_b, wk, weights
-        indexer_bytes = n_layers * (Fraction(idx_dim) + 4 * Fraction(-(-idx_dim // 128)))
-        indexer_dims = n_layers * idx_heads * idx_dim
+        idx_layers = _indexer_layers(f, n_layers)
+        attention += idx_layers * (q_rank * idx_heads * idx_dim + d * idx_dim + d * idx_heads)  # wq_b, wk, weights
+        indexer_bytes = idx_layers * (Fraction(idx_dim) + 4 * Fraction(-(-idx_dim // 128)))
+        indexer_dims = idx_layers * idx_heads * idx_dim
         f.notes.append(f"sparse-attention indexer: {idx_dim} FP8 keys + one FP32 scale per 128 per token and "
-                       f"layer ({n_layers} layers), as in DeepSeek's reference inference code")
+                       f"layer ({idx_layers} layers), as in DeepSeek's reference inference code")
 
     mlp = blocks.mlp if blocks is not None else fam.mlp(f, mtype, d, n_layers)
     positions = fam.positions(f, mtype, d) if fam.positions is not None else 0
@@ -211,6 +212,33 @@ def _refuse_unplaced(config: Mapping[str, Any], cfg: Mapping[str, Any], f: Field
         raise ScenarioError(f"unknown architecture {name!r}: {', and '.join(why)}, so its layers cannot be read "
                             "exactly", where=where, hint="refused rather than guessed; "
                                                          + SUPPORTED_HINT)
+
+
+def _indexer_layers(f: Fields, n_layers: int) -> int:
+    """The layers that run a sparse attention's indexer, with its weights and key cache: every layer, or those
+    ``indexer_types`` marks "full" (GLM-5.2: a "shared" layer reuses the top-k of the full layer before it)."""
+    kinds = f.str_list("indexer_types", n_layers)
+    if kinds is None:
+        for key in ("index_topk_freq", "index_topk_pattern"):
+            if f.get(key) not in (None, 1):
+                raise ScenarioError(f"field '{key}' ({f.config[key]!r}) without 'indexer_types': which layers share "
+                                    "an indexer is not said", where=f.where,
+                                    hint="a file that lists the layers' indexers in 'indexer_types' is read")
+        return n_layers
+    unknown = sorted({k for k in kinds if k not in ("full", "shared")})
+    if unknown or kinds[0] != "full":
+        what = (f"an unknown kind {unknown[0]!r}" if unknown
+                else "a first layer that shares an indexer before any layer has one")
+        raise ScenarioError(f"field 'indexer_types' has {what}", where=f.where,
+                            hint="known kinds: full, shared (the top-k of the full layer before it)")
+    if f.get("index_topk_pattern") is not None:
+        raise ScenarioError("fields 'indexer_types' and 'index_topk_pattern' both say which layers share an indexer",
+                            where=f.where, hint="keep one of them")
+    f.read.update({"index_topk_freq", "index_skip_topk_offset"})  # the list spells out what they encode
+    full = kinds.count("full")
+    f.notes.append(f"indexer_types lists the layers: {full} run the indexer, {n_layers - full} reuse the top-k of "
+                   "the full layer before them (no indexer weights or keys of their own)")
+    return full
 
 
 def _topk(cfg: Mapping[str, Any], where: str = "config") -> int:

@@ -52,6 +52,7 @@ from derive.kernel.trusted.meaning import (
     Refused,
     SideCondition,
     formula_side_conditions,
+    lost_side_conditions,
     refusal,
     side_conditions,
     substitute_values,
@@ -65,6 +66,6 @@ __all__ = [
     "ALGEBRA_TERMS", "BOX_PRECISION", "EXACT_BITS", "FLOAT_HINT", "MAX_NODES", "PRECISIONS", "TAYLOR_NODES",
     "TAYLOR_SYMBOLS", "Kernel", "MaybeUndefined", "OverBudget", "PlainZ3", "Refused", "SideCondition", "Tactics",
     "Undefined", "Unsettled", "Unsupported", "bool_formula", "enclose", "evaluate_at", "expansion_size",
-    "formula_side_conditions", "refusal", "side_conditions", "substitute_values", "tree_size", "truth_on_box",
-    "without_mod",
+    "formula_side_conditions", "lost_side_conditions", "refusal", "side_conditions", "substitute_values",
+    "tree_size", "truth_on_box", "without_mod",
 ]

@@ -329,29 +329,41 @@ def substitute_values(problem: Problem) -> Problem:
 
 def _keeps_definedness(old: Formula, new: Formula, values: dict[sp.Symbol, sp.Rational], held: tuple) -> bool:
     """Every side condition of ``old``, at ``values``, holds on numbers, is one of ``new``'s, or is a top-level
-    hypothesis (or a bound, or a hypothesis' bound, of a quantity: ``held``): a value can turn ``x**y``
-    (base > 0) into ``x**2`` (defined everywhere) or let sympy fold ``y/x`` at y = 0 to 0 (x != 0 gone), which
-    would prove a statement undefined where it is read."""
+    hypothesis (or a bound, or a hypothesis' bound, of a quantity: ``held``)."""
     hyps, box, bounds = held
+    try:
+        lost = lost_side_conditions(old, new, values)
+    except UndefinedValueError:
+        return False
+    return all(c in hyps or _bounded(c, box, bounds) for c in lost)
+
+
+def lost_side_conditions(old: Formula, new: Formula, values: dict[sp.Symbol, sp.Rational]) -> list[Formula]:
+    """The side conditions of ``old`` at ``values`` that ``new`` (``old`` with the values substituted) does not
+    carry and numbers alone do not settle true: a value can turn ``x**y`` (base > 0) into ``x**2`` (defined
+    everywhere) or let sympy fold ``y/x`` at y = 0 to 0 (x != 0 gone), which would prove a statement undefined
+    where it is read.  ``UndefinedValueError`` where a condition itself has no value at ``values``."""
     if old is new:
-        return True
+        return []
+    pending: list[tuple[SideCondition, Formula]] = []
+    for sc in formula_side_conditions(old):
+        c = sc.condition.conclusion if isinstance(sc.condition, Implies) else sc.condition
+        c = c.subs(values, strict=True)
+        if not c.free_symbols() and isinstance(c, Rel) and _number_holds(c):
+            continue
+        pending.append((sc, c))
+    if not pending:
+        return []
     after: set[Formula] = set()
     for sc in formula_side_conditions(new):
         after.add(sc.condition)
         if isinstance(sc.condition, Implies):  # a Piecewise branch's, under its guard
             after.add(sc.condition.conclusion)
-    for sc in formula_side_conditions(old):
-        c = sc.condition.conclusion if isinstance(sc.condition, Implies) else sc.condition
-        try:
-            c = c.subs(values, strict=True)
-        except UndefinedValueError:
-            return False
-        if c in after or sc.condition.subs(values) in after or c in hyps or _bounded(c, box, bounds):
-            continue
-        if not c.free_symbols() and isinstance(c, Rel) and _number_holds(c):
-            continue
-        return False
-    return True
+    lost: list[Formula] = []
+    for sc, c in pending:
+        if c not in after and sc.condition.subs(values) not in after and c not in lost:
+            lost.append(c)
+    return lost
 
 
 def _bounded(c: Formula, box: dict, bounds: dict) -> bool:
