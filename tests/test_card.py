@@ -32,7 +32,7 @@ def test_card_json_rows_rest_on_declarations(capsys) -> None:
     assert rows["context"]["display"] == "23.789k token/seq"
     assert rows["context"]["decl"] == "capacity.memory_fits_in_hbm"
     assert rows["weight_fetch_time_floor"]["decl"] == "roofline.latency_floor"
-    assert rows["weight_fetch_time_floor"]["verdict"] == "proved" and rows["weight_fetch_time_floor"]["unit"] == "ms"
+    assert rows["weight_fetch_time_floor"]["verdict"] == "proved" and rows["weight_fetch_time_floor"]["unit"] == "s"
     assert rows["critical_batch"]["verdict"] == "proved"
     assert rows["pipelined_cost_per_token"]["kind"] == "definition"
     # the model's 131,072-token context does not fit at batch 64: said, with the bound
@@ -396,7 +396,7 @@ def test_a_row_whose_denominators_are_declared_positive_needs_them_not_where_a_f
                                                                                              tmp_path) -> None:
     """One chip per replica (tp = 1) has no all-reduce, and the all-reduce floor's formula divides by the links'
     bandwidths, which are declared positive: no value of theirs makes the floor undefined, so on a chip of the
-    user's own that gives no links the row is 0 ms, not a list of inputs (it asked for three; before that, the
+    user's own that gives no links the row is 0 s, not a list of inputs (it asked for three; before that, the
     card ended with an error)."""
     path = tmp_path / "box.toml"
     path.write_text('model = "mixtral-8x7b"\n'
@@ -408,8 +408,8 @@ def test_a_row_whose_denominators_are_declared_positive_needs_them_not_where_a_f
                          "--set", "ep=2", "--json", "--no-cache")
     assert code == 0, err
     rows = {r["name"]: r for r in json.loads(out)["rows"]}
-    assert rows["tp_link_allreduce_floor"]["display"] == "0 ms"
-    assert rows["tp_allreduce_latency"]["display"] == "0 ms"  # no side condition reads the missing links
+    assert rows["tp_link_allreduce_floor"]["display"] == "0 s"
+    assert rows["tp_allreduce_latency"]["display"] == "0 s"  # no side condition reads the missing links
     code, out, err = run(capsys, "card", "--library", "serving", "--scenario", str(path), "--set", "tp=2",
                          "--json", "--no-cache")
     rows = {r["name"]: r for r in json.loads(out)["rows"]}
@@ -551,3 +551,15 @@ def test_what_ifs_on_one_chip_read_its_layout_unless_they_move_the_chips(capsys)
     assert "holds for context in" in out and (out + err).count("layout: none given") == 1
     assert main(["sweep", "layout_step_time", *ONE_CHIP_SCENARIO, "--vary", "chips=1:8:3"]) == 2
     assert "no value for cp, dp, tp" in capsys.readouterr().err
+
+
+def test_card_times_take_their_own_prefix_and_json_says_the_unit_of_exact(capsys) -> None:
+    """A card's time rows were fixed to ms (0.02606 ms on a GB200 for Llama 3 8B) while its JSON said "ms"
+    beside an exact value in seconds."""
+    code, out, _ = run(capsys, "card", "--hardware", "gb200-nvl72-fp4", "--model", "llama3-8b", "--json", "--no-cache")
+    assert code == 0
+    rows = {r["name"]: r for r in json.loads(out)["rows"]}
+    floor = rows["weight_fetch_time_floor"]
+    assert floor["display"].endswith(" µs") and floor["unit"] == "s"
+    assert sp.Rational(floor["exact"]) < sp.Rational(1, 10**4)  # seconds: 26.06 µs
+    assert rows["critical_batch"]["unit"] == "seq"

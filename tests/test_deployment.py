@@ -382,3 +382,25 @@ def test_show_says_which_lecture_value_a_printed_value_read(capsys, name) -> Non
     assert any(n.startswith("chip_price = 2 USD/h is the lecture's value") for n in notes)
     assert main(["show", "critical_batch", "--hardware", "h100-sxm", "--model", "llama3-70b"]) == 0
     assert "chip_price" not in capsys.readouterr().out  # a value that does not read the rent says nothing of it
+
+
+_RENT = "chip_price = 2 USD/h is the lecture's value"
+
+
+@pytest.mark.parametrize("argv", [
+    ["sweep", "cost_per_token", "--vary", "batch=1:512:3", "--hardware", "mi300x", "--model", "qwen3-235b-a22b"],
+    ["sweep", "cost_per_token", "--presets"],
+    ["margin", "roofline.cost_per_token_and_floor", "--vary", "batch", "--hardware", "mi300x", "--model",
+     "qwen3-235b-a22b", "--set", "expert_read_fraction=1"],
+])
+def test_sweeps_and_margins_say_which_lecture_value_they_read(capsys, argv) -> None:
+    """`derive sweep cost_per_token` at an MI300X priced it at the lecture's $2/h with only the infeasible note,
+    a margin alike: both now carry the notes of the inputs their targets read, as `derive eval` does."""
+    def said(args: list[str]) -> str:  # a sweep's notes are on stderr, beside its CSV
+        assert main([*args, "--no-cache"]) == 0
+        return "".join(capsys.readouterr())
+
+    assert _RENT in said(argv)
+    assert _RENT not in said([*argv, "--set", "chip_price=$3/h"])  # the user's own rent: nothing to say
+    if argv[0] == "sweep":  # a target that does not read the rent says nothing of it
+        assert "chip_price" not in said([a.replace("cost_per_token", "critical_batch") for a in argv])

@@ -695,3 +695,17 @@ def test_relation_round_trip(tree: tuple, env: dict[str, Fraction]) -> None:
     text = _render_relation(tree)
     formula = parse_relation(text, SYMBOLS, where="round trip")
     assert formula.evaluate(_rational_env(env)) == expected, text
+
+
+@pytest.mark.parametrize(("text", "si", "value"), [("50 %", False, Fraction(1, 2)), ("50", True, Fraction(50)),
+                                                   ("0", False, Fraction(0)), ("1", False, Fraction(1))])
+def test_a_percent_quantity_reads_its_unit(text, si, value):
+    assert parse_value(text, DIMENSIONLESS, si=si, quantity="pc", unit_hint="%") == value
+
+
+def test_a_bare_number_for_a_percent_quantity_is_refused():
+    # "--set pc=50" for a quantity declared in % was read as 50, i.e. 5,000 %: a factor nobody typed
+    with pytest.raises(UnitError) as err:
+        parse_value("50", DIMENSIONLESS, si=False, quantity="pc", unit_hint="%")
+    assert "'50' has no unit but pc is given in %" in err.value.message and "50 %" in err.value.hint
+    assert parse_value("50", DIMENSIONLESS, si=False, quantity="n", unit_hint="1") == 50

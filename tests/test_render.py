@@ -198,3 +198,17 @@ def test_figure_without_inputs_is_skipped_with_a_note(tmp_path):
     assert not list(tmp_path.iterdir())
     drawn = render_figure(lib.figures[1], lib, doclib.scenario(with_price=True), tmp_path)
     assert not drawn.skipped
+
+
+@pytest.mark.parametrize(("value", "unit", "md", "tex"), [
+    (622329856, "param", "622,329,856 param", r"\num{622329856}\,\si{"),
+    (sp.Rational(3997696), "byte/token", "3,997,696 byte/token", r"\num{3997696}"),
+    (sp.Rational(7, 3), "param", "7/3 param", r"\tfrac{7}{3}"),
+])
+def test_an_exact_value_a_document_prints_groups_its_digits(value, unit, md, tex):
+    """A value read exactly (not rounded to a prefix) was printed as 622329856 param in the documents."""
+    from derive.documents.values_text import exact_value_text
+    from derive.model.declarations import Quantity
+
+    out = exact_value_text(sp.Rational(value), Quantity("n", "n", unit, "a count"))
+    assert out["md"] == md and tex in out["tex"] and out["eq_md"] == "="

@@ -222,7 +222,6 @@ FEASIBILITY = ["capacity.memory_fits_in_hbm", "capacity.context_within_model"]
 # derive card: the everyday answers for a chip and a model, each resting on its claim or definition.
 CARD = [
     {"label": "decode floor (one token's active weights read per step)", "value": "weight_fetch_time_floor",
-     "unit": "ms",
      "decl": "roofline.latency_floor"},
     {"label": "B* (batch where decode turns compute-bound)", "value": "critical_batch",
      "decl": "batching.batch_optimum",
@@ -236,7 +235,7 @@ CARD = [
     # every stage's chips are rented (a layout over pp nodes): equal to roofline.cost_per_token on one stage
     {"label": "cost per token at the scenario's batch", "value": "pipelined_cost_per_token",
      "decl": "pipeline.pipelined_cost_per_token"},
-    {"label": "step time at the scenario's batch", "value": "step_time", "unit": "ms",
+    {"label": "step time at the scenario's batch", "value": "step_time",
      "decl": "roofline.roofline_step_time",
      # the roofline's step reads every cached token; a sparse-attention step reads the top k of some layers' cache
      "caveats": [{"when": "kv_read_bytes_per_sequence < kv_bytes_per_sequence",

@@ -146,8 +146,12 @@ def exact_value_text(si_value: sp.Rational, q: Quantity) -> dict[str, str]:
         si = format_dimension(q.dimension)
         si_unit, md_unit = siunitx_unit(si), markdown_unit(si)
         sign = "-" if r.p < 0 else ""
-        tex = sign + rf"\ensuremath{{\tfrac{{{abs(r.p)}}}{{{r.q}}}}}" + (rf"\,\si{{{si_unit}}}" if si_unit else "")
-        return {"tex": tex, "md": f"{r} {md_unit}".strip(), "num": str(r), "unit": md_unit, "eq_md": "=",
+        if r.q == 1:  # a whole number in full, its thousands grouped (622,329,856 param, not 622329856)
+            tex, md = rf"\num{{{r.p}}}" + (rf"\,\si{{{si_unit}}}" if si_unit else ""), f"{r.p:,} {md_unit}"
+        else:
+            tex = sign + rf"\ensuremath{{\tfrac{{{abs(r.p)}}}{{{r.q}}}}}" + (rf"\,\si{{{si_unit}}}" if si_unit else "")
+            md = f"{r} {md_unit}"
+        return {"tex": tex, "md": md.strip(), "num": str(r), "unit": md_unit, "eq_md": "=",
                 "eq_tex": "=", "si_unit": si_unit}
     out.update(eq_md="≈", eq_tex=r"\approx")
     return out

@@ -82,8 +82,10 @@ class Evaluation:
     def to_json(self) -> dict:
         from derive.model.display import display_json
 
+        # ``value`` is in ``unit``; ``exact`` in SI base units, ``exact_unit`` (20 ms: value 20, exact 1/50 s)
         out = {"name": self.name, "value": self.value, "exact": None if self.exact is None else str(self.exact),
-               "unit": self.unit, "inputs": list(self.inputs), "display": self.display}
+               "exact_unit": format_dimension(self.dimension), "unit": self.unit, "inputs": list(self.inputs),
+               "display": self.display}
         if self.notes:
             out["declaration_notes"] = list(self.notes)
         if self.exact is None:

@@ -293,6 +293,11 @@ def parse_value(text: str, dimension: Dimension, *, where: str = "", quantity: s
                 where=where, hint=hint,
             )
         number *= unit.scale
+    elif not si and dimension.is_dimensionless and number not in (0, 1) and _scaled(unit_hint):
+        # a plain number declared in %: "50" would be read as 50 (5,000 %), a factor the user never typed
+        who = quantity or "the value"
+        raise UnitError(f"'{_show(text)}' has no unit but {who} is given in {unit_hint}", where=where,
+                        hint=f"write {_show(text.strip())} {unit_hint}, or the plain fraction with --si")
     elif not si and not dimension.is_dimensionless and number != 0:
         who = quantity or "the value"
         raise UnitError(
@@ -302,6 +307,14 @@ def parse_value(text: str, dimension: Dimension, *, where: str = "", quantity: s
                  "to read bare numbers in SI base units)",
         )
     return sp.Rational(number.numerator, number.denominator)
+
+
+def _scaled(unit_text: str | None) -> bool:
+    """Whether a dimensionless quantity's declared unit scales its numbers (``%``: 1/100)."""
+    try:
+        return bool(unit_text) and parse_unit(unit_text).scale != 1
+    except (DeriveError, ValueError, ArithmeticError, RecursionError):
+        return False
 
 
 def _read_unit(unit_text: str, where: str) -> Unit:

@@ -531,6 +531,24 @@ _SITUATIONS: list[Situation] = []  # the last few built, newest last: one per li
 _KEPT = 8
 
 
+def input_notes(library: Library, scenario: Scenario, targets: Iterable[Claim | sp.Expr],
+                varied: Iterable[str] = ()) -> list[str]:
+    """The scenario's notes on the inputs the ``targets`` read (a claim: its goal, hypotheses and cited
+    assumptions; an expression), the ``varied`` ones aside: a sweep or a margin that reads the lecture's chip
+    price at a user's chip says so, as ``derive eval`` does."""
+    exprs: list[sp.Expr] = []
+    for t in targets:
+        if isinstance(t, Claim):
+            cited = [a.relation for a in t.uses if isinstance(a, Assumption) and a.relation is not None]
+            exprs += [e for f in (t.goal, *t.hypotheses, *cited) for e in f.exprs()]
+        else:
+            exprs.append(t)
+    names: set[str] = set()
+    for e in exprs:
+        names.update(library.base_inputs(e, scenario.pinned))
+    return scenario.notes_for(names - set(varied))
+
+
 def situate(library: Library, scenario: Scenario) -> Situation:
     """The ``Situation`` of this library under this scenario: the same object for the same pair (by
     identity), so that a command computes the substitution and each claim's statement once."""

@@ -17,6 +17,7 @@ from derive.errors import DeriveError, LibraryError, MissingValueError
 from derive.model.declarations import Claim, Declaration
 from derive.model.library import Library
 from derive.model.scenario import Scenario, relation_at, with_implied_input_tables
+from derive.model.units import format_dimension
 from derive.whatif.feasibility import NEGATED, Feasibility, Limit, failing_hypotheses, feasibility
 
 
@@ -26,7 +27,7 @@ class CardRow:
     name: str  # the evaluated expression, or the varied quantity
     display: str  # the whole answer: "12.3 ms", "1.523M token/seq (infeasible there: ...)", "undefined (...)"
     exact: str | None  # SI, exact
-    unit: str
+    unit: str  # the SI unit of ``exact`` (``display`` has its own, with a prefix)
     decl: str
     kind: str  # "claim" | "definition" | ...
     verdict: str  # the claim's verdict at the scenario, or the declaration's kind
@@ -110,7 +111,7 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
                 shown, note = format_value(ev.in_unit(), ev.unit, fixed=ev.fixed_unit), "; ".join(ev.notes) or None
             note = "; ".join(n for n in (note, outside, *_caveats(library, scenario, spec, inputs)) if n) or None
             rows.append(CardRow(spec["label"], spec["value"], ev.display, None if ev.exact is None else str(ev.exact),
-                                ev.unit, d.id, d.kind, verdict, shown, note))
+                                format_dimension(ev.dimension), d.id, d.kind, verdict, shown, note))
             continue
         name = spec["vary"]
         q = library.quantities[name]
@@ -120,8 +121,8 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
             rows.append(_needs_row(library, spec["label"], name, d, verdict, sorted(err.names)))
             continue
         except DeriveError as err:
-            rows.append(CardRow(spec["label"], name, f"error: {err.message}", None, q.unit, d.id, d.kind, verdict,
-                                "error", err.message))
+            rows.append(CardRow(spec["label"], name, f"error: {err.message}", None, format_dimension(q.dimension),
+                                d.id, d.kind, verdict, "error", err.message))
             continue
         goal_inputs = _goal_inputs(library, d)
         inputs.update(n for n in scenario.values
@@ -153,7 +154,8 @@ def card(library: Library, scenario: Scenario, checker=None) -> Card:
                         f"{', from ' + own.origin if own.origin else ''}")
         note = "; ".join(n for n in (note, outside, *_caveats(library, scenario, spec, inputs)) if n) or None
         display = shown + (f" ({note})" if note else "")
-        rows.append(CardRow(spec["label"], name, display, exact, q.unit, d.id, d.kind, verdict, shown, note))
+        rows.append(CardRow(spec["label"], name, display, exact, format_dimension(q.dimension), d.id, d.kind, verdict,
+                            shown, note))
     return Card(scenario, rows, feasibility(library, scenario), sorted(inputs))
 
 
@@ -162,7 +164,9 @@ def _needs_row(library: Library, label: str, name: str, d: Declaration, verdict:
     many and the list goes below it, as a note; JSON: both)."""
     needs = "needs " + ", ".join(f"--set {n}=..." for n in missing)
     shown, note = (f"needs {len(missing)} inputs", needs) if len(missing) > 2 else (needs, None)
-    return CardRow(label, name, needs, None, library.quantities[missing[0]].unit, d.id, d.kind, verdict, shown, note)
+    q = library.quantities.get(name)  # the row's own unit, not the missing input's
+    unit = format_dimension(q.dimension) if q is not None else ""
+    return CardRow(label, name, needs, None, unit, d.id, d.kind, verdict, shown, note)
 
 
 def caveats_for(library: Library, scenario: Scenario, name: str, used: set[str] | None = None) -> list[str]:

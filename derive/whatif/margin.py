@@ -55,7 +55,7 @@ from derive.model.declarations import Assumption, Claim, Quantity
 from derive.model.evaluate import DomainBreak, domain_breaks
 from derive.model.library import Library
 from derive.model.scenario import Scenario, broken_input_constraints, follow_links, with_input_table_defaults
-from derive.model.situation import eliminate_forall, relations, situate
+from derive.model.situation import eliminate_forall, input_notes, relations, situate
 from derive.whatif.feasibility import feasibility, upper_limits
 from derive.whatif.rules import names_a_rule, refused_at
 
@@ -1070,6 +1070,8 @@ def _margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, u
                       if any(i.high is None or i.high > lim.value for i in intervals)]
     out.notes.extend(table_notes)
     out.notes.extend(undefined)
+    out.notes.extend(n for n in input_notes(library, scenario, [claim], {*v.keep, v.eliminated or ""})
+                     if n not in out.notes)
     if not v.replace and names_a_rule(library, scenario, v.text):
         out.rule_ends = rule_ends(library, scenario, v.text, intervals)
     elif solved_at is not None and v.eliminated and names_a_rule(library, scenario, v.eliminated):

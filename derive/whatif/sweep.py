@@ -33,7 +33,7 @@ from derive.model.declarations import Claim
 from derive.model.evaluate import definitions_used, domain_breaks, formula_words
 from derive.model.library import Library
 from derive.model.scenario import Scenario, with_input_table_defaults
-from derive.model.situation import eliminate_forall, situate
+from derive.model.situation import eliminate_forall, input_notes, situate
 from derive.whatif.rules import grid_rules, pair_rule_notes
 
 NOT_A_PROOF = "numeric sweep, not a proof"
@@ -489,6 +489,8 @@ def sweep_grid(library: Library, scenario: Scenario, targets: Sequence[Target], 
     notes += domains.notes(int(flat[0].size))
     notes += [a.note for a in axes if a.note]
     notes += defaults_notes
+    notes += [n for n in input_notes(library, scenario, [_target_of(t) for t in targets], names_all)
+              if n not in notes]
     feasible = _feasible_grid(library, scenario, names_all, symbols_all, flat_all)
     if feasible is not None and (feasible < 0.5).any():
         notes.append(INFEASIBLE_NOTE.format(n=int((feasible < 0.5).sum()), of=int(flat[0].size)))
@@ -505,6 +507,11 @@ def sweep_grid(library: Library, scenario: Scenario, targets: Sequence[Target], 
         data.append(feasible)
     return SweepResult(columns, data, kinds, notes=notes, points=int(flat[0].size), evaluations=evaluations,
                        seconds=time.perf_counter() - start)
+
+
+def _target_of(target: Target):
+    """What a target reads: its claim, or its expression."""
+    return target.claim if target.claim is not None else target.expr
 
 
 def _target_exprs(target: Target) -> list[sp.Expr]:
@@ -752,6 +759,12 @@ def sweep_presets(library: Library, targets: Sequence[Target], *, scenario: str 
     for (did, quantity, declared), at in outside.items():
         notes.append(f"{len(set(at))} of {len(pairs)} pairs are outside the domain of {quantity} ({quantity} is "
                      f"defined only where {declared}, definition {did}): the targets that use it are empty there")
+    # what every pair's scenario says of the inputs read (the lecture's chip price, kept for every chip)
+    common: list[str] | None = None
+    for s in scenarios:
+        said = input_notes(library, s, [_target_of(t) for t in targets])
+        common = said if common is None else [n for n in common if n in said]
+    notes += [n for n in common or [] if n not in notes]
     from derive.whatif.feasibility import constraints, feasibility
 
     feasible = None

@@ -153,7 +153,7 @@ CARD = [
     # one request's own prefill, whatever the server batched with it: the floor derive audit holds a TTFT to
     # (ttft_floor is a prefill of the scenario's whole batch of prompts, a floor only for such a pass)
     {"label": "time to first token floor (one request's prefill of prefill_tokens)", "value": "request_ttft_floor",
-     "unit": "ms", "decl": "prefill.ttft_floor_below_measured", "caveats": [_POOLED_TTFT_CAVEAT]},
+     "decl": "prefill.ttft_floor_below_measured", "caveats": [_POOLED_TTFT_CAVEAT]},
     # what that prefill multiplies, attention of every kind the config reader knows included (the floor above
     # leaves attention out: which form a kernel runs is the serving stack's choice), the output head at the
     # sampled token only, as a server runs it
@@ -163,20 +163,20 @@ CARD = [
      "decl": "layouts.layout_chips"},
     # the lecture's decode floor pools a stage's chips; a replica reads its own dense weights over its tp devices
     {"label": "decode floor on the layout (a replica's tp devices read its dense weights)",
-     "value": "layout_decode_floor", "unit": "ms", "decl": "layouts.layout_decode_floor"},
+     "value": "layout_decode_floor", "decl": "layouts.layout_decode_floor"},
     {"label": "step time on the layout (each replica reads its own dense weights)", "value": "layout_step_time",
-     "unit": "ms", "decl": "layouts.layout_step_time"},
+     "decl": "layouts.layout_step_time"},
     {"label": "time to first token floor on the layout (one request on its replica)", "value": "layout_ttft_floor",
-     "unit": "ms", "decl": "layouts.layout_ttft_floor"},
+     "decl": "layouts.layout_ttft_floor"},
     # the lecture's row above pools a stage's chips; a layout that copies weights or KV heads holds more per chip
     {"label": "longest context the layout's chips hold (their own weights, KV and hidden states)", "vary": "context",
      "decl": "layouts.layout_memory_fits_in_hbm"},
-    {"label": "TP all-reduce latency per decode step (scale-up links)", "value": "tp_allreduce_latency", "unit": "ms",
+    {"label": "TP all-reduce latency per decode step (scale-up links)", "value": "tp_allreduce_latency",
      "decl": "network.tp_allreduce_latency"},
     {"label": "TP all-reduce latency per decode step (the layout's links)", "value": "tp_link_allreduce_latency",
-     "unit": "ms", "decl": "network.tp_link_allreduce_latency"},
+     "decl": "network.tp_link_allreduce_latency"},
     {"label": "TP all-reduce floor per decode step (any algorithm)", "value": "tp_link_allreduce_floor",
-     "unit": "ms", "decl": "network.tp_link_allreduce_floor"},
+     "decl": "network.tp_link_allreduce_floor"},
 ]
 # the lecture's presets, and the serving library's own scenarios (dated API and rental prices; they name quantities
 # only this library has, so the lecture does not list them)

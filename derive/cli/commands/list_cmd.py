@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 HELP = "every declaration: id, kind, title (--quantities: every quantity with unit and meaning)"
+SCENARIO = False  # the library's declarations, whatever the chip and model: --library alone
 
 
 def add_arguments(p) -> None:
@@ -10,6 +11,8 @@ def add_arguments(p) -> None:
     p.add_argument("--quantities", action="store_true",
                    help="list every quantity instead: input, derived (with its definition) or constant, unit, meaning")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--library", dest="libraries", action="append", default=[], metavar="PATH",
+                   help="load declarations from PATH instead of the lecture ('lecture' names the built-in one)")
 
 
 def run(args, ctx) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 HELP = ("re-check a folder of certificates (derive check --certificates DIR) with cvc5 and the interval "
         "replayer; exit 1 when one disagrees")
+SCENARIO = False  # the folder holds its own statements: no library, scenario or z3 budget is read
 
 
 def add_arguments(p) -> None:
