@@ -23,6 +23,7 @@ line; it is exported lazily from ``derive`` so ``derive --help`` stays instant.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -326,9 +327,10 @@ class Values:
     infeasible: list[str] = field(default_factory=list)  # the scenario's violated feasibility bounds, as notes
 
     def __getitem__(self, name: str) -> Evaluation:
+        """One value, with the scenario's infeasible marks (its repr, HTML and ``to_json()`` say them)."""
         for ev in self.evaluations:
             if ev.name == name:
-                return ev
+                return dataclasses.replace(ev, infeasible=tuple(self.infeasible))
         from derive.errors import UnknownNameError
 
         raise UnknownNameError("evaluated name", name, [ev.name for ev in self.evaluations], where="Values")

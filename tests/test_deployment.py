@@ -404,3 +404,27 @@ def test_sweeps_and_margins_say_which_lecture_value_they_read(capsys, argv) -> N
     assert _RENT not in said([*argv, "--set", "chip_price=$3/h"])  # the user's own rent: nothing to say
     if argv[0] == "sweep":  # a target that does not read the rent says nothing of it
         assert "chip_price" not in said([a.replace("cost_per_token", "critical_batch") for a in argv])
+
+
+@pytest.mark.parametrize(("hardware", "model", "said"), [
+    ("b200-fp4", "llama3-70b", True),  # BF16 weights at the FP4 rate: B* four times too high, now said
+    ("h100-sxm-fp8", "llama3-70b", True),
+    ("b200-fp4", "deepseek-v3", True),  # FP8 weights at the FP4 rate
+    ("h100-sxm-fp8", "deepseek-v3", False),  # FP8 averaging 1.003 B (BF16 norms, block scales): its own rate
+    ("b200-fp4", "gpt-oss-120b", False),  # MXFP4 at the FP4 rate
+    ("b200", "llama3-70b", False),
+])
+def test_weights_wider_than_the_chips_rate_are_said(capsys, hardware, model, said) -> None:
+    assert main(["eval", "critical_batch", "--hardware", hardware, "--model", model, "--no-cache"]) == 0
+    out = "".join(capsys.readouterr())
+    assert ("bytes_per_param < 2 * flops_datatype_bytes does not hold" in out) is said, out
+
+
+def test_a_counterexample_says_which_values_are_the_claims_own(capsys) -> None:
+    """At a user's chip and model, a refuted instance claim printed the trillion parameters its own hypotheses
+    fix beside the user's values, unmarked: a reader took them for their model's."""
+    assert main(["check", "pipeline.capacity_surplus_inference", "--hardware", "mi300x", "--model",
+                 "qwen3-235b-a22b", "--set", "chips=1", "--no-cache"]) == 0
+    out = capsys.readouterr().out
+    assert "params_total = 1T param (the claim's own hypothesis)" in out
+    assert "hbm_capacity = 192 GB\n" in out  # the chip's own value: no mark

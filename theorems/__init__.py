@@ -122,7 +122,7 @@ STEP_FLOOR_BOUNDS = [
                 "(a row of speculative decoding gives accepted_tokens_per_step, with --library serving)",
      "terms": _STEP_TERMS, "row_inputs": _STEP_INPUTS, "unless_given": _SPECULATIVE,
      "defaults": {"batch": "1 seq", "context": "1 token/seq", **_MODELLESS_ROW}},  # never falls as either grows
-    {"metric": "tokens_per_s", "unit": "token/s", "meaning": "output tokens per second of all the row's chips",
+    {"metric": "tokens_per_s", "unit": "token/s", "meaning": "output tokens per second of the row's chips (a replica)",
      "claim": "gap.roofline_floor_below_measured", "measured": "batch * tokens_per_step / tokens_per_s",
      "reading": "at most batch sequences are in flight, each gaining one token per step, and batch over the step "
                 "floor never falls as the batch grows: batch/tokens_per_s is at least a step time",
@@ -204,6 +204,19 @@ INPUT_CONSTRAINTS = [
           "reason": "weights averaging under 2 bytes are in part 8-bit (or narrower), which the chip's matrix "
                     "units run at its INT8 rate, the one 8-bit rate it quotes (a floor reads the fastest rate)"},
      ]},
+    # the other way round (BF16 weights on a chip preset quoted at its FP4 rate): a floor read at the faster rate
+    # stays a floor, but every value that reads flops (B*, L*, a step's compute) is that of narrower weights
+    {"id": "roofline.weights_not_wider_than_flops", "what": "precision",
+     # twice: an FP8 checkpoint averages a little over 1 byte (its BF16 norms, block scales), FP4 over 0.5
+     "rule": "bytes_per_param < 2 * flops_datatype_bytes",
+     "relation": logic.lt(roofline.bytes_per_param.sym, 2 * roofline.flops_datatype_bytes.sym), "refuse": False,
+     "reason": "the model's weights are twice or more as wide as the datatype the chip's flops is quoted at, and "
+               "a matrix unit runs them at their own, slower rate: values that read flops (B*, L*, a step's "
+               "compute) are those of weights that narrow (a floor read at the faster rate stays a floor)",
+     "hint": "use the chip's preset for the weights' datatype (b200 for BF16 weights) or --set bytes_per_param=... "
+             "for weights quantized to the chip's datatype",
+     "source": "the chips' spec sheets give a rate per datatype (hardware presets: flops_bf16, flops_fp8, "
+               "flops_fp4, flops_int8)"},
     {"id": "pipeline.microbatches_fill_the_stages", "what": "pipeline",
      "rule": "microbatches >= stages", "relation": logic.ge(pipeline.microbatches.sym, pipeline.stages.sym),
      "refuse": False,

@@ -48,6 +48,15 @@ class Evaluation:
     # settings multiply zero skipped experts): notes about an input the value does not depend on stay quiet
     depends_on: tuple[str, ...] | None = None
     hint: str | None = None  # where there is no value: which layer gave the values that break a domain
+    # the feasibility bounds the scenario breaks (a value where it cannot exist), as notes: set by the Python
+    # API's ``Values[name]``, so that one value taken from a result keeps its mark
+    infeasible: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return "\n".join([f"{self.name} = {self.display}", *self.infeasible])
+
+    def __repr__(self) -> str:  # not the dataclass's field dump (an exact fraction of a thousand digits)
+        return f"<Evaluation {self}>"
 
     @property
     def used(self) -> tuple[str, ...]:
@@ -76,7 +85,8 @@ class Evaluation:
         from html import escape
 
         inputs = ", ".join(f"<code>{escape(n)}</code>" for n in self.inputs) or "none"
-        return (f"<div><code>{escape(self.name)}</code> = <b>{escape(self.display)}</b>"
+        marks = "".join(f"<div style='color:#b91c1c'>{escape(n)}</div>" for n in self.infeasible)
+        return (f"<div><code>{escape(self.name)}</code> = <b>{escape(self.display)}</b>{marks}"
                 f"<div style='font-size:smaller'>from {inputs}</div></div>")
 
     def to_json(self) -> dict:
@@ -88,6 +98,8 @@ class Evaluation:
                "display": self.display}
         if self.notes:
             out["declaration_notes"] = list(self.notes)
+        if self.infeasible:
+            out["infeasible"] = list(self.infeasible)
         if self.exact is None:
             out["reason"] = self.reason
             if self.hint:

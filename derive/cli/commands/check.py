@@ -59,7 +59,7 @@ def run(args, ctx) -> int:
         ready = display = None
         if result.counterexample:
             try:
-                ready = assignment_lines(ctx.library, result.counterexample)
+                ready = assignment_lines(ctx.library, result.counterexample, _own_values(checker, claim))
                 display = {k: quantity_text(ctx.library, k, v) for k, v in result.counterexample.items()} \
                     if args.json else None
             except Exception:  # noqa: BLE001 - written again below, where its error is raised
@@ -106,7 +106,8 @@ def run(args, ctx) -> int:
         if r.counterexample:
             ready = written[r.id][1]  # type: ignore[index]
             detail += ["counterexample:"] + [f"  {line}" for line in (
-                ready if ready is not None else assignment_lines(ctx.library, r.counterexample))]
+                ready if ready is not None else assignment_lines(ctx.library, r.counterexample,
+                                                                 _own_values(checker, ctx.library.resolve(r.id))))]
         if r.reason and r.verdict != "proved":
             detail.append(f"reason: {r.reason}")
         rows.append((mark, r.verdict, r.id, r.title, r.engine, "\n".join(detail)))
@@ -164,3 +165,11 @@ def _certify(args, checker, report) -> int:
         else:
             emit(line)
     return disagreements
+
+
+def _own_values(checker, claim) -> frozenset[str]:
+    """The quantities an instance claim's own hypotheses fix (``params_total == 1T``): its counterexample says them
+    apart from the scenario's values, which a reader of their own chip and model would take them for."""
+    if not getattr(claim, "instance", False):
+        return frozenset()
+    return frozenset(str(s) for s in checker.situation.fixed_by_hypotheses(claim))

@@ -50,9 +50,10 @@ def quantity_text(library, name: str, si_value) -> str:
     return format_quantity(value, q.dimension, q.display_unit)
 
 
-def assignment_lines(library, values: dict | None) -> list[str]:
+def assignment_lines(library, values: dict | None, own: frozenset[str] = frozenset()) -> list[str]:
     """Counterexample or pinned values as ``name = value unit`` lines; a value the display rounds is
-    followed by its exact value (a counterexample is exact: the claim may hold at 0.3333 but not at 1/3)."""
+    followed by its exact value (a counterexample is exact: the claim may hold at 0.3333 but not at 1/3).
+    ``own``: the values the claim's own hypotheses fix, said so beside the scenario's."""
     import sympy as sp
 
     from derive.model.display import shown
@@ -66,6 +67,8 @@ def assignment_lines(library, values: dict | None) -> list[str]:
         unit = format_dimension(q.dimension) if q is not None else "1"
         if isinstance(value, sp.Rational) and not shown(value, unit).exact:
             line += f" (exactly {value}{'' if unit == '1' else ' ' + unit})"
+        if name in own:
+            line += " (the claim's own hypothesis)"
         lines.append(line)
     return lines
 
