@@ -105,3 +105,52 @@ def test_a_sweep_leaves_the_claim_empty_where_it_is_undefined():
                      [parse_axis(lib, "xx=-1:1:3")])
     column = [float(v) for v in out.data[-1]]
     assert column[0] == column[2] == 1 and math.isnan(column[1]), column
+
+
+Z_Q = Quantity("zz", "z", "1", "z", domain="real")
+W_Q = Quantity("ww", "w", "1", "w", domain="real")
+
+
+def test_a_margin_through_an_eliminated_quantity_keeps_the_pole():
+    # forall y with y == z: y/x >= 0 at z = 0; the equation's solution folded y/x to 0 at every x
+    claim = Claim("t.el", title="el", statement="el", source=SRC, instance=True, forall=(Y_Q,),
+                  hypotheses=(logic.eq(Y, Z_Q.sym),), goal=logic.ge(Y / X, 0))
+    lib = make_library(X_Q, Y_Q, Z_Q, claim)
+    out = margin(lib, build_scenario(lib, sets=["zz=0", "xx=1"]), claim.id, "xx")
+    assert len(out.intervals) == 2 and any("undefined for xx = 0" in n for n in out.notes), out.notes
+
+
+def test_a_margin_over_an_expression_reaches_only_its_values():
+    # 1/xx never is 0: the margin over it is (0, oo), not [0, oo)
+    claim = _claim("inv", logic.ge(Y / X, 0))
+    lib = make_library(X_Q, Y_Q, claim)
+    out = margin(lib, build_scenario(lib, sets=["yy=1", "xx=1"]), claim.id, "1/xx")
+    assert [(i.low, i.low_closed) for i in out.intervals] == [(0, False)]
+
+
+def test_diff_rechecks_a_claim_whose_definition_domain_reads_the_changed_value():
+    from derive.whatif.diff import affected_claims
+
+    d_q = Quantity("dw", "d", "1", "d", domain="real")
+    d_def = Definition("t.dw", title="d", statement="d := 2x where w > 0", source=SRC, defines=d_q, expr=2 * X,
+                       domain=logic.gt(W_Q.sym, 0))
+    claim = _claim("dw_pos", logic.gt(d_q.sym, 0), uses=(d_def,))
+    lib = make_library(X_Q, W_Q, d_q, d_def, claim)
+    base, now = build_scenario(lib, sets=["xx=1", "ww=1"]), build_scenario(lib, sets=["xx=1", "ww=-1"])
+    assert claim.id in affected_claims(lib, base, now, [claim])
+
+
+def test_a_swept_value_is_empty_where_a_folded_part_has_none():
+    import math
+
+    from derive.whatif.sweep import parse_axis, resolve_target, sweep_grid
+
+    lib = make_library(X_Q, Y_Q, D_Q, D_DEF)
+    out = sweep_grid(lib, build_scenario(lib, sets=["yy=0"]), [resolve_target(lib, "dd"), resolve_target(lib, "yy/xx")],
+                     [parse_axis(lib, "xx=-1:1:3")])
+    dd, ratio = ([float(v) for v in col] for col in out.data[-2:])
+    assert math.isnan(dd[0]) and math.isnan(dd[1]) and dd[2] == 0  # y*log(x) at y = 0: no value at x <= 0
+    assert math.isnan(ratio[1]) and ratio[2] == 0
+    both = sweep_grid(lib, build_scenario(lib), [resolve_target(lib, "yy/xx")],
+                      [parse_axis(lib, "xx=-1:1:3"), parse_axis(lib, "yy=0:1:2")])
+    assert not any(math.isinf(float(v)) for v in both.data[-1])  # 1/0 is no value, not inf

@@ -122,14 +122,18 @@ class Situation:
         return sorted(absent & {name_of(s) for s in left})
 
     def require(self, expr: sp.Expr, what: str, *, keep: Iterable[str] = (), pinned: Iterable[str] = (),
-                where: str | None = None, hint: str | None = None) -> sp.Expr:
+                where: str | None = None, hint: str | None = None, as_written: bool = False) -> sp.Expr:
         """``expr`` expanded with every value substituted except ``keep`` (whose symbols stay); a
-        ``MissingValueError`` naming ``what`` when another input has no value."""
+        ``MissingValueError`` naming ``what`` when another input has no value.  ``as_written``: where the
+        values fold a part away (y/x at y = 0 is 0), the result has no value where that part had none."""
         keep = tuple(keep)
         missing = self.missing(expr, keep, pinned)
         if missing:
             raise MissingValueError(what, missing, where=where, hint=hint)
-        return self.expand(expr, pinned).xreplace(self.values_except(keep))
+        expanded, values = self.expand(expr, pinned), self.values_except(keep)
+        out = expanded.xreplace(values)
+        lost = _lost(Rel(expanded, "==", 0), Rel(out, "==", 0), values) if as_written else []
+        return sp.Piecewise((out, sp.And(*(_relational(c) for c in lost)))) if lost else out
 
     def exact(self, expr: sp.Expr, what: str) -> sp.Expr:
         """The exact value of ``expr`` (floats by the one rule of ``derive.model.numbers``); a
@@ -356,13 +360,19 @@ class Statement:
         values = {**self.values, **self.fixed} if self.claim.instance else self.values
         if not values:
             return self.goal, hyps
-        goal, read = self.goal.subs(values), [h.subs(values) for h in hyps]
-        # what sympy's folding drops (y/x at y = 0 is 0) stays: a hypothesis' conditions as hypotheses, the
-        # goal's as a guard that leaves it undefined where they fail, as the goal is as written
-        lost = _lost(self.goal, goal, values)
-        if lost:  # 0 where they hold, no value where they fail (a Piecewise without an otherwise branch)
-            goal = And((Rel(sp.Piecewise((sp.Integer(0), sp.And(*(_relational(c) for c in lost)))), "==", 0), goal))
-        return goal, [*read, *(c for h, r in zip(hyps, read, strict=True) for c in _lost(h, r, values))]
+        return substituted_as_written(self.goal, hyps, values)
+
+
+def substituted_as_written(goal: Formula, hyps: list[Formula], values: Mapping) -> tuple[Formula, list[Formula]]:
+    """``goal`` and ``hyps`` with ``values`` substituted, keeping what sympy's folding drops (y/x at y = 0 is 0):
+    a hypothesis' side conditions as hypotheses, the goal's as a guard that leaves it undefined where they fail,
+    as the goal is as written (0 where they hold, no value where they fail: a Piecewise without otherwise)."""
+    new_goal, read = goal.subs(values), [h.subs(values) for h in hyps]
+    lost = _lost(goal, new_goal, values)
+    if lost:
+        new_goal = And((Rel(sp.Piecewise((sp.Integer(0), sp.And(*(_relational(c) for c in lost)))), "==", 0),
+                        new_goal))
+    return new_goal, [*read, *(c for h, r in zip(hyps, read, strict=True) for c in _lost(h, r, values))]
 
 
 def _lost(old: Formula, new: Formula, values: dict) -> list[Formula]:
@@ -391,6 +401,8 @@ def _relational(f: Formula) -> sp.Basic:
         return sp.And(*(_relational(a) for a in f.args))
     if isinstance(f, Not):
         return sp.Not(_relational(f.arg))
+    if isinstance(f, Implies):  # a Piecewise branch's condition, under its guard
+        return sp.Or(sp.Not(_relational(f.premise)), _relational(f.conclusion))
     raise TypeError(f"no relational form for {f}")
 
 
@@ -515,9 +527,7 @@ def eliminate_forall(library: Library, claim: Claim, goal: Formula, hyps: list[F
                     continue
                 if len(sols) != 1:
                     continue
-                sub = {y: sols[0]}
-                hyps = [g.subs(sub) for g in hyps if g is not h]
-                goal = goal.subs(sub)
+                goal, hyps = substituted_as_written(goal, [g for g in hyps if g is not h], {y: sols[0]})
                 remaining.discard(y)
                 done.append(str(y))
                 progress = True

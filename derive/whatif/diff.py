@@ -105,7 +105,9 @@ class Dependencies:
         out = {name}
         d = self.library.definition_of.get(name)
         if d is not None and name not in pinned:
-            for s in free_symbols_of([d.expr]):
+            # the domain too: where it holds decides whether a claim that uses the quantity is read at all
+            domain = list(d.domain.exprs()) if d.domain is not None else []
+            for s in free_symbols_of([d.expr, *domain]):
                 out |= self.reach(self.library.quantity_of(s).name, pinned)
         result = frozenset(out)
         self._memo[key] = result

@@ -457,7 +457,10 @@ def _inverse_checked(library: Library, v: _Varied, solved: sp.Expr, subst: dict,
                               f"for every value {v.text} takes ({sc.kind}: {sc.condition})",
                               hint=f"vary {q.name} itself")
     back = expr.subs({q.sym: solved})
-    return [] if back == v.symbol else [Rel(back, "==", v.symbol)]
+    # where the solution has no value no quantity gives that x (1/q = x reaches no x = 0, although sympy reads
+    # 1/(1/x) as x): its side conditions bound the set
+    reached = [sc.condition for sc in side_conditions(solved)]
+    return reached + ([] if back == v.symbol else [Rel(back, "==", v.symbol)])
 
 
 def _derived_value(library: Library, scenario: Scenario, q: Quantity) -> sp.Expr | None:

@@ -386,8 +386,14 @@ def _quote(text: str) -> str:
 def _compiled_quantity(library: Library, scenario: Scenario, target: Target, keep: Sequence[str],
                        symbols: Sequence[sp.Symbol]) -> Callable[..., np.ndarray]:
     e = situate(library, scenario).require(target.expr, target.text, keep=keep,
-                                           pinned=[n for n in keep if library.is_derived(n)])
-    return numpy_function(e, symbols)
+                                           pinned=[n for n in keep if library.is_derived(n)], as_written=True)
+    fn = numpy_function(e, symbols)
+
+    def finite(*arrays: np.ndarray) -> np.ndarray:  # a zero denominator gives inf: no value there, as eval says
+        out = fn(*arrays)
+        return np.where(np.isfinite(out), out, np.nan)
+
+    return finite
 
 
 def _claim_formulas(library: Library, scenario: Scenario, target: Target, keep: Sequence[str],

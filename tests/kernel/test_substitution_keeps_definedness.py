@@ -45,6 +45,15 @@ CASES = {
     "pole_moved_twin": ([logic.eq(y, 2), logic.gt(x, 2)], logic.gt(1 / (x - y), 1), "refuted",
                         lambda x, y, a: 1 / (x - 2) > 1),
     "root_of_product": ([logic.eq(y, 4), logic.ge(a, 1)], logic.ge(sp.sqrt(a * y), 2), "proved", None),
+    # a copy of x != 0 under a Piecewise guard does not carry the unguarded one that the fold of y/x drops
+    "guarded_copy": ([logic.eq(y, 0)], logic.ge(y / x + sp.Piecewise((1 / x, x > 5), (0, True)), 0), "unknown",
+                     None),
+    "guarded_copy_twin": ([logic.eq(y, 0)], logic.gt(y / x + sp.Piecewise((1 / x, x > 5), (0, True)) + x**2, 0),
+                          "unknown", None),  # not refuted at x = 0, where it is undefined
+    "guarded_copy_in_a_hypothesis": ([logic.eq(y, 0), logic.ge(y / x + sp.Piecewise((1 / x, x > 5), (0, True)), 0)],
+                                     logic.ne(x, 0), "proved", None),
+    # a branch the values do not reach keeps no condition: Piecewise((1, y > 0), (1/x, True)) at y = 1 is 1
+    "unreached_branch": ([logic.eq(y, 1)], logic.gt(sp.Piecewise((1, y > 0), (1 / x, True)), 0), "proved", None),
 }
 
 

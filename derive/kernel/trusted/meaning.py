@@ -342,28 +342,43 @@ def lost_side_conditions(old: Formula, new: Formula, values: dict[sp.Symbol, sp.
     """The side conditions of ``old`` at ``values`` that ``new`` (``old`` with the values substituted) does not
     carry and numbers alone do not settle true: a value can turn ``x**y`` (base > 0) into ``x**2`` (defined
     everywhere) or let sympy fold ``y/x`` at y = 0 to 0 (x != 0 gone), which would prove a statement undefined
-    where it is read.  ``UndefinedValueError`` where a condition itself has no value at ``values``."""
+    where it is read.  A condition under a Piecewise guard is carried by the same condition unguarded or under
+    the same guard (never an unguarded one by a guarded copy: ``y/x + Piecewise((1/x, x > 5), (0, True))`` at
+    y = 0 keeps x != 0 only where x > 5); one whose guard is false at the values is not read there.
+    ``UndefinedValueError`` where a condition itself has no value at ``values``."""
     if old is new:
         return []
-    pending: list[tuple[SideCondition, Formula]] = []
+    pending: list[Formula] = []
     for sc in formula_side_conditions(old):
-        c = sc.condition.conclusion if isinstance(sc.condition, Implies) else sc.condition
-        c = c.subs(values, strict=True)
+        cond = sc.condition.subs(values, strict=True)
+        if isinstance(cond, Implies) and not cond.premise.free_symbols() and not _holds(cond.premise):
+            continue  # its branch is not reached at the values
+        c = cond.conclusion if isinstance(cond, Implies) else cond
         if not c.free_symbols() and isinstance(c, Rel) and _number_holds(c):
             continue
-        pending.append((sc, c))
+        pending.append(cond)
     if not pending:
         return []
-    after: set[Formula] = set()
+    plain: set[Formula] = set()
+    guarded: set[Formula] = set()
     for sc in formula_side_conditions(new):
-        after.add(sc.condition)
-        if isinstance(sc.condition, Implies):  # a Piecewise branch's, under its guard
-            after.add(sc.condition.conclusion)
+        (guarded if isinstance(sc.condition, Implies) else plain).add(sc.condition)
     lost: list[Formula] = []
-    for sc, c in pending:
-        if c not in after and sc.condition.subs(values) not in after and c not in lost:
-            lost.append(c)
+    for cond in pending:
+        c = cond.conclusion if isinstance(cond, Implies) else cond
+        if c in plain or cond in guarded or cond in lost:
+            continue
+        lost.append(cond)
     return lost
+
+
+def _holds(f: Formula) -> bool:
+    """A formula of numbers only, decided exactly; one that cannot be settled counts as holding (a guard read
+    as reached keeps its condition: the cautious side)."""
+    try:
+        return evaluate_at(f, {})
+    except Unsettled:
+        return True
 
 
 def _bounded(c: Formula, box: dict, bounds: dict) -> bool:
