@@ -107,11 +107,36 @@ def _python_hints(fn: _F) -> _F:
             return fn(*args, **kwargs)
         except MissingValueError as err:
             if err.hint != MissingValueError.default_hint(err.names):
+                _in_python_words(err)
                 raise
-            raise MissingValueError(err.what, err.names, where=err.where,
+            raise MissingValueError(err.what, err.names, where=_python_where(err.where),
                                     hint=f"give set={{{err.names[0]!r}: VALUE}}, or hardware= and model= presets "
                                          "(the command line's derive presets lists them)") from None
+        except DeriveError as err:
+            _in_python_words(err)
+            raise
     return cast(_F, call)
+
+
+# where an error names a command-line option, this API's argument: "(in --set pc=50)" is "(in set: pc=50)"
+_OPTIONS = ("set", "assume", "vary", "unit", "hardware", "model", "scenario", "library")
+
+
+def _python_where(where: str | None) -> str | None:
+    if not where:
+        return where
+    for name in _OPTIONS:
+        if where.startswith(f"--{name}"):
+            return f"{name}:{where[len(name) + 2:]}" if where[len(name) + 2:].startswith(" ") else name
+    return where
+
+
+def _in_python_words(err: DeriveError) -> None:
+    """``err`` said in this API's words (its ``where``, and ``--si`` as ``si=True``), its message kept."""
+    where, hint = _python_where(err.where), err.hint.replace("--si", "si=True") if err.hint else err.hint
+    if (where, hint) != (err.where, err.hint):
+        err.where, err.hint = where, hint
+        err.args = (err.one_line(),)
 
 
 # library and scenario -----------------------------------------------------------------------------------------

@@ -200,3 +200,15 @@ def test_every_rendering_of_a_result_says_the_scenario_cannot_exist():
     assert words in repr(derive.predict(hardware="h100-sxm", model="llama3-70b", set={"chips": "1"}))
     fits = derive.check("latency_floor", hardware="h100-sxm", model="llama3-70b")
     assert fits.to_json()["infeasible"] == [] and "fails" not in repr(fits)
+
+
+@pytest.mark.parametrize(("kwargs", "words"), [
+    ({"set": {"hbm_bandwidth": "3e12"}}, ["(in set: hbm_bandwidth=3e12)", "si=True"]),
+    ({"set": {"nosuch": "1 s"}}, ["(in set: nosuch=1 s)"]),
+    ({"hardware": "nosuchchip"}, ["(in hardware)"]),
+])
+def test_api_errors_name_the_apis_arguments_not_the_command_lines(kwargs, words):
+    with pytest.raises(derive.errors.DeriveError) as err:
+        derive.evaluate("step_time", **kwargs)
+    text = str(err.value)
+    assert all(w in text for w in words) and "--" not in text, text

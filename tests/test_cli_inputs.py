@@ -438,3 +438,10 @@ def test_sweep_output_file_gets_the_usual_mode(workdir, capsys):
         os.umask(old)
     assert code == 0, err
     assert stat.S_IMODE((workdir / "b.csv").stat().st_mode) == 0o644
+
+
+def test_an_unknown_option_is_never_taken_for_help(capsys):
+    code, out, err = run(capsys, ["ledger", "--model", "x"])
+    assert code == 2 and "unrecognized arguments: --model x" in err and "--help?" not in err, err
+    code, out, err = run(capsys, ["check", "--libary", "serving"])
+    assert code == 2 and "did you mean --library?" in err, err

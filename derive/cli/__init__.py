@@ -61,7 +61,9 @@ def _unrecognized(parser: argparse.ArgumentParser, command: str | None, extra: l
 
     sub = getattr(parser, "_derive_commands", {}).get(command) if command else None
     prog = sub.prog if sub is not None else parser.prog
-    options = sorted({o for a in (sub or parser)._actions for o in a.option_strings if o.startswith("--")})
+    # --help and --version are no one's misspelling (ledger --model read as "did you mean --help?")
+    options = sorted({o for a in (sub or parser)._actions for o in a.option_strings
+                      if o.startswith("--") and o not in ("--help", "--version")})
     hint = ""
     for token in extra:
         if token.startswith("--"):
