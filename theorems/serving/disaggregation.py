@@ -113,7 +113,9 @@ c_in, c_out, c_req = input_cost_q.sym, output_cost_q.sym, request_cost_q.sym
 # Definitions ------------------------------------------------------------------------------------------
 kv_transfer_bytes = Definition(
     "disaggregation.kv_transfer_bytes", title="KV transfer bytes of a request",
-    statement="Every prompt token's KV cache, all layers, moves to the decode pool once.",
+    statement="Every prompt token's KV cache in the full-attention layers moves to the decode pool once (a "
+              "model's sliding-window layers' last tokens and a linear-attention state move too and are left "
+              "out: for such a model the bytes, and the break-even built on them, are a lower bound).",
     source=_SPLITWISE, defines=kv_transfer_bytes_q, expr=ell * k,
 )
 kv_transfer_time = Definition(

@@ -141,7 +141,9 @@ verify_compute_time = Definition(
 verify_step_time = Definition(
     "speculative.verify_step_time", title="Time of a verification step",
     statement="The slower of its multiplies and the plain step's memory traffic: the weights and the KV "
-              "caches are read once however many tokens per sequence use them.",
+              "caches are read once however many tokens per sequence use them.  For a mixture of experts at a "
+              "small batch the k + 1 tokens of a sequence are routed apart and read more experts than one "
+              "token does, so there this is a lower bound (the speed-up an upper bound, the break-even low).",
     source=paper("Chen et al. 2023, Accelerating Large Language Model Decoding with Speculative Sampling, "
                  "arXiv:2302.01318", "section 1: scoring K tokens in parallel costs about one token's time "
                  "while memory-bound"),
