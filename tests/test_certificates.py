@@ -273,3 +273,41 @@ def test_the_capped_run_gives_cvc5s_own_answers():
 
     cert = _cert(PROVED["square_root"])
     assert run_cvc5_capped(cert.text) == run_cvc5(cert.text)
+
+
+def _folder(tmp_path, cert: dict | None = None, **index) -> str:
+    """A certificate folder of one interval certificate ``cert`` (a box a in [1, 2], goal true) and ``index``."""
+    base = {"kind": "interval", "quantities": [{"name": "a", "integer": False, "low": "1", "high": "2"}],
+            "goal": {"const": True}, "assumptions": [], "tree": [{"leaf": {"a": ["1", "2"]}}]}
+    (tmp_path / "x.json").write_text(json.dumps({**base, **(cert or {})}))
+    entry = {"claim": "x.y", "kind": "interval", "file": "x.json"}
+    (tmp_path / "index.json").write_text(json.dumps({"certificates": [entry], "skipped": {}, **index}))
+    return str(tmp_path)
+
+
+@pytest.mark.parametrize(("cert", "words"), [
+    # sympy expands 1e400000000 for minutes: the replayer reads numbers under a budget
+    ({"quantities": [{"name": "a", "integer": False, "low": "1e400000000", "high": "2"}]}, "exponent"),
+    ({"quantities": [{"name": "a", "integer": False, "low": "1/0", "high": "2"}]}, "ZeroDivisionError"),
+    ({"goal": {"rel": ">", "lhs": ["exp", ["exp", ["exp", ["exp", ["exp", ["num", "100"]]]]]], "rhs": ["num", "0"]}},
+     "not"),
+    ({"quantities": [{"name": "a", "integer": False, "low": 1.5, "high": "2"}]}, "must be text"),
+])
+def test_a_damaged_interval_certificate_is_not_confirmed_at_once(tmp_path, cert, words):
+    (result,) = recheck(_folder(tmp_path, cert))
+    assert result.status == "not confirmed" and words in result.reason, result.reason
+
+
+def test_recheck_prints_a_folders_claim_ids_escaped_and_refuses_odd_indexes(tmp_path, capsys):
+    from derive.cli.commands.recheck import report_lines
+
+    folder = _folder(tmp_path)
+    index = json.loads((tmp_path / "index.json").read_text())
+    index["certificates"][0]["claim"] = "x\x1b[31m\nFORGED confirmed"
+    (tmp_path / "index.json").write_text(json.dumps(index))
+    lines, _ = report_lines(folder)
+    assert all("\x1b" not in line and "\n" not in line for line in lines) and "\\x1b" in lines[0]
+    for bad in ({"skipped": {"a": 5}}, {"certificates": [{"claim": "c", "kind": "interval", "file": "x\x00y"}]}):
+        (tmp_path / "index.json").write_text(json.dumps({**index, **bad}))
+        with pytest.raises(CertificateError):
+            recheck(folder)

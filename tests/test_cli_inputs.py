@@ -27,6 +27,8 @@ FILES = {
     "value_array.toml": '[values.hbm_bandwidth]\nvalue = [1, 2]\nsource = "me"\n',
     "value_flat.toml": '[values]\nhbm_bandwidth = "3 TB/s"\n',
     "name_number.toml": 'name = 3\n',
+    "bignum.jsonl": '{"id": "r1", "model": "llama3-70b", "hardware": "h100-sxm", "chips": 8, "tpot": 1' + "0" * 5000
+                    + "}\n",
     "notes_mixed.toml": 'notes = ["fine", 2]\n',
     "as_of_number.toml": 'as_of = 2024\n',
     "value_extra.toml": '[values.hbm_bandwidth]\nvalue = "3 TB/s"\nsource = "me"\nunit = "TB/s"\n',
@@ -128,6 +130,9 @@ BAD = [
     (["check", "batch_optimum", "--cache-dir", "afile"], ["--cache-dir", "'afile' is not a folder"]),
     (["cache", "info", "--cache-dir", "afile"], ["--cache-dir", "'afile' is not a folder"]),
     (["check", "batch_optimum", "--cache-dir", ""], ["--cache-dir", "is empty"]),
+    (["check", "batch_optimum", "--cache-dir", "afile/sub"], ["runs through 'afile', which is not a folder"]),
+    # a JSON number past Python's 4,300 digits was an internal error
+    (["audit", "bignum.jsonl"], ["line 1: not a JSON object", "4300 digits"]),
     (["diff", "--against", "nosuch"], ["unknown scenario 'nosuch'", "in --against", "known: lecture"]),
     (["diff", "--against", ""], ["--against is empty"]),
     # --assume: a relation that constrains nothing, or leaves no value
@@ -445,3 +450,9 @@ def test_an_unknown_option_is_never_taken_for_help(capsys):
     assert code == 2 and "unrecognized arguments: --model x" in err and "--help?" not in err, err
     code, out, err = run(capsys, ["check", "--libary", "serving"])
     assert code == 2 and "did you mean --library?" in err, err
+
+
+def test_a_sweep_whose_figure_cannot_be_written_writes_no_csv_either(workdir, capsys):
+    code, out, err = run(capsys, ["sweep", "critical_batch", "--vary", "batch=1:10:3", "--out", "s.csv",
+                                  "--figure", "afile/x.png"])
+    assert code == 2 and "afile is not a folder" in err and not (workdir / "s.csv").exists(), err

@@ -894,6 +894,10 @@ def test_glm_5_caches_the_indexer_keys_only_where_a_layer_runs_it() -> None:
     ({"indexer_types": None}, ["index_topk_freq", "without 'indexer_types'"]),
     ({"index_topk_pattern": "FSSS" * 19 + "FS"}, ["both say which layers share"]),
     ({"qk_head_dim": None}, ["head_dim", "is not qk_rope_head_dim (64)"]),
+    # whole numbers whether or not the list says more; the multi-token-prediction count is printed in a note
+    ({"index_topk_freq": "x"}, ["index_topk_freq", "whole number"]),
+    ({"index_topk_freq": True, "indexer_types": None}, ["index_topk_freq", "whole number"]),
+    ({"num_nextn_predict_layers": "\x1b[31m\nforged"}, ["num_nextn_predict_layers", "whole number"]),
 ])
 def test_glm_5_layouts_the_reader_cannot_place_are_refused(edit, words) -> None:
     config = {k: v for k, v in {**_config("glm-5.2.json"), **edit}.items() if v is not None}

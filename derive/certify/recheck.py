@@ -194,9 +194,12 @@ def entries(folder: str | Path) -> tuple[list[dict], dict[str, str]]:
         certs = [dict(e) for e in index["certificates"]]
         for e in certs:
             if not all(isinstance(e.get(k), str) for k in ("claim", "kind", "file")) or "/" in e["file"] \
-                    or e["file"].startswith("."):
+                    or e["file"].startswith(".") or "\x00" in e["file"]:
                 raise ValueError(f"malformed entry {e!r}")
-        return certs, dict(index.get("skipped", {}))
+        skipped = dict(index.get("skipped", {}))
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in skipped.items()):
+            raise ValueError("a skipped claim's id and reason must be text")
+        return certs, skipped
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as err:
         raise CertificateError(f"unreadable certificate index: {err}", where=str(path)) from None
 

@@ -36,6 +36,26 @@ class Replay:
     reason: str
 
 
+# a certificate's numbers as derive writes them (p/q, digits), read under a budget: "1e400000000" would take
+# sympy minutes to expand; and at most so many tree nodes (derive's own trees have hundreds)
+MAX_NUMBER_CHARS = 100_000
+MAX_EXPONENT = 1_000
+MAX_TREE_NODES = 200_000
+
+
+def _rational(text: object) -> sp.Rational:
+    """A certificate's exact number, refused (``ValueError``) past the budget above."""
+    if isinstance(text, bool) or not isinstance(text, (str, int)):
+        raise ValueError(f"a number must be text or an integer, got {type(text).__name__}")
+    s = str(text)
+    if len(s) > MAX_NUMBER_CHARS:
+        raise ValueError(f"a number of {len(s):,} characters is beyond the replayer's {MAX_NUMBER_CHARS:,}")
+    mantissa, _, exponent = s.lower().partition("e")
+    if exponent and (not exponent.lstrip("+-").isdigit() or len(exponent) > 6 or abs(int(exponent)) > MAX_EXPONENT):
+        raise ValueError(f"exponent '{exponent[:20]}' is beyond the replayer's +-{MAX_EXPONENT}")
+    return sp.Rational(s)
+
+
 def _num(q: sp.Rational):
     q = sp.Rational(q)
     return iv.mpf(int(q.p)) / int(q.q)
@@ -56,7 +76,7 @@ def value(e: list, box: dict):
     if head == "sym":
         return box[args[0]]
     if head == "num":
-        return _num(sp.Rational(args[0]))
+        return _num(_rational(args[0]))
     if head == "pi":
         return iv.pi
     if head == "E":
@@ -75,7 +95,7 @@ def value(e: list, box: dict):
         base, x = args
         vb = value(base, box)
         if x[0] == "num":
-            q = sp.Rational(x[1])
+            q = _rational(x[1])
             if q.is_Integer:
                 n = int(q)
                 if n < 0 and 0 in vb:
@@ -213,7 +233,8 @@ def replay(text: str) -> Replay:
     iv.prec = PRECISION
     try:
         return _replay(json.loads(text))
-    except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError) as err:
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError, ArithmeticError) as err:
+        # ArithmeticError: a bound 1/0, an exp tower past mpmath's digits
         return Replay("not confirmed", f"the replayer cannot read the certificate ({type(err).__name__}: {err})")
     finally:
         iv.prec = saved
@@ -224,9 +245,12 @@ def _replay(data: dict) -> Replay:
         return Replay("not confirmed", f"no replay rule for a certificate of kind {data.get('kind')!r}")
     symbols = {q["name"]: q["name"] for q in data["quantities"]}
     integer = {symbols[q["name"]] for q in data["quantities"] if q["integer"]}
-    box = {symbols[q["name"]]: (sp.Rational(q["low"]), sp.Rational(q["high"])) for q in data["quantities"]}
+    box = {symbols[q["name"]]: (_rational(q["low"]), _rational(q["high"])) for q in data["quantities"]}
     goal = data["goal"]
     assumptions = data["assumptions"]
+    if len(data["tree"]) > MAX_TREE_NODES:
+        return Replay("not confirmed", f"a tree of {len(data['tree']):,} nodes is beyond the replayer's budget of "
+                                       f"{MAX_TREE_NODES:,}")
     stack = [box]  # boxes still to be covered, in preorder
     unconfirmed: list[str] = []
     for node in data["tree"]:
@@ -234,13 +258,13 @@ def _replay(data: dict) -> Replay:
             return Replay("disagrees", "the tree has more nodes than its splits make boxes")
         b = stack.pop()
         if "split" in node:
-            s, m = symbols[node["split"]], sp.Rational(node["at"])
+            s, m = symbols[node["split"]], _rational(node["at"])
             lo, hi = b[s]
             if not lo < m < hi:
                 return Replay("disagrees", f"split of {s} at {m} outside ({lo}, {hi})")
             stack += [{**b, s: (m, hi)}, {**b, s: (lo, m)}]
             continue
-        leaf = {symbols[n]: (sp.Rational(a), sp.Rational(z)) for n, (a, z) in node["leaf"].items()}
+        leaf = {symbols[n]: (_rational(a), _rational(z)) for n, (a, z) in node["leaf"].items()}
         if leaf != b:
             return Replay("disagrees", "a leaf's box is not the box its splits make")
         closed, why = _closed(b, integer, goal, assumptions)

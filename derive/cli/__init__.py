@@ -11,6 +11,7 @@ import argparse
 import importlib
 import os
 import sys
+from pathlib import Path
 
 from derive.cli import terminal
 from derive.cli.commands import COMMANDS
@@ -94,6 +95,11 @@ def cache_folder(text: str) -> str:
         raise argparse.ArgumentTypeError("is empty; name a folder (it is created when missing)")
     if os.path.lexists(text) and not os.path.isdir(text):
         raise argparse.ArgumentTypeError(f"'{text}' is not a folder; name a folder (it is created when missing)")
+    for above in Path(text).parents:  # the nearest existing folder above it: a file there makes none below
+        if os.path.lexists(above):
+            if not os.path.isdir(above):
+                raise argparse.ArgumentTypeError(f"'{text}' runs through '{above}', which is not a folder")
+            break
     return text
 
 

@@ -761,7 +761,7 @@ def _model_layer(library: Library, model: str, store: PresetStore, bytes_per_kv_
                                       cv.note)
             if getattr(cv, "native", False):
                 native.add(name)
-        notes = tuple(str(n) for n in getattr(values, "notes", ()))
+        notes = tuple(escape_control(n) for n in getattr(values, "notes", ()))  # a config's text, one line each
     except DeriveError:
         raise
     except (RecursionError, MemoryError) as err:

@@ -49,7 +49,7 @@ from typing import IO
 import numpy as np
 import sympy as sp
 
-from derive.errors import DeriveError, LibraryError, ParseError, UnitError
+from derive.errors import DeriveError, LibraryError, ParseError, UnitError, escape_control
 from derive.model.declarations import Claim
 from derive.model.library import Library
 from derive.model.units import Dimension, parse_unit
@@ -422,8 +422,9 @@ def read_rows(path: str, *, fmt: str | None = None, stdin: IO[str] | None = None
         except DuplicateKeyError as err:  # json keeps the last of two values silently; a CSV refuses a column twice
             raise AuditInputError(f"line {line}: key '{err.key}' appears twice", where=where,
                                   hint="give each column once per row") from None
-        except (json.JSONDecodeError, RecursionError):
-            raise AuditInputError(f"line {line}: not a JSON object", where=where) from None
+        except (ValueError, RecursionError) as err:  # ValueError: a number past Python's 4,300 digits too
+            why = "" if isinstance(err, json.JSONDecodeError) else f" ({escape_control(err, limit=120)})"
+            raise AuditInputError(f"line {line}: not a JSON object{why}", where=where) from None
         if not isinstance(obj, dict):
             raise AuditInputError(f"line {line}: not a JSON object", where=where)
         return {str(k): _cell(v, line, str(k), where) for k, v in obj.items()}

@@ -829,6 +829,12 @@ def output_target(path: str | os.PathLike, *, where: str) -> Path:
     if special:
         raise OutputError(f"{path} exists and is not a regular file", where=where,
                           hint="name a file to write (omit the option to print to stdout)")
+    for above in target.parents:  # said before any work: the nearest existing folder above it must be one
+        if os.path.lexists(above):
+            if not above.is_dir():
+                raise OutputError(f"cannot write {path}: {above} is not a folder", where=where,
+                                  hint="name a file in a folder")
+            break
     return target
 
 

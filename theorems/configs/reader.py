@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from derive.errors import ScenarioError
+from derive.errors import ScenarioError, escape_control
 
 from .base import (
     KIND_NAMES,
@@ -143,8 +143,9 @@ def _analyse_as(config: Mapping[str, Any], where: str, mtype: str, type_notes: l
         raise ScenarioError(f"{mlp.active} experts per token but only {mlp.experts} experts", where=where)
     if fam.notes is not None:
         fam.notes(f, mtype, att)
-    if f.has("num_nextn_predict_layers") and cfg["num_nextn_predict_layers"]:
-        f.notes.append(f"{cfg['num_nextn_predict_layers']} multi-token-prediction layer(s) not counted")
+    mtp = f.optional("num_nextn_predict_layers", 0) or 0  # a whole number, checked: it is printed in a note
+    if mtp:
+        f.notes.append(f"{mtp} multi-token-prediction layer(s) not counted")
 
     if type_notes:
         _refuse_unplaced(config, cfg, f, fam, where)
@@ -218,12 +219,14 @@ def _indexer_layers(f: Fields, n_layers: int) -> int:
     """The layers that run a sparse attention's indexer, with its weights and key cache: every layer, or those
     ``indexer_types`` marks "full" (GLM-5.2: a "shared" layer reuses the top-k of the full layer before it)."""
     kinds = f.str_list("indexer_types", n_layers)
+    freq = f.optional("index_topk_freq", 1, minimum=1)  # whole numbers, checked whether or not the list says more
+    f.optional("index_skip_topk_offset", 0)
     if kinds is None:
-        for key in ("index_topk_freq", "index_topk_pattern"):
-            if f.get(key) not in (None, 1):
-                raise ScenarioError(f"field '{key}' ({f.config[key]!r}) without 'indexer_types': which layers share "
-                                    "an indexer is not said", where=f.where,
-                                    hint="a file that lists the layers' indexers in 'indexer_types' is read")
+        if freq != 1 or f.get("index_topk_pattern") is not None:
+            key = "index_topk_freq" if freq != 1 else "index_topk_pattern"
+            raise ScenarioError(f"field '{key}' ({escape_control(f.config[key], limit=80)}) without 'indexer_types': "
+                                "which layers share an indexer is not said", where=f.where,
+                                hint="a file that lists the layers' indexers in 'indexer_types' is read")
         return n_layers
     unknown = sorted({k for k in kinds if k not in ("full", "shared")})
     if unknown or kinds[0] != "full":
@@ -234,7 +237,6 @@ def _indexer_layers(f: Fields, n_layers: int) -> int:
     if f.get("index_topk_pattern") is not None:
         raise ScenarioError("fields 'indexer_types' and 'index_topk_pattern' both say which layers share an indexer",
                             where=f.where, hint="keep one of them")
-    f.read.update({"index_topk_freq", "index_skip_topk_offset"})  # the list spells out what they encode
     full = kinds.count("full")
     f.notes.append(f"indexer_types lists the layers: {full} run the indexer, {n_layers - full} reuse the top-k of "
                    "the full layer before them (no indexer weights or keys of their own)")
