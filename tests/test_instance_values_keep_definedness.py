@@ -154,3 +154,13 @@ def test_a_swept_value_is_empty_where_a_folded_part_has_none():
     both = sweep_grid(lib, build_scenario(lib), [resolve_target(lib, "yy/xx")],
                       [parse_axis(lib, "xx=-1:1:3"), parse_axis(lib, "yy=0:1:2")])
     assert not any(math.isinf(float(v)) for v in both.data[-1])  # 1/0 is no value, not inf
+
+
+def test_a_margin_where_the_claim_has_no_value_at_all_says_where_to_look():
+    from derive.errors import MarginError
+
+    claim = _claim("nowhere", logic.ge(Y * sp.log(X) + 2, 1))
+    lib = make_library(X_Q, Y_Q, claim)
+    with pytest.raises(MarginError) as err:
+        margin(lib, build_scenario(lib, sets=["xx=-1", "yy=0"]), claim.id, "yy")
+    assert "derive check t.nowhere says which" in (err.value.hint or ""), err.value.one_line()
