@@ -173,7 +173,7 @@ def _source_stamp(specs: tuple[str, ...]) -> tuple:
     return tuple(out)
 
 
-@_checked
+@_python_hints
 def load(*libraries: str | os.PathLike) -> Library:
     """A library: ``load()`` is the lecture; ``load("path/to/lib")`` a user's; several are merged in order.
     Loaded once per process and argument list while the files of the libraries given as paths are
@@ -198,7 +198,7 @@ def _sets(values: Mapping[str, object] | Iterable[str] | None) -> list[str]:
                          hint="numbers must stay within 1e-400 .. 1e400") from None
 
 
-@_checked
+@_python_hints
 def scenario(library: Library | None = None, *, base: str | None = None, hardware: str | None = None,
              model: str | None = None, set: Mapping[str, object] | Iterable[str] | None = None,  # noqa: A002
              assume: str | Iterable[str] | None = None, si: bool = False) -> Scenario:

@@ -212,3 +212,9 @@ def test_api_errors_name_the_apis_arguments_not_the_command_lines(kwargs, words)
         derive.evaluate("step_time", **kwargs)
     text = str(err.value)
     assert all(w in text for w in words) and "--" not in text, text
+
+
+def test_a_scenario_built_in_python_names_its_arguments_in_errors():
+    with pytest.raises(derive.errors.DeriveError) as err:
+        derive.scenario(set={"batch": "__import__('os')"})
+    assert "(in set: batch=" in str(err.value) and "--set" not in str(err.value)
