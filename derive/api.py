@@ -119,21 +119,23 @@ def _python_hints(fn: _F) -> _F:
 
 
 # where an error names a command-line option, this API's argument: "(in --set pc=50)" is "(in set: pc=50)"
-_OPTIONS = ("set", "assume", "vary", "unit", "hardware", "model", "scenario", "library")
+_ARGUMENTS = {"--set": "set", "--assume": "assume", "--vary": "vary", "--unit": "unit", "--hardware": "hardware",
+              "--model": "model", "--scenario": "base", "--library": "load()"}
 
 
 def _python_where(where: str | None) -> str | None:
-    if not where:
+    option, _, rest = (where or "").partition(" ")
+    if option not in _ARGUMENTS:
         return where
-    for name in _OPTIONS:
-        if where.startswith(f"--{name}"):
-            return f"{name}:{where[len(name) + 2:]}" if where[len(name) + 2:].startswith(" ") else name
-    return where
+    return f"{_ARGUMENTS[option]}: {rest}" if rest else _ARGUMENTS[option]
 
 
 def _in_python_words(err: DeriveError) -> None:
     """``err`` said in this API's words (its ``where``, and ``--si`` as ``si=True``), its message kept."""
-    where, hint = _python_where(err.where), err.hint.replace("--si", "si=True") if err.hint else err.hint
+    import re
+
+    hint = re.sub(r"--si\b", "si=True", err.hint) if err.hint else err.hint
+    where = _python_where(err.where)
     if (where, hint) != (err.where, err.hint):
         err.where, err.hint = where, hint
         err.args = (err.one_line(),)
@@ -361,7 +363,7 @@ class Values:
         raise UnknownNameError("evaluated name", name, [ev.name for ev in self.evaluations], where="Values")
 
     def __iter__(self):
-        return iter(self.evaluations)
+        return (dataclasses.replace(ev, infeasible=tuple(self.infeasible)) for ev in self.evaluations)
 
     def __len__(self) -> int:
         return len(self.evaluations)

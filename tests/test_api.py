@@ -192,6 +192,7 @@ def test_every_rendering_of_a_result_says_the_scenario_cannot_exist():
     assert words in repr(report) and shown in report._repr_html_() and words in report.to_json()["infeasible"][0]
     values = derive.evaluate("step_time", scenario=sc)
     assert words in values.to_json()[0]["infeasible"][0] and words in values.rows()[0]["infeasible"]
+    assert all(words in str(ev) for ev in values)  # iterating keeps it too
     one = values["step_time"]  # one value taken from the result keeps the mark (it had lost it)
     assert words in str(one) and words in repr(one) and shown in one._repr_html_()
     assert words in one.to_json()["infeasible"][0] and len(repr(one)) < 400

@@ -311,3 +311,9 @@ def test_recheck_prints_a_folders_claim_ids_escaped_and_refuses_odd_indexes(tmp_
         (tmp_path / "index.json").write_text(json.dumps({**index, **bad}))
         with pytest.raises(CertificateError):
             recheck(folder)
+
+
+def test_an_interval_tree_past_the_replayers_budget_is_not_confirmed(tmp_path, monkeypatch):
+    monkeypatch.setattr(replay, "MAX_TREE_NODES", 0)
+    (result,) = recheck(_folder(tmp_path))
+    assert result.status == "not confirmed" and "budget" in result.reason

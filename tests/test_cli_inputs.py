@@ -89,7 +89,7 @@ FILES = {
         "          goal=logic.ge(sp.Function('u')(count.sym), 0))\n"
     ),
 }
-FOLDERS = ("empty_scenario", "no_config")
+FOLDERS = ("empty_scenario", "no_config", "afolder")
 
 BAD = [
     # --set: the hint's example is the value the user meant, never 3.35e+12 TB/s
@@ -456,3 +456,21 @@ def test_a_sweep_whose_figure_cannot_be_written_writes_no_csv_either(workdir, ca
     code, out, err = run(capsys, ["sweep", "critical_batch", "--vary", "batch=1:10:3", "--out", "s.csv",
                                   "--figure", "afile/x.png"])
     assert code == 2 and "afile is not a folder" in err and not (workdir / "s.csv").exists(), err
+
+
+@pytest.mark.parametrize("argv", [["list", "--set", "x=1"], ["list", "--model", "llama3-8b"],
+                                  ["recheck", "afolder", "--hardware", "h100-sxm"],
+                                  ["recheck", "afolder", "--rlimit", "5"], ["recheck", ""]])
+def test_list_and_recheck_take_no_scenario(workdir, capsys, argv):
+    """Both accepted the scenario options and ignored them; an empty DIR read the current folder."""
+    code, out, err = run(capsys, argv)
+    assert code == 2 and err.count("\n") == 1, err
+
+
+def test_eval_json_says_the_unit_of_exact(capsys):
+    import json as _json
+
+    code, out, _ = run(capsys, ["eval", "step_time", "--unit", "ms", "--json"])
+    data = _json.loads(out)
+    assert code == 0 and data["unit"] == "ms" and data["exact_unit"] == "s"
+    assert abs(float(__import__("fractions").Fraction(data["exact"])) * 1000 - data["value"]) < 1e-9

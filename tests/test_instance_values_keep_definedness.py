@@ -164,3 +164,13 @@ def test_a_margin_where_the_claim_has_no_value_at_all_says_where_to_look():
     with pytest.raises(MarginError) as err:
         margin(lib, build_scenario(lib, sets=["xx=-1", "yy=0"]), claim.id, "yy")
     assert "derive check t.nowhere says which" in (err.value.hint or ""), err.value.one_line()
+
+
+def test_a_value_that_folds_does_not_keep_the_others_from_being_read():
+    # z = 0 folds z/(w - 1); y = 3 alone keeps x**y's base condition, which x > 0 gives: proved
+    w_q = Quantity("wv", "w", "1", "w", domain="real")
+    claim = _claim("mixed", logic.eq(X**Y - X**3 + Z_Q.sym / (w_q.sym - 1), 0), forall=(X_Q, w_q),
+                   hypotheses=(logic.gt(X, 0), logic.gt(w_q.sym, 2)))
+    lib = make_library(X_Q, Y_Q, Z_Q, w_q, claim)
+    result = Checker(lib, build_scenario(lib, sets=["yy=3", "zz=0"]), cache=None).check_own(lib.resolve(claim.id))
+    assert result.verdict == "proved", result.reason

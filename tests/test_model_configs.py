@@ -905,3 +905,18 @@ def test_glm_5_layouts_the_reader_cannot_place_are_refused(edit, words) -> None:
         model_values(config)
     for w in words:
         assert w in str(err.value), str(err.value)
+
+
+def test_a_config_readers_notes_reach_the_terminal_escaped(tmp_path):
+    """A reader note carries config text; a newline or terminal escape in it would forge a line."""
+    from derive.model.loader import load_library
+    from derive.model.scenario import build_scenario
+
+    config = {**_config("glm-5.2.json"), "indexer_types": None, "index_topk_freq": None,
+              "model_type": "glm_moe_dsa", "architectures": ["GlmMoeDsaForCausalLM"],
+              "quantization_config": None}
+    config = {k: v for k, v in config.items() if v is not None}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    notes = build_scenario(load_library(["lecture"]), model=str(path)).notes
+    assert notes and all("\n" not in n and "\x1b" not in n for n in notes)

@@ -698,7 +698,7 @@ def test_relation_round_trip(tree: tuple, env: dict[str, Fraction]) -> None:
 
 
 @pytest.mark.parametrize(("text", "si", "value"), [("50 %", False, Fraction(1, 2)), ("50", True, Fraction(50)),
-                                                   ("0", False, Fraction(0)), ("1", False, Fraction(1))])
+                                                   ("0", False, Fraction(0)), ("1 %", False, Fraction(1, 100))])
 def test_a_percent_quantity_reads_its_unit(text, si, value):
     assert parse_value(text, DIMENSIONLESS, si=si, quantity="pc", unit_hint="%") == value
 

@@ -293,7 +293,7 @@ def parse_value(text: str, dimension: Dimension, *, where: str = "", quantity: s
                 where=where, hint=hint,
             )
         number *= unit.scale
-    elif not si and dimension.is_dimensionless and number not in (0, 1) and _scaled(unit_hint):
+    elif not si and dimension.is_dimensionless and number != 0 and _scaled(unit_hint):
         # a plain number declared in %: "50" would be read as 50 (5,000 %), a factor the user never typed
         who = quantity or "the value"
         raise UnitError(f"'{_show(text)}' has no unit but {who} is given in {unit_hint}", where=where,

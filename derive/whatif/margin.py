@@ -1038,10 +1038,10 @@ def _margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, u
 
     why = refusal(Problem([], formula))  # what the kernel gives no meaning has no margin either
     if why:
-        undefined = any(w in why for w in ("nan", "zoo", "I*pi"))  # a part with no real value at these values
+        no_value = any(e.has(sp.nan, sp.zoo, sp.I) for e in formula.exprs())  # a part with no real value here
         raise MarginError(f"no margin for '{claim.id}': {why}",
                           hint=f"a part of the claim has no real value at the scenario's values: derive check "
-                               f"{claim.id} says which" if undefined else None)
+                               f"{claim.id} says which" if no_value else None)
     undefined: list[str] = []
     try:
         intervals, critical = solve_intervals(formula, v.symbol, v.domain, undefined)

@@ -83,6 +83,8 @@ def numpy_function(expr: sp.Expr, symbols: Sequence[sp.Symbol]) -> Callable[...,
     def call(*arrays: np.ndarray) -> np.ndarray:
         with np.errstate(all="ignore"):
             out = np.asarray(fn(*arrays), dtype=float)
+        # a zero denominator gives inf: no value there, as eval says (a value past a float's range reads so too)
+        out = np.where(np.isfinite(out), out, np.nan)
         shape = np.broadcast_shapes(*(np.shape(a) for a in arrays)) if arrays else ()
         return np.broadcast_to(out, shape) if out.shape != shape else out
 
@@ -387,13 +389,7 @@ def _compiled_quantity(library: Library, scenario: Scenario, target: Target, kee
                        symbols: Sequence[sp.Symbol]) -> Callable[..., np.ndarray]:
     e = situate(library, scenario).require(target.expr, target.text, keep=keep,
                                            pinned=[n for n in keep if library.is_derived(n)], as_written=True)
-    fn = numpy_function(e, symbols)
-
-    def finite(*arrays: np.ndarray) -> np.ndarray:  # a zero denominator gives inf: no value there, as eval says
-        out = fn(*arrays)
-        return np.where(np.isfinite(out), out, np.nan)
-
-    return finite
+    return numpy_function(e, symbols)
 
 
 def _claim_formulas(library: Library, scenario: Scenario, target: Target, keep: Sequence[str],

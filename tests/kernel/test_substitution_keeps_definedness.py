@@ -52,6 +52,12 @@ CASES = {
                           "unknown", None),  # not refuted at x = 0, where it is undefined
     "guarded_copy_in_a_hypothesis": ([logic.eq(y, 0), logic.ge(y / x + sp.Piecewise((1 / x, x > 5), (0, True)), 0)],
                                      logic.ne(x, 0), "proved", None),
+    # a guarded condition a hypothesis gives (x > 0 for x**y under the branch z > 5) still lets y = 2 in
+    "guarded_condition_given": ([logic.eq(y, 2), logic.gt(x, 0)],
+                                logic.eq(sp.Piecewise((x**y - x**2, a > 5), (0, True)), 0), "proved", None),
+    "guarded_condition_given_twin": ([logic.eq(y, 2), logic.gt(x, 0)],
+                                     logic.eq(sp.Piecewise((x**y - x**2 + 1, a > 5), (0, True)), 0), "refuted",
+                                     lambda x, y, a: (x**2 - x**2 + 1 if a > 5 else 0) == 0),
     # a branch the values do not reach keeps no condition: Piecewise((1, y > 0), (1/x, True)) at y = 1 is 1
     "unreached_branch": ([logic.eq(y, 1)], logic.gt(sp.Piecewise((1, y > 0), (1 / x, True)), 0), "proved", None),
 }

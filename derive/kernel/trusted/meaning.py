@@ -64,6 +64,7 @@ same statement on the region (it rewrites, never proves).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -292,11 +293,28 @@ def substitute_values(problem: Problem) -> Problem:
     itself stays, so the region, its points and its counterexamples are those of the statement as written:
     on the region every formula equals its substituted form, definedness included, which is why this is
     a rewriting and not a proof step.  A substitution that leaves a part without a real value (``1/(x -
-    4)`` at x = 4) is not made: the statement is read as written and its side conditions fail there."""
+    4)`` at x = 4) is not made: the statement is read as written and its side conditions fail there.  Where
+    the values together would, those that alone keep definedness are substituted (together, if they still do)."""
     values: dict[sp.Symbol, sp.Rational] = {}
+    refused: set[sp.Symbol] = set()
     keep: set[int] = set()
     hyps = list(problem.hypotheses)
     goal, conditions = problem.goal, list(problem.conditions)
+
+    def substituted(found: dict) -> tuple | None:
+        try:
+            new_hyps = [h if i in keep else h.subs(found, strict=True) for i, h in enumerate(hyps)]
+            new_goal = goal.subs(found, strict=True)
+            new_conditions = [(label, c.subs(found, strict=True)) for label, c in conditions]
+        except UndefinedValueError:
+            return None
+        olds = [*(h for i, h in enumerate(hyps) if i not in keep), goal, *(c for _, c in conditions)]
+        news = [*(h for i, h in enumerate(new_hyps) if i not in keep), new_goal, *(c for _, c in new_conditions)]
+        held = (set(conjuncts_all(new_hyps)), hypothesis_box(new_hyps), problem.bounds)
+        if any(not _keeps_definedness(o, n, found, held) for o, n in zip(olds, news, strict=True)):
+            return None  # the values would make a part defined that is not as written: read it as written
+        return new_hyps, new_goal, new_conditions
+
     while True:
         found: dict[sp.Symbol, sp.Rational] = {}
         for i, h in enumerate(hyps):
@@ -304,23 +322,21 @@ def substitute_values(problem: Problem) -> Problem:
                 if not (isinstance(c, Rel) and c.op == "=="):
                     continue
                 for sym, value in ((c.lhs, c.rhs), (c.rhs, c.lhs)):
-                    if isinstance(sym, sp.Symbol) and value.is_Rational and sym not in values and sym not in found:
+                    if isinstance(sym, sp.Symbol) and value.is_Rational and sym not in values \
+                            and sym not in found and sym not in refused:
                         found[sym] = value
                         keep.add(i)
         if not found:
             break
-        try:
-            new_hyps = [h if i in keep else h.subs(found, strict=True) for i, h in enumerate(hyps)]
-            new_goal = goal.subs(found, strict=True)
-            new_conditions = [(label, c.subs(found, strict=True)) for label, c in conditions]
-        except UndefinedValueError:
+        step = substituted(found)
+        if step is None and len(found) > 1:
+            alone = {s: v for s, v in found.items() if substituted({s: v}) is not None}
+            refused |= set(found) - set(alone)
+            found = alone
+            step = substituted(found) if found else None
+        if step is None:
             break
-        olds = [*(h for i, h in enumerate(hyps) if i not in keep), goal, *(c for _, c in conditions)]
-        news = [*(h for i, h in enumerate(new_hyps) if i not in keep), new_goal, *(c for _, c in new_conditions)]
-        held = (set(conjuncts_all(new_hyps)), hypothesis_box(new_hyps), problem.bounds)
-        if any(not _keeps_definedness(o, n, found, held) for o, n in zip(olds, news, strict=True)):
-            break  # the values would make a part defined that is not as written: read the statement as written
-        hyps, goal, conditions = new_hyps, new_goal, new_conditions
+        hyps, goal, conditions = step
         values.update(found)
     if not values:
         return problem
@@ -335,10 +351,12 @@ def _keeps_definedness(old: Formula, new: Formula, values: dict[sp.Symbol, sp.Ra
         lost = lost_side_conditions(old, new, values)
     except UndefinedValueError:
         return False
-    return all(c in hyps or _bounded(c, box, bounds) for c in lost)
+    # a hypothesis holds on the whole region, so it carries a guarded condition too
+    return all((c.conclusion if isinstance(c, Implies) else c) in hyps
+               or _bounded(c.conclusion if isinstance(c, Implies) else c, box, bounds) for c in lost)
 
 
-def lost_side_conditions(old: Formula, new: Formula, values: dict[sp.Symbol, sp.Rational]) -> list[Formula]:
+def lost_side_conditions(old: Formula, new: Formula, values: Mapping[sp.Symbol, sp.Expr]) -> list[Formula]:
     """The side conditions of ``old`` at ``values`` that ``new`` (``old`` with the values substituted) does not
     carry and numbers alone do not settle true: a value can turn ``x**y`` (base > 0) into ``x**2`` (defined
     everywhere) or let sympy fold ``y/x`` at y = 0 to 0 (x != 0 gone), which would prove a statement undefined
