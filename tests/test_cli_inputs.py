@@ -474,3 +474,17 @@ def test_eval_json_says_the_unit_of_exact(capsys):
     data = _json.loads(out)
     assert code == 0 and data["unit"] == "ms" and data["exact_unit"] == "s"
     assert abs(float(__import__("fractions").Fraction(data["exact"])) * 1000 - data["value"]) < 1e-9
+
+
+@pytest.mark.parametrize("through", ["afile", "afile/sub"])
+def test_a_cache_folder_variable_that_names_a_file_is_one_line(workdir, capsys, monkeypatch, through):
+    """$DERIVE_CACHE_DIR naming a file turned the cache off without a word (the option was checked, not it)."""
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("DERIVE_CACHE_DIR", str(workdir / through))
+    code, out, err = run(capsys, ["check", "batch_optimum"])
+    assert code == 2 and "in DERIVE_CACHE_DIR" in err and err.count("\n") == 1, err
+    proc = subprocess.run([sys.executable, "-m", "derive", "check", "batch_optimum"], capture_output=True, text=True,
+                          cwd=workdir)  # the console script's replay path reads the variable first
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and "in DERIVE_CACHE_DIR" in proc.stderr

@@ -76,7 +76,18 @@ def cache_dir(explicit: str | os.PathLike | None = None) -> Path:
     if explicit:
         return Path(explicit)
     env = os.environ.get(CACHE_ENV)
-    return Path(env) if env else default_cache_dir()
+    if not env:
+        return default_cache_dir()
+    for above in [Path(env), *Path(env).parents]:  # a file there would turn the cache off without a word
+        if os.path.lexists(above):
+            if not os.path.isdir(above):
+                from derive.errors import OutputError
+
+                what = "is not a folder" if above == Path(env) else f"runs through {above}, which is not a folder"
+                raise OutputError(f"{env} {what}", where=CACHE_ENV,
+                                  hint="name a folder (it is created when missing), or unset it")
+            break
+    return Path(env)
 
 
 def max_bytes() -> int:

@@ -315,8 +315,13 @@ class _Tee:
 
 def _run_replayed(args: argparse.Namespace, ctx: Context, argv: list[str]) -> int:
     from derive.checking.cache import OutputCache, ReadTracker, cache_dir
+    from derive.errors import DeriveError
 
-    cache = OutputCache(cache_dir(getattr(args, "cache_dir", None)))
+    try:
+        cache = OutputCache(cache_dir(getattr(args, "cache_dir", None)))
+    except DeriveError as err:  # $DERIVE_CACHE_DIR naming a file: bad input, before any work
+        error_line(f"derive {args.command}: error", err.one_line())
+        return err.exit_code
     from derive.cli.terminal import colour
 
     # coloured output (a terminal) and plain output are cached apart, so a pipe never replays colours
