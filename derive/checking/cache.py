@@ -71,6 +71,20 @@ def default_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
 
 
+def not_a_folder_on_the_way(path: str | os.PathLike, *, itself: bool = True) -> Path | None:
+    """The nearest existing path at (``itself``) or above ``path`` that is no folder (a file, a looping link):
+    nothing can be made below it.  None where the nearest existing one is a folder, or the file system cannot
+    say (what it refuses is named where the path is used)."""
+    path = Path(path)
+    for above in ([path] if itself else []) + list(path.parents):
+        try:
+            if os.path.lexists(above):
+                return None if os.path.isdir(above) else above
+        except OSError:
+            return None
+    return None
+
+
 def cache_dir(explicit: str | os.PathLike | None = None) -> Path:
     """The cache folder: ``explicit``, else ``$DERIVE_CACHE_DIR``, else the per-user cache folder."""
     if explicit:
@@ -78,15 +92,13 @@ def cache_dir(explicit: str | os.PathLike | None = None) -> Path:
     env = os.environ.get(CACHE_ENV)
     if not env:
         return default_cache_dir()
-    for above in [Path(env), *Path(env).parents]:  # a file there would turn the cache off without a word
-        if os.path.lexists(above):
-            if not os.path.isdir(above):
-                from derive.errors import OutputError
+    blocked = not_a_folder_on_the_way(env)  # a file there would turn the cache off without a word
+    if blocked is not None:
+        from derive.errors import OutputError
 
-                what = "is not a folder" if above == Path(env) else f"runs through {above}, which is not a folder"
-                raise OutputError(f"{env} {what}", where=CACHE_ENV,
-                                  hint="name a folder (it is created when missing), or unset it")
-            break
+        what = "is not a folder" if blocked == Path(env) else f"runs through {blocked}, which is not a folder"
+        raise OutputError(f"{env} {what}", where=CACHE_ENV,
+                          hint="name a folder (it is created when missing), or unset it")
     return Path(env)
 
 

@@ -91,15 +91,15 @@ def positive_int(text: str) -> int:
 
 def cache_folder(text: str) -> str:
     """An argparse type: the cache folder, where one can be (a file there would turn the cache off silently)."""
-    if not text:
+    from derive.checking.cache import not_a_folder_on_the_way
+
+    if not text.strip():
         raise argparse.ArgumentTypeError("is empty; name a folder (it is created when missing)")
-    if os.path.lexists(text) and not os.path.isdir(text):
-        raise argparse.ArgumentTypeError(f"'{text}' is not a folder; name a folder (it is created when missing)")
-    for above in Path(text).parents:  # the nearest existing folder above it: a file there makes none below
-        if os.path.lexists(above):
-            if not os.path.isdir(above):
-                raise argparse.ArgumentTypeError(f"'{text}' runs through '{above}', which is not a folder")
-            break
+    blocked = not_a_folder_on_the_way(text)
+    if blocked is not None:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a folder; name a folder (it is created when missing)"
+                                         if blocked == Path(text) else
+                                         f"'{text}' runs through '{blocked}', which is not a folder")
     return text
 
 

@@ -809,7 +809,9 @@ def output_target(path: str | os.PathLike, *, where: str) -> Path:
     """The file a user-named output path writes: the path itself, or where a symbolic link points (the link is
     kept and its target replaced, as a plain ``> FILE`` would); ``OutputError`` (one line, ``where``) for an empty
     name and for a path that exists and is not a regular file (a folder, ``/dev/null``, a FIFO): the atomic
-    write renames over its target and would replace a device file."""
+    write renames over its target and would replace a device file; and for a path through a file (``afile/x``),
+    said before any work."""
+    from derive.checking.cache import not_a_folder_on_the_way
     from derive.errors import OutputError
 
     where = where.rstrip()  # "--out " for an empty name: the option alone
@@ -825,12 +827,10 @@ def output_target(path: str | os.PathLike, *, where: str) -> Path:
     if special:
         raise OutputError(f"{path} exists and is not a regular file", where=where,
                           hint="name a file to write (omit the option to print to stdout)")
-    for above in target.parents:  # said before any work: the nearest existing folder above it must be one
-        if os.path.lexists(above):
-            if not above.is_dir():
-                raise OutputError(f"cannot write {path}: {above} is not a folder", where=where,
-                                  hint="name a file in a folder")
-            break
+    blocked = not_a_folder_on_the_way(target, itself=False)  # said before any work
+    if blocked is not None:
+        raise OutputError(f"cannot write {path}: {blocked} is not a folder", where=where,
+                          hint="name a file in a folder")
     return target
 
 

@@ -17,20 +17,15 @@ def check_output_folder(out: str, option: str) -> None:
     one ``OutputError`` naming the option, said before any work."""
     from pathlib import Path
 
+    from derive.checking.cache import not_a_folder_on_the_way
     from derive.errors import OutputError
 
     if not out.strip():
         raise OutputError(f"{option} is empty", where=option, hint="name a folder (it is created when missing)")
-    path = Path(out)
-    for parent in [path, *path.parents]:
-        try:
-            blocked = parent.exists() and not parent.is_dir()
-        except OSError:
-            return  # what the file system refuses is named where the folder is made
-        if blocked:
-            what = "is not a folder" if parent == path else f"runs through {parent}, which is not a folder"
-            raise OutputError(f"{out} {what}", where=f"{option} {out}",
-                              hint="name a folder (it is created when missing)")
+    blocked = not_a_folder_on_the_way(out)
+    if blocked is not None:
+        what = "is not a folder" if blocked == Path(out) else f"runs through {blocked}, which is not a folder"
+        raise OutputError(f"{out} {what}", where=f"{option} {out}", hint="name a folder (it is created when missing)")
 
 
 def emit(line: str = "") -> None:
