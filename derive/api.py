@@ -353,17 +353,22 @@ class Values:
     scenario: Scenario
     infeasible: list[str] = field(default_factory=list)  # the scenario's violated feasibility bounds, as notes
 
+    def __post_init__(self) -> None:  # each value carries the marks: one taken out (v[name], a loop) says them
+        marks = tuple(self.infeasible)
+        self.evaluations = [ev if ev.infeasible == marks else dataclasses.replace(ev, infeasible=marks)
+                            for ev in self.evaluations]
+
     def __getitem__(self, name: str) -> Evaluation:
         """One value, with the scenario's infeasible marks (its repr, HTML and ``to_json()`` say them)."""
         for ev in self.evaluations:
             if ev.name == name:
-                return dataclasses.replace(ev, infeasible=tuple(self.infeasible))
+                return ev
         from derive.errors import UnknownNameError
 
         raise UnknownNameError("evaluated name", name, [ev.name for ev in self.evaluations], where="Values")
 
     def __iter__(self):
-        return (dataclasses.replace(ev, infeasible=tuple(self.infeasible)) for ev in self.evaluations)
+        return iter(self.evaluations)
 
     def __len__(self) -> int:
         return len(self.evaluations)

@@ -323,16 +323,11 @@ class Statement:
             substituted = [f.subs(values, strict=True) for f in formulas]
             if _folds_a_condition(formulas, substituted, values):
                 # sympy's folding would drop a side condition (y/x at y = 0 is 0, x**y at y = 3 is x**3): the
-                # values that fold go in as hypotheses, which the kernel substitutes only where definedness is
-                # kept; the others are substituted (all go in where together they still fold)
-                held = _folding_values(formulas, values)
-                safe = {s: v for s, v in values.items() if s not in held}
-                trial = [f.subs(safe, strict=True) for f in formulas] if safe else list(formulas)
-                if safe and _folds_a_condition(formulas, trial, safe):
-                    held, trial = set(values), list(formulas)
+                # values go in as hypotheses, which the kernel substitutes one by one where definedness is kept
+                # (meaning.substitute_values)
                 used = set().union(*(f.free_symbols() for f in formulas))
-                formulas = trial
-                formulas.insert(1, And(tuple(Rel(v, "==", values[v]) for v in sorted(used & held, key=name_of))))
+                formulas.insert(1, And(tuple(Rel(v, "==", values[v]) for v in sorted(used & set(values),
+                                                                                    key=name_of))))
             else:
                 formulas = substituted
         goal, hyps = formulas[0], formulas[1:len(formulas) - len(declared)]
@@ -392,20 +387,6 @@ def _lost(old: Formula, new: Formula, values: dict) -> list[Formula]:
 
 def _folds_a_condition(olds: list[Formula], news: list[Formula], values: Mapping) -> bool:
     return any(_lost(o, n, values) for o, n in zip(olds, news, strict=True))
-
-
-def _folding_values(formulas: list[Formula], values: Mapping) -> set:
-    """The values that alone fold a side condition of ``formulas`` away (or leave a part without a value)."""
-    out = set()
-    for s, v in values.items():
-        try:
-            one = [f.subs({s: v}, strict=True) for f in formulas]
-        except UndefinedValueError:
-            out.add(s)
-            continue
-        if _folds_a_condition(formulas, one, {s: v}):
-            out.add(s)
-    return out
 
 
 _RELATIONAL = {"==": sp.Eq, "!=": sp.Ne, "<": sp.Lt, "<=": sp.Le, ">": sp.Gt, ">=": sp.Ge}

@@ -255,11 +255,13 @@ def _formula_side_conditions(f: Formula) -> tuple[SideCondition, ...]:
     return tuple(out)
 
 
-def _number_holds(cond: Rel) -> bool:
+def _number_holds(cond: Formula, *, unsettled: bool = False) -> bool:
+    """A formula of numbers only, decided exactly; ``unsettled`` where it cannot be (a side condition counts
+    as failing, a Piecewise guard as reached: the cautious side of each)."""
     try:
         return evaluate_at(cond, {})
     except Unsettled:
-        return False
+        return unsettled
 
 
 
@@ -352,8 +354,8 @@ def _keeps_definedness(old: Formula, new: Formula, values: dict[sp.Symbol, sp.Ra
     except UndefinedValueError:
         return False
     # a hypothesis holds on the whole region, so it carries a guarded condition too
-    return all((c.conclusion if isinstance(c, Implies) else c) in hyps
-               or _bounded(c.conclusion if isinstance(c, Implies) else c, box, bounds) for c in lost)
+    plain = [c.conclusion if isinstance(c, Implies) else c for c in lost]
+    return all(c in hyps or _bounded(c, box, bounds) for c in plain)
 
 
 def lost_side_conditions(old: Formula, new: Formula, values: Mapping[sp.Symbol, sp.Expr]) -> list[Formula]:
@@ -369,7 +371,8 @@ def lost_side_conditions(old: Formula, new: Formula, values: Mapping[sp.Symbol, 
     pending: list[Formula] = []
     for sc in formula_side_conditions(old):
         cond = sc.condition.subs(values, strict=True)
-        if isinstance(cond, Implies) and not cond.premise.free_symbols() and not _holds(cond.premise):
+        if isinstance(cond, Implies) and not cond.premise.free_symbols() \
+                and not _number_holds(cond.premise, unsettled=True):
             continue  # its branch is not reached at the values
         c = cond.conclusion if isinstance(cond, Implies) else cond
         if not c.free_symbols() and isinstance(c, Rel) and _number_holds(c):
@@ -388,15 +391,6 @@ def lost_side_conditions(old: Formula, new: Formula, values: Mapping[sp.Symbol, 
             continue
         lost.append(cond)
     return lost
-
-
-def _holds(f: Formula) -> bool:
-    """A formula of numbers only, decided exactly; one that cannot be settled counts as holding (a guard read
-    as reached keeps its condition: the cautious side)."""
-    try:
-        return evaluate_at(f, {})
-    except Unsettled:
-        return True
 
 
 def _bounded(c: Formula, box: dict, bounds: dict) -> bool:
