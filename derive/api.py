@@ -337,7 +337,9 @@ def _quantity(library: Library, name: str, si_text: object) -> str:
 @_python_hints
 def check(ids: str | Sequence[str] | None = None, *, library: Library | None = None,
           scenario: Scenario | None = None, workers: int = 1, **scenario_kwargs) -> CheckReport:
-    """Check claims (all, or ``ids`` and what they rest on) under the scenario."""
+    """Check claims (all, or ``ids`` and what they rest on) under the scenario; ``workers`` processes (1: this one)."""
+    if workers < 1:  # 0 or -1 would read as "one" silently, or as "all CPUs" to a reader of other tools
+        raise UsageError(f"check(): workers must be 1 or more, got {workers}; see help(derive.check)")
     lib, sc = _resolve(library, scenario, scenario_kwargs)
     wanted = [ids] if isinstance(ids, str) else (list(ids) if ids else None)
     return CheckReport(Checker(lib, sc, workers=workers).check(wanted), lib)

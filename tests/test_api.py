@@ -151,6 +151,8 @@ def test_a_missing_value_says_how_to_give_it_in_python():
     (lambda: derive.check(5), "ids takes"),
     (lambda: derive.check([None]), "ids takes"),
     (lambda: derive.check("batch_optimum", workers="a"), "workers takes int"),
+    (lambda: derive.check("batch_optimum", workers=0), "workers must be 1 or more, got 0"),
+    (lambda: derive.check("batch_optimum", workers=-1), "workers must be 1 or more, got -1"),
     (lambda: derive.claim(None), "claim_id takes str"),
     (lambda: derive.evaluate(None), "names takes str"),
     (lambda: derive.evaluate("hbm_bandwidth", unit=5), "unit takes str | None"),

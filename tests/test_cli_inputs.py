@@ -31,6 +31,10 @@ FILES = {
                     + "}\n",
     "notes_mixed.toml": 'notes = ["fine", 2]\n',
     "as_of_number.toml": 'as_of = 2024\n',
+    "as_of_time.toml": 'as_of = 07:32:00\n',
+    "note_number.toml": '[values.batch]\nvalue = "64 seq"\nsource = "me"\nnote = 5\n',
+    "date_text.toml": '[values.batch]\nvalue = "64 seq"\nsource = "me"\ndate = 12\n',
+    "half_batch.toml": '[values.batch]\nvalue = "2.5 seq"\nsource = "me"\n',
     "value_extra.toml": '[values.hbm_bandwidth]\nvalue = "3 TB/s"\nsource = "me"\nunit = "TB/s"\n',
     "ok.toml": '[values.hbm_bandwidth]\nvalue = "3 TB/s"\nsource = "me"\n',
     "afile": "not a folder\n",
@@ -126,6 +130,15 @@ BAD = [
                                                                    "name_number.toml"]),
     (["eval", "hbm_bandwidth", "--scenario", "notes_mixed.toml"], ["`notes` must be text", 'notes = ["...",']),
     (["eval", "hbm_bandwidth", "--scenario", "as_of_number.toml"], ["as_of must be a date", "as_of_number.toml"]),
+    (["eval", "hbm_bandwidth", "--scenario", "as_of_time.toml"], ["as_of must be a date", "got a time of day"]),
+    (["eval", "batch", "--scenario", "note_number.toml"], ["values.batch.note must be text, got a number",
+                                                           'note = "..."']),
+    (["eval", "batch", "--scenario", "date_text.toml"], ["values.batch.date must be a date"]),
+    # a count the proofs read as a real is still set in whole units
+    (["eval", "batch", "--scenario", "half_batch.toml"], ["batch must be a whole number of seq, got 2.5 seq",
+                                                          "scenario half_batch", "batch counts sequences"]),
+    (["card", "--set", "chips=1.5"], ["chips must be a whole number, got 1.5", "in --set chips=1.5"]),
+    (["eval", "context", "--set", "context=1000.5 token/seq"], ["context must be a whole number of token/seq"]),
     # a cache folder that cannot be one turned the cache off without a word
     (["check", "batch_optimum", "--cache-dir", "afile"], ["--cache-dir", "'afile' is not a folder"]),
     (["cache", "info", "--cache-dir", "afile"], ["--cache-dir", "'afile' is not a folder"]),
@@ -153,6 +166,8 @@ BAD = [
     (["check", "hbm_bandwidth"], ["'hbm_bandwidth' is a quantity, not a declaration", "derive eval hbm_bandwidth"]),
     (["export", "hbm_bandwidth"], ["is a quantity, not a declaration"]),
     (["list", "--topic", "nosuch"], ["unknown topic 'nosuch'", "known:", "batching"]),
+    (["list", "--topic", ""], ["unknown topic ''", "known:"]),  # was every topic
+    (["list", "--quantities", "--topic", ""], ["unknown topic ''"]),
     # libraries
     (["check", "--library", "uses_lecture.py"], ["symbol 'flops' is not a declared quantity",
                                                  "--library lecture --library uses_lecture.py"]),

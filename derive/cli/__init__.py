@@ -103,6 +103,14 @@ def cache_folder(text: str) -> str:
     return text
 
 
+def library_option(p, what: str = "declarations") -> None:
+    """``--library PATH`` (repeatable), the one option every command that reads a library shares; ``what`` says
+    what a command reads from it beside the declarations."""
+    p.add_argument("--library", dest="libraries", action="append", default=[], metavar="PATH",
+                   help=f"load {what} from PATH instead of the lecture ('lecture' names the built-in one; "
+                        "'serving' the serving library)")
+
+
 def scenario_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("scenario")
     g.add_argument("--hardware", metavar="NAME", help="hardware preset (see derive presets)")
@@ -118,8 +126,7 @@ def scenario_options(p: argparse.ArgumentParser) -> None:
                    help="use the hardware's measured ceilings (measurement files) instead of its spec-sheet peaks")
     g.add_argument("--measurement", dest="measurements", action="append", default=[], metavar="NAME",
                    help="use only this measurement file of the hardware (implies --measured; repeatable)")
-    g.add_argument("--library", dest="libraries", action="append", default=[], metavar="PATH",
-                   help="load declarations from PATH instead of the lecture ('lecture' names the built-in one)")
+    library_option(g)
     g.add_argument("--rlimit", type=positive_int, default=None, metavar="N", help="z3 resource limit per query")
     g.add_argument("--no-cache", action="store_true",
                    help="bypass the proof and output caches (also DERIVE_NO_CACHE=1)")

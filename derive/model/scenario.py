@@ -40,6 +40,7 @@ import sympy as sp
 
 from derive.errors import DeriveError, ScenarioError, UnknownNameError, escape_control
 from derive.kernel.logic import Formula, replace
+from derive.model.declarations import Quantity
 from derive.model.library import Library
 from derive.model.numbers import exactify
 from derive.model.units import parse_unit
@@ -422,9 +423,10 @@ def _as_of(value: object, where: str, key: str) -> str | None:
 
     if value is None or isinstance(value, str):
         return None if value is None else escape_control(value)
-    if isinstance(value, (datetime.date, datetime.time)):  # datetime.datetime is a date
+    if isinstance(value, datetime.date):  # datetime.datetime is a date
         return value.isoformat()
-    raise ScenarioError(f"{key} must be a date (2024-01-01 or \"2024-01\"), got {_toml_type(value)}", where=where)
+    raise ScenarioError(f"{key} must be a date (2024-01-01 or \"2024-01\"), got "
+                        + ("a time of day" if isinstance(value, datetime.time) else _toml_type(value)), where=where)
 
 
 # the keys of one [values.NAME] table (a measurement file adds `method` and `date`)
@@ -436,6 +438,12 @@ SCENARIO_KEYS = frozenset({"values", "assume", "name", "title", "description", "
 _DESCRIBING = frozenset({"name", "title", "description", "source", "as_of", "date", "note", "notes", "kind"})
 # a preset folder's neutral values for a user's own chip and model (see build_scenario)
 DEPLOYMENT_FILE = "deployment.toml"
+
+
+def _whole_unit(q: Quantity) -> sp.Rational:
+    """The SI value of one whole unit of a count (``Quantity.whole``): one sequence, one token, one chip."""
+    scale = q.parsed_unit.scale
+    return sp.Rational(scale.numerator, scale.denominator)
 
 
 def _toml_type(value: object) -> str:
@@ -547,6 +555,12 @@ def _value_table(library: Library, data: Mapping, where: str, origin: str) -> di
             raise ScenarioError(f"values.{name}.value is not a finite number (TOML read it as {raw})", where=where,
                                 hint=f'beyond a float, write text with a unit: value = "1e400 {q.unit}"'
                                 if raw == raw else "give a number")
+        for key in ("note", "method"):  # read by people: text, like the file's own describing keys
+            if key in entry and not isinstance(entry[key], str):
+                raise ScenarioError(f"values.{name}.{key} must be text, got {_toml_type(entry[key])}", where=where,
+                                    hint=f'write {key} = "..."')
+        if "date" in entry:
+            _as_of(entry["date"], where, f"values.{name}.date")
         text = str(raw)
         value = parse_value(text, q.dimension, where=f"{where}: values.{name}", quantity=name)
         tied = _tie_source(library, name, entry.get("from"), where)
@@ -625,7 +639,10 @@ def measurement_values(library: Library, path: Path, hardware: str) -> tuple[str
     values = _value_table(library, {"values": entries}, where, f"measured {hardware}/{path.stem}")
     if not values:
         raise ScenarioError("a measurement file needs at least one [values.NAME] table", where=where)
-    date = data.get("date")
+    date = _as_of(data.get("date"), where, "date")
+    if "method" in data and not isinstance(data["method"], str):
+        raise ScenarioError(f"method must be text, got {_toml_type(data['method'])}", where=where,
+                            hint='write method = "..."')
     out: dict[str, ScenarioValue] = {}
     for name, v in values.items():
         entry = entries[name]
@@ -1004,6 +1021,11 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
             f"{q.domain_words} and an integer" if q.integer else q.domain_words)
         if q.outside_domain(v.value) or (q.integer and not v.value.is_integer):
             raise ScenarioError(f"{qname} must be {words}, got {_shown_q(library, qname, v.value)}", where=where)
+        # a count the proofs read as a real is still set in whole units: 1.5 chips or 2.5 sequences is a slip
+        if q.whole and v.value.is_number and not (v.value / _whole_unit(q)).is_integer:
+            of = "" if q.unit == "1" else f" of {q.unit}"
+            raise ScenarioError(f"{qname} must be a whole number{of}, got {_shown_q(library, qname, v.value)}",
+                                where=where, hint=f"{qname} counts {q.meaning}")
     _drop_stale_pins(library, values, layers)
     before_remedies = tuple((n, values.get(n)) for n in remedy_targets(library))
     notes.extend(_apply_remedies(library, values))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from derive.cli import positive_int, terminal
+from derive.cli import library_option, positive_int, terminal
 
 HELP = ("hold a table of measured or predicted numbers (CSV or JSON lines) against the proved bounds: per row "
         "impossible, consistent or unchecked; exit 1 when a row is impossible")
@@ -24,8 +24,7 @@ def add_arguments(p) -> None:
     p.add_argument("--top", type=positive_int, default=10, metavar="N",
                    help="rows shown per section of the table (default 10)")
     p.add_argument("--exact", action="store_true", help="decide every row in exact arithmetic (slower)")
-    p.add_argument("--library", dest="libraries", action="append", default=[], metavar="PATH",
-                   help="load declarations (and their AUDIT_BOUNDS) from PATH")
+    library_option(p, "declarations (and their AUDIT_BOUNDS)")
     p.add_argument("--no-cache", action="store_true", help="bypass the proof cache")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from derive.cli import library_option
+
 HELP = ("measurements against the proved floors: floor, measured, ratio and signed error; a measurement below its "
         "floor is a contradiction; --since flags ratios that moved")
 SCENARIO = False  # each entry carries its own scenario
@@ -14,8 +16,7 @@ def add_arguments(p) -> None:
     p.add_argument("--since", metavar="FILE", help="a previous `derive ledger --json`: flag each entry whose ratio "
                    "moved by at least 2 points and 10%% relative (exit 1), and list the entries new and gone")
     p.add_argument("--figures", metavar="DIR", help="also draw measured points over the derived curves into DIR")
-    p.add_argument("--library", dest="libraries", action="append", default=[], metavar="PATH",
-                   help="load declarations (and their ledger/ and measurements/ presets) from PATH")
+    library_option(p, "declarations (and their ledger/ and measurements/ presets)")
 
 
 def _ratio(x) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from derive.cli import library_option
+
 HELP = "every declaration: id, kind, title (--quantities: every quantity with unit and meaning)"
 SCENARIO = False  # the library's declarations, whatever the chip and model: --library alone
 
@@ -11,8 +13,7 @@ def add_arguments(p) -> None:
     p.add_argument("--quantities", action="store_true",
                    help="list every quantity instead: input, derived (with its definition) or constant, unit, meaning")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--library", dest="libraries", action="append", default=[], metavar="PATH",
-                   help="load declarations from PATH instead of the lecture ('lecture' names the built-in one)")
+    library_option(p)
 
 
 def run(args, ctx) -> int:
@@ -21,7 +22,7 @@ def run(args, ctx) -> int:
 
     lib = ctx.library
     topics = [t.name for t in lib.topics]
-    if args.topic and args.topic not in topics:
+    if args.topic is not None and args.topic not in topics:  # "" names no topic: not "every topic"
         raise UnknownNameError("topic", args.topic, topics, where="--topic")
     if args.quantities:
         rows = quantity_rows(lib, args.topic)
@@ -34,7 +35,7 @@ def run(args, ctx) -> int:
         for r in rows:
             emit(f"{r['name']:<{w_name}}  {r['kind']:<{w_kind}}  {r['unit']:<{w_unit}}  {r['meaning']}")
         return 0
-    rows = [d for d in lib.ordered() if not args.topic or d.topic == args.topic]
+    rows = [d for d in lib.ordered() if args.topic is None or d.topic == args.topic]
     if args.json:
         emit_json([{"id": d.id, "kind": d.kind, "title": d.title} for d in rows])
         return 0
@@ -49,7 +50,7 @@ def quantity_rows(lib, topic: str | None = None) -> list[dict]:
     ``derived`` (a definition gives it; ``definition`` names it) or ``constant``, with unit and meaning."""
     out = []
     for t in lib.topics:
-        if topic and t.name != topic:
+        if topic is not None and t.name != topic:
             continue
         for q in t.quantities:
             if lib.quantities.get(q.name) is not q:

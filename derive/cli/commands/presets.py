@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from derive.cli import library_option
+
 HELP = "hardware and model presets with their sources, and the measurement files of each hardware preset"
 SCENARIO = False
 
 
 def add_arguments(p) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--library", dest="libraries", action="append", default=[], metavar="PATH",
-                   help="list the presets of this library instead of the lecture's ('lecture' names the built-in one)")
+    library_option(p)
 
 
 def run(args, ctx) -> int:
