@@ -1021,11 +1021,12 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
             f"{q.domain_words} and an integer" if q.integer else q.domain_words)
         if q.outside_domain(v.value) or (q.integer and not v.value.is_integer):
             raise ScenarioError(f"{qname} must be {words}, got {_shown_q(library, qname, v.value)}", where=where)
-        # a count the proofs read as a real is still set in whole units: 1.5 chips or 2.5 sequences is a slip
+        # a count the proofs read as a real is set in whole units: 1.5 chips is a slip, or a threshold asked about
+        # exactly (a margin's end), so it is read as given and said wherever it is used
         if q.whole and v.value.is_number and not (v.value / _whole_unit(q)).is_integer:
             of = "" if q.unit == "1" else f" of {q.unit}"
-            raise ScenarioError(f"{qname} must be a whole number{of}, got {_shown_q(library, qname, v.value)}",
-                                where=where, hint=f"{qname} counts {q.meaning}")
+            notes.append((qname, f"{qname} = {_shown_q(library, qname, v.value)} is not a whole number{of}, read as "
+                                 f"given; {qname} counts {q.meaning}"))
     _drop_stale_pins(library, values, layers)
     before_remedies = tuple((n, values.get(n)) for n in remedy_targets(library))
     notes.extend(_apply_remedies(library, values))
