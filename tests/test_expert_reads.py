@@ -7,7 +7,9 @@ on an H100 has sparsity 1 and B* equal to the hardware ratio.
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 import sympy as sp
@@ -66,6 +68,33 @@ def test_decode_reads_embedding_rows_not_the_table(lecture_library):
     assert _eval(lecture_library, sc, "embedding_fetch_time") == 4 * width * q / (chips * bw)
     total, emb, active = (sc.value(n) for n in ("params_total", "params_embedding", "params_active"))
     assert _eval(lecture_library, sc, "params_read") == total - emb == active
+
+
+MAVERICK = str(Path(__file__).parent / "fixtures" / "configs" / "llama-4-maverick-17b-128e.json")
+
+
+@pytest.mark.parametrize("context", [1, 8191, 8192, 8193, 10_000, 16_384, 100_000])
+def test_chunked_layers_count_nothing_in_the_kv_floor(lecture_library, context):
+    # Llama 4's local layers attend within 8,192-token chunks: at a chunk's first token they read no cache, so
+    # a floor that counted a whole chunk (805 MB per sequence at 8,192 tokens) sat above what a step must read
+    sc = build_scenario(lecture_library, model=MAVERICK, hardware="b200", sets=[f"context={context} token/seq"])
+    full_layers = 12  # every fourth of the 48 layers attends to the whole context (no_rope_layers)
+    per_token = full_layers * 2 * 8 * 128 * sc.value("bytes_per_kv_element")  # K and V, 8 KV heads of 128
+    assert _eval(lecture_library, sc, "kv_read_bytes_per_sequence") == context * per_token
+    assert _eval(lecture_library, sc, "kv_bytes_per_sequence") > context * per_token  # the chunk is still held
+
+
+def test_a_step_at_a_chunk_boundary_is_not_impossible(tmp_path, capsys):
+    # what a step at 8,192 tokens must read (the full layers' cache and the active weights) allows 4 ms; the old
+    # floor (a whole chunk per local layer) was 6.69 ms and judged this row impossible
+    from derive.cli import main
+
+    table = tmp_path / "rows.csv"
+    table.write_text("id,model,hardware,chips,batch,context,bytes_per_param,bytes_per_kv_element,tpot\n"
+                     f"boundary,{MAVERICK},b200,8,512,8192,1 byte/param,1 byte,4 ms\n")
+    assert main(["audit", str(table), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert [r["verdict"] for r in rows] == ["consistent"]
 
 
 def test_lecture_numbers_unchanged_at_its_own_batch(lecture_library, lecture_scenario):

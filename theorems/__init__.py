@@ -250,11 +250,12 @@ CARD = [
      "decl": "pipeline.pipelined_cost_per_token"},
     {"label": "step time at the scenario's batch", "value": "step_time",
      "decl": "roofline.roofline_step_time",
-     # the roofline's step reads every cached token; a sparse-attention step reads the top k of some layers' cache
+     # the roofline's step reads every cached token; a sparse-attention step reads the top k of some layers' cache,
+     # a chunked-attention layer its current chunk
      "caveats": [{"when": "kv_read_bytes_per_sequence < kv_bytes_per_sequence",
                   "note": "this step reads each sequence's whole KV cache; sparse attention reads the top "
-                          "attention_topk tokens of its layers' cache, so a step reads less "
-                          "(roofline.kv_read_time_floor, the floor's KV term)"}]},
+                          "attention_topk tokens of its layers' cache and chunked attention only the current "
+                          "chunk, so a step may read less (roofline.kv_read_time_floor, the floor's KV term)"}]},
     {"label": "longest context that fits at the scenario's batch", "vary": "context",
      "decl": "capacity.memory_fits_in_hbm"},
 ]

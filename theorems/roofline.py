@@ -405,22 +405,27 @@ kv_read_bytes = Definition(
     statement="All of a sequence's KV cache, less the tokens a sparse-attention layer leaves unread: each query "
               r"reads \(L_{\mathrm{top}}\) tokens of that cache (DeepSeek-V3.2's indexer selects its top 2,048), so "
               r"past \(L_{\mathrm{top}}\) the rest of \(k_{\mathrm{sp}}\) per token is never read.  The indexer's "
-              "own keys are read for every token.  Without sparse attention it is the whole cache.",
+              "own keys are read for every token.  A chunked-attention layer reads only its current chunk's tokens, "
+              "none at a chunk's first token (Llama 4's local layers), so its cache counts nothing here: a run's "
+              "later steps cross chunk boundaries whatever its shortest context.  Without sparse or chunked "
+              "attention it is the whole cache.",
     source=paper("DeepSeek-AI 2025, DeepSeek-V3.2-Exp: Boosting Long-Context Efficiency with DeepSeek Sparse "
                  "Attention, github.com/deepseek-ai/DeepSeek-V3.2-Exp (DeepSeek_V3_2.pdf)",
                  "DeepSeek Sparse Attention: a lightning indexer scores every preceding token and each query attends "
                  "to the top-k of them (index_topk = 2,048 in the released config.json)"),
-    defines=kv_read_bytes_q, expr=S_kv - (L - sp.Min(L, L_top, evaluate=False)) * k_sp,
+    defines=kv_read_bytes_q,
+    expr=S_kv - (L - sp.Min(L, L_top, evaluate=False)) * k_sp - sp.Min(L, L_chunk, evaluate=False) * k_chunk,
 )
 kv_read_within_cache = Claim(
     "roofline.kv_read_within_cache", title="A step's unskippable KV read is at most the cache, all of it without "
     "sparse attention",
     statement="The KV-cache bytes a decode step cannot skip are never more than the sequence holds, and are all of "
-              "it when no layer attends sparsely or the context is within the top k: the strict floor's KV term is "
-              "then the lecture's whole-cache read.",
+              "it when no layer attends in chunks and none sparsely or the context is within the top k: the strict "
+              "floor's KV term is then the lecture's whole-cache read.",
     source=derived("roofline.kv_read_bytes_per_sequence"),
     goal=logic.And((logic.le(S_read, S_kv),
-                    logic.Implies(logic.Or((logic.eq(k_sp, 0), logic.le(L, L_top))), logic.eq(S_read, S_kv)))),
+                    logic.Implies(logic.And((logic.Or((logic.eq(k_sp, 0), logic.le(L, L_top))),
+                                             logic.eq(k_chunk, 0))), logic.eq(S_read, S_kv)))),
     uses=(kv_read_bytes, sparse_within_kv),
 )
 kv_read_whole_cache_false_twin = Claim(
