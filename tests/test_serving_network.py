@@ -42,6 +42,7 @@ def at_degree(text: str, t: int, sets=()) -> Fraction:
     tp=13: it does not divide the heads)."""
     sc = build_scenario(LIB, sets=list(sets))
     expr = LIB.expand(LIB.quantity(text).sym, sc.pinned).subs(sc.substitution(LIB)).subs(network.tp, t)
+    expr = expr.subs({network.cp: 1, network.dp: 1})  # one group carries the batch where no layout says otherwise
     return Fraction(str(expr))
 
 
@@ -108,23 +109,25 @@ def test_deepseek_v3_all_to_all_hide_bandwidth():
 
 
 @given(t=st.integers(1, 512), n_act=st.integers(10**9, 10**12), n_layers=st.integers(1, 200),
-       act=st.integers(1024, 65536), w=st.integers(10**10, 2 * 10**12), f=st.integers(10**14, 10**16))
+       act=st.integers(1024, 65536), w=st.integers(10**10, 2 * 10**12), f=st.integers(10**14, 10**16),
+       copies=st.tuples(st.integers(1, 8), st.integers(1, 8)))
 @settings(max_examples=200, deadline=None)
-def test_hide_degree_decides_the_bandwidth_part(t, n_act, n_layers, act, w, f):
+def test_hide_degree_decides_the_bandwidth_part(t, n_act, n_layers, act, w, f, copies):
     subs = {network.tp: t, network.N_act: n_act, network.N_L: n_layers, network.a: act, network.W_c: w,
-            network.F: f, network.B: 1, network.alpha: 0}
+            network.F: f, network.B: 1, network.alpha: 0, network.cp: copies[0], network.dp: copies[1]}
     comm = LIB.expand(network.t_ar).subs(subs)
     compute = LIB.expand(network.t_ctp).subs(subs)
     t_star = LIB.expand(network.t_star).subs(subs)
     assert bool(sp.Le(comm, compute)) == bool(sp.Le(t, t_star))
 
 
-@given(t=st.integers(2, 128), p=st.integers(1, 128), n_layers=st.integers(1, 128))
+@given(t=st.integers(2, 128), p=st.integers(1, 128), n_layers=st.integers(1, 128), dp=st.integers(1, 16))
 @settings(max_examples=100, deadline=None)
-def test_pipeline_hand_overs_below_tp_all_reduces(t, p, n_layers):
+def test_pipeline_hand_overs_below_tp_all_reduces(t, p, n_layers, dp):
     if p > n_layers:
         return
-    subs = {network.tp: t, network.pp: p, network.N_L: n_layers, network.B: 3, network.a: 1}
+    subs = {network.tp: t, network.pp: p, network.N_L: n_layers, network.B: 3, network.a: 1, network.cp: 1,
+            network.dp: dp}
     p2p = (p - 1) * LIB.expand(network.M_pp).subs(subs)
     ar = LIB.expand(network.n_ar * network.N_L * network.V_ar).subs(subs)
     assert p2p <= ar
@@ -199,13 +202,14 @@ def test_missing_latency_is_one_line_exit_2():
 
 @given(t=st.integers(1, 256), n_layers=st.integers(1, 200), act=st.integers(1024, 65536),
        batch=st.integers(1, 4096), w=st.integers(10**9, 2 * 10**12), up=st.integers(0, 10**4),
-       extra=st.integers(0, 10**5))
+       extra=st.integers(0, 10**5), dp=st.integers(1, 16))
 @settings(max_examples=200, deadline=None)
-def test_all_reduce_time_never_below_its_latency_floor(t, n_layers, act, batch, w, up, extra):
+def test_all_reduce_time_never_below_its_latency_floor(t, n_layers, act, batch, w, up, extra, dp):
     # any link whose step latency is at least the scale-up one (the assumption), any batch and bandwidth
     alpha_up = Fraction(up, 10**10)
     subs = {network.tp: t, network.N_L: n_layers, network.a: act, network.B: batch, network.W_c: w,
-            network.alpha_up: alpha_up, network.alpha: alpha_up + Fraction(extra, 10**10)}
+            network.alpha_up: alpha_up, network.alpha: alpha_up + Fraction(extra, 10**10), network.cp: 1,
+            network.dp: dp}
     assert LIB.expand(network.t_ar).subs(subs) >= LIB.expand(network.t_lat).subs(subs)
 
 
@@ -386,3 +390,17 @@ def test_an_all_reduce_inside_one_domain_needs_no_scale_out_link():
 
     with pytest.raises(MissingValueError, match="scaleout_latency"):
         value("tp_link_allreduce_time", sets=[*MY_CHIP, "tp=32", "chips=32"], model=model)
+
+
+@pytest.mark.parametrize(("cp", "dp"), [(1, 1), (1, 2), (2, 1), (2, 4)])
+def test_a_tensor_parallel_group_carries_its_share_of_the_batch(cp, dp):
+    # a stage's cp·dp groups each carry B/(cp·dp) sequences: the whole batch in one group's message put the
+    # all-reduce floor above what the group sends (tp=4, dp=2, 64 sequences: 208 µs where 152 µs is the bound)
+    sets = ["batch=64 seq", "token_activation_bytes=16384 byte/token", "tp=4", f"cp={cp}", f"dp={dp}",
+            "scaleup_bandwidth=450e9 byte/s", "scaleup_latency=1 us", "scaleup_domain=64", "layers=80",
+            "params_active=70e9 param", "flops=989e12 FLOP/s"]
+    share = Fraction(64, cp * dp)
+    assert value("allreduce_message_bytes", sets) == share * 16384
+    assert value("pp_p2p_bytes", sets) == share * 16384
+    assert value("tp_link_allreduce_floor", sets) == 2 * 80 * (Fraction(1, 10**6) + share * 16384 / (450 * 10**9))
+    assert value("tp_compute_time", sets) == 2 * 70 * 10**9 * share / (4 * 989 * 10**12)

@@ -70,9 +70,10 @@ Main claims:
   ``network.deepseek_v3_ep_hide_bandwidth``: at H100-class FP8 peak, DeepSeek-V3's all-to-all hides
   behind its weight multiplies only above 260 GB/s per GPU, more than five times a 400 Gb/s NIC's ~50 GB/s.
 
-Notation: t = tp the tensor-parallel degree, pp the stages, B sequences per step, τ tokens per sequence per
-step, a bytes of one token's activation (d_model elements), n_ar = 2 all-reduces per layer in a forward
-pass, N_layers layers, n_moe MoE layers, E_act routed experts per token, a_d and a_c bytes one token sends
+Notation: t = tp the tensor-parallel degree, pp the stages, B sequences per step of a stage (each of its cp·dp
+tensor-parallel groups carries B/(cp·dp) of them), τ tokens per sequence per step, a bytes of one token's
+activation (d_model elements), n_ar = 2 all-reduces per layer in a forward pass, N_layers layers,
+n_moe MoE layers, E_act routed experts per token, a_d and a_c bytes one token sends
 to one expert in the dispatch and receives back in the combine, W_c and α the bandwidth (one direction, per
 chip) and per-message latency of the links the collective runs over, F peak FLOP/s, N_act active
 parameters, T tokens one chip dispatches in one MoE layer, n_dom the chips of one scale-up domain
@@ -218,7 +219,8 @@ e_d, v_d = dispatch_element_bytes.sym, dispatch_vectors.sym
 
 # Derived ----------------------------------------------------------------------------------------------
 allreduce_message_q = Quantity("allreduce_message_bytes", r"M_{\mathrm{ar}}", "byte",
-                               "bytes of one all-reduce's message: the activations of the step's tokens",
+                               "bytes of one all-reduce's message: the activations of the tokens one "
+                               "tensor-parallel group carries in a step",
                                display_unit="MB")
 ring_allreduce_bytes_q = Quantity("ring_allreduce_bytes", r"V_{\mathrm{ar}}", "byte",
                                   "bytes each chip sends in one ring all-reduce (none with one chip)",
@@ -239,7 +241,8 @@ tp_latency_floor_q = Quantity("tp_allreduce_latency", r"t_{\mathrm{lat}}", "s",
                               "ring step's message latency, no bytes (none with one chip)", domain="nonnegative",
                               display_unit="ms")
 pp_p2p_bytes_q = Quantity("pp_p2p_bytes", r"M_{\mathrm{pp}}", "byte",
-                          "bytes one pipeline stage hands to the next in one step", display_unit="MB")
+                          "bytes one tensor-parallel group of a stage hands to the next stage in one step",
+                          display_unit="MB")
 ep_dispatch_per_token_q = Quantity("ep_dispatch_bytes_per_token", r"V_{\mathrm{d}}", "byte/token",
                                    "bytes one token sends in one MoE layer's dispatch")
 ep_combine_per_token_q = Quantity("ep_combine_bytes_per_token", r"V_{\mathrm{c}}", "byte/token",
@@ -297,8 +300,10 @@ no_message_faster_than_scaleup = Assumption(
 # Definitions ------------------------------------------------------------------------------------------
 allreduce_message = Definition(
     "network.allreduce_message_bytes", title="Message of a tensor-parallel all-reduce",
-    statement="Every token of the step contributes its activation vector, summed over the tensor-parallel chips.",
-    source=_MEGATRON, defines=allreduce_message_q, expr=B * tau * a,
+    statement="Every token a tensor-parallel group carries contributes its activation vector, summed over the "
+              "group's chips; a stage's cp·dp groups (copies of the dense part) each carry their share of the "
+              "step's sequences, B/(cp·dp).",
+    source=_MEGATRON, defines=allreduce_message_q, expr=B * tau * a / (cp * dp),
 )
 ring_allreduce_bytes = Definition(
     "network.ring_allreduce_bytes", title="Bytes a chip sends in a ring all-reduce",
@@ -320,9 +325,9 @@ tp_latency_floor = Definition(
 )
 tp_compute_time = Definition(
     "network.tp_compute_time", title="Compute of a step on the tensor-parallel chips",
-    statement="The step's weight multiplies, every token times every active weight, shared by the t chips at "
-              "their peak FLOP/s.",
-    source=_MEGATRON, defines=tp_compute_time_q, expr=c_fwd * N_act * B * tau / (tp * F),
+    statement="The weight multiplies of the group's share of the step, every token times every active weight, "
+              "shared by the t chips at their peak FLOP/s.",
+    source=_MEGATRON, defines=tp_compute_time_q, expr=c_fwd * N_act * B * tau / (tp * cp * dp * F),
 )
 tp_hide_degree = Definition(
     "network.tp_hide_degree", title="Largest tensor-parallel degree that hides its all-reduce bytes",
@@ -333,14 +338,15 @@ tp_hide_batch = Definition(
     "network.tp_hide_batch", title="Smallest batch that hides the all-reduces' latency",
     statement="The latency of a step's all-reduces over the room the compute leaves once their bytes are paid.",
     source=_THAKUR, defines=tp_hide_batch_q,
-    expr=2 * n_ar * N_L * alpha * tp * (tp - 1) / (tau * (G - (tp - 1) * H)),
+    expr=2 * n_ar * N_L * alpha * tp * (tp - 1) * cp * dp / (tau * (G - (tp - 1) * H)),
 )
 pp_p2p_bytes = Definition(
     "network.pp_p2p_bytes", title="Bytes of a pipeline hand-over",
-    statement="One activation per token of the step crosses each stage boundary.",
+    statement="One activation per token crosses each stage boundary; each tensor-parallel group hands over its "
+              "own share of the step's sequences, B/(cp·dp).",
     source=paper("Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using "
                  "Megatron-LM (SC '21), arXiv:2104.04473", "section 4.1: point-to-point between stages"),
-    defines=pp_p2p_bytes_q, expr=B * tau * a,
+    defines=pp_p2p_bytes_q, expr=B * tau * a / (cp * dp),
 )
 dispatch_token_bytes = Definition(
     "network.dispatch_token_bytes", title="Dispatch bytes per token and routed expert",
@@ -410,10 +416,12 @@ tp_bandwidth_hides_iff = Claim(
     source=_RING,
     goal=logic.Iff(logic.le(n_ar * N_L * V_ar / W_c, t_ctp), logic.le(tp, t_star)),
     steps=(
-        Step(logic.le(n_ar * N_L * 2 * (tp - 1) * B * tau * a / (tp * W_c), c_fwd * N_act * B * tau / (tp * F)),
+        Step(logic.le(n_ar * N_L * 2 * (tp - 1) * B * tau * a / (tp * cp * dp * W_c),
+                      c_fwd * N_act * B * tau / (tp * cp * dp * F)),
              "substitute the ring bytes and the compute", link="iff"),
         Step(logic.le(2 * n_ar * N_L * (tp - 1) * a * F, c_fwd * N_act * W_c),
-             r"multiply by the positive \(t W_{\mathrm{c}} F/(B\tau)\): the batch cancels", link="iff"),
+             r"multiply by the positive \(t\, cp\, dp\, W_{\mathrm{c}} F/(B\tau)\): the batch cancels",
+             link="iff"),
         Step(logic.le(tp, t_star), r"divide by the positive \(2 n_{\mathrm{ar}} N_{\mathrm{layers}} a F\)",
              link="iff"),
     ),
@@ -430,8 +438,8 @@ tp_hides_iff_batch = Claim(
         Step(logic.gt(G - (tp - 1) * H, 0), r"below \(t^{*}\) a token's compute outlasts its all-reduce bytes",
              link="implies"),
         Step(logic.Iff(logic.le(t_ar, t_ctp),
-                       logic.ge(B * tau * (G - (tp - 1) * H), 2 * n_ar * N_L * alpha * tp * (tp - 1))),
-             r"multiply by the positive \(t\) and collect the batch's terms", link="implies"),
+                       logic.ge(B * tau * (G - (tp - 1) * H), 2 * n_ar * N_L * alpha * tp * (tp - 1) * cp * dp)),
+             r"multiply by the positive \(t\, cp\, dp\) and collect the batch's terms", link="implies"),
         Step(logic.Iff(logic.le(t_ar, t_ctp), logic.ge(B, B_hide)),
              r"divide by the positive \(\tau (G - (t - 1) H)\)", link="implies"),
     ),
@@ -815,9 +823,9 @@ _NVLS = paper("NVIDIA/nccl issue 1455 (2024-09-19), github.com/NVIDIA/nccl/issue
 _NVLS8 = (logic.eq(W_up, si("450e9 byte/s")), logic.eq(alpha_up, si("0.6 us")), logic.eq(n_dom, 8),
           logic.eq(W_out, si("50e9 byte/s")), logic.eq(alpha_out, si("2.7 us")),
           logic.eq(tp, 8), logic.eq(N_L, 1), logic.eq(n_ar, 1), logic.eq(B, si("1 seq")),
-          logic.eq(tau, si("1 token/seq")), logic.eq(a, si("2147483648 byte/token")))
+          logic.eq(tau, si("1 token/seq")), logic.eq(a, si("2147483648 byte/token")), logic.eq(cp, 1), logic.eq(dp, 1))
 _NVLS8_FORALL = (scaleup_bandwidth, scaleup_latency, scaleup_domain, scaleout_bandwidth, scaleout_latency, tp_q,
-                 layers, allreduces_per_layer, batch, tokens_per_step, token_activation_bytes)
+                 layers, allreduces_per_layer, batch, tokens_per_step, token_activation_bytes, cp_q, dp_q)
 _NVLS8_MEASURED = sp.Rational(2**31, 273 * 10**9)  # seconds: 2 GiB at 273 GB/s of algorithm bandwidth
 h100_nvls_allreduce_above_floor = Claim(
     "network.h100_nvls_allreduce_above_floor",
@@ -1053,9 +1061,9 @@ _MLE = paper("S. Bekman, Machine Learning Engineering, github.com/stas00/ml-engi
              "NCCL_ALGO=allreduce:ring: bus bandwidth 364.65 GB/s, 22.8 ms")
 _RING32 = (logic.eq(W_up, si("450e9 byte/s")), logic.eq(W_out, si("50e9 byte/s")), logic.eq(n_dom, 8),
            logic.eq(tp, 32), logic.eq(B, si("1 seq")), logic.eq(tau, si("1 token/seq")),
-           logic.eq(a, si("4294967296 byte/token")))
+           logic.eq(a, si("4294967296 byte/token")), logic.eq(cp, 1), logic.eq(dp, 1))
 _RING32_FORALL = (scaleup_bandwidth, scaleout_bandwidth, scaleup_domain, tp_q, batch, tokens_per_step,
-                  token_activation_bytes)
+                  token_activation_bytes, cp_q, dp_q)
 h200_ring_32_gpus_under_measured = Claim(
     "network.h200_ring_32_gpus_under_measured",
     title="A 4 GiB ring all-reduce on 32 H200s: its bytes take 20.8 ms at least, 22.8 ms measured",
