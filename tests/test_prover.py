@@ -102,6 +102,21 @@ def test_a_false_step_of_a_false_claim_refutes_it_at_a_point_of_the_statement():
     assert xv * (xv + yv) != xv**2 + 2 * xv * yv
 
 
+def test_a_step_outside_a_definitions_domain_leaves_a_claim_unknown_not_inconsistent():
+    """The step's problem adds the domain of a definition it uses (d = z - 1 only for z < 0) to the claim's
+    hypothesis z > 0: that contradiction is the step's, not the claim's (whose assumptions hold at z = 1)."""
+    from derive import Definition
+
+    dq = Quantity("dq", "d", "1", "a derived real", domain="real")
+    d = Definition("t.d", title="d", statement="s", source=SRC, defines=dq, expr=Z - 1, domain=logic.lt(Z, 0))
+    claim = Claim("t.outside", title="outside", statement="s", source=SRC, hypotheses=(logic.gt(Z, 0),),
+                  goal=logic.gt(Z + 1, Z), steps=(Step(logic.gt(Z + 1, Z)), Step(logic.gt(dq.sym + 2, Z))),
+                  expected="unknown")
+    r = check(dq, d, claim)["t.outside"]
+    assert r.verdict == "unknown", r.reason
+    assert "contradict each other where the claim's own do not" in r.reason
+
+
 def test_relation_steps_iff_chain():
     claim = Claim(
         "t.solve", title="solve", statement="s", source=SRC,

@@ -117,10 +117,10 @@ def value(e: list, box: dict):
         vs = [value(a, box) for a in args]
         pick = max if head == "Max" else min
         return iv.mpf([pick(v.a for v in vs), pick(v.b for v in vs)])
-    if head in ("floor", "ceiling"):  # non-decreasing: the integers at the two ends
+    if head in ("floor", "ceiling"):  # non-decreasing: the integers at the two ends, exactly
         v = value(args[0], box)
-        end = mpmath.floor if head == "floor" else mpmath.ceil
-        return iv.mpf([end(v.a), end(v.b)])
+        lo, hi = (_integer_at(end, up=head == "ceiling") for end in (v.a, v.b))
+        return iv.mpf([-mpmath.inf if lo is None else lo, mpmath.inf if hi is None else hi])
     if head == "Abs":
         v = value(args[0], box)
         if v.a >= 0:
@@ -222,9 +222,21 @@ def truth(f: dict, box: dict, strict: bool = False) -> bool | None:
             v = value(f["is_int"], box)
         except (_Undecided, ZeroDivisionError, ValueError):
             return None
-        lo, hi = mpmath.ceil(v.a), mpmath.floor(v.b)
-        return False if lo > hi else (True if v.a == v.b == lo else None)
+        lo, hi = _integer_at(v.a, up=True), _integer_at(v.b)
+        if lo is None or hi is None:
+            return None
+        return False if lo > hi else (True if lo == hi and v._mpi_[0] == v._mpi_[1] else None)
     raise ValueError(f"unknown formula node {sorted(f)}")
+
+
+def _integer_at(end, *, up: bool = False) -> int | None:
+    """The integer at or below (``up``: at or above) an enclosure's end, from its exact binary value (None:
+    infinite).  mpmath.floor and mpmath.ceil round their result to 53 bits: floor(2**60 - 1/2) is 2**60 there."""
+    raw = end._mpi_[0]
+    if raw in (mpmath.libmp.finf, mpmath.libmp.fninf, mpmath.libmp.fnan):
+        return None
+    num, den = mpmath.libmp.to_rational(raw)
+    return -(-num // den) if up else num // den
 
 
 def replay(text: str) -> Replay:
@@ -233,8 +245,9 @@ def replay(text: str) -> Replay:
     iv.prec = PRECISION
     try:
         return _replay(json.loads(text))
-    except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError, ArithmeticError) as err:
-        # ArithmeticError: a bound 1/0, an exp tower past mpmath's digits
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError, ArithmeticError,
+            AssertionError) as err:
+        # ArithmeticError: a bound 1/0, an exp tower past mpmath's digits; AssertionError: mpmath's own checks
         return Replay("not confirmed", f"the replayer cannot read the certificate ({type(err).__name__}: {err})")
     finally:
         iv.prec = saved
@@ -246,6 +259,9 @@ def _replay(data: dict) -> Replay:
     symbols = {q["name"]: q["name"] for q in data["quantities"]}
     integer = {symbols[q["name"]] for q in data["quantities"] if q["integer"]}
     box = {symbols[q["name"]]: (_rational(q["low"]), _rational(q["high"])) for q in data["quantities"]}
+    upside_down = sorted(s for s, (lo, hi) in box.items() if lo > hi)
+    if upside_down:
+        return Replay("not confirmed", f"the box of {upside_down[0]} has its low end above its high end")
     goal = data["goal"]
     assumptions = data["assumptions"]
     if len(data["tree"]) > MAX_TREE_NODES:

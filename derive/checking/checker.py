@@ -364,6 +364,15 @@ class Checker:
                                 f"statement is not refuted: the derivation does not establish it (the statement "
                                 f"alone: {own})")
                 reason = worst.reason
+            elif worst.verdict == "inconsistent" and outcome.verdict != "inconsistent":
+                # the step's problem adds what its own expressions need (a definition's domain) to the claim's
+                # hypotheses; contradicting them shows the step meaningless there, not the claim's assumptions
+                own = outcome.verdict if outcome.verdict != "proved" else "proved without the derivation"
+                worst = Outcome("unknown", worst.engine,
+                                f"derivation step {idx}'s assumptions contradict each other where the claim's "
+                                f"own do not (a definition it uses is outside its domain there): the derivation "
+                                f"does not establish it (the statement alone: {own})")
+                reason = worst.reason
         return ClaimResult(
             id=claim.id, title=claim.title, kind=claim_kind(claim), verdict=worst.verdict,
             expected=claim.expected, engine=worst.engine, counterexample=worst.as_text_counterexample(),

@@ -18,6 +18,7 @@ from derive.kernel.prover import decide
 from derive.kernel.trusted import evaluate_at
 
 a, b, x = sp.symbols("a b x")
+R = sp.Rational
 n, L, P, E, k, t = sp.symbols("n L P E k t")
 POS = [logic.gt(a, 0), logic.gt(b, 0)]
 COUNTS = [logic.ge(s, 1) for s in (n, L, P, E, k, t)]
@@ -75,3 +76,41 @@ def test_exact_floor_and_ceiling_agree_with_sympy(q):
 def test_certificate_reads_floor_and_ceiling_as_to_int():
     text = query([a], [], [logic.gt(a, 0), logic.Not(logic.ge(sp.ceiling(a), sp.floor(a)))])
     assert "(set-logic QF_LIRA)" in text and "(to_int (- a))" in text and "(to_real (to_int a))" in text
+
+
+BIG = sp.Integer(2) ** 60  # past a double's 53 bits: mpmath.floor rounded floor(2**60 - 1/2) up to 2**60
+NEAR_BIG = [  # (id, goal, box of x); each is false somewhere on its box, and exp keeps z3 out (the intervals decide)
+    ("floor_below_big", logic.ge(sp.floor(x), BIG), (BIG - R(1, 2), BIG - R(1, 4))),
+    ("ceiling_above_big", logic.le(sp.ceiling(x), BIG), (BIG + R(1, 4), BIG + R(1, 2))),
+    ("remainder_near_big", logic.lt(sp.Mod(x, 1), 0), (BIG - R(1, 2), BIG - R(1, 4))),
+]
+
+
+@pytest.mark.parametrize("case", NEAR_BIG, ids=[c[0] for c in NEAR_BIG])
+def test_floor_past_53_bits_is_exact_on_a_box(case):
+    _, goal, (lo, hi) = case
+    hyps = [logic.gt(sp.exp(x - BIG), 0), logic.ge(x, lo), logic.le(x, hi)]
+    out = decide(Problem(hyps, goal, set(), {x: (lo, hi)}))
+    assert out.verdict == "refuted", out.reason
+    point = {sp.Symbol(name): v for name, v in out.counterexample.items()}
+    assert not evaluate_at(goal, point)
+
+
+def test_replayed_floor_past_53_bits_is_exact():
+    # a hand-written certificate "proving" floor(x) >= 2**60 on [2**60 - 1/2, 2**60 - 1/4]: the replayer read
+    # floor through mpmath at 53 bits and confirmed it
+    import json
+
+    from derive.certify import replay
+    from derive.certify.writer import formula_json
+
+    lo, hi = BIG - R(1, 2), BIG - R(1, 4)
+    text = json.dumps({
+        "kind": "interval", "format": "derive-certificate/1", "claim": "c", "scenario": "s", "verdict": "proved",
+        "engine": "interval", "method": "", "assumptions": [], "goal": formula_json(logic.ge(sp.floor(x), BIG)),
+        "quantities": [{"name": "x", "integer": False, "low": str(lo), "high": str(hi)}],
+        "tree": [{"leaf": {"x": [str(lo), str(hi)]}, "enclosures": []}]})
+    assert replay.replay(text).status == "disagrees"
+    upside_down = json.loads(text)
+    upside_down["quantities"][0].update(low=str(hi), high=str(lo))
+    assert replay.replay(json.dumps(upside_down)).status == "not confirmed"  # was an internal AssertionError

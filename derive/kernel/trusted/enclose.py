@@ -83,6 +83,18 @@ def _ivnum_at(q: sp.Rational, prec: int):
     return _iv.mpf(int(q.p)) / int(q.q)
 
 
+def whole_end(end, *, up: bool = False) -> int | None:
+    """The greatest integer at or below (``up``: the least at or above) an interval's end, exactly; None at an
+    infinite end.  Not ``mpmath.floor``: it rounds its result to ``mp.prec`` (floor(2**60 - 1/2) came out 2**60)."""
+    t = end._mpi_[0] if hasattr(end, "_mpi_") else end._mpf_
+    if t in (mpmath.libmp.finf, mpmath.libmp.fninf):
+        return None
+    if t == mpmath.libmp.fnan:
+        raise MaybeUndefined("an enclosure end is not a number")
+    p, q = mpmath.libmp.to_rational(t)
+    return -(-p // q) if up else p // q
+
+
 def ivnum(q: sp.Rational):
     """The rational ``q`` as an mpmath interval at the current precision (outward-rounded)."""
     return _ivnum_at(q, _iv.prec)
@@ -168,10 +180,11 @@ def _enclose(e: sp.Expr, box: Mapping[sp.Symbol, object]):
         if a.b <= 0:
             return -a
         return _iv.mpf([0, max(-a.a, a.b)])
-    if isinstance(e, (sp.floor, sp.ceiling)):  # monotone: the integers at the two ends
+    if isinstance(e, (sp.floor, sp.ceiling)):  # monotone: the integers at the two ends, exactly
         a = enclose(e.args[0], box)
-        end = mpmath.floor if isinstance(e, sp.floor) else mpmath.ceil
-        return _iv.mpf([end(a.a), end(a.b)])
+        up = isinstance(e, sp.ceiling)
+        ends = (whole_end(a.a, up=up), whole_end(a.b, up=up))
+        return _iv.mpf([-mpmath.inf if ends[0] is None else ends[0], mpmath.inf if ends[1] is None else ends[1]])
     if isinstance(e, (sp.Max, sp.Min)):
         vals = [enclose(a, box) for a in e.args]
         pick = max if isinstance(e, sp.Max) else min

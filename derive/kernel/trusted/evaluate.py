@@ -39,6 +39,7 @@ from derive.kernel.trusted.enclose import (
     bool_formula,
     enclose,
     ivnum,
+    whole_end,
 )
 
 EXACT_BITS = 20_000  # largest exact rational (numerator or denominator bits) exact evaluation builds
@@ -230,8 +231,9 @@ def _is_integer_at(e: sp.Expr, point: Mapping[sp.Symbol, sp.Rational]) -> bool:
                 d = enclose(e, box)
             except (MaybeUndefined, ZeroDivisionError, ValueError, mpmath.libmp.libmpf.ComplexResult):
                 continue
-            if mpmath.floor(d.a) == mpmath.floor(d.b) and d.a > mpmath.floor(d.a):
-                return False
+            below = whole_end(d.a)
+            if below is not None and below == whole_end(d.b) and whole_end(d.a, up=True) != below:
+                return False  # strictly between two consecutive integers
     finally:
         _iv.prec = saved
     raise OverBudget(f"exact-evaluation budget: could not settle whether {sp.sstr(e)} is an integer")
