@@ -588,6 +588,10 @@ def critical_points(formula: Formula, x: sp.Symbol, above: sp.Expr | None = None
     end of the input's domain, below which points are not needed; some may still be given)."""
     pts: set[sp.Expr] = set()
     for rel in relations(formula):
+        for side in (rel.lhs, rel.rhs):  # each side's own: lhs - rhs may fold a pole away (x + 1/(x-2) - 1/(x-2))
+            for sc in side_conditions(side):
+                for r in relations(sc.condition):
+                    pts |= _zeros(r.lhs - r.rhs, x, above)
         d = rel.lhs - rel.rhs
         if not d.has(x):
             continue
@@ -620,11 +624,17 @@ def critical_points(formula: Formula, x: sp.Symbol, above: sp.Expr | None = None
 def _truth(formula: Formula, x: sp.Symbol, point: sp.Expr, undefined: list | None = None) -> bool:
     """The formula at one point, by the kernel's strict exact evaluation: where any part of it is
     undefined (a negative radicand, a zero denominator) the claim cannot hold (recorded in ``undefined``)."""
-    from derive.kernel.trusted import OverBudget, Unsettled, Unsupported, evaluate_at
+    from derive.kernel.trusted import OverBudget, Undefined, Unsettled, Unsupported, evaluate_at
 
     try:
         if point.is_Rational:  # evaluated at the point: messages name the expression that fails
             return bool(evaluate_at(formula, {x: point}))
+        # an irrational point is substituted, and sympy folds what it can (0*sqrt(-3) is 0): the side conditions,
+        # taken before, say where a part has no value
+        for e in formula.exprs():
+            for sc in side_conditions(e):
+                if x in sc.condition.free_symbols() and not evaluate_at(sc.condition.subs({x: point}), {}):
+                    raise Undefined(f"{sc.kind}: {sc.condition} fails at {x} = {_short(point)}")
         return bool(evaluate_at(formula.subs({x: point}), {}))
     except OverBudget:
         pass
@@ -701,7 +711,7 @@ def _domain_formula(domain: str, x: sp.Symbol) -> list[Formula]:
 def _domain_bounds(domain: str) -> tuple[sp.Expr | None, bool]:
     if domain == "positive":
         return sp.Integer(0), False
-    if domain in ("nonnegative", "fraction"):  # a fraction's upper end, 1, is in its domain formula
+    if domain in ("nonnegative", "fraction"):  # a fraction's upper end, 1, is in its domain formula (_solve_intervals)
         return sp.Integer(0), True
     return None, False
 
@@ -787,6 +797,7 @@ def _solve_intervals(formula: Formula, x: sp.Symbol, domain: str,
     if extra:
         raise MarginError(f"the formula still has {', '.join(sorted(map(str, extra)))} free")
     lo, lo_closed = _domain_bounds(domain)
+    formula = And((*_domain_formula(domain, x), formula))  # a fraction's upper end, 1, ends the set too
     pts = [p for p in critical_points(formula, x, lo) if lo is None or p > lo]
     # the sequence: (open cell), point, (open cell), point, ..., (open cell)
     elements: list[tuple[str, sp.Expr | None, sp.Expr | None, bool]] = []

@@ -320,3 +320,23 @@ def test_the_wall_clock_net_holds_when_its_first_alarm_is_dropped(stop_after_dro
     with pytest.raises(MarginError, match="wall-clock"), margin_mod._wall_clock_net(0.2):
         _dropping(10, dropped, stop_after_drop=stop_after_drop)
     assert dropped and time.monotonic() - start < 5  # the alarm came again (or the block ended over time)
+
+
+@pytest.mark.parametrize(("goal", "expected"), [
+    # lhs - rhs folds the pole away (x + 1/(x-2) - 1/(x-2) is x): each side's own denominator is a critical point
+    (lambda x: logic.gt(x + 1 / (x - 2), 1 / (x - 2)), "(0, 2) ∪ (2, ∞)"),
+    # the same fold with the pole at the cell's sample point 1 (the margin read "nowhere")
+    (lambda x: logic.gt(1 / (x - 1) + x, 1 / (x - 1)), "(0, 1) ∪ (1, ∞)"),
+    # at ±sqrt(2) the radicand is negative; substituting first folded 0*sqrt(negative) to 0
+    (lambda x: logic.ge((x**2 - 2) * sp.sqrt(x - 5), 0), "[5, ∞)"),
+])
+def test_margin_never_holds_where_a_part_of_the_claim_has_no_value(goal, expected):
+    xq = Q("x")
+    out = margin(lib_of(goal(xq.sym), xq), scen(x=3), "t.c", "x")
+    assert out.text_lines()[0] == f"t.c holds for x in {expected}"
+
+
+def test_margin_over_a_fraction_ends_at_one():
+    fq = Q("f", domain="fraction")
+    out = margin(lib_of(logic.ge(fq.sym, R(1, 4)), fq), scen(f=R(1, 2)), "t.c", "f")
+    assert out.text_lines()[0] == "t.c holds for f in [0.25, 1]"  # was [0.25, ∞): f = 2 is no fraction
