@@ -115,3 +115,14 @@ def test_cli_sweep_writes_csv_and_figure(tmp_path, capsys):
     text = captured.out
     assert code == 0 and text.splitlines()[0].startswith("hardware,model,fx.general")
     assert "derive: checking preset pairs: 4 of 4 in " in captured.err
+
+
+@pytest.mark.parametrize(("target", "header", "first"), [
+    ("hbm_bandwidth * 20 ms", "hbm_bandwidth * 20 ms [byte]", "1,400000000000"),  # was [byte/s]
+    ("batch/(2 seq)", "batch/(2 seq) [1]", "1,0.5"),  # was [seq]
+    ("batch - 50 seq", "batch - 50 seq [seq]", "1,-49"),  # was refused: "-50 is a plain number"
+])
+def test_a_swept_expression_with_a_number_and_its_unit_keeps_its_dimension(capsys, target, header, first):
+    assert main(["sweep", target, "--vary", "batch=1 seq:100 seq:2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"batch [seq],{header},feasible" and lines[1].startswith(first)

@@ -109,10 +109,10 @@ class Evaluation:
         return out
 
 
-def expression_for(library: Library, text: str) -> tuple[str, sp.Expr]:
-    """A quantity name, a definition id, or an expression in quantity names."""
-    name, expr, _ = _expression(library, text)
-    return name, expr
+def expression_for(library: Library, text: str) -> tuple[str, sp.Expr, Dimension]:
+    """A quantity name, a definition id, or an expression in quantity names, with its dimension as the parser read
+    it (numbers with units are folded into the expression: ``dimension_of`` it again would read 20 ms as 0.02)."""
+    return _expression(library, text)
 
 
 def _expression(library: Library, text: str) -> tuple[str, sp.Expr, Dimension]:

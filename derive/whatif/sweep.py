@@ -316,7 +316,6 @@ class Target:
 
 
 def resolve_target(library: Library, text: str) -> Target:
-    from derive.model.dimensions import dimension_of
     from derive.model.evaluate import expression_for
     from derive.model.units import format_dimension, parse_unit
 
@@ -326,8 +325,7 @@ def resolve_target(library: Library, text: str) -> Target:
         d = None
     if isinstance(d, Claim):
         return Target(text, "claim", f"{d.id} [holds; {NOT_A_PROOF}]", claim=d)
-    name, expr = expression_for(library, text)
-    dim = dimension_of(expr, library.dimension, where=name)
+    name, expr, dim = expression_for(library, text)
     if any(p.denominator != 1 for _, p in dim.powers):
         raise SweepError(f"{name} has the dimension {format_dimension(dim)}, which no unit expresses",
                          hint="sweep quantities, or expressions of whole powers of quantities")
