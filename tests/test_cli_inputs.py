@@ -32,6 +32,8 @@ FILES = {
     "notes_mixed.toml": 'notes = ["fine", 2]\n',
     "as_of_number.toml": 'as_of = 2024\n',
     "as_of_time.toml": 'as_of = 07:32:00\n',
+    "ledger_inf.json": '{"entries": [{"id": "a", "ratio": 1e999}]}',
+    "ledger_escape.json": '{"entries": [{"id": "x\\u001b[2J\\ny", "ratio": 1.0}]}',
     "note_number.toml": '[values.batch]\nvalue = "64 seq"\nsource = "me"\nnote = 5\n',
     "date_text.toml": '[values.batch]\nvalue = "64 seq"\nsource = "me"\ndate = 12\n',
     "value_extra.toml": '[values.hbm_bandwidth]\nvalue = "3 TB/s"\nsource = "me"\nunit = "TB/s"\n',
@@ -161,6 +163,9 @@ BAD = [
     (["export", "hbm_bandwidth"], ["is a quantity, not a declaration"]),
     (["list", "--topic", "nosuch"], ["unknown topic 'nosuch'", "known:", "batching"]),
     (["list", "--topic", ""], ["unknown topic ''", "known:"]),  # was every topic
+    # a float past its range: int * 0.30103 overflowed (an internal error), the ratio inf a Fraction error
+    (["eval", "exp(exp(exp(exp(2))))"], ["about 703 digits", "beyond the display budget"]),
+    (["ledger", "--since", "ledger_inf.json"], ["entry 0's ratio inf is not a finite ratio", "in --since"]),
     (["list", "--quantities", "--topic", ""], ["unknown topic ''"]),
     # libraries
     (["check", "--library", "uses_lecture.py"], ["symbol 'flops' is not a declared quantity",
@@ -510,3 +515,9 @@ def test_a_count_off_the_whole_numbers_is_read_as_given_and_said(capsys, argv, w
     assert words in capsys.readouterr().out
     assert main(["eval", "batch", "--set", "batch=3 seq"]) == 0
     assert "whole number" not in capsys.readouterr().out
+
+
+def test_ledger_since_prints_an_id_of_the_previous_file_escaped(workdir, capsys):
+    main(["ledger", "--since", "ledger_escape.json"])
+    out = capsys.readouterr().out
+    assert "gone since ledger_escape.json: x\\x1b[2J\\ny\n" in out and "\x1b" not in out

@@ -144,8 +144,14 @@ def _huge(value: Value, sig: int = 4) -> str | None:
     if not approx.is_Float or not approx.is_finite or approx.is_zero:
         return None
     m = mpmath.mpf(approx._mpf_)
-    if abs(int(mpmath.mag(m)) * 0.30103) <= MAX_EXACT_EXPONENT:
+    bits = abs(int(mpmath.mag(m)))  # an integer of any size: times 0.30103 it overflowed a float
+    if bits * 30103 // 100000 <= MAX_EXACT_EXPONENT:
         return None
+    if bits > 10**60:
+        from derive.errors import BudgetError
+
+        raise BudgetError(f"a value whose decimal exponent has about {len(str(bits * 30103 // 100000))} digits is "
+                          "beyond the display budget (exponents of at most 60 digits)")
     mant, _, exp = mpmath.nstr(m, sig, min_fixed=1, max_fixed=0).partition("e")
     if "." in mant:
         mant = mant.rstrip("0").rstrip(".")

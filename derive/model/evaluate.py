@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from derive.errors import MissingValueError, ScenarioError, UndefinedValueError, UnitError
+from derive.errors import BudgetError, MissingValueError, ScenarioError, UndefinedValueError, UnitError
 from derive.kernel.logic import And, Formula, Not, Or, Rel, replace
 from derive.model.declarations import Definition
 from derive.model.dimensions import dimension_of
@@ -70,7 +70,10 @@ class Evaluation:
 
         if self.exact is None:
             return f"undefined ({self.reason})" if self.reason else "undefined"
-        shown = format_value(self.in_unit(), self.unit, fixed=self.fixed_unit)
+        try:
+            shown = format_value(self.in_unit(), self.unit, fixed=self.fixed_unit)
+        except BudgetError as err:  # a repr or a notebook cell never raises: the budget is said in its place
+            return f"not shown: {err.message}"
         return f"{shown} (note: {'; '.join(self.notes)})" if self.notes else shown
 
     def in_unit(self) -> sp.Expr | None:

@@ -43,6 +43,7 @@ ratio) and ``MOVED_RELATIVE`` (10 % of its previous ratio) is flagged, with the 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -50,7 +51,7 @@ from pathlib import Path
 
 import sympy as sp
 
-from derive.errors import MissingValueError, ScenarioError, UnknownNameError
+from derive.errors import MissingValueError, ScenarioError, UnknownNameError, escape_control
 from derive.kernel.logic import Rel
 from derive.model.declarations import Assumption, Claim, Definition
 from derive.model.library import Library
@@ -496,7 +497,10 @@ def read_previous_ledger(path: str | Path) -> dict[str, float]:
         if not isinstance(e, dict) or not isinstance(e.get("id"), str) or isinstance(ratio, bool) or not isinstance(
                 ratio, (int, float)) or not ratio == ratio:
             raise ScenarioError(f"entry {i} has no text id and numeric ratio", where=where, hint=hint)
-        out[e["id"]] = float(ratio)
+        if not math.isfinite(ratio) or ratio < 0:  # a ratio of a measured value to its bound: finite, never negative
+            raise ScenarioError(f"entry {i}'s ratio {ratio!r} is not a finite ratio of zero or more", where=where,
+                                hint=hint)
+        out[escape_control(e["id"])] = float(ratio)  # printed on a terminal: one line, no escape sequences
     return out
 
 
