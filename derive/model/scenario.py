@@ -38,7 +38,7 @@ from pathlib import Path
 
 import sympy as sp
 
-from derive.errors import DeriveError, ScenarioError, UnknownNameError, escape_control
+from derive.errors import DeriveError, ScenarioError, UnitError, UnknownNameError, escape_control
 from derive.kernel.logic import Formula, replace
 from derive.model.declarations import Quantity
 from derive.model.library import Library
@@ -562,6 +562,16 @@ def _value_table(library: Library, data: Mapping, where: str, origin: str) -> di
         if "date" in entry:
             _as_of(entry["date"], where, f"values.{name}.date")
         text = str(raw)
+        if not q.dimension.is_dimensionless:  # "6" for a bandwidth is 6 byte/s: a slip, refused as on --set
+            try:
+                parse_value(text, q.dimension, where=f"{where}: values.{name}", quantity=name, si=False,
+                            unit_hint=q.display_unit)
+            except UnitError as err:
+                if "has no unit" not in err.message:
+                    raise
+                like = (err.hint or "").split(" (or pass --si")[0].removeprefix("write it with a unit, like ")
+                raise ScenarioError(f"values.{name}.value {text!r} has no unit but {name} is {q.unit}", where=where,
+                                    hint=f'write value = "{like}"') from None
         value = parse_value(text, q.dimension, where=f"{where}: values.{name}", quantity=name)
         tied = _tie_source(library, name, entry.get("from"), where)
         # source and note are shown on terminals and in documents: control characters escaped (one line each)
