@@ -527,3 +527,14 @@ def test_ledger_since_prints_an_id_of_the_previous_file_escaped(workdir, capsys)
     main(["ledger", "--since", "ledger_escape.json"])
     out = capsys.readouterr().out
     assert "gone since ledger_escape.json: x\\x1b[2J\\ny\n" in out and "\x1b" not in out
+
+
+def test_check_of_one_claim_says_the_scenario_contradicts_its_assumption(capsys):
+    # a general claim reads no scenario value, so its verdict cannot show an --assume the values break: said
+    assert main(["check", "batch_optimum", "--assume", "hbm_bandwidth >= 30 TB/s"]) == 0
+    out = capsys.readouterr().out
+    assert "the scenario contradicts itself" in out and "--assume hbm_bandwidth >= 30 TB/s fails" in out
+    assert main(["check", "batch_optimum", "--assume", "hbm_bandwidth >= 30 TB/s", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["assume_conflicts"][0]["origin"] == "--assume"
+    assert main(["check", "batch_optimum", "--assume", "hbm_bandwidth >= 3 TB/s"]) == 0
+    assert "contradicts" not in capsys.readouterr().out

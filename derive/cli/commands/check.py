@@ -86,6 +86,7 @@ def run(args, ctx) -> int:
     inputs = notes["inputs"]  # notes: only what the claims read
     pinned = notes["pinned"]
     infeasible = notes["infeasible"]  # verdicts where no deployment can exist
+    own_conflicts = assume_conflicts(ctx.library, ctx.read_scenario)
     if args.json:
         data = report.to_json()
         for claim in data["claims"]:  # exact values stay; a reader's form beside them
@@ -94,6 +95,7 @@ def run(args, ctx) -> int:
                 claim["counterexample_display"] = display if display is not None else {
                     k: quantity_text(ctx.library, k, v) for k, v in claim["counterexample"].items()}
         emit_json({**data, "pinned": pinned, "notes": scenario_notes(ctx.read_scenario, inputs),
+                   "assume_conflicts": [c.to_json() for c in own_conflicts],
                    "expectations_elsewhere": sorted(elsewhere),
                    "infeasible": [v.to_json() for v in infeasible]})
         return 0 if ok and not rechecked else 1
@@ -129,6 +131,11 @@ def run(args, ctx) -> int:
             for c in seen.values():
                 for line in c.lines():
                     emit(f"  {line}")
+    elif own_conflicts:  # no claim checked here reads them, so no verdict says it: the scenario says nothing
+        emit("the scenario contradicts itself (no claim checked here reads it, so no verdict shows it):")
+        for c in own_conflicts:
+            for line in c.lines():
+                emit(f"  {line}")
     if report.findings:
         emit("findings: definitions not shown to meet what they declare (claims are read only where it holds)")
         for f in report.findings:
@@ -140,6 +147,15 @@ def run(args, ctx) -> int:
     emit_notes(ctx.read_scenario, inputs)
     emit(f"scenario {ctx.read_scenario.name}: {verdict_summary(report.results, elsewhere, DEFAULT_SCENARIO)}")
     return 0 if ok and not rechecked else 1
+
+
+def assume_conflicts(library, scenario) -> list:
+    """The scenario's own ``--assume`` relations that its values contradict (none without ``--assume``)."""
+    if not scenario.assumptions:
+        return []
+    from derive.whatif.explain import conflicts
+
+    return [c for c in conflicts(library, scenario) if c.origin == "--assume"]
 
 
 def _certify(args, checker, report) -> int:
