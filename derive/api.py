@@ -189,6 +189,9 @@ def _sets(values: Mapping[str, object] | Iterable[str] | None) -> list[str]:
         return []
     if isinstance(values, str):
         return [values]
+    if not isinstance(values, (Mapping, Iterable)):  # set=3 failed deep inside with a TypeError
+        raise UsageError(f"set takes a mapping of quantity to value or a list of \"name=value\" texts, got "
+                         f"{type(values).__name__} {values!r}")
     try:
         if isinstance(values, Mapping):
             return [f"{k}={v}" for k, v in values.items()]
@@ -271,6 +274,9 @@ class CheckReport:
         return expectations_elsewhere(self.library, self.report.scenario, self.results)
 
     def __getitem__(self, claim_id: str) -> ClaimResult:
+        if not isinstance(claim_id, str):  # report[0] reached difflib's close-match search with an int
+            raise UsageError(f"CheckReport[...] takes a claim id (text), got {type(claim_id).__name__} "
+                             f"{claim_id!r}; iterate .results for the claims in order")
         found = self.report.by_id().get(self.library.resolve(claim_id).id)
         if found is None:
             from derive.errors import UnknownNameError
@@ -360,8 +366,15 @@ class Values:
         self.evaluations = [ev if ev.infeasible == marks else dataclasses.replace(ev, infeasible=marks)
                             for ev in self.evaluations]
 
-    def __getitem__(self, name: str) -> Evaluation:
-        """One value, with the scenario's infeasible marks (its repr, HTML and ``to_json()`` say them)."""
+    def __getitem__(self, name: str | int) -> Evaluation:
+        """One value, by name or position, with the scenario's infeasible marks (its repr, HTML and ``to_json()``
+        say them)."""
+        if isinstance(name, int) and not isinstance(name, bool):
+            if not -len(self.evaluations) <= name < len(self.evaluations):
+                raise UsageError(f"Values[{name}]: there are {len(self.evaluations)} values")
+            return self.evaluations[name]
+        if not isinstance(name, str):
+            raise UsageError(f"Values[...] takes a name (text) or a position, got {type(name).__name__} {name!r}")
         for ev in self.evaluations:
             if ev.name == name:
                 return ev
@@ -669,6 +682,9 @@ def claim(claim_id: str, *, library: Library | None = None, scenario: Scenario |
 
 # the speed-of-light predictor ----------------------------------------------------------------------------------------
 
+MAX_PREDICT_POINTS = 10_000  # predict's points (batch x context), each a scenario built and decided
+
+
 def _listed(value: object) -> list[object]:
     return [None] if value is None else list(value) if isinstance(value, (list, tuple)) else [value]
 
@@ -683,7 +699,14 @@ def predict(*, batch: object = None, context: object = None, library: Library | 
     from derive.whatif.audit import checker_for
     from derive.whatif.predict import predict_floors
 
-    varied = [(b, c) for b in _listed(batch) for c in _listed(context)]
+    batches, contexts = _listed(batch), _listed(context)
+    if len(batches) * len(contexts) > MAX_PREDICT_POINTS:  # a scenario each (about 10 ms): 9M points ran for a day
+        from derive.errors import BudgetError
+
+        raise BudgetError(f"predict() of {len(batches):,} x {len(contexts):,} points is beyond the budget of "
+                          f"{MAX_PREDICT_POINTS:,} points (a scenario each)",
+                          hint="derive.margin or derive sweep for large grids")
+    varied = [(b, c) for b in batches for c in contexts]
     if scenario is not None and varied != [(None, None)]:
         raise UsageError("give batch= and context= with scenario keywords (hardware, model, set, ...), "
                           "not with scenario=")

@@ -152,6 +152,12 @@ def test_a_missing_value_says_how_to_give_it_in_python():
     (lambda: derive.check([None]), "ids takes"),
     (lambda: derive.check("batch_optimum", workers="a"), "workers takes int"),
     (lambda: derive.check("batch_optimum", workers=0), "workers must be 1 or more, got 0"),
+    (lambda: derive.check("batch_optimum")[0], "takes a claim id"),  # was a TypeError inside difflib
+    (lambda: derive.evaluate("batch")[None], "takes a name"),
+    (lambda: derive.evaluate("batch")[3], "there are 1 values"),
+    (lambda: derive.predict(set=3), "set takes a mapping"),
+    (lambda: derive.format_value(1, None), "takes a number and a unit text, got int 1"),  # was an AttributeError
+    (lambda: derive.format_value("abc", "ms"), "takes a number and a unit text, got str"),  # was "undefined"
     (lambda: derive.check("batch_optimum", workers=-1), "workers must be 1 or more, got -1"),
     (lambda: derive.claim(None), "claim_id takes str"),
     (lambda: derive.evaluate(None), "names takes str"),
@@ -221,3 +227,13 @@ def test_a_scenario_built_in_python_names_its_arguments_in_errors():
     with pytest.raises(derive.errors.DeriveError) as err:
         derive.scenario(set={"batch": "__import__('os')"})
     assert "(in set: batch=" in str(err.value) and "--set" not in str(err.value)
+
+
+def test_values_are_taken_by_name_or_position():
+    values = derive.evaluate("batch", "hbm_bandwidth")
+    assert values[0].name == "batch" and values[-1].name == values["hbm_bandwidth"].name == "hbm_bandwidth"
+
+
+def test_predict_refuses_a_grid_past_its_budget_before_building_it():
+    with pytest.raises(derive.errors.BudgetError, match="beyond the budget of 10,000 points"):
+        derive.predict(batch=[f"{i} seq" for i in range(1, 201)], context=[f"{i} token/seq" for i in range(1, 101)])

@@ -485,6 +485,12 @@ def _time(seconds: Fraction, sig: int) -> Shown:
 def format_value(value: Value, unit: UnitLike, *, sig: int = 4, fixed: bool = False) -> str:
     """``value`` (given in ``unit``) for people, with a prefix chosen for it: ``format_value(2 * 10**13,
     "byte/s")`` -> ``"20 TB/s"``.  ``fixed``: keep ``unit`` exactly (an explicit ``--unit``)."""
+    if not isinstance(unit, (str, Dimension)) or not (value is None or isinstance(value, (sp.Basic, Fraction, int,
+                                                                                           float))):
+        from derive.errors import UsageError  # a public function: format_value(1, None) was an AttributeError
+
+        raise UsageError(f"format_value() takes a number and a unit text, got {type(value).__name__} {value!r} and "
+                         f"{type(unit).__name__} {unit!r}; see help(derive.format_value)")
     return shown(value, unit, sig=sig, fixed=fixed).text
 
 
