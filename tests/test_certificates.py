@@ -277,11 +277,13 @@ def test_the_capped_run_gives_cvc5s_own_answers():
 
 def _folder(tmp_path, cert: dict | None = None, **index) -> str:
     """A certificate folder of one interval certificate ``cert`` (a box a in [1, 2], goal true) and ``index``."""
-    base = {"kind": "interval", "quantities": [{"name": "a", "integer": False, "low": "1", "high": "2"}],
+    base = {"kind": "interval", "claim": "x.y", "verdict": "proved",
+            "quantities": [{"name": "a", "integer": False, "low": "1", "high": "2"}],
             "goal": {"const": True}, "assumptions": [], "tree": [{"leaf": {"a": ["1", "2"]}}]}
     (tmp_path / "x.json").write_text(json.dumps({**base, **(cert or {})}))
-    entry = {"claim": "x.y", "kind": "interval", "file": "x.json"}
-    (tmp_path / "index.json").write_text(json.dumps({"certificates": [entry], "skipped": {}, **index}))
+    entry = {"claim": "x.y", "kind": "interval", "file": "x.json", "verdict": "proved"}
+    (tmp_path / "index.json").write_text(json.dumps({"format": "derive-certificate/1", "certificates": [entry],
+                                                     "skipped": {}, **index}))
     return str(tmp_path)
 
 
@@ -305,9 +307,14 @@ def test_recheck_prints_a_folders_claim_ids_escaped_and_refuses_odd_indexes(tmp_
     index = json.loads((tmp_path / "index.json").read_text())
     index["certificates"][0]["claim"] = "x\x1b[31m\nFORGED confirmed"
     (tmp_path / "index.json").write_text(json.dumps(index))
+    (tmp_path / "x.json").write_text((tmp_path / "x.json").read_text().replace('"x.y"', json.dumps(
+        index["certificates"][0]["claim"])))
     lines, _ = report_lines(folder)
     assert all("\x1b" not in line and "\n" not in line for line in lines) and "\\x1b" in lines[0]
-    for bad in ({"skipped": {"a": 5}}, {"certificates": [{"claim": "c", "kind": "interval", "file": "x\x00y"}]}):
+    entry = index["certificates"][0]
+    for bad in ({"skipped": {"a": 5}}, {"certificates": [{**entry, "file": "x\x00y"}]}, {"format": None},
+                {"format": "derive-certificate/999"}, {"certificates": [{**entry, "verdict": "refuted"}]},
+                {"certificates": [entry, entry]}, {"skipped": "x"}, {"certificates": "x"}):
         (tmp_path / "index.json").write_text(json.dumps({**index, **bad}))
         with pytest.raises(CertificateError):
             recheck(folder)
@@ -317,3 +324,22 @@ def test_an_interval_tree_past_the_replayers_budget_is_not_confirmed(tmp_path, m
     monkeypatch.setattr(replay, "MAX_TREE_NODES", 0)
     (result,) = recheck(_folder(tmp_path))
     assert result.status == "not confirmed" and "budget" in result.reason
+
+
+def test_a_certificate_that_states_another_claim_or_verdict_disagrees(tmp_path):
+    # nothing tied a file to its entry: a certificate of another claim (or relabelled) was "confirmed"
+    folder = _folder(tmp_path, {"claim": "x.other"})
+    (result,) = recheck(folder)
+    assert result.status == "disagrees" and "states claim x.other, not x.y" in result.reason
+    folder = _folder(tmp_path, {"verdict": "inconsistent"})
+    (result,) = recheck(folder)
+    assert result.status == "disagrees" and "states verdict inconsistent, the index proved" in result.reason
+
+
+def test_a_certificate_that_is_a_link_is_not_read(tmp_path):
+    folder = _folder(tmp_path)
+    (tmp_path / "real.json").write_text((tmp_path / "x.json").read_text())
+    (tmp_path / "x.json").unlink()
+    (tmp_path / "x.json").symlink_to(tmp_path / "real.json")
+    (result,) = recheck(folder)
+    assert result.status == "not confirmed" and "symbolic link" in result.reason

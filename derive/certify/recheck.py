@@ -18,8 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from derive.certify.replay import replay
-from derive.certify.writer import INDEX
-from derive.errors import CertificateError
+from derive.certify.writer import FORMAT, INDEX
+from derive.errors import CertificateError, escape_control
+
+VERDICTS = ("proved", "inconsistent")  # the verdicts a certificate is written for (a refutation carries its point)
 
 # cvc5's resource limit per certificate: a deterministic budget, not a clock (50,000 units took up to 2 s on
 # the lecture's hardest nonlinear query, which cvc5 leaves unknown at any budget tried)
@@ -189,19 +191,59 @@ def entries(folder: str | Path) -> tuple[list[dict], dict[str, str]]:
         raise CertificateError("no certificate index", where=str(path),
                                hint="write one with derive check --certificates DIR")
     text = read_certificate_text(path)
+    hint = "write one with derive check --certificates DIR"
     try:
         index = json.loads(text)
-        certs = [dict(e) for e in index["certificates"]]
-        for e in certs:
-            if not all(isinstance(e.get(k), str) for k in ("claim", "kind", "file")) or "/" in e["file"] \
-                    or e["file"].startswith(".") or "\x00" in e["file"]:
-                raise ValueError(f"malformed entry {e!r}")
-        skipped = dict(index.get("skipped", {}))
-        if not all(isinstance(k, str) and isinstance(v, str) for k, v in skipped.items()):
-            raise ValueError("a skipped claim's id and reason must be text")
-        return certs, skipped
-    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as err:
-        raise CertificateError(f"unreadable certificate index: {err}", where=str(path)) from None
+    except (ValueError, RecursionError) as err:
+        raise CertificateError(f"unreadable certificate index: {err}", where=str(path), hint=hint) from None
+    if not isinstance(index, dict) or index.get("format") != FORMAT:
+        got = repr(index.get("format")) if isinstance(index, dict) else f"a JSON {type(index).__name__}"
+        raise CertificateError(f"not a certificate index of format {FORMAT} (format: {got})", where=str(path),
+                               hint=hint)
+    certs, skipped = index.get("certificates"), index.get("skipped", {})
+    if not isinstance(certs, list) or not all(isinstance(e, dict) for e in certs):
+        raise CertificateError("the index's `certificates` is not a list of entries", where=str(path), hint=hint)
+    seen: set[str] = set()
+    for n, e in enumerate(certs, start=1):
+        if not all(isinstance(e.get(k), str) for k in ("claim", "kind", "file", "verdict")) or "/" in e["file"] \
+                or e["file"].startswith(".") or "\x00" in e["file"] or e["verdict"] not in VERDICTS:
+            raise CertificateError(f"certificate entry {n} is malformed: it needs claim, kind, file (a name in the "
+                                   f"folder) and verdict ({' or '.join(VERDICTS)}) as text", where=str(path),
+                                   hint=hint)
+        if e["claim"] in seen:  # counted twice, and which one speaks for the claim?
+            raise CertificateError(f"claim {escape_control(e['claim'])} has two certificate entries",
+                                   where=str(path), hint=hint)
+        seen.add(e["claim"])
+    if not isinstance(skipped, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in skipped.items()):
+        raise CertificateError("the index's `skipped` is not a table of claim id to reason (both text)",
+                               where=str(path), hint=hint)
+    return [dict(e) for e in certs], dict(skipped)
+
+
+def _header_mismatch(entry: dict, text: str) -> tuple[str, str, str] | None:
+    """(status, engine, reason) where the certificate does not state what its index entry says: ``disagrees`` for
+    another claim or verdict, ``not confirmed`` where it names none; else None.  An SMT-LIB2 file's comment lines
+    and a JSON certificate's fields name both."""
+    if entry["kind"] == "smt2":
+        head = text[:4096]
+        claim = re.search(r"^; derive certificate \([^)]*\): claim (\S+),", head, re.M)
+        verdict = re.search(r"^; verdict (\S+) by ", head, re.M)
+        said = (claim and claim.group(1), verdict and verdict.group(1))
+    else:
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            return None  # unreadable: the re-check itself says so
+        said = (data.get("claim"), data.get("verdict")) if isinstance(data, dict) else (None, None)
+    if None in said or not all(isinstance(x, str) for x in said):
+        return "not confirmed", "none", "the certificate does not name its claim and verdict (damaged or not derive's)"
+    if said[0] != entry["claim"]:
+        return ("disagrees", "none", f"the certificate states claim {escape_control(said[0])}, not "
+                                     f"{escape_control(entry['claim'])}")
+    if said[1] != entry["verdict"]:
+        return ("disagrees", "none", f"the certificate states verdict {escape_control(said[1])}, the index "
+                                     f"{entry['verdict']}")
+    return None
 
 
 def recheck(folder: str | Path, workers: int = 1) -> list[Recheck]:
@@ -214,7 +256,16 @@ def recheck(folder: str | Path, workers: int = 1) -> list[Recheck]:
     have = cvc5_available()
     tasks = []
     for e in certs:
-        text = read_certificate_text(Path(folder) / e["file"])
+        path = Path(folder) / e["file"]
+        if path.is_symlink():  # derive writes files; a link could hand cvc5 any file, its errors quoting it
+            tasks.append(functools.partial(Recheck, e["claim"], "not confirmed", "none",
+                                           "the certificate is a symbolic link, not a file derive wrote"))
+            continue
+        text = read_certificate_text(path)
+        header = _header_mismatch(e, text)
+        if header:
+            tasks.append(functools.partial(Recheck, e["claim"], *header))
+            continue
         tasks.append(functools.partial(recheck_one, e["claim"], e["kind"], text, have))
     out = [r for r in run_tasks(tasks, workers) if isinstance(r, Recheck)]
     return out + [Recheck(claim, "not confirmed", "none", f"no certificate: {why}")
