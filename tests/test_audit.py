@@ -775,3 +775,13 @@ def test_a_count_is_suggested_in_whole_units(tmp_path, capsys, whole, needs):
     row = json.loads(capsys.readouterr().out)["rows"][0]
     assert row["verdict"] == "impossible"
     assert row["metrics"]["latency"][0]["changes"][0]["text"] == needs
+
+
+def test_a_bare_number_is_shown_with_its_si_unit_and_minus_zero_is_zero(tmp_path, capsys):
+    # a bare tpot is read in seconds (documented): the table showed "5" with no unit; -0 ms read "-0x"
+    table = tmp_path / "rows.csv"
+    table.write_text("id,model,hardware,chips,batch,context,tpot\n"
+                     "bare,llama3-70b,h100-sxm,8,12,1024,5\nzero,llama3-70b,h100-sxm,8,12,1024,-0 ms\n")
+    assert main(["audit", str(table)]) == 1
+    out = capsys.readouterr().out
+    assert "  bare  tpot    5 s " in out and "-0x" not in out and " 0x " in out

@@ -176,6 +176,7 @@ BAD = [
     # libraries
     (["check", "--library", "uses_lecture.py"], ["symbol 'flops' is not a declared quantity",
                                                  "--library lecture --library uses_lecture.py"]),
+    (["check", "--library", "servng"], ["no library named 'servng'", "did you mean serving?", "(lecture, serving)"]),
     (["check", "--library", "json"], ["library package 'json' has the name of a module", "rename the folder"]),
     ([], ["give a command: list, show, check", "derive --help"]),
     (["chek"], ["unknown command 'chek'", "did you mean check?"]),

@@ -46,12 +46,17 @@ ENTRY_POINT_GROUP = "derive.libraries"
 
 
 def _builtin(name: str) -> ModuleType:
+    import difflib
     from importlib.metadata import entry_points
 
+    registered = sorted(ep.name for ep in entry_points(group=ENTRY_POINT_GROUP))
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if ep.name == name:
             return ep.load()
-    raise LibraryError(f"no library named '{name}'", hint="give a path to a .py file or folder, or 'lecture'")
+    close = difflib.get_close_matches(name, registered, n=1)
+    raise LibraryError(f"no library named '{name}'",
+                       hint=(f"did you mean {close[0]}? " if close else "") + "give a path to a .py file or folder, "
+                            f"or a built-in library ({', '.join(registered)})")
 
 
 def builtin_library_names() -> list[str]:

@@ -514,6 +514,9 @@ class _Groups:
         except DeriveError as err:
             if err.where in ("--model", "--hardware"):  # the row's cell, not an option of the command line
                 err.where = f"the row's {err.where[2:]} cell"
+                if err.where.endswith("hardware cell"):  # an audit has no --scenario: a row gives a chip's columns
+                    err.hint = ("a hardware preset's name (derive presets), or leave it out and give the chip's "
+                                "flops, hbm_bandwidth and hbm_capacity columns")
             out: tuple = ({}, err.one_line(), [])
         else:
             vals = {n: _frac(v.value) for n, v in sc.values.items()
@@ -677,7 +680,7 @@ class Auditor:
                 if q.outside_domain(v) or (q.integer and not v.is_integer()):
                     bad.append(f"{col}: {text} is outside its domain ({q.domain}{', integer' if q.integer else ''})")
                     continue
-            row[col] = v
+            row[col] = v + 0.0  # -0.0 is 0: its ratio read "-0x"
         cell = raw.cells.get("model", "")
         model, nowhere = self.model_paths.get(cell) or self._model_path(cell)
         key = (model, raw.cells.get("hardware", ""), tuple(f"{c}={raw.cells[c]}" for c in self.preset_cols if c in row))

@@ -180,6 +180,9 @@ def _label(row) -> str:
     return f"line {row.line}"
 
 
+_BARE = __import__("re").compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
 def _print_table(plan, impossible: list, tight: list, top: int) -> None:
     from derive.cli.commands.output import emit
     from derive.errors import escape_control
@@ -190,6 +193,8 @@ def _print_table(plan, impossible: list, tight: list, top: int) -> None:
                          row.tightest)
         unit = plan.metrics[metric].unit
         measured = escape_control(row.cells.get(metric, ""), limit=30)
+        if _BARE.fullmatch(measured) and unit != "1":  # a bare number is read in SI base units: say which
+            measured = f"{measured} {unit}"
         side = "floor" if b.kind == "floor" else "ceiling"
         detail = ""
         if b.changes:
