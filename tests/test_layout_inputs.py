@@ -506,3 +506,14 @@ def test_more_stages_than_the_lectures_micro_batches_is_a_note() -> None:
     sc = build_scenario(LIB, sets=["pp=5", "layers=6"])
     notes = check_input_constraints(LIB, sc.values, sc.pinned)
     assert {text.split(" does not hold")[0] for _, text in notes} == {"pp divides layers", "microbatches >= stages"}
+
+
+def test_a_value_the_layout_gives_names_its_member_once():
+    # the documents' scenario table read "the layout: stages = pp = pp"
+    from derive.model.loader import load_library
+    from derive.model.scenario import build_scenario
+
+    lib = load_library(["serving"])
+    sc = build_scenario(lib, sets=["tp=2", "pp=2"])
+    assert sc.values["stages"].source == "the layout: stages = pp"
+    assert sc.values["chips"].source.startswith("the layout: chips = stage_chips = ")

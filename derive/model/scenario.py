@@ -1199,7 +1199,8 @@ def _table_gives(library: Library, values: dict[str, ScenarioValue], layers: lis
             if before is not None and keep(before):
                 continue
             links.append((given, source))
-            values[given] = ScenarioValue(given, value, f"the {table}: {given} = {source} = {expr}", None,
+            formula = "" if str(expr) == source else f" = {expr}"  # stages = pp, not stages = pp = pp
+            values[given] = ScenarioValue(given, value, f"the {table}: {given} = {source}{formula}", None,
                                           f"{table} gives")
             replaced = "" if before is None else (
                 f"; replaces {before.origin}'s {_plain_q(library, given, before.value)}"
