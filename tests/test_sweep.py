@@ -126,3 +126,12 @@ def test_a_swept_expression_with_a_number_and_its_unit_keeps_its_dimension(capsy
     assert main(["sweep", target, "--vary", "batch=1 seq:100 seq:2"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"batch [seq],{header},feasible" and lines[1].startswith(first)
+
+
+def test_a_sweeps_infeasible_note_names_the_bounds_that_fail(capsys):
+    # it said "e.g. the memory does not fit" whichever bound failed
+    assert main(["sweep", "step_time", "--vary", "context=1k token/seq:10M token/seq:5", "--hardware", "h100-sxm",
+                 "--model", "llama3-70b", "--set", "batch=64 seq"]) == 0
+    out = capsys.readouterr().err  # the CSV on stdout, its notes on stderr
+    assert "4 of 5 points are infeasible" in out
+    assert "capacity.memory_fits_in_hbm at 4, capacity.context_within_model at 4" in out

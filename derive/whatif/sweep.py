@@ -493,7 +493,10 @@ def sweep_grid(library: Library, scenario: Scenario, targets: Sequence[Target], 
               if n not in notes]
     feasible = _feasible_grid(library, scenario, names_all, symbols_all, flat_all)
     if feasible is not None and (feasible < 0.5).any():
-        notes.append(INFEASIBLE_NOTE.format(n=int((feasible < 0.5).sum()), of=int(flat[0].size)))
+        failing = infeasible_by_constraint(library, scenario, names_all, symbols_all, flat_all)
+        which = ", ".join(f"{cid} at {int(np.broadcast_to(f, flat[0].shape).sum())}" for cid, f in failing.items()
+                          if f.any())
+        notes.append(INFEASIBLE_NOTE.format(n=int((feasible < 0.5).sum()), of=int(flat[0].size), which=which))
     # the library's input rules at each point, decided exactly as --set would decide them (feasible = 0 where one
     # breaks); None when no rule names a swept quantity, so such a sweep is as it was
     if rules is not None:
@@ -606,7 +609,7 @@ class GridDomains:
 
 FEASIBLE_COLUMN = "feasible"
 INFEASIBLE_NOTE = ("{n} of {of} points are infeasible (feasible = 0: a bound of the library's FEASIBILITY claims "
-                   "fails there, e.g. the memory does not fit); their values describe no deployment")
+                   "fails there: {which}); their values describe no deployment")
 
 
 def _feasible_grid(library: Library, scenario: Scenario, names: Sequence[str], symbols: Sequence[sp.Symbol],
@@ -769,11 +772,16 @@ def sweep_presets(library: Library, targets: Sequence[Target], *, scenario: str 
 
     feasible = None
     if constraints(library):  # exact, per pair: 1 feasible, 0 a bound fails, empty when it cannot be decided
-        feasible = np.array([np.nan if f.undecided and f.feasible else float(f.feasible)
-                             for f in (feasibility(library, s) for s in scenarios)])
+        reports = [feasibility(library, s) for s in scenarios]
+        feasible = np.array([np.nan if f.undecided and f.feasible else float(f.feasible) for f in reports])
         if (feasible < 0.5).any():
-            notes.append(INFEASIBLE_NOTE.format(n=int((feasible < 0.5).sum()), of=len(pairs)).replace("points",
-                                                                                                   "pairs"))
+            counts: dict[str, int] = {}
+            for f in reports:
+                for v in f.violations:
+                    counts[v.claim] = counts.get(v.claim, 0) + 1
+            which = ", ".join(f"{cid} at {n}" for cid, n in counts.items())
+            notes.append(INFEASIBLE_NOTE.format(n=int((feasible < 0.5).sum()), of=len(pairs), which=which).replace(
+                "points", "pairs"))
     broken = [[b for b in broken_input_constraints(library, s.values, s.pinned) if b.refuses] for s in scenarios]
     if any(broken):
         feasible = np.ones(len(pairs)) if feasible is None else feasible
