@@ -113,3 +113,16 @@ def test_lecture_diff_flops(tmp_path, capsys, lecture_library):
     assert "roofline.hbm_drain_time" not in data["rechecked_ids"]  # does not use flops
     assert "pipeline.scaleout_viability" not in data["rechecked_ids"]
     assert all(n["note"] == "definition cut" for n in data["pinned"]["scenario"])
+
+
+def test_diff_of_changes_to_a_scenario_file_says_its_baseline(tmp_path, capsys):
+    # a user's scenario with a --set was compared against the lecture without a word
+    from derive.cli import main
+
+    mine = tmp_path / "mine.toml"
+    mine.write_text('[values.hbm_bandwidth]\nvalue = "8 TB/s"\nsource = "my chip"\n')
+    assert main(["diff", "--scenario", str(mine), "--set", "batch=32 seq", "--json"]) == 0
+    err = capsys.readouterr().err
+    assert f"the baseline is the lecture's scenario; --against {mine} compares against" in err
+    assert main(["diff", "--scenario", str(mine), "--set", "batch=32 seq", "--against", str(mine), "--json"]) == 0
+    assert "notice" not in capsys.readouterr().err

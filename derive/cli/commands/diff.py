@@ -60,6 +60,13 @@ def run(args, ctx) -> int:
             err.hint = err.hint and err.hint.replace("--scenario", "--against")
         raise
     current = ctx.scenario
+    if args.scenario and args.against is None and (args.sets or args.assumes):
+        from derive.cli import terminal  # the baseline is not the scenario the changes were made to: said once
+        from derive.errors import escape_control
+
+        shown = escape_control(args.scenario)
+        terminal.write_err(f"derive diff: notice: the baseline is the lecture's scenario; --against {shown} "
+                           f"compares against {shown} without the --set/--assume changes\n")
     results_cache = None if ctx.cache is None else ResultsCache(cache_dir(getattr(args, "cache_dir", None)))
     report = diff(lib, baseline, current, rlimit=ctx.rlimit, cache=ctx.cache, results_cache=results_cache,
                   ids=args.ids or None)
