@@ -539,3 +539,21 @@ def test_check_of_one_claim_says_the_scenario_contradicts_its_assumption(capsys)
     assert json.loads(capsys.readouterr().out)["assume_conflicts"][0]["origin"] == "--assume"
     assert main(["check", "batch_optimum", "--assume", "hbm_bandwidth >= 3 TB/s"]) == 0
     assert "contradicts" not in capsys.readouterr().out
+
+
+def test_a_cache_folder_that_cannot_be_written_is_said_and_the_run_goes_on(workdir, capsys):
+    # a name too long for the file system turned the cache off without a word (cache info refused it)
+    assert main(["check", "batch_optimum", "--cache-dir", "a" * 300]) == 0
+    captured = capsys.readouterr()
+    assert "cannot be written (File name too long): running without the cache" in captured.err
+    assert "1 proved" in captured.out
+
+
+def test_a_blank_or_home_relative_cache_variable(workdir, capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("DERIVE_CACHE_DIR", " ")  # made a folder named by a blank
+    assert main(["check", "batch_optimum"]) == 2
+    assert "it is blank (in DERIVE_CACHE_DIR)" in capsys.readouterr().err
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("DERIVE_CACHE_DIR", "~/derive-cache")  # made a folder named "~" in the working folder
+    assert main(["check", "batch_optimum"]) == 0
+    assert (tmp_path / "derive-cache").is_dir() and not (workdir / "~").exists()

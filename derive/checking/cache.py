@@ -86,12 +86,18 @@ def not_a_folder_on_the_way(path: str | os.PathLike, *, itself: bool = True) -> 
 
 
 def cache_dir(explicit: str | os.PathLike | None = None) -> Path:
-    """The cache folder: ``explicit``, else ``$DERIVE_CACHE_DIR``, else the per-user cache folder."""
+    """The cache folder: ``explicit``, else ``$DERIVE_CACHE_DIR``, else the per-user cache folder (``~`` read as the
+    home folder, as a shell would have)."""
     if explicit:
-        return Path(explicit)
+        return Path(os.path.expanduser(explicit))
     env = os.environ.get(CACHE_ENV)
     if not env:
         return default_cache_dir()
+    if not env.strip():  # " " made a folder named by a blank in the working folder
+        from derive.errors import OutputError
+
+        raise OutputError("it is blank", where=CACHE_ENV, hint="name a folder, or unset it")
+    env = os.path.expanduser(env)
     blocked = not_a_folder_on_the_way(env)  # a file there would turn the cache off without a word
     if blocked is not None:
         from derive.errors import OutputError
@@ -100,6 +106,18 @@ def cache_dir(explicit: str | os.PathLike | None = None) -> Path:
         raise OutputError(f"{env} {what}", where=CACHE_ENV,
                           hint="name a folder (it is created when missing), or unset it")
     return Path(env)
+
+
+def unwritable(folder: Path) -> str | None:
+    """Why a cache cannot be kept in ``folder`` (made when missing), else None: a name too long, no permission, a
+    read-only disk.  Asked once per run: a write that fails later is skipped as before."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if not os.access(folder, os.W_OK | os.X_OK):
+            return "no permission to write there"
+    except OSError as err:
+        return err.strerror or type(err).__name__
+    return None
 
 
 def max_bytes() -> int:

@@ -58,11 +58,20 @@ class Context:
     @cached_property
     def cache(self):
         """The proof cache (``derive.checking.cache.ProofCache``), or None under ``--no-cache``."""
-        from derive.checking.cache import ProofCache, cache_dir, cache_disabled
+        from derive.checking.cache import ProofCache, cache_dir, cache_disabled, unwritable
 
         if cache_disabled(getattr(self.args, "no_cache", False)):
             return None
-        return ProofCache(cache_dir(getattr(self.args, "cache_dir", None)))
+        folder = cache_dir(getattr(self.args, "cache_dir", None))
+        why = unwritable(folder)
+        if why is not None:  # the run goes on without a cache, as --no-cache would, but not without a word
+            from derive.cli import terminal
+            from derive.errors import escape_control
+
+            terminal.write_err(f"derive {self.args.command}: notice: the cache folder {escape_control(str(folder))} "
+                               f"cannot be written ({escape_control(why)}): running without the cache\n")
+            return None
+        return ProofCache(folder)
 
     def close(self) -> None:
         """Keep the cache folder within its size bound after a run that wrote to it."""
