@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from derive.certify.replay import replay
+from derive.certify.replay import replay, replay_witness
 from derive.certify.writer import FORMAT, INDEX
 from derive.errors import CertificateError, escape_control
 
@@ -246,6 +246,23 @@ def _header_mismatch(entry: dict, text: str) -> tuple[str, str, str] | None:
     return None
 
 
+def _with_witness(entry: dict, text: str, witness: str | None, have_cvc5: bool) -> Recheck:
+    """The certificate's re-check; for a ``proved`` one also its witness, since a proof under assumptions that
+    hold nowhere proves nothing: confirmed only when both are."""
+    r = recheck_one(entry["claim"], entry["kind"], text, have_cvc5)
+    if entry["verdict"] != "proved" or r.status == "disagrees":
+        return r
+    if witness is None:
+        return Recheck(r.claim, "not confirmed" if r.status == "confirmed" else r.status, r.checker,
+                       f"{r.reason}; no witness of the assumptions (a point where they hold) in the folder")
+    w = replay_witness(witness)
+    if w.status == "confirmed":
+        return Recheck(r.claim, r.status, r.checker, f"{r.reason}; witness: {w.reason}")
+    if w.status == "disagrees":
+        return Recheck(r.claim, "disagrees", "replay", f"witness: {w.reason}")
+    return Recheck(r.claim, "not confirmed", r.checker, f"{r.reason}; witness not confirmed: {w.reason}")
+
+
 def recheck(folder: str | Path, workers: int = 1) -> list[Recheck]:
     """Re-check every certificate of ``folder`` (in the index's order, on up to ``workers`` processes: each
     answer depends only on its certificate); the claims without a certificate come back ``not confirmed``
@@ -266,7 +283,14 @@ def recheck(folder: str | Path, workers: int = 1) -> list[Recheck]:
         if header:
             tasks.append(functools.partial(Recheck, e["claim"], *header))
             continue
-        tasks.append(functools.partial(recheck_one, e["claim"], e["kind"], text, have))
+        witness = None
+        if e["verdict"] == "proved" and isinstance(e.get("witness"), str):
+            wpath = Path(folder) / e["witness"]
+            if "/" in e["witness"] or e["witness"].startswith(".") or wpath.is_symlink():
+                raise CertificateError(f"the witness of {escape_control(e['claim'])} is not a file of the folder",
+                                       where=str(Path(folder) / INDEX))
+            witness = read_certificate_text(wpath)
+        tasks.append(functools.partial(_with_witness, e, text, witness, have))
     out = [r for r in run_tasks(tasks, workers) if isinstance(r, Recheck)]
     return out + [Recheck(claim, "not confirmed", "none", f"no certificate: {why}")
                   for claim, why in sorted(skipped.items())]

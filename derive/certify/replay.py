@@ -229,6 +229,113 @@ def truth(f: dict, box: dict, strict: bool = False) -> bool | None:
     raise ValueError(f"unknown formula node {sorted(f)}")
 
 
+# witnesses: a point where a proved claim's assumptions hold ---------------------------------------------------
+
+MAX_POWER = 64  # an integer power the exact evaluator expands (a witness's numbers are small)
+
+
+def exact(e: list, point: dict) -> sp.Rational | None:
+    """The JSON expression ``e`` at a rational ``point`` exactly, where rational arithmetic gives it (sums,
+    products, integer powers, max, min, abs, floor, ceiling), else None (exp, log, roots, pi: enclosures decide
+    those); ``ZeroDivisionError`` at a zero denominator."""
+    head, args = e[0], e[1:]
+    if head == "sym":
+        return point[args[0]]
+    if head == "num":
+        return _rational(args[0])
+    if head in ("Add", "Mul", "Max", "Min"):
+        vals = [exact(a, point) for a in args]
+        if any(v is None for v in vals):
+            return None
+        if head == "Add":
+            return sp.Add(*vals)
+        if head == "Mul":
+            return sp.Mul(*vals)
+        return max(vals) if head == "Max" else min(vals)
+    if head == "Pow" and args[1][0] == "num":
+        n = _rational(args[1][1])
+        base = exact(args[0], point)
+        if base is None or not n.is_Integer or abs(n) > MAX_POWER:
+            return None
+        if base == 0 and n < 0:
+            raise ZeroDivisionError("a zero base to a negative power")
+        return base ** n
+    if head in ("Abs", "floor", "ceiling"):
+        v = exact(args[0], point)
+        return None if v is None else {"Abs": abs, "floor": sp.floor, "ceiling": sp.ceiling}[head](v)
+    return None
+
+
+_EXACT_RELATIONS = {"<": lambda d: d < 0, "<=": lambda d: d <= 0, ">": lambda d: d > 0, ">=": lambda d: d >= 0,
+                    "==": lambda d: d == 0, "!=": lambda d: d != 0}
+
+
+def holds_at(f: dict, point: dict) -> bool | None:
+    """A JSON formula at a rational point: True or False where every part of it is defined and settled (exactly,
+    else by an enclosure at the point), None otherwise."""
+    if "const" in f:
+        return bool(f["const"])
+    if "rel" in f:
+        try:
+            lhs, rhs = exact(f["lhs"], point), exact(f["rhs"], point)
+        except ZeroDivisionError:
+            return None
+        if lhs is not None and rhs is not None:
+            return bool(_EXACT_RELATIONS[f["rel"]](lhs - rhs))
+        box = {n: _hull(v, v) for n, v in point.items()}
+        return _relation(f["rel"], f["lhs"], f["rhs"], box)
+    if "is_int" in f:
+        try:
+            v = exact(f["is_int"], point)
+        except ZeroDivisionError:
+            return None
+        return None if v is None else bool(v.is_integer)
+    if "not" in f:
+        v = holds_at(f["not"], point)
+        return None if v is None else not v
+    parts = [holds_at(a, point) for a in f.get("and", f.get("or", f.get("implies", f.get("iff", []))))]
+    if None in parts:
+        return None  # every part defined, as the kernel's region demands
+    if "and" in f:
+        return all(parts)
+    if "or" in f:
+        return any(parts)
+    if "implies" in f:
+        return (not parts[0]) or parts[1]
+    if "iff" in f:
+        return parts[0] == parts[1]
+    raise ValueError(f"unknown formula node {sorted(f)}")
+
+
+def replay_witness(text: str) -> Replay:
+    """Re-check a witness: its point lies where every assumption of the claim holds (so they are satisfiable)."""
+    saved = iv.prec
+    iv.prec = PRECISION
+    try:
+        data = json.loads(text)
+        if not isinstance(data, dict) or data.get("kind") != "witness":
+            return Replay("not confirmed", "the witness file is not a derive witness")
+        point = {str(k): _rational(v) for k, v in data["point"].items()}
+        names = {q["name"] for q in data["quantities"]}
+        if set(point) != names:
+            return Replay("disagrees", "the witness does not give every quantity a value")
+        integer = [q["name"] for q in data["quantities"] if q["integer"]]
+        if any(not point[n].is_integer for n in integer):
+            return Replay("disagrees", f"the witness gives the integer quantity {integer[0]} a fraction")
+        for n, a in enumerate(data["assumptions"], start=1):
+            held = holds_at(a, point)
+            if held is False:
+                return Replay("disagrees", f"assumption {n} is false at the witness")
+            if held is None:
+                return Replay("not confirmed", f"assumption {n} is not settled at the witness")
+        return Replay("confirmed", f"every one of the {len(data['assumptions'])} assumptions holds at the witness")
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError, ArithmeticError,
+            AssertionError) as err:
+        return Replay("not confirmed", f"the replayer cannot read the witness ({type(err).__name__}: {err})")
+    finally:
+        iv.prec = saved
+
+
 def _integer_at(end, *, up: bool = False) -> int | None:
     """The integer at or below (``up``: at or above) an enclosure's end, from its exact binary value (None:
     infinite).  mpmath.floor and mpmath.ceil round their result to 53 bits: floor(2**60 - 1/2) is 2**60 there."""

@@ -43,10 +43,17 @@ class Certificate:
     engine: str  # the kernel's route: z3 | sympy | exact | interval
     kind: str  # smt2 | interval | identity
     text: str
+    # of a ``proved``: a point where every assumption holds, the kernel's own (JSON, kind ``witness``), so that a
+    # re-check sees the assumptions satisfiable and the verdict not vacuous; None where the kernel has none
+    witness: str | None = None
 
     @property
     def filename(self) -> str:
         return f"{self.claim}.{'smt2' if self.kind == 'smt2' else 'json'}"
+
+    @property
+    def witness_filename(self) -> str:
+        return f"{self.claim}.witness.json"
 
 
 def _header(claim: str, scenario: str, outcome: Outcome, what: str) -> list[str]:
@@ -56,8 +63,26 @@ def _header(claim: str, scenario: str, outcome: Outcome, what: str) -> list[str]
 
 
 def certificate(claim: str, scenario: str, problem: Problem, outcome: Outcome) -> Certificate:
-    """The certificate of ``outcome`` (``proved`` or ``inconsistent``) on ``problem``; ``CertificateError``
-    when there is none to write (another verdict, or a route with no certificate form)."""
+    """The certificate of ``outcome`` (``proved`` or ``inconsistent``) on ``problem``, a proved one with the
+    kernel's witness of its assumptions; ``CertificateError`` when there is none to write (another verdict, or a
+    route with no certificate form)."""
+    cert, k = _certificate(claim, scenario, problem, outcome)
+    if outcome.verdict != "proved":
+        return cert
+    point = k.witness()
+    if point is None:
+        return cert
+    try:
+        data = {"kind": "witness", "format": FORMAT, "claim": claim, "scenario": scenario, "verdict": "proved",
+                "quantities": [{"name": name_of(s), "integer": s in k.integer} for s in k.symbols],
+                "assumptions": [formula_json(h) for h in k.region],
+                "point": {name_of(s): _q(point[s]) for s in k.symbols}}
+    except CertificateError:  # an assumption with no JSON form: the certificate goes without a witness
+        return cert
+    return Certificate(cert.claim, cert.verdict, cert.engine, cert.kind, cert.text, json.dumps(data, indent=1) + "\n")
+
+
+def _certificate(claim: str, scenario: str, problem: Problem, outcome: Outcome) -> tuple[Certificate, Kernel]:
     if outcome.verdict not in ("proved", "inconsistent"):
         raise CertificateError(f"claim {claim} is {outcome.verdict}: only proved and inconsistent verdicts "
                                "have certificates")
@@ -66,7 +91,7 @@ def certificate(claim: str, scenario: str, problem: Problem, outcome: Outcome) -
     except Refused as err:
         raise CertificateError(f"claim {claim}: the kernel refuses the statement ({err})") from None
     if outcome.engine == "interval":
-        return _interval(claim, scenario, k, outcome)
+        return _interval(claim, scenario, k, outcome), k
     if outcome.verdict == "inconsistent":
         assertions = list(k.region)
         what = "unsat of this query: the assumptions (hypotheses, their side conditions, bounds, integrality) " \
@@ -88,16 +113,16 @@ def certificate(claim: str, scenario: str, problem: Problem, outcome: Outcome) -
             if point is not None:
                 box = {s: (v, v) for s, v in point.items()}
                 return _json(claim, "proved", outcome.engine, "interval", {
-                    **_statement(claim, scenario, k, outcome, box), "tree": [_leaf(k, box)]})
+                    **_statement(claim, scenario, k, outcome, box), "tree": [_leaf(k, box)]}), k
         if outcome.engine == "sympy" and isinstance(k.goal, Rel):
             return _json(claim, outcome.verdict, outcome.engine, "identity", {
                 **_statement(claim, scenario, k, outcome, {}),
                 "lhs": sp.srepr(k.goal.lhs), "rhs": sp.srepr(k.goal.rhs),  # text for sympy, never evaluated here
                 "how": "sympy.cancel(sympy.together(sympy.expand(lhs - rhs))) == 0, for all complex values of "
                        "the quantities, so wherever both sides are defined",
-                "smt2": f"not written: {err.message}"})
+                "smt2": f"not written: {err.message}"}), k
         raise CertificateError(f"claim {claim}: no certificate ({err.message})") from None
-    return Certificate(claim, outcome.verdict, outcome.engine, "smt2", text)
+    return Certificate(claim, outcome.verdict, outcome.engine, "smt2", text), k
 
 
 # JSON certificates --------------------------------------------------------------------------------------
@@ -253,8 +278,11 @@ def write(folder: str | os.PathLike, certificates: Iterable[Certificate], skippe
         index = {"format": FORMAT, "certificates": [], "skipped": dict(sorted(skipped.items()))}
         for c in sorted(certificates, key=lambda c: c.claim):
             _write(out / c.filename, c.text)
-            index["certificates"].append({"claim": c.claim, "verdict": c.verdict, "engine": c.engine,
-                                          "kind": c.kind, "file": c.filename})
+            entry = {"claim": c.claim, "verdict": c.verdict, "engine": c.engine, "kind": c.kind, "file": c.filename}
+            if c.witness is not None:
+                _write(out / c.witness_filename, c.witness)
+                entry["witness"] = c.witness_filename
+            index["certificates"].append(entry)
         _write(out / INDEX, json.dumps(index, indent=1, sort_keys=True) + "\n")
     except OSError as err:
         raise OutputError(f"cannot write certificates: {err.strerror or err}", where=str(out)) from None

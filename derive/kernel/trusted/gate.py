@@ -139,6 +139,18 @@ class Kernel(ProofRoutes, Z3Queries):
 
     # the region ---------------------------------------------------------------------------------
 
+    def witness(self) -> dict[sp.Symbol, sp.Rational] | None:
+        """A point of the region the kernel confirmed exactly (every quantity a rational), once the region is shown
+        non-empty; None where it was shown so without one (z3's algebraic point on a region without side
+        conditions), or is not non-empty."""
+        if self.consistency()[0] != "nonempty":
+            return None
+        if not self.symbols:
+            return {}
+        if self._witness is None or not set(self._witness) >= set(self.symbols):
+            return None
+        return {s: self._witness[s] for s in self.symbols}
+
     def consistency(self, witness: Mapping[sp.Symbol, sp.Rational] | None = None) -> tuple[str, str | None]:
         """("unsat"|"nonempty"|"unknown", reason).  "nonempty" needs an exact witness the kernel
         checks (z3's model, or ``witness`` from a proposer), or z3 sat on a region with no side
@@ -160,9 +172,9 @@ class Kernel(ProofRoutes, Z3Queries):
         if status == "unsat":
             self._consistency = ("unsat", None)
         elif status == "sat":
-            if plain:  # the point still serves as a witness where the goal's definitions declare conditions
+            if plain:  # z3 reads such a region exactly; its point, confirmed here, is a witness certificates carry
                 ok = True
-                if self.declared and self.in_region(point):
+                if point is not None and self.in_region(point):
                     self._witness = dict(point)
             else:
                 ok = self._confirm(point)
