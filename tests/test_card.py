@@ -563,3 +563,14 @@ def test_card_times_take_their_own_prefix_and_json_says_the_unit_of_exact(capsys
     assert floor["display"].endswith(" µs") and floor["unit"] == "s"
     assert sp.Rational(floor["exact"]) < sp.Rational(1, 10**4)  # seconds: 26.06 µs
     assert rows["critical_batch"]["unit"] == "seq"
+
+
+def test_serving_card_says_the_cost_prices_the_pooled_step_under_a_layout(capsys) -> None:
+    # TP4 x DP2 copies the dense weights: the layout's step is longer than the pooled one the cost row prices
+    argv = ["card", "--library", "serving", "--hardware", "h100-sxm", "--model", "llama3-70b", "--json"]
+    code, out, _ = run(capsys, *argv, "--set", "tp=4", "--set", "dp=2")
+    rows = {r["name"]: r for r in json.loads(out)["rows"]}
+    assert code == 0 and "this cost prices the pooled step" in rows["pipelined_cost_per_token"]["note"]
+    code, out, _ = run(capsys, *argv, "--set", "tp=8")  # one replica over the stage: nothing to say
+    rows = {r["name"]: r for r in json.loads(out)["rows"]}
+    assert "prices the pooled step" not in (rows["pipelined_cost_per_token"].get("note") or "")

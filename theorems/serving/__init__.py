@@ -146,7 +146,12 @@ _POOLED_TTFT_CAVEAT = {"when": "layout_ttft_floor > request_ttft_floor",
                        "note": "this floor pools the stage's chips; a request runs on one replica, whose devices read "
                                "and multiply its dense weights, so the layout's TTFT floor below is the higher one "
                                "(layouts.layout_ttft_floor)"}
-_CAVEATS = {"roofline.latency_floor": _POOLED_FLOOR_CAVEAT, "roofline.roofline_step_time": _POOLED_STEP_CAVEAT}
+# the cost per token prices the pooled step: under a layout each step lasts the layout's, so a token costs more
+_POOLED_COST_CAVEAT = {"when": "layout_step_time > step_time",
+                       "note": "this cost prices the pooled step; under the layout a step lasts layout_step_time "
+                               "(layouts.layout_step_time, below), so a token costs that much more per step"}
+_CAVEATS = {"roofline.latency_floor": _POOLED_FLOOR_CAVEAT, "roofline.roofline_step_time": _POOLED_STEP_CAVEAT,
+            "pipeline.pipelined_cost_per_token": _POOLED_COST_CAVEAT}
 CARD = [
     *({**row, "caveats": [*row.get("caveats", []), _CAVEATS[row["decl"]]]} if row["decl"] in _CAVEATS else row
       for row in LECTURE_CARD),
