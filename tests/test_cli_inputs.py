@@ -196,6 +196,9 @@ BAD = [
     (["check", "batch_optimum", "--rlimit", "-5"], ["--rlimit", "at least 1"]),
     (["margin", "batch_optimum_lecture", "--vary", "flops", "--grid", "5"], ["--grid", "two --vary"]),
     (["margin", "hw_ratio_300", "--vary", "sqrt(flops)"], ["which no unit expresses"]),
+    # a sweep's range given to a margin read "lambdas, slices and ':=' are not allowed"
+    (["margin", "batch_optimum_lecture", "--vary", "batch=1:100"], ["--vary batch=1:100 gives a range",
+                                                                    "; --vary batch (derive sweep for a grid)"]),
     (["margin", "batch_optimum_lecture", "--vary", "flops", "--vary", "hbm_bandwidth", "--grid", "1"],
      ["between 2 and 4000"]),
     (["sweep", "sqrt(flops)", "--vary", "batch=1 seq:10 seq:3"], ["which no unit expresses", "TARGET sqrt(flops)"]),

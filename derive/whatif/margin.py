@@ -400,6 +400,11 @@ def _varied(library: Library, scenario: Scenario, text: str) -> _Varied:
     from derive.model.parse import parse_quantity_expression
     from derive.model.units import format_dimension
 
+    name, eq, rest = text.partition("=")
+    if eq and name.strip() and not rest.startswith("="):  # a sweep's NAME=LO:HI:N: a margin finds the range itself
+        raise MarginError(f"--vary {text} gives a range, as derive sweep takes it; a margin varies one quantity over "
+                          f"all its values and finds where the claim holds", never=True,
+                          hint=f"--vary {name.strip()}" + (" (derive sweep for a grid)" if ":" in rest else ""))
     expr, dim = parse_quantity_expression(text, library.symbols(), library.dimension, where="--vary")
     if any(p.denominator != 1 for _, p in dim.powers):
         raise MarginError(f"'{text}' has the dimension {format_dimension(dim)}, which no unit expresses",
