@@ -99,3 +99,23 @@ def test_config_json_unlimited_max_position_embeddings_is_noted_not_fatal(tmp_pa
     code, out, err = run(capsys, ["eval", "context", "--model", str(tmp_path / "config.json")])
     assert code == 0, err
     assert "max_position_embeddings = 1e30 is no real context" in out + err
+
+
+@pytest.mark.parametrize(("field", "value", "hint"), [
+    ("tie_word_embeddings", "yes", "a JSON boolean, true or false without quotes"),
+    ("num_hidden_layers", "32", "config.json sizes are JSON numbers"),
+])
+def test_a_config_field_of_the_wrong_json_type_gets_a_hint_for_its_type(tmp_path, field, value, hint):
+    # a boolean written as text was told "config.json sizes are JSON numbers"
+    from pathlib import Path
+
+    from derive.errors import ScenarioError
+    from derive.model.loader import load_library
+    from derive.model.scenario import build_scenario
+
+    config = json.loads((Path(__file__).parent / "fixtures" / "configs" / "llama-3.1-8b.json").read_text())
+    config[field] = value
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ScenarioError) as err:
+        build_scenario(load_library(["lecture"]), model=str(tmp_path / "config.json"))
+    assert err.value.hint == hint

@@ -381,7 +381,7 @@ def read_json(path: Path, *, what: str = "JSON file", constants: bool = False) -
                             hint="a JSON object names each key once; keep the value you mean") from None
     except (ValueError, RecursionError, MemoryError) as err:
         raise ScenarioError(f"cannot read JSON: {_reason(err)}", where=str(path),
-                            hint="numbers in a config.json are short decimals") from None
+                            hint=f"numbers in a {what} are short decimals") from None
 
 
 class DuplicateKeyError(ValueError):

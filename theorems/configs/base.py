@@ -204,8 +204,11 @@ class Fields:
 
     def bad(self, key: str, value: Any, what: str) -> ScenarioError:
         kind = type(value).__name__
-        return ScenarioError(f"field '{key}' must be {what}, got {value!r} ({kind})", where=self.where,
-                             hint="config.json sizes are JSON numbers")
+        hint = ("a JSON boolean, true or false without quotes" if what == "true or false" else
+                "a JSON list, as the model's published config.json writes it" if what.startswith("a list") else
+                "a JSON string, as the model's published config.json writes it" if what.startswith("a string") else
+                "config.json sizes are JSON numbers")
+        return ScenarioError(f"field '{key}' must be {what}, got {value!r} ({kind})", where=self.where, hint=hint)
 
     def whole(self, key: str, value: Any, minimum: int, maximum: int = MAX_SIZE) -> int:
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
