@@ -785,3 +785,20 @@ def test_a_bare_number_is_shown_with_its_si_unit_and_minus_zero_is_zero(tmp_path
     assert main(["audit", str(table)]) == 1
     out = capsys.readouterr().out
     assert "  bare  tpot    5 s " in out and "-0x" not in out and " 0x " in out
+
+
+def test_audit_output_keeps_a_spreadsheet_from_running_a_rows_text(tmp_path, capsys):
+    # an id "=cmd|..." went into --out unquoted: a spreadsheet runs it as a formula
+    table = tmp_path / "rows.csv"
+    table.write_text("id,model,hardware,chips,batch,context,tpot\n=cmd|x,llama3-70b,h100-sxm,8,12,1024,20 ms\n")
+    assert main(["audit", str(table), "--out", str(tmp_path / "out.csv")]) == 0
+    line = (tmp_path / "out.csv").read_text().splitlines()[1]
+    assert line.startswith("'=cmd|x,") and ",'-" not in line and ",'+" not in line  # numbers keep their sign
+
+
+def test_audit_report_links_only_to_a_folder_or_a_web_address(tmp_path, capsys):
+    table = tmp_path / "rows.csv"
+    table.write_text("id,model,hardware,chips,batch,context,tpot\nr,llama3-70b,h100-sxm,8,12,1024,20 ms\n")
+    assert main(["audit", str(table), "--html", str(tmp_path / "r"), "--site", "javascript:alert(1)//"]) == 2
+    assert "is a javascript: link" in capsys.readouterr().err
+    assert main(["audit", str(table), "--html", str(tmp_path / "r"), "--site", "https://example.org/s"]) == 0

@@ -1069,7 +1069,21 @@ def row_csv(row: AuditRow, header: list[str]) -> list[str]:
             change, row.reason or ""]
 
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet reads as the start of a formula
+
+
 def csv_line(values: list[str]) -> str:
+    """One CSV line; a text cell a spreadsheet would run as a formula (``=cmd|...``, from a row's own id or
+    source) gets a leading apostrophe, as OWASP advises; numbers (``-0.5``, ``+1.2``) are left as they are."""
     buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerow(values)
+    csv.writer(buf, lineterminator="\n").writerow([f"'{v}" if v.startswith(_FORMULA_START) and not _is_number(v)
+                                                    else v for v in values])
     return buf.getvalue()
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

@@ -57,6 +57,10 @@ def run(args, ctx) -> int:
         check_output_folder(args.html, "--html")
     elif args.site is not None:
         raise OutputError("--site is for --html's links", where="--site", hint="add --html DIR")
+    scheme = args.site.split(":", 1)[0].lower() if args.site is not None and ":" in args.site.split("/", 1)[0] else ""
+    if scheme not in ("", "http", "https"):  # a javascript: or data: link would run in the reader's browser
+        raise OutputError(f"--site {args.site!r} is a {scheme}: link", where="--site",
+                          hint="a folder relative to the report, or an http(s) URL")
     plan = plan_audit(ctx.library, checker_for(ctx.library, ctx.cache))
     header, rows = read_rows(args.file, fmt=args.fmt)
     auditor = Auditor(plan, header, where=args.file, exact=args.exact,
