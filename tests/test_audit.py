@@ -802,3 +802,13 @@ def test_audit_report_links_only_to_a_folder_or_a_web_address(tmp_path, capsys):
     assert main(["audit", str(table), "--html", str(tmp_path / "r"), "--site", "javascript:alert(1)//"]) == 2
     assert "is a javascript: link" in capsys.readouterr().err
     assert main(["audit", str(table), "--html", str(tmp_path / "r"), "--site", "https://example.org/s"]) == 0
+
+
+def test_a_tpot_written_per_token_reads_as_the_time_it_is(tmp_path, capsys):
+    table = tmp_path / "rows.csv"
+    table.write_text("id,model,hardware,chips,batch,context,tpot\n"
+                     "a,llama3-70b,h100-sxm,8,12,1024,30 ms/token\nb,llama3-70b,h100-sxm,8,12,1024,30 ms\n")
+    assert main(["audit", str(table), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert rows[0]["verdict"] == rows[1]["verdict"] == "consistent"
+    assert rows[0]["metrics"] == rows[1]["metrics"]  # was refused: "unit 'ms/token' is s/token"

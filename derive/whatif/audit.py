@@ -529,6 +529,7 @@ class _Groups:
         return out
 
 
+_PER_TOKEN = __import__("re").compile(r"\s*/\s*token\s*$")
 _PLAIN = __import__("re").compile(r"([+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)(?: +(\S.*))?")
 
 
@@ -658,6 +659,8 @@ class Auditor:
             text = raw.cells.get(col, "")
             if not text:
                 continue
+            if col == "tpot" and _PER_TOKEN.search(text):  # "30 ms/token": a time per output token is a tpot
+                text = raw.cells[col] = _PER_TOKEN.sub("", text)
             metric = self.plan.metrics.get(col)
             dim = metric.dimension if metric is not None else lib.quantities[col].dimension
             try:

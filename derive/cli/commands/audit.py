@@ -67,8 +67,13 @@ def run(args, ctx) -> int:
                       folder=None if args.file == "-" else Path(args.file).parent)
     temps: list[Path] = []
 
-    def temp(near: Path) -> tuple[Path, object]:
-        fd, name = tempfile.mkstemp(prefix=".derive-audit-", dir=near)
+    def temp(near: Path, what: str) -> tuple[Path, object]:
+        try:  # a missing folder is made, as derive sweep --out makes it; one that cannot be is the option's error
+            near.mkdir(parents=True, exist_ok=True)
+            fd, name = tempfile.mkstemp(prefix=".derive-audit-", dir=near)
+        except OSError as err:
+            raise OutputError(f"cannot write in {near}: {err.strerror or err}", where=what,
+                              hint="name a file in a folder you can write") from None
         temps.append(Path(name))
         return Path(name), os.fdopen(fd, "w", encoding="utf-8", newline="")
 
@@ -86,10 +91,10 @@ def run(args, ctx) -> int:
     csv_file = json_file = None
     try:
         if out_path is not None:
-            csv_tmp, csv_file = temp(out_path.parent if str(out_path.parent) else Path("."))
+            csv_tmp, csv_file = temp(out_path.parent if str(out_path.parent) else Path("."), f"--out {args.out}")
             csv_file.write(csv_line([*header, *CSV_FIELDS]))
         if args.json:
-            json_tmp, json_file = temp(Path(tempfile.gettempdir()))
+            json_tmp, json_file = temp(Path(tempfile.gettempdir()), "--json (its temporary file)")
             json_file.write('{"rows": [')
         first = True
         with terminal.stage("auditing rows") as update:  # piped: one line with the count once done
