@@ -191,6 +191,8 @@ BAD = [
     (["eval", "hbm_bandwidth + 5"], ["5 is a plain number but hbm_bandwidth is byte/s", "give the number a unit"]),
     (["eval", "max(1, 2 TB/s)"], ["dimension mismatch in max"]),
     (["eval", "hbm_bandwidth", "--unit", "TFLOP/s"], ["cannot express hbm_bandwidth", "in --unit", "like TB/s"]),
+    (["eval", "hbm_bandwidth", "--unit", "0 ms"], ["a number ('0') inside unit '0 ms' (in --unit)"]),
+    (["eval", "hbm_bandwidth", "--unit", "ms**0.5**2"], ["cannot read unit", "(in --unit)"]),
     # options out of range
     (["check", "batch_optimum", "--rlimit", "0"], ["--rlimit", "at least 1"]),
     (["check", "batch_optimum", "--rlimit", "-5"], ["--rlimit", "at least 1"]),

@@ -151,7 +151,7 @@ def evaluate(library: Library, scenario: Scenario, text: str, unit: str | None =
     if unit is not None and not unit.strip():
         raise UnitError("the unit is empty", where="--unit", hint='name a unit, like "ms" or "TB/s" (or omit --unit)')
     if unit:
-        u = parse_unit(unit)
+        u = parse_unit(unit, where="--unit")
         if u.dimension != dim:
             q = library.quantities.get(name)
             like = (q.display_unit or q.unit) if q is not None else format_dimension(dim)

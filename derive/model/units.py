@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
-from derive.errors import UnitError
+from derive.errors import DeriveError, UnitError
 
 BASE_DIMENSIONS: tuple[str, ...] = ("FLOP", "byte", "s", "token", "seq", "param", "USD", "J")
 # Counting dimensions libraries declared (word -> hint), each its own base dimension.  Only ever added to,
@@ -264,8 +264,15 @@ def unit_factors(text: str) -> list[Factor]:
 
 
 @lru_cache(maxsize=4096)  # a pure function of its text; a Unit is immutable; display reads units by the hundred
-def parse_unit(text: str) -> Unit:
-    """Parse ``TB/s``, ``FLOP/(param*token)``, ``USD/h``, ``GiB`` into a ``Unit``."""
+def parse_unit(text: str, *, where: str | None = None) -> Unit:
+    """Parse ``TB/s``, ``FLOP/(param*token)``, ``USD/h``, ``GiB`` into a ``Unit``; ``where`` (``--unit``) goes into
+    an error that does not say where it is already."""
+    if where is not None:
+        try:
+            return parse_unit(text)
+        except DeriveError as err:
+            err.where = err.where or where
+            raise
     unit = Unit(DIMENSIONLESS)
     for prefix, word, exponent in unit_factors(text):
         dim, scale = _BASE_UNITS[word]

@@ -1074,7 +1074,7 @@ def _margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, u
                           hint=f"{moving[0]} moves with {vary} ({dict(scenario.links)[moving[0]]}); hold it with "
                                f"--set {moving[0]}=... to take this margin") from None
     if unit:
-        u = parse_unit(unit)
+        u = parse_unit(unit, where="--unit")
         if u.dimension != v.dimension:
             raise MarginError(f"cannot express {vary} ({format_dimension(v.dimension)}) in {unit} "
                               f"({format_dimension(u.dimension)})")
