@@ -812,3 +812,10 @@ def test_a_tpot_written_per_token_reads_as_the_time_it_is(tmp_path, capsys):
     rows = json.loads(capsys.readouterr().out)["rows"]
     assert rows[0]["verdict"] == rows[1]["verdict"] == "consistent"
     assert rows[0]["metrics"] == rows[1]["metrics"]  # was refused: "unit 'ms/token' is s/token"
+
+
+def test_a_tab_separated_header_over_comma_rows_says_so(tmp_path, capsys):
+    table = tmp_path / "rows.csv"
+    table.write_text("id\tmodel\thardware\ttpot\nr,llama3-70b,h100-sxm,20 ms\n")
+    assert main(["audit", str(table)]) == 2
+    assert "the header separates its columns by tabs: every line must" in capsys.readouterr().err

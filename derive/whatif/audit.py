@@ -401,8 +401,11 @@ def read_rows(path: str, *, fmt: str | None = None, stdin: IO[str] | None = None
                     if not values or all(not v.strip() for v in values):
                         continue
                     if len(values) != len(header):
+                        sep = {",": "", "\t": "tabs", ";": "semicolons"}[delimiter]
                         raise AuditInputError(f"line {line}: {len(values)} cells for {len(header)} columns",
-                                              where=where, hint="quote a value that contains a comma")
+                                              where=where, hint=f"the header separates its columns by {sep}: every "
+                                                                "line must" if sep else
+                                              "quote a value that contains a comma (or close an open quote)")
                     yield RawRow(line, dict(zip(header, (v.strip() for v in values), strict=True)))
             except csv.Error as err:
                 raise AuditInputError(f"line {reader.line_num + 1}: not CSV ({err})", where=where) from None
