@@ -106,7 +106,7 @@ def _robustness_row(library: Library, scenario: Scenario, claim: Claim, name: st
     try:
         from derive.model.units import parse_unit
 
-        u = parse_unit(unit, where="--unit")
+        u = parse_unit(unit)
         if u.dimension != q.dimension:
             raise ValueError
         scale = sp.Rational(u.scale.numerator, u.scale.denominator)

@@ -219,7 +219,7 @@ def parse_axis(library: Library, text: str, *, log: bool = False, default_points
     q = library.quantities[name]
     unit = q.display_unit or format_dimension(q.dimension)
     try:
-        u = parse_unit(unit, where="--unit")
+        u = parse_unit(unit)
         scale = float(u.scale) if u.dimension == q.dimension else 1.0
         if u.dimension != q.dimension:
             unit = format_dimension(q.dimension)
