@@ -206,6 +206,8 @@ BAD = [
     (["sweep", "sqrt(flops)", "--vary", "batch=1 seq:10 seq:3"], ["which no unit expresses", "TARGET sqrt(flops)"]),
     (["sweep", "nosuch", "--vary", "batch=1 seq:10 seq:3"], ["unknown quantity 'nosuch'", "in TARGET nosuch"]),
     (["sweep", "critical_batch", "--vary", "batch=1 seq:10 seq", "--points", "0"], ["--points", "at least 1"]),
+    (["sweep", "critical_batch", "--vary", "batch="], ["--vary batch=: nothing after '='"]),  # read as the bare name
+    (["sweep", "critical_batch", "--vary", "batch=1 seq:1 seq:3"], ["LO = HI gives one point, not 3"]),
     # a swept range outside the quantity's domain (a claim "held" at batch = -1 seq), an undefined function
     # (lambdify's NameError was an internal error)
     (["sweep", "critical_batch", "--vary", "batch=-1 seq:10 seq:3"], ["batch must be positive", "--vary batch"]),

@@ -210,8 +210,11 @@ def parse_axis(library: Library, text: str, *, log: bool = False, default_points
     from derive.model.parse import parse_value
     from derive.model.units import format_dimension, parse_unit
 
-    name, _, spec = text.partition("=")
+    name, eq, spec = text.partition("=")
     name = name.strip()
+    if eq and not spec.strip():  # "batch=" read as the bare name: a range the user meant to give
+        raise SweepError(f"--vary {text.strip()}: nothing after '='",
+                         hint=f"give a range, {name}=LO:HI[:N], or the name alone (a decade either side of its value)")
     if name not in library.quantities:
         from derive.errors import UnknownNameError
 
@@ -258,6 +261,9 @@ def parse_axis(library: Library, text: str, *, log: bool = False, default_points
     check_grid_size([n], where=f"--vary {name}")
     if not (math.isfinite(lo) and math.isfinite(hi)) or hi < lo:
         raise SweepError(f"--vary {name}: need LO <= HI")
+    if lo == hi and n > 1:  # n copies of one point
+        raise SweepError(f"--vary {name}: LO = HI gives one point, not {n}", hint=f"give {name}=LO:HI:N with LO < HI, "
+                         f"or --set {name}=... for one value")
     if q.outside_domain(lo) or q.outside_domain(hi):
         # a value outside the quantity's domain is no value of it (as --set refuses it): a claim read there
         # would "hold" at points that do not exist
