@@ -347,7 +347,9 @@ def check(ids: str | Sequence[str] | None = None, *, library: Library | None = N
     if workers < 1:  # 0 or -1 would read as "one" silently, or as "all CPUs" to a reader of other tools
         raise UsageError(f"check(): workers must be 1 or more, got {workers}; see help(derive.check)")
     lib, sc = _resolve(library, scenario, scenario_kwargs)
-    wanted = [ids] if isinstance(ids, str) else (list(ids) if ids else None)
+    wanted = [ids] if isinstance(ids, str) else (None if ids is None else list(ids))
+    if wanted == []:  # an empty selection is no request to check everything
+        raise UsageError("check(): ids is empty; give claim ids, or leave ids out to check every claim")
     return CheckReport(Checker(lib, sc, workers=workers).check(wanted), lib)
 
 

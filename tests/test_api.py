@@ -156,6 +156,7 @@ def test_a_missing_value_says_how_to_give_it_in_python():
     (lambda: derive.evaluate("batch")[None], "takes a name"),
     (lambda: derive.evaluate("batch")[3], "there are 1 values"),
     (lambda: derive.predict(set=3), "set takes a mapping"),
+    (lambda: derive.check([]), "ids is empty"),  # checked every claim
     (lambda: derive.format_value(1, None), "takes a number and a unit text, got int 1"),  # was an AttributeError
     (lambda: derive.format_value("abc", "ms"), "takes a number and a unit text, got str"),  # was "undefined"
     (lambda: derive.check("batch_optimum", workers=-1), "workers must be 1 or more, got -1"),
@@ -237,3 +238,8 @@ def test_values_are_taken_by_name_or_position():
 def test_predict_refuses_a_grid_past_its_budget_before_building_it():
     with pytest.raises(derive.errors.BudgetError, match="beyond the budget of 10,000 points"):
         derive.predict(batch=[f"{i} seq" for i in range(1, 201)], context=[f"{i} token/seq" for i in range(1, 101)])
+
+
+def test_margin_with_an_empty_unit_is_refused_as_evaluate_refuses_it():
+    with pytest.raises(derive.errors.MarginError, match="the unit is empty"):
+        derive.margin("batch_optimum_lecture", "batch", unit="")

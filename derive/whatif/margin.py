@@ -1007,6 +1007,9 @@ def _margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, u
     from derive.model.dimensions import format_dimension
     from derive.model.units import parse_unit
 
+    if unit is not None and not unit.strip():  # as derive eval: an empty unit is a slip, not "no unit"
+        raise MarginError("the unit is empty", hint='name a unit, like "ms" or "TB/s" (or omit it)')
+
     claim = library.resolve(claim_id)
     if not isinstance(claim, Claim):
         article = "an" if claim.kind[:1] in "aeiou" else "a"  # an assumption, a definition
