@@ -345,36 +345,69 @@ def test_a_certificate_that_is_a_link_is_not_read(tmp_path):
     assert result.status == "not confirmed" and "symbolic link" in result.reason
 
 
-def _witnessed(tmp_path, point: dict, assumptions: list, integer: bool = False) -> str:
-    """A folder of one proved interval certificate (a in [1, 2], goal true) with a witness of ``assumptions``."""
-    folder = _folder(tmp_path)
+def _witnessed(tmp_path, point: dict, assumptions: list, integer: bool = False, witness: dict | None = None) -> str:
+    """A folder of one proved interval certificate (a in [0, 2], goal true, ``assumptions``) with a witness
+    file giving ``point`` (``witness``: other fields of that file)."""
+    cert = {"quantities": [{"name": "a", "integer": integer, "low": "0", "high": "2"}],
+            "assumptions": assumptions, "tree": [{"leaf": {"a": ["0", "2"]}}]}
+    folder = _folder(tmp_path, cert)
     index = json.loads((tmp_path / "index.json").read_text())
     index["certificates"][0]["witness"] = "x.witness.json"
     (tmp_path / "index.json").write_text(json.dumps(index))
-    (tmp_path / "x.witness.json").write_text(json.dumps({
-        "kind": "witness", "claim": "x.y", "verdict": "proved", "point": point,
-        "quantities": [{"name": "a", "integer": integer}], "assumptions": assumptions}))
+    (tmp_path / "x.witness.json").write_text(json.dumps({"kind": "witness", "claim": "x.y", "verdict": "proved",
+                                                         "point": point, **(witness or {})}))
     return folder
 
 
 A = ["sym", "a"]
 THIRD = {"rel": "==", "lhs": ["Mul", ["num", "3"], A], "rhs": ["num", "1"]}  # 3a = 1: exact, never an enclosure
+TOWER = {"rel": ">", "lhs": ["Pow", ["Pow", ["Pow", ["Pow", ["Pow", A, ["num", "64"]], ["num", "64"]], ["num", "64"]],
+                                     ["num", "64"]], ["num", "64"]], "rhs": ["num", "0"]}
 
 
-@pytest.mark.parametrize(("point", "assumptions", "integer", "status", "words"), [
-    ({"a": "1/3"}, [THIRD], False, "confirmed", "every one of the 1 assumptions holds"),
-    ({"a": "1/2"}, [THIRD], False, "disagrees", "assumption 1 is false at the witness"),
-    ({"a": "1/3"}, [THIRD], True, "disagrees", "gives the integer quantity a a fraction"),
-    ({"a": "1"}, [{"rel": ">", "lhs": ["exp", A], "rhs": ["num", "2"]}], False, "confirmed", "holds"),
-    ({"a": "0"}, [{"rel": ">", "lhs": ["Pow", A, ["num", "-1"]], "rhs": ["num", "0"]}], False, "not confirmed",
+@pytest.mark.parametrize(("point", "assumptions", "integer", "witness", "status", "words"), [
+    ({"a": "1/3"}, [THIRD], False, None, "confirmed", "every one of the 1 assumptions holds"),
+    ({"a": "1/2"}, [THIRD], False, None, "disagrees", "assumption 1 is false at the witness"),
+    ({"a": "1/3"}, [THIRD], True, None, "disagrees", "gives the integer quantity a a fraction"),
+    ({"a": "3"}, [], False, None, "disagrees", "outside the certificate's box"),
+    ({"a": "1"}, [{"rel": ">", "lhs": ["exp", A], "rhs": ["num", "2"]}], False, None, "confirmed", "holds"),
+    ({"a": "0"}, [{"rel": ">", "lhs": ["Pow", A, ["num", "-1"]], "rhs": ["num", "0"]}], False, None, "not confirmed",
      "not settled"),  # 1/a at a = 0: no value, so the witness shows nothing
-    ({}, [THIRD], False, "disagrees", "does not give every quantity a value"),
+    ({}, [THIRD], False, None, "disagrees", "does not give exactly the certificate's quantities a value"),
+    # the witness file's own statement is never read: only the certificate's assumptions count
+    ({"a": "1/2"}, [THIRD], False, {"assumptions": []}, "disagrees", "assumption 1 is false at the witness"),
+    ({"a": "1/3"}, [THIRD], False, {"claim": "x.other"}, "disagrees", "states claim x.other"),
+    ({"a": "3"}, [TOWER], False, None, "disagrees", "outside the certificate's box"),
+    ({"a": "2"}, [TOWER], False, None, "not confirmed", "not settled"),  # 2**(64**5): past the exact budget, at once
 ])
 def test_a_proved_certificate_is_confirmed_only_with_a_witness_of_its_assumptions(tmp_path, point, assumptions,
-                                                                                  integer, status, words):
-    # a proof under assumptions that hold nowhere proves nothing: the certificate carries a point where they hold
-    (result,) = recheck(_witnessed(tmp_path, point, assumptions, integer))
+                                                                                  integer, witness, status, words):
+    # a proof under assumptions that hold nowhere proves nothing: a point where they hold comes with it
+    (result,) = recheck(_witnessed(tmp_path, point, assumptions, integer, witness))
     assert result.status == status and words in result.reason, result.reason
+
+
+def test_a_vacuous_interval_certificate_with_a_made_up_witness_is_not_confirmed(tmp_path):
+    # the review's forgery: assumptions x > 2 on the box [0, 1], goal 1 < 0, and an empty witness beside it
+    folder = _witnessed(tmp_path, {}, [{"rel": ">", "lhs": A, "rhs": ["num", "2"]}],
+                        witness={"assumptions": [], "quantities": []})
+    (result,) = recheck(folder)
+    assert result.status == "disagrees", result.reason
+
+
+@pytest.mark.parametrize("name", ["a\x00b", "", "../x.json", "missing.json"])
+def test_a_bad_witness_name_is_that_claims_not_confirmed_not_the_folders_error(tmp_path, name):
+    folder = _witnessed(tmp_path, {"a": "1/3"}, [THIRD])
+    index = json.loads((tmp_path / "index.json").read_text())
+    index["certificates"][0]["witness"] = name
+    (tmp_path / "index.json").write_text(json.dumps(index))
+    (result,) = recheck(folder)
+    assert result.status == "not confirmed" and "witness not confirmed" in result.reason
+
+
+def test_a_proved_certificate_without_a_goal_disagrees(tmp_path):
+    (result,) = recheck(_folder(tmp_path, {"goal": None}))
+    assert result.status == "disagrees" and "without a goal" in result.reason
 
 
 def test_a_proved_certificate_without_a_witness_is_not_confirmed(tmp_path):
@@ -383,7 +416,7 @@ def test_a_proved_certificate_without_a_witness_is_not_confirmed(tmp_path):
 
 
 def test_every_proved_certificate_of_the_lecture_carries_a_witness_the_replayer_confirms(tmp_path):
-    from derive.certify.replay import replay_witness
+    from derive.certify.replay import replay_witness, witness_point
     from derive.certify.writer import certify_report
     from derive.checking.checker import Checker
     from derive.model.loader import load_library
@@ -394,4 +427,24 @@ def test_every_proved_certificate_of_the_lecture_carries_a_witness_the_replayer_
     certs, _ = certify_report(checker, checker.check())
     proved = [c for c in certs if c.verdict == "proved"]
     assert proved and all(c.witness is not None for c in proved)
-    assert {replay_witness(c.witness).status for c in proved} == {"confirmed"}
+    json_kinds = [c for c in proved if c.kind != "smt2"]  # the SMT-LIB2 ones are cvc5's (the CI's recheck)
+    assert json_kinds and {replay_witness(c.text, witness_point(c.witness)).status for c in json_kinds} == {"confirmed"}
+
+
+@needs_cvc5
+def test_an_smt2_certificate_whose_assumptions_hold_nowhere_is_not_confirmed(tmp_path):
+    # the review's forgery: batch_optimum's header kept, its body replaced by batch > 1 and batch < 0 (unsat, so
+    # "proved"), its honest witness beside it: the witness is held to the query's own assumptions
+    from derive.cli import main
+
+    assert main(["check", "batch_optimum", "--certificates", str(tmp_path)]) == 0
+    (result,) = recheck(tmp_path)
+    assert result.status == "confirmed" and "cvc5 finds the query's assumptions true at the witness" in result.reason
+    cert = tmp_path / "batching.batch_optimum.smt2"
+    lines = cert.read_text().splitlines()
+    body = [i for i, line in enumerate(lines) if line.startswith("(assert ")]
+    forged = [*lines[:body[0]], "(assert (> batch 1.0))", "(assert (< batch 0.0))", "(assert (> batch 5.0))",
+              *lines[body[-1] + 1:]]
+    cert.write_text("\n".join(forged) + "\n")
+    (result,) = recheck(tmp_path)
+    assert result.status == "disagrees" and "false at the witness" in result.reason

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from derive.certify.replay import replay, replay_witness
+from derive.certify.replay import replay, replay_witness, witness_point
 from derive.certify.writer import FORMAT, INDEX
 from derive.errors import CertificateError, escape_control
 
@@ -187,7 +187,10 @@ def read_certificate_text(path: Path) -> str:
 def entries(folder: str | Path) -> tuple[list[dict], dict[str, str]]:
     """The index of a certificate folder: its certificates, and the claims without one (with why)."""
     path = Path(folder) / INDEX
-    if not path.exists() and not path.is_symlink():
+    if path.is_symlink():  # as a certificate file: derive writes the index, a link could name any file
+        raise CertificateError("the certificate index is a symbolic link", where=str(path),
+                               hint="write one with derive check --certificates DIR")
+    if not path.exists():
         raise CertificateError("no certificate index", where=str(path),
                                hint="write one with derive check --certificates DIR")
     text = read_certificate_text(path)
@@ -247,20 +250,91 @@ def _header_mismatch(entry: dict, text: str) -> tuple[str, str, str] | None:
 
 
 def _with_witness(entry: dict, text: str, witness: str | None, have_cvc5: bool) -> Recheck:
-    """The certificate's re-check; for a ``proved`` one also its witness, since a proof under assumptions that
-    hold nowhere proves nothing: confirmed only when both are."""
+    """The certificate's re-check; for a ``proved`` one also its witness, held to the certificate's own
+    assumptions (a proof under assumptions that hold nowhere proves nothing): confirmed only when both are.
+    ``witness``: the witness file's text, else why there is none."""
     r = recheck_one(entry["claim"], entry["kind"], text, have_cvc5)
     if entry["verdict"] != "proved" or r.status == "disagrees":
         return r
-    if witness is None:
-        return Recheck(r.claim, "not confirmed" if r.status == "confirmed" else r.status, r.checker,
-                       f"{r.reason}; no witness of the assumptions (a point where they hold) in the folder")
-    w = replay_witness(witness)
-    if w.status == "confirmed":
-        return Recheck(r.claim, r.status, r.checker, f"{r.reason}; witness: {w.reason}")
-    if w.status == "disagrees":
-        return Recheck(r.claim, "disagrees", "replay", f"witness: {w.reason}")
-    return Recheck(r.claim, "not confirmed", r.checker, f"{r.reason}; witness not confirmed: {w.reason}")
+    status, why = _witness_status(entry, text, witness, have_cvc5)
+    if status == "disagrees":
+        return Recheck(r.claim, "disagrees", r.checker, f"witness: {why}")
+    if status == "confirmed":
+        return Recheck(r.claim, r.status, r.checker, f"{r.reason}; witness: {why}")
+    return Recheck(r.claim, "not confirmed", r.checker, f"{r.reason}; witness not confirmed: {why}")
+
+
+def _witness_status(entry: dict, text: str, witness: str | None, have_cvc5: bool) -> tuple[str, str]:
+    if "witness" not in entry:
+        return "not confirmed", "no witness of the assumptions (a point where they hold) in the folder"
+    if witness is None or witness.startswith(_NO_WITNESS):
+        return "not confirmed", (witness or "").removeprefix(_NO_WITNESS) or "the witness file cannot be read"
+    header = _header_mismatch({**entry, "kind": "witness"}, witness)
+    if header:
+        return header[0], header[2]
+    try:
+        point = witness_point(witness)
+    except (ValueError, KeyError, TypeError, RecursionError, ArithmeticError) as err:
+        return "not confirmed", f"unreadable ({type(err).__name__}: {err})"
+    if entry["kind"] != "smt2":
+        w = replay_witness(text, point)
+        return w.status, w.reason
+    if not have_cvc5:
+        return "not confirmed", "cvc5 not installed"
+    return _smt2_witness(text, point)
+
+
+def _smt2_witness(text: str, point: dict) -> tuple[str, str]:
+    """The certificate's own query with its last assertion (the goal false) replaced by the witness's values:
+    cvc5's ``sat`` says its assumptions hold at the point.  Not where the query relaxes a power with a symbolic
+    exponent (facts every real power meets, not its value): a model of it need not be a point of the claim."""
+    from derive.certify import smt2
+
+    lines = text.splitlines()
+    checks = [i for i, line in enumerate(lines) if line.strip() == "(check-sat)"]
+    if len(checks) != 1:
+        return "not confirmed", "the certificate has no single (check-sat)"
+    asserts = [i for i, line in enumerate(lines[:checks[0]]) if line.startswith("(assert ")]
+    if not asserts:
+        return "not confirmed", "the certificate asserts nothing"
+    declared = dict(re.findall(r"^\(declare-fun (\S+) \(\) (Real|Int)\)$", text, re.M))
+    if any(n.startswith("|power#") for n in declared):
+        return "not confirmed", "the query relaxes a power with a symbolic exponent, so its models are no witness"
+    sorts = {n: sort for n, sort in declared.items() if not n.startswith("|root#")}
+    try:
+        values = {smt2.symbol(name): v for name, v in point.items()}
+    except CertificateError as err:
+        return "disagrees", err.message
+    if set(values) != set(sorts):
+        return "disagrees", "the witness does not give exactly the query's quantities a value"
+    fixed = []
+    for name, v in sorted(values.items()):
+        if sorts[name] == "Int" and not v.is_integer:
+            return "disagrees", f"the witness gives the integer quantity {name} a fraction"
+        fixed.append(f"(assert (= {name} {smt2.integer(int(v)) if sorts[name] == 'Int' else smt2.real(v)}))")
+    query = "\n".join([*lines[:asserts[-1]], *lines[asserts[-1] + 1:checks[0]], *fixed, "(check-sat)", "(exit)"])
+    answer, detail = run_cvc5_capped(query + "\n")
+    if answer == "sat":
+        return "confirmed", "cvc5 finds the query's assumptions true at the witness (sat)"
+    if answer == "unsat":
+        return "disagrees", "cvc5 finds the query's assumptions false at the witness (unsat)"
+    return "not confirmed", f"cvc5 {answer} at the witness{f' ({detail})' if detail else ''}"
+
+
+_NO_WITNESS = "no witness: "  # the prefix of a reason read in place of a witness file
+
+
+def _read_witness(folder: Path, name: object) -> str:
+    """A witness file's text, or ``_NO_WITNESS`` and why (a claim's own failing, never the whole folder's)."""
+    if not isinstance(name, str) or not name or "/" in name or name.startswith(".") or "\x00" in name:
+        return _NO_WITNESS + "the index names no file of the folder as its witness"
+    path = folder / name
+    if path.is_symlink():
+        return _NO_WITNESS + "the witness is a symbolic link, not a file derive wrote"
+    try:
+        return read_certificate_text(path)
+    except CertificateError as err:
+        return _NO_WITNESS + err.message
 
 
 def recheck(folder: str | Path, workers: int = 1) -> list[Recheck]:
@@ -284,12 +358,8 @@ def recheck(folder: str | Path, workers: int = 1) -> list[Recheck]:
             tasks.append(functools.partial(Recheck, e["claim"], *header))
             continue
         witness = None
-        if e["verdict"] == "proved" and isinstance(e.get("witness"), str):
-            wpath = Path(folder) / e["witness"]
-            if "/" in e["witness"] or e["witness"].startswith(".") or wpath.is_symlink():
-                raise CertificateError(f"the witness of {escape_control(e['claim'])} is not a file of the folder",
-                                       where=str(Path(folder) / INDEX))
-            witness = read_certificate_text(wpath)
+        if e["verdict"] == "proved" and "witness" in e:
+            witness = _read_witness(Path(folder), e["witness"])
         tasks.append(functools.partial(_with_witness, e, text, witness, have))
     out = [r for r in run_tasks(tasks, workers) if isinstance(r, Recheck)]
     return out + [Recheck(claim, "not confirmed", "none", f"no certificate: {why}")

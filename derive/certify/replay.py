@@ -232,6 +232,13 @@ def truth(f: dict, box: dict, strict: bool = False) -> bool | None:
 # witnesses: a point where a proved claim's assumptions hold ---------------------------------------------------
 
 MAX_POWER = 64  # an integer power the exact evaluator expands (a witness's numbers are small)
+MAX_EXACT_BITS = 20_000  # the largest numerator or denominator it builds: nested powers grow as 64**depth
+
+
+def _bounded(v: sp.Rational) -> sp.Rational:
+    if max(abs(int(v.p)).bit_length(), int(v.q).bit_length()) > MAX_EXACT_BITS:
+        raise OverflowError(f"a number past {MAX_EXACT_BITS:,} bits")
+    return v
 
 
 def exact(e: list, point: dict) -> sp.Rational | None:
@@ -248,9 +255,9 @@ def exact(e: list, point: dict) -> sp.Rational | None:
         if any(v is None for v in vals):
             return None
         if head == "Add":
-            return sp.Add(*vals)
+            return _bounded(sp.Add(*vals))
         if head == "Mul":
-            return sp.Mul(*vals)
+            return _bounded(sp.Mul(*vals))
         return max(vals) if head == "Max" else min(vals)
     if head == "Pow" and args[1][0] == "num":
         n = _rational(args[1][1])
@@ -259,6 +266,8 @@ def exact(e: list, point: dict) -> sp.Rational | None:
             return None
         if base == 0 and n < 0:
             raise ZeroDivisionError("a zero base to a negative power")
+        if max(abs(int(base.p)).bit_length(), int(base.q).bit_length()) * abs(n) > MAX_EXACT_BITS:
+            raise OverflowError(f"a power past {MAX_EXACT_BITS:,} bits")
         return base ** n
     if head in ("Abs", "floor", "ceiling"):
         v = exact(args[0], point)
@@ -278,7 +287,7 @@ def holds_at(f: dict, point: dict) -> bool | None:
     if "rel" in f:
         try:
             lhs, rhs = exact(f["lhs"], point), exact(f["rhs"], point)
-        except ZeroDivisionError:
+        except (ZeroDivisionError, OverflowError):
             return None
         if lhs is not None and rhs is not None:
             return bool(_EXACT_RELATIONS[f["rel"]](lhs - rhs))
@@ -287,7 +296,7 @@ def holds_at(f: dict, point: dict) -> bool | None:
     if "is_int" in f:
         try:
             v = exact(f["is_int"], point)
-        except ZeroDivisionError:
+        except (ZeroDivisionError, OverflowError):
             return None
         return None if v is None else bool(v.is_integer)
     if "not" in f:
@@ -307,21 +316,32 @@ def holds_at(f: dict, point: dict) -> bool | None:
     raise ValueError(f"unknown formula node {sorted(f)}")
 
 
-def replay_witness(text: str) -> Replay:
-    """Re-check a witness: its point lies where every assumption of the claim holds (so they are satisfiable)."""
+def witness_point(text: str) -> dict[str, sp.Rational]:
+    """A witness file's point (name -> exact rational); ``ValueError`` where it is not one."""
+    data = json.loads(text)
+    if not isinstance(data, dict) or data.get("kind") != "witness" or not isinstance(data.get("point"), dict):
+        raise ValueError("not a derive witness (kind witness, with a point)")
+    return {str(k): _rational(v) for k, v in data["point"].items()}
+
+
+def replay_witness(certificate: str, point: dict[str, sp.Rational]) -> Replay:
+    """Re-check a witness against a JSON certificate's own statement (never the witness file's): the point gives
+    every quantity a value, in its box and whole where it is an integer, and every assumption holds there, so the
+    assumptions the proof rests on are satisfiable."""
     saved = iv.prec
     iv.prec = PRECISION
     try:
-        data = json.loads(text)
-        if not isinstance(data, dict) or data.get("kind") != "witness":
-            return Replay("not confirmed", "the witness file is not a derive witness")
-        point = {str(k): _rational(v) for k, v in data["point"].items()}
-        names = {q["name"] for q in data["quantities"]}
-        if set(point) != names:
-            return Replay("disagrees", "the witness does not give every quantity a value")
-        integer = [q["name"] for q in data["quantities"] if q["integer"]]
-        if any(not point[n].is_integer for n in integer):
-            return Replay("disagrees", f"the witness gives the integer quantity {integer[0]} a fraction")
+        data = json.loads(certificate)
+        quantities = data["quantities"]
+        names = [q["name"] for q in quantities]
+        if sorted(point) != sorted(names):
+            return Replay("disagrees", "the witness does not give exactly the certificate's quantities a value")
+        for q in quantities:
+            v = point[q["name"]]
+            if q["integer"] and not v.is_integer:
+                return Replay("disagrees", f"the witness gives the integer quantity {q['name']} a fraction")
+            if "low" in q and not _rational(q["low"]) <= v <= _rational(q["high"]):
+                return Replay("disagrees", f"the witness puts {q['name']} outside the certificate's box")
         for n, a in enumerate(data["assumptions"], start=1):
             held = holds_at(a, point)
             if held is False:
@@ -363,6 +383,8 @@ def replay(text: str) -> Replay:
 def _replay(data: dict) -> Replay:
     if data.get("kind") != "interval":
         return Replay("not confirmed", f"no replay rule for a certificate of kind {data.get('kind')!r}")
+    if data.get("verdict") == "proved" and data.get("goal") is None:  # its leaves would close on assumptions alone
+        return Replay("disagrees", "a proved certificate without a goal")
     symbols = {q["name"]: q["name"] for q in data["quantities"]}
     integer = {symbols[q["name"]] for q in data["quantities"] if q["integer"]}
     box = {symbols[q["name"]]: (_rational(q["low"]), _rational(q["high"])) for q in data["quantities"]}
