@@ -273,10 +273,15 @@ class CheckReport:
 
         return expectations_elsewhere(self.library, self.report.scenario, self.results)
 
-    def __getitem__(self, claim_id: str) -> ClaimResult:
-        if not isinstance(claim_id, str):  # report[0] reached difflib's close-match search with an int
-            raise UsageError(f"CheckReport[...] takes a claim id (text), got {type(claim_id).__name__} "
-                             f"{claim_id!r}; iterate .results for the claims in order")
+    def __getitem__(self, claim_id: str | int) -> ClaimResult:
+        """One claim's result, by id or by position in ``results`` (as ``Values`` takes a value)."""
+        if isinstance(claim_id, int) and not isinstance(claim_id, bool):
+            if not -len(self.results) <= claim_id < len(self.results):
+                raise UsageError(f"CheckReport[{claim_id}]: there are {len(self.results)} results")
+            return self.results[claim_id]
+        if not isinstance(claim_id, str):  # report[None] reached difflib's close-match search
+            raise UsageError(f"CheckReport[...] takes a claim id (text) or a position, got "
+                             f"{type(claim_id).__name__} {claim_id!r}")
         found = self.report.by_id().get(self.library.resolve(claim_id).id)
         if found is None:
             from derive.errors import UnknownNameError

@@ -152,7 +152,8 @@ def test_a_missing_value_says_how_to_give_it_in_python():
     (lambda: derive.check([None]), "ids takes"),
     (lambda: derive.check("batch_optimum", workers="a"), "workers takes int"),
     (lambda: derive.check("batch_optimum", workers=0), "workers must be 1 or more, got 0"),
-    (lambda: derive.check("batch_optimum")[0], "takes a claim id"),  # was a TypeError inside difflib
+    (lambda: derive.check("batch_optimum")[None], "takes a claim id"),  # was a TypeError inside difflib
+    (lambda: derive.check("batch_optimum")[5], "there are 1 results"),
     (lambda: derive.evaluate("batch")[None], "takes a name"),
     (lambda: derive.evaluate("batch")[3], "there are 1 values"),
     (lambda: derive.predict(set=3), "set takes a mapping"),
@@ -230,9 +231,11 @@ def test_a_scenario_built_in_python_names_its_arguments_in_errors():
     assert "(in set: batch=" in str(err.value) and "--set" not in str(err.value)
 
 
-def test_values_are_taken_by_name_or_position():
+def test_values_and_results_are_taken_by_name_or_position():
     values = derive.evaluate("batch", "hbm_bandwidth")
     assert values[0].name == "batch" and values[-1].name == values["hbm_bandwidth"].name == "hbm_bandwidth"
+    report = derive.check("batch_optimum")
+    assert report[0].id == report["batch_optimum"].id == "batching.batch_optimum"
 
 
 def test_predict_refuses_a_grid_past_its_budget_before_building_it():

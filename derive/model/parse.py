@@ -303,7 +303,7 @@ def parse_value(text: str, dimension: Dimension, *, where: str = "", quantity: s
         raise UnitError(
             f"'{_show(text)}' has no unit but {who} is {format_dimension(dimension)}",
             where=where,
-            hint=f"write it with a unit, like {_example(text.strip(), number, dimension, unit_hint)} (or pass --si "
+            hint=f"write it with a unit, like {unit_example(text.strip(), number, dimension, unit_hint)} (or pass --si "
                  "to read bare numbers in SI base units)",
         )
     return sp.Rational(number.numerator, number.denominator)
@@ -333,7 +333,7 @@ def _is_rate_spelling(unit_text: str, unit: Unit) -> bool:
     return any(prefix and word in RATE_SPELLINGS for prefix, word, e in unit_factors(unit_text) if e == 1)
 
 
-def _example(typed: str, number: Fraction, dimension: Dimension, unit: str | None = None) -> str:
+def unit_example(typed: str, number: Fraction, dimension: Dimension, unit: str | None = None) -> str:
     """The bare number again, with a unit.  A small number (below 1,000) was most likely meant in the
     quantity's own unit (``3.35`` -> ``3.35 TB/s``); a large one in SI base units, so it is shown as that
     value with a prefix (``3.35e12`` -> ``3.35 TB/s``, never ``3.35e12 TB/s``)."""

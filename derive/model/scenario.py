@@ -38,7 +38,7 @@ from pathlib import Path
 
 import sympy as sp
 
-from derive.errors import DeriveError, ScenarioError, UnitError, UnknownNameError, escape_control
+from derive.errors import DeriveError, ScenarioError, UnknownNameError, escape_control
 from derive.kernel.logic import Formula, replace
 from derive.model.declarations import Quantity
 from derive.model.library import Library
@@ -440,6 +440,9 @@ _DESCRIBING = frozenset({"name", "title", "description", "source", "as_of", "dat
 DEPLOYMENT_FILE = "deployment.toml"
 
 
+_BARE_NUMBER = __import__("re").compile(r"\s*[+-]?(\d[\d,]*\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
+
+
 def _whole_unit(q: Quantity) -> sp.Rational:
     """The SI value of one whole unit of a count (``Quantity.whole``): one sequence, one token, one chip."""
     scale = q.parsed_unit.scale
@@ -562,17 +565,16 @@ def _value_table(library: Library, data: Mapping, where: str, origin: str) -> di
         if "date" in entry:
             _as_of(entry["date"], where, f"values.{name}.date")
         text = str(raw)
-        if not q.dimension.is_dimensionless:  # "6" for a bandwidth is 6 byte/s: a slip, refused as on --set
-            try:
-                parse_value(text, q.dimension, where=f"{where}: values.{name}", quantity=name, si=False,
-                            unit_hint=q.display_unit)
-            except UnitError as err:
-                if "has no unit" not in err.message:
-                    raise
-                like = (err.hint or "").split(" (or pass --si")[0].removeprefix("write it with a unit, like ")
-                raise ScenarioError(f"values.{name}.value {text!r} has no unit but {name} is {q.unit}", where=where,
-                                    hint=f'write value = "{like}"') from None
         value = parse_value(text, q.dimension, where=f"{where}: values.{name}", quantity=name)
+        if not q.dimension.is_dimensionless and value != 0 and _BARE_NUMBER.fullmatch(text):
+            # "6" for a bandwidth is 6 byte/s: a slip, refused as on --set
+            from fractions import Fraction
+
+            from derive.model.parse import unit_example
+
+            like = unit_example(text.strip(), Fraction(int(value.p), int(value.q)), q.dimension, q.display_unit)
+            raise ScenarioError(f"values.{name}.value {text!r} has no unit but {name} is {q.unit}", where=where,
+                                hint=f'write value = "{like}"')
         tied = _tie_source(library, name, entry.get("from"), where)
         # source and note are shown on terminals and in documents: control characters escaped (one line each)
         out[name] = ScenarioValue(name, value, escape_control(entry["source"]), _as_of(entry.get("as_of"), where,

@@ -2,7 +2,8 @@
 
 Chapter 5 of part II ("Beyond the lecture").  A layout that splits a model over chips pays in messages.
 Tensor parallelism (tp) sums partial products after the attention and after the MLP of every layer: two
-all-reduces of the step's activations per layer.  Expert parallelism sends each token to the chips of its
+all-reduces per layer of the activations its group carries (its share of the step's tokens).  Expert
+parallelism sends each token to the chips of its
 routed experts (dispatch) and brings the weighted outputs back (combine), an all-to-all.  Pipeline
 parallelism hands one activation per token from stage to stage.  Each message costs a per-message latency
 plus its bytes over the link's bandwidth: scale-up links (NVLink, ICI) inside one domain of ``chips``,
@@ -1144,8 +1145,8 @@ deepseek_v3_ep32_alltoall_on_infiniband = Claim(
 )
 
 PROSE = (
-    "A layout pays for its split in messages.  Tensor parallelism all-reduces the step's activations twice in "
-    "every layer; a ring all-reduce sends each chip between one and two messages' worth of bytes.",
+    "A layout pays for its split in messages.  Tensor parallelism all-reduces the activations its group carries "
+    "twice in every layer; a ring all-reduce sends each chip between one and two messages' worth of bytes.",
     "{{result:tp_bandwidth_hides_iff}}",
     "The threshold does not depend on the batch: a token brings as much compute as it brings all-reduce bytes.  "
     "The per-message latency is what a batch does pay for.",

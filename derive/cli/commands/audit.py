@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 
 from derive.cli import library_option, positive_int, terminal
 
@@ -189,7 +190,7 @@ def _label(row) -> str:
     return f"line {row.line}"
 
 
-_BARE = __import__("re").compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+_BARE = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
 def _print_table(plan, impossible: list, tight: list, top: int) -> None:

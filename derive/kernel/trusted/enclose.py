@@ -83,7 +83,7 @@ def _ivnum_at(q: sp.Rational, prec: int):
     return _iv.mpf(int(q.p)) / int(q.q)
 
 
-def whole_end(end, *, up: bool = False) -> int | None:
+def whole_end(end: object, *, up: bool = False) -> int | None:
     """The greatest integer at or below (``up``: the least at or above) an interval's end, exactly; None at an
     infinite end.  Not ``mpmath.floor``: it rounds its result to ``mp.prec`` (floor(2**60 - 1/2) came out 2**60)."""
     t = end._mpi_[0] if hasattr(end, "_mpi_") else end._mpf_
