@@ -1,15 +1,14 @@
 """Collectives and the network: all-reduce, all-to-all and point-to-point bytes, and when they hide behind compute
 
-Chapter 5 of part II ("Beyond the lecture").  A layout that splits a model over chips pays in messages.
-Tensor parallelism (tp) sums partial products after the attention and after the MLP of every layer: two
-all-reduces per layer of the activations its group carries (its share of the step's tokens).  Expert
-parallelism sends each token to the chips of its
-routed experts (dispatch) and brings the weighted outputs back (combine), an all-to-all.  Pipeline
-parallelism hands one activation per token from stage to stage.  Each message costs a per-message latency
-plus its bytes over the link's bandwidth: scale-up links (NVLink, ICI) inside one domain of ``chips``,
-scale-out links (InfiniBand, Ethernet) across domains.  A collective run beside the compute (two
-micro-batches, one computing while the other communicates) costs nothing exactly when it is no longer than
-the compute; this chapter says exactly when.
+Chapter 5 of part II ("Beyond the lecture").  A layout that splits a model over chips pays in messages. Tensor
+parallelism (tp) sums partial products after the attention and after the MLP of every layer: two all-reduces
+per layer of the activations its group carries (its share of the step's tokens).  Expert parallelism sends each
+token to the chips of its routed experts (dispatch) and brings the weighted outputs back (combine), an
+all-to-all.  Pipeline parallelism hands one activation per token from stage to stage. Each message costs a
+per-message latency plus its bytes over the link's bandwidth: scale-up links (NVLink, ICI) inside one domain
+of ``chips``, scale-out links (InfiniBand, Ethernet) across domains.  A collective run beside the compute (two
+micro-batches, one computing while the other communicates) costs nothing exactly when it is no longer than the
+compute; this chapter says exactly when.
 
 Main claims:
 - ``network.ring_allreduce_between_one_and_two_messages``: a ring all-reduce sends 2(t − 1)/t times the
