@@ -354,24 +354,22 @@ class Checker:
             idx = next(s.index for s in steps if s.outcome is worst)
             reason = f"derivation step {idx}: {worst.reason or worst.verdict}"
             cex = worst.as_text_counterexample()
+            why = None
             if worst.verdict == "refuted" and not (cex and self.refutes_goal(claim, cex, worst.engine)):
                 # a false step shows the derivation wrong, not the claim: `refuted` is said only with a
                 # counterexample to the claim's own statement, so the claim is unknown, the step's point named
                 at = ", ".join(f"{k} = {v}" for k, v in (cex or {}).items())
-                own = outcome.verdict if outcome.verdict != "proved" else "proved without the derivation"
-                worst = Outcome("unknown", worst.engine,
-                                f"derivation step {idx} is false{f' at {at}' if at else ''}, where the claim's own "
-                                f"statement is not refuted: the derivation does not establish it (the statement "
-                                f"alone: {own})")
-                reason = worst.reason
+                why = f"derivation step {idx} is false{f' at {at}' if at else ''}, where the claim's own statement " \
+                      "is not refuted"
             elif worst.verdict == "inconsistent" and outcome.verdict != "inconsistent":
                 # the step's problem adds what its own expressions need (a definition's domain) to the claim's
                 # hypotheses; contradicting them shows the step meaningless there, not the claim's assumptions
+                why = f"derivation step {idx}'s assumptions contradict each other where the claim's own do not (a " \
+                      "definition it uses is outside its domain there)"
+            if why is not None:
                 own = outcome.verdict if outcome.verdict != "proved" else "proved without the derivation"
                 worst = Outcome("unknown", worst.engine,
-                                f"derivation step {idx}'s assumptions contradict each other where the claim's "
-                                f"own do not (a definition it uses is outside its domain there): the derivation "
-                                f"does not establish it (the statement alone: {own})")
+                                f"{why}: the derivation does not establish it (the statement alone: {own})")
                 reason = worst.reason
         return ClaimResult(
             id=claim.id, title=claim.title, kind=claim_kind(claim), verdict=worst.verdict,
