@@ -135,3 +135,14 @@ def test_a_sweeps_infeasible_note_names_the_bounds_that_fail(capsys):
     out = capsys.readouterr().err  # the CSV on stdout, its notes on stderr
     assert "4 of 5 points are infeasible" in out
     assert "capacity.memory_fits_in_hbm at 4, capacity.context_within_model at 4" in out
+
+
+def test_a_sweep_of_a_whole_count_takes_whole_values(capsys):
+    # a log grid gave 21.88 seq and 5,623.4 token/seq; an integer quantity (a parallel degree) keeps its grid
+    assert main(["sweep", "critical_batch", "--vary", "batch=1 seq:100 seq:4:log"]) == 0
+    assert [line.split(",")[0] for line in capsys.readouterr().out.splitlines()[1:]] == ["1", "5", "22", "100"]
+    assert main(["sweep", "critical_batch", "--vary", "batch=1 seq:5 seq:20"]) == 0
+    captured = capsys.readouterr()
+    assert len(captured.out.splitlines()) == 6 and "the 20 points are 5 whole values" in captured.err
+    assert main(["sweep", "critical_batch", "--vary", "batch=0.2 seq:0.8 seq:3"]) == 2
+    assert "no whole value lies in the range" in capsys.readouterr().err

@@ -126,7 +126,8 @@ GOLDEN_SWEEPS = {
 
 @pytest.mark.parametrize("name", sorted(GOLDEN_SWEEPS))
 def test_a_sweep_no_rule_decides_is_byte_identical_to_before(capsys, name):
-    """The golden files are the output of the engine before input rules entered sweeps."""
+    """The golden files are the output of the engine before input rules entered sweeps (its whole counts, batch,
+    context and chips, rounded to whole values since 2026-11-30)."""
     code, out, err = run_cli(capsys, GOLDEN_SWEEPS[name])
     assert code == 0, err
     assert out == (GOLDEN / name).read_text()

@@ -277,6 +277,18 @@ def parse_axis(library: Library, text: str, *, log: bool = False, default_points
         values = np.geomspace(lo, hi, n)
     else:
         values = np.linspace(lo, hi, n)
+    if q.whole and not q.integer:  # a count (sequences, tokens) takes whole values: 21.88 seq is no batch (an
+        # integer quantity, a parallel degree, keeps its grid: a point off the integers is infeasible and said)
+        whole = float(q.parsed_unit.scale)  # one unit of the count in SI (1 seq is 1)
+        first, last = math.ceil(lo / whole - 1e-9), math.floor(hi / whole + 1e-9)
+        if first > last:
+            raise SweepError(f"--vary {name}: {name} counts whole units, and no whole value lies in the range",
+                             hint=f"widen it to hold a whole number of {unit}")
+        rounded = np.unique(np.clip(np.round(values / whole), first, last)) * whole
+        if len(rounded) < len(values):
+            note = (note + "; " if note else "") + (f"--vary {name}: {name} counts whole units, so the {len(values)} "
+                                                    f"points are {len(rounded)} whole values")
+        values = rounded
     return Axis(name, values, unit, scale, log, note)
 
 
