@@ -533,7 +533,7 @@ class _Groups:
 
 
 _PER_TOKEN = __import__("re").compile(r"\s*/\s*token\s*$")
-_PLAIN = __import__("re").compile(r"([+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)(?: +(\S.*))?")
+_PLAIN = __import__("re").compile(r"([+-]?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)(?: +(\S.*))?")  # ASCII digits, as --set
 
 
 def _read_value(text: str, dim: Dimension, cache: dict) -> Fraction:

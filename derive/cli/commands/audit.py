@@ -190,7 +190,7 @@ def _label(row) -> str:
     return f"line {row.line}"
 
 
-_BARE = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+_BARE = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
 def _print_table(plan, impossible: list, tight: list, top: int) -> None:
