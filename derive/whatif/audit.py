@@ -533,7 +533,8 @@ class _Groups:
 
 
 _PER_TOKEN = __import__("re").compile(r"\s*/\s*token\s*$")
-_PLAIN = __import__("re").compile(r"([+-]?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)(?: +(\S.*))?")  # ASCII digits, as --set
+# ASCII digits, as --set reads them (\d took full-width and Arabic-Indic digits)
+_PLAIN = __import__("re").compile(r"([+-]?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)(?: +(\S.*))?")
 
 
 def _read_value(text: str, dim: Dimension, cache: dict) -> Fraction:
