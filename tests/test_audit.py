@@ -819,3 +819,12 @@ def test_a_tab_separated_header_over_comma_rows_says_so(tmp_path, capsys):
     table.write_text("id\tmodel\thardware\ttpot\nr,llama3-70b,h100-sxm,20 ms\n")
     assert main(["audit", str(table)]) == 2
     assert "the header separates its columns by tabs: every line must" in capsys.readouterr().err
+
+
+def test_an_audit_reads_ascii_digits_as_set_does(tmp_path, capsys):
+    # "３０ ms" (full-width digits) read as 30 ms here, where --set refuses it
+    table = tmp_path / "rows.csv"
+    table.write_text("id,model,hardware,chips,batch,context,tpot\nr,llama3-70b,h100-sxm,8,12,1024,３０ ms\n",
+                     encoding="utf-8")
+    assert main(["audit", str(table)]) == 0
+    assert "cannot read value '３０ ms'" in capsys.readouterr().out
