@@ -448,3 +448,63 @@ def test_an_smt2_certificate_whose_assumptions_hold_nowhere_is_not_confirmed(tmp
     cert.write_text("\n".join(forged) + "\n")
     (result,) = recheck(tmp_path)
     assert result.status == "disagrees" and "false at the witness" in result.reason
+
+
+# a certificate is read by its commands, never by its lines (a second review's forgeries) -------------------------
+
+@pytest.mark.parametrize(("text", "heads"), [
+    ('(assert (> x 0.0))\n(assert\n  (not (> x 5.0)))\n(check-sat)', ["assert", "assert", "check-sat"]),
+    ('(assert (> x 0.0)) (assert(not (> x 5.0)))\n (check-sat)', ["assert", "assert", "check-sat"]),
+    ('; (check-sat)\n(assert (= |a(b| 1.0))\n(check-sat)\n(exit)', ["assert", "check-sat", "exit"]),
+])
+def test_smt2_commands_are_read_as_s_expressions(text, heads):
+    from derive.certify.recheck import commands
+
+    assert [h for h, _, _ in commands(text)] == heads
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ('(set-option :regular-output-channel "victim.txt")\n(check-sat)', "(set-option ...)"),  # truncated a file
+    ('(set-info :source |\n(check-sat)\n|)\n(assert (< x 0.0))\n(check-sat)', "(set-info ...)"),
+    ("(declare-fun f (Real) Real)\n(check-sat)", "a declaration other than a Real or Int constant"),
+    ("(assert (> x 0.0))\n(check-sat)\n(assert (< x 0.0))\n(check-sat)", "not one (check-sat)"),
+    ("(assert (> x 0.0)\n(check-sat)", "unbalanced"),
+])
+def test_smt2_commands_derive_does_not_write_are_refused(text, words):
+    from derive.certify.recheck import commands
+
+    with pytest.raises(ValueError, match=words.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
+        commands(text)
+
+
+@needs_cvc5
+def test_a_goal_assertion_over_two_lines_is_still_the_one_the_witness_replaces(tmp_path):
+    # the witness query dropped the line-initial "(assert (< x 0.0))" and kept the goal false: confirmed
+    from derive.cli import main
+
+    assert main(["check", "batch_optimum", "--certificates", str(tmp_path)]) == 0
+    cert = tmp_path / "batching.batch_optimum.smt2"
+    lines = cert.read_text().splitlines()
+    body = [i for i, line in enumerate(lines) if line.startswith("(assert ")]
+    forged = [*lines[:body[-1]], "(assert (< batch 0.0))", "(assert", "  (not (> batch 1000000.0)))",
+              *lines[body[-1] + 1:]]
+    cert.write_text("\n".join(forged) + "\n")
+    (result,) = recheck(tmp_path)
+    assert result.status == "disagrees" and "false at the witness" in result.reason
+
+
+@pytest.mark.parametrize("node", [
+    {"and": [{"const": False}], "not": {"const": False}},  # read as an and by the replayer, a not by the witness
+    {"or": [{"const": True}], "is_int": ["num", "1/2"]},
+    {},
+])
+def test_a_formula_node_of_two_kinds_is_not_read(tmp_path, node):
+    (result,) = recheck(_witnessed(tmp_path, {"a": "1"}, [node]))
+    assert result.status == "not confirmed" and "kinds" in result.reason, result.reason
+
+
+def test_a_floor_of_a_huge_number_is_read_as_unbounded_at_once(tmp_path):
+    # floor(2**(1e10)) built a gigabyte integer for each of its ends
+    bomb = {"rel": ">=", "lhs": ["floor", ["Pow", ["num", "2"], ["num", "1e10"]]], "rhs": ["num", "0"]}
+    (result,) = recheck(_witnessed(tmp_path, {"a": "1"}, [bomb] * 4))
+    assert result.status == "not confirmed"

@@ -137,10 +137,73 @@ def relax_integers(text: str) -> str | None:
     return out
 
 
+# the commands derive writes into a certificate: anything else (set-option's output channels, which create and
+# truncate files, or its verbosity; set-info; define-fun; push) is not derive's, and is not handed to cvc5
+COMMANDS = ("set-logic", "declare-fun", "assert", "check-sat", "exit")
+
+
+_DECLARED = re.compile(r"\(declare-fun (\S+) \(\) (Real|Int)\)")
+
+
+def commands(text: str) -> list[tuple[str, int, int]]:
+    """The top-level commands of an SMT-LIB2 script as (head, start, end) spans of ``text``, read as S-expressions
+    (comments, strings and |quoted symbols| skipped, never by lines); ``ValueError`` for one derive does not write,
+    for unbalanced parentheses, or for text outside a command."""
+    out: list[tuple[str, int, int]] = []
+    depth, start, i, n = 0, -1, 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == ";":
+            end = text.find("\n", i)
+            i = n if end < 0 else end + 1
+            continue
+        if c in "\"|":  # a string ("" inside is a quote) or a quoted symbol: no parenthesis in it counts
+            close = i + 1
+            while True:
+                close = text.find(c, close)
+                if close < 0:
+                    raise ValueError("an unterminated string or quoted symbol")
+                if c == '"' and text.startswith('""', close):
+                    close += 2
+                    continue
+                break
+            i = close + 1
+            continue
+        if c == "(":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth < 0:
+                raise ValueError("a ')' with no '('")
+            if depth == 0:
+                head = text[start + 1:i].split(None, 1)[0] if text[start + 1:i].split() else ""
+                head = head.split("(", 1)[0]
+                if head not in COMMANDS:
+                    raise ValueError(f"a command derive does not write: ({head} ...)")
+                if head == "declare-fun" and not _DECLARED.fullmatch(text[start:i + 1]):
+                    raise ValueError("a declaration other than a Real or Int constant")
+                out.append((head, start, i + 1))
+        elif depth == 0 and not c.isspace():
+            raise ValueError("text outside a command")
+        i += 1
+    if depth:
+        raise ValueError("unbalanced parentheses")
+    heads = [h for h, _, _ in out]
+    if heads.count("check-sat") != 1 or "assert" in heads[heads.index("check-sat"):]:
+        raise ValueError("not one (check-sat) after every assertion")
+    return out
+
+
 def recheck_one(claim: str, kind: str, text: str, have_cvc5: bool) -> Recheck:
     if kind == "smt2":
         if not have_cvc5:
             return Recheck(claim, "not confirmed", "none", "cvc5 not installed")
+        try:
+            commands(text)
+        except ValueError as err:
+            return Recheck(claim, "not confirmed", "none", f"not a certificate as derive writes one: {err}")
         answer, detail = run_cvc5_capped(text)
         if answer == "unsat":
             return Recheck(claim, "confirmed", "cvc5", "unsat")
@@ -290,14 +353,16 @@ def _smt2_witness(text: str, point: dict) -> tuple[str, str]:
     exponent (facts every real power meets, not its value): a model of it need not be a point of the claim."""
     from derive.certify import smt2
 
-    lines = text.splitlines()
-    checks = [i for i, line in enumerate(lines) if line.strip() == "(check-sat)"]
-    if len(checks) != 1:
-        return "not confirmed", "the certificate has no single (check-sat)"
-    asserts = [i for i, line in enumerate(lines[:checks[0]]) if line.startswith("(assert ")]
+    try:
+        spans = commands(text)
+    except ValueError as err:
+        return "not confirmed", f"not a certificate as derive writes one: {err}"
+    asserts = [(a, b) for head, a, b in spans if head == "assert"]
     if not asserts:
         return "not confirmed", "the certificate asserts nothing"
-    declared = dict(re.findall(r"^\(declare-fun (\S+) \(\) (Real|Int)\)$", text, re.M))
+    goal = asserts[-1]  # the goal false, the last assertion derive writes
+    kept = [text[a:b] for head, a, b in spans if head in ("set-logic", "declare-fun", "assert") and (a, b) != goal]
+    declared = dict(_DECLARED.fullmatch(text[a:b]).groups() for head, a, b in spans if head == "declare-fun")
     if any(n.startswith("|power#") for n in declared):
         return "not confirmed", "the query relaxes a power with a symbolic exponent, so its models are no witness"
     sorts = {n: sort for n, sort in declared.items() if not n.startswith("|root#")}
@@ -312,7 +377,7 @@ def _smt2_witness(text: str, point: dict) -> tuple[str, str]:
         if sorts[name] == "Int" and not v.is_integer:
             return "disagrees", f"the witness gives the integer quantity {name} a fraction"
         fixed.append(f"(assert (= {name} {smt2.integer(int(v)) if sorts[name] == 'Int' else smt2.real(v)}))")
-    query = "\n".join([*lines[:asserts[-1]], *lines[asserts[-1] + 1:checks[0]], *fixed, "(check-sat)", "(exit)"])
+    query = "\n".join([*kept, *fixed, "(check-sat)", "(exit)"])
     answer, detail = run_cvc5_capped(query + "\n")
     if answer == "sat":
         return "confirmed", "cvc5 finds the query's assumptions true at the witness (sat)"

@@ -254,10 +254,11 @@ def exact(e: list, point: dict) -> sp.Rational | None:
         vals = [exact(a, point) for a in args]
         if any(v is None for v in vals):
             return None
-        if head == "Add":
-            return _bounded(sp.Add(*vals))
-        if head == "Mul":
-            return _bounded(sp.Mul(*vals))
+        if head in ("Add", "Mul"):  # one term at a time, each within the budget (2,000 factors of a large number)
+            out = vals[0]
+            for v in vals[1:]:
+                out = _bounded(out + v if head == "Add" else out * v)
+            return out
         return max(vals) if head == "Max" else min(vals)
     if head == "Pow" and args[1][0] == "num":
         n = _rational(args[1][1])
@@ -332,6 +333,8 @@ def replay_witness(certificate: str, point: dict[str, sp.Rational]) -> Replay:
     iv.prec = PRECISION
     try:
         data = json.loads(certificate)
+        for f in data["assumptions"]:
+            well_formed(f)
         quantities = data["quantities"]
         names = [q["name"] for q in quantities]
         if sorted(point) != sorted(names):
@@ -356,12 +359,20 @@ def replay_witness(certificate: str, point: dict[str, sp.Rational]) -> Replay:
         iv.prec = saved
 
 
+MAX_INTEGER_BITS = 100_000  # the largest integer an enclosure's end is floored to (larger: read as unbounded)
+
+
 def _integer_at(end, *, up: bool = False) -> int | None:
     """The integer at or below (``up``: at or above) an enclosure's end, from its exact binary value (None:
     infinite).  mpmath.floor and mpmath.ceil round their result to 53 bits: floor(2**60 - 1/2) is 2**60 there."""
     raw = end._mpi_[0]
     if raw in (mpmath.libmp.finf, mpmath.libmp.fninf, mpmath.libmp.fnan):
         return None
+    sign, man, exp, bits = raw
+    if man and exp + bits > MAX_INTEGER_BITS:  # floor(2**(1e10)) would be a gigabyte: no end, as infinite
+        return None
+    if man and exp + bits <= 0:  # 0 < |x| < 1, however many bits its fraction has
+        return (1 if up else 0) if not sign else (0 if up else -1)
     num, den = mpmath.libmp.to_rational(raw)
     return -(-num // den) if up else num // den
 
@@ -380,11 +391,49 @@ def replay(text: str) -> Replay:
         iv.prec = saved
 
 
+_CONNECTIVES = ("const", "rel", "is_int", "not", "and", "or", "implies", "iff")
+
+
+def well_formed(f: object) -> None:
+    """A JSON formula whose every node is one kind (``{"and": [...], "not": ...}`` read as an and by one reader
+    and a not by another); ``ValueError`` where it is not, expressions' Piecewise conditions included."""
+    if not isinstance(f, dict):
+        raise ValueError("a formula node is not an object")
+    kinds = [k for k in _CONNECTIVES if k in f]
+    if len(kinds) != 1:
+        raise ValueError(f"a formula node of {len(kinds)} kinds ({', '.join(kinds) or 'none'}), not one")
+    kind = kinds[0]
+    if kind == "not":
+        well_formed(f["not"])
+    elif kind in ("and", "or", "implies", "iff"):
+        if not isinstance(f[kind], list) or (kind in ("implies", "iff") and len(f[kind]) != 2):
+            raise ValueError(f"a malformed {kind}")
+        for part in f[kind]:
+            well_formed(part)
+    elif kind in ("rel", "is_int"):
+        for e in ([f["lhs"], f["rhs"]] if kind == "rel" else [f["is_int"]]):
+            _expression_well_formed(e)
+
+
+def _expression_well_formed(e: object) -> None:
+    if not isinstance(e, list) or not e:
+        raise ValueError("an expression is not a list")
+    if e[0] == "Piecewise":
+        for pair in e[1:]:
+            _expression_well_formed(pair[0])
+            well_formed(pair[1])
+    elif e[0] not in ("sym", "num"):
+        for a in e[1:]:
+            _expression_well_formed(a)
+
+
 def _replay(data: dict) -> Replay:
     if data.get("kind") != "interval":
         return Replay("not confirmed", f"no replay rule for a certificate of kind {data.get('kind')!r}")
     if data.get("verdict") == "proved" and data.get("goal") is None:  # its leaves would close on assumptions alone
         return Replay("disagrees", "a proved certificate without a goal")
+    for f in [*data["assumptions"], *([data["goal"]] if data.get("goal") is not None else [])]:
+        well_formed(f)
     symbols = {q["name"]: q["name"] for q in data["quantities"]}
     integer = {symbols[q["name"]] for q in data["quantities"] if q["integer"]}
     box = {symbols[q["name"]]: (_rational(q["low"]), _rational(q["high"])) for q in data["quantities"]}

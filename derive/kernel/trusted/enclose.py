@@ -83,6 +83,9 @@ def _ivnum_at(q: sp.Rational, prec: int):
     return _iv.mpf(int(q.p)) / int(q.q)
 
 
+MAX_WHOLE_BITS = 100_000  # the largest integer an enclosure's end is floored to (larger: read as unbounded)
+
+
 def whole_end(end: object, *, up: bool = False) -> int | None:
     """The greatest integer at or below (``up``: the least at or above) an interval's end, exactly; None at an
     infinite end.  Not ``mpmath.floor``: it rounds its result to ``mp.prec`` (floor(2**60 - 1/2) came out 2**60)."""
@@ -91,6 +94,11 @@ def whole_end(end: object, *, up: bool = False) -> int | None:
         return None
     if t == mpmath.libmp.fnan:
         raise MaybeUndefined("an enclosure end is not a number")
+    sign, man, exp, bits = t
+    if man and exp + bits > MAX_WHOLE_BITS:  # floor(2**(1e10)) would be a gigabyte: unbounded, as infinite (sound)
+        return None
+    if man and exp + bits <= 0:  # 0 < |x| < 1, however many bits its fraction has
+        return (1 if up else 0) if not sign else (0 if up else -1)
     p, q = mpmath.libmp.to_rational(t)
     return -(-p // q) if up else p // q
 
