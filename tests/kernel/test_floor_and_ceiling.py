@@ -114,3 +114,14 @@ def test_replayed_floor_past_53_bits_is_exact():
     upside_down = json.loads(text)
     upside_down["quantities"][0].update(low=str(hi), high=str(lo))
     assert replay.replay(json.dumps(upside_down)).status == "not confirmed"  # was an internal AssertionError
+
+
+def test_an_enclosure_end_is_floored_exactly_or_read_as_unbounded():
+    import mpmath
+
+    from derive.kernel.trusted.enclose import whole_end
+
+    iv = mpmath.iv
+    assert [whole_end(iv.mpf(v).a) for v in ("2.5", "-2.5", "1e-40", "-1e-40")] == [2, -3, 0, -1]
+    assert [whole_end(iv.mpf(v).a, up=True) for v in ("2.5", "-2.5", "1e-40", "-1e-40")] == [3, -2, 1, 0]
+    assert whole_end((iv.mpf(2) ** (10**6)).a) is None  # a million-bit integer is never built: unbounded, sound
