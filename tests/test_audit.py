@@ -777,54 +777,52 @@ def test_a_count_is_suggested_in_whole_units(tmp_path, capsys, whole, needs):
     assert row["metrics"]["latency"][0]["changes"][0]["text"] == needs
 
 
+LLAMA_H100 = "llama3-70b,h100-sxm,8,12,1024"  # model, hardware, chips, batch, context of a row below
+HEADER = "id,model,hardware,chips,batch,context,tpot\n"
+
+
+def _audit(tmp_path, capsys, rows: str, *options: str, header: str = HEADER) -> tuple[int, str, str]:
+    """``derive audit`` of a table of ``rows`` under ``header``: (exit code, stdout, stderr)."""
+    table = tmp_path / "rows.csv"
+    table.write_text(header + rows, encoding="utf-8")
+    code = main(["audit", str(table), *options])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
 def test_a_bare_number_is_shown_with_its_si_unit_and_minus_zero_is_zero(tmp_path, capsys):
     # a bare tpot is read in seconds (documented): the table showed "5" with no unit; -0 ms read "-0x"
-    table = tmp_path / "rows.csv"
-    table.write_text("id,model,hardware,chips,batch,context,tpot\n"
-                     "bare,llama3-70b,h100-sxm,8,12,1024,5\nzero,llama3-70b,h100-sxm,8,12,1024,-0 ms\n")
-    assert main(["audit", str(table)]) == 1
-    out = capsys.readouterr().out
-    assert "  bare  tpot    5 s " in out and "-0x" not in out and " 0x " in out
+    code, out, _ = _audit(tmp_path, capsys, f"bare,{LLAMA_H100},5\nzero,{LLAMA_H100},-0 ms\n")
+    assert code == 1 and "  bare  tpot    5 s " in out and "-0x" not in out and " 0x " in out
 
 
 def test_audit_output_keeps_a_spreadsheet_from_running_a_rows_text(tmp_path, capsys):
     # an id "=cmd|..." went into --out unquoted: a spreadsheet runs it as a formula
-    table = tmp_path / "rows.csv"
-    table.write_text("id,model,hardware,chips,batch,context,tpot\n=cmd|x,llama3-70b,h100-sxm,8,12,1024,20 ms\n")
-    assert main(["audit", str(table), "--out", str(tmp_path / "out.csv")]) == 0
+    code, _, _ = _audit(tmp_path, capsys, f"=cmd|x,{LLAMA_H100},20 ms\n", "--out", str(tmp_path / "out.csv"))
     line = (tmp_path / "out.csv").read_text().splitlines()[1]
-    assert line.startswith("'=cmd|x,") and ",'-" not in line and ",'+" not in line  # numbers keep their sign
+    assert code == 0 and line.startswith("'=cmd|x,") and ",'-" not in line and ",'+" not in line  # numbers kept
 
 
 def test_audit_report_links_only_to_a_folder_or_a_web_address(tmp_path, capsys):
-    table = tmp_path / "rows.csv"
-    table.write_text("id,model,hardware,chips,batch,context,tpot\nr,llama3-70b,h100-sxm,8,12,1024,20 ms\n")
-    assert main(["audit", str(table), "--html", str(tmp_path / "r"), "--site", "javascript:alert(1)//"]) == 2
-    assert "is a javascript: link" in capsys.readouterr().err
-    assert main(["audit", str(table), "--html", str(tmp_path / "r"), "--site", "https://example.org/s"]) == 0
+    row = f"r,{LLAMA_H100},20 ms\n"
+    code, _, err = _audit(tmp_path, capsys, row, "--html", str(tmp_path / "r"), "--site", "javascript:alert(1)//")
+    assert code == 2 and "is a javascript: link" in err
+    assert _audit(tmp_path, capsys, row, "--html", str(tmp_path / "r"), "--site", "https://example.org/s")[0] == 0
 
 
 def test_a_tpot_written_per_token_reads_as_the_time_it_is(tmp_path, capsys):
-    table = tmp_path / "rows.csv"
-    table.write_text("id,model,hardware,chips,batch,context,tpot\n"
-                     "a,llama3-70b,h100-sxm,8,12,1024,30 ms/token\nb,llama3-70b,h100-sxm,8,12,1024,30 ms\n")
-    assert main(["audit", str(table), "--json"]) == 0
-    rows = json.loads(capsys.readouterr().out)["rows"]
-    assert rows[0]["verdict"] == rows[1]["verdict"] == "consistent"
+    code, out, _ = _audit(tmp_path, capsys, f"a,{LLAMA_H100},30 ms/token\nb,{LLAMA_H100},30 ms\n", "--json")
+    rows = json.loads(out)["rows"]
+    assert code == 0 and rows[0]["verdict"] == rows[1]["verdict"] == "consistent"
     assert rows[0]["metrics"] == rows[1]["metrics"]  # was refused: "unit 'ms/token' is s/token"
 
 
 def test_a_tab_separated_header_over_comma_rows_says_so(tmp_path, capsys):
-    table = tmp_path / "rows.csv"
-    table.write_text("id\tmodel\thardware\ttpot\nr,llama3-70b,h100-sxm,20 ms\n")
-    assert main(["audit", str(table)]) == 2
-    assert "the header separates its columns by tabs: every line must" in capsys.readouterr().err
+    code, _, err = _audit(tmp_path, capsys, "r,llama3-70b,h100-sxm,20 ms\n", header="id\tmodel\thardware\ttpot\n")
+    assert code == 2 and "the header separates its columns by tabs: every line must" in err
 
 
 def test_an_audit_reads_ascii_digits_as_set_does(tmp_path, capsys):
     # "３０ ms" (full-width digits) read as 30 ms here, where --set refuses it
-    table = tmp_path / "rows.csv"
-    table.write_text("id,model,hardware,chips,batch,context,tpot\nr,llama3-70b,h100-sxm,8,12,1024,３０ ms\n",
-                     encoding="utf-8")
-    assert main(["audit", str(table)]) == 0
-    assert "cannot read value '３０ ms'" in capsys.readouterr().out
+    code, out, _ = _audit(tmp_path, capsys, f"r,{LLAMA_H100},３０ ms\n")
+    assert code == 0 and "cannot read value '３０ ms'" in out

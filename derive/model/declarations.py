@@ -168,6 +168,12 @@ class Quantity:
         return self.parsed_unit.dimension
 
     @property
+    def unit_si(self) -> sp.Rational:
+        """One unit of the quantity in SI base units (one whole count of a ``whole`` quantity: 1 seq is 1)."""
+        scale = self.parsed_unit.scale
+        return sp.Rational(scale.numerator, scale.denominator)
+
+    @property
     def counted(self) -> bool:
         """Whether it takes whole values (``integer`` or ``whole``)."""
         return self.integer or self.whole

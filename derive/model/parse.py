@@ -224,6 +224,13 @@ def parse_assignment(text: str, *, where: str = "") -> tuple[str, str]:
     return name, value
 
 
+def is_bare_number(text: str) -> bool:
+    """Whether ``text`` is a number with no unit (``6``, ``6e12``, ``1.5k``), as ``parse_value`` reads it: the one
+    test of "a bare number" for files, tables and the command line."""
+    match = _VALUE.fullmatch(text)
+    return match is not None and not match["unit"].strip() and not match["cur"]
+
+
 def parse_value(text: str, dimension: Dimension, *, where: str = "", quantity: str = "",
                 si: bool = True, unit_hint: str | None = None) -> sp.Rational:
     """Parse ``NUMBER [UNIT]`` (or ``A/B [UNIT]``) into an exact rational in SI base units.

@@ -40,7 +40,6 @@ import sympy as sp
 
 from derive.errors import DeriveError, ScenarioError, UnknownNameError, escape_control
 from derive.kernel.logic import Formula, replace
-from derive.model.declarations import Quantity
 from derive.model.library import Library
 from derive.model.numbers import exactify
 from derive.model.units import parse_unit
@@ -440,15 +439,6 @@ _DESCRIBING = frozenset({"name", "title", "description", "source", "as_of", "dat
 DEPLOYMENT_FILE = "deployment.toml"
 
 
-_BARE_NUMBER = __import__("re").compile(r"\s*[+-]?(\d[\d,]*\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
-
-
-def _whole_unit(q: Quantity) -> sp.Rational:
-    """The SI value of one whole unit of a count (``Quantity.whole``): one sequence, one token, one chip."""
-    scale = q.parsed_unit.scale
-    return sp.Rational(scale.numerator, scale.denominator)
-
-
 def _toml_type(value: object) -> str:
     """The TOML word for a parsed value's type (``true`` is a boolean, not Python's ``True``)."""
     if isinstance(value, bool):
@@ -521,7 +511,7 @@ def _input_table_values(library: Library, data: Mapping, where: str, origin: str
 
 
 def _value_table(library: Library, data: Mapping, where: str, origin: str) -> dict[str, ScenarioValue]:
-    from derive.model.parse import parse_value
+    from derive.model.parse import is_bare_number, parse_value
 
     out: dict[str, ScenarioValue] = {}
     values = data.get("values", {})
@@ -566,7 +556,7 @@ def _value_table(library: Library, data: Mapping, where: str, origin: str) -> di
             _as_of(entry["date"], where, f"values.{name}.date")
         text = str(raw)
         value = parse_value(text, q.dimension, where=f"{where}: values.{name}", quantity=name)
-        if not q.dimension.is_dimensionless and value != 0 and _BARE_NUMBER.fullmatch(text):
+        if not q.dimension.is_dimensionless and value != 0 and is_bare_number(text):
             # "6" for a bandwidth is 6 byte/s: a slip, refused as on --set
             from fractions import Fraction
 
@@ -1035,7 +1025,7 @@ def build_scenario(library: Library, *, scenario: str | None = None, hardware: s
             raise ScenarioError(f"{qname} must be {words}, got {_shown_q(library, qname, v.value)}", where=where)
         # a count the proofs read as a real is set in whole units: 1.5 chips is a slip, or a threshold asked about
         # exactly (a margin's end), so it is read as given and said wherever it is used
-        if q.whole and v.value.is_number and not (v.value / _whole_unit(q)).is_integer:
+        if q.whole and v.value.is_number and not (v.value / q.unit_si).is_integer:
             of = "" if q.unit == "1" else f" of {q.unit}"
             notes.append((qname, f"{qname} = {_shown_q(library, qname, v.value)} is not a whole number{of}, read as "
                                  f"given; {qname} counts {q.meaning}"))

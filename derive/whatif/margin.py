@@ -1088,8 +1088,7 @@ def _margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, u
                  value=v.value, eliminated=v.eliminated, instance=claim.instance,
                  infeasible=feasibility(library, scenario).violations)
     if vary in library.quantities and library.quantities[vary].whole and not v.integer:
-        u = library.quantities[vary].parsed_unit.scale
-        out.whole_unit = sp.Rational(u.numerator, u.denominator)
+        out.whole_unit = library.quantities[vary].unit_si
     if vary in library.quantities:  # a bound on the quantity itself that ends the claim's set sooner
         out.limits = [lim for lim in upper_limits(library, scenario, vary)
                       if any(i.high is None or i.high > lim.value for i in intervals)]

@@ -279,7 +279,7 @@ def parse_axis(library: Library, text: str, *, log: bool = False, default_points
         values = np.linspace(lo, hi, n)
     if q.whole and not q.integer:  # a count (sequences, tokens) takes whole values: 21.88 seq is no batch (an
         # integer quantity, a parallel degree, keeps its grid: a point off the integers is infeasible and said)
-        whole = float(q.parsed_unit.scale)  # one unit of the count in SI (1 seq is 1)
+        whole = float(q.unit_si)  # one unit of the count in SI (1 seq is 1)
         first, last = math.ceil(lo / whole - 1e-9), math.floor(hi / whole + 1e-9)
         if first > last:
             raise SweepError(f"--vary {name}: {name} counts whole units, and no whole value lies in the range",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import re
 
 from derive.cli import library_option, positive_int, terminal
 
@@ -190,20 +189,18 @@ def _label(row) -> str:
     return f"line {row.line}"
 
 
-_BARE = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
-
-
 def _print_table(plan, impossible: list, tight: list, top: int) -> None:
     from derive.cli.commands.output import emit
     from derive.errors import escape_control
     from derive.model.display import format_quantity, format_value
+    from derive.model.parse import is_bare_number
 
     def describe(row):
         metric, b = next(((m, b) for m, bs in row.metrics.items() for b in bs if b.status == "impossible"),
                          row.tightest)
         unit = plan.metrics[metric].unit
         measured = escape_control(row.cells.get(metric, ""), limit=30)
-        if _BARE.fullmatch(measured) and unit != "1":  # a bare number is read in SI base units: say which
+        if unit != "1" and is_bare_number(measured):  # a bare number is read in SI base units: say which
             measured = f"{measured} {unit}"
         side = "floor" if b.kind == "floor" else "ceiling"
         detail = ""

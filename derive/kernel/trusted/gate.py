@@ -147,6 +147,11 @@ class Kernel(ProofRoutes, Z3Queries):
             return None
         if not self.symbols:
             return {}
+        if self._witness is None:  # shown non-empty by z3's sat alone: its point, confirmed here, asked only now
+            # (certificates want it; a check does not, so it never pays for the exact evaluation)
+            status, point, _ = self.region_answer(model=True)
+            if status == "sat" and point is not None and self.in_region(point):
+                self._witness = dict(point)
         if self._witness is None or not set(self._witness) >= set(self.symbols):
             return None
         return {s: self._witness[s] for s in self.symbols}
@@ -172,9 +177,9 @@ class Kernel(ProofRoutes, Z3Queries):
         if status == "unsat":
             self._consistency = ("unsat", None)
         elif status == "sat":
-            if plain:  # z3 reads such a region exactly; its point, confirmed here, is a witness certificates carry
+            if plain:  # the point still serves as a witness where the goal's definitions declare conditions
                 ok = True
-                if point is not None and self.in_region(point):
+                if self.declared and self.in_region(point):
                     self._witness = dict(point)
             else:
                 ok = self._confirm(point)
