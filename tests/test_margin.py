@@ -205,6 +205,35 @@ def test_a_margin_that_holds_nowhere_says_whether_the_hypotheses_ever_hold(tmp_p
     assert doc["holds_on"] == [] and doc["hypotheses_nowhere"] is nowhere
 
 
+SHARE = '''
+from derive import Claim, Definition, Quantity, derived, logic
+a = Quantity("part_a", "a", "1", "a part")
+b = Quantity("whole_b", "b", "1", "the whole")
+f = Quantity("share_f", "f", "1", "a share", domain="fraction")
+share = Definition("s.share", title="share", statement="a over b.", source=derived("test"), defines=f,
+                   expr=a.sym / b.sym, domain=logic.gt(b.sym, 0))
+below = Claim("s.below", title="share below 1", statement="the share is below 1.", source=derived("test"),
+              goal=logic.lt(f.sym, 1), instance=True)
+under = Claim("s.under", title="share below 1 for a small part", statement="the same, for a part under 1.",
+              source=derived("test"), hypotheses=[logic.lt(a.sym, 1)], goal=logic.lt(f.sym, 1), instance=True)
+'''
+
+
+@pytest.mark.parametrize(("claim", "verdict"), [("s.below", "unknown"), ("s.under", "inconsistent")])
+def test_margin_at_a_broken_declaration_says_what_check_says(tmp_path, capsys, claim, verdict):
+    # share_f = 3/2 breaks its declared fraction: the claim is not read there (check: unknown), unless a
+    # hypothesis of its own fails too (check: inconsistent)
+    (tmp_path / "s.py").write_text(SHARE)
+    values = ["--library", str(tmp_path), "--set", "part_a=3", "--set", "whole_b=2", "--no-cache", "--json"]
+    assert main(["check", claim, *values]) == 1
+    assert json.loads(capsys.readouterr().out)["claims"][0]["verdict"] == verdict
+    assert main(["margin", claim, "--vary", "part_a", *values]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["verdict_at_value"] == verdict and doc["exact"] == ([["0", "2"]] if claim == "s.below" else [["0", "1"]])
+    assert main(["margin", claim, "--vary", "part_a", *values[:-1]]) == 0
+    assert f"(derive check: {verdict})" in capsys.readouterr().out
+
+
 def test_margin_of_a_count_names_its_whole_values(capsys):
     # chips and batch are counts the proofs read as reals: the margin's real ends, then the whole values inside
     base = ["margin", "capacity.memory_fits_in_hbm", "--model", "llama3-70b", "--hardware", "h100-sxm",

@@ -183,7 +183,10 @@ def compute_thresholds(library: Library, scenario: Scenario, *, verify: bool = T
                                           note="fails for every value of this input" + (
                                               "; at the scenario's value its assumptions contradict each other"
                                               + (f" ({m.outside_domain.words()})" if m.outside_domain else "")
-                                              if m.reading_at_value == "inconsistent" else "")))
+                                              if m.reading_at_value == "inconsistent" else
+                                              "; at the scenario's value it is not read: a definition it reads "
+                                              "breaks what it declares there"
+                                              if m.reading_at_value == "unknown" else "")))
                     continue
                 around = near[0]
             low = around.low if around.low is not None and not (around.low <= 0 and m.domain != "real") else None

@@ -39,6 +39,7 @@ region (``derive.whatif.region``).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import signal
 import sys
@@ -144,6 +145,9 @@ class Margin:
     # at the scenario value, are the hypotheses (domain, assumptions, --assume) true?  False: the check there says
     # ``inconsistent``, not ``refuted``; None: not asked (the claim holds there, or no value)
     hypotheses_at_value: bool | None = None
+    # at the scenario value, only what a definition the goal reads declares of its value fails (a share past 1):
+    # the claim is not read there (check: unknown), the margin's sets being where it is read
+    unread_at_value: bool = False
     instance: bool = True  # an instance claim (checked at the scenario's values); a general one is read as one here
     # ends of the set where the varied quantity's value breaks one of the library's input rules (a non-divisor
     # tensor-parallel degree): what --set would refuse there, and the nearest value inside that it accepts
@@ -171,6 +175,8 @@ class Margin:
             return None
         if self.holds_at_value:
             return "proved"
+        if self.unread_at_value:
+            return "unknown"
         return "inconsistent" if self.hypotheses_at_value is False else "refuted"
 
     @property
@@ -323,7 +329,9 @@ class Margin:
                      "inconsistent": "does NOT hold: its assumptions contradict each other there "
                                      "(derive check: inconsistent)" if self.instance else
                                      "says nothing: its hypotheses fail at this value, and a general claim says "
-                                     "nothing there (derive check decides it where they hold)"}[self.reading_at_value
+                                     "nothing there (derive check decides it where they hold)",
+                     "unknown": "is not read: a definition it reads breaks what it declares there (derive check: "
+                                "unknown)"}[self.reading_at_value
                                                                                                 or "refuted"]
             out.append(f"  scenario value {self.vary} {self._rounded(self.value)}: the claim {state}")
         rounded = [e for i in self.intervals for e in (i.low, i.high) if e is not None and not self._exact(e)]
@@ -920,7 +928,6 @@ def remedy_cells(library: Library, scenario: Scenario, name: str
     the values the remedies give there (``remedies_at`` at a rational point of the cell), each group with the
     scenario at those values and the remedies' notes.  None where no remedy reads ``name``, where every cell gives
     the scenario's own values (the margin is the scenario's), or where an end is irrational."""
-    import dataclasses
 
     from derive.model.scenario import remedies_at, remedy_reads, remedy_targets, values_before_remedies
 
@@ -1019,7 +1026,11 @@ def _margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, u
         scenario, table_notes = with_input_table_defaults(library, scenario, [vary.strip()])
     v = _varied(library, scenario, vary)
     situation = situate(library, scenario)
-    goal, hyps = situation.statement(claim, keep=v.keep, pinned=v.pinned).formula()
+    statement = situation.statement(claim, keep=v.keep, pinned=v.pinned)
+    goal, hyps = statement.formula()
+    # what the goal's definitions declare of their values: read, never assumed (check leaves the claim unknown
+    # where only they fail), though the margin, like the check, reads the claim only where they hold
+    unread = set(hyps) - set(dataclasses.replace(statement, declared=[]).formula()[1])
     solved_at: sp.Expr | None = None
     subst: dict = {}
     reads = True  # whether the statement itself reads the varied value (else: the formula below says)
@@ -1033,9 +1044,12 @@ def _margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, u
         solved_at = solved
         goal = goal.subs(v.replace).subs(subst)
         own = [h.subs(v.replace).subs(subst) for h in hyps]
+        unread = {h.subs(v.replace).subs(subst) for h in unread}
         reads = v.symbol in goal.free_symbols().union(*(h.free_symbols() for h in own))  # before the inverse's
         hyps = [*own, *(h.subs(v.replace).subs(subst) for h in v.extra)] + back
     goal, hyps, eliminated = eliminate_forall(library, claim, goal, hyps, v.symbol)
+    if eliminated:
+        unread = set()  # rewritten by the elimination: every hypothesis read as one
     free = set(goal.free_symbols())
     for h in hyps:
         free |= h.free_symbols()
@@ -1119,6 +1133,14 @@ def _margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, u
     if v.value is not None and not out.holds_at_value:
         conditions = (*dom, *hyps)  # the quantity's domain is a hypothesis too (check: inconsistent outside it)
         out.hypotheses_at_value = _hypotheses_hold(And(conditions) if conditions else None, v)
+        read = [c for c in conditions if c not in unread]
+        if out.hypotheses_at_value is False and len(read) < len(conditions) \
+                and _hypotheses_hold(And(read) if read else None, v):
+            out.hypotheses_at_value = None
+            out.unread_at_value = True
+            unread_break = _domain_at_value(library, scenario, claim, frozenset(v.pinned), declared=True)
+            if unread_break is not None:
+                out.notes.append(f"at the scenario value: {unread_break.words()}; hint: {unread_break.hint()}")
         if out.hypotheses_at_value is False:  # a definition's domain the scenario's values leave: named
             out.outside_domain = _domain_at_value(library, scenario, claim, frozenset(v.pinned))
             if out.outside_domain is not None:
@@ -1131,17 +1153,19 @@ def _margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, u
     return out
 
 
-def _domain_at_value(library: Library, scenario: Scenario, claim: Claim, pinned: frozenset[str]) -> DomainBreak | None:
+def _domain_at_value(library: Library, scenario: Scenario, claim: Claim, pinned: frozenset[str],
+                     declared: bool = False) -> DomainBreak | None:
     """The first definition domain the scenario's values leave, among those the claim's goal, hypotheses and
-    cited assumptions use (``derive.model.evaluate.domain_breaks``); None if none."""
+    cited assumptions use (``derive.model.evaluate.domain_breaks``); ``declared``: instead the first declaration
+    (domain, integrality) of a definition the goal uses that they break; None if none."""
     situation = situate(library, scenario)
     forall = {q.sym for q in claim.forall}
     values = {s: v for s, v in situation.substitution.items() if s not in forall}
     written = [a.relation for aid in library.rests_on(claim)
                if isinstance(a := library.declarations[aid], Assumption) and a.relation is not None]
-    exprs = [e for f in [claim.goal, *claim.hypotheses, *written] for e in f.exprs()]
-    breaks = domain_breaks(library, scenario, exprs, situation.pins_for(claim) | pinned, values, ("domain",),
-                           first=True)
+    exprs = [e for f in [claim.goal, *([] if declared else [*claim.hypotheses, *written])] for e in f.exprs()]
+    breaks = domain_breaks(library, scenario, exprs, situation.pins_for(claim) | pinned, values,
+                           ("declared",) if declared else ("domain",), first=True)
     return breaks[0] if breaks else None
 
 
