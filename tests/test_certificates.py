@@ -508,3 +508,101 @@ def test_a_floor_of_a_huge_number_is_read_as_unbounded_at_once(tmp_path):
     bomb = {"rel": ">=", "lhs": ["floor", ["Pow", ["num", "2"], ["num", "1e10"]]], "rhs": ["num", "0"]}
     (result,) = recheck(_witnessed(tmp_path, {"a": "1"}, [bomb] * 4))
     assert result.status == "not confirmed"
+
+
+TIED = ["batching.batch_optimum", "scaling.exp_equalisation", "scaling.exp_total_cost_expanded",
+        "scaling.chinchilla_optimum_condition", "roofline.hbm_drain_time"]
+
+
+@pytest.fixture(scope="module")
+def tied_folder(tmp_path_factory):
+    """The lecture's certificates of claims of every kind (SMT-LIB2, an interval tree, an identity, an exact
+    evaluation's point, an instance claim), written by check."""
+    from derive.cli import main
+
+    folder = tmp_path_factory.mktemp("tied")
+    assert main(["check", *TIED, "--certificates", str(folder), "--no-cache"]) == 0
+    kinds = {e["claim"]: (e["kind"], e["engine"]) for e in json.loads((folder / "index.json").read_text())
+             ["certificates"]}
+    assert {kinds[c] for c in TIED} == {("smt2", "z3"), ("interval", "interval"), ("identity", "sympy"),
+                                        ("interval", "exact"), ("smt2", "exact")}, kinds
+    return folder
+
+
+def _copy(folder, tmp_path):
+    import shutil
+
+    return shutil.copytree(folder, tmp_path / "copy")
+
+
+def test_recheck_with_the_library_ties_each_certificate_to_its_claim(capsys, tied_folder):
+    code, out, err = _cli(capsys, "recheck", str(tied_folder), "--library", "lecture")
+    assert code == 0, out + err
+    assert "0 disagrees, 0 differ from library lecture at scenario lecture" in out
+    assert "differs " not in out
+
+
+def test_a_certificate_of_the_claim_at_another_scenario_differs(capsys, tied_folder):
+    # the instance claim reads the lecture's bandwidth; at the H100's it states another inequality
+    code, out, _ = _cli(capsys, "recheck", str(tied_folder), "--library", "lecture", "--hardware", "h100-sxm")
+    assert code == 1
+    line = next(x for x in out.splitlines() if "roofline.hbm_drain_time" in x)
+    assert line.startswith("differs") and "its assertions" in line and "names scenario lecture" in line, line
+    assert "1 differ from library lecture at scenario lecture+h100-sxm" in out  # the general claims still tie
+
+
+@pytest.mark.parametrize(("claim", "edit", "words"), [
+    ("batching.batch_optimum", lambda t: "".join(x for i, x in enumerate(t.splitlines(keepends=True))
+                                                 if i != t.splitlines().index(next(y for y in t.splitlines()
+                                                                                  if y.startswith("(assert")))),
+     "in its assertions"),
+    ("batching.batch_optimum", lambda t: t.replace("(check-sat)", "(assert true)\n(check-sat)"),
+     "in its assertions (command 24 of 25: check-sat)"),
+    ("scaling.exp_equalisation", lambda d: {**d, "assumptions": d["assumptions"][:-1]}, "in its assumptions"),
+    ("scaling.exp_equalisation", lambda d: {**d, "quantities": [{**q, "high": q["low"]} for q in d["quantities"]]},
+     "in its quantities"),
+    ("scaling.exp_total_cost_expanded", lambda d: {**d, "rhs": d["lhs"]}, "identity's right side"),
+    ("scaling.chinchilla_optimum_condition", lambda d: {**d, "goal": {**d["goal"], "rel": "<="}}, "in its goal"),
+])
+def test_a_certificate_of_an_edited_statement_differs_from_the_library(tmp_path, tied_folder, claim, edit, words):
+    # a sound proof of another statement (a weaker assumption set, a smaller box) is no proof of the claim
+    from derive.cli.commands.recheck import statements
+
+    folder = _copy(tied_folder, tmp_path)
+    entry = next(e for e in json.loads((folder / "index.json").read_text())["certificates"] if e["claim"] == claim)
+    path = folder / entry["file"]
+    if entry["kind"] == "smt2":
+        path.write_text(edit(path.read_text()))
+    else:
+        path.write_text(json.dumps(edit(json.loads(path.read_text())), indent=1))
+    from derive.cli import build_parser
+    from derive.cli.context import Context
+
+    ctx = Context(build_parser().parse_args(["recheck", str(folder), "--library", "lecture", "--no-cache"]))
+    results = {r.claim: r for r in recheck(folder, statements=statements(ctx, folder), scenario="lecture")}
+    assert results[claim].status == "differs" and words in results[claim].reason, results[claim].reason
+    assert all(r.status != "differs" for c, r in results.items() if c != claim)
+
+
+def test_a_comment_of_an_smt2_certificate_is_no_part_of_its_statement(tmp_path, tied_folder):
+    from derive.certify.recheck import tie
+
+    folder = _copy(tied_folder, tmp_path)
+    path = folder / "batching.batch_optimum.smt2"
+    text = path.read_text()
+    assert tie({"kind": "smt2"}, "; another comment\n" + text.replace("(exit)", "; a note\n(exit)"), text) is None
+    assert "its logic" in tie({"kind": "smt2"}, text.replace("(set-logic QF_", "(set-logic QF_A", 1), text)
+
+
+def test_a_certificate_of_a_claim_the_library_lacks_differs(tmp_path, tied_folder):
+    folder = _copy(tied_folder, tmp_path)
+    statements = {"batching.batch_optimum": KeyError("batching.batch_optimum")}
+    results = {r.claim: r for r in recheck(folder, statements=statements)}
+    assert results["batching.batch_optimum"].status == "differs"
+    assert "states nothing for it (no such claim)" in results["batching.batch_optimum"].reason
+    assert all(r.status == "differs" for r in results.values() if r.claim in TIED)  # none given: nothing to tie to
+
+
+def test_recheck_scenario_options_without_a_library_are_one_line_exit_2(capsys, tied_folder):
+    code, out, err = _cli(capsys, "recheck", str(tied_folder), "--set", "batch=4 seq")
+    assert code == 2 and len(err.splitlines()) == 1 and "--set ties the certificates" in err and "--library" in err

@@ -37,7 +37,7 @@ CVC5_WALL_CAP_S = 20.0
 @dataclass(frozen=True)
 class Recheck:
     claim: str
-    status: str  # confirmed | disagrees | not confirmed
+    status: str  # confirmed | disagrees | not confirmed | differs (not the library's claim, where one is given)
     checker: str  # cvc5 | replay | none
     reason: str
 
@@ -402,10 +402,61 @@ def _read_witness(folder: Path, name: object) -> str:
         return _NO_WITNESS + err.message
 
 
-def recheck(folder: str | Path, workers: int = 1) -> list[Recheck]:
+def tie(entry: dict, text: str, expected: str | dict) -> str | None:
+    """Where the certificate ``text`` does not state ``expected`` (``derive.certify.writer.statement_of`` of the
+    library's claim), which part differs, in words; None where it states it.  An SMT-LIB2 certificate is compared
+    command by command (comments aside), a JSON one by its statement's keys."""
+    if entry["kind"] == "smt2":
+        if not isinstance(expected, str):
+            return "the library's claim has a JSON certificate, this one is SMT-LIB2"
+        try:
+            got, want = ([t[a:b] for _, a, b in commands(t)] for t in (text, expected))
+        except ValueError as err:
+            return f"not a certificate as derive writes one: {err}"
+        if got == want:
+            return None
+        first = next((i for i, (g, w) in enumerate(zip(got, want, strict=False)) if g != w), min(len(got), len(want)))
+        if first >= min(len(got), len(want)):
+            return f"it has {len(got)} commands, the library's claim {len(want)}"
+        head = re.match(r"\(([^\s()]+)", want[first]).group(1)  # commands() read each as one
+        part = {"set-logic": "its logic", "declare-fun": "its quantities"}.get(head, "its assertions")
+        return f"it differs from the library's claim in {part} (command {first + 1} of {len(want)}: {head})"
+    if not isinstance(expected, dict):
+        return "the library's claim has an SMT-LIB2 certificate, this one is JSON"
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return "the certificate is not JSON"
+    if not isinstance(data, dict):
+        return "the certificate is not a JSON object"
+    differ = [key for key in expected if data.get(key) != expected[key]]
+    if not differ:
+        return None
+    words = {"quantities": "its quantities (their integrality or box)", "assumptions": "its assumptions",
+             "goal": "its goal", "lhs": "its identity's left side", "rhs": "its identity's right side"}
+    return "it differs from the library's claim in " + " and ".join(words.get(k, k) for k in differ)
+
+
+def stated_scenario(entry: dict, text: str) -> str | None:
+    """The scenario a certificate names (its first comment line, or its JSON ``scenario``), or None."""
+    if entry["kind"] == "smt2":
+        found = re.search(r"^; derive certificate \([^)]*\): claim \S+, scenario (.+)$", text[:4096], re.M)
+        return found.group(1) if found else None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return data.get("scenario") if isinstance(data, dict) and isinstance(data.get("scenario"), str) else None
+
+
+def recheck(folder: str | Path, workers: int = 1, statements: dict[str, str | dict | Exception] | None = None,
+            scenario: str | None = None) -> list[Recheck]:
     """Re-check every certificate of ``folder`` (in the index's order, on up to ``workers`` processes: each
     answer depends only on its certificate); the claims without a certificate come back ``not confirmed``
-    with why."""
+    with why.  ``statements``: what the library states for each claim of the folder at the scenario (``tie``; an
+    exception where it states nothing: not a claim of the library, a statement the kernel refuses): a
+    certificate that states anything else ``differs``, whatever its proof (and where it names another
+    ``scenario`` than the library's, its reason says so)."""
     from derive.checking.parallel import run_tasks
 
     certs, skipped = entries(folder)
@@ -422,6 +473,16 @@ def recheck(folder: str | Path, workers: int = 1) -> list[Recheck]:
         if header:
             tasks.append(functools.partial(Recheck, e["claim"], *header))
             continue
+        if statements is not None:
+            expected = statements.get(e["claim"], KeyError(e["claim"]))
+            differs = (f"the library states nothing for it ({_words(expected)})" if isinstance(expected, Exception)
+                       else tie(e, text, expected))
+            if differs is not None:
+                named = stated_scenario(e, text)
+                if scenario is not None and named is not None and named != scenario:
+                    differs += f" (the certificate names scenario {escape_control(named, limit=200)})"
+                tasks.append(functools.partial(Recheck, e["claim"], "differs", "library", differs))
+                continue
         witness = None
         if e["verdict"] == "proved" and "witness" in e:
             witness = _read_witness(Path(folder), e["witness"])
@@ -429,3 +490,9 @@ def recheck(folder: str | Path, workers: int = 1) -> list[Recheck]:
     out = [r for r in run_tasks(tasks, workers) if isinstance(r, Recheck)]
     return out + [Recheck(claim, "not confirmed", "none", f"no certificate: {why}")
                   for claim, why in sorted(skipped.items())]
+
+
+def _words(err: Exception) -> str:
+    if isinstance(err, KeyError):
+        return "no such claim"
+    return getattr(err, "message", None) or str(err)

@@ -88,15 +88,10 @@ def _certificate(claim: str, scenario: str, problem: Problem, outcome: Outcome) 
         raise CertificateError(f"claim {claim}: the kernel refuses the statement ({err})") from None
     if outcome.engine == "interval":
         return _interval(claim, scenario, k, outcome), k
-    if outcome.verdict == "inconsistent":
-        assertions = list(k.region)
-        what = "unsat of this query: the assumptions (hypotheses, their side conditions, bounds, integrality) " \
-               "contradict each other"
-    else:
-        failing = Or((Not(k.goal), *(Not(sc.condition) for sc in formula_side_conditions(k.goal))))
-        assertions = [*k.region, failing]
-        what = "unsat of this query: wherever the assumptions hold, the goal is defined (every side condition) " \
-               "and true"
+    assertions = _assertions(k, outcome.verdict)
+    what = ("unsat of this query: the assumptions (hypotheses, their side conditions, bounds, integrality) "
+            "contradict each other" if outcome.verdict == "inconsistent" else
+            "unsat of this query: wherever the assumptions hold, the goal is defined (every side condition) and true")
     comments = _header(claim, scenario, outcome, what)
     if outcome.engine == "sympy" and isinstance(k.goal, Rel):
         comments.append(f"identity: {sp.sstr(k.goal.lhs)} - ({sp.sstr(k.goal.rhs)}) is 0 by sympy's "
@@ -119,6 +114,52 @@ def _certificate(claim: str, scenario: str, problem: Problem, outcome: Outcome) 
                 "smt2": f"not written: {err.message}"}), k
         raise CertificateError(f"claim {claim}: no certificate ({err.message})") from None
     return Certificate(claim, outcome.verdict, outcome.engine, "smt2", text), k
+
+
+def _assertions(k: Kernel, verdict: str) -> list[Formula]:
+    """What an SMT-LIB2 certificate asserts: the region, and for ``proved`` the goal false or undefined."""
+    if verdict == "inconsistent":
+        return list(k.region)
+    return [*k.region, Or((Not(k.goal), *(Not(sc.condition) for sc in formula_side_conditions(k.goal))))]
+
+
+def statement_of(problem: Problem, verdict: str, engine: str, kind: str) -> str | dict:
+    """What a certificate of ``kind`` for ``verdict`` by ``engine`` on ``problem`` states, its proof left out:
+    an ``smt2`` one's query (its comments aside, the same commands); a JSON one's quantities (integrality and
+    box), assumptions and goal, an identity's two sides too.  A re-check compares a certificate's statement with
+    it to tie the certificate to a library's claim (``derive.certify.recheck.tie``); no proof search is run.
+    ``CertificateError`` where the kernel refuses the problem or the kind cannot state it."""
+    try:
+        k = Kernel(problem)
+    except Refused as err:
+        raise CertificateError(f"the kernel refuses the statement ({err})") from None
+    outcome = Outcome(verdict, engine)
+    if kind == "smt2":
+        return smt2.query(k.symbols, k.integer, _assertions(k, verdict))
+    if kind == "identity":
+        if not isinstance(k.goal, Rel):
+            raise CertificateError("the goal is no single relation, so no identity states it")
+        return {**_claim_statement(k, outcome, {}), "lhs": sp.srepr(k.goal.lhs), "rhs": sp.srepr(k.goal.rhs)}
+    if kind != "interval":
+        raise CertificateError(f"no statement for a certificate of kind {kind!r}")
+    if engine == "interval":
+        if not set(k.symbols) <= set(k.bounds):
+            raise CertificateError("a quantity without bounds, so no box for an interval proof")
+        box = {s: k.bounds[s] for s in k.symbols}
+    else:  # an exact evaluation's one-point box
+        point = k.fixed_point()
+        if point is None:
+            raise CertificateError("the hypotheses fix no point for an exact evaluation's box")
+        box = {s: (v, v) for s, v in point.items()}
+    return _claim_statement(k, outcome, box)
+
+
+STATED = ("quantities", "assumptions", "goal")  # a JSON certificate's statement (``statement_of``), by key
+
+
+def _claim_statement(k: Kernel, outcome: Outcome, box: Mapping[sp.Symbol, tuple[sp.Rational, sp.Rational]]) -> dict:
+    data = _statement("", "", k, outcome, box)
+    return {key: data[key] for key in STATED}
 
 
 # JSON certificates --------------------------------------------------------------------------------------
