@@ -14,6 +14,7 @@ from libtools import one_error_line, run_cli
 
 from derive.errors import ScenarioError
 from theorems.configs import model_values, param_breakdown
+from theorems.configs.reader import checkpoint_bytes_per_param
 
 CONFIGS = Path(__file__).parent / "fixtures" / "configs"
 LLAMA_31_8B = json.loads((CONFIGS / "llama-3.1-8b.json").read_text())
@@ -61,7 +62,8 @@ def test_group_scales_reproduce_the_kimi_k25_checkpoint() -> None:
     experts = 60 * 384 * 3 * 7168 * 2048
     assert pb.routed_experts == experts
     by_hand = experts * (Fraction(1, 2) + Fraction(2, 32)) + (pb.total - experts) * 2
-    assert values["bytes_per_param"].value * pb.total == by_hand
+    assert checkpoint_bytes_per_param(KIMI_K25) * pb.total == by_hand
+    assert values["bytes_per_param"].value * pb.total < by_hand  # the mean over what a step reads: no embedding
     size = (by_hand + _kimi_k25_tensors_not_counted()) / 2**30
     assert float(size) == pytest.approx(554.27, abs=0.005)
 
@@ -95,7 +97,9 @@ def test_bytes_per_weight_with_group_scales(quant: dict, per_weight: Fraction) -
     config = LLAMA_31_8B | {"quantization_config": quant}
     pb, values = param_breakdown(config), model_values(config)
     kept = pb.embedding + pb.lm_head  # both stay bf16 (embeddings are never quantized here, lm_head is ignored)
-    assert values["bytes_per_param"].value * pb.total == (pb.total - kept) * per_weight + 2 * kept
+    assert checkpoint_bytes_per_param(config) * pb.total == (pb.total - kept) * per_weight + 2 * kept
+    # a decode step reads the output head and the layers, never the input table whole: the floors' mean is theirs
+    assert values["bytes_per_param"].value * pb.active == (pb.active - pb.lm_head) * per_weight + 2 * pb.lm_head
 
 
 def test_kv_only_compressed_tensors_keeps_the_weights() -> None:
@@ -152,4 +156,6 @@ def test_bitsandbytes_skip_modules_stay_unquantized() -> None:
     pb, values = param_breakdown(config), model_values(config)
     kept = pb.embedding + pb.lm_head + pb.attention
     per_weight = Fraction(1, 2) + Fraction(4, 64)
-    assert values["bytes_per_param"].value * pb.total == (pb.total - kept) * per_weight + 2 * kept
+    assert checkpoint_bytes_per_param(config) * pb.total == (pb.total - kept) * per_weight + 2 * kept
+    read = pb.lm_head + pb.attention
+    assert values["bytes_per_param"].value * pb.active == (pb.active - read) * per_weight + 2 * read

@@ -22,6 +22,7 @@ from derive.errors import ScenarioError
 from derive.model.evaluate import evaluate
 from derive.model.scenario import build_scenario
 from theorems.configs import kv_layout, load_config_json, model_values, param_breakdown
+from theorems.configs.reader import checkpoint_bytes_per_param
 
 CONFIGS = Path(__file__).parent / "fixtures" / "configs"
 
@@ -302,8 +303,13 @@ def test_gpt_oss_mxfp4_bytes_per_param() -> None:
     pb, values = param_breakdown(config), model_values(config)
     # experts in MXFP4 (4.25 bits); attention, routers, embedding and head in bf16 (modules_to_not_convert)
     expected = Fraction(pb.routed_experts * 17, 32) + 2 * (pb.total - pb.routed_experts)
-    assert values["bytes_per_param"].value == expected / pb.total
+    assert checkpoint_bytes_per_param(config) == expected / pb.total
     assert 60e9 < float(expected) < 66e9  # the checkpoint is about 65 GB
+    # a step reads the head, attention and routers (bf16) and between one token's experts and all of them: the
+    # least mean over those sets (all of them, here) keeps the floors below what any step reads
+    wide = pb.lm_head + pb.attention + pb.router
+    read = wide * 2 + Fraction(pb.routed_experts * 17, 32)
+    assert values["bytes_per_param"].value == read / (wide + pb.routed_experts)
     assert "bytes_per_param" in values and values["bytes_per_param"].native
 
 
@@ -312,7 +318,8 @@ def test_deepseek_fp8_block_scales() -> None:
     pb, values = param_breakdown(config), model_values(config)
     kept = pb.embedding + pb.lm_head + pb.router
     expected = (pb.total - kept) * (1 + Fraction(4, 128 * 128)) + 2 * kept
-    assert values["bytes_per_param"].value == expected / pb.total
+    assert checkpoint_bytes_per_param(config) == expected / pb.total
+    assert values["bytes_per_param"].value < expected / pb.total  # the step never reads the input table whole
     assert values["bytes_per_kv_element"].value == 2  # the cache stays in bf16
 
 
@@ -326,7 +333,8 @@ def test_int_and_fp8_quantization(quant: dict, per_weight: Fraction) -> None:
     config = _config("llama-3.1-8b.json") | {"quantization_config": quant}
     pb, values = param_breakdown(config), model_values(config)
     kept = pb.embedding + pb.lm_head
-    assert values["bytes_per_param"].value == ((pb.total - kept) * per_weight + 2 * kept) / pb.total
+    assert checkpoint_bytes_per_param(config) == ((pb.total - kept) * per_weight + 2 * kept) / pb.total
+    assert values["bytes_per_param"].value * pb.active == (pb.active - pb.lm_head) * per_weight + 2 * pb.lm_head
     assert values["kv_bytes_per_token"].value == 131_072  # the KV cache is not quantized by these
 
 
@@ -646,14 +654,14 @@ def test_bytes_per_weight_reproduce_quantized_checkpoints(scheme: str) -> None:
     config, gib = QUANTIZED[scheme]
     config = _config(config) if isinstance(config, str) else config
     values = model_values(config)
-    size = values["bytes_per_param"].value * values["params_total"].value / 2**30
+    size = checkpoint_bytes_per_param(config) * values["params_total"].value / 2**30
     assert float(size) == pytest.approx(gib, rel=0.003)
     # and by hand, for the AWQ file: 4-bit weights, an FP16 scale and a 4-bit zero per 128 in every linear
     # layer; embedding and head at float16
     if scheme == "awq":
         linear = 64 * (5120 * 8192 + 2 * 5120 * 1024 + 8192 * 5120 + 3 * 5120 * 25600)
         by_hand = linear * (Fraction(1, 2) + Fraction(2 + Fraction(1, 2), 128)) + 2 * 151936 * 5120 * 2
-        assert values["bytes_per_param"].value * values["params_total"].value == by_hand
+        assert checkpoint_bytes_per_param(config) * values["params_total"].value == by_hand
 
 
 # --------------------------------------------------------------------------------------------------
@@ -852,10 +860,10 @@ def test_compressed_tensors_ignore_list_names_modules_not_biases() -> None:
                    "model.layers.11.self_attn.k_proj.bias", "model.layers.52.mlp.gate",
                    "model.layers.29.mlp.gate.e_score_correction_bias", "lm_head", "model.norm"]}
     config = _config("glm-4.5.json") | {"quantization_config": quant}
-    pb, values = param_breakdown(config), model_values(config)
+    pb = param_breakdown(config)
     kept = 151552 * 5120 * 2 + 89 * 5120 * 160  # embedding and head, the 89 MoE layers' routers, at bf16
     assert pb.embedding + pb.lm_head + pb.router == kept
-    assert values["bytes_per_param"].value * pb.total == (pb.total - kept) * 1 + kept * 2
+    assert checkpoint_bytes_per_param(config) * pb.total == (pb.total - kept) * 1 + kept * 2
     # gpt-oss names its whole attention blocks: those stay at bf16
     oss = model_values(_config("gpt-oss-20b.json"))
     assert "attention" in oss["bytes_per_param"].note

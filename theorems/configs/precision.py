@@ -34,6 +34,7 @@ class Precision:
     bytes_per_kv_element: Fraction | None
     kv_note: str
     notes: tuple[str, ...]
+    checkpoint: Fraction | None = None  # the mean over every weight (the file's size), where bytes_per_param is less
 
 
 def dtype(cfg: Mapping[str, Any], where: str) -> tuple[str | None, Fraction | None]:
@@ -116,7 +117,7 @@ def precision(cfg: Mapping[str, Any], pb: ParamBreakdown, where: str) -> Precisi
               "per_layer_inputs": pb.per_layer_inputs}
     if q is None:
         return Precision(weight_base, f"torch_dtype {name}: {num(weight_base)} B per weight", kv_bytes, kv_note,
-                          tuple(notes))
+                          tuple(notes), checkpoint=weight_base)
     method = str(q.get("quant_method") or q.get("quant_algo") or "").lower()
     if method == "modelopt" and str(q.get("quant_algo") or "").upper() == "FP8":
         method = "fp8"  # ModelOpt's FP8: one byte per weight, as the flat form {"quant_algo": "FP8"} reads
@@ -212,7 +213,7 @@ def precision(cfg: Mapping[str, Any], pb: ParamBreakdown, where: str) -> Precisi
         kv_bytes, kv_note = Fraction(1), "kv_cache_quant_algo FP8: 1 byte per cached element"
     if weights_untouched:  # only the KV cache (kv_cache_scheme): the weights keep the model's datatype
         return Precision(weight_base, f"torch_dtype {name}: {num(weight_base)} B per weight (quantization_config "
-                                      "quantizes no weight)", kv_bytes, kv_note, tuple(notes))
+                                      "quantizes no weight)", kv_bytes, kv_note, tuple(notes), checkpoint=weight_base)
     if quant_bytes is None:
         # a scheme not modelled here: its bytes per weight would be a guess, and the model's datatype is not it
         raise ScenarioError(f"quantization_config: quant_method {q.get('quant_method', q.get('quant_algo'))!r} is "
@@ -226,7 +227,39 @@ def precision(cfg: Mapping[str, Any], pb: ParamBreakdown, where: str) -> Precisi
     kept = ", ".join(sorted(k for k in keep if groups.get(k))) or "nothing"
     note = (f"{num(quantized)} weights in {what} at {num(quant_bytes)} B + {num(plain)} ({kept}) at "
             f"{num(weight_base)} B = {float(mean):.4g} B per weight on average")
-    return Precision(mean, note, kv_bytes, kv_note, tuple(notes))
+    read = _read_mean(pb, keep, quant_bytes, weight_base)
+    if read is not None and read < mean:
+        # the floors multiply the weights a step reads by bytes_per_param: the checkpoint's mean counts the lookup
+        # tables (kept wide, never read whole), so it sits above what a step reads; the smaller mean keeps them
+        # floors, and makes the weights' memory a lower bound
+        note = (f"{float(read):.4g} B per weight a decode step reads (whatever share of the routed experts it "
+                f"reads); the checkpoint's mean over every weight, {float(mean):.4g} B ({note.rsplit(' = ', 1)[0]}), "
+                f"counts its lookup tables, kept at {num(weight_base)} B and never read whole: the weights' memory, "
+                f"params_total x bytes_per_param, is then {_gb(pb.total * (mean - read))} low, a lower bound")
+        return Precision(read, note, kv_bytes, kv_note, tuple(notes), checkpoint=mean)
+    return Precision(mean, note, kv_bytes, kv_note, tuple(notes), checkpoint=mean)
+
+
+def _read_mean(pb: ParamBreakdown, keep: set[str], quant_bytes: Fraction, weight_base: Fraction) -> Fraction | None:
+    """The least mean bytes per weight over the weights a decode step reads: the output head and every multiplied
+    weight, with one token's routed experts or every routed expert (the mean moves monotonically between them as
+    the step reads more experts); the lookup tables (input, per-layer and position embeddings) left out.  None for
+    a model with no such weight."""
+    def width(group: str) -> Fraction:
+        return weight_base if group in keep else quant_bytes
+
+    head = (pb.embedding, "embedding") if pb.tied else (pb.lm_head, "lm_head")
+    always = [head, (pb.attention, "attention"), (pb.dense_mlp, "dense"), (pb.shared_experts, "shared"),
+              (pb.router, "router"), (pb.per_layer_inputs, "per_layer_inputs")]
+    count = sum(n for n, _ in always)
+    weight = sum(n * width(g) for n, g in always)
+    means = [(weight + e * width("experts")) / (count + e)
+             for e in (pb.routed_experts_active, pb.routed_experts) if count + e > 0]
+    return min(means) if means else None
+
+
+def _gb(size: Fraction) -> str:
+    return f"{float(size) / 1e9:.3g} GB"
 
 
 def _compressed_weights(w: Mapping[str, Any], weight_base: Fraction, where: str) -> tuple[Fraction, str]:

@@ -38,6 +38,14 @@ def param_breakdown(config: Mapping[str, Any], *, where: str = "config") -> Para
     return _analyse(config, where).params
 
 
+def checkpoint_bytes_per_param(config: Mapping[str, Any], *, where: str = "config") -> Fraction | None:
+    """The checkpoint's mean bytes per weight over every weight, lookup tables included (its weights' size over
+    ``ParamBreakdown.total``), where the config names its datatype; ``model_values``' ``bytes_per_param`` is the
+    mean over the weights a decode step reads, which is at most this."""
+    a = _analyse(config, where)
+    return precision(a.cfg, a.params, a.where).checkpoint
+
+
 def kv_layout(config: Mapping[str, Any], *, where: str = "config") -> KVLayout:
     """The config's KV cache by layer kind."""
     return _analyse(config, where).kv
