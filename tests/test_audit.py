@@ -224,6 +224,42 @@ def test_malformed_json_line_names_its_line(tmp_path, capsys):
     assert "line 2: not a JSON object" in capsys.readouterr().err
 
 
+def test_json_lines_name_their_own_columns(tmp_path, capsys):
+    # the columns were the first line's: a second line's bytes_per_param was dropped (its row held to 2-byte
+    # weights: a 3.5 ms step called impossible against 5.19 ms), and its tokens_per_s left the row unchecked
+    base = {"model": "llama3-70b", "hardware": "h100-sxm", "chips": 8, "batch": 1}
+    table = tmp_path / "t.jsonl"
+    table.write_text("\n".join(json.dumps({"id": i, **base, **extra}) for i, extra in [
+        ("bf16", {"tpot": "30 ms"}), ("int4", {"bytes_per_param": 0.5, "tpot": "3.5 ms"}),
+        ("fast", {"tokens_per_s": "900000 tok/s"})]) + "\n")
+    assert main(["audit", str(table), "--json"]) == 1
+    rows = {r["cells"]["id"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
+    assert rows["int4"]["verdict"] == "consistent" and rows["fast"]["verdict"] == "impossible"
+    table.write_text(json.dumps({"id": "a", **base, "tpot": "30 ms"}) + "\n"
+                     + json.dumps({"id": "b", **base, "bogus": 1, "tpot": "30 ms"}) + "\n")
+    assert main(["audit", str(table)]) == 2
+    assert "line 2: unknown column 'bogus'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("cell", "read"), [("30,5 ms", "30.5 ms"), ("1.500,5 ms", "1500.5 ms"), ("7.5 ms", "7.5 ms"),
+                                          ("-0,25", "-0.25"), ("h100-sxm", "h100-sxm"), ("12", "12")])
+def test_a_semicolon_table_reads_the_comma_as_the_decimal_mark(cell, read):
+    from derive.whatif.audit import _decimal_comma
+
+    assert _decimal_comma(cell, 2, "t.csv") == read
+
+
+@pytest.mark.parametrize(("cell", "words"), [("1.500 ms", "could be 1500 (a point grouping thousands) or 1.5"),
+                                             ("1,5,5", "decimal comma"), ("15.00,5", "decimal comma")])
+def test_a_semicolon_tables_ambiguous_number_is_one_line(tmp_path, capsys, cell, words):
+    # 1.500 from a spreadsheet whose comma is the decimal mark is 1500: read as 1.5 ms it was "impossible"
+    table = tmp_path / "t.csv"
+    table.write_text(f"model;hardware;chips;batch;tpot\nllama3-70b;h100-sxm;8;1;{cell}\n")
+    assert main(["audit", str(table)]) == 2
+    err = capsys.readouterr().err
+    assert "line 2: " in err and words in err and err.count("\n") == 1, err
+
+
 def test_file_over_the_cap_is_refused_before_reading(tmp_path, capsys, monkeypatch):
     import derive.whatif.audit as audit
 

@@ -40,7 +40,8 @@ import csv
 import io
 import json
 import math
-from collections.abc import Iterable, Iterator
+import re
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -308,6 +309,18 @@ class RawRow:
     cells: dict[str, str]
 
 
+class Header(list):
+    """A table's column names, in order, and the line that first names each (a CSV's header line, 1; a JSON-lines
+    table's first line with that key), for errors about a column."""
+
+    def __init__(self, names: Iterable[str], lines: Mapping[str, int] | None = None) -> None:
+        super().__init__(names)
+        self.lines = dict(lines or {})
+
+    def line_of(self, name: str) -> int:
+        return self.lines.get(name, 1)
+
+
 def _open(path: str, stdin: IO[str] | None) -> tuple[IO[str], str]:
     if path == "-":
         import sys
@@ -355,6 +368,33 @@ def _cell(value: object, line: int, column: str, where: str) -> str:
         raise AuditInputError(f"line {line}, column '{column}': a value must be text or a number, "
                               f"got {type(value).__name__}", where=where)
     return value if isinstance(value, str) else repr(value)
+
+
+_LOCALE_NUMBER = re.compile(r"([-+]?)(\d[\d.,]*)(?![\d.,])(.*)", re.S)
+
+
+def _decimal_comma(cell: str, line: int, where: str) -> str:
+    """A cell of a semicolon table (a spreadsheet's export where the comma is the decimal mark) with its number in
+    derive's form: ``30,5 ms`` is 30.5 ms and ``1.500,5`` is 1500.5 (points group thousands); ``1.5`` has no other
+    reading; ``1.500`` could be 1.5 or 1,500, so it is refused.  A cell that starts with no digit is as written."""
+    match = _LOCALE_NUMBER.fullmatch(cell)
+    if match is None:
+        return cell
+    sign, number, rest = match.groups()
+    grouped = re.fullmatch(r"\d{1,3}(\.\d{3})+", number.split(",", 1)[0]) is not None
+    if "," in number:
+        whole, _, fraction = number.partition(",")
+        if "," in fraction or "." in fraction or ("." in whole and not grouped):
+            raise AuditInputError(f"line {line}: cannot read '{escape_control(cell, limit=60)}' as a number with a "
+                                  "decimal comma", where=where,
+                                  hint="in a semicolon table write 1500,5 or 1.500,5 (a point groups thousands)")
+        return f"{sign}{whole.replace('.', '')}.{fraction}{rest}"
+    if grouped:
+        raise AuditInputError(f"line {line}: '{escape_control(cell, limit=60)}' in a semicolon table could be "
+                              f"{number.replace('.', '')} (a point grouping thousands) or {float(number):g} (a "
+                              "decimal point)", where=where,
+                              hint="write a decimal with a comma (1,5) and a number without thousands points (1500)")
+    return cell
 
 
 MAX_HEADER_CHARS = 1 << 20  # a header (or a JSON-lines table's first row) this long is no table
@@ -406,7 +446,10 @@ def read_rows(path: str, *, fmt: str | None = None, stdin: IO[str] | None = None
                                               where=where, hint=f"the header separates its columns by {sep}: every "
                                                                 "line must" if sep else
                                               "quote a value that contains a comma (or close an open quote)")
-                    yield RawRow(line, dict(zip(header, (v.strip() for v in values), strict=True)))
+                    cells = (v.strip() for v in values)
+                    if delimiter == ";":  # a spreadsheet's export where the comma is the decimal mark
+                        cells = (_decimal_comma(v, line, where) for v in cells)
+                    yield RawRow(line, dict(zip(header, cells, strict=True)))
             except csv.Error as err:
                 raise AuditInputError(f"line {reader.line_num + 1}: not CSV ({err})", where=where) from None
             except UnicodeDecodeError:
@@ -432,22 +475,23 @@ def read_rows(path: str, *, fmt: str | None = None, stdin: IO[str] | None = None
             raise AuditInputError(f"line {line}: not a JSON object", where=where)
         return {str(k): _cell(v, line, str(k), where) for k, v in obj.items()}
 
-    head = parse(first, 1)
-    header = list(head)
-
-    def jrows() -> Iterator[RawRow]:
-        try:
-            yield RawRow(1, head)
-            for n, text in enumerate(stream, start=2):
-                if text.strip():
-                    yield RawRow(n, parse(text, n))
-        except UnicodeDecodeError:
-            raise AuditInputError("the file is not UTF-8 text", where=where, hint=NOT_UTF8_HINT) from None
-        finally:
-            if path != "-":
-                stream.close()
-
-    return header, jrows()
+    # every line is read first: a JSON line names its own columns, and the table's are those of every line (a
+    # bytes_per_param only the second line gives was dropped, the row held to the model's own datatype)
+    rows = [RawRow(1, parse(first, 1))]
+    try:
+        for n, text in enumerate(stream, start=2):
+            if text.strip():
+                rows.append(RawRow(n, parse(text, n)))
+    except UnicodeDecodeError:
+        raise AuditInputError("the file is not UTF-8 text", where=where, hint=NOT_UTF8_HINT) from None
+    finally:
+        if path != "-":
+            stream.close()
+    lines: dict[str, int] = {}
+    for row in rows:
+        for key in row.cells:
+            lines.setdefault(key, row.line)
+    return Header(lines, lines), iter(rows)
 
 
 # Evaluating rows ---------------------------------------------------------------------------------------------------
@@ -578,6 +622,10 @@ def _frac(x: sp.Rational | Fraction) -> Fraction:
     return x if isinstance(x, Fraction) else Fraction(int(x.p), int(x.q))
 
 
+def _line_of(header: list[str], name: str) -> int:
+    return header.line_of(name) if isinstance(header, Header) else 1
+
+
 class Auditor:
     """Audits rows against a plan; ``audit(rows)`` yields one ``AuditRow`` per input row, in order."""
 
@@ -603,12 +651,13 @@ class Auditor:
 
                 hint = UnknownNameError("column", col, [*lib.quantities, *plan.metrics, *META_COLUMNS,
                                                         *FREE_COLUMNS]).hint
-                err = AuditInputError(f"line 1: unknown column '{col}'", where=where, hint=hint)
+                err = AuditInputError(f"line {_line_of(header, col)}: unknown column '{col}'", where=where, hint=hint)
                 err.column = col
                 raise err
             q = lib.quantities[col]
             if q.value is not None or lib.is_derived(col):
-                raise AuditInputError(f"line 1: column '{col}' is {'a constant' if q.value is not None else 'derived'}"
+                raise AuditInputError(f"line {_line_of(header, col)}: column '{col}' is "
+                                      f"{'a constant' if q.value is not None else 'derived'}"
                                       ", not an input", where=where, hint=f"give the inputs of {col} instead")
             self.quantity_cols.append(col)
         missing = [c for c in META_COLUMNS if c not in header]
