@@ -99,3 +99,17 @@ def test_proof_needs_a_non_empty_region_and_its_side_conditions():
     kern.z3_goal()
     out = kern.proved("z3")
     assert out.verdict == "proved" and out.side_conditions
+
+
+@pytest.mark.parametrize("power", [2**x, sp.Rational(1, 2) ** (-x), 3 ** (x / 2)])
+def test_a_region_z3_reads_through_a_relaxed_power_is_no_witness_by_itself(power):
+    # 2**x == 3 holds only at x = log2(3) > 1: with x < 1 the region is empty, but z3 reads 2**x as a fresh
+    # positive number and answers sat (p = 3, x = 1/2); read as exact, the claim was `proved` on no point
+    from derive.kernel.prover import decide
+
+    value = sp.Integer(3) if power != 3 ** (x / 2) else sp.Integer(9)
+    out = decide(Problem([logic.eq(power, value), logic.lt(x, 1)], logic.gt(x, 0)))
+    assert out.verdict != "proved", out.reason
+    assert Kernel(Problem([logic.eq(power, value), logic.lt(x, 1)], logic.gt(x, 0))).consistency()[0] != "nonempty"
+    # where a point the kernel confirms exists, the same region is non-empty (x = 1: 2**1 == 2)
+    assert Kernel(Problem([logic.eq(2**x, 2), logic.le(x, 1)], logic.gt(x, 0))).consistency()[0] == "nonempty"

@@ -170,7 +170,8 @@ class Kernel(ProofRoutes, Z3Queries):
         # otherwise a model the kernel confirms below: the first solver's, when the kernel finds it in the
         # region (every region of the lecture and the serving library), else a later solver's (simpler
         # numbers, and rationals near them).  Short of ``sat`` both ask the same solvers in the same order.
-        plain = not any(formula_side_conditions(h) for h in self.region)
+        plain = not any(formula_side_conditions(h) for h in self.region) and all(
+            _read_exactly(e) for h in self.region for e in h.exprs())
         status, point, why = self.region_answer(model=False)
         if status == "sat" and not plain and not self.in_region(point):
             status, point, why = self.region_answer(model=True)
@@ -480,3 +481,14 @@ class Kernel(ProofRoutes, Z3Queries):
             except Unsettled as err:
                 return f"the goal is not defined there: {sc} is not settled ({err})"
         return None
+
+
+_EXACT_NODES = (sp.Symbol, sp.Rational, sp.Add, sp.Mul, sp.Min, sp.Max, sp.Abs, sp.floor, sp.ceiling)
+
+
+def _read_exactly(e: sp.Expr) -> bool:
+    """Whether z3 reads ``e`` exactly: rational arithmetic, whole powers, min, max, abs, floor and ceiling.  A power
+    of a symbolic exponent (``2**x``, read through facts every such power meets) or another function is not: a
+    ``sat`` of a region with one says nothing until the kernel confirms a point (``2**x == 3`` with ``x < 1``)."""
+    return all(isinstance(n, _EXACT_NODES) or (isinstance(n, sp.Pow) and n.exp.is_Integer)
+               for n in sp.preorder_traversal(e))
