@@ -360,7 +360,7 @@ def test_a_margin_over_a_degree_moves_the_chips_it_gives():
 
 
 def test_a_margin_over_an_expression_checks_the_input_rules_at_its_ends():
-    """--vary tp*dp solves for dp: the low end 8.56 is first whole at dp = 3 (tp*dp = 12), where EP32 needs 32
+    """--vary tp*dp solves for dp: the low end 8.55 is first whole at dp = 3 (tp*dp = 12), where EP32 needs 32
     devices; the smallest tp*dp of the interval the rules accept is the unit's 32."""
     sc = build_scenario(LIB, hardware="h100-sxm", model="deepseek-v3", sets=DSV3_PREFILL)
     m = margin(LIB, sc, "capacity.memory_fits_in_hbm", "tp*dp", verify=False)
@@ -368,5 +368,5 @@ def test_a_margin_over_an_expression_checks_the_input_rules_at_its_ends():
     assert end.side == "low" and end.value == 12 and end.nearest == 32
     assert end.ids == ("layouts.ep_within_devices",)
     text = "\n".join(m.text_lines())
-    assert "at tp*dp = 12, the smallest value above the end 8.558 with a whole dp: impossible there" in text
+    assert "at tp*dp = 12, the smallest value above the end 8.547 with a whole dp: impossible there" in text
     assert "the smallest tp*dp of the interval that meets the input rules: 32" in text
