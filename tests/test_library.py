@@ -152,3 +152,12 @@ def test_control_characters_are_refused_in_library_text(title, statement, refuse
             make()
     else:
         make()
+
+
+@pytest.mark.parametrize("make", [lambda: Quantity("xx\n", "x", "1", "a name with a final newline"),
+                                  lambda: Claim("o.c\n", title="t", statement="s", source=derived("test"),
+                                                goal=logic.gt(sp.Integer(1), 0))])
+def test_a_name_or_id_with_a_final_newline_is_refused(make):
+    # "$" matches before a final newline: "xx\n" sat beside "xx", and split the check's lines and certificates
+    with pytest.raises(LibraryError, match="snake_case"):
+        make()

@@ -20,8 +20,8 @@ from derive.errors import DeriveError, LibraryError
 from derive.kernel.logic import PRINT_BITS, And, Formula, Rel, rational_bits
 from derive.model.units import Dimension, Unit, parse_unit
 
-_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
-_ID = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
+_NAME = re.compile(r"[a-z][a-z0-9_]*")  # fullmatch: "$" would let a final newline in
+_ID = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+")
 VERDICTS = ("proved", "refuted", "unknown", "inconsistent", "assumed", "blocked")
 DOMAINS = ("positive", "nonnegative", "fraction", "real")  # fraction: 0 <= x <= 1 (a probability, a share)
 
@@ -126,7 +126,7 @@ class Quantity:
     whole: bool = False
 
     def __post_init__(self) -> None:
-        if not _NAME.match(self.name):
+        if not _NAME.fullmatch(self.name):
             raise LibraryError(f"quantity name '{self.name}' is not snake_case")
         if self.domain not in DOMAINS:
             raise LibraryError(f"quantity '{self.name}': domain must be one of {DOMAINS}")
@@ -227,7 +227,7 @@ class Declaration:
     kind = "declaration"
 
     def __post_init__(self) -> None:
-        if not _ID.match(self.id):
+        if not _ID.fullmatch(self.id):
             raise LibraryError(f"declaration id '{self.id}' must look like 'topic.name' in snake_case")
         if not self.title or not self.statement:
             raise LibraryError(f"declaration '{self.id}' needs a title and a statement")

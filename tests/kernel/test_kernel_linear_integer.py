@@ -69,3 +69,22 @@ def test_ceiling_rounds_up_by_less_than_the_divisor(d, slack):
     bound = d - 1 - slack
     out = decide(Problem(hyps, Rel(d * c - B, "<=", bound), {c, B}))
     assert out.verdict == ("proved" if slack == 0 else "refuted")
+
+
+def test_a_regions_answer_is_the_same_whatever_was_asked_before_it():
+    # 1822a + 2221b = 1822*2221 - 1822 - 2221 (the Frobenius number: no whole solution).  A nonlinear goal reads
+    # the region over reals with is_int, where z3 runs out of its budget; a linear one over Int sorts, where it is
+    # unsat.  The region's answer was kept per region alone: after the first, the second was `unknown`
+    a, b = sp.symbols("a b")
+    region = [logic.ge(a, 0), logic.ge(b, 0), logic.eq(1822 * a + 2221 * b, 1822 * 2221 - 1822 - 2221)]
+    decide(Problem(region, logic.ge(a * b, 0), {a, b}))
+    assert decide(Problem(region, logic.ge(a, 0), {a, b})).verdict == "inconsistent"
+
+
+def test_a_declared_integrality_of_a_linear_integer_goal_is_read():
+    # h := n/2 declared an integer: z3 is asked whether the declaration holds somewhere, which the Int-sorted
+    # reading could not state (an internal error, so `unknown`); n >= 1 gives n/2 > 0 wherever it holds
+    n = sp.Symbol("n")
+    out = decide(Problem([logic.ge(n, 1)], logic.ge(n / 2, 0), {n}, conditions=(("n/2 is declared an integer",
+                                                                                 logic.IsInteger(n / 2)),)))
+    assert out.verdict == "proved", out.reason

@@ -119,11 +119,13 @@ class Kernel(ProofRoutes, Z3Queries):
         for s, (lo, hi) in sorted(self.bounds.items(), key=lambda kv: name_of(kv[0])):
             self.region += [Rel(s, ">=", lo), Rel(s, "<=", hi)]
         self.goal = problem.goal
-        # every quantity an integer and every relation linear: z3's QF_LIA procedure over Int variables
-        self.linear_integer = bool(self.symbols) and set(self.symbols) == set(self.integer) and linear_integer(
-            [*self.region, self.goal, *(sc.condition for sc in formula_side_conditions(self.goal))], self.integer)
         # what the goal's definitions declare (``Problem.conditions``): the goal is read only where they hold
         self.declared = [SideCondition(label, c) for label, c in problem.conditions]
+        # every quantity an integer and every relation linear, the declared conditions z3 may be asked too (an
+        # integrality ``IsInteger(n/2)`` is none): z3's QF_LIA procedure over Int variables
+        self.linear_integer = bool(self.symbols) and set(self.symbols) == set(self.integer) and linear_integer(
+            [*self.region, self.goal, *(sc.condition for sc in formula_side_conditions(self.goal)),
+             *(sc.condition for sc in self.declared)], self.integer)
         self._z3 = None  # the goal's z3 context, made at its first query (``Z3Queries._context``)
         self.tactics: Tactics = tactics if tactics is not None else PlainZ3()
         self._goal_unsat = False
@@ -170,9 +172,8 @@ class Kernel(ProofRoutes, Z3Queries):
         # otherwise a model the kernel confirms below: the first solver's, when the kernel finds it in the
         # region (every region of the lecture and the serving library), else a later solver's (simpler
         # numbers, and rationals near them).  Short of ``sat`` both ask the same solvers in the same order.
-        plain = not any(formula_side_conditions(h) for h in self.region) and all(
-            _read_exactly(e) for h in self.region for e in h.exprs())
         status, point, why = self.region_answer(model=False)
+        plain = status == "sat" and self._read_exactly()
         if status == "sat" and not plain and not self.in_region(point):
             status, point, why = self.region_answer(model=True)
         if status == "unsat":
@@ -191,6 +192,14 @@ class Kernel(ProofRoutes, Z3Queries):
         else:
             self._consistency = ("unknown", f"could not establish that the assumptions are satisfiable ({why})")
         return self._consistency
+
+    def _read_exactly(self) -> bool:
+        """Whether z3 reads the region exactly, so that its ``sat`` is the region's answer: no side conditions, and
+        no power of a symbolic exponent (read through facts every such power meets: a ``sat`` of ``2**x == 3``
+        with ``x < 1`` says nothing until the kernel confirms a point).  Other functions z3 does not read at all."""
+        return not any(formula_side_conditions(h) for h in self.region) and not any(
+            isinstance(n, sp.Pow) and not n.exp.is_Rational for h in self.region for e in h.exprs()
+            for n in sp.preorder_traversal(e))
 
     def _confirm(self, point: Mapping[sp.Symbol, sp.Rational] | None) -> bool:
         """Whether z3's ``point``, or a simple rational near it, lies in the region (it becomes the witness)."""
@@ -482,13 +491,3 @@ class Kernel(ProofRoutes, Z3Queries):
                 return f"the goal is not defined there: {sc} is not settled ({err})"
         return None
 
-
-_EXACT_NODES = (sp.Symbol, sp.Rational, sp.Add, sp.Mul, sp.Min, sp.Max, sp.Abs, sp.floor, sp.ceiling)
-
-
-def _read_exactly(e: sp.Expr) -> bool:
-    """Whether z3 reads ``e`` exactly: rational arithmetic, whole powers, min, max, abs, floor and ceiling.  A power
-    of a symbolic exponent (``2**x``, read through facts every such power meets) or another function is not: a
-    ``sat`` of a region with one says nothing until the kernel confirms a point (``2**x == 3`` with ``x < 1``)."""
-    return all(isinstance(n, _EXACT_NODES) or (isinstance(n, sp.Pow) and n.exp.is_Integer)
-               for n in sp.preorder_traversal(e))

@@ -233,7 +233,8 @@ class Z3Queries:
         z3 in a fresh context is deterministic, so one answer per region serves every problem on it (a
         claim's derivation steps and many claims share their assumptions); a model point is still
         re-checked by the caller, problem by problem."""
-        key = (tuple(self.region), self.integer, tuple(self.symbols), self.problem.rlimit, self.tactics.name, model)
+        key = (tuple(self.region), self.integer, tuple(self.symbols), self.problem.rlimit, self.tactics.name, model,
+               self.linear_integer)  # Int sorts or reals with is_int: another query, another answer
         if key not in _REGION_Z3:
             if len(_REGION_Z3) >= 4096:
                 _REGION_Z3.clear()
