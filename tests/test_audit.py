@@ -249,6 +249,15 @@ def test_a_semicolon_table_reads_the_comma_as_the_decimal_mark(cell, read):
     assert _decimal_comma(cell, 2, "t.csv") == read
 
 
+def test_a_semicolon_tables_text_columns_are_as_written(tmp_path, capsys):
+    # an id or a source is words: "1.500" there is no number to read (it was refused as ambiguous)
+    table = tmp_path / "t.csv"
+    table.write_text("id;source;model;hardware;chips;batch;tpot\n1.500;run 2,5;llama3-70b;h100-sxm;8;1;30,5 ms\n")
+    assert main(["audit", str(table), "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["rows"]
+    assert row["cells"]["id"] == "1.500" and row["cells"]["source"] == "run 2,5" and row["cells"]["tpot"] == "30.5 ms"
+
+
 @pytest.mark.parametrize(("cell", "words"), [("1.500 ms", "could be 1500 (a point grouping thousands) or 1.5"),
                                              ("1,5,5", "decimal comma"), ("15.00,5", "decimal comma")])
 def test_a_semicolon_tables_ambiguous_number_is_one_line(tmp_path, capsys, cell, words):

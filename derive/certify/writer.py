@@ -100,9 +100,8 @@ def _certificate(claim: str, scenario: str, problem: Problem, outcome: Outcome) 
         text = smt2.query(k.symbols, k.integer, assertions, comments)
     except CertificateError as err:
         if outcome.engine == "exact" and outcome.verdict == "proved":
-            point = k.fixed_point()
-            if point is not None:
-                box = {s: (v, v) for s, v in point.items()}
+            box = _box(k, "exact")
+            if box is not None:
                 return _json(claim, "proved", outcome.engine, "interval", {
                     **_statement(claim, scenario, k, outcome, box), "tree": [_leaf(k, box)]}), k
         if outcome.engine == "sympy" and isinstance(k.goal, Rel):
@@ -142,16 +141,20 @@ def statement_of(problem: Problem, verdict: str, engine: str, kind: str) -> str 
         return {**_claim_statement(k, outcome, {}), "lhs": sp.srepr(k.goal.lhs), "rhs": sp.srepr(k.goal.rhs)}
     if kind != "interval":
         raise CertificateError(f"no statement for a certificate of kind {kind!r}")
-    if engine == "interval":
-        if not set(k.symbols) <= set(k.bounds):
-            raise CertificateError("a quantity without bounds, so no box for an interval proof")
-        box = {s: k.bounds[s] for s in k.symbols}
-    else:  # an exact evaluation's one-point box
-        point = k.fixed_point()
-        if point is None:
-            raise CertificateError("the hypotheses fix no point for an exact evaluation's box")
-        box = {s: (v, v) for s, v in point.items()}
+    box = _box(k, engine)
+    if box is None:
+        raise CertificateError(f"no box for a certificate by {engine} (a quantity without bounds, or no point the "
+                               "hypotheses fix)")
     return _claim_statement(k, outcome, box)
+
+
+def _box(k: Kernel, engine: str) -> dict[sp.Symbol, tuple[sp.Rational, sp.Rational]] | None:
+    """The box a JSON certificate states: the bounds of an interval proof, an exact evaluation's one point (the
+    one the hypotheses fix); None where there is none."""
+    if engine == "interval":
+        return {s: k.bounds[s] for s in k.symbols} if set(k.symbols) <= set(k.bounds) else None
+    point = k.fixed_point()
+    return None if point is None else {s: (v, v) for s, v in point.items()}
 
 
 STATED = ("quantities", "assumptions", "goal")  # a JSON certificate's statement (``statement_of``), by key
@@ -282,7 +285,9 @@ def _interval(claim: str, scenario: str, k: Kernel, outcome: Outcome) -> Certifi
     kind, tree, _ = propose(k, empty=empty)
     if kind != "proved":
         raise CertificateError(f"claim {claim}: the interval engine did not reproduce its tree ({tree})")
-    box = {s: k.bounds[s] for s in k.symbols}
+    box = _box(k, "interval")
+    if box is None:
+        raise CertificateError(f"claim {claim}: a quantity without bounds, so no box for its interval proof")
     nodes: list[dict] = []
     todo: list[tuple[dict, tuple]] = [(box, tree)]
     while todo:  # preorder: a split, then its low child's nodes, then its high child's

@@ -61,6 +61,7 @@ CACHE_ENTRIES = 100_000  # cells read once per distinct text: each cache is empt
 EXACT_MARGIN = 1e-9  # a float slack this close to 1 is decided again in exact arithmetic
 META_COLUMNS = ("model", "hardware")  # required; a cell may be empty (then the row's own columns give values)
 FREE_COLUMNS = ("id", "source", "note", "date", "scope", "software", "version", "level")  # carried, never read
+TEXT_COLUMNS = frozenset(META_COLUMNS + FREE_COLUMNS)  # names and words: never read as numbers
 SCOPE_COLUMNS = ("software", "version", "level")  # with the hardware column: where a row's number holds
 SEARCH_DECADES = 6  # the smallest change searches each input over [1e-6, 1e6] times its value
 
@@ -370,7 +371,7 @@ def _cell(value: object, line: int, column: str, where: str) -> str:
     return value if isinstance(value, str) else repr(value)
 
 
-_LOCALE_NUMBER = re.compile(r"([-+]?)(\d[\d.,]*)(?![\d.,])(.*)", re.S)
+_LOCALE_NUMBER = re.compile(r"([-+]?)(\d[\d.,]*)(.*)", re.S)
 
 
 def _decimal_comma(cell: str, line: int, where: str) -> str:
@@ -446,10 +447,11 @@ def read_rows(path: str, *, fmt: str | None = None, stdin: IO[str] | None = None
                                               where=where, hint=f"the header separates its columns by {sep}: every "
                                                                 "line must" if sep else
                                               "quote a value that contains a comma (or close an open quote)")
-                    cells = (v.strip() for v in values)
-                    if delimiter == ";":  # a spreadsheet's export where the comma is the decimal mark
-                        cells = (_decimal_comma(v, line, where) for v in cells)
-                    yield RawRow(line, dict(zip(header, cells, strict=True)))
+                    cells = dict(zip(header, (v.strip() for v in values), strict=True))
+                    if delimiter == ";":  # a spreadsheet's export where the comma is the decimal mark: its numbers
+                        cells = {h: v if h in TEXT_COLUMNS else _decimal_comma(v, line, where)
+                                 for h, v in cells.items()}
+                    yield RawRow(line, cells)
             except csv.Error as err:
                 raise AuditInputError(f"line {reader.line_num + 1}: not CSV ({err})", where=where) from None
             except UnicodeDecodeError:

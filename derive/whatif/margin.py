@@ -1028,9 +1028,7 @@ def _margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, u
     situation = situate(library, scenario)
     statement = situation.statement(claim, keep=v.keep, pinned=v.pinned)
     goal, hyps = statement.formula()
-    # what the goal's definitions declare of their values: read, never assumed (check leaves the claim unknown
-    # where only they fail), though the margin, like the check, reads the claim only where they hold
-    unread = set(hyps) - set(dataclasses.replace(statement, declared=[]).formula()[1])
+    stated = hyps
     solved_at: sp.Expr | None = None
     subst: dict = {}
     reads = True  # whether the statement itself reads the varied value (else: the formula below says)
@@ -1044,12 +1042,9 @@ def _margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, u
         solved_at = solved
         goal = goal.subs(v.replace).subs(subst)
         own = [h.subs(v.replace).subs(subst) for h in hyps]
-        unread = {h.subs(v.replace).subs(subst) for h in unread}
         reads = v.symbol in goal.free_symbols().union(*(h.free_symbols() for h in own))  # before the inverse's
         hyps = [*own, *(h.subs(v.replace).subs(subst) for h in v.extra)] + back
     goal, hyps, eliminated = eliminate_forall(library, claim, goal, hyps, v.symbol)
-    if eliminated:
-        unread = set()  # rewritten by the elimination: every hypothesis read as one
     free = set(goal.free_symbols())
     for h in hyps:
         free |= h.free_symbols()
@@ -1133,14 +1128,19 @@ def _margin(library: Library, scenario: Scenario, claim_id: str, vary: str, *, u
     if v.value is not None and not out.holds_at_value:
         conditions = (*dom, *hyps)  # the quantity's domain is a hypothesis too (check: inconsistent outside it)
         out.hypotheses_at_value = _hypotheses_hold(And(conditions) if conditions else None, v)
-        read = [c for c in conditions if c not in unread]
-        if out.hypotheses_at_value is False and len(read) < len(conditions) \
-                and _hypotheses_hold(And(read) if read else None, v):
-            out.hypotheses_at_value = None
-            out.unread_at_value = True
-            unread_break = _domain_at_value(library, scenario, claim, frozenset(v.pinned), declared=True)
-            if unread_break is not None:
-                out.notes.append(f"at the scenario value: {unread_break.words()}; hint: {unread_break.hint()}")
+        if out.hypotheses_at_value is False and not eliminated:
+            # what the goal's definitions declare of their values: read, never assumed (check leaves the claim
+            # unknown where only they fail), though the margin, like the check, reads the claim only where they hold
+            unread = set(stated) - set(dataclasses.replace(statement, declared=[]).formula()[1])
+            if v.replace:
+                unread = {h.subs(v.replace).subs(subst) for h in unread}
+            read = [c for c in conditions if c not in unread]
+            if len(read) < len(conditions) and _hypotheses_hold(And(read) if read else None, v):
+                out.hypotheses_at_value = None
+                out.unread_at_value = True
+                unread_break = _domain_at_value(library, scenario, claim, frozenset(v.pinned), declared=True)
+                if unread_break is not None:
+                    out.notes.append(f"at the scenario value: {unread_break.words()}; hint: {unread_break.hint()}")
         if out.hypotheses_at_value is False:  # a definition's domain the scenario's values leave: named
             out.outside_domain = _domain_at_value(library, scenario, claim, frozenset(v.pinned))
             if out.outside_domain is not None:

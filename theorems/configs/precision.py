@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+import sympy as sp
+
 from derive.errors import ScenarioError
 
 from .base import DTYPE_BYTES, SERVED_BYTES, ParamBreakdown, num
@@ -235,7 +237,7 @@ def precision(cfg: Mapping[str, Any], pb: ParamBreakdown, where: str) -> Precisi
         note = (f"{float(read):.4g} B per weight a decode step reads (whatever share of the routed experts it "
                 f"reads); the checkpoint's mean over every weight, {float(mean):.4g} B ({note.rsplit(' = ', 1)[0]}), "
                 f"counts its lookup tables, kept at {num(weight_base)} B and never read whole: the weights' memory, "
-                f"params_total x bytes_per_param, is then {_gb(pb.total * (mean - read))} low, a lower bound")
+                f"params_total x bytes_per_param, is then {_bytes(pb.total * (mean - read))} low, a lower bound")
         return Precision(read, note, kv_bytes, kv_note, tuple(notes), checkpoint=mean)
     return Precision(mean, note, kv_bytes, kv_note, tuple(notes), checkpoint=mean)
 
@@ -258,8 +260,10 @@ def _read_mean(pb: ParamBreakdown, keep: set[str], quant_bytes: Fraction, weight
     return min(means) if means else None
 
 
-def _gb(size: Fraction) -> str:
-    return f"{float(size) / 1e9:.3g} GB"
+def _bytes(size: Fraction) -> str:
+    from derive.model.display import format_value  # the prefixes every printed number takes (725 MB, 1.67 GB)
+
+    return format_value(sp.Rational(size.numerator, size.denominator), "B")
 
 
 def _compressed_weights(w: Mapping[str, Any], weight_base: Fraction, where: str) -> tuple[Fraction, str]:

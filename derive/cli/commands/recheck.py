@@ -13,7 +13,8 @@ def add_arguments(p) -> None:
     p.add_argument("folder", metavar="DIR", help="a folder written by derive check --certificates DIR")
 
 
-_SCENARIO_ONLY = ("hardware", "model", "scenario", "sets", "assumes", "si", "measured", "measurements")
+_SCENARIO_ONLY = {"hardware": "--hardware", "model": "--model", "scenario": "--scenario", "sets": "--set",
+                  "assumes": "--assume", "si": "--si", "measured": "--measured", "measurements": "--measurement"}
 
 
 def statements(ctx, folder) -> dict:
@@ -74,8 +75,7 @@ def run(args, ctx) -> int:
         raise CertificateError("the certificate folder is empty text", where="DIR",
                                hint="name a folder written by derive check --certificates DIR")
     if not args.libraries:
-        given = [f"--{n.rstrip('s') if n in ('sets', 'assumes', 'measurements') else n}" for n in _SCENARIO_ONLY
-                 if getattr(args, n, None)]
+        given = [flag for dest, flag in _SCENARIO_ONLY.items() if getattr(args, dest, None)]
         if given:
             from derive.errors import UsageError
 
